@@ -1,0 +1,82 @@
+# tfcoach: `make lab` and `make test` are the two quick-start commands.
+# Every step is stamped so a second run on a ready machine starts in seconds.
+
+SHELL := /bin/bash
+VENV ?= .venv
+PYTHON ?= python3
+PY := $(VENV)/bin/python
+STAMPS := .make
+ARGS ?=
+PYTEST_ARGS ?=
+export PATH := $(abspath $(VENV))/bin:$(PATH)
+# Keep TensorFlow quiet in kernels and test output.
+export TF_CPP_MIN_LOG_LEVEL ?= 2
+
+EXAMPLE_NOTEBOOK := module-01-tensors-variables-graphs.ipynb
+LABEXT_SOURCES := $(shell find labextension/src labextension/style schema -type f 2>/dev/null) \
+	package.json tsconfig.json
+ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
+APT_GET := $(if $(filter 0,$(shell id -u)),apt-get,sudo apt-get)
+
+.PHONY: lab test install lint format pytest system-deps vsix clean help
+
+help:
+	@echo "make lab    install into $(VENV) if needed and start JupyterLab on examples/ (ARGS=...)"
+	@echo "make test   install if needed, lint, and run the whole test suite"
+	@echo "make vsix   package the VS Code extension (editors/vscode)"
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+
+# Build requirements first: the editable install runs hatch-jupyter-builder
+# without build isolation (an isolated build reinstalls JupyterLab, ~30 s).
+$(STAMPS)/build-deps: | $(PY)
+	@mkdir -p $(STAMPS)
+	$(PY) -m pip install --quiet "hatchling>=1.21" "hatch-jupyter-builder>=0.10" "jupyterlab>=4.6,<4.7" editables
+	@touch $@
+
+$(STAMPS)/node-deps: package.json .yarnrc.yml $(wildcard yarn.lock) $(STAMPS)/build-deps
+	jlpm install
+	@touch $@
+
+$(STAMPS)/labextension: $(LABEXT_SOURCES) $(STAMPS)/node-deps
+	jlpm build
+	@touch $@
+
+$(STAMPS)/install: pyproject.toml $(STAMPS)/build-deps $(STAMPS)/labextension
+	$(PY) -m pip install --quiet --no-build-isolation -e ".[tensorflow,test]"
+	$(VENV)/bin/jupyter labextension develop --overwrite . > /dev/null
+	@touch $@
+
+install: $(STAMPS)/install $(STAMPS)/labextension
+
+lab: install
+	$(VENV)/bin/jupyter lab --ServerApp.root_dir=examples \
+		--LabApp.default_url=/lab/tree/$(EXAMPLE_NOTEBOOK) $(ROOT_FLAG) $(ARGS)
+
+# Debian packages the browser and editor tests drive (never a browser download).
+system-deps:
+	@if [ ! -x /usr/bin/chromium ] || ! command -v nvim > /dev/null; then \
+		$(APT_GET) update -qq && \
+		$(APT_GET) install -y -qq chromium fonts-liberation neovim > /dev/null; \
+	fi
+
+lint: install
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	jlpm run typecheck
+
+format: install
+	$(VENV)/bin/ruff format .
+	$(VENV)/bin/ruff check --fix .
+
+pytest: install system-deps
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+test: lint pytest
+
+vsix: install
+	cd editors/vscode && npm ci --no-audit --no-fund && npx --yes @vscode/vsce@3.9.1 package --allow-missing-repository -o tfcoach.vsix
+
+clean:
+	rm -rf $(STAMPS) lib jupyterlab_tfcoach/labextension node_modules

@@ -1,0 +1,38 @@
+"""tfcoach: a TensorFlow coach for JupyterLab and LSP editors.
+
+Only extension points live here; nothing heavy is imported at module level,
+so ``%load_ext jupyterlab_tfcoach`` in a kernel stays cheap and the CLI and
+language server never pull in jupyter_server or TensorFlow.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__version__ = "0.1.0"
+
+
+def _jupyter_labextension_paths() -> list[dict[str, str]]:
+    return [{"src": "labextension", "dest": "jupyterlab_tfcoach"}]
+
+
+def _jupyter_server_extension_points() -> list[dict[str, str]]:
+    return [{"module": "jupyterlab_tfcoach"}]
+
+
+def _load_jupyter_server_extension(serverapp: Any) -> None:
+    from jupyterlab_tfcoach.server.extension import load_server_extension
+
+    load_server_extension(serverapp)
+
+
+def load_ipython_extension(ipython: Any) -> None:
+    from jupyterlab_tfcoach.monitor.extension import load_ipython_extension as load
+
+    load(ipython)
+
+
+def unload_ipython_extension(ipython: Any) -> None:
+    from jupyterlab_tfcoach.monitor.extension import unload_ipython_extension as unload
+
+    unload(ipython)

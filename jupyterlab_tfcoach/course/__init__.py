@@ -1,0 +1,124 @@
+"""The course as data: modules of sections, looked up by stable ids.
+
+Each module is one Markdown file in ``modules/`` named ``<module-id>.md``. Its
+first ``# `` heading is the module title; every section is a ``## `` heading
+directly preceded by an anchor line ``<a id="<section-id>"></a>``. Section ids
+are unique across the whole course, so a rule, an error explanation or the
+panel names a section by its id alone.
+
+This module imports only the standard library: the kernel monitor uses it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+MODULES_DIR = Path(__file__).parent / "modules"
+
+_ANCHOR_HEADING = re.compile(
+    r'^<a id="(?P<id>[a-z0-9-]+)"(?: name="[a-z0-9-]+")?></a>\s*\n##\s+(?P<title>.+?)\s*$',
+    re.MULTILINE,
+)
+_MODULE_TITLE = re.compile(r"^#\s+(?P<title>.+?)\s*$", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class Section:
+    id: str
+    module_id: str
+    title: str
+    markdown: str
+
+
+@dataclass(frozen=True)
+class Module:
+    id: str
+    title: str
+    markdown: str
+    sections: tuple[Section, ...]
+    path: Path
+
+
+class UnknownSectionError(KeyError):
+    pass
+
+
+class UnknownModuleError(KeyError):
+    pass
+
+
+def _parse_module(path: Path) -> Module:
+    text = path.read_text(encoding="utf-8")
+    module_id = path.stem
+    title_match = _MODULE_TITLE.search(text)
+    title = title_match.group("title") if title_match else module_id
+    matches = list(_ANCHOR_HEADING.finditer(text))
+    sections = []
+    for index, match in enumerate(matches):
+        end = matches[index + 1].start() if index + 1 < len(matches) else len(text)
+        sections.append(
+            Section(
+                id=match.group("id"),
+                module_id=module_id,
+                title=match.group("title"),
+                markdown=text[match.start() : end].strip() + "\n",
+            )
+        )
+    return Module(module_id, title, text, tuple(sections), path)
+
+
+@dataclass(frozen=True)
+class Course:
+    modules: tuple[Module, ...]
+
+    @classmethod
+    def load(cls, directory: Path = MODULES_DIR) -> Course:
+        paths = sorted(directory.glob("*.md"))
+        return cls(tuple(_parse_module(p) for p in paths))
+
+    def module(self, module_id: str) -> Module:
+        for module in self.modules:
+            if module.id == module_id:
+                return module
+        raise UnknownModuleError(module_id)
+
+    def section(self, section_id: str) -> Section:
+        for module in self.modules:
+            for section in module.sections:
+                if section.id == section_id:
+                    return section
+        raise UnknownSectionError(section_id)
+
+    def url_for(self, section_id: str, base_url: str | None = None) -> str:
+        """A link to a section.
+
+        With no base URL the link points at the packaged Markdown file, so it
+        works offline; otherwise ``<base_url>/<module-id>#<section-id>``.
+        """
+        section = self.section(section_id)
+        if not base_url:
+            path = self.module(section.module_id).path.resolve()
+            return f"{path.as_uri()}#{section.id}"
+        return f"{base_url.rstrip('/')}/{section.module_id}#{section.id}"
+
+    def ref(self, section_id: str, base_url: str | None = None) -> dict[str, str]:
+        """The ``course`` object of findings and reports (CONTRACT §3, §5)."""
+        section = self.section(section_id)
+        return {
+            "module": section.module_id,
+            "section": section.id,
+            "title": section.title,
+            "url": self.url_for(section_id, base_url),
+        }
+
+
+@lru_cache(maxsize=1)
+def get_course() -> Course:
+    return Course.load()
+
+
+def course_ref(section_id: str, base_url: str | None = None) -> dict[str, str]:
+    return get_course().ref(section_id, base_url)

@@ -1,0 +1,133 @@
+"""Fixtures: a real kernel, a real jupyter_server (pytest-jupyter), JupyterLab in Chromium."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from jupyter_core.utils import ensure_event_loop
+
+from tests.harness import CHROMIUM, CHROMIUM_ARGS, REPO_ROOT, KernelSession, LabServer
+
+pytest_plugins = ["pytest_jupyter.jupyter_server"]
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+# Playwright's sync API runs its own event loop on the main thread. pytest-jupyter's
+# autouse loop fixtures would adopt that running loop and then try to close it, so
+# tests that drive a browser get no pytest-jupyter loop (they start their own servers).
+_OWN_LOOP_MARKERS = ("browser", "vscode")
+
+
+def _drives_a_browser(request: pytest.FixtureRequest) -> bool:
+    return any(request.node.get_closest_marker(name) for name in _OWN_LOOP_MARKERS)
+
+
+@pytest.fixture(autouse=True)
+def jp_asyncio_loop(request: pytest.FixtureRequest) -> Iterator[asyncio.AbstractEventLoop | None]:
+    if _drives_a_browser(request):
+        yield None
+        return
+    loop = ensure_event_loop(prefer_selector_loop=True)
+    yield loop
+    loop.close()
+
+
+@pytest.fixture(autouse=True)
+def jp_server_cleanup(
+    jp_asyncio_loop: asyncio.AbstractEventLoop | None,
+) -> Iterator[None]:
+    yield
+    if jp_asyncio_loop is None:
+        return
+    from jupyter_server.serverapp import ServerApp
+
+    app = ServerApp.instance()
+    try:
+        jp_asyncio_loop.run_until_complete(app._cleanup())
+    except (RuntimeError, SystemExit):
+        pass
+    if hasattr(app, "kernel_manager"):
+        app.kernel_manager.context.destroy()
+    ServerApp.clear_instance()
+
+
+@pytest.fixture
+def kernel() -> Iterator[KernelSession]:
+    """A fresh IPython kernel for one test."""
+    session = KernelSession()
+    try:
+        yield session
+    finally:
+        session.shutdown()
+
+
+@pytest.fixture(scope="module")
+def module_kernel() -> Iterator[KernelSession]:
+    """One IPython kernel shared by a test module (TensorFlow imports once, ~5 s)."""
+    session = KernelSession()
+    try:
+        yield session
+    finally:
+        session.shutdown()
+
+
+@pytest.fixture(scope="module")
+def lab_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabServer]:
+    """JupyterLab with our extensions, on fresh root/workspace/settings dirs, examples copied in."""
+    root = tmp_path_factory.mktemp("lab")
+    server = LabServer(root)
+    try:
+        for notebook in (REPO_ROOT / "examples").glob("*.ipynb"):
+            shutil.copy(notebook, server.notebook_dir / notebook.name)
+        server.wait_until_up()
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Any]:
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"{CHROMIUM} is missing: `make test` installs Debian's chromium")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(
+            executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS
+        )
+        try:
+            yield chromium
+        finally:
+            chromium.close()
+
+
+class ConsoleLog:
+    """Console messages and page errors seen by one page."""
+
+    def __init__(self) -> None:
+        self.messages: list[tuple[str, str]] = []
+        self.page_errors: list[str] = []
+
+    def errors(self, containing: str = "") -> list[str]:
+        found = [text for kind, text in self.messages if kind == "error"] + self.page_errors
+        return [text for text in found if containing.lower() in text.lower()]
+
+
+@pytest.fixture
+def lab_page(browser: Any, lab_server: LabServer) -> Iterator[tuple[Any, ConsoleLog]]:
+    """A new browser context and page; console errors collected for assertions."""
+    context = browser.new_context(viewport={"width": 1400, "height": 900})
+    page = context.new_page()
+    log = ConsoleLog()
+    page.on("console", lambda msg: log.messages.append((msg.type, msg.text)))
+    page.on("pageerror", lambda exc: log.page_errors.append(str(exc)))
+    try:
+        yield page, log
+    finally:
+        context.close()
