@@ -12,7 +12,7 @@ This module imports only the standard library: the kernel monitor uses it.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
@@ -70,27 +70,54 @@ def _parse_module(path: Path) -> Module:
     return Module(module_id, title, text, tuple(sections), path)
 
 
+class DuplicateSectionError(ValueError):
+    pass
+
+
 @dataclass(frozen=True)
 class Course:
     modules: tuple[Module, ...]
+    # Lookups happen on every finding and every hover, so index once.
+    _modules_by_id: dict[str, Module] = field(init=False, repr=False, compare=False)
+    _sections_by_id: dict[str, Section] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        sections_by_id: dict[str, Section] = {}
+        for module in self.modules:
+            for section in module.sections:
+                previous = sections_by_id.get(section.id)
+                if previous is not None:
+                    # Ids are the only thing rules and the monitor share about
+                    # teaching: an ambiguous id would send learners to the wrong text.
+                    raise DuplicateSectionError(
+                        f"section id {section.id!r} is defined in both "
+                        f"{previous.module_id} and {module.id}"
+                    )
+                sections_by_id[section.id] = section
+        object.__setattr__(self, "_modules_by_id", {m.id: m for m in self.modules})
+        object.__setattr__(self, "_sections_by_id", sections_by_id)
 
     @classmethod
     def load(cls, directory: Path = MODULES_DIR) -> Course:
         paths = sorted(directory.glob("*.md"))
         return cls(tuple(_parse_module(p) for p in paths))
 
+    @property
+    def sections(self) -> tuple[Section, ...]:
+        """Every section of every module, in course order."""
+        return tuple(self._sections_by_id.values())
+
     def module(self, module_id: str) -> Module:
-        for module in self.modules:
-            if module.id == module_id:
-                return module
-        raise UnknownModuleError(module_id)
+        try:
+            return self._modules_by_id[module_id]
+        except KeyError:
+            raise UnknownModuleError(module_id) from None
 
     def section(self, section_id: str) -> Section:
-        for module in self.modules:
-            for section in module.sections:
-                if section.id == section_id:
-                    return section
-        raise UnknownSectionError(section_id)
+        try:
+            return self._sections_by_id[section_id]
+        except KeyError:
+            raise UnknownSectionError(section_id) from None
 
     def url_for(self, section_id: str, base_url: str | None = None) -> str:
         """A link to a section.

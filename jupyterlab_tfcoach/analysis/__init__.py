@@ -1,0 +1,290 @@
+"""Static analysis of TensorFlow code: the public API every adapter uses.
+
+``analyze_source`` checks one Python source, ``analyze_cells`` the code cells
+of a notebook (joined, so names flow between cells; lines count within each
+cell), ``analyze_path`` a ``.py`` file or an ``.ipynb`` notebook. Findings are
+sorted by (cell, line, column, code); positions are 1-based with character
+columns and ``end_column`` one past the end (see ``findings.py``).
+
+Syntax errors: ``analyze_source`` raises ``AnalysisSyntaxError`` (a
+``SyntaxError``). Notebooks are analysed even when some cells are broken:
+those cells are left out and listed in ``check_cells(...).syntax_errors``;
+``analyze_path`` then raises ``AnalysisInputError`` carrying the findings of
+the other cells in ``.findings``.
+
+Only ``ast`` is used: no TensorFlow, no jedi, nothing imported from the
+analysed code. A source that does not import TensorFlow yields no findings.
+"""
+
+from __future__ import annotations
+
+import ast
+import gc
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from jupyterlab_tfcoach.analysis.config import Config, ConfigError, is_suppressed, load_config
+from jupyterlab_tfcoach.analysis.context import RuleContext
+from jupyterlab_tfcoach.analysis.errors import AnalysisInputError, AnalysisSyntaxError
+from jupyterlab_tfcoach.analysis.findings import Edit, Finding, Fix, Severity
+from jupyterlab_tfcoach.analysis.model import Model
+from jupyterlab_tfcoach.analysis.notebook import CellSyntaxError, JoinedCells, join_cells
+from jupyterlab_tfcoach.analysis.positions import SourceLines
+from jupyterlab_tfcoach.analysis.rules import RULES, RULES_BY_CODE, Rule, rule_by_code
+
+__all__ = [
+    "RULES",
+    "AnalysisInputError",
+    "AnalysisSyntaxError",
+    "CellSyntaxError",
+    "CellsAnalysis",
+    "Config",
+    "ConfigError",
+    "Edit",
+    "Finding",
+    "Fix",
+    "Rule",
+    "Severity",
+    "analyze_cells",
+    "analyze_path",
+    "analyze_source",
+    "check_cells",
+    "load_config",
+    "rule_by_code",
+]
+
+_DEFAULT_CONFIG = Config()
+
+
+_gc_lock = threading.Lock()
+_gc_pauses = 0
+
+
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector while one analysis runs.
+
+    ``ast.parse`` allocates tens of thousands of objects that all stay alive,
+    which makes the collector rescan them again and again (it more than
+    doubled the time of a 5,000-line file). The analysis frees its own cycles
+    (``Model.release``), so nothing piles up meanwhile. Nested and concurrent
+    analyses share one pause; the collector is re-enabled by the last one out,
+    and only if it was enabled before.
+    """
+    global _gc_pauses
+    with _gc_lock:
+        if _gc_pauses == 0:
+            _gc_paused.was_enabled = gc.isenabled()  # type: ignore[attr-defined]
+            gc.disable()
+        _gc_pauses += 1
+    try:
+        yield
+    finally:
+        with _gc_lock:
+            _gc_pauses -= 1
+            if _gc_pauses == 0 and _gc_paused.was_enabled:  # type: ignore[attr-defined]
+                gc.enable()
+
+
+def _sort_key(finding: Finding) -> tuple[int, int, int, str]:
+    cell = -1 if finding.cell is None else finding.cell
+    return (cell, finding.line, finding.column, finding.code)
+
+
+def _parse(text: str) -> ast.Module:
+    try:
+        return ast.parse(text)
+    except SyntaxError as error:
+        raise AnalysisSyntaxError(error.msg, error.lineno, error.offset) from error
+    except ValueError as error:  # "source code string cannot contain null bytes"
+        raise AnalysisSyntaxError(str(error), None, None) from error
+    except (RecursionError, MemoryError) as error:
+        raise AnalysisSyntaxError("source is too deeply nested to parse", None, None) from error
+
+
+def _run_rules(source: SourceLines, tree: ast.Module, config: Config) -> list[Finding]:
+    if "tensorflow" not in source.text:
+        return []  # no TensorFlow import can exist: skip building the model
+    model = None
+    try:
+        model = Model(tree)
+        if not model.imports.imports_tensorflow:
+            return []
+        context = RuleContext(source, model, RULES_BY_CODE)
+        findings = []
+        for rule in RULES:
+            if not config.is_enabled(rule.code):
+                continue
+            for finding in rule.check(context):
+                if not is_suppressed(source.line_text(finding.line), finding.code):
+                    findings.append(finding)
+    except RecursionError:
+        return []  # pathologically nested code: better no findings than a crash
+    finally:
+        if model is not None:
+            model.release()
+    return findings
+
+
+def analyze_source(
+    source: str, config: Config | None = None, path: str | None = None
+) -> list[Finding]:
+    """Findings for one Python source; raises ``AnalysisSyntaxError`` if it does not parse."""
+    if source.startswith("\ufeff"):
+        source = source[1:]
+    with _gc_paused():
+        tree = _parse(source)
+        findings = _run_rules(SourceLines(source), tree, config or _DEFAULT_CONFIG)
+    if path is not None:
+        findings = [f.with_location(path=path) for f in findings]
+    return sorted(findings, key=_sort_key)
+
+
+@dataclass(frozen=True)
+class CellsAnalysis:
+    findings: list[Finding]
+    syntax_errors: tuple[CellSyntaxError, ...]  # cells left out, positions within the cell
+
+
+def _join_parsable(cells: Sequence[str]) -> tuple[JoinedCells, ast.Module]:
+    """Join cells; if the joined text still fails (e.g. a late ``__future__`` import),
+    blank the cell holding the error and try again."""
+    blank: dict[int, CellSyntaxError] = {}
+    while True:
+        joined = join_cells(cells, blank)
+        try:
+            return joined, _parse(joined.source)
+        except AnalysisSyntaxError as error:
+            cell, line = joined.locate(error.lineno or 1)
+            if cell in blank or not joined.cell_first_line:
+                raise
+            blank[cell] = CellSyntaxError(cell, line, error.offset or 1, error.msg)
+
+
+def _to_cell(finding: Finding, joined: JoinedCells) -> Finding:
+    cell, line = joined.locate(finding.line)
+    end_cell, end_line = joined.locate(finding.end_line)
+    if end_cell != cell:  # cannot happen for one statement; stay inside the cell anyway
+        end_line = joined.cell_line_count[cell]
+    fix = finding.fix
+    if fix is not None:
+        edits = []
+        for edit in fix.edits:
+            edit_cell, edit_line = joined.locate(edit.line)
+            edit_end_cell, edit_end_line = joined.locate(edit.end_line)
+            if edit_cell != cell or edit_end_cell != cell:
+                fix = None  # the fix touches another cell: not expressible per cell
+                break
+            edits.append(
+                Edit(edit_line, edit.column, edit_end_line, edit.end_column, edit.new_text)
+            )
+        if fix is not None:
+            fix = Fix(fix.description, tuple(edits))
+    return finding.with_location(line=line, end_line=end_line, cell=cell, fix=fix)
+
+
+def check_cells(
+    cells: Sequence[str], config: Config | None = None, path: str | None = None
+) -> CellsAnalysis:
+    """Findings for notebook code cells, plus the cells left out for syntax errors."""
+    with _gc_paused():
+        joined, tree = _join_parsable(cells)
+        findings = _run_rules(SourceLines(joined.source), tree, config or _DEFAULT_CONFIG)
+    located = [_to_cell(f, joined) for f in findings]
+    if path is not None:
+        located = [f.with_location(path=path) for f in located]
+    return CellsAnalysis(sorted(located, key=_sort_key), joined.syntax_errors)
+
+
+def analyze_cells(
+    cells: Sequence[str], config: Config | None = None, path: str | None = None
+) -> list[Finding]:
+    """Findings for notebook code cells (``cell`` set, lines within the cell).
+
+    Cells with syntax errors are left out; use ``check_cells`` to learn which.
+    """
+    return check_cells(cells, config, path).findings
+
+
+def _read_text(path: Path, shown: str) -> str:
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError as error:
+        raise AnalysisInputError(shown, "no such file") from error
+    except IsADirectoryError as error:
+        raise AnalysisInputError(shown, "is a directory") from error
+    except OSError as error:
+        raise AnalysisInputError(shown, f"cannot read: {error.strerror or error}") from error
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise AnalysisInputError(
+            shown,
+            f"not valid UTF-8 (byte 0x{data[error.start]:02x} at offset {error.start})",
+        ) from error
+    return text[1:] if text.startswith("\ufeff") else text
+
+
+def _notebook_code_cells(text: str, shown: str) -> list[str] | None:
+    """The code cells' sources; None for a notebook in another language."""
+    import nbformat  # heavy: only when a notebook is actually read
+
+    try:
+        notebook = nbformat.reads(text, as_version=4)
+        metadata = notebook.get("metadata", {})
+        language = (metadata.get("language_info") or {}).get("name") or (
+            metadata.get("kernelspec") or {}
+        ).get("language")
+        if isinstance(language, str) and language.lower() not in ("python", "python3"):
+            return None
+        cells = []
+        for cell in notebook["cells"]:
+            if cell.get("cell_type") != "code":
+                continue
+            source = cell.get("source", "")
+            if isinstance(source, list):
+                source = "".join(source)
+            if not isinstance(source, str):
+                raise TypeError("a code cell's source is not text")
+            cells.append(source)
+    except Exception as error:  # nbformat raises many types (JSON, schema, version)
+        detail = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise AnalysisInputError(shown, f"invalid notebook JSON: {detail}") from error
+    return cells
+
+
+def analyze_path(path: str | Path, config: Config | None = None) -> list[Finding]:
+    """Findings for a ``.py`` file or an ``.ipynb`` notebook.
+
+    ``config`` None: read ``[tool.tfcoach]`` from the nearest ``pyproject.toml``.
+    Raises ``AnalysisInputError`` for unreadable, non-UTF-8, invalid-notebook or
+    syntactically invalid input (``ConfigError`` for an invalid configuration).
+    """
+    file_path = Path(path)
+    shown = str(path)
+    if config is None:
+        config = load_config(file_path)
+    text = _read_text(file_path, shown)
+    if file_path.suffix.lower() == ".ipynb":
+        cells = _notebook_code_cells(text, shown)
+        if cells is None:
+            return []
+        result = check_cells(cells, config, shown)
+        if result.syntax_errors:
+            first = result.syntax_errors[0]
+            more = len(result.syntax_errors) - 1
+            raise AnalysisInputError(
+                shown,
+                f"syntax error in code cell {first.cell} at line {first.line}, column "
+                f"{first.column}: {first.message}"
+                + (f" (and {more} more cell(s); the other cells were checked)" if more else ""),
+                result.findings,
+            )
+        return result.findings
+    try:
+        return analyze_source(text, config, shown)
+    except AnalysisSyntaxError as error:
+        raise AnalysisInputError(shown, str(error)) from error

@@ -1,0 +1,528 @@
+"""What a name or ``self.attr`` is bound to at a given point, evaluated lazily.
+
+Name resolution follows Python's scoping: a name bound anywhere in a function
+is local to it (unless declared ``global`` / ``nonlocal``); class bodies are
+skipped by nested functions; comprehensions have their own scope for their
+loop targets but otherwise run in place.
+
+*Where* the lookup happens decides how precise it can be:
+
+- in the scope that binds the name, it is flow-sensitive: the last binding
+  before the use, plus earlier ones when that binding sits in a block the use
+  is not in (an ``if`` branch, a loop body, a ``try``), until one that always
+  runs is found;
+- from a nested function (or via ``global``), the function may run at any
+  time, so every binding of the name counts, except the ones derived from the
+  name itself (``w = w - 1``), which can only repeat what it already was.
+
+Values that disagree merge into ``UNKNOWN``: rules stay silent on those.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+from jupyterlab_tfcoach.analysis.model import Binding, Model, Path, Position, Scope, Site
+
+INT_DTYPES = frozenset({"int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"})
+FLOAT_DTYPES = frozenset({"float16", "float32", "float64", "bfloat16", "half", "double"})
+_DTYPE_ALIASES = {"half": "float16", "double": "float64"}
+KNOWN_DTYPES = INT_DTYPES | FLOAT_DTYPES | {"bool", "string", "complex64", "complex128"}
+
+# Kinds of values the analysis tells apart.
+UNKNOWN_KIND = "unknown"
+VARIABLE = "variable"  # tf.Variable / Keras add_weight
+TENSOR = "tensor"  # an eager or symbolic tensor
+TAPE = "tape"  # tf.GradientTape
+TF_FUNCTION = "tf_function"  # a tf.function object
+FUNCTION = "function"  # a plain ``def``
+PY_NUMBER = "py_number"  # a Python int or float (never bool)
+PY_BOOL = "py_bool"
+PY_CONTAINER = "py_container"  # list / dict / set
+PY_NONE = "py_none"
+
+_MAX_DEPTH = 40
+
+# ``origin`` of a Python container value: which builtin type it is.
+_CONTAINER_LITERALS: dict[type, str] = {
+    ast.List: "list",
+    ast.ListComp: "list",
+    ast.Dict: "dict",
+    ast.DictComp: "dict",
+    ast.Set: "set",
+    ast.SetComp: "set",
+}
+
+
+@dataclass(frozen=True)
+class Value:
+    kind: str = UNKNOWN_KIND
+    dtype: str | None = None  # tensors and variables
+    # tensors: "constant" for tf.constant / tf.convert_to_tensor results;
+    # containers: "list" / "dict" / "set"
+    origin: str | None = None
+    persistent: bool | None = None  # tapes: None when not statically known
+    number: int | float | None = None  # Python numbers with a known value
+    node: ast.AST | None = None  # tapes: constructor call; functions: the def / lambda
+    creator: ast.AST | None = None  # tf.function: the decorator or ``tf.function(...)`` call
+
+    @property
+    def is_tensor_like(self) -> bool:
+        return self.kind in (VARIABLE, TENSOR)
+
+
+UNKNOWN = Value()
+
+
+def dtype_category(dtype: str | None) -> str | None:
+    if dtype in INT_DTYPES:
+        return "int"
+    if dtype in FLOAT_DTYPES:
+        return "float"
+    return None
+
+
+def literal_dtype(node: ast.AST) -> str | None:
+    """The dtype ``tf.constant`` gives a Python literal (nested lists included)."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        node = node.operand
+        if isinstance(node, ast.Constant) and isinstance(node.value, bool):
+            return None
+    if isinstance(node, ast.Constant):
+        value = node.value
+        if isinstance(value, bool):
+            return "bool"
+        if isinstance(value, int):
+            return "int32"
+        if isinstance(value, float):
+            return "float32"
+        if isinstance(value, complex):
+            return "complex128"
+        if isinstance(value, (str, bytes)):
+            return "string"
+        return None
+    if isinstance(node, (ast.List, ast.Tuple)):
+        if not node.elts:
+            return "float32"  # tf.constant([]) is float32
+        kinds = {literal_dtype(element) for element in node.elts}
+        if None in kinds:
+            return None
+        if kinds <= {"int32", "float32"}:
+            return "float32" if "float32" in kinds else "int32"
+        if len(kinds) == 1:
+            return kinds.pop()
+    return None
+
+
+def merge_values(values: list[Value]) -> Value:
+    if not values:
+        return UNKNOWN
+    # A ``def`` later wrapped by ``f = tf.function(f)``: calls see the tf.function.
+    wrapped = {v.node for v in values if v.kind == TF_FUNCTION and v.node is not None}
+    values = [v for v in values if not (v.kind == FUNCTION and v.node in wrapped)]
+    first = values[0]
+    if all(v == first for v in values[1:]):
+        return first
+    if any(v.kind != first.kind for v in values):
+        return UNKNOWN
+    dtype = first.dtype if all(v.dtype == first.dtype for v in values) else None
+    origin = first.origin if all(v.origin == first.origin for v in values) else None
+    persistent = first.persistent if all(v.persistent == first.persistent for v in values) else None
+    return Value(first.kind, dtype=dtype, origin=origin, persistent=persistent)
+
+
+@dataclass(frozen=True)
+class Resolution:
+    """The bindings a name may have at a point; ``flow_sensitive`` when in the same scope."""
+
+    owner: Scope
+    bindings: tuple[Binding, ...]
+    flow_sensitive: bool
+
+
+def _is_prefix(prefix: Path, path: Path) -> bool:
+    return len(prefix) <= len(path) and all(a is b for a, b in zip(prefix, path, strict=False))
+
+
+class Bindings:
+    """Lazy value inference over a ``Model``."""
+
+    def __init__(self, model: Model) -> None:
+        self.model = model
+        self.imports = model.imports
+        self._binding_values: dict[int, Value] = {}
+        self._in_progress: set[int] = set()
+        self._tf_function_defs: dict[ast.AST, Value] | None = None
+        self._tf_bodies: dict[int, Scope | None] = {}
+        self._calls_to: dict[str, list[Site]] = {}
+
+    # -- names ----------------------------------------------------------------
+
+    def resolve(self, scope: Scope, name: str, pos: Position, path: Path) -> Resolution | None:
+        """The bindings ``name`` may refer to when read at ``pos`` in ``scope``; None: unbound."""
+        lookup = scope
+        while lookup.kind == "comprehension" and name not in lookup.bindings:
+            if lookup.parent is None:
+                break
+            lookup = lookup.parent
+        if lookup.kind == "comprehension":
+            found = tuple(lookup.bindings.get(name, ()))
+            return Resolution(lookup, found, False) if found else None
+        if name in lookup.global_names:
+            return self._everything(self.model.module, name)
+        if name in lookup.nonlocal_names:
+            return self._everything(self._enclosing_binder(lookup, name), name)
+        if name in lookup.bindings:
+            return self._before(lookup, name, pos, path)
+        return self._everything(self._enclosing_binder(lookup, name), name)
+
+    def _enclosing_binder(self, scope: Scope, name: str) -> Scope | None:
+        enclosing = scope.parent
+        while enclosing is not None:
+            if enclosing.kind != "class" and name in enclosing.bindings:
+                return enclosing
+            enclosing = enclosing.parent
+        return None
+
+    def _everything(self, owner: Scope | None, name: str) -> Resolution | None:
+        if owner is None:
+            return None
+        found = tuple(
+            b for b in owner.bindings.get(name, ()) if not b.self_referential and b.kind != "del"
+        )
+        return Resolution(owner, found, False) if found else None
+
+    def _before(self, owner: Scope, name: str, pos: Position, path: Path) -> Resolution | None:
+        candidates: list[Binding] = []
+        for binding in reversed(owner.bindings[name]):
+            if binding.remote or binding.pos > pos:
+                continue
+            candidates.append(binding)
+            if _is_prefix(binding.path, path):
+                break  # this binding always ran before the use: older ones are hidden
+        if not candidates:
+            return None
+        return Resolution(owner, tuple(candidates), True)
+
+    def name_value(self, scope: Scope, node: ast.Name, path: Path) -> Value:
+        resolution = self.resolve(scope, node.id, (node.lineno, node.col_offset), path)
+        if resolution is None:
+            return UNKNOWN
+        return merge_values([self.binding_value(b) for b in resolution.bindings])
+
+    def is_builtin(self, scope: Scope, name: str, pos: Position, path: Path) -> bool:
+        """True when ``name`` is not bound anywhere it could be read from (so: the builtin)."""
+        if self.resolve(scope, name, pos, path) is not None:
+            return False
+        # A module-level binding later in the file still shadows the builtin.
+        return name not in self.model.module.bindings
+
+    # -- bindings -------------------------------------------------------------
+
+    def binding_value(self, binding: Binding, depth: int = 0) -> Value:
+        key = id(binding)
+        cached = self._binding_values.get(key)
+        if cached is not None:
+            return cached
+        if key in self._in_progress or depth > _MAX_DEPTH:
+            return UNKNOWN
+        self._in_progress.add(key)
+        try:
+            value = self._compute_binding_value(binding, depth)
+        finally:
+            self._in_progress.discard(key)
+        self._binding_values[key] = value
+        return value
+
+    def _compute_binding_value(self, binding: Binding, depth: int) -> Value:
+        kind = binding.kind
+        if kind == "def":
+            node = binding.node
+            decorated = self.tf_function_defs().get(node)
+            # Only a decorator makes the *name* a tf.function; ``step = tf.function(f)``
+            # leaves ``f`` itself a plain Python function.
+            if decorated is not None and decorated.creator in node.decorator_list:  # type: ignore[attr-defined]
+                return decorated
+            return Value(FUNCTION, node=node)
+        if binding.value is None:
+            return UNKNOWN
+        scope, path = binding.value_scope, binding.path
+        if kind == "assign":
+            return self.infer(binding.value, scope, path, depth + 1)
+        if kind == "with":
+            value = self.infer(binding.value, scope, path, depth + 1)
+            return value if value.kind == TAPE else UNKNOWN  # ``__enter__`` returns the tape
+        if kind == "augassign":
+            value = self.infer(binding.value, scope, path, depth + 1)
+            statement = binding.node
+            assert isinstance(statement, ast.AugAssign)
+            target = self.infer(statement.target, scope, path, depth + 1)
+            return self._arithmetic(target, value)
+        return UNKNOWN
+
+    # -- expressions ----------------------------------------------------------
+
+    def infer(self, node: ast.AST, scope: Scope, path: Path, depth: int = 0) -> Value:
+        if depth > _MAX_DEPTH:
+            return UNKNOWN
+        if isinstance(node, ast.Constant):
+            value = node.value
+            if isinstance(value, bool):
+                return Value(PY_BOOL)
+            if isinstance(value, (int, float)):
+                return Value(PY_NUMBER, number=value)
+            if value is None:
+                return Value(PY_NONE)
+            return UNKNOWN
+        if isinstance(node, ast.Name):
+            resolution = self.resolve(scope, node.id, (node.lineno, node.col_offset), path)
+            if resolution is None:
+                return UNKNOWN
+            return merge_values([self.binding_value(b, depth + 1) for b in resolution.bindings])
+        if isinstance(node, ast.UnaryOp):
+            operand = self.infer(node.operand, scope, path, depth + 1)
+            if isinstance(node.op, ast.Not):
+                return UNKNOWN
+            if operand.kind == PY_NUMBER and operand.number is not None:
+                number = operand.number
+                if isinstance(node.op, ast.USub):
+                    return Value(PY_NUMBER, number=-number)
+                if isinstance(node.op, ast.UAdd):
+                    return operand
+                return Value(PY_NUMBER)
+            if operand.is_tensor_like:
+                return Value(TENSOR, dtype=operand.dtype)
+            return UNKNOWN
+        container = _CONTAINER_LITERALS.get(type(node))
+        if container is not None:
+            return Value(PY_CONTAINER, origin=container)
+        if isinstance(node, ast.BinOp):
+            left = self.infer(node.left, scope, path, depth + 1)
+            right = self.infer(node.right, scope, path, depth + 1)
+            return self._arithmetic(left, right)
+        if isinstance(node, ast.Call):
+            return self._call_value(node, scope, path, depth)
+        if isinstance(node, ast.Attribute):
+            return self._attribute_value(node, scope, path, depth)
+        if isinstance(node, ast.Subscript):
+            base = self.infer(node.value, scope, path, depth + 1)
+            if base.is_tensor_like:
+                return Value(TENSOR, dtype=base.dtype)
+            return UNKNOWN
+        return UNKNOWN
+
+    def _arithmetic(self, left: Value, right: Value) -> Value:
+        if left.is_tensor_like and right.is_tensor_like:
+            return Value(TENSOR, dtype=left.dtype if left.dtype == right.dtype else None)
+        if left.is_tensor_like and right.kind == PY_NUMBER:
+            return Value(TENSOR, dtype=left.dtype)
+        if right.is_tensor_like and left.kind == PY_NUMBER:
+            return Value(TENSOR, dtype=right.dtype)
+        if left.kind == PY_NUMBER and right.kind == PY_NUMBER:
+            return Value(PY_NUMBER)
+        return UNKNOWN
+
+    def self_attribute_bindings(self, node: ast.Attribute, scope: Scope) -> list[Binding] | None:
+        """The class-wide ``self.<attr> = ...`` bindings for ``self.attr`` read in a method.
+
+        None when ``node`` is not ``self.<attr>`` inside a method; an empty list
+        when it is but no method assigns that attribute.
+        """
+        function = scope.function
+        if (
+            function is None
+            or function.class_scope is None
+            or not isinstance(node.value, ast.Name)
+            or node.value.id != function.self_name
+        ):
+            return None
+        return function.class_scope.attr_bindings.get(node.attr, [])
+
+    def _attribute_value(self, node: ast.Attribute, scope: Scope, path: Path, depth: int) -> Value:
+        instance_bindings = self.self_attribute_bindings(node, scope)
+        function = scope.function
+        if instance_bindings is None or function is None or function.class_scope is None:
+            return UNKNOWN  # not ``self.<attr>`` inside a method
+        # ``class C: count = 0`` is the default ``self.count`` starts from.
+        bindings = [*instance_bindings, *function.class_scope.bindings.get(node.attr, ())]
+        if not bindings:
+            return UNKNOWN
+        values = [self.binding_value(b, depth + 1) for b in bindings if not b.self_referential]
+        # ``self.v = None`` placeholders guard a later creation; they are not a type.
+        values = [v for v in values if v.kind != PY_NONE]
+        return merge_values(values)
+
+    def dtype_of(self, node: ast.AST | None) -> str | None:
+        """``tf.float32`` / ``"float32"`` / ``tf.dtypes.int64`` -> dtype name."""
+        if node is None:
+            return None
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            name = node.value
+        else:
+            canonical = self.imports.resolve(node)
+            if canonical is None:
+                return None
+            prefix, _, name = canonical.rpartition(".")
+            if prefix not in ("tf", "tf.dtypes"):
+                return None
+        name = _DTYPE_ALIASES.get(name, name)
+        return name if name in KNOWN_DTYPES else None
+
+    def _call_value(self, node: ast.Call, scope: Scope, path: Path, depth: int) -> Value:
+        func = node.func
+        canonical = self.imports.resolve(func)
+        if canonical is None:
+            if isinstance(func, ast.Attribute) and func.attr == "add_weight":
+                return Value(VARIABLE)
+            if isinstance(func, ast.Name) and func.id in ("list", "dict", "set"):
+                if self.is_builtin(scope, func.id, (func.lineno, func.col_offset), path):
+                    return Value(PY_CONTAINER, origin=func.id)
+            return UNKNOWN
+        explicit_dtype = keyword(node, "dtype")
+        if canonical in ("tf.constant", "tf.convert_to_tensor"):
+            dtype_node = explicit_dtype if explicit_dtype is not None else positional(node, 1)
+            first = positional(node, 0) or keyword(node, "value")
+            dtype = self.dtype_of(dtype_node) if dtype_node is not None else None
+            if dtype_node is None and first is not None:
+                dtype = literal_dtype(first) or self._tensor_dtype(first, scope, path, depth)
+            return Value(TENSOR, dtype=dtype, origin="constant")
+        if canonical == "tf.Variable":
+            initial = positional(node, 0) or keyword(node, "initial_value")
+            if explicit_dtype is not None:
+                dtype = self.dtype_of(explicit_dtype)
+            elif initial is not None:
+                dtype = literal_dtype(initial) or self._tensor_dtype(initial, scope, path, depth)
+            else:
+                dtype = None
+            return Value(VARIABLE, dtype=dtype)
+        if canonical in ("tf.zeros", "tf.ones", "tf.random.normal", "tf.random.uniform"):
+            if explicit_dtype is not None:
+                return Value(TENSOR, dtype=self.dtype_of(explicit_dtype))
+            if canonical in ("tf.zeros", "tf.ones") and len(node.args) > 1:
+                return Value(TENSOR, dtype=self.dtype_of(node.args[1]))
+            if any(k.arg is None for k in node.keywords):
+                return Value(TENSOR)
+            return Value(TENSOR, dtype="float32")
+        if canonical == "tf.cast":
+            target = positional(node, 1) or explicit_dtype
+            return Value(TENSOR, dtype=self.dtype_of(target))
+        if canonical == "tf.GradientTape":
+            return Value(TAPE, persistent=tape_persistence(node), node=node)
+        if canonical == "tf.function":
+            wrapped = positional(node, 0) or keyword(node, "func")
+            if wrapped is None:
+                return UNKNOWN  # ``tf.function(jit_compile=True)`` is a decorator factory
+            target = None
+            if isinstance(wrapped, ast.Name):
+                target_value = self.infer(wrapped, scope, path, depth + 1)
+                if target_value.kind in (FUNCTION, TF_FUNCTION):
+                    target = target_value.node
+            elif isinstance(wrapped, ast.Lambda):
+                target = wrapped
+            return Value(TF_FUNCTION, node=target, creator=node)
+        return UNKNOWN
+
+    def _tensor_dtype(self, node: ast.AST, scope: Scope, path: Path, depth: int) -> str | None:
+        value = self.infer(node, scope, path, depth + 1)
+        return value.dtype if value.is_tensor_like else None
+
+    def calls_to(self, canonical: str) -> list[Site]:
+        """Calls whose callee is the TensorFlow name ``canonical``, in source order.
+
+        Only calls spelled with the name's last component or a local alias of it
+        can match, so only those are resolved.
+        """
+        cached = self._calls_to.get(canonical)
+        if cached is not None:
+            return cached
+        spellings = {canonical.rsplit(".", 1)[-1]}
+        spellings.update(local for local, bound in self.imports.names.items() if bound == canonical)
+        by_name = self.model.calls_by_name
+        found = [
+            site
+            for spelling in spellings
+            for site in by_name.get(spelling, ())
+            if self.imports.resolve(site.node.func) == canonical  # type: ignore[attr-defined]
+        ]
+        if len(spellings) > 1:
+            found.sort(key=lambda site: (site.node.lineno, site.node.col_offset))  # type: ignore[attr-defined]
+        self._calls_to[canonical] = found
+        return found
+
+    # -- tf.function ----------------------------------------------------------
+
+    def tf_function_defs(self) -> dict[ast.AST, Value]:
+        """Every ``def`` that is a tf.function, decorated or wrapped later in the file."""
+        if self._tf_function_defs is not None:
+            return self._tf_function_defs
+        found: dict[ast.AST, Value] = {}
+        self._tf_function_defs = found  # re-entrancy: wrapped lookups below infer names
+        for site in self.model.defs:
+            node = site.node
+            for decorator in node.decorator_list:  # type: ignore[attr-defined]
+                target = decorator.func if isinstance(decorator, ast.Call) else decorator
+                if self.imports.resolve(target) == "tf.function":
+                    found[node] = Value(TF_FUNCTION, node=node, creator=decorator)
+                    break
+        for site in self.calls_to("tf.function"):
+            call = site.node
+            assert isinstance(call, ast.Call)
+            if not call.args or not isinstance(call.args[0], ast.Name):
+                continue
+            name = call.args[0]
+            resolution = self.resolve(
+                site.scope, name.id, (name.lineno, name.col_offset), site.path
+            )
+            if resolution is None:
+                continue
+            for binding in resolution.bindings:
+                if binding.kind == "def" and binding.node not in found:
+                    found[binding.node] = Value(TF_FUNCTION, node=binding.node, creator=call)
+        return found
+
+    def is_tf_function_scope(self, scope: Scope | None) -> bool:
+        return (
+            scope is not None and scope.kind == "function" and scope.node in self.tf_function_defs()
+        )
+
+    def tf_function_body(self, scope: Scope) -> Scope | None:
+        """The tf.function whose own body (not a nested def or lambda) contains ``scope``."""
+        key = id(scope)
+        if key in self._tf_bodies:
+            return self._tf_bodies[key]
+        function = scope.function
+        body = function if self.is_tf_function_scope(function) else None
+        self._tf_bodies[key] = body
+        return body
+
+
+def positional(call: ast.Call, index: int) -> ast.expr | None:
+    """The ``index``-th positional argument, unless a ``*args`` makes positions unknown."""
+    for position, argument in enumerate(call.args):
+        if isinstance(argument, ast.Starred):
+            return None
+        if position == index:
+            return argument
+    return None
+
+
+def keyword(call: ast.Call, name: str) -> ast.expr | None:
+    for item in call.keywords:
+        if item.arg == name:
+            return item.value
+    return None
+
+
+def tape_persistence(call: ast.Call) -> bool | None:
+    """``persistent`` of a ``tf.GradientTape(...)`` call; None when not a literal."""
+    if any(k.arg is None for k in call.keywords) or any(
+        isinstance(a, ast.Starred) for a in call.args
+    ):
+        return None
+    flag = positional(call, 0) or keyword(call, "persistent")
+    if flag is None:
+        return False
+    if isinstance(flag, ast.Constant) and isinstance(flag.value, bool):
+        return flag.value
+    return None

@@ -1,0 +1,100 @@
+"""What a rule's ``check(ctx)`` gets: the shared model plus finding/fix helpers."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+from jupyterlab_tfcoach.analysis.bindings import Bindings, Value
+from jupyterlab_tfcoach.analysis.findings import Edit, Finding, Fix
+from jupyterlab_tfcoach.analysis.imports import TFImports
+from jupyterlab_tfcoach.analysis.model import Model, Scope, Site
+from jupyterlab_tfcoach.analysis.positions import Range, SourceLines, shorten
+
+if TYPE_CHECKING:
+    from jupyterlab_tfcoach.analysis.rules.base import Rule
+
+
+class RuleContext:
+    def __init__(self, source: SourceLines, model: Model, rules: Mapping[str, Rule]) -> None:
+        self.source = source
+        self.model = model
+        self.bindings = Bindings(model)
+        self._rules = rules
+
+    @property
+    def imports(self) -> TFImports:
+        return self.model.imports
+
+    # -- lookups shared by rules ----------------------------------------------
+
+    def calls_to(self, canonical: str) -> list[Site]:
+        """Calls whose callee is the TensorFlow name ``canonical`` (``tf.Variable``)."""
+        return self.bindings.calls_to(canonical)
+
+    def calls_named(self, *names: str) -> list[Site]:
+        """Calls ``name(...)`` or ``obj.name(...)`` for any of ``names``, in source order."""
+        if len(names) == 1:
+            return self.model.calls_by_name.get(names[0], [])
+        found = [site for name in names for site in self.model.calls_by_name.get(name, ())]
+        found.sort(key=lambda site: (site.node.lineno, site.node.col_offset))  # type: ignore[attr-defined]
+        return found
+
+    def value(self, node: ast.AST, site: Site) -> Value:
+        return self.bindings.infer(node, site.scope, site.path)
+
+    def tf_function_body(self, scope: Scope) -> Scope | None:
+        return self.bindings.tf_function_body(scope)
+
+    def tf_ref(self, canonical: str) -> str | None:
+        """How this file spells a TensorFlow name (``t.print``), None if it cannot."""
+        return self.imports.reference(canonical)
+
+    # -- text and positions ---------------------------------------------------
+
+    def range_of(self, node: ast.AST) -> Range:
+        return self.source.node_range(node)
+
+    def text(self, node: ast.AST) -> str:
+        return self.source.segment(node)
+
+    def short(self, node: ast.AST, limit: int = 60) -> str:
+        """The node's source for a one-line message."""
+        return shorten(self.text(node), limit)
+
+    # -- results --------------------------------------------------------------
+
+    def replace(self, where: ast.AST | Range, new_text: str) -> Edit:
+        span = where if isinstance(where, Range) else self.range_of(where)
+        return Edit(span.line, span.column, span.end_line, span.end_column, new_text)
+
+    def insert_after(self, node: ast.AST, new_text: str) -> Edit:
+        span = self.range_of(node)
+        return Edit(span.end_line, span.end_column, span.end_line, span.end_column, new_text)
+
+    def insert_before(self, node: ast.AST, new_text: str) -> Edit:
+        span = self.range_of(node)
+        return Edit(span.line, span.column, span.line, span.column, new_text)
+
+    def finding(
+        self,
+        code: str,
+        where: ast.AST | Range,
+        message: str,
+        fix: Fix | None = None,
+    ) -> Finding:
+        rule = self._rules[code]
+        span = where if isinstance(where, Range) else self.range_of(where)
+        return Finding(
+            code=rule.code,
+            name=rule.name,
+            severity=rule.severity,
+            message=message,
+            line=span.line,
+            column=span.column,
+            end_line=span.end_line,
+            end_column=span.end_column,
+            section_id=rule.section,
+            fix=fix,
+        )

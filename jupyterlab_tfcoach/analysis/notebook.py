@@ -1,0 +1,126 @@
+"""Notebook code cells as one Python source, with positions mapped back to cells.
+
+Cells are joined in order because names flow from cell to cell exactly as in
+the kernel. IPython syntax is masked line by line with plain Python of the
+same meaning for the analysis (``pass``, or ``name = ...`` for ``x = !ls``),
+so every line keeps its number. A cell that starts with a cell magic
+(``%%time``, ``%%writefile``) is blanked as a whole.
+
+A cell that still is not valid Python is blanked too and reported in
+``JoinedCells.syntax_errors``: one broken cell, typical while editing, must not
+hide the findings of all the others.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from jupyterlab_tfcoach.analysis.positions import split_lines
+
+# ``x = !ls`` / ``files = %sx ls``: keep the binding, drop the shell command.
+_ASSIGNED_ESCAPE = re.compile(r"^(?P<target>[A-Za-z_][\w.]*(?:\s*,\s*[A-Za-z_][\w.]*)*)\s*=\s*[!%]")
+
+
+@dataclass(frozen=True)
+class CellSyntaxError:
+    """A code cell left out of the analysis; ``line``/``column`` are within the cell (1-based)."""
+
+    cell: int
+    line: int
+    column: int
+    message: str
+
+
+@dataclass(frozen=True)
+class JoinedCells:
+    source: str
+    cell_first_line: tuple[int, ...]  # 1-based line of each cell's first line in ``source``
+    cell_line_count: tuple[int, ...]
+    syntax_errors: tuple[CellSyntaxError, ...]
+
+    def locate(self, line: int) -> tuple[int, int]:
+        """Joined-source line -> (cell index, 1-based line within that cell)."""
+        low, high = 0, len(self.cell_first_line) - 1
+        while low < high:
+            middle = (low + high + 1) // 2
+            if self.cell_first_line[middle] <= line:
+                low = middle
+            else:
+                high = middle - 1
+        return low, line - self.cell_first_line[low] + 1
+
+
+def _mask_line(line: str) -> str:
+    stripped = line.lstrip()
+    indent = line[: len(line) - len(stripped)]
+    if not stripped:
+        return line
+    if stripped[0] in "%!":
+        return indent + "pass"
+    if stripped[0] == "?" or (stripped.rstrip().endswith("?") and "#" not in stripped):
+        return indent + "pass"  # IPython help: ``?tf.function`` / ``tf.function??``
+    assigned = _ASSIGNED_ESCAPE.match(stripped)
+    if assigned:
+        return f"{indent}{assigned.group('target')} = ..."
+    return line
+
+
+def mask_ipython(cell_lines: list[str]) -> list[str]:
+    """IPython-only lines replaced by Python that binds the same names, one per line."""
+    for line in cell_lines:
+        if line.strip():
+            if line.lstrip().startswith("%%"):
+                return [""] * len(cell_lines)
+            break
+    return [_mask_line(line) for line in cell_lines]
+
+
+def _parses(text: str) -> SyntaxError | None:
+    try:
+        ast.parse(text)
+    except SyntaxError as error:
+        return error
+    except (ValueError, RecursionError, MemoryError) as error:  # null bytes, absurd nesting
+        return SyntaxError(str(error) or type(error).__name__)
+    return None
+
+
+def join_cells(
+    cells: Sequence[str], blank: Mapping[int, CellSyntaxError] | None = None
+) -> JoinedCells:
+    """One source for all code cells; broken cells (and those in ``blank``) become blank lines."""
+    pieces: list[str] = []
+    first_lines: list[int] = []
+    counts: list[int] = []
+    errors: list[CellSyntaxError] = []
+    next_line = 1
+    for index, cell in enumerate(cells):
+        lines = split_lines(cell)
+        if blank and index in blank:
+            errors.append(blank[index])
+            lines = [""] * len(lines)
+            error = None
+        else:
+            error = _parses("\n".join(lines))
+        if error is not None:
+            lines = mask_ipython(lines)
+            masked_error = _parses("\n".join(lines))
+            if masked_error is not None:
+                errors.append(
+                    CellSyntaxError(
+                        cell=index,
+                        line=max(error.lineno or 1, 1),
+                        column=max(error.offset or 1, 1),
+                        message=error.msg if hasattr(error, "msg") else str(error),
+                    )
+                )
+                lines = [""] * len(lines)
+        first_lines.append(next_line)
+        counts.append(len(lines))
+        pieces.extend(lines)
+        next_line += len(lines)
+    source = "\n".join(pieces) + ("\n" if pieces else "")
+    return JoinedCells(source, tuple(first_lines), tuple(counts), tuple(errors))

@@ -1,0 +1,43 @@
+"""Small AST helpers several rules share."""
+
+from __future__ import annotations
+
+import ast
+
+from jupyterlab_tfcoach.analysis.model import Scope
+
+# Expressions that never need parentheses when spliced into a larger expression.
+_ATOMS = (ast.Name, ast.Constant, ast.Attribute, ast.Call, ast.Subscript, ast.List, ast.Dict)
+
+
+def number_literal(node: ast.AST) -> int | float | None:
+    """``3`` / ``-0.5`` -> the number; bools, strings and everything else -> None."""
+    sign = 1
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        sign = -1 if isinstance(node.op, ast.USub) else 1
+        node = node.operand
+    if (
+        isinstance(node, ast.Constant)
+        and isinstance(node.value, (int, float))
+        and not isinstance(node.value, bool)
+    ):
+        return sign * node.value
+    return None
+
+
+def same_reference(a: ast.AST, b: ast.AST) -> bool:
+    """``w`` and ``w``, or ``self.w`` and ``self.w``."""
+    if isinstance(a, ast.Name) and isinstance(b, ast.Name):
+        return a.id == b.id
+    if isinstance(a, ast.Attribute) and isinstance(b, ast.Attribute):
+        return a.attr == b.attr and same_reference(a.value, b.value)
+    return False
+
+
+def parenthesized(text: str, node: ast.AST) -> str:
+    """``text`` (the source of ``node``), wrapped in parentheses unless it is an atom."""
+    return text if isinstance(node, _ATOMS) else f"({text})"
+
+
+def function_label(scope: Scope) -> str:
+    return f"`{scope.name}`"

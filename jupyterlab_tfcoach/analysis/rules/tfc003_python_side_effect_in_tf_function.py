@@ -1,0 +1,175 @@
+"""TFC003: Python state mutated inside a tf.function."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+from jupyterlab_tfcoach.analysis.bindings import PY_CONTAINER, PY_NUMBER, VARIABLE, Value
+from jupyterlab_tfcoach.analysis.context import RuleContext
+from jupyterlab_tfcoach.analysis.findings import Finding, Severity
+from jupyterlab_tfcoach.analysis.model import Scope, Site, refers_to
+from jupyterlab_tfcoach.analysis.rules._common import function_label
+
+CODE = "TFC003"
+NAME = "python-side-effect-in-tf-function"
+SEVERITY = Severity.WARNING
+SECTION = "side-effects"
+FIXABLE = False
+
+DOCS = """
+## What it does
+Flags changes to Python state inside a `tf.function`: assignments to `global` or `nonlocal`
+names, mutating calls (`append`, `extend`, `update`, ...) and item assignment on lists, dicts
+and sets that live outside the function, and increments of `self` attributes that hold Python
+numbers rather than variables.
+
+## Why is this bad?
+The Python body of a `tf.function` runs only while tracing. A counter incremented there counts
+traces, not calls; a list appended to collects symbolic tensors from the trace and then stops
+growing. The program silently computes something other than what it says.
+
+## Example
+```python
+calls = 0
+history = []
+
+@tf.function
+def step(x):
+    global calls
+    calls += 1
+    history.append(x)
+    return x * 2
+```
+
+## Use instead
+```python
+calls = tf.Variable(0)
+
+@tf.function
+def step(x):
+    calls.assign_add(1)
+    return x * 2
+
+history = [step(x) for x in batches]   # collect results outside the function
+```
+
+## Course module
+Module 1, *Python side effects happen only while tracing* (`side-effects`).
+"""
+
+_MUTATING_METHODS = frozenset(
+    {
+        "append",
+        "extend",
+        "insert",
+        "pop",
+        "remove",
+        "clear",
+        "update",
+        "add",
+        "discard",
+        "setdefault",
+        "popitem",
+        "sort",
+        "reverse",
+    }
+)
+
+
+def _outer_container(ctx: RuleContext, receiver: ast.expr, site: Site, function: Scope) -> Value:
+    """The receiver's value if it is a Python container living outside ``function``."""
+    if isinstance(receiver, ast.Name):
+        resolution = ctx.bindings.resolve(
+            site.scope, receiver.id, (receiver.lineno, receiver.col_offset), site.path
+        )
+        if resolution is None or resolution.owner is function or resolution.flow_sensitive:
+            return Value()  # local to the function (or unknown): not outer state
+        value = ctx.value(receiver, site)
+    elif isinstance(receiver, ast.Attribute):
+        if ctx.bindings.self_attribute_bindings(receiver, site.scope) is None:
+            return Value()
+        value = ctx.value(receiver, site)
+    else:
+        return Value()
+    return value if value.kind == PY_CONTAINER else Value()
+
+
+def _container_label(value: Value) -> str:
+    return value.origin or "container"
+
+
+def _assignment_findings(ctx: RuleContext, site: Site, function: Scope) -> Iterator[Finding]:
+    statement = site.node
+    if isinstance(statement, ast.Assign):
+        targets = statement.targets
+    else:
+        targets = [statement.target]  # type: ignore[attr-defined]
+    label = function_label(function)
+    for target in targets:
+        if isinstance(target, ast.Name):
+            if target.id in function.global_names:
+                kind = "global"
+            elif target.id in function.nonlocal_names:
+                kind = "nonlocal"
+            else:
+                continue
+            if ctx.value(target, site).kind == VARIABLE:
+                continue  # rebinding a variable is TFC001's finding
+            yield ctx.finding(
+                CODE,
+                statement,
+                f"`{ctx.short(statement)}` in tf.function {label} changes the Python "
+                f"{kind} `{target.id}` only while tracing, not on every call",
+            )
+        elif isinstance(target, ast.Attribute):
+            increments = isinstance(statement, ast.AugAssign) or (
+                isinstance(statement, ast.Assign)
+                and isinstance(statement.value, (ast.BinOp, ast.UnaryOp))
+                and refers_to(statement.value, target)
+            )
+            if not increments or ctx.bindings.self_attribute_bindings(target, site.scope) is None:
+                continue
+            if ctx.value(target, site).kind != PY_NUMBER:
+                continue
+            yield ctx.finding(
+                CODE,
+                statement,
+                f"`{ctx.text(target)}` is a Python number; `{ctx.short(statement)}` in "
+                f"tf.function {label} runs only while tracing, not on every call",
+            )
+        elif isinstance(target, ast.Subscript):
+            container = _outer_container(ctx, target.value, site, function)
+            if container.kind != PY_CONTAINER:
+                continue
+            yield ctx.finding(
+                CODE,
+                statement,
+                f"`{ctx.short(statement)}` in tf.function {label} changes the Python "
+                f"{_container_label(container)} `{ctx.text(target.value)}` only while tracing",
+            )
+
+
+def check(ctx: RuleContext) -> Iterator[Finding]:
+    for site in ctx.model.assignments:
+        function = ctx.tf_function_body(site.scope)
+        if function is not None:
+            yield from _assignment_findings(ctx, site, function)
+    for site in ctx.calls_named(*sorted(_MUTATING_METHODS)):
+        call = site.node
+        assert isinstance(call, ast.Call)
+        func = call.func
+        if not isinstance(func, ast.Attribute) or func.attr not in _MUTATING_METHODS:
+            continue
+        function = ctx.tf_function_body(site.scope)
+        if function is None:
+            continue
+        container = _outer_container(ctx, func.value, site, function)
+        if container.kind != PY_CONTAINER:
+            continue
+        yield ctx.finding(
+            CODE,
+            call,
+            f"`{ctx.short(call)}` in tf.function {function_label(function)} changes the Python "
+            f"{_container_label(container)} `{ctx.text(func.value)}` only while tracing",
+        )

@@ -1,0 +1,236 @@
+"""TFC005: calls and creations that make a tf.function trace again and again."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from jupyterlab_tfcoach.analysis.bindings import TF_FUNCTION, keyword, positional
+from jupyterlab_tfcoach.analysis.context import RuleContext
+from jupyterlab_tfcoach.analysis.findings import Finding, Severity
+from jupyterlab_tfcoach.analysis.model import Site
+from jupyterlab_tfcoach.analysis.rules._common import number_literal
+
+CODE = "TFC005"
+NAME = "retrace-prone-call"
+SEVERITY = Severity.WARNING
+SECTION = "retracing"
+FIXABLE = False
+
+DOCS = """
+## What it does
+Flags three patterns that make a `tf.function` retrace:
+
+- the same `tf.function` called at several call sites with *different* Python number literals
+  for the same parameter (every such call site is reported);
+- a `tf.function` called inside a `for` loop with a Python number taken from the loop
+  (`for n in range(5): f(x, n)`);
+- a `tf.function` created inside a loop body (`tf.function(f)` or a decorated `def`).
+
+Booleans such as `training=True` are not reported: they have two values and are usually meant
+to select a graph.
+
+## Why is this bad?
+A `tf.function` keeps one graph per *input signature*. Tensors are described by dtype and shape,
+but a Python number is part of the signature by *value*: every new value traces and compiles a
+new graph, which is slow and keeps growing memory (TensorFlow warns after a few retraces). A
+`tf.function` created in a loop starts with an empty cache on every iteration, so it traces every
+time.
+
+## Example
+```python
+@tf.function
+def scale(x, factor):
+    return x * factor
+
+for factor in range(10):
+    scale(x, factor)        # ten traces
+```
+
+## Use instead
+```python
+@tf.function
+def scale(x, factor):
+    return x * factor
+
+for factor in tf.range(10):
+    scale(x, factor)        # one trace: factor is a tensor
+# or: scale(x, tf.constant(factor, tf.float32)), or an input_signature
+```
+
+## Course module
+Module 1, *Retracing* (`retracing`).
+"""
+
+
+@dataclass(frozen=True)
+class _Callee:
+    label: str
+    identity: ast.AST  # the def / lambda, or the creating call when the function is unknown
+    parameters: tuple[str, ...] | None  # positional parameter names, when known
+
+
+def _has_signature(creator: ast.AST | None) -> bool:
+    """``input_signature`` turns Python numbers into tensors: no retrace per value."""
+    if not isinstance(creator, ast.Call):
+        return False
+    return keyword(creator, "input_signature") is not None or len(creator.args) > 1
+
+
+def _parameters(node: ast.AST | None, skip_self: bool) -> tuple[str, ...] | None:
+    if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+        return None
+    names = [a.arg for a in (*node.args.posonlyargs, *node.args.args)]
+    return tuple(names[1:] if skip_self else names)
+
+
+def _callee(ctx: RuleContext, call: ast.Call, site: Site) -> _Callee | None:
+    func = call.func
+    if isinstance(func, ast.Name):
+        value = ctx.value(func, site)
+        if value.kind != TF_FUNCTION or _has_signature(value.creator):
+            return None
+        identity = value.node or value.creator
+        if identity is None:
+            return None
+        return _Callee(func.id, identity, _parameters(value.node, skip_self=False))
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+        # ``self.step(...)`` inside a method: a tf.function method of the same class.
+        function = site.scope.function
+        if function is None or function.class_scope is None or func.value.id != function.self_name:
+            return None
+        definitions = function.class_scope.bindings.get(func.attr, ())
+        if len(definitions) != 1 or definitions[0].kind != "def":
+            return None
+        value = ctx.bindings.tf_function_defs().get(definitions[0].node)
+        if value is None or _has_signature(value.creator):
+            return None
+        return _Callee(f"self.{func.attr}", definitions[0].node, _parameters(value.node, True))
+    return None
+
+
+def _arguments(call: ast.Call, callee: _Callee) -> Iterator[tuple[str, ast.expr]]:
+    """(parameter key, argument) pairs; keys are names when known, else ``#index``."""
+    for index, argument in enumerate(call.args):
+        if isinstance(argument, ast.Starred):
+            break
+        parameters = callee.parameters
+        if parameters is not None and index < len(parameters):
+            yield parameters[index], argument
+        else:
+            yield f"#{index}", argument
+    for item in call.keywords:
+        if item.arg is not None:
+            yield item.arg, item.value
+
+
+def _loop_source(ctx: RuleContext, site: Site, name: ast.Name) -> ast.For | None:
+    """The enclosing ``for`` that binds ``name`` to Python numbers, if it still does here."""
+    resolution = ctx.bindings.resolve(
+        site.scope, name.id, (name.lineno, name.col_offset), site.path
+    )
+    if resolution is None or not resolution.flow_sensitive or len(resolution.bindings) != 1:
+        return None
+    loop = resolution.bindings[0].node
+    if resolution.bindings[0].kind != "for" or not isinstance(loop, ast.For):
+        return None
+    if not any(block.owner is loop and block.is_loop_body for block in site.path):
+        return None
+    if not (isinstance(loop.target, ast.Name) and loop.target.id == name.id):
+        return None  # ``for n, m in ...``: the element type is unknown
+    iterable = loop.iter
+    if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name):
+        func = iterable.func
+        if func.id == "range" and ctx.bindings.is_builtin(
+            site.scope, "range", (func.lineno, func.col_offset), site.path
+        ):
+            return loop
+        return None
+    if isinstance(iterable, (ast.List, ast.Tuple)) and iterable.elts:
+        return loop if all(number_literal(e) is not None for e in iterable.elts) else None
+    return None
+
+
+def _in_loop(site: Site) -> bool:
+    return any(block.is_loop_body for block in site.path)
+
+
+def _candidate_names(ctx: RuleContext) -> list[str]:
+    """Names that may be bound to a tf.function anywhere; other calls need no inference."""
+    tf_function_defs = ctx.bindings.tf_function_defs()
+    names = {node.name for node in tf_function_defs}  # type: ignore[attr-defined]
+    for scope in ctx.model.scopes:
+        for name, bindings in scope.bindings.items():
+            for binding in bindings:
+                value = binding.value
+                if (
+                    binding.kind == "assign"
+                    and isinstance(value, ast.Call)
+                    and ctx.imports.resolve(value.func) == "tf.function"
+                ):
+                    names.add(name)
+    return sorted(names)
+
+
+def check(ctx: RuleContext) -> Iterator[Finding]:
+    literal_groups: dict[tuple[int, str], list[tuple[_Callee, str, ast.expr, float]]] = {}
+    for site in ctx.calls_named(*_candidate_names(ctx)):
+        call = site.node
+        assert isinstance(call, ast.Call)
+        if not call.args and not call.keywords:
+            continue
+        callee = _callee(ctx, call, site)
+        if callee is None:
+            continue
+        for key, argument in _arguments(call, callee):
+            number = number_literal(argument)
+            if number is not None:
+                group = literal_groups.setdefault((id(callee.identity), key), [])
+                group.append((callee, key, argument, number))
+                continue
+            if isinstance(argument, ast.Name):
+                loop = _loop_source(ctx, site, argument)
+                if loop is None:
+                    continue
+                yield ctx.finding(
+                    CODE,
+                    argument,
+                    f"tf.function `{callee.label}` gets the Python number `{argument.id}` from "
+                    f"the loop over `{ctx.short(loop.iter)}`: every value traces a new graph",
+                )
+    for group in literal_groups.values():
+        distinct = sorted({number for *_, number in group})
+        if len(distinct) < 2:
+            continue
+        shown = ", ".join(repr(n) for n in distinct[:5]) + (", ..." if len(distinct) > 5 else "")
+        for callee, key, argument, _number in group:
+            parameter = f"argument {int(key[1:]) + 1}" if key.startswith("#") else f"`{key}`"
+            yield ctx.finding(
+                CODE,
+                argument,
+                f"tf.function `{callee.label}` gets different Python numbers for {parameter} "
+                f"across call sites ({shown}): each value traces a new graph",
+            )
+    yield from _created_in_loops(ctx)
+
+
+def _created_in_loops(ctx: RuleContext) -> Iterator[Finding]:
+    message = (
+        "tf.function `{}` is created inside a loop: each iteration makes a new function "
+        "that traces again; create it once, before the loop"
+    )
+    for site in ctx.calls_to("tf.function"):
+        call = site.node
+        assert isinstance(call, ast.Call)
+        wrapped = positional(call, 0) or keyword(call, "func")
+        if wrapped is None or not _in_loop(site):
+            continue  # a decorator factory call; decorated defs are handled below
+        yield ctx.finding(CODE, call, message.format(ctx.short(wrapped, 30)))
+    tf_function_defs = ctx.bindings.tf_function_defs()
+    for site in ctx.model.defs:
+        value = tf_function_defs.get(site.node)
+        if value is None or value.creator not in site.node.decorator_list:  # type: ignore[attr-defined]
+            continue
+        if _in_loop(site):
+            yield ctx.finding(CODE, value.creator, message.format(site.node.name))  # type: ignore[attr-defined]

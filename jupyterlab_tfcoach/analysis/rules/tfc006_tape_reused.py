@@ -1,0 +1,113 @@
+"""TFC006: a second gradient computation on a non-persistent GradientTape."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+from jupyterlab_tfcoach.analysis.bindings import keyword, positional
+from jupyterlab_tfcoach.analysis.context import RuleContext
+from jupyterlab_tfcoach.analysis.findings import Edit, Finding, Fix, Severity
+from jupyterlab_tfcoach.analysis.model import Path
+from jupyterlab_tfcoach.analysis.rules._tapes import TapeCall, tape_calls
+
+CODE = "TFC006"
+NAME = "tape-reused"
+SEVERITY = Severity.WARNING
+SECTION = "gradient-tape"
+FIXABLE = True
+
+DOCS = """
+## What it does
+Flags a second `gradient`, `jacobian` or `batch_jacobian` call on a `tf.GradientTape` that was
+created without `persistent=True`.
+
+## Why is this bad?
+A non-persistent tape releases the operations it recorded as soon as its first gradient
+computation is done. The second call raises
+`RuntimeError: A non-persistent GradientTape can only be used to compute one set of gradients`.
+
+## Example
+```python
+with tf.GradientTape() as tape:
+    loss_a = f(w)
+    loss_b = g(w)
+grad_a = tape.gradient(loss_a, w)
+grad_b = tape.gradient(loss_b, w)   # RuntimeError
+```
+
+## Use instead
+```python
+with tf.GradientTape(persistent=True) as tape:
+    loss_a = f(w)
+    loss_b = g(w)
+grad_a = tape.gradient(loss_a, w)
+grad_b = tape.gradient(loss_b, w)
+del tape   # release the recorded operations
+```
+(or compute both gradients with one call: `tape.gradient([loss_a, loss_b], w)` sums them).
+
+## Course module
+Module 1, *GradientTape* (`gradient-tape`).
+"""
+
+_GRADIENT_METHODS = frozenset({"gradient", "jacobian", "batch_jacobian"})
+
+
+def _exclusive(first: Path, second: Path) -> bool:
+    """Whether code at ``first`` and code at ``second`` (later) cannot both run.
+
+    True when they sit in different branches of the same ``if`` / ``match``, or
+    when ``first`` is in a block that ends with ``return`` / ``raise`` and that
+    does not contain ``second``.
+    """
+    common = 0
+    while common < min(len(first), len(second)) and first[common] is second[common]:
+        common += 1
+    if common < len(first) and common < len(second):
+        a, b = first[common], second[common]
+        if a.owner is b.owner and a.kind in ("if", "case"):
+            return True
+    return any(block.exits for block in first[common:])
+
+
+def _persistent_fix(ctx: RuleContext, constructor: ast.Call) -> Fix | None:
+    flag = keyword(constructor, "persistent")
+    if flag is None and constructor.args:
+        flag = positional(constructor, 0)
+    if flag is not None:
+        edit = ctx.replace(flag, "True")
+    elif not constructor.args and not constructor.keywords:
+        span = ctx.range_of(constructor)
+        if not ctx.source.line_text(span.end_line)[: span.end_column - 1].endswith(")"):
+            return None
+        column = span.end_column - 1  # just before the closing parenthesis
+        edit = Edit(span.end_line, column, span.end_line, column, "persistent=True")
+    else:
+        last = max(
+            [*constructor.args, *(k.value for k in constructor.keywords)],
+            key=lambda node: (node.end_lineno, node.end_col_offset),
+        )
+        edit = ctx.insert_after(last, ", persistent=True")
+    return Fix("Create the tape with `persistent=True`", (edit,))
+
+
+def check(ctx: RuleContext) -> Iterator[Finding]:
+    by_tape: dict[int, list[TapeCall]] = {}
+    for tape_call in tape_calls(ctx, _GRADIENT_METHODS):
+        if tape_call.tape.persistent is False:
+            by_tape.setdefault(id(tape_call.binding), []).append(tape_call)
+    for calls in by_tape.values():
+        calls.sort(key=lambda c: (c.call.lineno, c.call.col_offset))
+        for index, later in enumerate(calls[1:], start=1):
+            if all(_exclusive(earlier.site.path, later.site.path) for earlier in calls[:index]):
+                continue
+            constructor = later.tape.node
+            fix = _persistent_fix(ctx, constructor) if isinstance(constructor, ast.Call) else None
+            yield ctx.finding(
+                CODE,
+                later.call,
+                f"`{later.tape_name}.{later.method}(...)` is a second gradient computation on "
+                f"the non-persistent GradientTape `{later.tape_name}`, which fails",
+                fix,
+            )

@@ -1,0 +1,84 @@
+"""TFC007: a persistent GradientTape at module / notebook level that is never deleted."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+from jupyterlab_tfcoach.analysis.bindings import TAPE
+from jupyterlab_tfcoach.analysis.context import RuleContext
+from jupyterlab_tfcoach.analysis.findings import Finding, Severity
+
+CODE = "TFC007"
+NAME = "persistent-tape-not-released"
+SEVERITY = Severity.HINT
+SECTION = "gradient-tape"
+FIXABLE = False
+
+DOCS = """
+## What it does
+Flags a `tf.GradientTape(persistent=True)` created at module level (or at the top level of a
+notebook) whose name is never `del`eted or rebound afterwards. The finding is on the `with`
+item or the assignment that creates the tape.
+
+## Why is this bad?
+A persistent tape keeps every intermediate tensor it recorded alive, so that it can compute
+several gradients. Inside a function it is released when the function returns; at module or
+notebook level the name keeps it, and its memory, alive for the rest of the session.
+
+## Example
+```python
+with tf.GradientTape(persistent=True) as tape:
+    y = x * x
+    z = y * y
+dz_dx = tape.gradient(z, x)
+dy_dx = tape.gradient(y, x)
+```
+
+## Use instead
+```python
+with tf.GradientTape(persistent=True) as tape:
+    y = x * x
+    z = y * y
+dz_dx = tape.gradient(z, x)
+dy_dx = tape.gradient(y, x)
+del tape   # release the recorded tensors
+```
+
+## Course module
+Module 1, *GradientTape* (`gradient-tape`).
+"""
+
+
+def check(ctx: RuleContext) -> Iterator[Finding]:
+    module = ctx.model.module
+    for name, bindings in module.bindings.items():
+        for binding in bindings:
+            if binding.remote or binding.kind not in ("with", "assign"):
+                continue
+            created = binding.value
+            if not (
+                isinstance(created, ast.Call)
+                and ctx.imports.resolve(created.func) == "tf.GradientTape"
+            ):
+                continue
+            tape = ctx.bindings.binding_value(binding)
+            if tape.kind != TAPE or tape.persistent is not True:
+                continue
+            # A later ``del`` or rebinding (also from a function, via ``global``) releases it.
+            if any(
+                other is not binding and (other.remote or other.pos > binding.pos)
+                for other in bindings
+            ):
+                continue
+            node = binding.node
+            if isinstance(node, ast.withitem) and node.optional_vars is not None:
+                where = ctx.source.span_range(node.context_expr, node.optional_vars)
+            else:
+                where = ctx.range_of(node)
+            yield ctx.finding(
+                CODE,
+                where,
+                f"Persistent GradientTape `{name}` is never deleted, so it keeps all recorded "
+                f"tensors alive; add `del {name}` after its last use",
+            )

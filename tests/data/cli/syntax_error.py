@@ -1,0 +1,5 @@
+import tensorflow as tf
+
+
+def broken(:
+    return tf.constant(1)

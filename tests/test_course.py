@@ -1,0 +1,138 @@
+"""The course catalogue: every id other parts link to exists, and links resolve."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from urllib.parse import unquote, urlparse
+
+import pytest
+
+from jupyterlab_tfcoach.course import (
+    MODULES_DIR,
+    Course,
+    DuplicateSectionError,
+    UnknownModuleError,
+    UnknownSectionError,
+    course_ref,
+    get_course,
+)
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+# ARCHITECTURE.md is where rules, monitor and panel agree on section ids, so the
+# test reads the ids from there rather than from a second copy of the list.
+_SECTIONS_LINE = re.compile(r"\((?P<module>module-\d+)\):(?P<ids>.*?)(?=\(module-\d+\)|$)", re.S)
+
+
+def _architecture_section_ids() -> dict[str, list[str]]:
+    text = (REPO_ROOT / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    start = text.index("Sections (module-01)")
+    end = text.index("\n- **", start)
+    listing = text[start:end]
+    return {
+        match["module"]: re.findall(r"`([a-z0-9-]+)`", match["ids"])
+        for match in _SECTIONS_LINE.finditer(listing)
+    }
+
+
+ARCHITECTURE_IDS = _architecture_section_ids()
+ALL_ARCHITECTURE_IDS = [section_id for ids in ARCHITECTURE_IDS.values() for section_id in ids]
+
+
+def test_architecture_listing_was_parsed() -> None:
+    assert set(ARCHITECTURE_IDS) == {"module-01", "module-02"}
+    assert len(ARCHITECTURE_IDS["module-01"]) == 16
+    assert len(ARCHITECTURE_IDS["module-02"]) == 4
+
+
+@pytest.mark.parametrize("section_id", ALL_ARCHITECTURE_IDS)
+def test_every_architecture_id_resolves_in_its_module(section_id: str) -> None:
+    expected_module = next(m for m, ids in ARCHITECTURE_IDS.items() if section_id in ids)
+    section = get_course().section(section_id)
+    assert section.id == section_id
+    assert section.module_id == expected_module
+
+
+def test_modules_have_the_expected_titles() -> None:
+    course = get_course()
+    assert course.module("module-01").title == "Tensors, variables and computation graphs"
+    assert course.module("module-02").title == "TensorFlow's architecture and execution model"
+
+
+def test_section_ids_are_unique_and_every_anchor_starts_a_section() -> None:
+    course = get_course()
+    ids = [section.id for module in course.modules for section in module.sections]
+    assert len(ids) == len(set(ids))
+    for module in course.modules:
+        anchors = re.findall(r'<a id="([^"]+)"', module.markdown)
+        # An anchor not directly followed by a `## ` heading would be silently dropped.
+        assert anchors == [section.id for section in module.sections], module.id
+
+
+def test_duplicate_ids_across_modules_are_rejected(tmp_path: Path) -> None:
+    for name in ("module-a", "module-b"):
+        (tmp_path / f"{name}.md").write_text(
+            f'# {name}\n\n<a id="same"></a>\n## Same\n\nText.\n', encoding="utf-8"
+        )
+    with pytest.raises(DuplicateSectionError, match="same"):
+        Course.load(tmp_path)
+
+
+def test_titles_and_bodies_are_not_empty() -> None:
+    for section in get_course().sections:
+        assert section.title.strip(), section.id
+        body = section.markdown.split("\n", 2)[2].strip()
+        assert len(body) > 200, f"{section.id} has almost no text"
+        assert section.markdown.startswith(f'<a id="{section.id}"></a>\n## {section.title}\n')
+
+
+def test_code_examples_are_valid_python() -> None:
+    for module in get_course().modules:
+        blocks = re.findall(r"```python\n(.*?)```", module.markdown, re.S)
+        assert blocks, module.id
+        for block in blocks:
+            compile(block, f"{module.id} example", "exec")
+
+
+def test_default_url_is_a_file_url_to_the_packaged_module() -> None:
+    url = get_course().url_for("retracing")
+    parsed = urlparse(url)
+    assert parsed.scheme == "file"
+    assert parsed.fragment == "retracing"
+    path = Path(unquote(parsed.path))
+    assert path.is_file()
+    assert path == (MODULES_DIR / "module-01.md").resolve()
+    assert '<a id="retracing"></a>' in path.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("base_url", ["https://example.org/course", "https://example.org/course/"])
+def test_custom_base_url(base_url: str) -> None:
+    assert (
+        get_course().url_for("tf-data", base_url) == "https://example.org/course/module-02#tf-data"
+    )
+
+
+def test_ref_has_the_contract_shape() -> None:
+    ref = course_ref("gradient-tape", "http://localhost:8888/tfcoach/course")
+    assert ref == {
+        "module": "module-01",
+        "section": "gradient-tape",
+        "title": "GradientTape",
+        "url": "http://localhost:8888/tfcoach/course/module-01#gradient-tape",
+    }
+    assert course_ref("tape-watch")["url"].startswith("file://")
+
+
+def test_unknown_ids_raise() -> None:
+    course = get_course()
+    with pytest.raises(UnknownSectionError):
+        course.section("no-such-section")
+    with pytest.raises(UnknownSectionError):
+        course.url_for("no-such-section")
+    with pytest.raises(UnknownSectionError):
+        course_ref("no-such-section")
+    with pytest.raises(UnknownModuleError):
+        course.module("module-99")
+    # Both are KeyErrors, so callers can treat a missing id like a missing key.
+    assert issubclass(UnknownSectionError, KeyError)
