@@ -35,7 +35,8 @@ def jp_asyncio_loop(request: pytest.FixtureRequest) -> Iterator[asyncio.Abstract
         return
     loop = ensure_event_loop(prefer_selector_loop=True)
     yield loop
-    loop.close()
+    if not loop.is_running():
+        loop.close()
 
 
 @pytest.fixture(autouse=True)
@@ -91,8 +92,10 @@ def lab_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabServer]:
         server.stop()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
+    """Chromium for one test module; Playwright's loop stops with it, so later modules
+    (kernel and server tests) get event loops of their own."""
     if not Path(CHROMIUM).exists():
         pytest.fail(f"{CHROMIUM} is missing: `make test` installs Debian's chromium")
     from playwright.sync_api import sync_playwright
