@@ -64,7 +64,8 @@ system-deps:
 lint: install
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
-	jlpm run typecheck
+	jlpm run lint
+	jlpm run test
 
 format: install
 	$(VENV)/bin/ruff format .

@@ -6,6 +6,8 @@ module can build its own (e.g. a kernel with a different environment).
 
 from __future__ import annotations
 
+import asyncio
+import inspect
 import json
 import os
 import queue
@@ -15,6 +17,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,6 +26,7 @@ from jupyter_client.blocking.client import BlockingKernelClient
 from jupyter_client.manager import KernelManager
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
+SERVER_TEST_TIMEOUT = 240.0
 
 
 def quiet_env(**extra: str) -> dict[str, str]:
@@ -98,8 +102,14 @@ class KernelSession:
                 and msg["content"]["execution_state"] == "idle"
             ):
                 break
-        execution.reply = self.client.get_shell_msg(timeout=timeout)["content"]
-        return execution
+        # The shell channel may still hold other replies (e.g. the kernel_info_reply of
+        # wait_for_ready): take the one answering this request.
+        while True:
+            remaining = max(deadline - time.monotonic(), 1.0)
+            reply = self.client.get_shell_msg(timeout=remaining)
+            if reply["parent_header"].get("msg_id") == msg_id:
+                execution.reply = reply["content"]
+                return execution
 
     def shutdown(self) -> None:
         try:
@@ -201,3 +211,29 @@ CHROMIUM_ARGS = [
     "--no-first-run",
     "--disable-dev-shm-usage",
 ]
+
+
+def on_server_loop(test: Callable[..., Awaitable[None]]) -> Callable[..., None]:
+    """Run an async test on pytest-jupyter's loop, where the server lives.
+
+    The suite runs pytest-asyncio in auto mode (for the language-server tests),
+    which would run an ``async def`` test on a loop of its own and every request
+    to the server would time out. The test becomes a plain function taking the
+    extra fixture ``jp_asyncio_loop``.
+    """
+    signature = inspect.signature(test)
+    takes_loop = "jp_asyncio_loop" in signature.parameters
+
+    def run(**kwargs: Any) -> None:
+        loop = kwargs["jp_asyncio_loop"] if takes_loop else kwargs.pop("jp_asyncio_loop")
+        loop.run_until_complete(asyncio.wait_for(test(**kwargs), SERVER_TEST_TIMEOUT))
+
+    parameters = list(signature.parameters.values())
+    if not takes_loop:
+        parameters.append(inspect.Parameter("jp_asyncio_loop", inspect.Parameter.KEYWORD_ONLY))
+    run.__signature__ = signature.replace(parameters=parameters)  # type: ignore[attr-defined]
+    run.__name__ = test.__name__
+    run.__qualname__ = test.__qualname__
+    run.__module__ = test.__module__
+    run.__doc__ = test.__doc__
+    return run

@@ -21,6 +21,7 @@ Values that disagree merge into ``UNKNOWN``: rules stay silent on those.
 from __future__ import annotations
 
 import ast
+import bisect
 from dataclasses import dataclass
 
 from jupyterlab_tfcoach.analysis.model import Binding, Model, Path, Position, Scope, Site
@@ -156,6 +157,7 @@ class Bindings:
         self._tf_function_defs: dict[ast.AST, Value] | None = None
         self._tf_bodies: dict[int, Scope | None] = {}
         self._calls_to: dict[str, list[Site]] = {}
+        self._sorted_positions: dict[tuple[int, str], tuple[int, list[Position] | None]] = {}
 
     # -- names ----------------------------------------------------------------
 
@@ -194,8 +196,10 @@ class Bindings:
         return Resolution(owner, found, False) if found else None
 
     def _before(self, owner: Scope, name: str, pos: Position, path: Path) -> Resolution | None:
+        bindings = owner.bindings[name]
         candidates: list[Binding] = []
-        for binding in reversed(owner.bindings[name]):
+        for index in range(self._count_at_or_before(owner, name, pos) - 1, -1, -1):
+            binding = bindings[index]
             if binding.remote or binding.pos > pos:
                 continue
             candidates.append(binding)
@@ -204,6 +208,22 @@ class Bindings:
         if not candidates:
             return None
         return Resolution(owner, tuple(candidates), True)
+
+    def _count_at_or_before(self, owner: Scope, name: str, pos: Position) -> int:
+        """How many of ``name``'s bindings may precede ``pos``: a bisection when they are in
+        source order (the usual case), so a name rebound thousands of times in one scope
+        (a 1 MiB file) stays linear overall instead of quadratic."""
+        bindings = owner.bindings[name]
+        key = (id(owner), name)
+        cached = self._sorted_positions.get(key)
+        if cached is None or cached[0] != len(bindings):
+            ordered = [b.pos for b in bindings]
+            cached = (len(bindings), ordered if ordered == sorted(ordered) else None)
+            self._sorted_positions[key] = cached
+        positions = cached[1]
+        if positions is None:
+            return len(bindings)  # not in source order: scan them all
+        return bisect.bisect_right(positions, pos)
 
     def name_value(self, scope: Scope, node: ast.Name, path: Path) -> Value:
         resolution = self.resolve(scope, node.id, (node.lineno, node.col_offset), path)

@@ -1,48 +1,184 @@
+/**
+ * Plugin wiring only: the panel, per-notebook coaches, cell badges, inline
+ * findings, the course viewer, settings and commands.
+ */
 import {
   ILayoutRestorer,
   JupyterFrontEnd,
   JupyterFrontEndPlugin
 } from '@jupyterlab/application';
 import { ICommandPalette } from '@jupyterlab/apputils';
-import { Widget } from '@lumino/widgets';
+import { Cell } from '@jupyterlab/cells';
+import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
+import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
+import { ISettingRegistry } from '@jupyterlab/settingregistry';
 
-const PANEL_ID = 'tfcoach-panel';
+import { CoachApi, ReportHub } from './api';
+import { CellBadges } from './badges';
+import { CourseOpener, OPEN_COURSE } from './course';
+import { ICourseRef } from './model';
+import { NotebookCoach } from './notebook';
+import { CoachPanel, PANEL_ID, coachIcon } from './panel/panel';
+import { CoachSettings } from './settings';
+
+const PLUGIN_ID = 'jupyterlab_tfcoach:plugin';
 const OPEN_PANEL = 'tfcoach:open-panel';
-
-/** The coach's right-sidebar panel (filled by the panel issue). */
-class CoachPanel extends Widget {
-  constructor() {
-    super();
-    this.id = PANEL_ID;
-    this.title.caption = 'TF Coach';
-    this.title.label = 'TF Coach';
-    this.addClass('jp-tfcoach-panel');
-    const empty = document.createElement('p');
-    empty.className = 'jp-tfcoach-empty';
-    empty.textContent =
-      'Run a cell that uses TensorFlow: traces, retraces, variables and errors appear here.';
-    this.node.appendChild(empty);
-  }
-}
+const ANALYZE = 'tfcoach:analyze-notebook';
+const TOGGLE_INLINE = 'tfcoach:toggle-inline-findings';
+const TOGGLE_BADGES = 'tfcoach:toggle-cell-badges';
 
 const plugin: JupyterFrontEndPlugin<void> = {
-  id: 'jupyterlab_tfcoach:plugin',
+  id: PLUGIN_ID,
   description: 'A TensorFlow coach for JupyterLab.',
   autoStart: true,
-  optional: [ICommandPalette, ILayoutRestorer],
+  requires: [INotebookTracker],
+  optional: [ICommandPalette, ILayoutRestorer, ISettingRegistry, IRenderMimeRegistry],
   activate: (
     app: JupyterFrontEnd,
+    tracker: INotebookTracker,
     palette: ICommandPalette | null,
-    restorer: ILayoutRestorer | null
+    restorer: ILayoutRestorer | null,
+    registry: ISettingRegistry | null,
+    rendermime: IRenderMimeRegistry | null
   ) => {
-    const panel = new CoachPanel();
+    const api = new CoachApi(app.serviceManager.serverSettings);
+    const hub = new ReportHub();
+    hub.connectEvents(app.serviceManager.events);
+    const settings = new CoachSettings();
+    if (registry) {
+      settings.connect(registry, PLUGIN_ID).catch(error => {
+        console.warn('tfcoach: could not load settings', error);
+      });
+    }
+
+    const courses = new CourseOpener(
+      api,
+      rendermime,
+      widget => app.shell.add(widget, 'main'),
+      id => app.shell.activateById(id)
+    );
+    const openCourse = (course: ICourseRef) => {
+      void app.commands.execute(OPEN_COURSE, { ...course });
+    };
+
+    const jumpToCell = (coach: NotebookCoach, cell: Cell, line?: number, column?: number) => {
+      const notebook = coach.panel.content;
+      const index = notebook.widgets.indexOf(cell);
+      if (index < 0) {
+        return;
+      }
+      app.shell.activateById(coach.panel.id);
+      notebook.deselectAll();
+      notebook.activeCellIndex = index;
+      notebook.mode = 'command';
+      void notebook.scrollToCell(cell, 'center').then(() => {
+        if (line !== undefined && cell.editor) {
+          notebook.mode = 'edit';
+          cell.editor.setCursorPosition({ line: line - 1, column: Math.max(0, (column ?? 1) - 1) });
+          cell.editor.focus();
+        } else {
+          notebook.node.focus();
+        }
+      });
+      cell.addClass('jp-tfcoach-flash');
+      window.setTimeout(() => cell.removeClass('jp-tfcoach-flash'), 1500);
+    };
+
+    const panel = new CoachPanel({ openCourse, jumpToCell });
     app.shell.add(panel, 'right', { rank: 600 });
+    restorer?.add(panel, PANEL_ID);
+
+    const coaches = new Map<NotebookPanel, NotebookCoach>();
+    const reveal = (coach: NotebookCoach, key: string) => {
+      panel.setCoach(coach);
+      app.shell.activateById(PANEL_ID);
+      panel.reveal(key);
+    };
+    const addNotebook = (notebookPanel: NotebookPanel) => {
+      if (coaches.has(notebookPanel)) {
+        return;
+      }
+      const coach = new NotebookCoach(notebookPanel, api, hub, settings, openCourse);
+      const badges = new CellBadges(coach, settings, reveal);
+      coaches.set(notebookPanel, coach);
+      notebookPanel.disposed.connect(() => {
+        badges.dispose();
+        coach.dispose();
+        coaches.delete(notebookPanel);
+      });
+      if (tracker.currentWidget === notebookPanel) {
+        panel.setCoach(coach);
+      }
+    };
+    tracker.forEach(addNotebook);
+    tracker.widgetAdded.connect((_, notebookPanel) => addNotebook(notebookPanel));
+    const follow = () => {
+      const current = tracker.currentWidget;
+      panel.setCoach(current ? (coaches.get(current) ?? null) : null);
+    };
+    tracker.currentChanged.connect(follow);
+    follow();
+
     app.commands.addCommand(OPEN_PANEL, {
       label: 'Open the TF Coach panel',
-      execute: () => app.shell.activateById(PANEL_ID)
+      caption: 'Show what the TensorFlow coach found in the active notebook',
+      icon: coachIcon,
+      execute: args => {
+        app.shell.activateById(PANEL_ID);
+        const key = typeof args.entry === 'string' ? args.entry : '';
+        if (key) {
+          panel.reveal(key);
+        }
+      }
     });
-    palette?.addItem({ command: OPEN_PANEL, category: 'TF Coach' });
-    restorer?.add(panel, PANEL_ID);
+    app.commands.addCommand(OPEN_COURSE, {
+      label: args => (args.title ? `TF Coach course: ${String(args.title)}` : 'Open the TF Coach course'),
+      execute: args =>
+        courses.open({
+          module: typeof args.module === 'string' ? args.module : 'module-01',
+          section: typeof args.section === 'string' ? args.section : '',
+          title: typeof args.title === 'string' ? args.title : '',
+          url: typeof args.url === 'string' ? args.url : ''
+        })
+    });
+    app.commands.addCommand(ANALYZE, {
+      label: 'Check the notebook with TF Coach',
+      isEnabled: () => tracker.currentWidget !== null,
+      execute: async () => {
+        const current = tracker.currentWidget;
+        const coach = current ? coaches.get(current) : undefined;
+        if (coach) {
+          coach.linter.schedule(0);
+          await coach.loadHistory();
+        }
+      }
+    });
+    const toggle = (key: 'showInlineFindings' | 'showCellBadges') => async () => {
+      const value = !settings.value[key];
+      if (registry) {
+        await registry.set(PLUGIN_ID, key, value);
+      } else {
+        settings.update({ ...settings.value, [key]: value });
+      }
+    };
+    app.commands.addCommand(TOGGLE_INLINE, {
+      label: 'Show TF Coach findings inline in cells',
+      isToggled: () => settings.value.showInlineFindings,
+      execute: toggle('showInlineFindings')
+    });
+    app.commands.addCommand(TOGGLE_BADGES, {
+      label: 'Show TF Coach badges on cells',
+      isToggled: () => settings.value.showCellBadges,
+      execute: toggle('showCellBadges')
+    });
+    settings.changed.connect(() => app.commands.notifyCommandChanged());
+    if (palette) {
+      palette.addItem({ command: OPEN_PANEL, category: 'TF Coach' });
+      palette.addItem({ command: OPEN_COURSE, category: 'TF Coach' });
+      palette.addItem({ command: ANALYZE, category: 'TF Coach' });
+      palette.addItem({ command: TOGGLE_INLINE, category: 'TF Coach' });
+      palette.addItem({ command: TOGGLE_BADGES, category: 'TF Coach' });
+    }
   }
 };
 

@@ -36,9 +36,13 @@ class Rule:
     def summary(self) -> str:
         """The first sentence of "What it does", for rule listings."""
         body = self.docs.split("## What it does", 1)[-1].split("\n## ", 1)[0]
-        text = " ".join(body.split())
-        match = re.match(r"(.+?\.)(\s|$)", text)
-        return match.group(1) if match else text
+        # The first paragraph only: a list after "three patterns:" is detail, not summary.
+        first_paragraph = body.strip().split("\n\n", 1)[0]
+        text = " ".join(first_paragraph.split())
+        # A sentence ends at a period followed by a capital letter or the end ("e.g." does not).
+        match = re.match(r"(.+?\.)(?=\s+[A-Z]|$)", text)
+        sentence = match.group(1) if match else text
+        return sentence[:-1] + "." if sentence.endswith(":") else sentence
 
     @classmethod
     def from_module(cls, module: ModuleType) -> Rule:

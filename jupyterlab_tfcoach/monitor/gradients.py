@@ -1,0 +1,141 @@
+"""Silent gradient pitfalls: ``tape.gradient`` returning None for a source.
+
+TensorFlow returns None (no error) for a source the tape did not watch (a
+tensor, or a variable with ``trainable=False``) or that the target does not
+depend on. A hook on ``GradientTape.gradient`` looks at the result after the
+real call returns (it passes arguments and result through untouched) and
+leaves a note naming the cell line and why the gradient is None.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+import threading
+from typing import Any
+
+from jupyterlab_tfcoach.monitor.locations import CellLocator, caller_frame
+from jupyterlab_tfcoach.monitor.tftypes import BACKPROP_MODULE
+from jupyterlab_tfcoach.monitor.variables import KERAS_VARIABLE, TENSOR, TF_VARIABLE, KindClassifier
+
+_HOOK_MARK = "__tfcoach_original__"
+MAX_NOTES_PER_CELL = 10
+_MAX_SOURCES = 1000
+
+
+def _flat(structure: Any) -> list[Any] | None:
+    """Leaves of a list/tuple/dict nest (the shapes tape.gradient accepts)."""
+    kind = type(structure)
+    if kind in (list, tuple):
+        leaves: list[Any] = []
+        for item in structure:
+            inner = _flat(item)
+            if inner is None:
+                return None
+            leaves.extend(inner)
+        return leaves
+    if kind is dict:
+        leaves = []
+        for key in sorted(structure, key=str):
+            inner = _flat(structure[key])
+            if inner is None:
+                return None
+            leaves.extend(inner)
+        return leaves
+    return [structure]
+
+
+class GradientWatcher:
+    def __init__(self, locator: CellLocator, classifier: KindClassifier) -> None:
+        self._locator = locator
+        self.classifier = classifier
+        self._notes: list[str] = []
+        self._lock = threading.Lock()
+        self._patched: tuple[type, Any] | None = None
+
+    def install(self) -> list[str]:
+        module = sys.modules.get(BACKPROP_MODULE)
+        tape_class = getattr(module, "GradientTape", None) if module is not None else None
+        original = tape_class.__dict__.get("gradient") if isinstance(tape_class, type) else None
+        if original is None or tape_class is None:
+            return ["tfcoach cannot hook GradientTape.gradient here: no gradient notes."]
+        original = getattr(original, _HOOK_MARK, original)
+        watcher = self
+
+        @functools.wraps(original)
+        def gradient_hook(tape: Any, target: Any, sources: Any, *args: Any, **kwargs: Any) -> Any:
+            __tracebackhide__ = True  # IPython leaves this frame out of user tracebacks
+            result = original(tape, target, sources, *args, **kwargs)
+            try:
+                watcher._inspect(sources, result)
+            except Exception:
+                pass
+            return result
+
+        setattr(gradient_hook, _HOOK_MARK, original)
+        tape_class.gradient = gradient_hook  # type: ignore[attr-defined]
+        self._patched = (tape_class, original)
+        return []
+
+    def uninstall(self) -> None:
+        if self._patched is None:
+            return
+        tape_class, original = self._patched
+        if getattr(tape_class.__dict__.get("gradient"), _HOOK_MARK, None) is original:
+            tape_class.gradient = original  # type: ignore[attr-defined]
+        self._patched = None
+
+    def take_notes(self) -> list[str]:
+        with self._lock:
+            notes, self._notes = self._notes, []
+        return notes
+
+    def _inspect(self, sources: Any, result: Any) -> None:
+        if result is not None and type(result) not in (list, tuple, dict):
+            return  # one source with a gradient: the common case, nothing to say
+        flat_sources = _flat(sources)
+        flat_result = _flat(result)
+        if flat_sources is None or flat_result is None or len(flat_sources) != len(flat_result):
+            return
+        if len(flat_sources) > _MAX_SOURCES or all(g is not None for g in flat_result):
+            return
+        call_site = self._locator.call_site(caller_frame(2))
+        where = f" at {call_site}" if call_site else ""
+        single = len(flat_sources) == 1
+        for position, (source, gradient) in enumerate(zip(flat_sources, flat_result, strict=True)):
+            if gradient is not None:
+                continue
+            label = "its source" if single else f"source #{position}"
+            note = f"tape.gradient{where} returned None for {label}: {self._why(source)}"
+            with self._lock:
+                if len(self._notes) < MAX_NOTES_PER_CELL and note not in self._notes:
+                    self._notes.append(note)
+
+    def _why(self, source: Any) -> str:
+        kind = self.classifier.kind_of(source)
+        if kind == TENSOR:
+            return (
+                "it is a tensor, not a variable, and a GradientTape only watches trainable "
+                "variables. Call tape.watch(x) inside the `with` block (or use a tf.Variable)."
+            )
+        if kind in (TF_VARIABLE, KERAS_VARIABLE):
+            try:
+                trainable = source.trainable
+                dtype_name = str(source.dtype.name)
+            except Exception:
+                trainable, dtype_name = True, ""
+            if trainable is False:
+                return (
+                    "it is a variable created with trainable=False, which the tape does not "
+                    "watch. Call tape.watch(v) or create it with trainable=True."
+                )
+            if dtype_name.startswith(("int", "uint", "bool")):
+                return (
+                    f"it is a {dtype_name} variable; only floating-point values have gradients. "
+                    "Create it with a float dtype."
+                )
+            return (
+                "the target does not depend on this variable inside the tape (was it rebound, "
+                "e.g. `w = w - lr * g`, or used outside the `with` block?)."
+            )
+        return "the target does not depend on it inside the tape."

@@ -1,0 +1,104 @@
+"""The jupyter_server extension: options, event schema, kernel listener, routes.
+
+Enabled on install by ``jupyter-config/server-config/jupyterlab_tfcoach.json``;
+works for ``jupyter lab`` and plain ``jupyter server``. Options go in any
+jupyter_server config file, e.g. ``c.TfCoach.autoload = False``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from jupyter_events.schema_registry import SchemaRegistryException
+from traitlets import Bool, Float, Int, TraitError, Unicode, validate
+from traitlets.config import Configurable
+
+from jupyterlab_tfcoach.server.handlers import (
+    SETTINGS_COURSE_BASE_URL,
+    SETTINGS_HUB,
+    handlers,
+)
+from jupyterlab_tfcoach.server.kernels import (
+    KERNEL_ACTIONS_SCHEMA_ID,
+    REPORT_SCHEMA_PATH,
+    HubSettings,
+    ReportHub,
+)
+
+
+class TfCoach(Configurable):
+    """Options of the tfcoach server extension."""
+
+    autoload = Bool(
+        True,
+        help=(
+            "Load the tfcoach monitor (%load_ext jupyterlab_tfcoach) silently in every "
+            "Python kernel the server starts or restarts. Reports of kernels where a user "
+            "loads it by hand are collected either way."
+        ),
+    ).tag(config=True)
+
+    history_length = Int(
+        200,
+        help="How many reports the server keeps per kernel (oldest are dropped first).",
+    ).tag(config=True)
+
+    course_base_url = Unicode(
+        None,
+        allow_none=True,
+        help=(
+            "Base URL of the course for links in findings and course listings: "
+            "<base>/<module-id>#<section-id>. Default: the packaged Markdown files."
+        ),
+    ).tag(config=True)
+
+    bootstrap_timeout = Float(
+        60.0,
+        help="Seconds to wait for a kernel to answer the monitor bootstrap before giving up.",
+    ).tag(config=True)
+
+    @validate("history_length")
+    def _positive_history(self, proposal: Any) -> int:
+        value = int(proposal["value"])
+        if value < 1:
+            raise TraitError(f"TfCoach.history_length must be at least 1, not {value}")
+        return value
+
+    @validate("bootstrap_timeout")
+    def _positive_timeout(self, proposal: Any) -> float:
+        value = float(proposal["value"])
+        if value <= 0:
+            raise TraitError(f"TfCoach.bootstrap_timeout must be positive, not {value}")
+        return value
+
+
+def load_server_extension(serverapp: Any) -> ReportHub:
+    """Wire tfcoach into a running ``ServerApp``; returns the report hub."""
+    options = TfCoach(parent=serverapp)
+    event_logger = serverapp.event_logger
+    try:
+        event_logger.register_event_schema(REPORT_SCHEMA_PATH)
+    except SchemaRegistryException:
+        pass  # already registered in this process's logger
+    hub = ReportHub(
+        kernel_manager=serverapp.kernel_manager,
+        event_logger=event_logger,
+        session_manager=getattr(serverapp, "session_manager", None),
+        settings=HubSettings(
+            autoload=options.autoload,
+            history_length=options.history_length,
+            bootstrap_timeout=options.bootstrap_timeout,
+        ),
+        log=serverapp.log,
+    )
+    event_logger.add_listener(schema_id=KERNEL_ACTIONS_SCHEMA_ID, listener=hub.on_kernel_action)
+    web_app = serverapp.web_app
+    web_app.settings[SETTINGS_HUB] = hub
+    web_app.settings[SETTINGS_COURSE_BASE_URL] = options.course_base_url
+    web_app.add_handlers(".*$", handlers(web_app.settings["base_url"]))
+    serverapp.log.info(
+        "tfcoach: server extension loaded (autoload=%s, history_length=%d)",
+        options.autoload,
+        options.history_length,
+    )
+    return hub

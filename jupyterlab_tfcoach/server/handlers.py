@@ -1,0 +1,219 @@
+"""REST routes of CONTRACT §6, all under the server's ``base_url``, all authenticated.
+
+- ``GET  tfcoach/api/kernels/{kernel_id}/reports`` -> ``{"reports": [...]}`` (oldest first)
+- ``POST tfcoach/api/analyze`` ``{"source": str}`` | ``{"cells": [str, ...]}``
+  -> ``{"findings": [CLI JSON objects], "syntax_errors": [{cell, line, column, message}]}``
+- ``GET  tfcoach/api/course`` -> ``{"modules": [{id, title, sections: [{id, title, url}]}]}``
+- ``GET  tfcoach/api/course/{module_id}`` -> ``{id, title, markdown, sections}``
+
+Errors are JSON ``{"message", "reason"}`` like every jupyter_server API error.
+Authentication and XSRF come from ``APIHandler`` (403 without a valid token or
+login cookie; POST with a cookie but no XSRF token: 403). No route takes a file
+path: course modules are looked up by id among the packaged ones.
+"""
+
+from __future__ import annotations
+
+import json
+from http import HTTPStatus
+from typing import Any
+
+from jupyter_server.auth.decorator import authorized
+from jupyter_server.base.handlers import APIHandler
+from jupyter_server.utils import url_path_join
+from tornado import web
+from tornado.ioloop import IOLoop
+
+from jupyterlab_tfcoach.analysis import (
+    AnalysisSyntaxError,
+    Finding,
+    analyze_source,
+    check_cells,
+)
+from jupyterlab_tfcoach.course import UnknownModuleError, get_course
+from jupyterlab_tfcoach.server.kernels import ReportHub
+
+MAX_ANALYZE_BYTES = 1024 * 1024  # 1 MiB, checked before the body is parsed
+SETTINGS_HUB = "tfcoach_hub"
+SETTINGS_COURSE_BASE_URL = "tfcoach_course_base_url"
+
+
+class _TfCoachHandler(APIHandler):
+    auth_resource = "tfcoach"
+
+    def json_error(self, status: int, message: str) -> None:
+        """Finish with a JSON error body (never echoes HTML)."""
+        self.set_status(status)
+        self.finish(json.dumps({"message": message, "reason": HTTPStatus(status).phrase}))
+
+    @property
+    def course_base_url(self) -> str | None:
+        value = self.settings.get(SETTINGS_COURSE_BASE_URL)
+        return value or None
+
+
+class ReportsHandler(_TfCoachHandler):
+    # Reports are kernel output: authorize them like kernel reads.
+    auth_resource = "kernels"
+
+    @web.authenticated
+    @authorized
+    def get(self, kernel_id: str) -> None:
+        hub: ReportHub = self.settings[SETTINGS_HUB]
+        reports = hub.reports(kernel_id)
+        if reports is None:
+            self.json_error(404, f"No kernel with id {_quote(kernel_id)}")
+            return
+        self.finish(json.dumps({"reports": reports}))
+
+
+class AnalyzeHandler(_TfCoachHandler):
+    @web.authenticated
+    @authorized
+    async def post(self) -> None:
+        declared = self.request.headers.get("Content-Length")
+        if declared is not None:
+            try:
+                declared_size = int(declared)
+            except ValueError:
+                self.json_error(400, "Content-Length is not a number")
+                return
+            if declared_size > MAX_ANALYZE_BYTES:
+                self.json_error(413, _too_large(declared_size))
+                return
+        body = self.request.body
+        if len(body) > MAX_ANALYZE_BYTES:
+            self.json_error(413, _too_large(len(body)))
+            return
+        try:
+            payload = json.loads(body.decode("utf-8"))
+        except UnicodeDecodeError:
+            self.json_error(400, "Request body is not UTF-8")
+            return
+        except json.JSONDecodeError as error:
+            self.json_error(400, f"Request body is not valid JSON: {error}")
+            return
+        problem = _shape_problem(payload)
+        if problem is not None:
+            self.json_error(400, problem)
+            return
+        base_url = self.course_base_url
+        # Analysis is pure CPU work on up to 1 MiB: keep the event loop (and every
+        # kernel's messages) moving while it runs.
+        result = await IOLoop.current().run_in_executor(None, _analyze, payload, base_url)
+        self.finish(json.dumps(result))
+
+
+class CourseHandler(_TfCoachHandler):
+    @web.authenticated
+    @authorized
+    def get(self) -> None:
+        course = get_course()
+        base_url = self.course_base_url
+        modules = [
+            {
+                "id": module.id,
+                "title": module.title,
+                "sections": [_section_json(s.id, base_url) for s in module.sections],
+            }
+            for module in course.modules
+        ]
+        self.finish(json.dumps({"modules": modules}))
+
+
+class CourseModuleHandler(_TfCoachHandler):
+    @web.authenticated
+    @authorized
+    def get(self, module_id: str) -> None:
+        course = get_course()
+        try:
+            module = course.module(module_id)
+        except UnknownModuleError:
+            self.json_error(404, f"No course module with id {_quote(module_id)}")
+            return
+        base_url = self.course_base_url
+        self.finish(
+            json.dumps(
+                {
+                    "id": module.id,
+                    "title": module.title,
+                    "markdown": module.markdown,
+                    "sections": [_section_json(s.id, base_url) for s in module.sections],
+                }
+            )
+        )
+
+
+def _section_json(section_id: str, base_url: str | None) -> dict[str, str]:
+    ref = get_course().ref(section_id, base_url)
+    return {"id": ref["section"], "title": ref["title"], "url": ref["url"]}
+
+
+def _shape_problem(payload: Any) -> str | None:
+    """Why the analyze payload has the wrong shape, or None."""
+    if not isinstance(payload, dict):
+        return 'Expected a JSON object {"source": str} or {"cells": [str, ...]}'
+    has_source, has_cells = "source" in payload, "cells" in payload
+    if has_source == has_cells:
+        return 'Expected exactly one of "source" (a string) or "cells" (a list of strings)'
+    if has_source and not isinstance(payload["source"], str):
+        return '"source" must be a string'
+    if has_cells:
+        cells = payload["cells"]
+        if not isinstance(cells, list):
+            return '"cells" must be a list of strings'
+        for index, cell in enumerate(cells):
+            if not isinstance(cell, str):
+                return f'"cells"[{index}] must be a string'
+    return None
+
+
+def _analyze(payload: dict[str, Any], base_url: str | None) -> dict[str, Any]:
+    """Findings as CLI JSON objects, plus where the code does not parse.
+
+    Code being edited often does not parse: that is a result, not a bad request.
+    ``syntax_errors`` lists it (``cell`` null for ``source``; for ``cells``, the
+    cells left out while the others were still analysed).
+    """
+    syntax_errors: list[dict[str, Any]] = []
+    findings: list[Finding] = []
+    try:
+        if "source" in payload:
+            findings = analyze_source(payload["source"])
+        else:
+            result = check_cells(payload["cells"])
+            findings = result.findings
+            syntax_errors = [
+                {"cell": e.cell, "line": e.line, "column": e.column, "message": e.message}
+                for e in result.syntax_errors
+            ]
+    except AnalysisSyntaxError as error:
+        syntax_errors = [
+            {"cell": None, "line": error.lineno, "column": error.offset, "message": error.msg}
+        ]
+    course = get_course()
+    return {
+        "findings": [f.to_json(course.ref(f.section_id, base_url)) for f in findings],
+        "syntax_errors": syntax_errors,
+    }
+
+
+def _too_large(size: int) -> str:
+    return f"Request body of {size} bytes is over the limit of {MAX_ANALYZE_BYTES} bytes (1 MiB)"
+
+
+def _quote(value: str, limit: int = 80) -> str:
+    """An id from the URL, shortened and JSON-quoted for an error message."""
+    return json.dumps(value[:limit])
+
+
+def handlers(base_url: str) -> list[tuple[str, type[APIHandler]]]:
+    def route(*parts: str) -> str:
+        return url_path_join(base_url, "tfcoach", "api", *parts)
+
+    return [
+        (route("kernels", "(?P<kernel_id>[^/]+)", "reports"), ReportsHandler),
+        (route("analyze"), AnalyzeHandler),
+        (route("course"), CourseHandler),
+        (route("course", "(?P<module_id>[^/]+)"), CourseModuleHandler),
+    ]

@@ -1,0 +1,56 @@
+/** The coach's user settings (schema/plugin.json), with a change signal. */
+import { ISettingRegistry } from '@jupyterlab/settingregistry';
+import { ISignal, Signal } from '@lumino/signaling';
+
+export interface ICoachSettings {
+  showInlineFindings: boolean;
+  showCellBadges: boolean;
+  ignoreRules: string[];
+}
+
+export const DEFAULT_SETTINGS: ICoachSettings = {
+  showInlineFindings: true,
+  showCellBadges: true,
+  ignoreRules: []
+};
+
+export class CoachSettings {
+  private _value: ICoachSettings = { ...DEFAULT_SETTINGS };
+  private _changed = new Signal<this, ICoachSettings>(this);
+
+  get value(): ICoachSettings {
+    return this._value;
+  }
+
+  get changed(): ISignal<this, ICoachSettings> {
+    return this._changed;
+  }
+
+  /** Whether findings of this rule code are shown. */
+  accepts(code: string): boolean {
+    return !this._value.ignoreRules.includes(code.toUpperCase());
+  }
+
+  update(raw: Partial<Record<keyof ICoachSettings, unknown>>): void {
+    const ignore = Array.isArray(raw.ignoreRules)
+      ? raw.ignoreRules
+          .filter((c): c is string => typeof c === 'string')
+          .map(c => c.trim().toUpperCase())
+      : [];
+    this._value = {
+      showInlineFindings: raw.showInlineFindings !== false,
+      showCellBadges: raw.showCellBadges !== false,
+      ignoreRules: ignore
+    };
+    this._changed.emit(this._value);
+  }
+
+  /** Follow a plugin's settings in the registry. */
+  async connect(registry: ISettingRegistry, pluginId: string): Promise<void> {
+    const settings = await registry.load(pluginId);
+    const read = () =>
+      this.update(settings.composite as Partial<Record<keyof ICoachSettings, unknown>>);
+    settings.changed.connect(read);
+    read();
+  }
+}

@@ -1,0 +1,133 @@
+// Unit tests of the frontend's pure logic (labextension/src/model.ts), run with
+// `jlpm test` (node's built-in test runner on the tsc output in lib/).
+// model.ts imports nothing, so its compiled module loads from a data: URL.
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { test } from 'node:test';
+
+const source = readFileSync(new URL('../../lib/model.js', import.meta.url), 'utf8');
+const model = await import('data:text/javascript,' + encodeURIComponent(source));
+
+const report = (fields = {}) => ({
+  schema: 'tfcoach.report/1',
+  execution_count: 5,
+  cell_id: 'cell-a',
+  monitor_ms: 1.25,
+  traces: [],
+  variables: [],
+  error: null,
+  notes: [],
+  ...fields
+});
+
+const scaleTrace = {
+  function: 'scale',
+  defined_at: 'Cell In[5], line 1',
+  new_traces: 3,
+  total_traces: 3,
+  reasons: [
+    { kind: 'first_trace', argument: null, before: null, after: null, text: 'First trace.' },
+    { kind: 'shape', argument: 't', before: '(2,)', after: '(3,)', text: '...' },
+    { kind: 'python_value', argument: 'factor', before: '2.0', after: '3.0', text: '...' }
+  ],
+  course: { module: 'module-01', section: 'retracing', title: 'Retracing', url: 'file:///x.md#retracing' }
+};
+
+test('reasons read in plain words with the argument as code', () => {
+  assert.equal(model.reasonText(scaleTrace.reasons[1]), '`t`: shape (2,) \u2192 (3,)');
+  assert.equal(model.reasonText(scaleTrace.reasons[2]), '`factor`: Python value 2.0 \u2192 3.0');
+  assert.equal(model.reasonText(scaleTrace.reasons[0]), 'first trace');
+  assert.equal(
+    model.reasonText({ kind: 'dtype', argument: 'x', before: 'int32', after: 'float32' }),
+    '`x`: dtype int32 \u2192 float32'
+  );
+  assert.equal(model.reasonText({ kind: 'other', text: 'something else' }), 'something else');
+  assert.deepEqual(model.formatReason(scaleTrace.reasons[1])[0], { text: 't', code: true });
+});
+
+test('long or structured values are shortened to one line', () => {
+  assert.equal(model.formatValue([1, 2]), '[1,2]');
+  assert.equal(model.formatValue('a\n  b'), 'a b');
+  assert.equal(model.formatValue('x'.repeat(100)).length, 80);
+  assert.equal(model.formatValue(null), '?');
+});
+
+test('badges count traces, retraces, variables and errors', () => {
+  const r = report({
+    traces: [scaleTrace],
+    variables: [{ name: 'w', change: 'rebound_to_tensor', before: 'tf.Variable', after: 'tf.Tensor' }],
+    error: { type: 'InvalidArgumentError', message: 'm', explanation: 'e' }
+  });
+  assert.deepEqual(
+    model.reportBadges(r).map(b => b.label),
+    ['3 traces', '2 retraces', '1 variable', 'error']
+  );
+  assert.equal(model.cellBadgeText(r), 'InvalidArgumentError \u00b7 2 retraces \u00b7 1 variable');
+  assert.equal(model.reportLevel(r), 'error');
+  assert.equal(model.cellBadgeText(report({ traces: [{ ...scaleTrace, new_traces: 1, total_traces: 1, reasons: [] }] })), '1 trace');
+  // Without reasons, traces beyond a first one are retraces.
+  assert.equal(model.retraceCount({ ...scaleTrace, reasons: [], new_traces: 2, total_traces: 2 }), 1);
+  assert.equal(model.retraceCount({ ...scaleTrace, reasons: [], new_traces: 2, total_traces: 4 }), 2);
+});
+
+test('untrusted JSON is normalized, non-reports are rejected', () => {
+  assert.equal(model.normalizeReport('nope'), null);
+  assert.equal(model.normalizeReport({ foo: 1 }), null);
+  const r = model.normalizeReport({ execution_count: 2, traces: [{ function: 7, reasons: 'x' }] });
+  assert.equal(r.traces[0].function, '7');
+  assert.deepEqual(r.traces[0].reasons, []);
+  assert.equal(r.error, null);
+  assert.equal(model.normalizeFinding({ code: 1 }), null);
+  assert.equal(model.normalizeFinding({ code: 'TFC002', line: 3 }).end_line, 3);
+});
+
+test('the timeline keeps one entry per cell, newest first, and drops duplicates', () => {
+  const timeline = new model.Timeline();
+  let changes = 0;
+  timeline.onChange(() => changes++);
+  const a = report({ traces: [scaleTrace] });
+  assert.ok(timeline.add(a, 'live'));
+  assert.equal(timeline.add({ ...a }, 'live'), null, 'the same report via another path');
+  const b = report({ cell_id: 'cell-b', execution_count: 6, error: { type: 'E', message: '' } });
+  timeline.add(b, 'live');
+  assert.deepEqual(timeline.entries.map(e => e.key), ['cell-b', 'cell-a']);
+  // History arriving late does not replace a live entry.
+  assert.equal(timeline.add(report({ execution_count: 3, monitor_ms: 9, traces: [scaleTrace] }), 'history'), null);
+  // Re-running a cell replaces its entry and moves it to the top.
+  timeline.add(report({ execution_count: 7, monitor_ms: 2, traces: [scaleTrace] }), 'live');
+  assert.deepEqual(timeline.entries.map(e => [e.key, e.executionCount]), [['cell-a', 7], ['cell-b', 6]]);
+  // A re-run with nothing to report removes the stale entry.
+  timeline.add(report({ cell_id: 'cell-b', execution_count: 8, monitor_ms: 3 }), 'live');
+  assert.deepEqual(timeline.entries.map(e => e.key), ['cell-a']);
+  // Reports without a cell id are keyed by execution count.
+  timeline.add(report({ cell_id: null, execution_count: 9, error: { type: 'E', message: '' } }), 'live');
+  assert.equal(timeline.entries[0].key, 'count:9');
+  assert.ok(changes >= 5);
+});
+
+test('findings group by cell and positions convert to UTF-16 offsets', () => {
+  const groups = model.groupFindingsByCell([
+    { code: 'TFC002', cell: 2, line: 3, column: 1 },
+    { code: 'TFC001', cell: 0, line: 1, column: 5 },
+    { code: 'TFC005', cell: 2, line: 1, column: 1 }
+  ]);
+  assert.deepEqual([...groups.keys()], [0, 2]);
+  assert.deepEqual(groups.get(2).map(f => f.code), ['TFC005', 'TFC002']);
+  const text = 'ab\n\u{1F600}x = 1\nlast';
+  assert.equal(model.offsetOf(text, 1, 1), 0);
+  assert.equal(model.offsetOf(text, 2, 2), 5, 'an astral character is two UTF-16 units');
+  assert.equal(model.offsetOf(text, 2, 99), text.indexOf('\nlast'), 'clamped to the line');
+  assert.equal(model.offsetOf(text, 9, 1), text.length);
+});
+
+test('backticks become code parts; only http(s) course URLs are external', () => {
+  assert.deepEqual(model.inlineCode('use `tf.print` here'), [
+    { text: 'use ' },
+    { text: 'tf.print', code: true },
+    { text: ' here' }
+  ]);
+  assert.deepEqual(model.inlineCode('a ` b'), [{ text: 'a ` b' }]);
+  assert.ok(model.isExternalCourseUrl('https://example.org/course/module-01#retracing'));
+  assert.ok(!model.isExternalCourseUrl('file:///x.md#retracing'));
+  assert.ok(!model.isExternalCourseUrl('javascript:alert(1)'));
+});

@@ -1,0 +1,13 @@
+"""tfcoach-lsp: the tfcoach knowledge core (``jupyterlab_tfcoach``) served over LSP.
+
+Importing this package is cheap: it never imports TensorFlow, jupyter_server or
+jedi (jedi is loaded lazily, only for the hover fallback).
+"""
+
+from __future__ import annotations
+
+from jupyterlab_tfcoach import __version__
+
+SERVER_NAME = "tfcoach-lsp"
+
+__all__ = ["SERVER_NAME", "__version__"]

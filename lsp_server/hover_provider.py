@@ -1,0 +1,176 @@
+"""Hover requests: symbol tables built off the protocol thread and cached per
+document, a one-line lookup per hover, jedi only as a deadline-bound fallback."""
+
+from __future__ import annotations
+
+import ast
+import asyncio
+import logging
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+
+from jupyterlab_tfcoach.analysis.notebook import join_cells
+from jupyterlab_tfcoach.analysis.positions import split_lines
+from lsp_server import hover
+from lsp_server.course_links import CourseLinks
+from lsp_server.documents import Snapshot, fs_path, key_for, open_document, snapshot
+from lsp_server.jedi_fallback import JediFallback, is_user_module
+from lsp_server.runner import UNPARSABLE
+from lsp_server.symbols import SymbolTable, build_symbols
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class IndexedSource:
+    version: int | None
+    table: SymbolTable
+    source: str  # what jedi sees (a notebook's joined cells)
+    first_line: dict[str, int]  # part uri -> 1-based line of its first line in ``source``
+
+
+def _index(snap: Snapshot) -> IndexedSource | None:
+    if snap.is_notebook:
+        joined = join_cells([part.source for part in snap.parts])
+        source = joined.source
+        first = {p.uri: joined.cell_first_line[i] for i, p in enumerate(snap.parts)}
+    else:
+        source = snap.parts[0].source
+        first = {snap.key: 1}
+    try:
+        tree = ast.parse(source)
+    except UNPARSABLE:
+        return None
+    return IndexedSource(snap.version, build_symbols(tree), source, first)
+
+
+def to_code_points(line: str, character: int, units: Callable[[str], int]) -> int:
+    """A client column (UTF-16 units by default) -> a code-point index on ``line``."""
+    count = 0
+    for index, char in enumerate(line):
+        if count >= character:
+            return index
+        count += units(char)
+    return len(line)
+
+
+class HoverProvider:
+    def __init__(self, server: LanguageServer, links_for: Callable[[str], CourseLinks]) -> None:
+        self._server = server
+        self._links_for = links_for
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tfcoach-symbols")
+        self._indexes: dict[str, IndexedSource] = {}
+        self._pending: dict[str, tuple[int | None, Future[IndexedSource | None]]] = {}
+        self._lines: dict[str, tuple[int | None, list[str]]] = {}
+        self.jedi = JediFallback()
+
+    def _build(self, snap: Snapshot) -> Future[IndexedSource | None]:
+        pending = self._pending.get(snap.key)
+        if pending is not None and pending[0] == snap.version:
+            return pending[1]
+        future = self._executor.submit(_index, snap)
+        self._pending[snap.key] = (snap.version, future)
+
+        def store(done: Future[IndexedSource | None]) -> None:
+            if self._pending.get(snap.key, (None, None))[1] is done:
+                self._pending.pop(snap.key, None)
+            if not done.cancelled() and done.exception() is None and done.result() is not None:
+                self._indexes[snap.key] = done.result()  # type: ignore[assignment]
+
+        future.add_done_callback(store)
+        return future
+
+    def prefetch(self, key: str) -> None:
+        """Index a document the first time it was analysed, so that the first hover
+        does not wait for the parse; later edits re-index lazily, on hover."""
+        if key in self._indexes or key in self._pending:
+            return
+        snap = snapshot(self._server.workspace, key)
+        if snap is not None:
+            self._build(snap)
+
+    def forget(self, key: str, uris: list[str]) -> None:
+        self._indexes.pop(key, None)
+        self._pending.pop(key, None)
+        for uri in uris:
+            self._lines.pop(uri, None)
+
+    async def _index_for(self, key: str) -> IndexedSource | None:
+        snap = snapshot(self._server.workspace, key)
+        if snap is None:
+            return None
+        index = self._indexes.get(key)
+        if index is not None:
+            if index.version != snap.version:
+                self._build(snap)  # answer from the slightly stale table meanwhile
+            return index
+        await asyncio.shield(asyncio.wrap_future(self._build(snap)))
+        return self._indexes.get(key)
+
+    def _line(self, uri: str, number: int) -> str | None:
+        document = open_document(self._server.workspace, uri)
+        if document is None:
+            return None
+        cached = self._lines.get(uri)
+        if cached is None or cached[0] != document.version:
+            cached = (document.version, split_lines(document.source))
+            self._lines[uri] = cached
+        lines = cached[1]
+        return lines[number] if 0 <= number < len(lines) else None
+
+    async def hover(self, params: types.HoverParams) -> types.Hover | None:
+        uri, position = params.text_document.uri, params.position
+        line_text = self._line(uri, position.line)
+        if line_text is None or not line_text.strip():
+            return None
+        codec = self._server.workspace.position_codec
+        column = to_code_points(line_text, position.character, codec.client_num_units)
+        dotted = hover.dotted_at(line_text, column)
+        if dotted is None:
+            return None
+        key = key_for(self._server.workspace, uri)
+        index = await self._index_for(key)
+        if index is None or uri not in index.first_line:
+            return None
+        line = index.first_line[uri] + position.line
+        resolution = hover.resolve(dotted, index.table, line)
+        if resolution is None:
+            resolution = await self._jedi(dotted, index, key, line, column)
+        if resolution is None:
+            return None
+        links = self._links_for(uri)
+        start = codec.client_num_units(line_text[: dotted.start])
+        end = codec.client_num_units(line_text[: dotted.end])
+        return types.Hover(
+            contents=types.MarkupContent(
+                kind=types.MarkupKind.Markdown, value=hover.render(resolution, links)
+            ),
+            range=types.Range(
+                start=types.Position(line=position.line, character=start),
+                end=types.Position(line=position.line, character=end),
+            ),
+        )
+
+    async def _jedi(
+        self, dotted: hover.DottedName, index: IndexedSource, key: str, line: int, column: int
+    ) -> hover.Resolution | None:
+        imported = index.table.foreign_imports.get(dotted.parts[0])
+        if imported is None:
+            return None
+        path = fs_path(key)
+        root_uri = self._server.workspace.root_uri
+        root = fs_path(root_uri) if root_uri else None
+        if not is_user_module(imported[0], imported[1], path, root):
+            return None
+        card_key = await self.jedi.card_key(
+            index.source, str(path) if path else None, str(root) if root else None, line, column
+        )
+        return hover.Resolution(card_key, dotted) if card_key is not None else None
+
+    def shutdown(self) -> None:
+        self._executor.shutdown(wait=False, cancel_futures=True)
+        self.jedi.shutdown()

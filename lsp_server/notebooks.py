@@ -1,0 +1,65 @@
+"""LSP 3.17 notebooks <-> the analysis: a notebook's code cells are analysed
+together (names flow between cells, as in the kernel) with ``check_cells``, and
+findings go back to each cell's own URI."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from lsprotocol import types
+from pygls.workspace import TextDocument, Workspace
+
+from jupyterlab_tfcoach.analysis import check_cells
+from jupyterlab_tfcoach.analysis.config import Config
+from jupyterlab_tfcoach.analysis.findings import Finding
+
+NOTEBOOK_TYPE = "jupyter-notebook"
+PYTHON_LANGUAGES = frozenset({"python", "", None})
+
+SYNC_OPTIONS = types.NotebookDocumentSyncOptions(
+    notebook_selector=[
+        types.NotebookDocumentFilterWithCells(
+            notebook=NOTEBOOK_TYPE, cells=[types.NotebookCellLanguage(language="python")]
+        )
+    ],
+    save=False,
+)
+
+
+@dataclass(frozen=True)
+class CellFindings:
+    by_uri: dict[str, list[Finding]]
+    broken: set[str]  # cells left out because they do not parse (yet)
+
+
+def code_cells(
+    notebook: types.NotebookDocument, lookup: Callable[[str], TextDocument | None]
+) -> list[tuple[str, TextDocument]]:
+    """The notebook's Python code cells in order, as (cell URI, open document)."""
+    result = []
+    for cell in notebook.cells:
+        if cell.kind != types.NotebookCellKind.Code:
+            continue
+        document = lookup(cell.document)
+        if document is not None and document.language_id in PYTHON_LANGUAGES:
+            result.append((cell.document, document))
+    return result
+
+
+def key_for(workspace: Workspace, uri: str) -> str:
+    """The unit of analysis a document belongs to: its notebook, or itself."""
+    notebook = workspace.get_notebook_document(cell_uri=uri)
+    return notebook.uri if notebook is not None else uri
+
+
+def analyze_notebook(
+    cells: Sequence[tuple[str, str]], config: Config, path: str | None
+) -> CellFindings:
+    """``cells``: (cell URI, source) of the code cells, in notebook order."""
+    checked = check_cells([source for _, source in cells], config, path)
+    by_uri: dict[str, list[Finding]] = {}
+    for finding in checked.findings:
+        if finding.cell is not None and 0 <= finding.cell < len(cells):
+            by_uri.setdefault(cells[finding.cell][0], []).append(finding)
+    return CellFindings(by_uri, {cells[error.cell][0] for error in checked.syntax_errors})

@@ -1,0 +1,108 @@
+"""Findings -> LSP shapes.
+
+A Finding counts 1-based lines and 1-based *code point* columns (``end_column``
+one past the last character); LSP counts 0-based lines and columns in the
+negotiated position encoding (UTF-16 unless the client offered another).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from lsprotocol import types
+from pygls.workspace import PositionCodec
+
+from jupyterlab_tfcoach.analysis.findings import Edit, Finding, Fix, Severity
+from lsp_server.course_links import CourseLinks
+
+SOURCE = "tfcoach"
+
+_SEVERITY = {
+    Severity.ERROR: types.DiagnosticSeverity.Error,
+    Severity.WARNING: types.DiagnosticSeverity.Warning,
+    Severity.INFORMATION: types.DiagnosticSeverity.Information,
+    Severity.HINT: types.DiagnosticSeverity.Hint,
+}
+
+
+def to_position(
+    lines: Sequence[str], line: int, column: int, codec: PositionCodec
+) -> types.Position:
+    """1-based line / code-point column -> LSP position (clamped to the document)."""
+    index = max(line - 1, 0)
+    if index >= len(lines):
+        return types.Position(line=index, character=0)
+    text = lines[index].rstrip("\r\n")
+    chars = min(max(column - 1, 0), len(text))
+    return types.Position(line=index, character=codec.client_num_units(text[:chars]))
+
+
+def to_range(
+    lines: Sequence[str],
+    span: Finding | Edit,
+    codec: PositionCodec,
+) -> types.Range:
+    return types.Range(
+        start=to_position(lines, span.line, span.column, codec),
+        end=to_position(lines, span.end_line, span.end_column, codec),
+    )
+
+
+def to_diagnostic(
+    finding: Finding, lines: Sequence[str], codec: PositionCodec, links: CourseLinks
+) -> types.Diagnostic:
+    href = links.url(finding.section_id)
+    return types.Diagnostic(
+        range=to_range(lines, finding, codec),
+        message=finding.message,
+        severity=_SEVERITY[finding.severity],
+        code=finding.code,
+        code_description=types.CodeDescription(href=href) if href else None,
+        source=SOURCE,
+        data={"name": finding.name, "section": finding.section_id},
+    )
+
+
+def to_diagnostics(
+    findings: Iterable[Finding], lines: Sequence[str], codec: PositionCodec, links: CourseLinks
+) -> list[types.Diagnostic]:
+    return [to_diagnostic(f, lines, codec, links) for f in findings]
+
+
+def to_text_edits(fix: Fix, lines: Sequence[str], codec: PositionCodec) -> list[types.TextEdit]:
+    return [
+        types.TextEdit(range=to_range(lines, edit, codec), new_text=edit.new_text)
+        for edit in fix.edits
+    ]
+
+
+def to_workspace_edit(
+    fix: Fix,
+    uri: str,
+    version: int | None,
+    lines: Sequence[str],
+    codec: PositionCodec,
+    document_changes: bool,
+) -> types.WorkspaceEdit:
+    """A WorkspaceEdit for one document: versioned ``documentChanges`` when the
+    client supports them (so a stale fix is rejected), else ``changes``."""
+    edits = to_text_edits(fix, lines, codec)
+    if document_changes:
+        return types.WorkspaceEdit(
+            document_changes=[
+                types.TextDocumentEdit(
+                    text_document=types.OptionalVersionedTextDocumentIdentifier(
+                        uri=uri, version=version
+                    ),
+                    edits=list(edits),
+                )
+            ]
+        )
+    return types.WorkspaceEdit(changes={uri: list(edits)})
+
+
+def overlaps(a: types.Range, b: types.Range) -> bool:
+    """True when two ranges touch (an empty cursor range inside or at an edge counts)."""
+    a_start, a_end = (a.start.line, a.start.character), (a.end.line, a.end.character)
+    b_start, b_end = (b.start.line, b.start.character), (b.end.line, b.end.character)
+    return a_start <= b_end and b_start <= a_end

@@ -1,0 +1,114 @@
+"""One analysis pass, run on the analysis thread: snapshot -> findings ->
+diagnostics. While a file (or a notebook cell) does not parse, the findings of
+the last good pass are kept where their lines are untouched."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from lsprotocol import types
+from pygls.workspace import PositionCodec
+
+from jupyterlab_tfcoach.analysis import analyze_source
+from jupyterlab_tfcoach.analysis.config import Config
+from jupyterlab_tfcoach.analysis.findings import Finding
+from lsp_server.course_links import CourseLinks
+from lsp_server.documents import Snapshot
+from lsp_server.notebooks import analyze_notebook
+from lsp_server.protocol import to_diagnostics
+
+log = logging.getLogger(__name__)
+
+# What ``ast.parse`` raises on text that is not a module: a SyntaxError, null bytes
+# (ValueError), or absurd nesting.
+UNPARSABLE = (SyntaxError, ValueError, RecursionError, MemoryError)
+
+
+@dataclass(frozen=True)
+class PartResult:
+    uri: str
+    lines: tuple[str, ...]
+    findings: tuple[Finding, ...]
+    diagnostics: tuple[types.Diagnostic, ...]
+
+
+@dataclass(frozen=True)
+class AnalysisResult:
+    key: str
+    version: int | None
+    generation: int
+    parts: dict[str, PartResult]
+
+
+def _spans(finding: Finding) -> list[tuple[int, int]]:
+    spans = [(finding.line, finding.end_line)]
+    if finding.fix is not None:
+        spans += [(edit.line, edit.end_line) for edit in finding.fix.edits]
+    return spans
+
+
+def keep_untouched(previous: PartResult | None, lines: Sequence[str]) -> tuple[Finding, ...]:
+    """The previous findings whose lines (and fix lines) are unchanged."""
+    if previous is None:
+        return ()
+    kept = []
+    for finding in previous.findings:
+        if all(
+            1 <= first <= last <= min(len(lines), len(previous.lines))
+            and all(lines[n - 1] == previous.lines[n - 1] for n in range(first, last + 1))
+            for first, last in _spans(finding)
+        ):
+            kept.append(finding)
+    return tuple(kept)
+
+
+class Analyzer:
+    """Lives on the (single) analysis thread; remembers the last good results."""
+
+    def __init__(self) -> None:
+        self._last_good: dict[str, PartResult] = {}
+
+    def forget(self, uris: Sequence[str]) -> None:
+        for uri in uris:
+            self._last_good.pop(uri, None)
+
+    def run(
+        self, snap: Snapshot, config: Config, codec: PositionCodec, generation: int
+    ) -> AnalysisResult:
+        links = CourseLinks(config.course_base_url)
+        path = str(snap.path) if snap.path else None
+        by_uri, broken = self._findings(snap, config, path)
+        parts: dict[str, PartResult] = {}
+        for part in snap.parts:
+            lines = tuple(part.lines)
+            if part.uri in broken:
+                findings = keep_untouched(self._last_good.get(part.uri), lines)
+            else:
+                findings = tuple(by_uri.get(part.uri, ()))
+            diagnostics = tuple(to_diagnostics(findings, lines, codec, links))
+            result = PartResult(part.uri, lines, findings, diagnostics)
+            parts[part.uri] = result
+            if part.uri not in broken:
+                self._last_good[part.uri] = result
+        return AnalysisResult(snap.key, snap.version, generation, parts)
+
+    @staticmethod
+    def _findings(
+        snap: Snapshot, config: Config, path: str | None
+    ) -> tuple[dict[str, list[Finding]], set[str]]:
+        if not snap.is_notebook:
+            (part,) = snap.parts
+            try:
+                return {part.uri: list(analyze_source(part.source, config, path))}, set()
+            except UNPARSABLE as error:
+                log.debug("%s does not parse: %s", part.uri, error)
+                return {}, {part.uri}
+        cells = [(part.uri, part.source) for part in snap.parts]
+        try:
+            result = analyze_notebook(cells, config, path)
+        except UNPARSABLE as error:
+            log.debug("%s does not parse: %s", snap.key, error)
+            return {}, {part.uri for part in snap.parts}
+        return result.by_uri, result.broken

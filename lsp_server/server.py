@@ -1,0 +1,231 @@
+"""The tfcoach language server: small feature handlers; the work lives in the
+modules they call (diagnostics, hover_provider, code_actions, settings/config)."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types
+from pygls.exceptions import JsonRpcInvalidParams
+from pygls.lsp.server import LanguageServer
+
+from jupyterlab_tfcoach.analysis.config import Config
+from jupyterlab_tfcoach.course import UnknownSectionError, get_course
+from lsp_server import SERVER_NAME, __version__
+from lsp_server.code_actions import OPEN_COURSE, code_actions
+from lsp_server.config import ConfigResolver, is_known_code
+from lsp_server.course_links import CourseLinks
+from lsp_server.diagnostics import DiagnosticsEngine, result_id
+from lsp_server.documents import Snapshot, fs_path, key_for, open_document
+from lsp_server.hover_provider import HoverProvider
+from lsp_server.notebooks import SYNC_OPTIONS
+from lsp_server.rpc import TfCoachProtocol
+from lsp_server.settings import SECTION, Settings, parse_settings
+
+log = logging.getLogger(__name__)
+
+
+class TfCoachServer(LanguageServer):
+    def __init__(self) -> None:
+        super().__init__(
+            SERVER_NAME,
+            __version__,
+            text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
+            notebook_document_sync=SYNC_OPTIONS,
+            max_workers=2,
+            protocol_cls=TfCoachProtocol,
+        )
+        self.settings = Settings()
+        self.configs = ConfigResolver(self.warn)
+        self.engine = DiagnosticsEngine(self, self.config_for)
+        self.hovers = HoverProvider(self, self.links_for)
+        self.engine.on_result = self.hovers.prefetch
+
+    # -- helpers used by the handlers --------------------------------------------------------
+    def warn(self, message: str) -> None:
+        log.warning("%s", message)
+        self.window_show_message(
+            types.ShowMessageParams(type=types.MessageType.Warning, message=message)
+        )
+
+    def root_path(self) -> Path | None:
+        root = self.workspace.root_uri
+        return fs_path(root) if root else None
+
+    def config_for(self, snap: Snapshot | None) -> Config:
+        path = snap.path if snap is not None else None
+        return self.configs.config_for(path, self.root_path(), self.settings)
+
+    def links_for(self, uri: str) -> CourseLinks:
+        """Course links for a document (a cell's config is its notebook's)."""
+        path = fs_path(key_for(self.workspace, uri))
+        config = self.configs.config_for(path, self.root_path(), self.settings)
+        return CourseLinks(config.course_base_url)
+
+    def apply_settings(self, raw: Any) -> None:
+        parsed = parse_settings(raw, is_known_code)
+        for message in parsed.warnings:
+            self.warn(message)
+        self.settings = parsed.settings
+        self.engine.debounce_s = parsed.settings.debounce_ms / 1000
+
+
+def create_server() -> TfCoachServer:
+    ls = TfCoachServer()
+
+    @ls.feature(types.INITIALIZE)
+    def initialize(ls: TfCoachServer, params: types.InitializeParams) -> None:
+        text = params.capabilities.text_document
+        ls.engine.pull = bool(text and text.diagnostic)
+        ls.apply_settings(params.initialization_options)
+
+    @ls.feature(types.INITIALIZED)
+    async def initialized(ls: TfCoachServer, params: types.InitializedParams) -> None:
+        workspace = ls.client_capabilities.workspace
+        if workspace and workspace.configuration:
+            before = ls.settings
+            await pull_configuration(ls)
+            if ls.settings != before:
+                ls.engine.reanalyze_all()
+
+    @ls.feature(types.TEXT_DOCUMENT_DID_OPEN)
+    def did_open(ls: TfCoachServer, params: types.DidOpenTextDocumentParams) -> None:
+        ls.engine.schedule(params.text_document.uri, delay=0)
+
+    @ls.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+    def did_change(ls: TfCoachServer, params: types.DidChangeTextDocumentParams) -> None:
+        ls.engine.schedule(params.text_document.uri)
+
+    @ls.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+    def did_close(ls: TfCoachServer, params: types.DidCloseTextDocumentParams) -> None:
+        uri = params.text_document.uri
+        ls.engine.close(uri, [uri])
+        ls.hovers.forget(uri, [uri])
+
+    @ls.feature(types.NOTEBOOK_DOCUMENT_DID_OPEN)
+    def notebook_did_open(ls: TfCoachServer, params: types.DidOpenNotebookDocumentParams) -> None:
+        ls.engine.schedule(params.notebook_document.uri, delay=0)
+
+    @ls.feature(types.NOTEBOOK_DOCUMENT_DID_CHANGE)
+    def notebook_did_change(
+        ls: TfCoachServer, params: types.DidChangeNotebookDocumentParams
+    ) -> None:
+        ls.engine.schedule(params.notebook_document.uri)
+
+    @ls.feature(types.NOTEBOOK_DOCUMENT_DID_CLOSE)
+    def notebook_did_close(ls: TfCoachServer, params: types.DidCloseNotebookDocumentParams) -> None:
+        uris = [cell.uri for cell in params.cell_text_documents]
+        ls.engine.close(params.notebook_document.uri, uris)
+        ls.hovers.forget(params.notebook_document.uri, uris)
+
+    @ls.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
+    async def did_change_configuration(
+        ls: TfCoachServer, params: types.DidChangeConfigurationParams
+    ) -> None:
+        workspace = ls.client_capabilities.workspace
+        if params.settings is None and workspace and workspace.configuration:
+            await pull_configuration(ls)
+        else:
+            ls.apply_settings(params.settings)
+        ls.engine.reanalyze_all()
+
+    @ls.feature(
+        types.TEXT_DOCUMENT_DIAGNOSTIC,
+        types.DiagnosticOptions(
+            identifier=SECTION, inter_file_dependencies=False, workspace_diagnostics=False
+        ),
+    )
+    async def diagnostic(
+        ls: TfCoachServer, params: types.DocumentDiagnosticParams
+    ) -> types.DocumentDiagnosticReport:
+        part = await ls.engine.pull_part(params.text_document.uri)
+        if part is None:
+            return types.RelatedFullDocumentDiagnosticReport(items=[])
+        rid = result_id(part)
+        ls.engine.mark_sent(params.text_document.uri, rid)
+        if params.previous_result_id == rid:
+            return types.RelatedUnchangedDocumentDiagnosticReport(result_id=rid)
+        return types.RelatedFullDocumentDiagnosticReport(
+            items=list(part.diagnostics), result_id=rid
+        )
+
+    @ls.feature(types.TEXT_DOCUMENT_HOVER)
+    async def hover(ls: TfCoachServer, params: types.HoverParams) -> types.Hover | None:
+        return await ls.hovers.hover(params)
+
+    @ls.feature(
+        types.TEXT_DOCUMENT_CODE_ACTION,
+        types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix]),
+    )
+    async def code_action(
+        ls: TfCoachServer, params: types.CodeActionParams
+    ) -> list[types.CodeAction] | None:
+        uri = params.text_document.uri
+        document = open_document(ls.workspace, uri)
+        if document is None:
+            return None
+        part = await ls.engine.pull_part(uri)
+        if part is None:
+            return None
+        links = ls.links_for(uri)
+        edit_caps = ls.client_capabilities.workspace
+        document_changes = bool(
+            edit_caps and edit_caps.workspace_edit and edit_caps.workspace_edit.document_changes
+        )
+        return code_actions(
+            part,
+            uri,
+            document.version,
+            params,
+            ls.workspace.position_codec,
+            links,
+            document_changes,
+        )
+
+    @ls.command(OPEN_COURSE)
+    async def open_course(ls: TfCoachServer, *args: Any) -> bool:
+        url = _course_url(ls, args)
+        window = ls.client_capabilities.window
+        if window and window.show_document and window.show_document.support:
+            result = await ls.window_show_document_async(
+                types.ShowDocumentParams(uri=url, external=True)
+            )
+            return result.success
+        ls.window_show_message(
+            types.ShowMessageParams(type=types.MessageType.Info, message=f"tfcoach course: {url}")
+        )
+        return True
+
+    return ls
+
+
+async def pull_configuration(ls: TfCoachServer) -> None:
+    """Ask the client for the ``tfcoach`` section (clients that pull settings)."""
+    try:
+        values = await ls.workspace_configuration_async(
+            types.ConfigurationParams(items=[types.ConfigurationItem(section=SECTION)])
+        )
+    except Exception as error:  # a client may not answer workspace/configuration
+        log.warning("workspace/configuration failed: %s", error)
+        return
+    if values and values[0] is not None:
+        ls.apply_settings({SECTION: values[0]})
+
+
+def _course_url(ls: TfCoachServer, args: tuple[Any, ...]) -> str:
+    """``tfcoach.openCourse`` takes one argument: a course URL or a section id."""
+    target = args[0] if len(args) == 1 else None
+    if not isinstance(target, str) or not target:
+        raise JsonRpcInvalidParams(f"{OPEN_COURSE} expects a course URL or section id")
+    if target.startswith(("http://", "https://", "file://")):
+        return target
+    try:
+        get_course().section(target)
+    except UnknownSectionError:
+        raise JsonRpcInvalidParams(f"unknown course section {target!r}") from None
+    return CourseLinks(ls.settings.course_base_url).url(target) or target
+
+
+__all__ = ["TfCoachServer", "create_server"]

@@ -1,0 +1,106 @@
+"""Editor settings (section ``tfcoach``): parsed, validated, defaults on error.
+
+Accepted shapes, as different clients send them:
+``{"tfcoach": {...}}``, ``{...}`` (the section itself), and flat dotted keys
+``{"tfcoach.select": [...]}`` (JupyterLab-LSP).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+SECTION = "tfcoach"
+_CODE = re.compile(r"^[A-Z]+[0-9]*$")
+_URL = re.compile(r"^(https?|file)://\S+$")
+KNOWN_KEYS = frozenset({"select", "ignore", "courseBaseUrl", "debounceMs"})
+# Settings of editor clients (the VS Code extension's own `tfcoach.*` keys): clients that
+# send their whole `tfcoach` section must not earn a warning for them.
+CLIENT_KEYS = frozenset({"interpreter", "trace", "server"})
+
+
+@dataclass(frozen=True)
+class Settings:
+    """``None`` means "not set by the editor" so ``[tool.tfcoach]`` applies."""
+
+    select: tuple[str, ...] | None = None
+    ignore: tuple[str, ...] | None = None
+    course_base_url: str | None = None
+    debounce_ms: int = 200
+
+
+@dataclass(frozen=True)
+class ParsedSettings:
+    settings: Settings
+    warnings: list[str] = field(default_factory=list)
+
+
+def extract_section(raw: Any) -> Mapping[str, Any] | None:
+    """Find the ``tfcoach`` section in whatever the client sent; None if absent."""
+    if not isinstance(raw, Mapping):
+        return None
+    section = raw.get(SECTION)
+    if isinstance(section, Mapping):
+        return section
+    dotted = {k[len(SECTION) + 1 :]: v for k, v in raw.items() if k.startswith(SECTION + ".")}
+    if dotted:
+        return dotted
+    if any(key in KNOWN_KEYS for key in raw):
+        return raw
+    return None
+
+
+def _codes(
+    key: str, value: Any, is_known: Callable[[str], bool], warnings: list[str]
+) -> tuple[str, ...] | None:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        value = [part.strip() for part in value.split(",") if part.strip()]
+    if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
+        warnings.append(f"tfcoach.{key} must be a list of rule codes like TFC001; using default")
+        return None
+    codes: list[str] = []
+    for code in value:
+        normalized = code.strip().upper()
+        if _CODE.match(normalized) and is_known(normalized):
+            codes.append(normalized)
+        else:
+            warnings.append(f"tfcoach.{key}: unknown rule code {code!r} ignored")
+    return tuple(codes)
+
+
+def parse_settings(raw: Any, is_known: Callable[[str], bool]) -> ParsedSettings:
+    """Validate a ``tfcoach`` section; every bad value falls back to its default."""
+    warnings: list[str] = []
+    if raw is not None and not isinstance(raw, Mapping):
+        warnings.append("tfcoach settings must be an object; using the defaults")
+        return ParsedSettings(Settings(), warnings)
+    if isinstance(raw, Mapping) and raw.get(SECTION) is not None:
+        if not isinstance(raw[SECTION], Mapping):
+            warnings.append("tfcoach settings must be an object; using the defaults")
+            return ParsedSettings(Settings(), warnings)
+    section = extract_section(raw) or {}
+    select = _codes("select", section.get("select"), is_known, warnings)
+    ignore = _codes("ignore", section.get("ignore"), is_known, warnings)
+
+    base_url = section.get("courseBaseUrl")
+    if base_url is not None and not (isinstance(base_url, str) and _URL.match(base_url)):
+        if base_url != "":
+            warnings.append(
+                f"tfcoach.courseBaseUrl must be an http(s):// or file:// URL, got {base_url!r}; "
+                "using the packaged course"
+            )
+        base_url = None
+
+    debounce = section.get("debounceMs", Settings.debounce_ms)
+    if isinstance(debounce, bool) or not isinstance(debounce, int) or not 0 <= debounce <= 5000:
+        warnings.append(f"tfcoach.debounceMs must be an integer 0..5000, got {debounce!r}")
+        debounce = Settings.debounce_ms
+
+    unknown = sorted(set(section) - KNOWN_KEYS - CLIENT_KEYS)
+    if unknown:
+        warnings.append(f"tfcoach: unknown settings ignored: {', '.join(unknown)}")
+    return ParsedSettings(Settings(select, ignore, base_url, debounce), warnings)

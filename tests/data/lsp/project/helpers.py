@@ -1,0 +1,3 @@
+import tensorflow as tf_alias
+
+__all__ = ["tf_alias"]

@@ -1,0 +1,149 @@
+"""Error explanations in a real kernel, outside and inside tf.function."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from tests.harness import KernelSession
+from tests.monitor_kernel import checked_report, run, start_kernel
+
+pytestmark = [pytest.mark.kernel, pytest.mark.timeout(300)]
+
+
+@pytest.fixture(scope="module")
+def kernel() -> Iterator[KernelSession]:
+    session = start_kernel()
+    try:
+        run(session, "import numpy as np\nimport tensorflow as tf\nimport keras")
+        run(session, "%load_ext jupyterlab_tfcoach")
+        yield session
+    finally:
+        session.shutdown()
+
+
+def failing(kernel: KernelSession, code: str) -> dict[str, Any]:
+    execution = run(kernel, code, ok=False)
+    assert execution.reply["status"] == "error"
+    # The cell's own traceback is the only output.
+    outputs = [
+        m["header"]["msg_type"]
+        for m in execution.iopub
+        if m["header"]["msg_type"] in ("stream", "display_data", "execute_result")
+    ]
+    assert outputs == [], outputs
+    # The monitor's hooks on Function.__call__ / GradientTape.gradient stay out of it.
+    assert "jupyterlab_tfcoach" not in "\n".join(execution.reply["traceback"])
+    return checked_report(execution)
+
+
+def test_eager_dtype_mismatch(kernel: KernelSession) -> None:
+    error = failing(kernel, "tf.constant([1, 2]) + tf.constant([0.5, 1.0])")["error"]
+    assert error["type"] == "InvalidArgumentError"
+    assert error["message"].startswith("cannot compute AddV2")
+    assert "AddV2" in error["explanation"]
+    assert "float32" in error["explanation"] and "int32" in error["explanation"]
+    assert "tf.cast(x, tf.int32)" in error["explanation"]
+    assert error["course"]["section"] == "dtype-casting"
+
+    error = failing(kernel, "tf.matmul(tf.ones([1, 1], tf.float64), tf.ones([1, 1]))")["error"]
+    assert "MatMul" in error["explanation"] and "float64" in error["explanation"]
+
+
+def test_dtype_mismatch_inside_tf_function_is_unwrapped(kernel: KernelSession) -> None:
+    code = """@tf.function
+def add(a, b):
+    return a + b
+
+add(tf.constant([1, 2]), tf.constant([0.5, 1.0]))
+"""
+    error = failing(kernel, code)["error"]
+    assert error["type"] == "TypeError"
+    assert error["message"].startswith("Input 'y' of 'AddV2' Op has type float32")
+    assert "inside a tf.function" in error["explanation"]
+    assert "'y' is float32" in error["explanation"] and "'x' is int32" in error["explanation"]
+
+
+def test_tape_used_twice(kernel: KernelSession) -> None:
+    code = """v = tf.Variable(1.0)
+with tf.GradientTape() as tape:
+    y = v * v
+tape.gradient(y, v)
+tape.gradient(y, v)
+"""
+    error = failing(kernel, code)["error"]
+    assert error["type"] == "RuntimeError"
+    assert "persistent=True" in error["explanation"]
+    assert error["course"]["section"] == "gradient-tape"
+
+
+def test_variable_created_inside_tf_function(kernel: KernelSession) -> None:
+    code = """@tf.function
+def make(x):
+    v = tf.Variable(1.0)
+    return x * v
+
+make(tf.constant(1.0))
+"""
+    error = failing(kernel, code)["error"]
+    assert error["type"] == "ValueError"
+    assert error["message"].startswith("tf.function only supports singleton tf.Variables")
+    assert error["course"]["section"] == "variables-in-functions"
+
+
+def test_numpy_inside_tf_function(kernel: KernelSession) -> None:
+    code = "@tf.function\ndef to_numpy(x):\n    return x.numpy()\n\nto_numpy(tf.constant(1.0))"
+    error = failing(kernel, code)["error"]
+    assert (error["type"], error["message"]) == (
+        "AttributeError",
+        "'SymbolicTensor' object has no attribute 'numpy'",
+    )
+    assert "tf.print" in error["explanation"]
+    assert error["course"]["section"] == "numpy-in-graphs"
+
+
+def test_symbolic_tensor_as_python_bool(kernel: KernelSession) -> None:
+    code = """@tf.function(autograph=False)
+def absolute(x):
+    if x > 0:
+        return x
+    return -x
+
+absolute(tf.constant(1.0))
+"""
+    error = failing(kernel, code)["error"]
+    assert error["type"] == "OperatorNotAllowedInGraphError"
+    assert "tf.cond" in error["explanation"]
+    assert error["course"]["section"] == "eager-vs-graph"
+
+
+def test_no_gradients_provided(kernel: KernelSession) -> None:
+    code = """optimizer = keras.optimizers.SGD()
+weight = keras.Variable(1.0)
+optimizer.apply_gradients([(None, weight)])
+"""
+    error = failing(kernel, code)["error"]
+    assert error["type"] == "ValueError"
+    assert error["message"].startswith("No gradients provided for any variable")
+    assert error["course"]["section"] == "trainable-weights"
+
+
+def test_augmented_assignment_on_variable(kernel: KernelSession) -> None:
+    error = failing(kernel, "counter = tf.Variable(1.0)\ncounter -= 0.5")["error"]
+    assert "assign_sub" in error["explanation"]
+    assert error["course"]["section"] == "rebinding-variables"
+
+
+def test_unknown_errors_have_no_explanation(kernel: KernelSession) -> None:
+    assert failing(kernel, "1 / 0")["error"] is None
+    assert failing(kernel, "tf.reshape(tf.ones([6]), [4])")["error"] is None
+    code = """class Sneaky(Exception):
+    def __str__(self):
+        raise RuntimeError("no")
+
+raise Sneaky()
+"""
+    report = checked_report(run(kernel, code, ok=False))
+    assert report["error"] is None

@@ -1,0 +1,252 @@
+"""Trace reports in a real kernel: first traces, retrace reasons, recreations, Keras, counts."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from tests.harness import KernelSession
+from tests.monitor_kernel import run, run_quiet, start_kernel, trace_for, value_of
+
+pytestmark = [pytest.mark.kernel, pytest.mark.timeout(300)]
+
+SETUP = """
+import numpy as np
+import tensorflow as tf
+import keras
+
+@tf.function
+def early(x):
+    return x + 1
+
+early(tf.constant([1.0, 2.0]))
+"""
+
+
+@pytest.fixture(scope="module")
+def kernel() -> Iterator[KernelSession]:
+    """TensorFlow imported *before* the extension loads (the usual notebook order)."""
+    session = start_kernel()
+    try:
+        run(session, SETUP)
+        run(session, "%load_ext jupyterlab_tfcoach")
+        yield session
+    finally:
+        session.shutdown()
+
+
+def test_function_created_before_loading_is_found_and_diffed(kernel: KernelSession) -> None:
+    report = run_quiet(kernel, "early(tf.constant([1.0, 2.0, 3.0]))")
+    trace = trace_for(report, "early")
+    assert (trace["new_traces"], trace["total_traces"]) == (1, 2)
+    [reason] = trace["reasons"]
+    assert (reason["kind"], reason["argument"], reason["before"], reason["after"]) == (
+        "shape",
+        "x",
+        "(2,)",
+        "(3,)",
+    )
+
+
+def test_first_trace_then_shape_retrace_names_the_fix(kernel: KernelSession) -> None:
+    report = run_quiet(
+        kernel, "@tf.function\ndef scale(x):\n    return x * 2.0\n\nscale(tf.ones([2]))"
+    )
+    trace = trace_for(report, "scale")
+    assert (trace["new_traces"], trace["total_traces"]) == (1, 1)
+    assert [r["kind"] for r in trace["reasons"]] == ["first_trace"]
+    assert trace["defined_at"].startswith("Cell In[") and trace["defined_at"].endswith("line 1")
+    assert trace["course"]["section"] == "tracing"
+
+    report = run_quiet(kernel, "y = 1\nscale(tf.ones([3]))\nscale(tf.ones([4]))")
+    trace = trace_for(report, "scale")
+    assert (trace["new_traces"], trace["total_traces"]) == (2, 3)
+    assert [(r["kind"], r["before"], r["after"]) for r in trace["reasons"]] == [
+        ("shape", "(2,)", "(3,)"),
+        ("shape", "(3,)", "(4,)"),
+    ]
+    # Where each trace came from, and the fix once shapes keep changing.
+    assert "call at line 2" in trace["reasons"][0]["text"]
+    assert "call at line 3" in trace["reasons"][1]["text"]
+    assert "input_signature" in trace["reasons"][1]["text"]
+    assert "reduce_retracing=True" in trace["reasons"][1]["text"]
+    assert trace["course"]["section"] == "retracing"
+
+    # No new trace: no entry.
+    assert run_quiet(kernel, "scale(tf.ones([4]))")["traces"] == []
+
+
+def test_dtype_python_value_and_kind_reasons(kernel: KernelSession) -> None:
+    run_quiet(kernel, "@tf.function\ndef mul(x, n):\n    return x * n\n\nmul(tf.ones([2]), 1.0)")
+
+    trace = trace_for(run_quiet(kernel, "mul(tf.ones([2], tf.float64), 1.0)"), "mul")
+    assert [(r["kind"], r["argument"], r["before"], r["after"]) for r in trace["reasons"]] == [
+        ("dtype", "x", "float32", "float64")
+    ]
+
+    trace = trace_for(run_quiet(kernel, "mul(tf.ones([2]), 2.0)"), "mul")
+    [reason] = trace["reasons"]
+    assert (reason["kind"], reason["argument"], reason["before"], reason["after"]) == (
+        "python_value",
+        "n",
+        "1.0",
+        "2.0",
+    )
+    assert "pass a tensor" in reason["text"]
+
+    trace = trace_for(run_quiet(kernel, "mul(tf.ones([2]), tf.constant(2.0))"), "mul")
+    [reason] = trace["reasons"]
+    assert (reason["kind"], reason["argument"]) == ("kind", "n")
+    assert "Python value" in reason["before"] and "tensor float32" in reason["after"]
+    assert trace["total_traces"] == 4
+
+
+def test_nested_argument_leaves_are_diffed(kernel: KernelSession) -> None:
+    run_quiet(
+        kernel, "@tf.function\ndef pair(p):\n    return p[0] + p[1]\n\npair((tf.ones([2]), 1.0))"
+    )
+    trace = trace_for(run_quiet(kernel, "pair((tf.ones([5]), 1.0))"), "pair")
+    assert [(r["kind"], r["argument"]) for r in trace["reasons"]] == [("shape", "p[0]")]
+
+
+def test_recreation_in_a_loop_is_not_a_retrace(kernel: KernelSession) -> None:
+    report = run_quiet(
+        kernel,
+        "def body(x):\n    return x + 1\n\nfor _ in range(3):\n    tf.function(body)(tf.ones([2]))",
+    )
+    trace = trace_for(report, "body")
+    assert trace["new_traces"] == 3
+    kinds = [r["kind"] for r in trace["reasons"]]
+    assert kinds == ["first_trace", "other", "other"]
+    assert all("Recreated" in r["text"] for r in trace["reasons"][1:])
+    assert not {"shape", "dtype", "python_value", "kind"} & set(kinds)
+    assert any("recreated 2 times" in note for note in report["notes"])
+
+
+def test_variable_creating_module_double_first_trace_is_one_trace(kernel: KernelSession) -> None:
+    code = """
+class Scaler(tf.Module):
+    def __init__(self):
+        self.w = None
+
+    @tf.function
+    def __call__(self, x):
+        if self.w is None:
+            self.w = tf.Variable(tf.ones([3]))
+        return x * self.w
+
+scaler = Scaler()
+scaler(tf.ones([3]))
+"""
+    trace = trace_for(run_quiet(kernel, code), "Scaler.__call__")
+    assert (trace["new_traces"], trace["total_traces"]) == (1, 1)
+    [reason] = trace["reasons"]
+    assert reason["kind"] == "first_trace" and "twice" in reason["text"]
+    # TensorFlow itself counted two traces for that one call.
+    assert value_of(kernel, "scaler.__call__.experimental_get_tracing_count()") == 2
+    assert run_quiet(kernel, "scaler(tf.ones([3]))")["traces"] == []
+
+
+def test_keras_fit_freeze_and_compile_again(kernel: KernelSession) -> None:
+    code = """model = keras.Sequential(
+    [keras.Input((3,)), keras.layers.Dense(4, name="hidden"), keras.layers.Dense(1, name="out")]
+)
+model.compile(optimizer="sgd", loss="mse")
+features = np.random.rand(32, 3).astype("float32")
+targets = np.random.rand(32, 1).astype("float32")
+history = model.fit(features, targets, epochs=1, batch_size=32, verbose=0)
+"""
+    report = run_quiet(kernel, code)
+    steps = [t for t in report["traces"] if "one_step_on_data" in t["function"]]
+    assert len(steps) == 1 and steps[0]["new_traces"] == 1
+    assert [r["kind"] for r in steps[0]["reasons"]] == ["first_trace"]
+    assert "call at line 7" in steps[0]["reasons"][0]["text"]
+
+    report = run_quiet(kernel, 'model.get_layer("hidden").trainable = False')
+    [flag] = [v for v in report["variables"] if v["change"] == "trainable_flag"]
+    assert flag["name"] == "model.get_layer('hidden').trainable"
+    assert (flag["before"], flag["after"]) == (True, False)
+    assert "until compile() runs again" in flag["text"]
+    assert flag["course"]["section"] == "trainable-weights"
+    [count] = [v for v in report["variables"] if v["change"] == "trainable_count"]
+    assert (count["name"], count["before"], count["after"]) == ("model", 4, 2)
+
+    report = run_quiet(
+        kernel,
+        'model.compile(optimizer="sgd", loss="mse")\n'
+        "history = model.fit(features, targets, epochs=1, batch_size=32, verbose=0)",
+    )
+    assert report["variables"] == []
+    steps = [t for t in report["traces"] if "one_step_on_data" in t["function"]]
+    # A new step function after compile(): a first trace, not a retrace.
+    assert len(steps) == 1 and [r["kind"] for r in steps[0]["reasons"]] == ["first_trace"]
+
+    report = run_quiet(
+        kernel, "history = model.fit(features, targets, epochs=1, batch_size=32, verbose=0)"
+    )
+    assert report["traces"] == []
+
+
+def test_run_functions_eagerly_says_nothing_traces(kernel: KernelSession) -> None:
+    run_quiet(kernel, "@tf.function\ndef eager_fn(x):\n    return x - 1\n")
+    report = run_quiet(
+        kernel,
+        "tf.config.run_functions_eagerly(True)\neager_fn(tf.ones([2]))\neager_fn(tf.ones([3]))",
+    )
+    assert report["traces"] == []
+    assert any("run_functions_eagerly(True)" in note for note in report["notes"])
+    report = run_quiet(kernel, "tf.config.run_functions_eagerly(False)\neager_fn(tf.ones([2]))")
+    assert trace_for(report, "eager_fn")["reasons"][0]["kind"] == "first_trace"
+    assert not any("run_functions_eagerly" in note for note in report["notes"])
+
+
+def test_trace_counts_identical_with_and_without_the_monitor(kernel: KernelSession) -> None:
+    define = """
+def make_{name}():
+    @tf.function
+    def fn(x, n):
+        return x * n
+
+    class Holder(tf.Module):
+        @tf.function(input_signature=[tf.TensorSpec([None], tf.float32)])
+        def unused(self, x):
+            return x
+
+        @tf.function
+        def __call__(self, x):
+            return x + 1.0
+
+    return fn, Holder()
+
+{name}_fn, {name}_holder = make_{name}()
+"""
+    calls = """
+{name}_fn(tf.ones([2]), 1); {name}_fn(tf.ones([3]), 1); {name}_fn(tf.ones([3]), 2)
+{name}_fn(tf.ones([3], tf.int32), 2); {name}_fn(tf.ones([3]), tf.constant(2.0))
+{name}_holder(tf.ones([2])); {name}_holder(tf.ones([2, 2]))
+"""
+    counts = (
+        "[{name}_fn.experimental_get_tracing_count(), "
+        "{name}_holder.__call__.experimental_get_tracing_count(), "
+        "{name}_holder.unused.experimental_get_tracing_count()]"
+    )
+    run(kernel, define.format(name="watched"))
+    run(kernel, calls.format(name="watched"))
+    run(kernel, "%tfcoach")
+    with_monitor = value_of(kernel, counts.format(name="watched"))
+
+    run(kernel, "%unload_ext jupyterlab_tfcoach")
+    try:
+        hooked = value_of(
+            kernel,
+            "hasattr(type(watched_fn).__call__, '__tfcoach_original__') "
+            "or hasattr(type(watched_fn).__init__, '__tfcoach_original__')",
+        )
+        assert hooked is False
+        run(kernel, define.format(name="bare"))
+        run(kernel, calls.format(name="bare"))
+        without_monitor = value_of(kernel, counts.format(name="bare"))
+    finally:
+        run(kernel, "%load_ext jupyterlab_tfcoach")
+    assert with_monitor == without_monitor == [5, 2, 0]

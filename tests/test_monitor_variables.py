@@ -1,0 +1,110 @@
+"""Variable reports and gradient notes in a real kernel."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from tests.harness import KernelSession
+from tests.monitor_kernel import changes_of, run, run_quiet, start_kernel
+
+pytestmark = [pytest.mark.kernel, pytest.mark.timeout(300)]
+
+
+@pytest.fixture(scope="module")
+def kernel() -> Iterator[KernelSession]:
+    session = start_kernel()
+    try:
+        run(session, "%load_ext jupyterlab_tfcoach")
+        run(session, "import numpy as np\nimport tensorflow as tf\nimport keras")
+        yield session
+    finally:
+        session.shutdown()
+
+
+def test_variable_rebound_to_tensor(kernel: KernelSession) -> None:
+    assert run_quiet(kernel, "w = tf.Variable(1.0)\nk = keras.Variable(2.0)")["variables"] == []
+    report = run_quiet(kernel, "w = w - 0.1 * 2.0\nk = k * 1.0")
+    changes = changes_of(report, "rebound_to_tensor")
+    assert [(c["name"], c["before"], c["after"]) for c in changes] == [
+        ("w", "tf.Variable", "tf.Tensor"),
+        ("k", "keras.Variable", "tf.Tensor"),
+    ]
+    assert "w.assign_sub" in changes[0]["text"]
+    assert changes[0]["course"]["section"] == "rebinding-variables"
+    # Reported once: the next cell sees a tensor that stays a tensor.
+    assert run_quiet(kernel, "w = w + 1.0")["variables"] == []
+
+
+def test_module_attribute_rebound_and_count(kernel: KernelSession) -> None:
+    code = """class Affine(tf.Module):
+    def __init__(self):
+        self.a = tf.Variable(1.0)
+        self.b = tf.Variable(2.0)
+
+affine = Affine()
+"""
+    assert run_quiet(kernel, code)["variables"] == []
+    report = run_quiet(kernel, "affine.a = affine.a - 0.1")
+    [rebound] = changes_of(report, "attribute_rebound")
+    assert (rebound["name"], rebound["before"], rebound["after"]) == (
+        "affine.a",
+        "tf.Variable",
+        "tf.Tensor",
+    )
+    assert "trainable_variables" in rebound["text"]
+    [count] = changes_of(report, "trainable_count")
+    assert (count["name"], count["before"], count["after"]) == ("affine", 2, 1)
+
+
+def test_keras_layer_attribute_rebound(kernel: KernelSession) -> None:
+    code = """class Linear(keras.layers.Layer):
+    def build(self, input_shape):
+        self.w = self.add_weight(shape=(input_shape[-1], 1), name="w")
+
+    def call(self, x):
+        return x @ self.w
+
+custom = keras.Sequential([keras.Input((3,)), Linear(name="linear")])
+"""
+    assert run_quiet(kernel, code)["variables"] == []
+    report = run_quiet(kernel, 'custom.get_layer("linear").w = custom.get_layer("linear").w - 0.1')
+    [rebound] = changes_of(report, "attribute_rebound")
+    assert rebound["name"] == "custom.get_layer('linear').w"
+    assert rebound["before"] == "keras.Variable"
+    assert "No gradients provided" in rebound["text"]
+
+
+def test_layer_reachable_twice_is_reported_once(kernel: KernelSession) -> None:
+    code = (
+        'stack = keras.Sequential([keras.Input((2,)), keras.layers.Dense(2, name="d1")])\n'
+        'd1 = stack.get_layer("d1")'
+    )
+    run_quiet(kernel, code)
+    report = run_quiet(kernel, "d1.trainable = False")
+    flags = changes_of(report, "trainable_flag")
+    assert len(flags) == 1 and (flags[0]["before"], flags[0]["after"]) == (True, False)
+    # Never fitted: no stale train step to warn about.
+    assert "until compile() runs again" not in flags[0]["text"]
+
+
+def test_gradient_none_notes(kernel: KernelSession) -> None:
+    code = """x = tf.constant(3.0)
+frozen = tf.Variable(2.0, trainable=False)
+with tf.GradientTape() as tape:
+    y = x * x * frozen
+grads = tape.gradient(y, [x, frozen])
+"""
+    report = run_quiet(kernel, code)
+    notes = report["notes"]
+    assert any("line 5 returned None for source #0" in n and "tape.watch" in n for n in notes)
+    assert any("source #1" in n and "trainable=False" in n for n in notes)
+    assert any("`frozen` is a tf.Variable with trainable=False" in n for n in notes)
+
+    code = """v = tf.Variable(3.0)
+with tf.GradientTape() as tape:
+    y = v * v
+grad = tape.gradient(y, v)
+"""
+    assert run_quiet(kernel, code)["notes"] == []
