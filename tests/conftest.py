@@ -59,6 +59,21 @@ def jp_server_cleanup(
 
 
 @pytest.fixture
+def tfcoach_config() -> dict[str, Any]:
+    """``TfCoach`` options for the pytest-jupyter server; a test module overrides this."""
+    return {}
+
+
+@pytest.fixture
+def jp_server_config(tfcoach_config: dict[str, Any]) -> dict[str, Any]:
+    """Every pytest-jupyter server runs with our server extension enabled."""
+    return {
+        "ServerApp": {"jpserver_extensions": {"jupyterlab_tfcoach": True}},
+        "TfCoach": tfcoach_config,
+    }
+
+
+@pytest.fixture
 def kernel() -> Iterator[KernelSession]:
     """A fresh IPython kernel for one test."""
     session = KernelSession()

@@ -33,19 +33,6 @@ TIMEOUT = 90.0
 LOADED_CHECK = {"loaded": "'jupyterlab_tfcoach.monitor.extension' in __import__('sys').modules"}
 
 
-@pytest.fixture
-def tfcoach_config() -> dict[str, Any]:
-    return {}
-
-
-@pytest.fixture
-def jp_server_config(tfcoach_config: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "ServerApp": {"jpserver_extensions": {"jupyterlab_tfcoach": True}},
-        "TfCoach": tfcoach_config,
-    }
-
-
 @dataclass
 class Bus:
     """Every tfcoach report event the server emits, with its arrival time."""

@@ -27,19 +27,6 @@ TFC001_SOURCE = "import tensorflow as tf\nw = tf.Variable(1.0)\nw = w - 0.1\n"
 
 
 @pytest.fixture
-def tfcoach_config() -> dict[str, Any]:
-    return {}
-
-
-@pytest.fixture
-def jp_server_config(tfcoach_config: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "ServerApp": {"jpserver_extensions": {"jupyterlab_tfcoach": True}},
-        "TfCoach": tfcoach_config,
-    }
-
-
-@pytest.fixture
 def raw_fetch(http_server_client: Any, jp_base_url: str) -> Fetch:
     """A request under the base URL with no token, never raising on HTTP errors."""
 

@@ -6,6 +6,25 @@ import ast
 
 from jupyterlab_tfcoach.analysis.model import Scope
 
+# Binary operators and their source text. The first eight are arithmetic, the
+# operators TensorFlow tensors overload for math (mixed dtypes fail there).
+OPERATOR_TEXT: dict[type[ast.operator], str] = {
+    ast.Add: "+",
+    ast.Sub: "-",
+    ast.Mult: "*",
+    ast.Div: "/",
+    ast.FloorDiv: "//",
+    ast.Mod: "%",
+    ast.Pow: "**",
+    ast.MatMult: "@",
+    ast.LShift: "<<",
+    ast.RShift: ">>",
+    ast.BitOr: "|",
+    ast.BitAnd: "&",
+    ast.BitXor: "^",
+}
+ARITHMETIC_OPERATORS = frozenset(list(OPERATOR_TEXT)[:8])
+
 # Expressions that never need parentheses when spliced into a larger expression.
 _ATOMS = (ast.Name, ast.Constant, ast.Attribute, ast.Call, ast.Subscript, ast.List, ast.Dict)
 

@@ -9,7 +9,7 @@ from jupyterlab_tfcoach.analysis.bindings import VARIABLE
 from jupyterlab_tfcoach.analysis.context import RuleContext
 from jupyterlab_tfcoach.analysis.findings import Finding, Fix, Severity
 from jupyterlab_tfcoach.analysis.model import Site, refers_to
-from jupyterlab_tfcoach.analysis.rules._common import parenthesized, same_reference
+from jupyterlab_tfcoach.analysis.rules._common import OPERATOR_TEXT, parenthesized, same_reference
 
 CODE = "TFC001"
 NAME = "variable-rebound-to-tensor"
@@ -46,21 +46,6 @@ Module 1, *Rebinding a variable to a tensor* (`rebinding-variables`).
 """
 
 _ASSIGN_METHOD = {ast.Sub: "assign_sub", ast.Add: "assign_add"}
-_OPERATOR_TEXT = {
-    ast.Add: "+",
-    ast.Sub: "-",
-    ast.Mult: "*",
-    ast.Div: "/",
-    ast.FloorDiv: "//",
-    ast.Mod: "%",
-    ast.Pow: "**",
-    ast.MatMult: "@",
-    ast.LShift: "<<",
-    ast.RShift: ">>",
-    ast.BitOr: "|",
-    ast.BitAnd: "&",
-    ast.BitXor: "^",
-}
 
 
 def _replacement(ctx: RuleContext, statement: ast.stmt, target: ast.expr) -> str:
@@ -71,7 +56,7 @@ def _replacement(ctx: RuleContext, statement: ast.stmt, target: ast.expr) -> str
         method = _ASSIGN_METHOD.get(type(statement.op))
         if method:
             return f"{owner}.{method}({ctx.text(operand)})"
-        operator = _OPERATOR_TEXT[type(statement.op)]
+        operator = OPERATOR_TEXT[type(statement.op)]
         return f"{owner}.assign({owner} {operator} {parenthesized(ctx.text(operand), operand)})"
     assert isinstance(statement, ast.Assign)
     value = statement.value

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from jupyterlab_tfcoach.analysis.bindings import dtype_category
 from jupyterlab_tfcoach.analysis.context import RuleContext
 from jupyterlab_tfcoach.analysis.findings import Finding, Fix, Severity
+from jupyterlab_tfcoach.analysis.rules._common import ARITHMETIC_OPERATORS
 
 CODE = "TFC009"
 NAME = "mixed-dtype-arithmetic"
@@ -45,24 +46,13 @@ total = tf.cast(counts, tf.float32) * weights
 Module 1, *No implicit dtype promotion: tf.cast* (`dtype-casting`).
 """
 
-_OPERATORS = {
-    ast.Add: "+",
-    ast.Sub: "-",
-    ast.Mult: "*",
-    ast.Div: "/",
-    ast.FloorDiv: "//",
-    ast.Mod: "%",
-    ast.Pow: "**",
-    ast.MatMult: "@",
-}
-
 
 def check(ctx: RuleContext) -> Iterator[Finding]:
     cast = ctx.tf_ref("tf.cast")
     for site in ctx.model.binops:
         node = site.node
         assert isinstance(node, ast.BinOp)
-        if type(node.op) not in _OPERATORS:
+        if type(node.op) not in ARITHMETIC_OPERATORS:
             continue
         # Cheap structural filter first: plain literals/constants never are tensors.
         if isinstance(node.left, ast.Constant) or isinstance(node.right, ast.Constant):
