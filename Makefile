@@ -16,7 +16,7 @@ EXAMPLE_NOTEBOOK := module-01-tensors-variables-graphs.ipynb
 LABEXT_SOURCES := $(shell find labextension/src labextension/style schema -type f 2>/dev/null) \
 	package.json tsconfig.json
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
-APT_GET := $(if $(filter 0,$(shell id -u)),apt-get,sudo apt-get)
+APT_GET := $(if $(filter 0,$(shell id -u)),,sudo) env DEBIAN_FRONTEND=noninteractive apt-get
 
 .PHONY: lab test install lint format pytest system-deps vsix clean help
 
@@ -55,10 +55,11 @@ lab: install
 		--LabApp.default_url=/lab/tree/$(EXAMPLE_NOTEBOOK) $(ROOT_FLAG) $(ARGS)
 
 # Debian packages the browser and editor tests drive (never a browser download).
+SYSTEM_PACKAGES := chromium fonts-liberation neovim emacs-nox elpa-eglot
 system-deps:
-	@if [ ! -x /usr/bin/chromium ] || ! command -v nvim > /dev/null; then \
+	@if ! dpkg -s $(SYSTEM_PACKAGES) > /dev/null 2>&1; then \
 		$(APT_GET) update -qq && \
-		$(APT_GET) install -y -qq chromium fonts-liberation neovim > /dev/null; \
+		$(APT_GET) install -y -qq $(SYSTEM_PACKAGES) > /dev/null; \
 	fi
 
 lint: install

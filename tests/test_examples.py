@@ -1,0 +1,392 @@
+"""The example notebook: every code cell shows the report or finding it is there to show.
+
+``EXPECTED`` is the notebook's code cells in order, each with a fragment of its source (so a
+reordered or edited notebook fails loudly instead of checking the wrong cell) and what it must
+produce: the static findings of ``analyze_cells`` (rule code, line in the cell) and the kernel
+monitor's report when the cells run in order in one real kernel (trace counts and reasons,
+variable changes, the explained error, notes), plus the output where the output is the point.
+A cell with nothing listed must produce nothing: no finding and an empty report.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import nbformat
+import pytest
+
+from jupyterlab_tfcoach.analysis import analyze_cells
+from jupyterlab_tfcoach.server.kernels import BOOTSTRAP_EXPRESSION
+from tests.harness import REPO_ROOT, Execution, KernelSession
+from tests.monitor_kernel import checked_report
+
+NOTEBOOK = REPO_ROOT / "examples" / "module-01-tensors-variables-graphs.ipynb"
+CELL_TIMEOUT = 180.0
+
+
+@dataclass(frozen=True)
+class Reason:
+    kind: str
+    argument: str | None = None
+    before: str | None = None
+    after: str | None = None
+
+
+@dataclass(frozen=True)
+class Trace:
+    function: str
+    new_traces: int
+    total_traces: int
+    reasons: tuple[Reason, ...]
+    section: str
+
+
+@dataclass(frozen=True)
+class Change:
+    name: str
+    change: str
+    before: Any
+    after: Any
+    section: str
+
+
+@dataclass(frozen=True)
+class Error:
+    type: str
+    section: str
+    # Each must appear in the explanation: it names what went wrong and the fix.
+    explains: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Cell:
+    fragment: str
+    findings: tuple[tuple[str, int], ...] = ()
+    traces: tuple[Trace, ...] = ()
+    # Keras' own step functions (fit() after compile()): each a first trace, never a retrace.
+    keras_steps: bool = False
+    variables: tuple[Change, ...] = ()
+    error: Error | None = None
+    # One entry per note: a fragment the note must contain.
+    notes: tuple[str, ...] = ()
+    stdout: str = ""
+    result: str | None = None
+
+
+FIRST = Reason("first_trace")
+
+
+def _tensorflow_version() -> str:
+    """The installed TensorFlow's version, read without importing it (~5 s)."""
+    [distribution, *_] = importlib.metadata.packages_distributions()["tensorflow"]
+    return importlib.metadata.version(distribution)
+
+
+EXPECTED: tuple[Cell, ...] = (
+    Cell("import tensorflow as tf", stdout=f"{_tensorflow_version()}\n"),
+    # The right way to update a variable: nothing to report.
+    Cell(
+        "w.assign_sub(0.1 * x)",
+        result="<tf.Variable 'Variable:0' shape=(3,) dtype=float32, "
+        "numpy=array([ 0.4, -0.7,  0.7], dtype=float32)>",
+    ),
+    Cell(
+        "w = w - 0.01 * g",
+        findings=(("TFC001", 4),),
+        variables=(
+            Change("w", "rebound_to_tensor", "tf.Variable", "tf.Tensor", "rebinding-variables"),
+        ),
+        result="'EagerTensor'",
+    ),
+    Cell(
+        "counts + weights",
+        findings=(("TFC009", 3),),
+        error=Error(
+            "InvalidArgumentError", "dtype-casting", ("int32", "float32", "tf.cast(x, tf.int32)")
+        ),
+    ),
+    Cell(
+        "tf.cast(counts, tf.float32) + weights",
+        result="<tf.Tensor: shape=(3,), dtype=float32, numpy=array([1.5 , 2.25, 3.25], "
+        "dtype=float32)>",
+    ),
+    Cell(
+        "def scale(t, factor)",
+        findings=(("TFC005", 6), ("TFC005", 7), ("TFC005", 8)),
+        traces=(
+            Trace(
+                "scale",
+                3,
+                3,
+                (
+                    FIRST,
+                    Reason("shape", "t", "(2,)", "(3,)"),
+                    Reason("python_value", "factor", "2.0", "3.0"),
+                ),
+                "retracing",
+            ),
+        ),
+        result="<tf.Tensor: shape=(3,), dtype=float32, numpy=array([3., 6., 9.], dtype=float32)>",
+    ),
+    # The fix: one trace for two shapes and two factors.
+    Cell(
+        "def scale_any(t, factor)",
+        traces=(Trace("scale_any", 1, 1, (FIRST,), "tracing"),),
+        result="<tf.Tensor: shape=(3,), dtype=float32, numpy=array([3., 6., 9.], dtype=float32)>",
+    ),
+    Cell(
+        "def noisy(t)",
+        findings=(("TFC002", 3),),
+        traces=(Trace("noisy", 1, 1, (FIRST,), "tracing"),),
+        stdout='tracing with Tensor("t:0", shape=(), dtype=int32)\n',
+        result="<tf.Tensor: shape=(), dtype=int32, numpy=3>",
+    ),
+    Cell(
+        "seen.append(t)",
+        findings=(("TFC003", 6),),
+        traces=(Trace("remember", 1, 1, (FIRST,), "tracing"),),
+        result="1",
+    ),
+    Cell(
+        "for _ in range(3)",
+        findings=(("TFC004", 4),),
+        traces=(Trace("cube", 1, 1, (FIRST,), "tracing"),),
+        result="<tf.Tensor: shape=(), dtype=float32, numpy=8.0>",
+    ),
+    Cell(
+        "dz = tape.gradient(z, v)  # second call",
+        findings=(("TFC006", 6),),
+        error=Error("RuntimeError", "gradient-tape", ("persistent=True", "del tape")),
+    ),
+    # The fix: a persistent tape, released.
+    Cell("tf.GradientTape(persistent=True)", result="(6.0, 2.0)"),
+    Cell(
+        "print(tape.gradient(y, c))  # None",
+        findings=(("TFC008", 4),),
+        notes=("tape.gradient at line 4 returned None for its source: it is a tensor",),
+        stdout="None\n",
+    ),
+    # The fix: the tape watches the constant.
+    Cell("tape.watch(c)", stdout="tf.Tensor(6.0, shape=(), dtype=float32)\n"),
+    Cell(
+        "return t.numpy() / 2",
+        findings=(("TFC011", 3),),
+        error=Error("AttributeError", "numpy-in-graphs", (".numpy()", "tf.print")),
+    ),
+    Cell(
+        "total = tf.Variable(0.0)",
+        findings=(("TFC010", 3),),
+        # Its double first trace (a variable-creating function) is not a retrace.
+        traces=(Trace("accumulate", 1, 1, (FIRST,), "tracing"),),
+        error=Error("ValueError", "variables-in-functions", ("once outside the function",)),
+    ),
+    Cell("model.fit(xs, ys, epochs=1, verbose=0)\nlen(", keras_steps=True, result="4"),
+    Cell(
+        'model.get_layer("hidden").trainable = False',
+        variables=(
+            Change(
+                "model.get_layer('hidden').trainable",
+                "trainable_flag",
+                True,
+                False,
+                "trainable-weights",
+            ),
+            Change("model", "trainable_count", 4, 2, "trainable-weights"),
+        ),
+        result="2",
+    ),
+    # Compiled again: new step functions (first traces), and the frozen layer stays put.
+    Cell("frozen = model.get_layer", keras_steps=True, result="True"),
+)
+
+
+def code_cells() -> list[Any]:
+    notebook = nbformat.read(NOTEBOOK, as_version=4)
+    return [cell for cell in notebook.cells if cell.cell_type == "code"]
+
+
+def test_the_table_follows_the_notebook() -> None:
+    cells = code_cells()
+    assert len(cells) == len(EXPECTED)
+    for index, (cell, expected) in enumerate(zip(cells, EXPECTED, strict=True)):
+        assert expected.fragment in cell.source, (index, expected.fragment, cell.source)
+
+
+def test_notebook_is_a_clean_v4_5_notebook() -> None:
+    notebook = nbformat.read(NOTEBOOK, as_version=4)
+    nbformat.validate(notebook)
+    assert (notebook.nbformat, notebook.nbformat_minor) == (4, 5)
+    assert notebook.metadata["kernelspec"]["name"] == "python3"
+    ids = [cell.id for cell in notebook.cells]
+    assert all(ids) and len(set(ids)) == len(ids)
+    # Shipped unexecuted: what the reader sees comes from running it.
+    for cell in code_cells():
+        assert cell.outputs == [] and cell.execution_count is None, cell.source
+    # Short explanations between the cells: the panel and the course say the rest.
+    markdown = [cell.source for cell in notebook.cells if cell.cell_type == "markdown"]
+    assert all(len(text) <= 500 for text in markdown), [t for t in markdown if len(t) > 500]
+
+
+def test_static_findings_per_cell() -> None:
+    findings = analyze_cells([cell.source for cell in code_cells()])
+    found: dict[int, list[tuple[str, int]]] = {}
+    for finding in findings:
+        assert finding.cell is not None
+        found.setdefault(finding.cell, []).append((finding.code, finding.line))
+    expected = {index: list(cell.findings) for index, cell in enumerate(EXPECTED) if cell.findings}
+    assert found == expected
+
+
+# ----------------------------------------------------------------------------- kernel
+
+
+def execute_cell(kernel: KernelSession, code: str, cell_id: str) -> Execution:
+    """Run ``code`` as the notebook cell ``cell_id`` (JupyterLab sends the id as metadata)."""
+    client = kernel.client
+    content = {
+        "code": code,
+        "silent": False,
+        "store_history": True,
+        "user_expressions": {},
+        "allow_stdin": False,
+        "stop_on_error": False,
+    }
+    message = client.session.msg("execute_request", content, metadata={"cellId": cell_id})
+    client.shell_channel.send(message)
+    msg_id: str = message["header"]["msg_id"]
+    execution = Execution(msg_id=msg_id, reply={})
+    deadline = time.monotonic() + CELL_TIMEOUT
+    idle = False
+    while not idle:
+        incoming = client.get_iopub_msg(timeout=max(deadline - time.monotonic(), 0.01))
+        if incoming["parent_header"].get("msg_id") != msg_id:
+            continue
+        execution.iopub.append(incoming)
+        idle = (
+            incoming["header"]["msg_type"] == "status"
+            and incoming["content"]["execution_state"] == "idle"
+        )
+    while True:
+        reply = client.get_shell_msg(timeout=max(deadline - time.monotonic(), 0.01))
+        if reply["parent_header"].get("msg_id") == msg_id:
+            execution.reply = reply["content"]
+            return execution
+
+
+@pytest.fixture(scope="module")
+def executions() -> Iterator[list[Execution]]:
+    """The code cells run in order in one kernel, the monitor loaded as the server loads it."""
+    kernel = KernelSession()
+    try:
+        bootstrap = kernel.execute(
+            "",
+            silent=True,
+            store_history=False,
+            user_expressions={"tfcoach": BOOTSTRAP_EXPRESSION},
+        )
+        outcome = bootstrap.reply["user_expressions"]["tfcoach"]
+        assert outcome["status"] == "ok", outcome
+        assert bootstrap.reply["execution_count"] == 0
+        yield [execute_cell(kernel, cell.source, cell.id) for cell in code_cells()]
+    finally:
+        kernel.shutdown()
+
+
+def _observed_traces(report: dict[str, Any]) -> tuple[Trace, ...]:
+    return tuple(
+        Trace(
+            trace["function"],
+            trace["new_traces"],
+            trace["total_traces"],
+            tuple(
+                Reason(r["kind"], r["argument"], r["before"], r["after"]) for r in trace["reasons"]
+            ),
+            trace["course"]["section"],
+        )
+        for trace in report["traces"]
+    )
+
+
+def _check_keras_steps(report: dict[str, Any]) -> None:
+    traces = report["traces"]
+    assert traces, "fit() traced no step function"
+    for trace in traces:
+        assert "step_on" in trace["function"], trace["function"]
+        assert (trace["new_traces"], trace["total_traces"]) == (1, 1), trace
+        [reason] = trace["reasons"]
+        assert reason["kind"] == "first_trace"
+        assert "not a retrace" in reason["text"]
+
+
+def _execute_result(execution: Execution) -> str | None:
+    results = execution.of_type("execute_result")
+    assert len(results) <= 1
+    return results[0]["content"]["data"]["text/plain"] if results else None
+
+
+@pytest.mark.kernel
+@pytest.mark.parametrize(
+    "index", range(len(EXPECTED)), ids=[f"cell{i}" for i in range(len(EXPECTED))]
+)
+def test_cell_report(executions: list[Execution], index: int) -> None:
+    expected = EXPECTED[index]
+    cell = code_cells()[index]
+    execution = executions[index]
+    report = checked_report(execution)
+    assert report["cell_id"] == cell.id
+
+    if expected.error is None:
+        assert execution.reply["status"] == "ok", execution.reply
+        assert report["error"] is None
+    else:
+        assert execution.reply["status"] == "error"
+        error = report["error"]
+        assert error is not None, f"no explained error for cell {index}: {execution.reply}"
+        assert (error["type"], error["course"]["section"]) == (
+            expected.error.type,
+            expected.error.section,
+        )
+        for fragment in expected.error.explains:
+            assert fragment in error["explanation"], (fragment, error["explanation"])
+
+    if expected.keras_steps:
+        _check_keras_steps(report)
+    else:
+        assert _observed_traces(report) == expected.traces
+
+    changes = tuple(
+        Change(c["name"], c["change"], c["before"], c["after"], c["course"]["section"])
+        for c in report["variables"]
+    )
+    assert changes == expected.variables
+
+    assert len(report["notes"]) == len(expected.notes), report["notes"]
+    for note, fragment in zip(report["notes"], expected.notes, strict=True):
+        assert fragment in note, (fragment, note)
+
+    assert execution.stdout == expected.stdout
+    assert _execute_result(execution) == expected.result
+
+
+@pytest.mark.kernel
+def test_reports_explain_in_plain_words(executions: list[Execution]) -> None:
+    """The texts the panel shows for the cells that teach the most."""
+    by_fragment = {cell.fragment: executions[i] for i, cell in enumerate(EXPECTED)}
+
+    [scale] = by_fragment["def scale(t, factor)"].report["traces"]
+    _first, shape, value = (reason["text"] for reason in scale["reasons"])
+    assert "the shape of `t` changed from (2,) to (3,)" in shape
+    assert "input_signature" in shape and "reduce_retracing=True" in shape
+    assert "the Python value of `factor` changed from 2.0 to 3.0" in value
+    assert "pass a tensor" in value
+
+    [rebound] = by_fragment["w = w - 0.01 * g"].report["variables"]
+    assert "w.assign_sub(lr * grad)" in rebound["text"]
+
+    flag, count = by_fragment['model.get_layer("hidden").trainable = False'].report["variables"]
+    assert "keeps training it until compile() runs again" in flag["text"]
+    assert "now has 2 trainable variables (it had 4)" in count["text"]
