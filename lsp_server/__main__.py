@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import logging
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from lsp_server import SERVER_NAME, __version__
+
+if TYPE_CHECKING:
+    from pygls.lsp.server import LanguageServer
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -52,6 +57,26 @@ def configure_logging(level: str, log_file: str | None) -> None:
         logging.getLogger("pygls").setLevel(max(logging.WARNING, getattr(logging, level)))
 
 
+def _create_server() -> LanguageServer:
+    """Import and build the server with the cyclic GC paused.
+
+    Importing pygls builds ~600 attrs classes (lsprotocol); every later allocation
+    burst then triggers full collections that rescan all of them, which costs more
+    than the imports themselves. Those objects live as long as the process, so
+    they are moved to the permanent generation (``gc.freeze``) before collection
+    resumes: later collections (during analysis or a hover) skip them too.
+    """
+    gc.disable()
+    try:
+        from lsp_server.server import create_server
+
+        server = create_server()
+    finally:
+        gc.freeze()
+        gc.enable()
+    return server
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.tcp and not 0 < args.port < 65536:
@@ -61,9 +86,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     # the protocol thread (hover, code actions) responsive while they run.
     sys.setswitchinterval(0.001)
 
-    from lsp_server.server import create_server
-
-    server = create_server()
+    server = _create_server()
     if args.tcp:
         server.start_tcp(args.host, args.port)
     else:

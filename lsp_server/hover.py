@@ -1,18 +1,20 @@
 """Hover cards for TensorFlow names, resolved through the file's own imports and
 bindings (``symbols.py``); no parsing happens here, so a hover is a regex on one
-line plus dictionary lookups."""
+line plus dictionary lookups. The card content lives in the course
+(``jupyterlab_tfcoach.course.api_cards``); this module only renders it as Markdown
+and escapes what comes from the user's file."""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
 
-from lsp_server.cards import CARDS, METHODS, Card
+from jupyterlab_tfcoach.course.api_cards import ApiCard, api_card, methods_of
 from lsp_server.course_links import CourseLinks
 from lsp_server.lexing import DottedName, dotted_at
 from lsp_server.symbols import SymbolTable, dotted_expr
 
-__all__ = ["DottedName", "Resolution", "dotted_at", "render", "resolve"]
+__all__ = ["DottedName", "Resolution", "dotted_at", "escape_markdown", "render", "resolve"]
 
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#+\-.!|~&])")
 
@@ -28,59 +30,55 @@ def _safe_url(url: str) -> str:
 
 @dataclass(frozen=True)
 class Resolution:
-    key: str  # a key of CARDS
+    card: ApiCard
     dotted: DottedName
     receiver: str | None = None  # the bound name for methods / bound objects
     kind: str | None = None  # what the receiver is bound to ("Variable", "GradientTape")
     bound_on_line: int | None = None
 
 
-def card_key_for(name: str | None) -> str | None:
-    """A canonical TF name (``tf.function``) -> a CARDS key, including unbound
-    methods spelled through the class (``tf.GradientTape.gradient``)."""
-    if name is None:
-        return None
-    if name in CARDS:
-        return name
-    if name.startswith("tf."):
-        cls, _, method = name[len("tf.") :].rpartition(".")
-        if method in METHODS.get(cls, ()):
-            return f"{cls}.{method}"
-    return None
-
-
 def resolve(dotted: DottedName, table: SymbolTable, line: int) -> Resolution | None:
     """``line`` is 1-based in the coordinates the table was built with."""
-    key = card_key_for(table.resolve(dotted_expr(dotted.parts)))
-    if key is not None:
-        return Resolution(key, dotted)
+    card = api_card(table.resolve(dotted_expr(dotted.parts)))
+    if card is not None:
+        return Resolution(card, dotted)
     if len(dotted.parts) >= 2:
         receiver, method = ".".join(dotted.parts[:-1]), dotted.parts[-1]
         binding = table.binding_at(receiver, line)
-        if binding is not None and binding.kind and method in METHODS.get(binding.kind, ()):
-            return Resolution(
-                f"{binding.kind}.{method}", dotted, receiver, binding.kind, binding.line
-            )
+        if binding is not None and binding.kind and method in methods_of(binding.kind):
+            card = api_card(f"{binding.kind}.{method}")
+            if card is not None:
+                return Resolution(card, dotted, receiver, binding.kind, binding.line)
     binding = table.binding_at(dotted.text, line)
     if binding is not None and binding.kind:
-        return Resolution(f"tf.{binding.kind}", dotted, dotted.text, binding.kind, binding.line)
+        card = api_card(f"tf.{binding.kind}")
+        if card is not None:
+            return Resolution(card, dotted, dotted.text, binding.kind, binding.line)
     return None
 
 
-def render(resolution: Resolution, links: CourseLinks) -> str:
-    card: Card = CARDS[resolution.key]
+def render(resolution: Resolution, links: CourseLinks, markdown: bool = True) -> str:
+    """The card as Markdown (user text escaped) or, for clients that only take plain text
+    (e.g. eglot 1.9 without markdown-mode), as plain text with the link spelled out."""
+    card = resolution.card
+    title = card.public_name
     written = resolution.dotted.text
-    lines = [f"**{card.title}**"]
+    escape = escape_markdown if markdown else str
+    lines = [f"**{title}**" if markdown else title]
     if resolution.receiver is not None:
         lines[0] += (
-            f" · {escape_markdown(resolution.receiver)} is bound to a "
+            f" · {escape(resolution.receiver)} is bound to a "
             f"tf.{resolution.kind} on line {resolution.bound_on_line}"
         )
-    elif written != card.title:
-        lines[0] += f" · written {escape_markdown(written)} here"
-    lines += ["", card.what, "", f"**Pitfall:** {card.pitfall}"]
+    elif written != title:
+        lines[0] += f" · written {escape(written)} here"
+    pitfall = "**Pitfall:**" if markdown else "Pitfall:"
+    lines += ["", card.summary, "", f"{pitfall} {card.pitfall}"]
     ref = links.ref(card.section_id)
     if ref is not None:
-        title = ref["title"].replace("[", "\\[").replace("]", "\\]")  # our Markdown: kept
-        lines += ["", f"[Course: {title}]({_safe_url(ref['url'])})"]
+        if markdown:
+            section = ref["title"].replace("[", "\\[").replace("]", "\\]")  # our Markdown: kept
+            lines += ["", f"[Course: {section}]({_safe_url(ref['url'])})"]
+        else:
+            lines += ["", f"Course: {ref['title']} <{ref['url']}>"]
     return "\n".join(lines)

@@ -15,6 +15,7 @@ from pygls.lsp.server import LanguageServer
 
 from jupyterlab_tfcoach.analysis.notebook import join_cells
 from jupyterlab_tfcoach.analysis.positions import split_lines
+from jupyterlab_tfcoach.course.api_cards import api_card
 from lsp_server import hover
 from lsp_server.course_links import CourseLinks
 from lsp_server.documents import Snapshot, fs_path, key_for, open_document, snapshot
@@ -143,17 +144,26 @@ class HoverProvider:
         if resolution is None:
             return None
         links = self._links_for(uri)
+        kind = self._content_kind()
         start = codec.client_num_units(line_text[: dotted.start])
         end = codec.client_num_units(line_text[: dotted.end])
         return types.Hover(
             contents=types.MarkupContent(
-                kind=types.MarkupKind.Markdown, value=hover.render(resolution, links)
+                kind=kind, value=hover.render(resolution, links, kind == types.MarkupKind.Markdown)
             ),
             range=types.Range(
                 start=types.Position(line=position.line, character=start),
                 end=types.Position(line=position.line, character=end),
             ),
         )
+
+    def _content_kind(self) -> types.MarkupKind:
+        """Markdown unless the client asks for plain text only (``hover.contentFormat``)."""
+        capabilities = self._server.client_capabilities.text_document
+        formats = capabilities.hover.content_format if capabilities and capabilities.hover else None
+        if formats and types.MarkupKind.Markdown not in formats:
+            return types.MarkupKind.PlainText
+        return types.MarkupKind.Markdown
 
     async def _jedi(
         self, dotted: hover.DottedName, index: IndexedSource, key: str, line: int, column: int
@@ -169,7 +179,8 @@ class HoverProvider:
         card_key = await self.jedi.card_key(
             index.source, str(path) if path else None, str(root) if root else None, line, column
         )
-        return hover.Resolution(card_key, dotted) if card_key is not None else None
+        card = api_card(card_key)
+        return hover.Resolution(card, dotted) if card is not None else None
 
     def shutdown(self) -> None:
         self._executor.shutdown(wait=False, cancel_futures=True)

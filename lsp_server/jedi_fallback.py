@@ -13,7 +13,7 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from lsp_server.cards import CARDS, METHODS
+from jupyterlab_tfcoach.course.api_cards import api_card, methods_of
 
 log = logging.getLogger(__name__)
 
@@ -32,17 +32,18 @@ _INTERNAL_NAMES = {
 
 
 def card_key_from_full_name(full_name: str | None) -> str | None:
-    """``tensorflow.python.eager.backprop.GradientTape.gradient`` -> ``GradientTape.gradient``."""
+    """``tensorflow.python.eager.backprop.GradientTape.gradient`` -> ``GradientTape.gradient``
+    (the canonical name of an API card), or None."""
     if not full_name or not full_name.startswith("tensorflow."):
         return None
     parts = full_name.split(".")
     if len(parts) >= 2:
         cls, method = parts[-2], parts[-1]
         cls = "Variable" if cls in {"ResourceVariable", "BaseResourceVariable"} else cls
-        if method in METHODS.get(cls, ()):
+        if method in methods_of(cls):
             return f"{cls}.{method}"
-    key = _INTERNAL_NAMES.get(parts[-1])
-    return key if key in CARDS else None
+    card = api_card(_INTERNAL_NAMES.get(parts[-1]))
+    return card.name if card is not None else None
 
 
 def is_user_module(module: str, level: int, document: Path | None, root: Path | None) -> bool:

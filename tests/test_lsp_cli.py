@@ -55,6 +55,35 @@ def test_help_names_the_transports() -> None:
         assert option in text
 
 
+STARTUP_PROBE = """
+import gc, json, sys
+from lsp_server.__main__ import _create_server
+_create_server()
+print(json.dumps({
+    "gc_enabled": gc.isenabled(),
+    "frozen": gc.get_freeze_count(),
+    "loaded": sorted(m for m in ("jedi", "parso", "tensorflow", "jupyter_server")
+                     if m in sys.modules),
+}))
+"""
+
+
+def test_startup_loads_no_heavy_module_and_restores_the_gc() -> None:
+    """Start-up cost (initialize <= 1 s): jedi is only loaded for the hover fallback, and
+    the GC paused while the server is built runs again, with the start-up heap frozen."""
+    result = subprocess.run(
+        [SERVER_COMMAND[0], "-c", STARTUP_PROBE],
+        capture_output=True,
+        env=server_env(),
+        timeout=30,
+        check=True,
+    )
+    state = json.loads(result.stdout)
+    assert state["loaded"] == []
+    assert state["gc_enabled"] is True
+    assert state["frozen"] > 10_000  # pygls + lsprotocol alone are far more objects
+
+
 def test_bad_arguments_are_a_usage_error() -> None:
     result = run("--tcp", "--port", "not-a-port")
     assert result.returncode == 2

@@ -83,6 +83,7 @@ def capabilities(
     show_document: bool = True,
     document_changes: bool = True,
     refresh: bool = False,
+    hover_formats: list[types.MarkupKind] | None = None,
 ) -> types.ClientCapabilities:
     return types.ClientCapabilities(
         general=types.GeneralClientCapabilities(position_encodings=encodings)
@@ -95,7 +96,8 @@ def capabilities(
             ),
             diagnostic=types.DiagnosticClientCapabilities() if pull else None,
             hover=types.HoverClientCapabilities(
-                content_format=[types.MarkupKind.Markdown, types.MarkupKind.PlainText]
+                content_format=hover_formats
+                or [types.MarkupKind.Markdown, types.MarkupKind.PlainText]
             ),
             code_action=types.CodeActionClientCapabilities(
                 code_action_literal_support=types.ClientCodeActionLiteralOptions(
