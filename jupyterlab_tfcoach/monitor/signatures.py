@@ -72,9 +72,33 @@ def _shape_text(shape: Any) -> str:
     return str(tuple(shape.as_list()))
 
 
+def _components(constraint: Any) -> tuple[Any, ...]:
+    """A ``Tuple``'s components, or a ``List``'s (which keeps them in a ``Tuple``)."""
+    components = getattr(constraint, "components", None)
+    if components is None:
+        # TF 2.21's List stores a Tuple in ``components_tuple`` instead.
+        components = getattr(getattr(constraint, "components_tuple", None), "components", None)
+    if components is None:
+        raise TypeError("no components")
+    return tuple(components)
+
+
 def _flatten(path: str, constraint: Any, out: Signature, depth: int) -> None:
     if len(out) >= MAX_LEAVES:
         return
+    try:
+        _flatten_one(path, constraint, out, depth)
+    except Exception:
+        # One constraint of an unknown layout must not hide the reasons of the
+        # others (nor make the whole trace "unreadable"): it becomes one text leaf.
+        try:
+            text = _clip(str(constraint))
+        except Exception:
+            text = f"<{type(constraint).__name__}>"
+        out[path] = Leaf(OTHER, value=text)
+
+
+def _flatten_one(path: str, constraint: Any, out: Signature, depth: int) -> None:
     name = type(constraint).__name__
     if constraint is None:
         out[path] = Leaf(OTHER, value="unconstrained")
@@ -85,15 +109,24 @@ def _flatten(path: str, constraint: Any, out: Signature, depth: int) -> None:
     elif name == "Literal":
         out[path] = Leaf(PYTHON, value=plain_value(constraint.value))
     elif name in ("Tuple", "List") and depth < MAX_DEPTH:
-        for index, component in enumerate(constraint.components):
+        components = _components(constraint)
+        for index, component in enumerate(components):
             _flatten(f"{path}[{index}]", component, out, depth + 1)
-        if not constraint.components:
+        if not components:
             out[path] = Leaf(OTHER, value=f"empty {name.lower()}")
     elif name == "Dict" and depth < MAX_DEPTH:
         for key, component in constraint.mapping.items():
             _flatten(f"{path}[{plain_value(key)}]", component, out, depth + 1)
         if not constraint.mapping:
             out[path] = Leaf(OTHER, value="empty dict")
+    elif name in ("NamedTuple", "Attrs") and depth < MAX_DEPTH:
+        # namedtuples and attrs classes: one leaf per field, named like attribute access.
+        names = tuple(constraint.attribute_names)
+        values = _components(constraint.attributes)
+        for field_name, component in zip(names, values, strict=True):
+            _flatten(f"{path}.{field_name}", component, out, depth + 1)
+        if not names:
+            out[path] = Leaf(OTHER, value=_clip(str(constraint)))
     else:
         out[path] = Leaf(OTHER, value=_clip(str(constraint)))
 
@@ -108,7 +141,7 @@ def signature_of(concrete_function: Any) -> Signature:
 
 
 def _top_argument(path: str) -> str:
-    return path.split("[", 1)[0]
+    return path.split("[", 1)[0].split(".", 1)[0]
 
 
 def differences(before: Signature, after: Signature) -> list[Difference]:

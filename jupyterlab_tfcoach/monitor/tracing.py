@@ -36,6 +36,11 @@ from jupyterlab_tfcoach.monitor.tftypes import POLYMORPHIC_FUNCTION_MODULE, func
 
 MAX_REASONS_PER_TRACE = 4
 MAX_REASONS_PER_ENTRY = 20
+# Reasons of one kind for one argument (a loop over Python floats, a loop that
+# recreates a function) after which the rest are summed up in one line.
+MAX_SIMILAR_REASONS = 3
+# A cell that calls 100 functions gets 100 entries otherwise; the rest go in a note.
+MAX_ENTRIES_PER_REPORT = 30
 MAX_SIGNATURES_PER_FUNCTION = 256
 _UNWRAP_LIMIT = 8
 _HOOK_MARK = "__tfcoach_original__"
@@ -54,6 +59,9 @@ class FunctionIdentity:
     code_key: tuple[str, int, str] | None
     is_method: bool
     origin: str  # USER | KERAS | TENSORFLOW
+    # Keras' outer multi-step loop: it traces exactly when the one-step function it
+    # calls does, so reporting both would say the same thing twice.
+    hidden: bool = False
 
     @property
     def recreatable(self) -> bool:
@@ -110,6 +118,37 @@ def _origin_of(filename: str, roots: dict[str, str]) -> str:
     return USER
 
 
+_KERAS_ROLES = {
+    "train_step": "train step: fit(), train_on_batch()",
+    "test_step": "evaluation step: evaluate(), fit(validation_data=...), test_on_batch()",
+    "predict_step": "predict step: predict(), predict_on_batch()",
+}
+# Keras' wrapper around one_step_on_data: never reported on its own (see ``hidden``).
+_KERAS_HIDDEN = frozenset({"multi_step_on_iterator", "multi_step_on_data"})
+
+
+def _keras_role(target: types.FunctionType) -> str | None:
+    """Which Keras step a function built by the trainer runs, read from its closure.
+
+    ``_make_function(step_function)`` closes over ``self.train_step`` or
+    ``self.test_step``; the predict functions are named after predict. Only
+    exact types are looked at, so no user attribute code runs.
+    """
+    code = target.__code__
+    if "predict" in target.__qualname__:
+        return _KERAS_ROLES["predict_step"]
+    closure = target.__closure__ or ()
+    for name, cell in zip(code.co_freevars, closure, strict=False):
+        if name not in ("step_function", "step_func"):
+            continue
+        content = cell.cell_contents
+        if type(content) is types.MethodType:
+            content = content.__func__
+        if type(content) is types.FunctionType:
+            return _KERAS_ROLES.get(content.__name__)
+    return None
+
+
 def identify(function: Any, locator: CellLocator) -> FunctionIdentity:
     """Unwrap TF's decorators and bound-method wrappers down to the user's code."""
     roots = _library_roots()
@@ -145,12 +184,25 @@ def identify(function: Any, locator: CellLocator) -> FunctionIdentity:
         name = str(getattr(function, "_name", None) or "<tf.function>")
         return FunctionIdentity(name, None, None, is_method, origin)
     qualname = target.__qualname__ if type(target) is types.FunctionType else code.co_name
+    name = str(qualname)
+    hidden = False
+    if origin == KERAS:
+        # "TensorFlowTrainer._make_function.<locals>.one_step_on_data" twice (train and
+        # validation) tells a learner nothing; say which Keras step it is.
+        role = None
+        try:
+            role = _keras_role(target) if type(target) is types.FunctionType else None
+        except Exception:
+            role = None
+        name = f"{code.co_name} (Keras {role})" if role else name
+        hidden = code.co_name in _KERAS_HIDDEN
     return FunctionIdentity(
-        name=str(qualname),
+        name=name,
         defined_at=locator.describe(code.co_filename, code.co_firstlineno),
         code_key=(code.co_filename, code.co_firstlineno, str(qualname)),
         is_method=is_method,
         origin=origin,
+        hidden=hidden,
     )
 
 
@@ -162,8 +214,37 @@ def _at(call_site: str | None) -> str:
     return f" (call at {call_site})" if call_site else ""
 
 
+_SHAPE_FIX = (
+    "Fix: give the tf.function an input_signature with None in the dimension that varies "
+    "(e.g. tf.TensorSpec(shape=[None, ...])), or use tf.function(reduce_retracing=True)."
+)
+
+
+def _dimensions(shape: str | None) -> list[str] | None:
+    """``"(32, 4)"`` -> ``["32", "4"]``; None for an unknown rank."""
+    if shape is None or not shape.startswith("("):
+        return None
+    return [part.strip() for part in shape.strip("(),").split(",") if part.strip()]
+
+
+def _is_smaller_batch(before: str | None, after: str | None) -> bool:
+    """Only the first dimension changed, and it got smaller: a last partial batch."""
+    old, new = _dimensions(before), _dimensions(after)
+    if not old or not new or len(old) != len(new) or old[1:] != new[1:]:
+        return False
+    return old[0].isdigit() and new[0].isdigit() and int(new[0]) < int(old[0])
+
+
+def _is_flag(value: str | None) -> bool:
+    """A bool, None or string Python argument: usually a mode switch with few values."""
+    return value is not None and (value in ("True", "False", "None") or value[:1] in ("'", '"'))
+
+
 def _difference_reason(
-    difference: sig.Difference, call_site: str | None, shape_retraces: int
+    difference: sig.Difference,
+    call_site: str | None,
+    shape_retraces: int,
+    first_shape_in_trace: bool = True,
 ) -> dict[str, Any]:
     argument, before, after = difference.argument, difference.before, difference.after
     where = _at(call_site)
@@ -174,22 +255,40 @@ def _difference_reason(
                 f"to {after} (reduce_retracing=True), so other sizes in that dimension "
                 "reuse this trace."
             )
+        elif not first_shape_in_trace:
+            # Same trace, same cause, same fix: said once (a batch (x, y) changes both).
+            text = (
+                f"Retraced{where}: the shape of `{argument}` changed from {before} to {after} "
+                "too (same trace, same fix)."
+            )
         else:
             repeat = (
                 f" This function has now retraced {shape_retraces} times on shape changes."
                 if shape_retraces > 1
                 else ""
             )
+            batch = (
+                " A smaller first dimension is typically the last, partial batch of a "
+                "dataset: .batch(n, drop_remainder=True) drops it, or keep it and use None "
+                "for the batch dimension."
+                if _is_smaller_batch(before, after)
+                else ""
+            )
             text = (
                 f"Retraced{where}: the shape of `{argument}` changed from {before} to {after}; "
-                f"every new shape traces again.{repeat} Fix: give the tf.function an "
-                "input_signature with None in the dimension that varies (e.g. "
-                "tf.TensorSpec(shape=[None, ...])), or use tf.function(reduce_retracing=True)."
+                f"every new shape traces again.{repeat}{batch} {_SHAPE_FIX}"
             )
     elif difference.kind == "dtype":
         text = (
             f"Retraced{where}: the dtype of `{argument}` changed from {before} to {after}; "
             "every new dtype traces again. Cast inputs to one dtype (tf.cast) before the call."
+        )
+    elif difference.kind == "python_value" and _is_flag(before) and _is_flag(after):
+        text = (
+            f"Retraced{where}: the Python value of `{argument}` changed from {before} to "
+            f"{after}. Each distinct Python value gets its own trace (and reuses it when the "
+            "value comes back): fine for a switch with a few values such as training=True/"
+            "False; only a value that keeps changing needs to become a tensor."
         )
     elif difference.kind == "python_value":
         text = (
@@ -211,6 +310,47 @@ def _difference_reason(
     else:
         text = f"Retraced{where}: `{argument}` changed from {before} to {after}."
     return _reason(difference.kind, argument, before, after, text)
+
+
+def _keras_reason(differences: list[sig.Difference], call_site: str | None) -> dict[str, Any]:
+    """One reason for a retrace of a step function Keras built (not the user's tf.function).
+
+    The generic advice (give it an input_signature) cannot be followed for a
+    function Keras owns, and a batch (x, y, sample_weight) changes several
+    arguments at once: one line says what changed and what the user controls.
+    """
+    where = _at(call_site)
+    first = differences[0]
+    changed = ", ".join(
+        (
+            f"`{d.argument}` {d.before} -> {d.after}"
+            if d.before or d.after
+            else f"`{d.argument}` structure"
+        )
+        for d in differences[:MAX_REASONS_PER_TRACE]
+    )
+    relaxed = all(
+        d.kind == "shape"
+        and d.after is not None
+        and "None" in d.after
+        and "None" not in (d.before or "")
+        for d in differences
+    )
+    if relaxed:
+        text = (
+            f"Retraced{where}: Keras builds its step functions with reduce_retracing=True, so "
+            f"a batch of another size (typically the last, smaller batch) relaxed the shape "
+            f"({changed}); later batches of any size reuse this trace. Expected; nothing to fix."
+        )
+    else:
+        text = (
+            f"Retraced{where}: the batch given to this step function Keras built changed "
+            f"({changed}). Keras retraces it when the batch shape or structure changes, e.g. "
+            "train_on_batch()/test_on_batch()/predict_on_batch() with a new batch size or with "
+            "and without sample weights. Once is harmless; if it happens on every call, keep "
+            "the batch size and arguments the same (or use fit()/evaluate()/predict())."
+        )
+    return _reason(first.kind, first.argument, first.before, first.after, text)
 
 
 class TraceRegistry:
@@ -385,7 +525,8 @@ class TraceRegistry:
                 "tf.config.run_functions_eagerly(False) to get graphs (and trace reports) back."
             )
         self._eager_reported = eager
-        entries = self._entries(events)
+        entries, entry_notes = self._entries(events)
+        notes.extend(entry_notes)
         notes.extend(self._recreation_notes(events))
         return entries, notes
 
@@ -424,7 +565,12 @@ class TraceRegistry:
                 if len(state.signatures) > MAX_SIGNATURES_PER_FUNCTION:
                     # Keep the first trace (double-trace check) and the recent ones.
                     del state.signatures[1]
-            if record and event is not None and state.identity.origin != TENSORFLOW:
+            if (
+                record
+                and event is not None
+                and state.identity.origin != TENSORFLOW
+                and not state.identity.hidden
+            ):
                 self._events.append(event)
         state.read_traces = count
 
@@ -448,6 +594,12 @@ class TraceRegistry:
         name = identity.name
         if index == 0:
             reasons, recreated_in_cell = self._first_trace_reasons(identity, function_id, call_site)
+            if identity.recreatable and identity.code_key is not None and not recreated_in_cell:
+                # A new object made by another cell run (the defining cell ran again) starts
+                # from scratch: its total must not add the dead object's traces. Objects
+                # recreated within one cell (a loop) keep adding up.
+                self._code_key_totals[identity.code_key] = 0
+                self._shape_retraces.pop(group, None)
         elif (
             index == 1
             and first_new == 0
@@ -481,11 +633,17 @@ class TraceRegistry:
                 if any(d.kind == "shape" for d in found):
                     shape_count = self._shape_retraces.get(group, 0) + 1
                     self._shape_retraces[group] = shape_count
-                reasons = [
-                    _difference_reason(difference, call_site, shape_count)
-                    for difference in found[:MAX_REASONS_PER_TRACE]
-                ]
-                if len(found) > MAX_REASONS_PER_TRACE:
+                if identity.origin == KERAS:
+                    reasons = [_keras_reason(found, call_site)]
+                else:
+                    first_shape = next((d for d in found if d.kind == "shape"), None)
+                    reasons = [
+                        _difference_reason(
+                            difference, call_site, shape_count, difference is first_shape
+                        )
+                        for difference in found[:MAX_REASONS_PER_TRACE]
+                    ]
+                if identity.origin != KERAS and len(found) > MAX_REASONS_PER_TRACE:
                     reasons.append(
                         _reason(
                             "other",
@@ -553,7 +711,7 @@ class TraceRegistry:
         )
         return [_reason("first_trace", None, None, None, text)], False
 
-    def _entries(self, events: list[TraceEvent]) -> list[dict[str, Any]]:
+    def _entries(self, events: list[TraceEvent]) -> tuple[list[dict[str, Any]], list[str]]:
         entries: dict[tuple[Any, ...], dict[str, Any]] = {}
         for event in events:
             entry = entries.get(event.group)
@@ -570,12 +728,23 @@ class TraceRegistry:
             if event.counted:
                 entry["new_traces"] += 1
             entry["total_traces"] = max(entry["total_traces"], event.total_after)
-            room = MAX_REASONS_PER_ENTRY - len(entry["reasons"])
-            entry["reasons"].extend(event.reasons[: max(room, 0)])
+            entry["reasons"].extend(event.reasons)
         for entry in entries.values():
             retraced = any(reason["kind"] != "first_trace" for reason in entry["reasons"])
             entry["course"] = course_link("retracing" if retraced else "tracing")
-        return [entry for entry in entries.values() if entry["new_traces"] or entry["reasons"]]
+            entry["reasons"] = _condense(entry["reasons"])[:MAX_REASONS_PER_ENTRY]
+        listed = [entry for entry in entries.values() if entry["new_traces"] or entry["reasons"]]
+        notes: list[str] = []
+        if len(listed) > MAX_ENTRIES_PER_REPORT:
+            rest = listed[MAX_ENTRIES_PER_REPORT:]
+            names = ", ".join(entry["function"] for entry in rest[:10])
+            more = f" and {len(rest) - 10} more" if len(rest) > 10 else ""
+            notes.append(
+                f"{len(rest)} more tf.functions traced in this cell and are not listed "
+                f"({sum(entry['new_traces'] for entry in rest)} traces): {names}{more}."
+            )
+            listed = listed[:MAX_ENTRIES_PER_REPORT]
+        return listed, notes
 
     def _recreation_notes(self, events: list[TraceEvent]) -> list[str]:
         counts: dict[str, int] = {}
@@ -588,3 +757,49 @@ class TraceRegistry:
             "recreations, not retraces; create the tf.function once and reuse it."
             for name, count in counts.items()
         ]
+
+
+def _similar_key(reason: dict[str, Any]) -> tuple[Any, ...]:
+    # "Recreated ..." and "Retraced ... (reason unknown)" are both kind "other" with
+    # no argument: the first word keeps them apart.
+    text = str(reason.get("text") or "")
+    return (reason["kind"], reason["argument"], text.split(" ", 1)[0])
+
+
+def _condense(reasons: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Keep the first few reasons of each kind and argument; sum up the rest in one line.
+
+    A loop over 50 Python floats retraces 50 times for the same reason: the
+    first ones show the pattern, 47 more copies of the same advice are noise.
+    """
+    counts: dict[tuple[Any, ...], int] = {}
+    omitted: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+    kept: list[dict[str, Any]] = []
+    for reason in reasons:
+        key = _similar_key(reason)
+        counts[key] = counts.get(key, 0) + 1
+        if counts[key] <= MAX_SIMILAR_REASONS:
+            kept.append(reason)
+        else:
+            omitted.setdefault(key, []).append(reason)
+    for key, rest in omitted.items():
+        kind, argument, first_word = key
+        last = rest[-1]
+        if first_word == "Recreated":
+            what = "recreations of the same function, as above"
+        elif argument is not None and last["after"] is not None:
+            what = (
+                f"retraces for the same reason: `{argument}` changed again (last: {last['after']})"
+            )
+        else:
+            what = "retraces for the same reason, as above"
+        kept.append(
+            _reason(
+                kind,
+                argument,
+                rest[0]["before"],
+                last["after"],
+                f"... and {len(rest)} more {what}.",
+            )
+        )
+    return kept
