@@ -141,3 +141,29 @@ def test_file_without_tensorflow_import_is_silent():
         w = w - 1
         """
     assert check(source, CODE) == []
+
+
+def test_local_alias_of_a_layer_weight_is_silent_but_augmented_assignment_is_not():
+    # A masked / normalized copy of a weight: the layer still holds the variable.
+    source = """\
+        import tensorflow as tf
+
+        class MaskedDense(tf.keras.layers.Layer):
+            def build(self, shape):
+                self.kernel = self.add_weight(shape=shape)
+                self.mask = None
+
+            def call(self, x):
+                kernel = self.kernel
+                if self.mask is not None:
+                    kernel = kernel * self.mask
+                w = self.kernel
+                w = w / tf.norm(w)
+                return x @ kernel @ w
+
+            def bump(self):
+                k = self.kernel
+                k += 1  # augmented assignment on a variable raises, alias or not
+        """
+    [finding] = check(source, CODE)
+    assert span(finding) == (18, 9, 18, 15)

@@ -94,3 +94,26 @@ def test_shadowed_print_is_silent():
             print(x)
         """
     assert check(source, CODE) == []
+
+
+def test_print_in_an_eager_only_branch_is_silent():
+    # Runs only under tf.config.run_functions_eagerly(True): never while tracing.
+    source = """\
+        import tensorflow as tf
+
+        @tf.function
+        def step(x):
+            if tf.executing_eagerly():
+                print("eager:", x)
+            if not tf.config.functions_run_eagerly():
+                pass
+            else:
+                print("eager too:", x)
+            if tf.executing_eagerly():
+                pass
+            else:
+                print("tracing:", x)
+            return x
+        """
+    [finding] = check(source, CODE)
+    assert finding.line == 14

@@ -123,3 +123,25 @@ def test_correct_state_handling_is_silent():
             return x
         """
     assert check(source, CODE) == []
+
+
+def test_storing_a_lazily_created_variable_is_silent():
+    # Keeping a new variable in a global or a list is the first-trace creation idiom;
+    # creating it on every trace is TFC010's finding.
+    source = """\
+        import tensorflow as tf
+        _scale = None
+        kernels = []
+
+        @tf.function
+        def step(x):
+            global _scale
+            if _scale is None:
+                _scale = tf.Variable(2.0)
+            if not kernels:
+                kernels.append(tf.Variable(tf.zeros([3, 3])))
+            kernels.append(x)
+            return x * _scale
+        """
+    [finding] = check(source, CODE)
+    assert finding.line == 12

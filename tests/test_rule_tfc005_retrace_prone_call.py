@@ -127,3 +127,23 @@ def test_look_alikes_are_silent():
         step = tf.function(plain)
         """
     assert check(source, CODE) == []
+
+
+def test_function_wrapping_what_the_loop_iterates_over_is_silent():
+    # One tf.function per model is needed anyway: it traces once for its own model.
+    source = """\
+        import tensorflow as tf
+
+        compiled = []
+        for model in models:
+            compiled.append(tf.function(model))
+        for name, layer in layers.items():
+            serve = tf.function(layer.call)
+        for size in (8, 16):
+            net = build(size)
+            fast = tf.function(net)
+        for lr in rates:
+            step = tf.function(train)
+        """
+    [finding] = check(source, CODE)
+    assert span(finding) == (12, 12, 12, 30)

@@ -105,3 +105,28 @@ def test_look_alikes_are_silent():
             tape.gradient(y, x)
         """
     assert check(source, CODE) == []
+
+
+def test_continue_or_break_after_the_first_gradient_on_a_per_iteration_tape():
+    source = """\
+        import tensorflow as tf
+
+        def train(model, batches, x):
+            for batch in batches:
+                with tf.GradientTape() as tape:
+                    loss = model(batch)
+                if loss < 0:
+                    tape.gradient(loss, model.trainable_variables)
+                    continue
+                tape.gradient(2 * loss, model.trainable_variables)
+            with tf.GradientTape() as outer:
+                loss = model(x)
+            for batch in batches:
+                if batch is None:
+                    outer.gradient(loss, model.trainable_variables)
+                    break
+                outer.gradient(2 * loss, model.trainable_variables)
+        """
+    # Only the tape made before the loop is reused (by the next iteration).
+    [finding] = check(source, CODE)
+    assert finding.line == 17

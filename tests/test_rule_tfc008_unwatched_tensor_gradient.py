@@ -87,3 +87,46 @@ def test_watched_variables_and_parameters_are_silent():
         tape4.gradient(y, [c])
         """
     assert check(source, CODE) == []
+
+
+def test_watching_a_list_name_or_a_starred_element_watches_its_contents():
+    source = """\
+        import tensorflow as tf
+        a = tf.constant(1.0)
+        b = tf.constant(2.0)
+        params = [a, b]
+        with tf.GradientTape() as tape:
+            tape.watch(params)
+            loss = a * b
+        grads = tape.gradient(loss, [a, b])
+
+        def f(rest):
+            c = tf.constant(3.0)
+            with tf.GradientTape() as tape:
+                tape.watch([a, *rest])
+                loss = a * c
+            return tape.gradient(loss, [c])
+
+        with tf.GradientTape() as tape:
+            tape.watch(a)
+            loss = a * b
+        grads = tape.gradient(loss, [a, b])
+        """
+    [finding] = check(source, CODE)
+    assert (finding.line, finding.column) == (20, 33)
+
+
+def test_watching_a_parameter_watches_only_that_name():
+    # A parameter cannot hold a constant created after the call, so ``c`` is unwatched.
+    source = """\
+        import tensorflow as tf
+
+        def f(x):
+            c = tf.constant(1.0)
+            with tf.GradientTape() as tape:
+                tape.watch(x)
+                y = x * c
+            return tape.gradient(y, [x, c])
+        """
+    [finding] = check(source, CODE)
+    assert (finding.line, finding.column) == (8, 33)

@@ -64,3 +64,21 @@ def test_matching_or_cast_dtypes_and_python_numbers_are_silent():
             return x + a   # x is a parameter of unknown dtype
         """
     assert check(source, CODE) == []
+
+
+def test_positional_dtypes_hints_and_integer_division():
+    source = """\
+        import tensorflow as tf
+        noise = tf.random.uniform([3], 0, 10, tf.int32)
+        ok = noise + tf.constant([1, 2, 3])
+        gauss = tf.random.normal([3], 0.0, 1.0, tf.float64)
+        ok = gauss * tf.constant([1.0, 2.0, 3.0], dtype=tf.float64)
+        hinted = tf.convert_to_tensor([1, 2], dtype_hint=tf.float32)
+        ok = hinted * tf.constant([0.5, 0.5])
+        ratio = tf.constant([1, 2]) / tf.constant(2)   # int32 / int32 is float64
+        ok = ratio * tf.constant([0.5, 0.5], dtype=tf.float64)
+        bad = noise * tf.constant([0.5, 0.5, 0.5])
+        """
+    [finding] = check(source, CODE)
+    assert finding.line == 10
+    assert "int32 and float32" in finding.message

@@ -52,3 +52,17 @@ def test_eager_code_and_py_function_callbacks_are_silent():
             return tf.experimental.numpy.sum(y)
         """
     assert check(source, CODE) == []
+
+
+def test_numpy_in_an_eager_only_branch_is_silent():
+    source = """\
+        import tensorflow as tf
+
+        @tf.function
+        def step(x):
+            if tf.executing_eagerly():
+                tf.print(x.numpy().mean())
+            return x.numpy()
+        """
+    [finding] = check(source, CODE)
+    assert finding.line == 7

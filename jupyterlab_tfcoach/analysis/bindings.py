@@ -45,6 +45,9 @@ PY_NONE = "py_none"
 
 _MAX_DEPTH = 40
 
+# Float-by-default constructors and the position of their ``dtype`` parameter.
+_DTYPE_POSITION = {"tf.zeros": 1, "tf.ones": 1, "tf.random.normal": 3, "tf.random.uniform": 3}
+
 # ``origin`` of a Python container value: which builtin type it is.
 _CONTAINER_LITERALS: dict[type, str] = {
     ast.List: "list",
@@ -117,6 +120,8 @@ def literal_dtype(node: ast.AST) -> str | None:
 
 
 def merge_values(values: list[Value]) -> Value:
+    if len(values) == 1:
+        return values[0]  # the common case; nothing to merge or unwrap
     if not values:
         return UNKNOWN
     # A ``def`` later wrapped by ``f = tf.function(f)``: calls see the tf.function.
@@ -143,7 +148,9 @@ class Resolution:
 
 
 def _is_prefix(prefix: Path, path: Path) -> bool:
-    return len(prefix) <= len(path) and all(a is b for a, b in zip(prefix, path, strict=False))
+    # Blocks compare by identity (``eq=False``), so tuple equality is an identity test,
+    # done in C instead of a generator.
+    return len(prefix) <= len(path) and path[: len(prefix)] == prefix
 
 
 class Bindings:
@@ -278,7 +285,7 @@ class Bindings:
             statement = binding.node
             assert isinstance(statement, ast.AugAssign)
             target = self.infer(statement.target, scope, path, depth + 1)
-            return self._arithmetic(target, value)
+            return self._arithmetic(target, value, statement.op)
         return UNKNOWN
 
     # -- expressions ----------------------------------------------------------
@@ -286,8 +293,16 @@ class Bindings:
     def infer(self, node: ast.AST, scope: Scope, path: Path, depth: int = 0) -> Value:
         if depth > _MAX_DEPTH:
             return UNKNOWN
-        if isinstance(node, ast.Constant):
-            value = node.value
+        # Exact type tests, most frequent first: node types are disjoint, so the order
+        # does not change the result, only how many tests a common node goes through.
+        node_type = type(node)
+        if node_type is ast.Name:
+            resolution = self.resolve(scope, node.id, (node.lineno, node.col_offset), path)  # type: ignore[attr-defined]
+            if resolution is None:
+                return UNKNOWN
+            return merge_values([self.binding_value(b, depth + 1) for b in resolution.bindings])
+        if node_type is ast.Constant:
+            value = node.value  # type: ignore[attr-defined]
             if isinstance(value, bool):
                 return Value(PY_BOOL)
             if isinstance(value, (int, float)):
@@ -295,53 +310,53 @@ class Bindings:
             if value is None:
                 return Value(PY_NONE)
             return UNKNOWN
-        if isinstance(node, ast.Name):
-            resolution = self.resolve(scope, node.id, (node.lineno, node.col_offset), path)
-            if resolution is None:
-                return UNKNOWN
-            return merge_values([self.binding_value(b, depth + 1) for b in resolution.bindings])
-        if isinstance(node, ast.UnaryOp):
-            operand = self.infer(node.operand, scope, path, depth + 1)
-            if isinstance(node.op, ast.Not):
+        if node_type is ast.Call:
+            return self._call_value(node, scope, path, depth)  # type: ignore[arg-type]
+        if node_type is ast.Attribute:
+            return self._attribute_value(node, scope, path, depth)  # type: ignore[arg-type]
+        if node_type is ast.BinOp:
+            left = self.infer(node.left, scope, path, depth + 1)  # type: ignore[attr-defined]
+            right = self.infer(node.right, scope, path, depth + 1)  # type: ignore[attr-defined]
+            return self._arithmetic(left, right, node.op)  # type: ignore[attr-defined]
+        if node_type is ast.UnaryOp:
+            operand = self.infer(node.operand, scope, path, depth + 1)  # type: ignore[attr-defined]
+            op = node.op  # type: ignore[attr-defined]
+            if isinstance(op, ast.Not):
                 return UNKNOWN
             if operand.kind == PY_NUMBER and operand.number is not None:
                 number = operand.number
-                if isinstance(node.op, ast.USub):
+                if isinstance(op, ast.USub):
                     return Value(PY_NUMBER, number=-number)
-                if isinstance(node.op, ast.UAdd):
+                if isinstance(op, ast.UAdd):
                     return operand
                 return Value(PY_NUMBER)
             if operand.is_tensor_like:
                 return Value(TENSOR, dtype=operand.dtype)
             return UNKNOWN
-        container = _CONTAINER_LITERALS.get(type(node))
-        if container is not None:
-            return Value(PY_CONTAINER, origin=container)
-        if isinstance(node, ast.BinOp):
-            left = self.infer(node.left, scope, path, depth + 1)
-            right = self.infer(node.right, scope, path, depth + 1)
-            return self._arithmetic(left, right)
-        if isinstance(node, ast.Call):
-            return self._call_value(node, scope, path, depth)
-        if isinstance(node, ast.Attribute):
-            return self._attribute_value(node, scope, path, depth)
-        if isinstance(node, ast.Subscript):
-            base = self.infer(node.value, scope, path, depth + 1)
+        if node_type is ast.Subscript:
+            base = self.infer(node.value, scope, path, depth + 1)  # type: ignore[attr-defined]
             if base.is_tensor_like:
                 return Value(TENSOR, dtype=base.dtype)
             return UNKNOWN
+        container = _CONTAINER_LITERALS.get(node_type)
+        if container is not None:
+            return Value(PY_CONTAINER, origin=container)
         return UNKNOWN
 
-    def _arithmetic(self, left: Value, right: Value) -> Value:
+    def _arithmetic(self, left: Value, right: Value, op: ast.operator) -> Value:
         if left.is_tensor_like and right.is_tensor_like:
-            return Value(TENSOR, dtype=left.dtype if left.dtype == right.dtype else None)
-        if left.is_tensor_like and right.kind == PY_NUMBER:
-            return Value(TENSOR, dtype=left.dtype)
-        if right.is_tensor_like and left.kind == PY_NUMBER:
-            return Value(TENSOR, dtype=right.dtype)
-        if left.kind == PY_NUMBER and right.kind == PY_NUMBER:
-            return Value(PY_NUMBER)
-        return UNKNOWN
+            dtype = left.dtype if left.dtype == right.dtype else None
+        elif left.is_tensor_like and right.kind == PY_NUMBER:
+            dtype = left.dtype
+        elif right.is_tensor_like and left.kind == PY_NUMBER:
+            dtype = right.dtype
+        else:
+            if left.kind == PY_NUMBER and right.kind == PY_NUMBER:
+                return Value(PY_NUMBER)
+            return UNKNOWN
+        if type(op) is ast.Div and dtype in INT_DTYPES:
+            dtype = None  # ``/`` on integer tensors returns float32 or float64, by width
+        return Value(TENSOR, dtype=dtype)
 
     def self_attribute_bindings(self, node: ast.Attribute, scope: Scope) -> list[Binding] | None:
         """The class-wide ``self.<attr> = ...`` bindings for ``self.attr`` read in a method.
@@ -404,7 +419,12 @@ class Bindings:
             dtype_node = explicit_dtype if explicit_dtype is not None else positional(node, 1)
             first = positional(node, 0) or keyword(node, "value")
             dtype = self.dtype_of(dtype_node) if dtype_node is not None else None
-            if dtype_node is None and first is not None:
+            # ``convert_to_tensor(v, dtype_hint=tf.float32)``: the hint wins when ``v``
+            # converts to it (Python ints do), so the literal's dtype is not the result.
+            hinted = canonical == "tf.convert_to_tensor" and (
+                keyword(node, "dtype_hint") is not None or len(node.args) > 2
+            )
+            if dtype_node is None and first is not None and not hinted:
                 dtype = literal_dtype(first) or self._tensor_dtype(first, scope, path, depth)
             return Value(TENSOR, dtype=dtype, origin="constant")
         if canonical == "tf.Variable":
@@ -416,12 +436,15 @@ class Bindings:
             else:
                 dtype = None
             return Value(VARIABLE, dtype=dtype)
-        if canonical in ("tf.zeros", "tf.ones", "tf.random.normal", "tf.random.uniform"):
+        if canonical in _DTYPE_POSITION:
             if explicit_dtype is not None:
                 return Value(TENSOR, dtype=self.dtype_of(explicit_dtype))
-            if canonical in ("tf.zeros", "tf.ones") and len(node.args) > 1:
-                return Value(TENSOR, dtype=self.dtype_of(node.args[1]))
-            if any(k.arg is None for k in node.keywords):
+            # ``tf.zeros(shape, dtype)`` / ``tf.random.uniform(shape, lo, hi, dtype)``.
+            if len(node.args) > _DTYPE_POSITION[canonical]:
+                return Value(TENSOR, dtype=self.dtype_of(node.args[_DTYPE_POSITION[canonical]]))
+            if any(k.arg is None for k in node.keywords) or any(
+                isinstance(a, ast.Starred) for a in node.args
+            ):
                 return Value(TENSOR)
             return Value(TENSOR, dtype="float32")
         if canonical == "tf.cast":

@@ -14,11 +14,6 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on Python 3.10 only
-    import tomli as tomllib
-
 _CODE_PATTERN = re.compile(r"^[A-Z]+[0-9]*$")
 _KNOWN_KEYS = ("select", "ignore", "course-base-url")
 
@@ -152,6 +147,12 @@ def load_config(start_path: str | Path = ".") -> Config:
     pyproject = find_pyproject(start_path)
     if pyproject is None:
         return Config()
+    # Imported here, not at module level: only reading a pyproject.toml needs the
+    # TOML parser, so importing the analysis API (editors, kernels) stays cheaper.
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - exercised on Python 3.10 only
+        import tomli as tomllib
     try:
         data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as error:

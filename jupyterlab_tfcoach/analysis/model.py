@@ -12,14 +12,16 @@ are known.
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from jupyterlab_tfcoach.analysis.imports import TFImports
 
 Position = tuple[int, int]  # (line, UTF-8 byte column) as ast reports; only compared
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Block:
     """A statement list that may not run (or run repeatedly) when its scope runs.
 
@@ -32,6 +34,8 @@ class Block:
     owner: ast.AST
     branch: int
     exits: bool  # the statement list ends with ``return`` or ``raise``
+    # It ends with ``break`` / ``continue``: the rest of the loop body is skipped.
+    leaves_iteration: bool = False
 
     @property
     def is_loop_body(self) -> bool:
@@ -107,7 +111,7 @@ class Binding:
         return self._self_referential
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Scope:
     kind: str  # module, class, function, lambda, comprehension
     node: ast.AST
@@ -137,7 +141,7 @@ class Scope:
         return getattr(self.node, "name", "<lambda>")
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Site:
     node: ast.AST
     scope: Scope
@@ -146,25 +150,49 @@ class Site:
 
 _FUNCTION_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
-_LEAVES = (ast.Name, ast.Constant)
+# Popped from the walk stack and dropped at once: names, literals, and the None of an
+# absent optional child (``Slice.lower``, the key of ``**d`` in a dict display).
+_LEAF_TYPES = frozenset({ast.Name, ast.Constant, type(None)})
 
-# Child fields holding expressions, per expression type; lets the hot loop skip
-# ``ast.iter_child_nodes`` and its per-field ``getattr`` guessing.
-_EXPRESSION_FIELDS: dict[type, tuple[str, ...]] = {}
+# Fields that never hold child expressions. Those that may be None or a string
+# (``keyword.arg`` for ``**kw``) must be listed: the first node seen cannot tell.
+_NOT_CHILDREN = frozenset(
+    {
+        "ctx", "op", "ops", "type_comment", "id", "attr", "arg", "name", "asname", "module",
+        "rest", "conversion", "kind", "str", "is_async", "level",
+    }
+)  # fmt: skip
+
+# Per expression type, its child fields in ``_fields`` order, each with whether it is
+# a list. Built from the first node of each type seen: list fields are always lists,
+# and an optional child that is None there is pushed as None later (a leaf). Lets the
+# hot loops skip ``ast.iter_child_nodes`` and its per-field type guessing.
+_CHILD_PLANS: dict[type, tuple[tuple[str, bool], ...]] = {}
 
 
-def _expression_fields(node_type: type) -> tuple[str, ...]:
-    fields = _EXPRESSION_FIELDS.get(node_type)
-    if fields is None:
-        fields = tuple(
-            name for name in node_type._fields if name not in ("ctx", "op", "ops", "type_comment")
-        )
-        _EXPRESSION_FIELDS[node_type] = fields
-    return fields
+def _child_plan(node: ast.AST) -> tuple[tuple[str, bool], ...]:
+    plan = _CHILD_PLANS.get(type(node))
+    if plan is None:
+        fields = []
+        for name in type(node)._fields:
+            if name in _NOT_CHILDREN:
+                continue
+            child = getattr(node, name, None)
+            if child is None or isinstance(child, ast.AST):
+                fields.append((name, False))
+            elif isinstance(child, list):
+                fields.append((name, True))
+        plan = tuple(fields)
+        _CHILD_PLANS[type(node)] = plan
+    return plan
 
 
 def _exits(statements: list[ast.stmt]) -> bool:
     return bool(statements) and isinstance(statements[-1], (ast.Return, ast.Raise))
+
+
+def _leaves_iteration(statements: list[ast.stmt]) -> bool:
+    return bool(statements) and isinstance(statements[-1], (ast.Break, ast.Continue))
 
 
 def _start(node: ast.AST) -> Position:
@@ -183,29 +211,31 @@ def refers_to(expression: ast.AST, target: ast.expr) -> bool:
         name, owner, attr = None, target.value.id, target.attr
     else:
         return False
-    stack: list[ast.AST] = [expression]
+    stack: list[ast.AST | None] = [expression]
+    plans = _CHILD_PLANS
     while stack:
         node = stack.pop()
         node_type = type(node)
         if node_type is ast.Name:
-            if node.id == name:  # type: ignore[attr-defined]
+            if node.id == name:  # type: ignore[union-attr]
                 return True
             continue
-        if node_type is ast.Constant:
+        if node_type in _LEAF_TYPES:
             continue
-        if (
-            node_type is ast.Attribute
-            and node.attr == attr  # type: ignore[attr-defined]
-            and isinstance(node.value, ast.Name)  # type: ignore[attr-defined]
-            and node.value.id == owner  # type: ignore[attr-defined]
-        ):
-            return True
-        for field_name in _expression_fields(node_type):
-            child = getattr(node, field_name, None)
-            if isinstance(child, list):
-                stack.extend(c for c in child if isinstance(c, ast.AST))
-            elif isinstance(child, ast.AST):
-                stack.append(child)
+        if node_type is ast.Attribute:
+            if (
+                node.attr == attr  # type: ignore[union-attr]
+                and type(node.value) is ast.Name  # type: ignore[union-attr]
+                and node.value.id == owner  # type: ignore[union-attr]
+            ):
+                return True
+            stack.append(node.value)  # type: ignore[union-attr]
+            continue
+        for field_name, is_list in plans.get(node_type) or _child_plan(node):  # type: ignore[arg-type]
+            if is_list:
+                stack.extend(getattr(node, field_name))
+            else:
+                stack.append(getattr(node, field_name, None))
     return False
 
 
@@ -226,6 +256,9 @@ class Model:
         self.withs: list[Site] = []
         self.deletes: list[Site] = []
         self.defs: list[Site] = []  # FunctionDef sites, in the scope that defines them
+        # ``name = f(...)`` name bindings, in walk order: lets rules find the names bound
+        # to a call (``step = tf.function(f)``) without scanning every binding.
+        self.call_assignments: list[Binding] = []
         self._walk_statements(tree.body, self.module, ())
 
     def release(self) -> None:
@@ -269,6 +302,8 @@ class Model:
             name, owner, pos, kind, node, value, path, target=target, remote=remote, context=scope
         )
         owner.bindings.setdefault(name, []).append(binding)
+        if type(value) is ast.Call and kind == "assign":
+            self.call_assignments.append(binding)
 
     def _bind_target(
         self,
@@ -326,115 +361,124 @@ class Model:
     # -- statements -----------------------------------------------------------
 
     def _walk_statements(self, statements: list[ast.stmt], scope: Scope, path: Path) -> None:
+        # One dict lookup per statement instead of a chain of isinstance checks.
+        handlers = _STATEMENT_HANDLERS
         for statement in statements:
-            self._walk_statement(statement, scope, path)
+            handler = handlers.get(type(statement))
+            if handler is None:
+                self._walk_other(statement, scope, path)
+            else:
+                handler(self, statement, scope, path)
 
     def _block(self, kind: str, owner: ast.AST, branch: int, body: list[ast.stmt]) -> Block:
-        return Block(kind, owner, branch, _exits(body))
+        return Block(kind, owner, branch, _exits(body), _leaves_iteration(body))
 
-    def _walk_statement(self, node: ast.stmt, scope: Scope, path: Path) -> None:
-        walk_expression = self._walk_expression
-        if isinstance(node, ast.Expr):
-            walk_expression(node.value, scope, path)
-        elif isinstance(node, ast.Assign):
-            walk_expression(node.value, scope, path)
+    def _walk_expr_statement(self, node: ast.Expr, scope: Scope, path: Path) -> None:
+        self._walk_expression(node.value, scope, path)
+
+    def _walk_assign(self, node: ast.Assign, scope: Scope, path: Path) -> None:
+        self._walk_expression(node.value, scope, path)
+        self.assignments.append(Site(node, scope, path))
+        value = node.value if len(node.targets) == 1 else None
+        end = _end(node)
+        for target in node.targets:
+            self._bind_target(target, scope, path, "assign", node, value, end)
+
+    def _walk_aug_assign(self, node: ast.AugAssign, scope: Scope, path: Path) -> None:
+        self._walk_expression(node.value, scope, path)
+        self.assignments.append(Site(node, scope, path))
+        self._bind_target(node.target, scope, path, "augassign", node, node.value, _end(node))
+
+    def _walk_ann_assign(self, node: ast.AnnAssign, scope: Scope, path: Path) -> None:
+        self._walk_expression(node.annotation, scope, path)
+        if node.value is not None:
+            self._walk_expression(node.value, scope, path)
             self.assignments.append(Site(node, scope, path))
-            value = node.value if len(node.targets) == 1 else None
-            for target in node.targets:
-                self._bind_target(target, scope, path, "assign", node, value, _end(node))
-        elif isinstance(node, ast.AugAssign):
-            walk_expression(node.value, scope, path)
-            self.assignments.append(Site(node, scope, path))
-            self._bind_target(node.target, scope, path, "augassign", node, node.value, _end(node))
-        elif isinstance(node, ast.AnnAssign):
-            walk_expression(node.annotation, scope, path)
-            if node.value is not None:
-                walk_expression(node.value, scope, path)
-                self.assignments.append(Site(node, scope, path))
-                self._bind_target(node.target, scope, path, "assign", node, node.value, _end(node))
-        elif isinstance(node, _FUNCTION_DEFS):
-            self._walk_function(node, scope, path)
-        elif isinstance(node, ast.ClassDef):
-            self._walk_class(node, scope, path)
-        elif isinstance(node, ast.Return):
-            if node.value is not None:
-                walk_expression(node.value, scope, path)
-        elif isinstance(node, (ast.For, ast.AsyncFor)):
-            walk_expression(node.iter, scope, path)
-            self.loops.append(Site(node, scope, path))
-            body_path = (*path, self._block("for", node, 0, node.body))
-            self._bind_target(
-                node.target, scope, body_path, "for", node, node.iter, _end(node.iter)
-            )
-            self._walk_statements(node.body, scope, body_path)
-            if node.orelse:
-                else_path = (*path, self._block("for", node, 1, node.orelse))
-                self._walk_statements(node.orelse, scope, else_path)
-        elif isinstance(node, ast.While):
-            walk_expression(node.test, scope, path)
-            self._walk_statements(
-                node.body, scope, (*path, self._block("while", node, 0, node.body))
-            )
-            if node.orelse:
-                else_path = (*path, self._block("while", node, 1, node.orelse))
-                self._walk_statements(node.orelse, scope, else_path)
-        elif isinstance(node, ast.If):
-            walk_expression(node.test, scope, path)
-            self._walk_statements(node.body, scope, (*path, self._block("if", node, 0, node.body)))
-            if node.orelse:
-                else_path = (*path, self._block("if", node, 1, node.orelse))
-                self._walk_statements(node.orelse, scope, else_path)
-        elif isinstance(node, (ast.With, ast.AsyncWith)):
-            self.withs.append(Site(node, scope, path))
-            for item in node.items:
-                walk_expression(item.context_expr, scope, path)
-                if item.optional_vars is not None:
-                    self._bind_target(
-                        item.optional_vars,
-                        scope,
-                        path,
-                        "with",
-                        item,
-                        item.context_expr,
-                        _end(item.context_expr),
-                    )
-            self._walk_statements(node.body, scope, path)
-        elif isinstance(node, (ast.Try, getattr(ast, "TryStar", ast.Try))):
-            self._walk_try(node, scope, path)  # type: ignore[arg-type]
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            self.imports.add(node)
-            for alias in node.names:
-                if alias.name == "*":
-                    continue
-                local = alias.asname or alias.name.split(".", 1)[0]
-                self._bind(scope, local, _end(node), "import", node, None, path)
-        elif isinstance(node, ast.Global):
-            scope.global_names.update(node.names)
-        elif isinstance(node, ast.Nonlocal):
-            scope.nonlocal_names.update(node.names)
-        elif isinstance(node, ast.Delete):
-            self.deletes.append(Site(node, scope, path))
-            for target in node.targets:
-                if isinstance(target, ast.Name):
-                    self._bind(scope, target.id, _end(node), "del", node, None, path)
-                else:
-                    walk_expression(target, scope, path)
-        elif isinstance(node, ast.Match):
-            walk_expression(node.subject, scope, path)
-            for case in node.cases:
-                case_path = (*path, self._block("case", node, 0, case.body))
-                for pattern_node in ast.walk(case.pattern):
-                    captured = getattr(pattern_node, "name", None)
-                    if isinstance(captured, str):
-                        self._bind(scope, captured, _end(case.pattern), "other", case, None, path)
-                if case.guard is not None:
-                    walk_expression(case.guard, scope, case_path)
-                self._walk_statements(case.body, scope, case_path)
-        else:
-            # Raise, Assert, Pass, Break, Continue, type aliases: only expressions inside.
-            for child in ast.iter_child_nodes(node):
-                if isinstance(child, ast.expr):
-                    walk_expression(child, scope, path)
+            self._bind_target(node.target, scope, path, "assign", node, node.value, _end(node))
+
+    def _walk_return(self, node: ast.Return, scope: Scope, path: Path) -> None:
+        if node.value is not None:
+            self._walk_expression(node.value, scope, path)
+
+    def _walk_for(self, node: ast.For | ast.AsyncFor, scope: Scope, path: Path) -> None:
+        self._walk_expression(node.iter, scope, path)
+        self.loops.append(Site(node, scope, path))
+        body_path = (*path, self._block("for", node, 0, node.body))
+        self._bind_target(node.target, scope, body_path, "for", node, node.iter, _end(node.iter))
+        self._walk_statements(node.body, scope, body_path)
+        if node.orelse:
+            else_path = (*path, self._block("for", node, 1, node.orelse))
+            self._walk_statements(node.orelse, scope, else_path)
+
+    def _walk_while(self, node: ast.While, scope: Scope, path: Path) -> None:
+        self._walk_expression(node.test, scope, path)
+        self._walk_statements(node.body, scope, (*path, self._block("while", node, 0, node.body)))
+        if node.orelse:
+            else_path = (*path, self._block("while", node, 1, node.orelse))
+            self._walk_statements(node.orelse, scope, else_path)
+
+    def _walk_if(self, node: ast.If, scope: Scope, path: Path) -> None:
+        self._walk_expression(node.test, scope, path)
+        self._walk_statements(node.body, scope, (*path, self._block("if", node, 0, node.body)))
+        if node.orelse:
+            else_path = (*path, self._block("if", node, 1, node.orelse))
+            self._walk_statements(node.orelse, scope, else_path)
+
+    def _walk_with(self, node: ast.With | ast.AsyncWith, scope: Scope, path: Path) -> None:
+        self.withs.append(Site(node, scope, path))
+        for item in node.items:
+            self._walk_expression(item.context_expr, scope, path)
+            if item.optional_vars is not None:
+                self._bind_target(
+                    item.optional_vars,
+                    scope,
+                    path,
+                    "with",
+                    item,
+                    item.context_expr,
+                    _end(item.context_expr),
+                )
+        self._walk_statements(node.body, scope, path)
+
+    def _walk_import(self, node: ast.Import | ast.ImportFrom, scope: Scope, path: Path) -> None:
+        self.imports.add(node)
+        for alias in node.names:
+            if alias.name == "*":
+                continue
+            local = alias.asname or alias.name.split(".", 1)[0]
+            self._bind(scope, local, _end(node), "import", node, None, path)
+
+    def _walk_global(self, node: ast.Global, scope: Scope, path: Path) -> None:
+        scope.global_names.update(node.names)
+
+    def _walk_nonlocal(self, node: ast.Nonlocal, scope: Scope, path: Path) -> None:
+        scope.nonlocal_names.update(node.names)
+
+    def _walk_delete(self, node: ast.Delete, scope: Scope, path: Path) -> None:
+        self.deletes.append(Site(node, scope, path))
+        for target in node.targets:
+            if isinstance(target, ast.Name):
+                self._bind(scope, target.id, _end(node), "del", node, None, path)
+            else:
+                self._walk_expression(target, scope, path)
+
+    def _walk_match(self, node: ast.Match, scope: Scope, path: Path) -> None:
+        self._walk_expression(node.subject, scope, path)
+        for case in node.cases:
+            case_path = (*path, self._block("case", node, 0, case.body))
+            for pattern_node in ast.walk(case.pattern):
+                captured = getattr(pattern_node, "name", None)
+                if isinstance(captured, str):
+                    self._bind(scope, captured, _end(case.pattern), "other", case, None, path)
+            if case.guard is not None:
+                self._walk_expression(case.guard, scope, case_path)
+            self._walk_statements(case.body, scope, case_path)
+
+    def _walk_other(self, node: ast.stmt, scope: Scope, path: Path) -> None:
+        # Raise, Assert, Pass, Break, Continue, type aliases: only expressions inside.
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.expr):
+                self._walk_expression(child, scope, path)
 
     def _walk_try(self, node: ast.Try, scope: Scope, path: Path) -> None:
         self._walk_statements(node.body, scope, (*path, self._block("try", node, 0, node.body)))
@@ -504,22 +548,29 @@ class Model:
 
     def _walk_expression(self, root: ast.expr, scope: Scope, path: Path) -> None:
         """Index calls and binary operations; open scopes for lambdas and comprehensions."""
-        stack: list[ast.AST] = [root]
+        stack: list[ast.AST | None] = [root]
         calls, binops, calls_by_name = self.calls, self.binops, self.calls_by_name
+        plans, leaf_types = _CHILD_PLANS, _LEAF_TYPES
+        # Children are pushed in field order (None included, dropped when popped), so
+        # calls and binary operations are indexed in the same order as ever.
         while stack:
             node = stack.pop()
-            if isinstance(node, _LEAVES):
-                continue
             node_type = type(node)
+            if node_type in leaf_types:
+                continue
+            if node_type is ast.Attribute:  # the most common inner node: one child
+                stack.append(node.value)  # type: ignore[union-attr]
+                continue
             if node_type is ast.Call:
-                site = Site(node, scope, path)
+                site = Site(node, scope, path)  # type: ignore[arg-type]
                 calls.append(site)
-                func = node.func  # type: ignore[attr-defined]
+                func = node.func  # type: ignore[union-attr]
+                func_type = type(func)
                 callee = (
                     func.id
-                    if type(func) is ast.Name
+                    if func_type is ast.Name
                     else func.attr
-                    if type(func) is ast.Attribute
+                    if func_type is ast.Attribute
                     else None
                 )
                 if callee is not None:
@@ -528,14 +579,15 @@ class Model:
                         calls_by_name[callee] = [site]
                     else:
                         by_name.append(site)
-                stack.append(node.func)  # type: ignore[attr-defined]
-                stack.extend(node.args)  # type: ignore[attr-defined]
-                stack.extend(k.value for k in node.keywords)  # type: ignore[attr-defined]
+                stack.append(func)
+                stack.extend(node.args)  # type: ignore[union-attr]
+                for item in node.keywords:  # type: ignore[union-attr]
+                    stack.append(item.value)
                 continue
             if node_type is ast.BinOp:
-                binops.append(Site(node, scope, path))
-                stack.append(node.left)  # type: ignore[attr-defined]
-                stack.append(node.right)  # type: ignore[attr-defined]
+                binops.append(Site(node, scope, path))  # type: ignore[arg-type]
+                stack.append(node.left)  # type: ignore[union-attr]
+                stack.append(node.right)  # type: ignore[union-attr]
                 continue
             if node_type is ast.Lambda:
                 self._walk_lambda(node, scope, path)  # type: ignore[arg-type]
@@ -544,19 +596,16 @@ class Model:
                 self._walk_comprehension(node, scope, path)  # type: ignore[arg-type]
                 continue
             if node_type is ast.NamedExpr:
-                value = node.value  # type: ignore[attr-defined]
+                value = node.value  # type: ignore[union-attr]
                 self._walk_expression(value, scope, path)
-                target = node.target  # type: ignore[attr-defined]
-                self._bind(scope, target.id, _end(node), "assign", node, value, path)
+                target = node.target  # type: ignore[union-attr]
+                self._bind(scope, target.id, _end(node), "assign", node, value, path)  # type: ignore[arg-type]
                 continue
-            for field_name in _expression_fields(node_type):
-                child = getattr(node, field_name, None)
-                if child is None:
-                    continue
-                if isinstance(child, list):
-                    stack.extend(c for c in child if isinstance(c, ast.AST))
-                elif isinstance(child, ast.AST):
-                    stack.append(child)
+            for field_name, is_list in plans.get(node_type) or _child_plan(node):  # type: ignore[arg-type]
+                if is_list:
+                    stack.extend(getattr(node, field_name))
+                else:
+                    stack.append(getattr(node, field_name, None))
 
     def _walk_lambda(self, node: ast.Lambda, scope: Scope, path: Path) -> None:
         self._walk_arguments(node.args, scope, path)
@@ -588,3 +637,30 @@ class Model:
             self._walk_expression(node.value, inner, path)
         else:
             self._walk_expression(node.elt, inner, path)
+
+
+_STATEMENT_HANDLERS: dict[type, Callable[[Model, Any, Scope, Path], None]] = {
+    ast.Expr: Model._walk_expr_statement,
+    ast.Assign: Model._walk_assign,
+    ast.AugAssign: Model._walk_aug_assign,
+    ast.AnnAssign: Model._walk_ann_assign,
+    ast.FunctionDef: Model._walk_function,
+    ast.AsyncFunctionDef: Model._walk_function,
+    ast.ClassDef: Model._walk_class,
+    ast.Return: Model._walk_return,
+    ast.For: Model._walk_for,
+    ast.AsyncFor: Model._walk_for,
+    ast.While: Model._walk_while,
+    ast.If: Model._walk_if,
+    ast.With: Model._walk_with,
+    ast.AsyncWith: Model._walk_with,
+    ast.Try: Model._walk_try,
+    ast.Import: Model._walk_import,
+    ast.ImportFrom: Model._walk_import,
+    ast.Global: Model._walk_global,
+    ast.Nonlocal: Model._walk_nonlocal,
+    ast.Delete: Model._walk_delete,
+    ast.Match: Model._walk_match,
+}
+if hasattr(ast, "TryStar"):  # Python 3.11+: ``try: ... except* ...``
+    _STATEMENT_HANDLERS[ast.TryStar] = Model._walk_try

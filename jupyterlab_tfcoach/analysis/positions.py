@@ -18,7 +18,8 @@ _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 def split_lines(text: str) -> list[str]:
     """Lines without their terminators; a trailing newline adds no extra line."""
-    lines = _LINE_BREAK.split(text)
+    # Most files use ``\n`` only: ``str.split`` is several times faster than the regex.
+    lines = _LINE_BREAK.split(text) if "\r" in text else text.split("\n")
     if len(lines) > 1 and lines[-1] == "":
         lines.pop()
     return lines

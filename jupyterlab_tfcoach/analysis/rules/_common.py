@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import ast
 
-from jupyterlab_tfcoach.analysis.model import Scope
+from jupyterlab_tfcoach.analysis.imports import TFImports
+from jupyterlab_tfcoach.analysis.model import Path, Scope
 
 # Binary operators and their source text. The first eight are arithmetic, the
 # operators TensorFlow tensors overload for math (mixed dtypes fail there).
@@ -60,3 +61,34 @@ def parenthesized(text: str, node: ast.AST) -> str:
 
 def function_label(scope: Scope) -> str:
     return f"`{scope.name}`"
+
+
+# Calls that are true only when a tf.function body runs eagerly (``run_functions_eagerly``).
+_EAGER_CHECKS = frozenset({"tf.executing_eagerly", "tf.config.functions_run_eagerly"})
+
+
+def _eager_check(imports: TFImports, test: ast.expr) -> bool:
+    return isinstance(test, ast.Call) and imports.resolve(test.func) in _EAGER_CHECKS
+
+
+def in_eager_only_branch(imports: TFImports, path: Path) -> bool:
+    """Inside ``if tf.executing_eagerly():`` (or the ``else`` of its negation).
+
+    While tracing the test is False, so that code never runs in the graph: eager-only
+    debugging there (``print``, ``.numpy()``) is correct.
+    """
+    for block in path:
+        owner = block.owner
+        if block.kind != "if" or not isinstance(owner, ast.If):
+            continue
+        test = owner.test
+        if block.branch == 0 and _eager_check(imports, test):
+            return True
+        if (
+            block.branch == 1
+            and isinstance(test, ast.UnaryOp)
+            and isinstance(test.op, ast.Not)
+            and _eager_check(imports, test.operand)
+        ):
+            return True
+    return False

@@ -22,6 +22,9 @@ DOCS = """
 Flags a name or attribute bound to a `tf.Variable` that is rebound by arithmetic on itself,
 such as `w = w - lr * g`, `self.w = self.w * 2` or `w -= lr * g`.
 
+A local name that only borrows a variable someone else holds (`kernel = self.kernel`, then
+`kernel = kernel * mask`) is not reported: the owner still has the variable.
+
 ## Why is this bad?
 Arithmetic on a variable returns a new, immutable tensor. Assigning it back to the name
 replaces the variable with that tensor: the optimizer, `model.trainable_variables` and any
@@ -91,13 +94,35 @@ def _rebound_target(ctx: RuleContext, site: Site) -> ast.expr | None:
     return target
 
 
+# Expressions that read an existing object rather than create one.
+_ALIASES = (ast.Name, ast.Attribute, ast.Subscript)
+
+
+def _is_local_alias(ctx: RuleContext, target: ast.expr, site: Site) -> bool:
+    """Whether the name only borrows a variable someone else holds (``k = self.kernel``).
+
+    ``k = k * mask`` then computes a tensor from the weight while the layer keeps the
+    variable: nothing stops being trained. Only a plain ``=`` qualifies: augmented
+    assignment on a variable raises, whoever holds it.
+    """
+    if not isinstance(target, ast.Name) or not isinstance(site.node, ast.Assign):
+        return False
+    resolution = ctx.bindings.resolve(
+        site.scope, target.id, (target.lineno, target.col_offset), site.path
+    )
+    return resolution is not None and any(
+        binding.kind == "assign" and isinstance(binding.value, _ALIASES)
+        for binding in resolution.bindings
+    )
+
+
 def check(ctx: RuleContext) -> Iterator[Finding]:
     for site in ctx.model.assignments:
         target = _rebound_target(ctx, site)
         if target is None:
             continue
         # The value *before* this statement: lookups at the target see earlier bindings.
-        if ctx.value(target, site).kind != VARIABLE:
+        if ctx.value(target, site).kind != VARIABLE or _is_local_alias(ctx, target, site):
             continue
         statement = site.node
         assert isinstance(statement, ast.stmt)

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 from jupyterlab_tfcoach.analysis.context import RuleContext
 from jupyterlab_tfcoach.analysis.findings import Finding, Fix, Severity
-from jupyterlab_tfcoach.analysis.rules._common import function_label
+from jupyterlab_tfcoach.analysis.rules._common import function_label, in_eager_only_branch
 
 CODE = "TFC002"
 NAME = "print-in-tf-function"
@@ -71,7 +71,7 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
         if not isinstance(func, ast.Name) or func.id != "print":
             continue
         function = ctx.tf_function_body(site.scope)
-        if function is None:
+        if function is None or in_eager_only_branch(ctx.imports, site.path):
             continue
         if not ctx.bindings.is_builtin(
             site.scope, "print", (func.lineno, func.col_offset), site.path

@@ -95,6 +95,15 @@ def _outer_container(ctx: RuleContext, receiver: ast.expr, site: Site, function:
     return value if value.kind == PY_CONTAINER else Value()
 
 
+def _creates_variable(ctx: RuleContext, node: ast.AST | None) -> bool:
+    """``tf.Variable(...)``: storing a new variable is lazy creation, not lost state.
+
+    Keeping it in a global, or in a list or dict, happens once, on the trace that
+    creates it; creating it on every trace is TFC010's finding, not this rule's.
+    """
+    return isinstance(node, ast.Call) and ctx.imports.resolve(node.func) == "tf.Variable"
+
+
 def _container_label(value: Value) -> str:
     return value.origin or "container"
 
@@ -106,6 +115,8 @@ def _assignment_findings(ctx: RuleContext, site: Site, function: Scope) -> Itera
     else:
         targets = [statement.target]  # type: ignore[attr-defined]
     label = function_label(function)
+    if _creates_variable(ctx, statement.value):  # type: ignore[attr-defined]
+        return
     for target in targets:
         if isinstance(target, ast.Name):
             if target.id in function.global_names:
@@ -163,6 +174,8 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
             continue
         function = ctx.tf_function_body(site.scope)
         if function is None:
+            continue
+        if any(_creates_variable(ctx, argument) for argument in call.args):
             continue
         container = _outer_container(ctx, func.value, site, function)
         if container.kind != PY_CONTAINER:

@@ -26,7 +26,8 @@ Flags three patterns that make a `tf.function` retrace:
   for the same parameter (every such call site is reported);
 - a `tf.function` called inside a `for` loop with a Python number taken from the loop
   (`for n in range(5): f(x, n)`);
-- a `tf.function` created inside a loop body (`tf.function(f)` or a decorated `def`).
+- a `tf.function` created inside a loop body (`tf.function(f)` or a decorated `def`), unless
+  it wraps what the loop iterates over (`for model in models: tf.function(model)`).
 
 Booleans such as `training=True` are not reported: they have two values and are usually meant
 to select a graph.
@@ -160,16 +161,10 @@ def _candidate_names(ctx: RuleContext) -> list[str]:
     """Names that may be bound to a tf.function anywhere; other calls need no inference."""
     tf_function_defs = ctx.bindings.tf_function_defs()
     names = {node.name for node in tf_function_defs}  # type: ignore[attr-defined]
-    for scope in ctx.model.scopes:
-        for name, bindings in scope.bindings.items():
-            for binding in bindings:
-                value = binding.value
-                if (
-                    binding.kind == "assign"
-                    and isinstance(value, ast.Call)
-                    and ctx.imports.resolve(value.func) == "tf.function"
-                ):
-                    names.add(name)
+    resolve = ctx.imports.resolve
+    for binding in ctx.model.call_assignments:
+        if resolve(binding.value.func) == "tf.function":  # type: ignore[union-attr]
+            names.add(binding.name)
     return sorted(names)
 
 
@@ -215,6 +210,25 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
     yield from _created_in_loops(ctx)
 
 
+def _varies_per_iteration(ctx: RuleContext, wrapped: ast.expr, site: Site) -> bool:
+    """Whether ``wrapped`` reads a name the enclosing loop rebinds (``for m in models:
+    tf.function(m)``): each iteration then wraps a different callable, which needs its
+    own function anyway, so creating it there is not what makes it retrace."""
+    loop_blocks = [block for block in site.path if block.is_loop_body]
+    for node in ast.walk(wrapped):
+        if not isinstance(node, ast.Name):
+            continue
+        resolution = ctx.bindings.resolve(
+            site.scope, node.id, (node.lineno, node.col_offset), site.path
+        )
+        if resolution is None or not resolution.flow_sensitive:
+            continue
+        for binding in resolution.bindings:
+            if any(block in loop_blocks for block in binding.path):
+                return True
+    return False
+
+
 def _created_in_loops(ctx: RuleContext) -> Iterator[Finding]:
     message = (
         "tf.function `{}` is created inside a loop: each iteration makes a new function "
@@ -226,6 +240,8 @@ def _created_in_loops(ctx: RuleContext) -> Iterator[Finding]:
         wrapped = positional(call, 0) or keyword(call, "func")
         if wrapped is None or not _in_loop(site):
             continue  # a decorator factory call; decorated defs are handled below
+        if _varies_per_iteration(ctx, wrapped, site):
+            continue
         yield ctx.finding(CODE, call, message.format(ctx.short(wrapped, 30)))
     tf_function_defs = ctx.bindings.tf_function_defs()
     for site in ctx.model.defs:

@@ -54,12 +54,14 @@ Module 1, *GradientTape* (`gradient-tape`).
 _GRADIENT_METHODS = frozenset({"gradient", "jacobian", "batch_jacobian"})
 
 
-def _exclusive(first: Path, second: Path) -> bool:
-    """Whether code at ``first`` and code at ``second`` (later) cannot both run.
+def _exclusive(first: Path, second: Path, tape: Path) -> bool:
+    """Whether code at ``first`` and code at ``second`` (later) cannot both run on one tape.
 
-    True when they sit in different branches of the same ``if`` / ``match``, or
-    when ``first`` is in a block that ends with ``return`` / ``raise`` and that
-    does not contain ``second``.
+    True when they sit in different branches of the same ``if`` / ``match``, when
+    ``first`` is in a block that ends with ``return`` / ``raise`` and that does not
+    contain ``second``, or when that block ends with ``continue`` / ``break`` and
+    ``second`` comes later in the same loop body, whose every iteration makes a new
+    tape (``tape`` is the path of the tape's creation).
     """
     common = 0
     while common < min(len(first), len(second)) and first[common] is second[common]:
@@ -68,7 +70,16 @@ def _exclusive(first: Path, second: Path) -> bool:
         a, b = first[common], second[common]
         if a.owner is b.owner and a.kind in ("if", "case"):
             return True
-    return any(block.exits for block in first[common:])
+    for index in range(common, len(first)):
+        block = first[index]
+        if block.exits:
+            return True
+        if block.leaves_iteration:
+            # The loop that ``break`` / ``continue`` leaves: the innermost loop body.
+            loop = next((b for b in reversed(first[:index]) if b.is_loop_body), None)
+            if loop is not None and loop in second[:common] and loop in tape:
+                return True
+    return False
 
 
 def _persistent_fix(ctx: RuleContext, constructor: ast.Call) -> Fix | None:
@@ -100,7 +111,11 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
     for calls in by_tape.values():
         calls.sort(key=lambda c: (c.call.lineno, c.call.col_offset))
         for index, later in enumerate(calls[1:], start=1):
-            if all(_exclusive(earlier.site.path, later.site.path) for earlier in calls[:index]):
+            tape_path = later.binding.path
+            if all(
+                _exclusive(earlier.site.path, later.site.path, tape_path)
+                for earlier in calls[:index]
+            ):
                 continue
             constructor = later.tape.node
             fix = _persistent_fix(ctx, constructor) if isinstance(constructor, ast.Call) else None

@@ -5,10 +5,10 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from jupyterlab_tfcoach.analysis.bindings import TENSOR, keyword, positional
+from jupyterlab_tfcoach.analysis.bindings import PY_CONTAINER, TENSOR, keyword, positional
 from jupyterlab_tfcoach.analysis.context import RuleContext
 from jupyterlab_tfcoach.analysis.findings import Finding, Severity
-from jupyterlab_tfcoach.analysis.rules._tapes import tape_calls
+from jupyterlab_tfcoach.analysis.rules._tapes import TapeCall, tape_calls
 
 CODE = "TFC008"
 NAME = "unwatched-tensor-gradient"
@@ -57,6 +57,37 @@ def _names(node: ast.AST | None) -> list[ast.Name]:
     return []
 
 
+def _is_parameter(ctx: RuleContext, name: ast.Name, tape_call: TapeCall) -> bool:
+    site = tape_call.site
+    resolution = ctx.bindings.resolve(
+        site.scope, name.id, (name.lineno, name.col_offset), site.path
+    )
+    return resolution is not None and all(b.kind == "param" for b in resolution.bindings)
+
+
+def _watched_names(ctx: RuleContext, argument: ast.AST | None, tape_call: TapeCall) -> set[str]:
+    """The names ``tape.watch(argument)`` surely watches; ``"*"`` when it may watch anything.
+
+    ``tape.watch(params)`` with ``params = [a, b]`` (or ``params = model.inputs()``)
+    watches what the structure holds, so any source may be watched. A tensor, or a
+    parameter (it cannot hold a constant the function creates), is just that name.
+    """
+    if argument is None:
+        return set()
+    elements = argument.elts if isinstance(argument, (ast.List, ast.Tuple)) else [argument]
+    names = set()
+    for element in elements:
+        if not isinstance(element, ast.Name):
+            return {"*"}  # ``*rest``, ``self.x``, a call: we cannot tell what it holds
+        value = ctx.value(element, tape_call.site)
+        if not value.is_tensor_like and (
+            value.kind == PY_CONTAINER or not _is_parameter(ctx, element, tape_call)
+        ):
+            return {"*"}
+        names.add(element.id)
+    return names
+
+
 def check(ctx: RuleContext) -> Iterator[Finding]:
     watched: dict[int, set[str]] = {}
     gradients = []
@@ -66,9 +97,7 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
         if tape_call.method == "watch":
             argument = positional(tape_call.call, 0) or keyword(tape_call.call, "tensor")
             names = watched.setdefault(id(tape_call.binding), set())
-            names.update(name.id for name in _names(argument))
-            if argument is not None and not _names(argument):
-                names.add("*")  # watching something we cannot read: assume anything
+            names.update(_watched_names(ctx, argument, tape_call))
         else:
             gradients.append(tape_call)
     for tape_call in gradients:

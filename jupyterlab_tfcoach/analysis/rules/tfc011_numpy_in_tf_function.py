@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 from jupyterlab_tfcoach.analysis.context import RuleContext
 from jupyterlab_tfcoach.analysis.findings import Finding, Severity
-from jupyterlab_tfcoach.analysis.rules._common import function_label
+from jupyterlab_tfcoach.analysis.rules._common import function_label, in_eager_only_branch
 
 CODE = "TFC011"
 NAME = "numpy-in-tf-function"
@@ -57,7 +57,7 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
         if call.args or call.keywords or ctx.imports.resolve(func) is not None:
             continue  # ``tf.experimental.numpy`` and friends are modules, not tensors
         function = ctx.tf_function_body(site.scope)
-        if function is None:
+        if function is None or in_eager_only_branch(ctx.imports, site.path):
             continue
         yield ctx.finding(
             CODE,
