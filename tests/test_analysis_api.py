@@ -146,6 +146,28 @@ def test_invalid_config_is_a_clear_error(tmp_path: Path, table: str, problem: st
     assert "pyproject.toml" in str(info.value)
 
 
+@pytest.mark.parametrize(
+    "spelling",
+    [
+        '[tool]\ntfcoach = { ignore = ["TFC002"] }\n',
+        'tool.tfcoach.ignore = ["TFC002"]\n',
+        '[tool.tfcoach]\nignore = ["TFC002"]\n',
+    ],
+)
+def test_every_toml_spelling_of_the_table_is_read(tmp_path: Path, spelling: str):
+    (tmp_path / "pyproject.toml").write_text(spelling)
+    script = tmp_path / "step.py"
+    script.write_text(PRINTS)
+    assert load_config(tmp_path).ignore == frozenset({"TFC002"})
+    assert [f.code for f in analyze_path(script)] == ["TFC011"]
+
+
+def test_a_subtable_is_an_unknown_key_not_silence(tmp_path: Path):
+    (tmp_path / "pyproject.toml").write_text("[tool.tfcoach.extra]\nx = 1\n")
+    with pytest.raises(ConfigError, match="unknown key"):
+        load_config(tmp_path)
+
+
 def test_no_pyproject_means_defaults(tmp_path: Path):
     assert load_config(tmp_path) == Config()
 

@@ -125,19 +125,39 @@ def config_from_table(table: Any, source: str) -> Config:
     )
 
 
+def _parse_toml(path: Path, text: str) -> dict[str, Any]:
+    # Imported here, not at module level: only reading a pyproject.toml needs the
+    # TOML parser, so importing the analysis API (editors, kernels) stays cheaper.
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - exercised on Python 3.10 only
+        import tomli as tomllib
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(f"{path}: invalid TOML: {error}") from error
+
+
+def _tfcoach_table(path: Path) -> Any:
+    """The ``tool.tfcoach`` value of a pyproject.toml (None when absent), in any TOML
+    spelling: ``[tool.tfcoach]``, ``[tool]`` + ``tfcoach = {...}``, dotted keys."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise ConfigError(f"{path}: cannot read: {error}") from error
+    if "tfcoach" not in text:  # cheap skip for packaging-only pyproject files
+        return None
+    tool = _parse_toml(path, text).get("tool")
+    return tool.get("tfcoach") if isinstance(tool, dict) else None
+
+
 def find_pyproject(start_path: str | Path) -> Path | None:
-    """The nearest ``pyproject.toml`` with a ``[tool.tfcoach]`` table, or None."""
+    """The nearest ``pyproject.toml`` with a ``tool.tfcoach`` table, or None."""
     start = Path(start_path).resolve()
     directory = start if start.is_dir() else start.parent
     for candidate_dir in (directory, *directory.parents):
         candidate = candidate_dir / "pyproject.toml"
-        if not candidate.is_file():
-            continue
-        try:
-            text = candidate.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as error:
-            raise ConfigError(f"{candidate}: cannot read: {error}") from error
-        if "tfcoach" in text and re.search(r"^\s*\[\s*tool\s*\.\s*tfcoach\s*\]", text, re.M):
+        if candidate.is_file() and _tfcoach_table(candidate) is not None:
             return candidate
     return None
 
@@ -147,23 +167,10 @@ def load_config(start_path: str | Path = ".") -> Config:
     pyproject = find_pyproject(start_path)
     if pyproject is None:
         return Config()
-    # Imported here, not at module level: only reading a pyproject.toml needs the
-    # TOML parser, so importing the analysis API (editors, kernels) stays cheaper.
-    if sys.version_info >= (3, 11):
-        import tomllib
-    else:  # pragma: no cover - exercised on Python 3.10 only
-        import tomli as tomllib
-    try:
-        data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
-    except tomllib.TOMLDecodeError as error:
-        raise ConfigError(f"{pyproject}: invalid TOML: {error}") from error
-    table = data.get("tool", {}).get("tfcoach")
-    if table is None:
-        return Config()
-    return config_from_table(table, str(pyproject))
+    return config_from_table(_tfcoach_table(pyproject), str(pyproject))
 
 
-# ``# noqa`` or ``# noqa: TFC001, TFC002`` (ruff/flake8 spelling, case-insensitive keyword).
+# A bare "noqa" comment, or "noqa: TFC001, TFC002" (ruff/flake8 spelling, any case).
 _NOQA = re.compile(r"#\s*noqa(?P<sep>\s*:\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?", re.I)
 
 

@@ -118,7 +118,9 @@ def _result(finding: Finding, rule_index: dict[str, int], result: CheckResult) -
     }
     if finding.code in rule_index:
         sarif_result["ruleIndex"] = rule_index[finding.code]
-    if finding.fix is not None and finding.fix.edits:
+    # A notebook's fix regions count lines within a cell, not within the .ipynb JSON that
+    # artifactLocation names: a SARIF consumer applying them would corrupt the file.
+    if finding.fix is not None and finding.fix.edits and finding.cell is None:
         sarif_result["fixes"] = [
             {
                 "description": {"text": finding.fix.description},

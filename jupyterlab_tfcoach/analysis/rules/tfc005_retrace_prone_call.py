@@ -55,8 +55,8 @@ for factor in range(10):
 def scale(x, factor):
     return x * factor
 
-for factor in tf.range(10):
-    scale(x, factor)        # one trace: factor is a tensor
+for factor in tf.range(10.0):
+    scale(x, factor)        # one trace: factor is a float32 tensor, like x
 # or: scale(x, tf.constant(factor, tf.float32)), or an input_signature
 ```
 
