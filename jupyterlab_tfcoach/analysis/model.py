@@ -406,23 +406,24 @@ class Model:
         body_path = (*path, self._block("for", node, 0, node.body))
         self._bind_target(node.target, scope, body_path, "for", node, node.iter, _end(node.iter))
         self._walk_statements(node.body, scope, body_path)
+        self._walk_else("for", node, scope, path)
+
+    def _walk_else(
+        self, kind: str, node: ast.For | ast.AsyncFor | ast.While | ast.If, scope: Scope, path: Path
+    ) -> None:
         if node.orelse:
-            else_path = (*path, self._block("for", node, 1, node.orelse))
+            else_path = (*path, self._block(kind, node, 1, node.orelse))
             self._walk_statements(node.orelse, scope, else_path)
 
     def _walk_while(self, node: ast.While, scope: Scope, path: Path) -> None:
         self._walk_expression(node.test, scope, path)
         self._walk_statements(node.body, scope, (*path, self._block("while", node, 0, node.body)))
-        if node.orelse:
-            else_path = (*path, self._block("while", node, 1, node.orelse))
-            self._walk_statements(node.orelse, scope, else_path)
+        self._walk_else("while", node, scope, path)
 
     def _walk_if(self, node: ast.If, scope: Scope, path: Path) -> None:
         self._walk_expression(node.test, scope, path)
         self._walk_statements(node.body, scope, (*path, self._block("if", node, 0, node.body)))
-        if node.orelse:
-            else_path = (*path, self._block("if", node, 1, node.orelse))
-            self._walk_statements(node.orelse, scope, else_path)
+        self._walk_else("if", node, scope, path)
 
     def _walk_with(self, node: ast.With | ast.AsyncWith, scope: Scope, path: Path) -> None:
         self.withs.append(Site(node, scope, path))

@@ -2,38 +2,19 @@
 
 from __future__ import annotations
 
-from jupyterlab_tfcoach.analysis.rules import (
-    tfc001_variable_rebound_to_tensor,
-    tfc002_print_in_tf_function,
-    tfc003_python_side_effect_in_tf_function,
-    tfc004_python_loop_unrolled,
-    tfc005_retrace_prone_call,
-    tfc006_tape_reused,
-    tfc007_persistent_tape_not_released,
-    tfc008_unwatched_tensor_gradient,
-    tfc009_mixed_dtype_arithmetic,
-    tfc010_variable_created_in_tf_function,
-    tfc011_numpy_in_tf_function,
-    tfc012_fixed_batch_in_signature,
-)
+import importlib
+import pkgutil
+
 from jupyterlab_tfcoach.analysis.rules.base import DOC_HEADINGS, Rule
 
+# Every ``tfcNNN_<name>.py`` module beside this file is a rule: adding a rule is adding
+# its module. Sorted names give code order.
+_RULE_MODULE_NAMES = sorted(
+    info.name for info in pkgutil.iter_modules(__path__) if info.name.startswith("tfc")
+)
+
 RULES: tuple[Rule, ...] = tuple(
-    Rule.from_module(module)
-    for module in (
-        tfc001_variable_rebound_to_tensor,
-        tfc002_print_in_tf_function,
-        tfc003_python_side_effect_in_tf_function,
-        tfc004_python_loop_unrolled,
-        tfc005_retrace_prone_call,
-        tfc006_tape_reused,
-        tfc007_persistent_tape_not_released,
-        tfc008_unwatched_tensor_gradient,
-        tfc009_mixed_dtype_arithmetic,
-        tfc010_variable_created_in_tf_function,
-        tfc011_numpy_in_tf_function,
-        tfc012_fixed_batch_in_signature,
-    )
+    Rule.from_module(importlib.import_module(f"{__name__}.{name}")) for name in _RULE_MODULE_NAMES
 )
 
 RULES_BY_CODE: dict[str, Rule] = {rule.code: rule for rule in RULES}
