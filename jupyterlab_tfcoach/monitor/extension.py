@@ -72,7 +72,12 @@ class Monitor:
     def _refresh_types(self) -> None:
         if self.types is None or self.types.complete or self.variables is None:
             return
-        self.types = TfTypes.resolve()
+        types = TfTypes.resolve()
+        if types.missing == self.types.missing:
+            # Nothing new was found: keep the classifier's cache and the namespace
+            # baseline instead of classifying every name again on every cell.
+            return
+        self.types = types
         self.variables.refresh_types(self.types)
         if self.gradients is not None:
             self.gradients.classifier = self.variables.classifier

@@ -15,10 +15,9 @@ import threading
 from typing import Any
 
 from jupyterlab_tfcoach.monitor.locations import CellLocator, caller_frame
-from jupyterlab_tfcoach.monitor.tftypes import BACKPROP_MODULE
+from jupyterlab_tfcoach.monitor.tftypes import BACKPROP_MODULE, HOOK_MARK
 from jupyterlab_tfcoach.monitor.variables import KERAS_VARIABLE, TENSOR, TF_VARIABLE, KindClassifier
 
-_HOOK_MARK = "__tfcoach_original__"
 MAX_NOTES_PER_CELL = 10
 _MAX_SOURCES = 1000
 
@@ -59,7 +58,7 @@ class GradientWatcher:
         original = tape_class.__dict__.get("gradient") if isinstance(tape_class, type) else None
         if original is None or tape_class is None:
             return ["tfcoach cannot hook GradientTape.gradient here: no gradient notes."]
-        original = getattr(original, _HOOK_MARK, original)
+        original = getattr(original, HOOK_MARK, original)
         watcher = self
 
         @functools.wraps(original)
@@ -72,7 +71,7 @@ class GradientWatcher:
                 pass
             return result
 
-        setattr(gradient_hook, _HOOK_MARK, original)
+        setattr(gradient_hook, HOOK_MARK, original)
         tape_class.gradient = gradient_hook  # type: ignore[attr-defined]
         self._patched = (tape_class, original)
         return []
@@ -81,7 +80,7 @@ class GradientWatcher:
         if self._patched is None:
             return
         tape_class, original = self._patched
-        if getattr(tape_class.__dict__.get("gradient"), _HOOK_MARK, None) is original:
+        if getattr(tape_class.__dict__.get("gradient"), HOOK_MARK, None) is original:
             tape_class.gradient = original  # type: ignore[attr-defined]
         self._patched = None
 

@@ -24,10 +24,6 @@ def new_report(execution_count: Any, cell_id: Any) -> dict[str, Any]:
     }
 
 
-def is_empty(report: dict[str, Any]) -> bool:
-    return not (report["traces"] or report["variables"] or report["error"] or report["notes"])
-
-
 def keep(report: dict[str, Any]) -> None:
     global _last
     _last = report

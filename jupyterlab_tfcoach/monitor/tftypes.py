@@ -14,6 +14,8 @@ from typing import Any
 
 POLYMORPHIC_FUNCTION_MODULE = "tensorflow.python.eager.polymorphic_function.polymorphic_function"
 BACKPROP_MODULE = "tensorflow.python.eager.backprop"
+# Set on every hook we install, pointing at the original it wraps.
+HOOK_MARK = "__tfcoach_original__"
 
 # (module, attribute) pairs, most specific first; the public name is the fallback.
 _TF_VARIABLE = (("tensorflow.python.ops.variables", "Variable"), ("tensorflow", "Variable"))

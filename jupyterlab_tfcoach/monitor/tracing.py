@@ -32,7 +32,11 @@ from typing import Any
 from jupyterlab_tfcoach.monitor import signatures as sig
 from jupyterlab_tfcoach.monitor.course_links import course_link
 from jupyterlab_tfcoach.monitor.locations import CellLocator, caller_frame
-from jupyterlab_tfcoach.monitor.tftypes import POLYMORPHIC_FUNCTION_MODULE, functions_run_eagerly
+from jupyterlab_tfcoach.monitor.tftypes import (
+    HOOK_MARK,
+    POLYMORPHIC_FUNCTION_MODULE,
+    functions_run_eagerly,
+)
 
 MAX_REASONS_PER_TRACE = 4
 MAX_REASONS_PER_ENTRY = 20
@@ -43,7 +47,6 @@ MAX_SIMILAR_REASONS = 3
 MAX_ENTRIES_PER_REPORT = 30
 MAX_SIGNATURES_PER_FUNCTION = 256
 _UNWRAP_LIMIT = 8
-_HOOK_MARK = "__tfcoach_original__"
 
 USER = "user"
 KERAS = "keras"
@@ -394,8 +397,8 @@ class TraceRegistry:
         original_call = function_class.__dict__.get("__call__")
         if original_init is None or original_call is None:
             return ["tfcoach cannot hook tf.function in this TensorFlow version: traces are off."]
-        original_init = getattr(original_init, _HOOK_MARK, original_init)
-        original_call = getattr(original_call, _HOOK_MARK, original_call)
+        original_init = getattr(original_init, HOOK_MARK, original_init)
+        original_call = getattr(original_call, HOOK_MARK, original_call)
 
         @functools.wraps(original_init)
         def init_hook(function: Any, *args: Any, **kwargs: Any) -> None:
@@ -423,8 +426,8 @@ class TraceRegistry:
                     except Exception:
                         pass
 
-        setattr(init_hook, _HOOK_MARK, original_init)
-        setattr(call_hook, _HOOK_MARK, original_call)
+        setattr(init_hook, HOOK_MARK, original_init)
+        setattr(call_hook, HOOK_MARK, original_call)
         function_class.__init__ = init_hook  # type: ignore[misc]
         function_class.__call__ = call_hook  # type: ignore[method-assign]
         self._patched = [
@@ -438,7 +441,7 @@ class TraceRegistry:
     def uninstall(self) -> None:
         for owner, name, original in self._patched:
             current = owner.__dict__.get(name)
-            if getattr(current, _HOOK_MARK, None) is original:
+            if getattr(current, HOOK_MARK, None) is original:
                 setattr(owner, name, original)
         self._patched = []
         self.installed = False
