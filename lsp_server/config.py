@@ -29,31 +29,45 @@ def is_known_code(code: str) -> bool:
     return True
 
 
+def _pyproject_stamp(start: Path) -> tuple[tuple[Path, int], ...]:
+    """Every ``pyproject.toml`` above ``start`` with its mtime: one ``stat`` each, no
+    reads, so an unchanged project is recognised without re-reading any file."""
+    start = start.resolve()
+    directory = start if start.is_dir() else start.parent
+    stamp = []
+    for candidate_dir in (directory, *directory.parents):
+        candidate = candidate_dir / "pyproject.toml"
+        try:
+            stamp.append((candidate, candidate.stat().st_mtime_ns))
+        except OSError:
+            continue
+    return tuple(stamp)
+
+
 class ConfigResolver:
-    """Caches ``[tool.tfcoach]`` per pyproject.toml (re-read when its mtime changes)."""
+    """Caches ``[tool.tfcoach]`` per start path; re-read only when a ``pyproject.toml``
+    above it appears, disappears or changes (mtime)."""
 
     def __init__(self, warn: Callable[[str], None]) -> None:
         self._warn = warn
-        self._cache: dict[Path, tuple[float, Config]] = {}
-        self._warned: set[tuple[Path, float]] = set()
+        self._cache: dict[Path, tuple[tuple[tuple[Path, int], ...], Config]] = {}
+        self._warned: set[tuple[tuple[Path, int], ...]] = set()
 
     def _project_config(self, start: Path) -> Config:
         try:
-            pyproject = find_pyproject(start)
-            if pyproject is None:
-                return Config()
-            mtime = pyproject.stat().st_mtime
-            cached = self._cache.get(pyproject)
-            if cached is not None and cached[0] == mtime:
+            stamp = _pyproject_stamp(start)
+            cached = self._cache.get(start)
+            if cached is not None and cached[0] == stamp:
                 return cached[1]
-            try:
-                config = load_config(start)
-            except ConfigError as error:
-                if (pyproject, mtime) not in self._warned:
-                    self._warned.add((pyproject, mtime))
-                    self._warn(f"tfcoach: ignoring [tool.tfcoach]: {error}")
-                config = Config()
-            self._cache[pyproject] = (mtime, config)
+            config = Config()
+            if find_pyproject(start) is not None:
+                try:
+                    config = load_config(start)
+                except ConfigError as error:
+                    if stamp not in self._warned:
+                        self._warned.add(stamp)
+                        self._warn(f"tfcoach: ignoring [tool.tfcoach]: {error}")
+            self._cache[start] = (stamp, config)
             return config
         except (OSError, ConfigError) as error:
             log.warning("cannot read project config near %s: %s", start, error)

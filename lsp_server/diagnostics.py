@@ -201,10 +201,7 @@ class DiagnosticsEngine:
             return
         loop = asyncio.get_running_loop()
 
-        def done(future: Future[AnalysisResult]) -> None:
-            if future.cancelled() or future.exception() is not None:
-                return
-            after = future.result()
+        def compare(after: AnalysisResult) -> None:
             if not self._is_current(after):
                 return
             self._results[key] = after
@@ -214,6 +211,14 @@ class DiagnosticsEngine:
             ):
                 self._request_refresh()
 
+        def done(future: Future[AnalysisResult]) -> None:
+            if not future.cancelled() and future.exception() is None:
+                compare(future.result())
+
+        current = self._results.get(key)
+        if current is not None and self._is_current(current):
+            compare(current)  # a pull already analysed this version: do not analyse it again
+            return
         future = self._submit(snap)
         future.add_done_callback(lambda f: _call_soon(loop, done, f))
 

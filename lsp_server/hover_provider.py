@@ -20,10 +20,13 @@ from lsp_server import hover
 from lsp_server.course_links import CourseLinks
 from lsp_server.documents import Snapshot, fs_path, key_for, open_document, snapshot
 from lsp_server.jedi_fallback import JediFallback, is_user_module
-from lsp_server.runner import UNPARSABLE
 from lsp_server.symbols import SymbolTable, build_symbols
 
 log = logging.getLogger(__name__)
+
+# What ``ast.parse`` raises on text that is not a module: a SyntaxError, null bytes
+# (ValueError), or absurd nesting.
+UNPARSABLE = (SyntaxError, ValueError, RecursionError, MemoryError)
 
 
 @dataclass(frozen=True)

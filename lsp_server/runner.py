@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from lsprotocol import types
 from pygls.workspace import PositionCodec
 
-from jupyterlab_tfcoach.analysis import analyze_source
+from jupyterlab_tfcoach.analysis import AnalysisSyntaxError, analyze_source
 from jupyterlab_tfcoach.analysis.config import Config
 from jupyterlab_tfcoach.analysis.findings import Finding
 from lsp_server.course_links import CourseLinks
@@ -20,10 +20,6 @@ from lsp_server.notebooks import analyze_notebook
 from lsp_server.protocol import to_diagnostics
 
 log = logging.getLogger(__name__)
-
-# What ``ast.parse`` raises on text that is not a module: a SyntaxError, null bytes
-# (ValueError), or absurd nesting.
-UNPARSABLE = (SyntaxError, ValueError, RecursionError, MemoryError)
 
 
 @dataclass(frozen=True)
@@ -102,13 +98,13 @@ class Analyzer:
             (part,) = snap.parts
             try:
                 return {part.uri: list(analyze_source(part.source, config, path))}, set()
-            except UNPARSABLE as error:
+            except AnalysisSyntaxError as error:  # the analysis maps every parse failure to it
                 log.debug("%s does not parse: %s", part.uri, error)
                 return {}, {part.uri}
         cells = [(part.uri, part.source) for part in snap.parts]
         try:
             result = analyze_notebook(cells, config, path)
-        except UNPARSABLE as error:
+        except AnalysisSyntaxError as error:  # the analysis maps every parse failure to it
             log.debug("%s does not parse: %s", snap.key, error)
             return {}, {part.uri for part in snap.parts}
         return result.by_uri, result.broken

@@ -14,7 +14,7 @@ import bisect
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from jupyterlab_tfcoach.analysis.imports import TFImports
+from jupyterlab_tfcoach.analysis.imports import TFImports, canonical_module
 
 Resolver = Callable[[ast.expr], "str | None"]
 
@@ -80,7 +80,7 @@ def _kind_of(value: ast.expr | None, resolve: Resolver) -> str | None:
 
 
 def _is_tensorflow_module(module: str | None) -> bool:
-    return module is not None and (module == "tensorflow" or module.startswith("tensorflow."))
+    return module is not None and canonical_module(module) is not None
 
 
 class _Collector(ast.NodeVisitor):

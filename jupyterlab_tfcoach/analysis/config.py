@@ -151,23 +151,30 @@ def _tfcoach_table(path: Path) -> Any:
     return tool.get("tfcoach") if isinstance(tool, dict) else None
 
 
-def find_pyproject(start_path: str | Path) -> Path | None:
-    """The nearest ``pyproject.toml`` with a ``tool.tfcoach`` table, or None."""
+def _nearest_table(start_path: str | Path) -> tuple[Path, Any] | None:
+    """The nearest ``pyproject.toml`` with a ``tool.tfcoach`` table, and that table."""
     start = Path(start_path).resolve()
     directory = start if start.is_dir() else start.parent
     for candidate_dir in (directory, *directory.parents):
         candidate = candidate_dir / "pyproject.toml"
-        if candidate.is_file() and _tfcoach_table(candidate) is not None:
-            return candidate
+        if candidate.is_file() and (table := _tfcoach_table(candidate)) is not None:
+            return candidate, table
     return None
+
+
+def find_pyproject(start_path: str | Path) -> Path | None:
+    """The nearest ``pyproject.toml`` with a ``tool.tfcoach`` table, or None."""
+    found = _nearest_table(start_path)
+    return found[0] if found is not None else None
 
 
 def load_config(start_path: str | Path = ".") -> Config:
     """Settings from the nearest ``pyproject.toml`` above ``start_path`` (file or folder)."""
-    pyproject = find_pyproject(start_path)
-    if pyproject is None:
+    found = _nearest_table(start_path)  # one read of each file, not two
+    if found is None:
         return Config()
-    return config_from_table(_tfcoach_table(pyproject), str(pyproject))
+    pyproject, table = found
+    return config_from_table(table, str(pyproject))
 
 
 # A bare "noqa" comment, or "noqa: TFC001, TFC002" (ruff/flake8 spelling, any case).
