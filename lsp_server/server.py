@@ -12,7 +12,6 @@ from pygls.exceptions import JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
 
 from jupyterlab_tfcoach.analysis.config import Config
-from jupyterlab_tfcoach.course import UnknownSectionError, get_course
 from lsp_server import SERVER_NAME, __version__
 from lsp_server.code_actions import OPEN_COURSE, code_actions
 from lsp_server.config import ConfigResolver, is_known_code
@@ -221,11 +220,12 @@ def _course_url(ls: TfCoachServer, args: tuple[Any, ...]) -> str:
         raise JsonRpcInvalidParams(f"{OPEN_COURSE} expects a course URL or section id")
     if target.startswith(("http://", "https://", "file://")):
         return target
-    try:
-        get_course().section(target)
-    except UnknownSectionError:
-        raise JsonRpcInvalidParams(f"unknown course section {target!r}") from None
-    return CourseLinks(ls.settings.course_base_url).url(target) or target
+    # A bare section id names no document: the workspace's config (editor settings over
+    # [tool.tfcoach]) decides the base URL, as it does for diagnostics and hovers.
+    url = CourseLinks(ls.config_for(None).course_base_url).url(target)
+    if url is None:
+        raise JsonRpcInvalidParams(f"unknown course section {target!r}")
+    return url
 
 
 __all__ = ["TfCoachServer", "create_server"]
