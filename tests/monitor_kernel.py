@@ -101,6 +101,8 @@ def checked_report(execution: Execution) -> dict[str, Any]:
                 "python_value",
                 "kind",
                 "other",
+                "side_effect",
+                "stale_value",
             )
         assert set(trace["course"]) == {"module", "section", "title", "url"}
     for change in report["variables"]:
@@ -110,10 +112,17 @@ def checked_report(execution: Execution) -> dict[str, Any]:
             "attribute_rebound",
             "trainable_flag",
             "trainable_count",
+            "stopped_learning",
         )
         assert set(change["course"]) == {"module", "section", "title", "url"}
     if report["error"] is not None:
         assert set(report["error"]) == {"type", "message", "explanation", "course"}
+    for note in report["notes"]:
+        assert set(note) == {"text", "course"}, note
+        assert isinstance(note["text"], str) and note["text"]
+        # Only notes about tfcoach itself have no course section.
+        if not note["text"].startswith("tfcoach "):
+            assert set(note["course"]) == {"module", "section", "title", "url"}, note
     json.dumps(report)
     return report
 
@@ -128,6 +137,10 @@ def trace_for(report: dict[str, Any], function: str) -> dict[str, Any]:
     found = [trace for trace in report["traces"] if trace["function"] == function]
     assert len(found) == 1, (function, report["traces"])
     return found[0]
+
+
+def note_texts(report: dict[str, Any]) -> list[str]:
+    return [note["text"] for note in report["notes"]]
 
 
 def changes_of(report: dict[str, Any], change: str) -> list[dict[str, Any]]:

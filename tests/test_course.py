@@ -42,7 +42,7 @@ ALL_ARCHITECTURE_IDS = [section_id for ids in ARCHITECTURE_IDS.values() for sect
 
 def test_architecture_listing_was_parsed() -> None:
     assert set(ARCHITECTURE_IDS) == {"module-01", "module-02"}
-    assert len(ARCHITECTURE_IDS["module-01"]) == 16
+    assert len(ARCHITECTURE_IDS["module-01"]) == 20
     assert len(ARCHITECTURE_IDS["module-02"]) == 4
 
 

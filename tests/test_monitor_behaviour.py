@@ -136,8 +136,12 @@ w = tf.Variable(1.0)
 """
     run_quiet(kernel, code)
     report = run_quiet(kernel, HOSTILE + "\nw = w - 1.0\nbroken.v = broken.v * 2.0")
-    # The hostile objects and the broken module are skipped, the rest still reported.
-    assert [(c["name"], c["change"]) for c in report["variables"]] == [("w", "rebound_to_tensor")]
+    # The hostile objects are skipped and the broken module's trainable_variables is never
+    # read; the rebinding of its attribute is seen as it happens, the rest still reported.
+    assert [(c["name"], c["change"]) for c in report["variables"]] == [
+        ("broken.v", "attribute_rebound"),
+        ("w", "rebound_to_tensor"),
+    ]
     run_quiet(kernel, "del Hostile, hostile, hostile_list, broken, BrokenModule")
 
 

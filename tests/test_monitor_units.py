@@ -256,11 +256,11 @@ def test_missing_tensorflow_internals_degrade_to_a_note() -> None:
 
     registry = TraceRegistry(CellLocator(None))
     [note] = registry.install(report_existing_traces=False)
-    assert "trace reports are off" in note and not registry.installed
+    assert "trace reports are off" in note["text"] and not registry.installed
     assert registry.collect() == ([], [])
     watcher = GradientWatcher(CellLocator(None), KindClassifier(TfTypes.resolve()))
     [note] = watcher.install()
-    assert "no gradient notes" in note
+    assert "no gradient notes" in note["text"]
     assert TfTypes.resolve().missing == [
         "tf.Variable",
         "tf.Tensor",

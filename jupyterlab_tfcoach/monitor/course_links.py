@@ -1,4 +1,4 @@
-"""Course links for reports: ``course`` objects as in the CLI (CONTRACT §3)."""
+"""Course links for reports: ``course`` objects as in the CLI (see docs/report.md)."""
 
 from __future__ import annotations
 

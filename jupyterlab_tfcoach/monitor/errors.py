@@ -12,10 +12,19 @@ from __future__ import annotations
 import builtins
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from jupyterlab_tfcoach.monitor.course_links import course_link
+from jupyterlab_tfcoach.monitor.error_context import ErrorContext, ParsedError, strip_ansi
+from jupyterlab_tfcoach.monitor.error_dtypes import explain_dtype_mismatch, explain_none_gradient
+from jupyterlab_tfcoach.monitor.error_graph import (
+    explain_escaped_tensor,
+    explain_new_variables,
+    explain_tensor_as_bool,
+    explain_uninitialized_branch,
+)
+from jupyterlab_tfcoach.monitor.error_shapes import explain_missing_axis
+from jupyterlab_tfcoach.monitor.locations import CellLocator
 
 MAX_MESSAGE = 2000
 _TRUSTED_MODULE_PREFIXES = ("tensorflow.", "keras.")
@@ -23,23 +32,8 @@ _TRUSTED_MODULE_PREFIXES = ("tensorflow.", "keras.")
 _INNER_ERROR = re.compile(
     r"^\s*(?P<type>[A-Za-z_][\w.]*(?:Error|Exception)): (?P<message>.*)$", re.MULTILINE
 )
-_EAGER_DTYPE = re.compile(
-    r"cannot compute (?P<op>\w+) as input #(?P<index>\d+)\(zero-based\) was expected to be "
-    r"a (?P<expected>\w+) tensor but is a (?P<actual>\w+) tensor"
-)
-_GRAPH_DTYPE = re.compile(
-    r"Input '(?P<input>\w+)' of '(?P<op>\w+)' Op has type (?P<actual>\w+) that does not match "
-    r"type (?P<expected>\w+) of argument '(?P<argument>\w+)'"
-)
-# Eager kernels name float32 "float" and float64 "double".
-_DTYPE_NAMES = {"float": "float32", "double": "float64", "half": "float16"}
 
-
-@dataclass(frozen=True)
-class ParsedError:
-    type: str
-    message: str
-    inside_tf_function: bool
+Explanation = tuple[str, str]
 
 
 def _is_trusted(exception_type: type) -> bool:
@@ -53,55 +47,25 @@ def parse(exception: BaseException) -> ParsedError | None:
     exception_type = type(exception)
     if not _is_trusted(exception_type):
         return None
-    message = str(exception)[:MAX_MESSAGE]
+    # The whole text is searched (TF puts key phrases near the end of long messages);
+    # only the stored ``message`` is capped.
+    # Keras 3 wraps parts of its messages in terminal bold escapes.
+    full = strip_ansi(str(exception))
     type_name = exception_type.__name__
-    if message.lstrip().startswith("in user code:"):
-        inner = list(_INNER_ERROR.finditer(message))
+    if full.lstrip().startswith("in user code:"):
+        inner = list(_INNER_ERROR.finditer(full))
         if inner:
             last = inner[-1]
-            rest = message[last.end() :].strip()
-            text = last.group("message") + (f"\n{rest}" if rest else "")
-            return ParsedError(last.group("type").rsplit(".", 1)[-1], text.strip(), True)
-        return ParsedError(type_name, message, True)
-    return ParsedError(type_name, message, False)
+            rest = full[last.end() :].strip()
+            text = (last.group("message") + (f"\n{rest}" if rest else "")).strip()
+            return ParsedError(
+                last.group("type").rsplit(".", 1)[-1], text[:MAX_MESSAGE], True, full
+            )
+        return ParsedError(type_name, full[:MAX_MESSAGE], True, full)
+    return ParsedError(type_name, full[:MAX_MESSAGE], False, full)
 
 
-def _dtype(name: str) -> str:
-    return _DTYPE_NAMES.get(name, name)
-
-
-def _where(parsed: ParsedError) -> str:
-    return " inside a tf.function" if parsed.inside_tf_function else ""
-
-
-def _dtype_mismatch(parsed: ParsedError) -> tuple[str, str] | None:
-    eager = _EAGER_DTYPE.search(parsed.message)
-    if eager:
-        op = eager.group("op")
-        expected, actual = _dtype(eager.group("expected")), _dtype(eager.group("actual"))
-        index = int(eager.group("index"))
-        detail = (
-            f"The {op} op got operands of different dtypes: input #{index} (zero-based) is "
-            f"{actual} but the op expected {expected}, the dtype of its other operand."
-        )
-    else:
-        graph = _GRAPH_DTYPE.search(parsed.message)
-        if not graph:
-            return None
-        op = graph.group("op")
-        expected, actual = graph.group("expected"), graph.group("actual")
-        detail = (
-            f"The {op} op{_where(parsed)} got operands of different dtypes: "
-            f"'{graph.group('input')}' is {actual} while '{graph.group('argument')}' is {expected}."
-        )
-    text = (
-        f"{detail} TensorFlow never converts dtypes implicitly between tensors. Cast one side "
-        f"first, e.g. tf.cast(x, tf.{expected}), or create both with the same dtype."
-    )
-    return text, "dtype-casting"
-
-
-def _tape_reused(parsed: ParsedError) -> tuple[str, str] | None:
+def _tape_reused(parsed: ParsedError, context: ErrorContext) -> Explanation | None:
     if "non-persistent GradientTape can only be used to compute one set" not in parsed.message:
         return None
     return (
@@ -113,19 +77,7 @@ def _tape_reused(parsed: ParsedError) -> tuple[str, str] | None:
     )
 
 
-def _variable_in_function(parsed: ParsedError) -> tuple[str, str] | None:
-    if "only supports singleton tf.Variables created on the first call" not in parsed.message:
-        return None
-    return (
-        "The tf.function creates a tf.Variable every time it runs. A tf.function traces twice "
-        "on its first call when it creates variables, so even the first call fails. Create the "
-        "variable once outside the function (or in __init__, or guarded by `if self.v is None`) "
-        "and only use or assign it inside.",
-        "variables-in-functions",
-    )
-
-
-def _numpy_in_function(parsed: ParsedError) -> tuple[str, str] | None:
+def _numpy_in_function(parsed: ParsedError, context: ErrorContext) -> Explanation | None:
     if "'SymbolicTensor' object has no attribute 'numpy'" not in parsed.message:
         return None
     return (
@@ -136,21 +88,7 @@ def _numpy_in_function(parsed: ParsedError) -> tuple[str, str] | None:
     )
 
 
-def _tensor_as_bool(parsed: ParsedError) -> tuple[str, str] | None:
-    if parsed.type != "OperatorNotAllowedInGraphError" and (
-        "as a Python `bool` is not allowed" not in parsed.message
-    ):
-        return None
-    return (
-        "A symbolic tensor was used where Python needs a True/False value (an `if`/`while` "
-        "condition, `bool(t)`, `and`/`or`) while the graph was traced, and such a tensor has no "
-        "value yet. Let AutoGraph convert the condition (autograph=True, plain `if` on a tensor "
-        "inside the tf.function) or use tf.cond / tf.where.",
-        "eager-vs-graph",
-    )
-
-
-def _no_gradients(parsed: ParsedError) -> tuple[str, str] | None:
+def _no_gradients(parsed: ParsedError, context: ErrorContext) -> Explanation | None:
     if "No gradients provided for any variable" not in parsed.message:
         return None
     return (
@@ -162,7 +100,7 @@ def _no_gradients(parsed: ParsedError) -> tuple[str, str] | None:
     )
 
 
-def _augmented_assignment(parsed: ParsedError) -> tuple[str, str] | None:
+def _augmented_assignment(parsed: ParsedError, context: ErrorContext) -> Explanation | None:
     if "with `tf.Variable`s is not supported" not in parsed.message:
         return None
     return (
@@ -172,27 +110,38 @@ def _augmented_assignment(parsed: ParsedError) -> tuple[str, str] | None:
     )
 
 
-_EXPLAINERS: tuple[Callable[[ParsedError], tuple[str, str] | None], ...] = (
-    _dtype_mismatch,
+_EXPLAINERS: tuple[Callable[[ParsedError, ErrorContext], Explanation | None], ...] = (
+    explain_dtype_mismatch,
+    explain_missing_axis,
+    explain_none_gradient,
     _tape_reused,
-    _variable_in_function,
+    explain_new_variables,
     _numpy_in_function,
-    _tensor_as_bool,
+    explain_tensor_as_bool,
+    explain_uninitialized_branch,
+    explain_escaped_tensor,
     _no_gradients,
     _augmented_assignment,
 )
 
 
-def explain(exception: BaseException | None) -> dict[str, Any] | None:
-    """The report's ``error`` object, or None for no error / an unknown one."""
+def explain(exception: BaseException | None, shell: Any = None) -> dict[str, Any] | None:
+    """The report's ``error`` object, or None for no error / an unknown one.
+
+    With the IPython ``shell``, an explanation can name the user's own expressions (the
+    cells' source and the user namespace); without it, it stays generic.
+    """
     if exception is None:
         return None
     try:
         parsed = parse(exception)
         if parsed is None:
             return None
+        namespace = getattr(shell, "user_ns", None) if shell is not None else None
+        cell_files = CellLocator(shell).cell_files() if shell is not None else None
+        context = ErrorContext(exception, parsed, namespace, cell_files)
         for explainer in _EXPLAINERS:
-            found = explainer(parsed)
+            found = explainer(parsed, context)
             if found is not None:
                 explanation, section = found
                 return {

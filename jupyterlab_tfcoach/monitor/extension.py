@@ -13,11 +13,19 @@ from typing import Any
 
 from jupyterlab_tfcoach.monitor import errors
 from jupyterlab_tfcoach.monitor import report as reports
+from jupyterlab_tfcoach.monitor.attributes import AttributeWatcher
 from jupyterlab_tfcoach.monitor.gradients import GradientWatcher
+from jupyterlab_tfcoach.monitor.learning import LearningWatcher
 from jupyterlab_tfcoach.monitor.locations import CellLocator
+from jupyterlab_tfcoach.monitor.rebinds import cell_rebinds
+from jupyterlab_tfcoach.monitor.rebound import ReboundReporter
 from jupyterlab_tfcoach.monitor.tftypes import TfTypes, tensorflow_module
 from jupyterlab_tfcoach.monitor.tracing import TraceRegistry
-from jupyterlab_tfcoach.monitor.variables import VariableWatcher
+from jupyterlab_tfcoach.monitor.variables import (
+    TENSOR,
+    VARIABLE_KINDS,
+    VariableWatcher,
+)
 
 MAGIC_NAME = "tfcoach"
 
@@ -32,7 +40,13 @@ class Monitor:
         self.traces: TraceRegistry | None = None
         self.variables: VariableWatcher | None = None
         self.gradients: GradientWatcher | None = None
-        self._setup_notes: list[str] = []
+        self.attributes: AttributeWatcher | None = None
+        self.rebound: ReboundReporter | None = None
+        self.learning: LearningWatcher | None = None
+        self._learning_hooked = False
+        self._attributes_hooked = False
+        self._setup_notes: list[dict[str, Any]] = []
+        self._cell_source = ""
 
     # ------------------------------------------------------------- lifecycle
     def start(self) -> None:
@@ -53,6 +67,10 @@ class Monitor:
             self.traces.uninstall()
         if self.gradients is not None:
             self.gradients.uninstall()
+        if self.attributes is not None:
+            self.attributes.uninstall()
+        if self.learning is not None:
+            self.learning.uninstall()
 
     def _attach_tensorflow(self, imported_during_cell: bool) -> None:
         """Hook TensorFlow once the user has imported it (never import it here)."""
@@ -64,6 +82,11 @@ class Monitor:
         self.gradients = GradientWatcher(self.locator, self.variables.classifier)
         self._setup_notes.extend(self.traces.install(report_existing_traces=imported_during_cell))
         self._setup_notes.extend(self.gradients.install())
+        self.attributes = AttributeWatcher(self._kind_of, VARIABLE_KINDS, TENSOR)
+        self._attributes_hooked = self.attributes.install()
+        self.rebound = ReboundReporter(self.locator, self._kind_of)
+        self.learning = LearningWatcher(self._kind_of)
+        self._learning_hooked = self.learning.install()
         self.traces.begin_cell(self.locator.cell_token())
         if not imported_during_cell:
             # The namespace as it is now is the baseline for the next cell.
@@ -82,6 +105,10 @@ class Monitor:
         if self.gradients is not None:
             self.gradients.classifier = self.variables.classifier
 
+    def _kind_of(self, value: Any) -> str | None:
+        # Through the watcher: its classifier is replaced when more TF types appear.
+        return self.variables.classifier.kind_of(value) if self.variables is not None else None
+
     def _namespace(self) -> dict[str, Any]:
         namespace = getattr(self.shell, "user_ns", None)
         return namespace if isinstance(namespace, dict) else {}
@@ -94,11 +121,21 @@ class Monitor:
     def pre_run_cell(self, info: Any = None) -> None:
         try:
             self.locator.begin_cell()
+            raw_cell = getattr(info, "raw_cell", "")
+            self._cell_source = raw_cell if type(raw_cell) is str else ""
             self._attach_tensorflow(imported_during_cell=False)
             if self.traces is not None:
                 self.traces.begin_cell(self.locator.cell_token())
             if self.gradients is not None:
                 self.gradients.take_notes()
+                self.gradients.take_sources_with_gradient()
+            if self.attributes is not None:
+                self.attributes.take()
+            if self.learning is not None:
+                if not self._learning_hooked:
+                    # Keras' optimizers may be imported after TensorFlow (tf.keras is lazy).
+                    self._learning_hooked = self.learning.install()
+                self.learning.begin_cell()
         except BaseException:
             pass
 
@@ -117,7 +154,7 @@ class Monitor:
         started = time.perf_counter()
         info = getattr(result, "info", None)
         report = reports.new_report(self._execution_count(result), getattr(info, "cell_id", None))
-        notes: list[str] = report["notes"]
+        notes: list[dict[str, Any]] = report["notes"]
         try:
             self._attach_tensorflow(imported_during_cell=True)
             self._refresh_types()
@@ -127,18 +164,67 @@ class Monitor:
             if self.traces is not None:
                 report["traces"], trace_notes = self.traces.collect()
                 notes.extend(trace_notes)
+            explained: set[int] = set()
             if self.variables is not None:
-                report["variables"], variable_notes = self.variables.scan(
-                    self._namespace(), self._hidden()
-                )
+                report["variables"], variable_notes = self._variable_entries(explained)
                 notes.extend(variable_notes)
             if self.gradients is not None:
-                notes.extend(self.gradients.take_notes())
-            report["error"] = errors.explain(getattr(result, "error_in_exec", None))
+                notes.extend(self.gradients.take_notes(explained))
+            report["error"] = errors.explain(getattr(result, "error_in_exec", None), self.shell)
         except Exception:
-            notes.append("tfcoach could not finish this report (internal error).")
+            notes.append(reports.note("tfcoach could not finish this report (internal error)."))
         report["monitor_ms"] = round((time.perf_counter() - started) * 1000.0, 3)
         return report
+
+    def _variable_entries(
+        self, explained: set[int]
+    ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        """Variables that left training: from the setattr hook, the cell's source and
+        the namespace diff, each cause once. ``explained`` gets the ids of the
+        tensors that replaced variables (gradient notes about them say the same)."""
+        assert self.variables is not None
+        namespace = self._namespace()
+        cell = cell_rebinds(self._cell_source)
+        rebound = self.rebound
+        hooked: set[int] = set()
+        entries: list[dict[str, Any]] = []
+        previous_kinds = {
+            r.target: self.variables.known_kind(r.target)
+            for r in cell.rebinds
+            if "." not in r.target
+        }
+        if rebound is not None:
+            rebound.learn(cell)
+            if self.attributes is not None:
+                entries, hooked, replaced = rebound.from_attribute_events(self.attributes.take())
+                explained |= replaced
+        changes, notes = self.variables.scan(
+            namespace, self._hidden(), self._attributes_hooked, hooked
+        )
+        already: set[str] = set()
+        for change in changes:
+            if change["change"] == "rebound_to_tensor":
+                already.add(change["name"])
+                explained.add(id(namespace.get(change["name"])))
+                if rebound is not None:
+                    rebound.improve(change, cell)
+        if rebound is not None:
+            from_source, tensor_ids = rebound.from_cell_source(
+                cell, namespace, previous_kinds, already, hooked, self._attributes_hooked
+            )
+            entries.extend(from_source)
+            explained |= tensor_ids
+        if self.learning is not None:
+            entries.extend(
+                self.learning.entries(
+                    self.learning.take(),
+                    namespace,
+                    self.variables.holders(namespace, self._hidden()),
+                    explained,
+                    self.gradients.take_sources_with_gradient() if self.gradients else set(),
+                )
+            )
+        return entries + changes, notes
 
     def _execution_count(self, result: Any) -> int | None:
         count = getattr(result, "execution_count", None)

@@ -15,11 +15,13 @@ import threading
 from typing import Any
 
 from jupyterlab_tfcoach.monitor.locations import CellLocator, caller_frame
+from jupyterlab_tfcoach.monitor.report import note
 from jupyterlab_tfcoach.monitor.tftypes import BACKPROP_MODULE, HOOK_MARK
 from jupyterlab_tfcoach.monitor.variables import KERAS_VARIABLE, TENSOR, TF_VARIABLE, KindClassifier
 
 MAX_NOTES_PER_CELL = 10
 _MAX_SOURCES = 1000
+_MAX_REMEMBERED = 10_000
 
 
 def _flat(structure: Any) -> list[Any] | None:
@@ -48,16 +50,20 @@ class GradientWatcher:
     def __init__(self, locator: CellLocator, classifier: KindClassifier) -> None:
         self._locator = locator
         self.classifier = classifier
-        self._notes: list[str] = []
+        self._notes: list[dict[str, Any]] = []
+        # id of the tensor each "it is a tensor" note is about, to drop the note when
+        # the report already says that tensor is a variable rebound by mistake.
+        self._note_sources: list[int | None] = []
+        self._sources_with_gradient: set[int] = set()
         self._lock = threading.Lock()
         self._patched: tuple[type, Any] | None = None
 
-    def install(self) -> list[str]:
+    def install(self) -> list[dict[str, Any]]:
         module = sys.modules.get(BACKPROP_MODULE)
         tape_class = getattr(module, "GradientTape", None) if module is not None else None
         original = tape_class.__dict__.get("gradient") if isinstance(tape_class, type) else None
         if original is None or tape_class is None:
-            return ["tfcoach cannot hook GradientTape.gradient here: no gradient notes."]
+            return [note("tfcoach cannot hook GradientTape.gradient here: no gradient notes.")]
         original = getattr(original, HOOK_MARK, original)
         watcher = self
 
@@ -84,18 +90,39 @@ class GradientWatcher:
             tape_class.gradient = original  # type: ignore[attr-defined]
         self._patched = None
 
-    def take_notes(self) -> list[str]:
+    def take_notes(
+        self, explained: set[int] | frozenset[int] = frozenset()
+    ) -> list[dict[str, Any]]:
+        """This cell's notes, less those about tensors in ``explained`` (ids)."""
         with self._lock:
             notes, self._notes = self._notes, []
-        return notes
+            sources, self._note_sources = self._note_sources, []
+        return [
+            entry
+            for entry, source in zip(notes, sources, strict=True)
+            if source is None or source not in explained
+        ]
+
+    def take_sources_with_gradient(self) -> set[int]:
+        """ids of the sources that got a gradient during the cell (for "never applied")."""
+        with self._lock:
+            found, self._sources_with_gradient = self._sources_with_gradient, set()
+        return found
 
     def _inspect(self, sources: Any, result: Any) -> None:
         if result is not None and type(result) not in (list, tuple, dict):
-            return  # one source with a gradient: the common case, nothing to say
+            # One source with a gradient: the common case, nothing to say.
+            if len(self._sources_with_gradient) < _MAX_REMEMBERED:
+                self._sources_with_gradient.add(id(sources))
+            return
         flat_sources = _flat(sources)
         flat_result = _flat(result)
         if flat_sources is None or flat_result is None or len(flat_sources) != len(flat_result):
             return
+        if len(self._sources_with_gradient) < _MAX_REMEMBERED:
+            self._sources_with_gradient.update(
+                id(s) for s, g in zip(flat_sources, flat_result, strict=True) if g is not None
+            )
         if len(flat_sources) > _MAX_SOURCES or all(g is not None for g in flat_result):
             return
         call_site = self._locator.call_site(caller_frame(2))
@@ -105,17 +132,21 @@ class GradientWatcher:
             if gradient is not None:
                 continue
             label = "its source" if single else f"source #{position}"
-            note = f"tape.gradient{where} returned None for {label}: {self._why(source)}"
+            why, section = self._why(source)
+            entry = note(f"tape.gradient{where} returned None for {label}: {why}", section)
             with self._lock:
-                if len(self._notes) < MAX_NOTES_PER_CELL and note not in self._notes:
-                    self._notes.append(note)
+                if len(self._notes) < MAX_NOTES_PER_CELL and entry not in self._notes:
+                    self._notes.append(entry)
+                    self._note_sources.append(id(source))
 
-    def _why(self, source: Any) -> str:
+    def _why(self, source: Any) -> tuple[str, str]:
+        """Why the gradient is None, and the course section that teaches it."""
         kind = self.classifier.kind_of(source)
         if kind == TENSOR:
             return (
                 "it is a tensor, not a variable, and a GradientTape only watches trainable "
-                "variables. Call tape.watch(x) inside the `with` block (or use a tf.Variable)."
+                "variables. Call tape.watch(x) inside the `with` block (or use a tf.Variable).",
+                "tape-watch",
             )
         if kind in (TF_VARIABLE, KERAS_VARIABLE):
             try:
@@ -126,15 +157,18 @@ class GradientWatcher:
             if trainable is False:
                 return (
                     "it is a variable created with trainable=False, which the tape does not "
-                    "watch. Call tape.watch(v) or create it with trainable=True."
+                    "watch. Call tape.watch(v) or create it with trainable=True.",
+                    "tape-watch",
                 )
             if dtype_name.startswith(("int", "uint", "bool")):
                 return (
                     f"it is a {dtype_name} variable; only floating-point values have gradients. "
-                    "Create it with a float dtype."
+                    "Create it with a float dtype.",
+                    "gradient-tape",
                 )
             return (
                 "the target does not depend on this variable inside the tape (was it rebound, "
-                "e.g. `w = w - lr * g`, or used outside the `with` block?)."
+                "e.g. `w = w - lr * g`, or used outside the `with` block?).",
+                "gradient-tape",
             )
-        return "the target does not depend on it inside the tape."
+        return "the target does not depend on it inside the tape.", "gradient-tape"

@@ -1,9 +1,12 @@
-"""The per-cell report (schema ``tfcoach.report/1``, CONTRACT §5): build, keep, publish, print."""
+"""The per-cell report (schema ``tfcoach.report/1``, see ``docs/report.md``): build, keep,
+publish, print."""
 
 from __future__ import annotations
 
 import copy
 from typing import Any
+
+from jupyterlab_tfcoach.monitor.course_links import course_link
 
 SCHEMA = "tfcoach.report/1"
 MESSAGE_TYPE = "tfcoach_report"
@@ -22,6 +25,19 @@ def new_report(execution_count: Any, cell_id: Any) -> dict[str, Any]:
         "error": None,
         "notes": [],
     }
+
+
+def note(text: str, section: str | None = None) -> dict[str, Any]:
+    """One entry of a report's ``notes``: what to tell the learner and where the course
+    teaches it (``course`` is None only for notes about tfcoach itself)."""
+    return {"text": text, "course": course_link(section) if section else None}
+
+
+def note_text(value: Any) -> str:
+    """The text of a note (reports kept from older monitors hold plain strings)."""
+    if isinstance(value, dict):
+        return str(value.get("text", ""))
+    return str(value)
 
 
 def keep(report: dict[str, Any]) -> None:
@@ -100,5 +116,10 @@ def format_report(report: dict[str, Any] | None) -> str:
         lines.append(f"  {error['explanation']}{_course_suffix(error.get('course'))}")
     if notes:
         lines.append("Notes:")
-        lines.extend(f"  - {note}" for note in notes)
+        for entry in notes:
+            lines.append(f"  - {note_text(entry)}")
+            if isinstance(entry, dict):
+                suffix = _course_suffix(entry.get("course"))
+                if suffix:
+                    lines[-1] += suffix
     return "\n".join(lines)

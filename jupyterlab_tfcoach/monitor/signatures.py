@@ -11,6 +11,7 @@ TensorFlow classes: a TF version that renames them yields ``other`` leaves.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,6 +21,7 @@ MAX_LEAVES = 64
 
 TENSOR = "tensor"
 PYTHON = "python"
+OBJECT = "object"  # a Python object traced by identity (TF's ``Weakref`` constraint)
 OTHER = "other"
 
 _PLAIN_VALUE_TYPES = (bool, int, float, str, bytes, type(None))
@@ -29,16 +31,20 @@ _PLAIN_VALUE_TYPES = (bool, int, float, str, bytes, type(None))
 class Leaf:
     """One argument (or a component of a nested argument) in one trace."""
 
-    kind: str  # TENSOR | PYTHON | OTHER
+    kind: str  # TENSOR | PYTHON | OBJECT | OTHER
     dtype: str = ""
     shape: str = ""
-    value: str = ""
+    value: str = ""  # OBJECT: the object's class name ("" once it is gone)
+    # OBJECT: which object (TF's hash of the weak reference); compared, never shown.
+    identity: str = ""
 
     def describe(self) -> str:
         if self.kind == TENSOR:
             return f"tensor {self.dtype} {self.shape}"
         if self.kind == PYTHON:
             return f"Python value {self.value}"
+        if self.kind == OBJECT:
+            return f"a `{self.value}` object" if self.value else "a Python object"
         return self.value
 
 
@@ -55,7 +61,13 @@ class Difference:
     after: str | None
 
 
+# Memory addresses (`<weakref at 0x7f...; to 'Sequential' at 0x7f...>`) mean nothing
+# to a learner: the last line of defence removes any that a repr let through.
+_ADDRESS = re.compile(r"\s*\bat 0x[0-9a-fA-F]{6,}|\b0x[0-9a-fA-F]{6,}")
+
+
 def _clip(text: str) -> str:
+    text = _ADDRESS.sub("", text)
     return text if len(text) <= MAX_TEXT else text[: MAX_TEXT - 1] + "…"
 
 
@@ -108,6 +120,19 @@ def _flatten_one(path: str, constraint: Any, out: Signature, depth: int) -> None
         )
     elif name == "Literal":
         out[path] = Leaf(PYTHON, value=plain_value(constraint.value))
+    elif name == "VariableSpec":
+        out[path] = Leaf(
+            OTHER,
+            value=f"a tf.Variable {constraint.dtype.name} of shape {_shape_text(constraint.shape)}",
+        )
+    elif name == "Weakref":
+        # TF traces objects (models, optimizers, custom classes) by identity.
+        referent = constraint._ref()
+        out[path] = Leaf(
+            OBJECT,
+            value="" if referent is None else _clip(type(referent).__name__),
+            identity=str(constraint._ref_hash),
+        )
     elif name in ("Tuple", "List") and depth < MAX_DEPTH:
         components = _components(constraint)
         for index, component in enumerate(components):
@@ -171,6 +196,21 @@ def differences(before: Signature, after: Signature) -> list[Difference]:
             found.append(Difference("python_value", path, old.value, new.value))
         elif {old.kind, new.kind} == {TENSOR, PYTHON}:
             found.append(Difference("kind", path, old.describe(), new.describe()))
+        elif old.kind == OBJECT and new.kind == OBJECT:
+            # A temporary object may be gone (no class name) by the time we read.
+            same_class = old.value == new.value or not (old.value and new.value)
+            name = Leaf(OBJECT, value=new.value or old.value).describe()
+            found.append(
+                Difference(
+                    "other",
+                    path,
+                    name if same_class else old.describe(),
+                    f"a different {name[2:]} (objects are traced by identity: "
+                    "each new one traces again)"
+                    if same_class
+                    else new.describe(),
+                )
+            )
         else:
             found.append(Difference("other", path, old.describe(), new.describe()))
     for top in restructured:

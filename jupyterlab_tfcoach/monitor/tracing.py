@@ -30,8 +30,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from jupyterlab_tfcoach.monitor import signatures as sig
+from jupyterlab_tfcoach.monitor import trace_effects as fx
 from jupyterlab_tfcoach.monitor.course_links import course_link
 from jupyterlab_tfcoach.monitor.locations import CellLocator, caller_frame
+from jupyterlab_tfcoach.monitor.report import note
 from jupyterlab_tfcoach.monitor.tftypes import (
     HOOK_MARK,
     POLYMORPHIC_FUNCTION_MODULE,
@@ -88,6 +90,16 @@ class FunctionState:
     read_traces: int = 0  # how many of TF's traces we have already read
     signatures: list[sig.Signature] = field(default_factory=list)
     logical_traces: int = 0  # traces, counting a variable-creating double first trace once
+    # The user's Python function behind it (read once, at its first trace we see).
+    effects_read: bool = False
+    facts: fx.CodeFacts | None = None
+    scope: fx.Scope | None = None
+    owner_name: str = ""  # the Python function named in side-effect texts
+    keras_step: bool = False  # a user train_step run by a step function Keras built
+    # Plain Python values read from outside while tracing, per (scope, name): one
+    # value per trace that read a different one (plain immutable values only).
+    baked: dict[tuple[str, str], list[Any]] = field(default_factory=dict)
+    stale_reported: set[tuple[str, str, str]] = field(default_factory=set)
 
 
 @dataclass
@@ -152,17 +164,39 @@ def _keras_role(target: types.FunctionType) -> str | None:
     return None
 
 
-def identify(function: Any, locator: CellLocator) -> FunctionIdentity:
-    """Unwrap TF's decorators and bound-method wrappers down to the user's code."""
-    roots = _library_roots()
+def _method_instance(method: types.MethodType) -> Any | None:
+    """The object a method is bound to; TF binds per-instance methods to a TfMethodTarget
+    holding a weak reference to it."""
+    owner = method.__self__
+    if type(owner).__name__ == "TfMethodTarget":
+        try:
+            owner = object.__getattribute__(owner, "weakrefself_target__")()
+        except Exception:
+            return None
+    return owner
+
+
+@dataclass
+class _Unwrapped:
+    target: Any
+    code: types.CodeType | None
+    origin: str
+    is_method: bool
+    instance: Any | None
+
+
+def _unwrap(function: Any, roots: dict[str, str]) -> _Unwrapped:
+    """TF's decorators and bound-method wrappers peeled off down to the user's code."""
     target = function._python_function
     is_method = False
+    instance = None
     code: types.CodeType | None = None
     origin = TENSORFLOW
     for _ in range(_UNWRAP_LIMIT):
         # Exact type checks: isinstance would fall back to a user object's __class__.
         if type(target) is types.MethodType:
             is_method = True
+            instance = _method_instance(target)
             target = target.__func__
             continue
         is_function = type(target) is types.FunctionType
@@ -183,6 +217,18 @@ def identify(function: Any, locator: CellLocator) -> FunctionIdentity:
         if inner is None:
             break
         target = inner
+    return _Unwrapped(target, code, origin, is_method, instance)
+
+
+def identify(function: Any, locator: CellLocator) -> FunctionIdentity:
+    """Who the user's code behind a tf.function is."""
+    unwrapped = _unwrap(function, _library_roots())
+    target, code, origin, is_method = (
+        unwrapped.target,
+        unwrapped.code,
+        unwrapped.origin,
+        unwrapped.is_method,
+    )
     if code is None:
         name = str(getattr(function, "_name", None) or "<tf.function>")
         return FunctionIdentity(name, None, None, is_method, origin)
@@ -217,12 +263,6 @@ def _at(call_site: str | None) -> str:
     return f" (call at {call_site})" if call_site else ""
 
 
-_SHAPE_FIX = (
-    "Fix: give the tf.function an input_signature with None in the dimension that varies "
-    "(e.g. tf.TensorSpec(shape=[None, ...])), or use tf.function(reduce_retracing=True)."
-)
-
-
 def _dimensions(shape: str | None) -> list[str] | None:
     """``"(32, 4)"`` -> ``["32", "4"]``; None for an unknown rank."""
     if shape is None or not shape.startswith("("):
@@ -231,9 +271,10 @@ def _dimensions(shape: str | None) -> list[str] | None:
 
 
 def _is_smaller_batch(before: str | None, after: str | None) -> bool:
-    """Only the first dimension changed, and it got smaller: a last partial batch."""
+    """Only the first of two or more dimensions changed, and it got smaller: a last
+    partial batch. A 1-D tensor that got shorter is as likely a shorter sequence."""
     old, new = _dimensions(before), _dimensions(after)
-    if not old or not new or len(old) != len(new) or old[1:] != new[1:]:
+    if not old or not new or len(old) < 2 or len(old) != len(new) or old[1:] != new[1:]:
         return False
     return old[0].isdigit() and new[0].isdigit() and int(new[0]) < int(old[0])
 
@@ -243,11 +284,94 @@ def _is_flag(value: str | None) -> bool:
     return value is not None and (value in ("True", "False", "None") or value[:1] in ("'", '"'))
 
 
+def _is_simple_name(path: str) -> bool:
+    return path.isidentifier()
+
+
+def _tensor_dtype_for(signature: sig.Signature | None, value: str | None) -> str:
+    """The dtype a Python number argument should become: the one the function works in.
+
+    ``tf.constant(0.1)`` is float32 but ``tf.constant(1)`` is int32: an int passed to a
+    function whose tensors are float must still become a float tensor.
+    """
+    dtypes = [
+        leaf.dtype for leaf in (signature or {}).values() if leaf.kind == sig.TENSOR and leaf.dtype
+    ]
+    floats = [d for d in dtypes if d.startswith(("float", "bfloat", "half"))]
+    if floats:
+        return max(set(floats), key=floats.count)
+    text = value or ""
+    is_float = any(mark in text for mark in (".", "e", "inf", "nan"))
+    if not is_float:
+        ints = [d for d in dtypes if d.startswith(("int", "uint"))]
+        return max(set(ints), key=ints.count) if ints else "int32"
+    return "float32"
+
+
+def _spec(leaf: sig.Leaf, varying: set[int] | None, rank_changed: bool) -> str | None:
+    """``tf.TensorSpec(shape=[None, 4], dtype=tf.float32)`` for one tensor leaf."""
+    dims = _dimensions(leaf.shape)
+    if dims is None or rank_changed:
+        shape = "None"
+    else:
+        shape = (
+            "["
+            + ", ".join("None" if i in (varying or set()) else dim for i, dim in enumerate(dims))
+            + "]"
+        )
+    return f"tf.TensorSpec(shape={shape}, dtype=tf.{leaf.dtype})"
+
+
+def _varying_dimensions(
+    found: list[sig.Difference],
+) -> tuple[dict[str, set[int]], set[str]]:
+    varying: dict[str, set[int]] = {}
+    rank_changed: set[str] = set()
+    for difference in found:
+        if difference.kind != "shape":
+            continue
+        old, new = _dimensions(difference.before), _dimensions(difference.after)
+        if old is None or new is None or len(old) != len(new):
+            rank_changed.add(difference.argument)
+            continue
+        varying[difference.argument] = {
+            i for i, (a, b) in enumerate(zip(old, new, strict=True)) if a != b
+        }
+    return varying, rank_changed
+
+
+def _shape_fix(signature: sig.Signature | None, found: list[sig.Difference]) -> str:
+    """The input_signature to write, in the function's own argument names and dtypes."""
+    varying, rank_changed = _varying_dimensions(found)
+    leaves = list((signature or {}).items())
+    if leaves and all(leaf.kind == sig.TENSOR and _is_simple_name(path) for path, leaf in leaves):
+        specs = [_spec(leaf, varying.get(path), path in rank_changed) for path, leaf in leaves]
+        decorator = f"@tf.function(input_signature=[{', '.join(s for s in specs if s)}])"
+        return (
+            "Fix: declare the shapes once, with None where the size varies: "
+            f"{decorator} (or use tf.function(reduce_retracing=True))."
+        )
+    first = next((d for d in found if d.kind == "shape"), None)
+    leaf = (signature or {}).get(first.argument) if first is not None else None
+    if first is not None and leaf is not None and leaf.kind == sig.TENSOR:
+        example = _spec(leaf, varying.get(first.argument), first.argument in rank_changed)
+        return (
+            "Fix: give the tf.function an input_signature with None where the size varies "
+            f"(for `{first.argument}`: {example}), or use tf.function(reduce_retracing=True)."
+        )
+    return (
+        "Fix: give the tf.function an input_signature with None in the dimension that varies "
+        "(e.g. tf.TensorSpec(shape=[None, ...])), or use tf.function(reduce_retracing=True)."
+    )
+
+
 def _difference_reason(
     difference: sig.Difference,
     call_site: str | None,
     shape_retraces: int,
     first_shape_in_trace: bool = True,
+    signature: sig.Signature | None = None,
+    found: list[sig.Difference] | None = None,
 ) -> dict[str, Any]:
     argument, before, after = difference.argument, difference.before, difference.after
     where = _at(call_site)
@@ -279,7 +403,8 @@ def _difference_reason(
             )
             text = (
                 f"Retraced{where}: the shape of `{argument}` changed from {before} to {after}; "
-                f"every new shape traces again.{repeat}{batch} {_SHAPE_FIX}"
+                f"every new shape traces again.{repeat}{batch} "
+                f"{_shape_fix(signature, found or [difference])}"
             )
     elif difference.kind == "dtype":
         text = (
@@ -294,10 +419,12 @@ def _difference_reason(
             "False; only a value that keeps changing needs to become a tensor."
         )
     elif difference.kind == "python_value":
+        dtype = _tensor_dtype_for(signature, after)
         text = (
             f"Retraced{where}: the Python value of `{argument}` changed from {before} to {after}. "
             "A Python argument is part of the trace key, so each new value traces again; "
-            f"pass a tensor instead (e.g. tf.constant({after}))."
+            f"pass a tensor instead, in the dtype the function works in: "
+            f"tf.constant({argument}, tf.{dtype})."
         )
     elif difference.kind == "kind":
         text = (
@@ -310,9 +437,180 @@ def _difference_reason(
             "tuples and dicts are part of the trace key (their length and every Python value "
             "in them); pass a tensor instead."
         )
+    elif after is not None and "traced by identity" in after:
+        text = (
+            f"Retraced{where}: `{argument}` is {after}. Create it once and pass the same "
+            "object on every call."
+        )
     else:
         text = f"Retraced{where}: `{argument}` changed from {before} to {after}."
+        if "tf.Variable" in str(before) and "tf.Variable" in str(after):
+            text += " A tf.Variable argument traces once per shape and dtype."
     return _reason(difference.kind, argument, before, after, text)
+
+
+# ------------------------------------------------------- Python side effects
+def _effect_source(
+    function: Any, roots: dict[str, str]
+) -> tuple[types.FunctionType, Any | None, bool] | None:
+    """The user's Python function whose body runs while this tf.function traces, the
+    object its ``self`` is (None for a plain function), and whether Keras runs it."""
+    unwrapped = _unwrap(function, roots)
+    target = unwrapped.target
+    if type(target) is not types.FunctionType:
+        return None
+    if unwrapped.origin == USER:
+        return target, unwrapped.instance if unwrapped.is_method else None, False
+    if unwrapped.origin != KERAS:
+        return None
+    # Keras' step function closes over the model's own train_step/test_step/predict_step:
+    # a user override runs while it traces.
+    code = target.__code__
+    for name, cell in zip(code.co_freevars, target.__closure__ or (), strict=False):
+        if name not in ("step_function", "step_func"):
+            continue
+        try:
+            content = cell.cell_contents
+        except ValueError:
+            return None
+        if type(content) is not types.MethodType:
+            return None
+        inner = content.__func__
+        if type(inner) is types.FunctionType and (
+            _origin_of(inner.__code__.co_filename, roots) == USER
+        ):
+            return inner, content.__self__, True
+    return None
+
+
+def _call_example(owner: str, facts: fx.CodeFacts, instance_name: str | None = None) -> str:
+    """``train_step(x, y)``; for a method ``counter(x)`` / ``counter.step(x)``."""
+    short = owner.rsplit(".", 1)[-1]
+    arguments = ", ".join(facts.parameters)
+    if facts.self_name is None:
+        return f"{short}({arguments})"
+    obj = instance_name or "obj"
+    return f"{obj}({arguments})" if short == "__call__" else f"{obj}.{short}({arguments})"
+
+
+def _side_effect_text(
+    effect: fx.Effect,
+    owner: str,
+    facts: fx.CodeFacts,
+    keras_step: bool,
+    scope: fx.Scope,
+    instance_name: str | None,
+) -> str:
+    label = effect.label
+    only = "runs only while TensorFlow traces it, not on every call"
+    if effect.action == fx.PRINT:
+        return (
+            f"`print(...)` in `{owner}` {only}: it prints once per trace (showing symbolic "
+            "tensors, not values). Use `tf.print(...)` to print on every call."
+        )
+    if effect.action == fx.COUNTER:
+        operator = effect.detail or "+="
+        operand = effect.operand or "..."
+        method = {"+=": "assign_add", "-=": "assign_sub"}.get(operator)
+        _, current = scope.lookup(effect.scope, effect.name)
+        start = "0" if type(current) is int else "0.0"
+        update = (
+            f"`{label}.{method}({operand})`"
+            if method
+            else f"`{label}.assign({label} {operator[:-1]} {operand})`"
+        )
+        if effect.scope == fx.SELF:
+            where = f"`self.{effect.name} = tf.Variable({start})` in `__init__`"
+        elif effect.scope == fx.CLOSURE:
+            where = (
+                f"`{label} = tf.Variable({start})` once in the enclosing function (then "
+                f"`nonlocal {label}` is not needed)"
+            )
+        else:
+            where = (
+                f"`{label} = tf.Variable({start})` once, outside the function (then "
+                f"`global {label}` is not needed)"
+            )
+        return (
+            f"`{label} {operator} {operand}` in `{owner}` {only}: `{label}` counts traces, "
+            f"not calls. Keep it in a variable: {where}, and inside {update}."
+        )
+    if effect.action in (fx.MUTATION, fx.SUBSCRIPT):
+        what = (
+            f"`{label}.{effect.detail}(...)`"
+            if effect.action == fx.MUTATION
+            else f"`{label}[...] = ...`"
+        )
+        changes = (
+            f"`{label}` changes once per trace (and keeps symbolic tensors that hold no "
+            "values), not once per call"
+        )
+        call = _call_example(owner, facts, instance_name)
+        if keras_step:
+            fix = (
+                'Return the value in the logs instead (`return {"loss": loss}`): fit() '
+                'averages it per epoch into `history.history["loss"]`; for one value per '
+                "batch, read `logs` in a keras.callbacks.Callback's on_train_batch_end."
+            )
+        elif effect.action == fx.MUTATION and effect.detail in ("append", "extend"):
+            target = f"{instance_name or 'obj'}.{effect.name}" if effect.scope == fx.SELF else label
+            fix = (
+                f"Return the value from `{owner}` and append it outside, after each call: "
+                f"`{target}.append(float({call}))`, or collect values inside with a "
+                "tf.TensorArray."
+            )
+        else:
+            fix = (
+                f"Return the value from `{owner}` and update `{label}` outside, after the "
+                "call, or keep it in a tf.Variable."
+            )
+        return f"{what} in `{owner}` {only}: {changes}. {fix}"
+    # A plain value assigned to an outer name.
+    return (
+        f"`{label} = ...` in `{owner}` {only}: `{label}` is set once per trace. Return the "
+        f"value from `{owner}` and assign it outside, or keep it in a tf.Variable "
+        f"(`{label}.assign(...)`)."
+    )
+
+
+def _stale_text(
+    owner: str,
+    key: tuple[str, str],
+    old: Any,
+    new: Any,
+    facts: fx.CodeFacts,
+    signature: sig.Signature | None,
+    instance_name: str | None,
+) -> str:
+    scope, name = key
+    label = f"self.{name}" if scope == fx.SELF else name
+    old_text, new_text = fx.value_text(old), fx.value_text(new)
+    head = (
+        f"`{owner}` still uses {label} = {old_text} from its trace; it is now {new_text}. "
+        "Python values read while tracing become constants of the graph, and calls that "
+        "reuse the trace do not see later changes."
+    )
+    parameters = list(facts.parameters)
+    if type(new) in (int, float):
+        dtype = _tensor_dtype_for(signature, fx.value_text(new))
+        if scope == fx.SELF:
+            return (
+                f"{head} Keep it in a variable: `self.{name} = tf.Variable({old_text})` in "
+                f"`__init__`, then change it with "
+                f"`{instance_name or 'obj'}.{name}.assign({new_text})`."
+            )
+        arguments = ", ".join([*parameters, f"tf.constant({name}, tf.{dtype})"])
+        call = f"{owner.rsplit('.', 1)[-1]}({arguments})"
+        return (
+            f"{head} Pass it as an argument (add a `{name}` parameter and call "
+            f"`{call}`), or keep it in a variable: `{name} = tf.Variable({old_text})`, "
+            f"then `{name}.assign({new_text})`."
+        )
+    return (
+        f"{head} Pass it as an argument instead (a Python {type(new).__name__} argument "
+        "traces once per value, which suits a switch), or run the cell that defines "
+        f"`{owner}` again after changing it."
+    )
 
 
 def _keras_reason(differences: list[sig.Difference], call_site: str | None) -> dict[str, Any]:
@@ -356,6 +654,33 @@ def _keras_reason(differences: list[sig.Difference], call_site: str | None) -> d
     return _reason(first.kind, first.argument, first.before, first.after, text)
 
 
+MAX_BAKED_VALUES = 8
+_PYTHON_KINDS = ("side_effect", "stale_value")
+
+
+def _group_of(state: FunctionState, identity: FunctionIdentity) -> tuple[Any, ...]:
+    """Entries are per code for plain user functions (recreations add up), else per object."""
+    return ("code", identity.code_key) if identity.recreatable else ("function", state.serial)
+
+
+def _entry_course(reasons: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The course section for an entry: what changes results first, then retracing."""
+    kinds = {reason["kind"] for reason in reasons}
+    sections = []
+    if "side_effect" in kinds:
+        sections.append("side-effects")
+    if "stale_value" in kinds:
+        sections.append("frozen-python-values")
+    if kinds - {"first_trace", "side_effect", "stale_value"}:
+        sections.append("retracing")
+    sections.append("tracing")
+    for section in sections:
+        link = course_link(section)
+        if link is not None:
+            return link
+    return None
+
+
 class TraceRegistry:
     """The hooks on TensorFlow's Function and the per-cell trace bookkeeping."""
 
@@ -366,6 +691,8 @@ class TraceRegistry:
         self._serials = itertools.count(1)
         self._events: list[TraceEvent] = []
         self._calls_in_cell = 0
+        # ids of functions called without tracing this cell: their frozen values are compared.
+        self._called: set[int] = set()
         self._cell: int | None = None
         self._code_key_totals: dict[tuple[str, int, str], int] = {}
         self._code_key_last_trace_cell: dict[tuple[str, int, str], tuple[int | None, int]] = {}
@@ -377,7 +704,7 @@ class TraceRegistry:
         self.installed = False
 
     # ----------------------------------------------------------------- hooks
-    def install(self, report_existing_traces: bool) -> list[str]:
+    def install(self, report_existing_traces: bool) -> list[dict[str, Any]]:
         """Hook Function and register the functions that already exist.
 
         ``report_existing_traces``: TF was imported during the current cell, so
@@ -388,15 +715,19 @@ class TraceRegistry:
         function_class = getattr(module, "Function", None) if module is not None else None
         if not isinstance(function_class, type):
             return [
-                "tfcoach cannot find TensorFlow's Function class in this TensorFlow version: "
-                "trace reports are off."
+                note(
+                    "tfcoach cannot find TensorFlow's Function class in this TensorFlow "
+                    "version: trace reports are off."
+                )
             ]
         self._function_class = function_class
         registry = self
         original_init = function_class.__dict__.get("__init__")
         original_call = function_class.__dict__.get("__call__")
         if original_init is None or original_call is None:
-            return ["tfcoach cannot hook tf.function in this TensorFlow version: traces are off."]
+            return [
+                note("tfcoach cannot hook tf.function in this TensorFlow version: traces are off.")
+            ]
         original_init = getattr(original_init, HOOK_MARK, original_init)
         original_call = getattr(original_call, HOOK_MARK, original_call)
 
@@ -484,6 +815,7 @@ class TraceRegistry:
     def _after_call(self, function: Any, before: int) -> None:
         self._calls_in_cell += 1
         if function.experimental_get_tracing_count() == before:
+            self._called.add(id(function))
             return
         call_site = self._locator.call_site(caller_frame(2))
         with self._lock:
@@ -498,10 +830,11 @@ class TraceRegistry:
             self._cell = cell
             self._events = []
             self._calls_in_cell = 0
+            self._called = set()
 
-    def collect(self) -> tuple[list[dict[str, Any]], list[str]]:
+    def collect(self) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         """The ``traces`` entries and notes of the cell that just ran."""
-        notes: list[str] = []
+        notes: list[dict[str, Any]] = []
         with self._lock:
             for state in list(self._states.values()):
                 function = state.ref()
@@ -512,20 +845,35 @@ class TraceRegistry:
                         self._read_new_traces(function, state, call_site=None, record=True)
                 except Exception:
                     continue
+            called, self._called = self._called, set()
+            for key in called:
+                state = self._states.get(key)
+                if state is None or not state.baked:
+                    continue
+                try:
+                    self._stale_values(state)
+                except Exception:
+                    continue
             events, self._events = self._events, []
             calls = self._calls_in_cell
         if self._cache_unreadable:
             notes.append(
-                "tfcoach cannot read tf.function trace signatures in this TensorFlow version: "
-                "retraces are reported without their reason."
+                note(
+                    "tfcoach cannot read tf.function trace signatures in this TensorFlow "
+                    "version: retraces are reported without their reason."
+                )
             )
             self._cache_unreadable = False
         eager = functions_run_eagerly()
         if eager and (calls or not self._eager_reported):
             notes.append(
-                "tf.config.run_functions_eagerly(True) is on: tf.function bodies run as plain "
-                "Python, so nothing traces and no graph is built. Call "
-                "tf.config.run_functions_eagerly(False) to get graphs (and trace reports) back."
+                note(
+                    "tf.config.run_functions_eagerly(True) is on: tf.function bodies run as "
+                    "plain Python, so nothing traces and no graph is built. Call "
+                    "tf.config.run_functions_eagerly(False) to get graphs (and trace reports) "
+                    "back.",
+                    "eager-vs-graph",
+                )
             )
         self._eager_reported = eager
         entries, entry_notes = self._entries(events)
@@ -560,6 +908,7 @@ class TraceRegistry:
             self._cache_unreadable = True
             new_signatures = [None] * (count - state.read_traces)
         first_new = state.read_traces
+        first_event = len(self._events)
         for offset, signature in enumerate(new_signatures):
             index = first_new + offset
             event = self._classify(state, state.identity, index, first_new, signature, call_site)
@@ -576,6 +925,12 @@ class TraceRegistry:
             ):
                 self._events.append(event)
         state.read_traces = count
+        recorded = self._events[first_event:]
+        if recorded and any(event.counted for event in recorded):
+            try:
+                self._trace_effects(function, state, recorded[0])
+            except Exception:
+                pass
 
     def _classify(
         self,
@@ -587,9 +942,7 @@ class TraceRegistry:
         call_site: str | None,
     ) -> TraceEvent | None:
         function_id = state.serial
-        group: tuple[Any, ...] = (
-            ("code", identity.code_key) if identity.recreatable else ("function", function_id)
-        )
+        group = _group_of(state, identity)
         reasons: list[dict[str, Any]]
         counted = True
         recreated_in_cell = False
@@ -642,7 +995,12 @@ class TraceRegistry:
                     first_shape = next((d for d in found if d.kind == "shape"), None)
                     reasons = [
                         _difference_reason(
-                            difference, call_site, shape_count, difference is first_shape
+                            difference,
+                            call_site,
+                            shape_count,
+                            difference is first_shape,
+                            signature,
+                            found,
                         )
                         for difference in found[:MAX_REASONS_PER_TRACE]
                     ]
@@ -714,8 +1072,99 @@ class TraceRegistry:
         )
         return [_reason("first_trace", None, None, None, text)], False
 
-    def _entries(self, events: list[TraceEvent]) -> tuple[list[dict[str, Any]], list[str]]:
+    def _trace_effects(self, function: Any, state: FunctionState, event: TraceEvent) -> None:
+        """Side effects of the traced Python body (on the cell's entry) and the plain
+        outer values it read (kept to compare after later calls)."""
+        if not state.effects_read:
+            state.effects_read = True
+            source = _effect_source(function, _library_roots())
+            if source is not None:
+                target, instance, keras_step = source
+                state.facts = fx.code_facts(target.__code__)
+                state.scope = fx.Scope(target, instance)
+                state.owner_name = str(target.__qualname__)
+                state.keras_step = keras_step
+        facts, scope = state.facts, state.scope
+        if facts is None or scope is None:
+            return
+        live = fx.live_effects(facts, scope)
+        instance_name = self._instance_name(scope, facts) if live else None
+        for effect in live:
+            text = _side_effect_text(
+                effect, state.owner_name, facts, state.keras_step, scope, instance_name
+            )
+            event.reasons.append(_reason("side_effect", effect.label, None, None, text))
+        if state.keras_step:
+            # Keras calls its step functions from inside another tf.function: we never
+            # see the calls that reuse a trace, so frozen values cannot be compared.
+            return
+        for key, value in fx.plain_snapshot(facts, scope).items():
+            baked = state.baked.setdefault(key, [])
+            if not any(fx.same_value(old, value) for old in baked):
+                baked.append(value)
+                del baked[:-MAX_BAKED_VALUES]
+
+    @staticmethod
+    def _instance_name(scope: fx.Scope, facts: fx.CodeFacts) -> str | None:
+        if facts.self_name is None:
+            return None
+        function = scope.function
+        if function is None:
+            return None
+        return fx.name_of(scope.instance, function.__globals__)
+
+    def _stale_values(self, state: FunctionState) -> None:
+        """A call this cell reused a trace made with another value of an outer name."""
+        facts, scope, identity = state.facts, state.scope, state.identity
+        if facts is None or scope is None or identity is None:
+            return
+        reasons: list[dict[str, Any]] = []
+        for key, baked in state.baked.items():
+            present, value = scope.lookup(*key)
+            if not present or not fx.is_plain(value) or not baked:
+                continue
+            if any(fx.same_value(old, value) for old in baked):
+                continue
+            marker = (key[0], key[1], repr(value)[:200])
+            if marker in state.stale_reported:
+                continue
+            state.stale_reported.add(marker)
+            label = f"self.{key[1]}" if key[0] == fx.SELF else key[1]
+            old = baked[-1]
+            text = _stale_text(
+                state.owner_name or identity.name,
+                key,
+                old,
+                value,
+                facts,
+                state.signatures[-1] if state.signatures else None,
+                self._instance_name(scope, facts) if key[0] == fx.SELF else None,
+            )
+            reasons.append(
+                _reason("stale_value", label, fx.value_text(old), fx.value_text(value), text)
+            )
+        if not reasons:
+            return
+        total = (
+            self._code_key_totals.get(identity.code_key, 0)
+            if identity.recreatable and identity.code_key is not None
+            else state.logical_traces
+        )
+        self._events.append(
+            TraceEvent(
+                group=_group_of(state, identity),
+                identity=identity,
+                counted=False,
+                reasons=reasons,
+                total_after=total,
+            )
+        )
+
+    def _entries(
+        self, events: list[TraceEvent]
+    ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         entries: dict[tuple[Any, ...], dict[str, Any]] = {}
+        origins: dict[tuple[Any, ...], str] = {}
         for event in events:
             entry = entries.get(event.group)
             if entry is None:
@@ -728,36 +1177,62 @@ class TraceRegistry:
                     "course": None,
                 }
                 entries[event.group] = entry
+                origins[event.group] = event.identity.origin
             if event.counted:
                 entry["new_traces"] += 1
             entry["total_traces"] = max(entry["total_traces"], event.total_after)
-            entry["reasons"].extend(event.reasons)
+            for reason in event.reasons:
+                # The first trace of a step function Keras builds is what every fit()
+                # does: not worth a line. Its retraces and side effects are.
+                if event.identity.origin == KERAS and reason["kind"] == "first_trace":
+                    continue
+                entry["reasons"].append(reason)
         for entry in entries.values():
-            retraced = any(reason["kind"] != "first_trace" for reason in entry["reasons"])
-            entry["course"] = course_link("retracing" if retraced else "tracing")
-            entry["reasons"] = _condense(entry["reasons"])[:MAX_REASONS_PER_ENTRY]
-        listed = [entry for entry in entries.values() if entry["new_traces"] or entry["reasons"]]
-        notes: list[str] = []
+            reasons = entry["reasons"]
+            # Side effects and frozen values: once per entry and name, however many traces.
+            seen: set[tuple[Any, ...]] = set()
+            python: list[dict[str, Any]] = []
+            for reason in reasons:
+                if reason["kind"] in _PYTHON_KINDS:
+                    key = (reason["kind"], reason["argument"], reason["after"])
+                    if key not in seen:
+                        seen.add(key)
+                        python.append(reason)
+            others = _condense([r for r in reasons if r["kind"] not in _PYTHON_KINDS])
+            entry["reasons"] = (others[:1] + python + others[1:])[:MAX_REASONS_PER_ENTRY]
+            entry["course"] = _entry_course(entry["reasons"])
+        listed = [
+            entry
+            for group, entry in entries.items()
+            if entry["reasons"] or (entry["new_traces"] and origins[group] != KERAS)
+        ]
+        notes: list[dict[str, Any]] = []
         if len(listed) > MAX_ENTRIES_PER_REPORT:
             rest = listed[MAX_ENTRIES_PER_REPORT:]
             names = ", ".join(entry["function"] for entry in rest[:10])
             more = f" and {len(rest) - 10} more" if len(rest) > 10 else ""
             notes.append(
-                f"{len(rest)} more tf.functions traced in this cell and are not listed "
-                f"({sum(entry['new_traces'] for entry in rest)} traces): {names}{more}."
+                note(
+                    f"{len(rest)} more tf.functions traced in this cell and are not listed "
+                    f"({sum(entry['new_traces'] for entry in rest)} traces): {names}{more}.",
+                    "tracing",
+                )
             )
             listed = listed[:MAX_ENTRIES_PER_REPORT]
         return listed, notes
 
-    def _recreation_notes(self, events: list[TraceEvent]) -> list[str]:
+    def _recreation_notes(self, events: list[TraceEvent]) -> list[dict[str, Any]]:
         counts: dict[str, int] = {}
         for event in events:
             if event.recreated_in_cell:
                 counts[event.identity.name] = counts.get(event.identity.name, 0) + 1
         return [
-            f"{name} was recreated {count} time{'s' if count > 1 else ''} in this cell: each "
-            "tf.function(...) call makes a new function object that traces again. These are "
-            "recreations, not retraces; create the tf.function once and reuse it."
+            note(
+                f"{name} was recreated {count} time{'s' if count > 1 else ''} in this cell: "
+                "each tf.function(...) call makes a new function object that traces again. "
+                "These are recreations, not retraces; create the tf.function once and reuse it.",
+                "retracing",
+            )
             for name, count in counts.items()
         ]
 

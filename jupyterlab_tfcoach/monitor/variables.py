@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from jupyterlab_tfcoach.monitor.course_links import course_link
+from jupyterlab_tfcoach.monitor.report import note
 from jupyterlab_tfcoach.monitor.tftypes import TfTypes
 
 TF_VARIABLE = "tf.Variable"
@@ -97,7 +98,11 @@ class HolderSnapshot:
     trainable_flags: dict[str, tuple[int, bool]] = field(default_factory=dict)  # path: (id, flag)
     trainable_count: int | None = None
     has_stale_train_step: bool = False
+    # Keras's compiled train step as of this scan: a step that already existed
+    # at the previous scan was built with the old trainable flags.
+    train_function: weakref.ReferenceType[Any] | None = None
     flag_values: tuple[Any, ...] = ()  # each layer's trainable flag, in layer order
+    layer_ids: frozenset[int] = frozenset()  # the holder and its layers
 
 
 def _variable_change(
@@ -129,18 +134,37 @@ class VariableWatcher:
         self._holders: dict[int, HolderSnapshot] = {}
         self._layer_memos: dict[int, LayerMemo] = {}
         self._has_baseline = False
+        self._attributes_hooked = False
+        self._hooked_holders: frozenset[int] | set[int] = frozenset()
 
     def refresh_types(self, types: TfTypes) -> None:
         self.classifier = KindClassifier(types)
         self._keys = []  # kinds may be known now that were not: classify everything again
         self._names = {}
 
+    def known_kind(self, name: str) -> str | None:
+        """The kind ``name`` had at the last scan (before the cell that is ending)."""
+        known = self._names.get(name)
+        return known[1] if known is not None else None
+
     def scan(
-        self, namespace: Mapping[str, Any], hidden: Mapping[str, Any]
-    ) -> tuple[list[dict[str, Any]], list[str]]:
-        """Changes since the previous scan (none on the first: it sets the baseline)."""
+        self,
+        namespace: Mapping[str, Any],
+        hidden: Mapping[str, Any],
+        attributes_hooked: bool = False,
+        hooked_holders: frozenset[int] | set[int] = frozenset(),
+    ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        """Changes since the previous scan (none on the first: it sets the baseline).
+
+        ``attributes_hooked``: the setattr hook reports attribute rebinds (with
+        their line), so the snapshot diff does not report them again;
+        ``hooked_holders``: objects it reported, whose trainable count is then
+        the same news told twice.
+        """
+        self._attributes_hooked = attributes_hooked
+        self._hooked_holders = hooked_holders
         changes: list[dict[str, Any]] = []
-        notes: list[str] = []
+        notes: list[dict[str, Any]] = []
         # Keys and value ids are listed by C code (no Python step per name); a cell
         # rebinds a few names and IPython appends _i<n>, so usually only a handful of
         # positions differ from the previous cell and only those are looked at.
@@ -174,7 +198,7 @@ class VariableWatcher:
         self,
         items: Iterable[tuple[Any, Any]],
         changes: list[dict[str, Any]],
-        notes: list[str],
+        notes: list[dict[str, Any]],
     ) -> int:
         """Classify names whose value changed; returns how many names were looked at.
 
@@ -203,14 +227,21 @@ class VariableWatcher:
                     if known[1] in VARIABLE_KINDS:
                         changes.append(self._rebound(name, known[1]))  # type: ignore[arg-type]
                 elif baseline and kind == TF_VARIABLE:
-                    note = self._untrainable_variable_note(name, value)
-                    if note:
-                        notes.append(note)
+                    untrainable = self._untrainable_variable_note(name, value)
+                    if untrainable:
+                        notes.append(untrainable)
             if kind is not None and kind in HOLDER_KINDS:
                 holder_names[name] = kind
             else:
                 holder_names.pop(name, None)
         return visited
+
+    def holders(
+        self, namespace: Mapping[str, Any], hidden: Mapping[str, Any]
+    ) -> list[tuple[str, Any, str]]:
+        """(name, object, kind) of the tf.Module/Keras objects the last scan found
+        (a fresh list: nothing here keeps them alive)."""
+        return self._current_holders(namespace, hidden)
 
     def _current_holders(
         self, namespace: Mapping[str, Any], hidden: Mapping[str, Any]
@@ -240,16 +271,17 @@ class VariableWatcher:
         )
 
     @staticmethod
-    def _untrainable_variable_note(name: str, value: Any) -> str | None:
+    def _untrainable_variable_note(name: str, value: Any) -> dict[str, Any] | None:
         try:
             trainable = value.trainable
         except Exception:
             return None
         if trainable is not False:
             return None
-        return (
+        return note(
             f"`{name}` is a tf.Variable with trainable=False: a GradientTape does not watch it, "
-            f"so tape.gradient(..., {name}) is None unless you call tape.watch({name})."
+            f"so tape.gradient(..., {name}) is None unless you call tape.watch({name}).",
+            "tape-watch",
         )
 
     # -------------------------------------------------------------- holders
@@ -353,9 +385,21 @@ class VariableWatcher:
             if kind != TF_MODULE:
                 flags.append(layer.trainable)
         flag_values = tuple(flags)
+        # Keras reuses a traced train step until compile() resets it to None. It is
+        # stale only if it was built before this cell: `trainable = False` then the
+        # first fit() in one cell builds a step that already sees the new flag.
+        train_function = getattr(holder, "train_function", None) if kind == KERAS_MODEL else None
+        train_function_ref = None
+        if train_function is not None:
+            try:
+                train_function_ref = weakref.ref(train_function)
+            except TypeError:
+                train_function_ref = None
         stale_train_step = (
-            # Keras reuses a traced train step until compile() resets it to None.
-            kind == KERAS_MODEL and getattr(holder, "train_function", None) is not None
+            train_function is not None
+            and previous is not None
+            and previous.train_function is not None
+            and previous.train_function() is train_function
         )
         if (
             unchanged
@@ -367,9 +411,16 @@ class VariableWatcher:
             # The common case: nothing moved, so no per-layer strings or dicts are built
             # and Keras' trainable_variables walk (~0.15 ms for 50 layers) is skipped.
             previous.has_stale_train_step = stale_train_step
+            previous.train_function = train_function_ref
             return previous
-        snapshot = HolderSnapshot(ref=weakref.ref(holder), label=label, flag_values=flag_values)
+        snapshot = HolderSnapshot(
+            ref=weakref.ref(holder),
+            label=label,
+            flag_values=flag_values,
+            layer_ids=frozenset(map(id, layers)),
+        )
         snapshot.has_stale_train_step = stale_train_step
+        snapshot.train_function = train_function_ref
         for index, layer in enumerate(layers):
             path = f"{label}{self._path(holder, layer)}"
             for attribute, value_kind in memos[id(layer)].kinds.items():
@@ -388,9 +439,17 @@ class VariableWatcher:
     ) -> list[dict[str, Any]]:
         changes: list[dict[str, Any]] = []
         for path, old_kind in before.attribute_kinds.items():
+            if self._attributes_hooked:
+                break
             new_kind = after.attribute_kinds.get(path)
             if old_kind in VARIABLE_KINDS and new_kind == TENSOR:
                 changes.append(self._attribute_rebound(path, old_kind, kind))
+        old_step = before.train_function() if before.train_function is not None else None
+        new_step = after.train_function() if after.train_function is not None else None
+        if old_step is not None and new_step is not old_step:
+            # compile() ran in this cell (it drops the old train step): a trainable flag
+            # changed together with it is the correct way to freeze, nothing to say.
+            return changes
         for path, (layer_id, old_flag) in before.trainable_flags.items():
             new = after.trainable_flags.get(path)
             if new is None or new[0] != layer_id or new[1] == old_flag:
@@ -405,6 +464,7 @@ class VariableWatcher:
             and after.trainable_count is not None
             and before.trainable_count != after.trainable_count
             and before.trainable_count > 0
+            and not self._hooked_holders.intersection(before.layer_ids)
         ):
             changes.append(self._trainable_count(after.label, before.trainable_count, after))
         return changes

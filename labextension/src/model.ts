@@ -1,5 +1,5 @@
 /**
- * The coach's data model: report and finding shapes (CONTRACT §3, §5) and the
+ * The coach's data model: report (docs/report.md) and finding shapes and the
  * per-notebook timeline. Pure TypeScript: no DOM, no JupyterLab imports, so
  * the logic can be tested on its own.
  */
@@ -18,7 +18,12 @@ export type ReasonKind =
   | 'dtype'
   | 'python_value'
   | 'kind'
-  | 'other';
+  | 'other'
+  | 'side_effect'
+  | 'stale_value';
+
+/** Reason kinds that are advice about a trace, not a retrace. */
+const NOT_RETRACES = new Set(['first_trace', 'side_effect', 'stale_value']);
 
 export interface IRetraceReason {
   kind: ReasonKind | string;
@@ -53,6 +58,12 @@ export interface IErrorInfo {
   course?: ICourseRef | null;
 }
 
+/** A note: advice that is not tied to one trace, variable or error. */
+export interface INote {
+  text: string;
+  course: ICourseRef | null;
+}
+
 /** A kernel report, schema `tfcoach.report/1`. */
 export interface IReport {
   schema?: string;
@@ -62,7 +73,7 @@ export interface IReport {
   traces: ITraceInfo[];
   variables: IVariableChange[];
   error: IErrorInfo | null;
-  notes: unknown[];
+  notes: INote[];
 }
 
 export interface IFixEdit {
@@ -197,6 +208,12 @@ export function normalizeReport(value: unknown): IReport | null {
     variables,
     error,
     notes: asArray<unknown>(value.notes)
+      .map(n =>
+        isObject(n)
+          ? { text: asString(n.text), course: asCourse(n.course) }
+          : { text: asString(n), course: null }
+      )
+      .filter(n => n.text !== '')
   };
 }
 
@@ -286,7 +303,7 @@ export function formatReason(reason: IRetraceReason): TextPart[] {
     }
     return parts;
   }
-  parts.push({ text: reason.text || 'a new input signature' });
+  parts.push(...(reason.text ? inlineCode(reason.text) : [{ text: 'a new input signature' }]));
   return parts;
 }
 
@@ -299,7 +316,7 @@ export function reasonText(reason: IRetraceReason): string {
 
 /** Retraces of one function during one cell (traces beyond the first). */
 export function retraceCount(trace: ITraceInfo): number {
-  const nonFirst = trace.reasons.filter(r => r.kind !== 'first_trace').length;
+  const nonFirst = trace.reasons.filter(r => !NOT_RETRACES.has(r.kind)).length;
   if (trace.reasons.length > 0) {
     return nonFirst;
   }
@@ -312,7 +329,8 @@ const VARIABLE_WORDS: Record<string, string> = {
   rebound_to_tensor: 'was a tf.Variable, now a plain tensor: it no longer trains',
   attribute_rebound: 'attribute rebound: the variable left the model',
   trainable_flag: 'trainable flag changed',
-  trainable_count: 'number of trainable weights changed'
+  trainable_count: 'number of trainable weights changed',
+  stopped_learning: 'did not learn while the other weights trained'
 };
 
 /** A variable change in plain words. */
@@ -372,7 +390,24 @@ export function reportBadges(report: IReport): IBadge[] {
   if (report.error) {
     badges.push({ kind: 'error', count: 1, label: 'error' });
   }
+  const advice = coachingNotes(report).length + adviceReasons(report);
+  if (advice > 0) {
+    badges.push({ kind: 'notes', count: advice, label: plural(advice, 'tip', 'tips') });
+  }
   return badges;
+}
+
+/** Notes that teach something (a course link); notes about tfcoach itself have none. */
+export function coachingNotes(report: IReport): INote[] {
+  return report.notes.filter(n => n.course !== null);
+}
+
+/** Side effects and stale values: advice attached to a function's entry. */
+function adviceReasons(report: IReport): number {
+  return report.traces.reduce(
+    (n, t) => n + t.reasons.filter(r => r.kind === 'side_effect' || r.kind === 'stale_value').length,
+    0
+  );
 }
 
 /** Whether a report has anything worth an entry. */
@@ -380,7 +415,8 @@ export function hasSomethingToReport(report: IReport): boolean {
   return (
     report.error !== null ||
     report.variables.length > 0 ||
-    report.traces.some(t => t.new_traces > 0 || t.reasons.length > 0)
+    report.traces.some(t => t.new_traces > 0 || t.reasons.length > 0) ||
+    coachingNotes(report).length > 0
   );
 }
 
@@ -415,7 +451,12 @@ export function reportLevel(report: IReport): 'error' | 'warning' | 'info' {
   if (report.error) {
     return 'error';
   }
-  if (report.variables.length > 0 || report.traces.some(t => retraceCount(t) > 0)) {
+  if (
+    report.variables.length > 0 ||
+    report.traces.some(t => retraceCount(t) > 0) ||
+    adviceReasons(report) > 0 ||
+    coachingNotes(report).length > 0
+  ) {
     return 'warning';
   }
   return 'info';
@@ -429,7 +470,8 @@ export function reportFingerprint(report: IReport): string {
     Number.isFinite(report.monitor_ms) ? report.monitor_ms : '',
     report.traces.map(t => `${t.function}:${t.total_traces}`).join(','),
     report.variables.map(v => v.name).join(','),
-    report.error ? report.error.type : ''
+    report.error ? report.error.type : '',
+    report.notes.length
   ].join('|');
 }
 

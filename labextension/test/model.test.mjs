@@ -131,3 +131,37 @@ test('backticks become code parts; only http(s) course URLs are external', () =>
   assert.ok(!model.isExternalCourseUrl('file:///x.md#retracing'));
   assert.ok(!model.isExternalCourseUrl('javascript:alert(1)'));
 });
+
+test('notes carry their course link; advice reasons are not retraces', () => {
+  const course = { module: 'module-01', section: 'side-effects', title: 'Side effects', url: 'file:///x.md#side-effects' };
+  const r = model.normalizeReport(
+    report({
+      notes: [{ text: 'tape.gradient returned None', course }, 'old plain note', { text: 'tfcoach cannot hook X', course: null }],
+      traces: [
+        {
+          function: 'train_step',
+          new_traces: 1,
+          total_traces: 1,
+          reasons: [
+            { kind: 'first_trace', text: 'First trace.' },
+            { kind: 'side_effect', argument: 'steps_done', text: 'runs only while tracing: use `steps_done.assign_add(1)`' }
+          ],
+          course
+        }
+      ]
+    })
+  );
+  assert.deepEqual(r.notes[0], { text: 'tape.gradient returned None', course });
+  assert.deepEqual(r.notes[1], { text: 'old plain note', course: null });
+  assert.equal(model.coachingNotes(r).length, 1);
+  assert.equal(model.retraceCount(r.traces[0]), 0);
+  assert.deepEqual(model.reportBadges(r).map(b => b.label), ['1 trace', '2 tips']);
+  assert.equal(model.reportLevel(r), 'warning');
+  const parts = model.formatReason(r.traces[0].reasons[1]);
+  assert.deepEqual(parts.filter(p => p.code).map(p => p.text), ['steps_done', 'steps_done.assign_add(1)']);
+  // A report whose only content is a teaching note still gets an entry.
+  const onlyNote = model.normalizeReport(report({ notes: [{ text: 'x', course }] }));
+  assert.equal(model.hasSomethingToReport(onlyNote), true);
+  const internal = model.normalizeReport(report({ notes: [{ text: 'tfcoach cannot hook X', course: null }] }));
+  assert.equal(model.hasSomethingToReport(internal), false);
+});

@@ -338,7 +338,12 @@ export class CoachPanel extends Widget {
           'ul',
           { className: 'jp-tfcoach-notes' },
           ...report.notes.map(note =>
-            el('li', {}, typeof note === 'string' ? note : formatValue(note, 300))
+            el(
+              'li',
+              { className: 'jp-tfcoach-note' },
+              el('div', { className: 'jp-tfcoach-explanation' }, ...textParts(inlineCode(note.text))),
+              courseLink(note.course, this._options.openCourse)
+            )
           )
         )
       );

@@ -1,0 +1,153 @@
+"""Variables replaced by tensors on tf.Module objects and Keras layers, seen as it happens.
+
+``self.w -= lr * g`` on a Keras 3 variable (which has no in-place ``-=``),
+``lm.w = tf.clip_by_norm(lm.w, 3.0)`` on a ``tf.Module``, or a layer that
+stores ``self.mean = 0.9 * self.mean + ...`` in ``call()`` all replace a
+variable with a tensor through the object's ``__setattr__``. A hook on the two
+``__setattr__`` methods those objects use (TensorFlow's ``AutoTrackable``, and
+Keras' ``Layer`` on top of it) compares the old and the new value's *type*
+before the assignment and, when a variable is being replaced by a tensor from
+user code, remembers where (plain data only). It works whether the object was
+made in this cell or earlier, and inside loops and traced ``call()`` methods.
+
+The hook adds one dict lookup per attribute assignment and always performs the
+assignment itself, whatever happens in the check.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+from jupyterlab_tfcoach.monitor.tftypes import HOOK_MARK
+
+AUTOTRACKABLE_MODULE = "tensorflow.python.trackable.autotrackable"
+KERAS_LAYER_MODULE = "keras.src.layers.layer"
+MAX_EVENTS_PER_CELL = 50
+
+
+@dataclass(frozen=True)
+class AttributeRebind:
+    """One variable attribute replaced by a tensor, as plain data."""
+
+    holder_id: int
+    holder_class: str
+    holder_name: str | None  # a Keras layer's name
+    holder_kind: str | None  # "tf.Module", "keras.Layer", "keras.Model"
+    attribute: str
+    before: str  # the old value's kind ("tf.Variable" / "keras.Variable")
+    filename: str
+    line: int
+    in_function: str  # the code that ran the assignment ("call", "train")
+    tensor_id: int  # id of the tensor that took the variable's place
+    variable_id: int  # id of the variable it replaced
+
+
+def _library_dirs() -> tuple[str, ...]:
+    dirs = []
+    for name in ("tensorflow", "keras"):
+        module = sys.modules.get(name)
+        path = getattr(module, "__file__", None) if module is not None else None
+        if isinstance(path, str):
+            dirs.append(os.path.dirname(path) + os.sep)
+    return tuple(dirs)
+
+
+class AttributeWatcher:
+    """Installs the ``__setattr__`` hooks and collects what they saw during a cell."""
+
+    def __init__(self, kind_of: Any, variable_kinds: frozenset[str], tensor_kind: str) -> None:
+        self.kind_of = kind_of
+        self._variable_kinds = variable_kinds
+        self._tensor_kind = tensor_kind
+        self._events: list[AttributeRebind] = []
+        self._seen: set[tuple[int, str]] = set()
+        self._lock = threading.Lock()
+        self._patched: list[tuple[type, Any]] = []
+        self._library_dirs: tuple[str, ...] = ()
+
+    def install(self) -> bool:
+        self._library_dirs = _library_dirs()
+        for module_name, class_name in (
+            (AUTOTRACKABLE_MODULE, "AutoTrackable"),
+            (KERAS_LAYER_MODULE, "Layer"),
+        ):
+            module = sys.modules.get(module_name)
+            owner = getattr(module, class_name, None) if module is not None else None
+            if isinstance(owner, type) and "__setattr__" in owner.__dict__:
+                self._patch(owner)
+        return bool(self._patched)
+
+    def _patch(self, owner: type) -> None:
+        original = owner.__dict__["__setattr__"]
+        original = getattr(original, HOOK_MARK, original)
+        watcher = self
+
+        @functools.wraps(original)
+        def setattr_hook(obj: Any, name: Any, value: Any) -> None:
+            __tracebackhide__ = True  # IPython leaves this frame out of user tracebacks
+            try:
+                watcher._check(obj, name, value)
+            except Exception:
+                pass
+            original(obj, name, value)
+
+        setattr(setattr_hook, HOOK_MARK, original)
+        owner.__setattr__ = setattr_hook  # type: ignore[assignment]
+        self._patched.append((owner, original))
+
+    def uninstall(self) -> None:
+        for owner, original in self._patched:
+            if getattr(owner.__dict__.get("__setattr__"), HOOK_MARK, None) is original:
+                owner.__setattr__ = original  # type: ignore[assignment]
+        self._patched = []
+
+    def _check(self, obj: Any, name: Any, value: Any) -> None:
+        if type(name) is not str:
+            return
+        attributes = object.__getattribute__(obj, "__dict__")
+        if type(attributes) is not dict:
+            return
+        old = attributes.get(name)
+        if old is None:
+            return
+        kind_of = self.kind_of
+        if kind_of(value) != self._tensor_kind:
+            return
+        before = kind_of(old)
+        if before not in self._variable_kinds:
+            return
+        frame = sys._getframe(2)  # the frame that ran ``obj.name = value``
+        code = frame.f_code
+        if code.co_filename.startswith(self._library_dirs):
+            return  # Keras's own bookkeeping (and the inner of the two hooks)
+        key = (id(obj), name)
+        holder_name = attributes.get("name")
+        event = AttributeRebind(
+            holder_id=id(obj),
+            holder_class=type(obj).__name__,
+            holder_name=holder_name if type(holder_name) is str else None,
+            holder_kind=kind_of(obj),
+            attribute=name,
+            before=before,
+            filename=code.co_filename,
+            line=frame.f_lineno,
+            in_function=code.co_name,
+            tensor_id=id(value),
+            variable_id=id(old),
+        )
+        with self._lock:
+            if key in self._seen or len(self._events) >= MAX_EVENTS_PER_CELL:
+                return
+            self._seen.add(key)
+            self._events.append(event)
+
+    def take(self) -> list[AttributeRebind]:
+        with self._lock:
+            events, self._events = self._events, []
+            self._seen = set()
+        return events

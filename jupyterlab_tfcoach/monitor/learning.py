@@ -1,0 +1,369 @@
+"""Weights that silently stopped learning while training ran.
+
+What the optimizer itself sees is the cheapest exact evidence: every Keras 3
+optimizer passes the full gradient list through
+``BaseOptimizer._filter_empty_gradients(grads, vars)`` (that is where Keras
+warns "Gradients do not exist for variables [...]" and drops them). A hook
+there records, as ids and short labels only, which variables got a gradient
+and which got None. No tensor is read or copied: a variable whose gradient is
+None is dropped by the optimizer, so it certainly did not change; one never
+passed to any optimizer during the cell was not updated by one either.
+
+In ``fit()`` the hook runs while Keras traces its train step (the first
+``fit()`` after ``compile()``), exactly when Keras emits its warning; later
+epochs replay the graph and cost nothing. In a custom loop it runs once per
+``apply_gradients`` call, a loop over the variable list (~20 us for 100).
+
+After a cell in which an optimizer ran, the report says which trainable
+variables did not learn while others did, and the likely cause: not used by
+the loss, replaced by a tensor, created with trainable=False, or never passed
+to the optimizer.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from jupyterlab_tfcoach.monitor.course_links import course_link
+from jupyterlab_tfcoach.monitor.tftypes import HOOK_MARK
+
+OPTIMIZER_MODULE = "keras.src.optimizers.base_optimizer"
+SECTION = "stopped-learning"
+MAX_VARIABLES_SEEN = 10_000
+MAX_ENTRIES = 8
+MAX_LAYERS = 2000
+
+
+@dataclass
+class CellTraining:
+    """What the optimizers saw during one cell (ids and labels only)."""
+
+    calls: int = 0
+    with_gradient: set[int] = field(default_factory=set)
+    without_gradient: dict[int, str] = field(default_factory=dict)  # id -> Keras path/name
+    optimizer_ids: set[int] = field(default_factory=set)
+    truncated: bool = False
+
+
+def _label(variable: Any) -> str:
+    for attribute in ("path", "name"):
+        try:
+            value = getattr(variable, attribute)
+        except Exception:
+            continue
+        if type(value) is str and value:
+            return value
+    return "?"
+
+
+class LearningWatcher:
+    def __init__(self, kind_of: Any) -> None:
+        self.kind_of = kind_of
+        self._cell = CellTraining()
+        self._lock = threading.Lock()
+        self._patched: tuple[type, Any] | None = None
+
+    def install(self) -> bool:
+        module = sys.modules.get(OPTIMIZER_MODULE)
+        owner = getattr(module, "BaseOptimizer", None) if module is not None else None
+        original = (
+            owner.__dict__.get("_filter_empty_gradients") if isinstance(owner, type) else None
+        )
+        if owner is None or original is None:
+            return False
+        original = getattr(original, HOOK_MARK, original)
+        watcher = self
+
+        @functools.wraps(original)
+        def filter_hook(optimizer: Any, grads: Any, variables: Any) -> Any:
+            __tracebackhide__ = True  # IPython leaves this frame out of user tracebacks
+            try:
+                watcher._record(optimizer, grads, variables)
+            except Exception:
+                pass
+            return original(optimizer, grads, variables)
+
+        setattr(filter_hook, HOOK_MARK, original)
+        owner._filter_empty_gradients = filter_hook  # type: ignore[attr-defined]
+        self._patched = (owner, original)
+        return True
+
+    def uninstall(self) -> None:
+        if self._patched is None:
+            return
+        owner, original = self._patched
+        if getattr(owner.__dict__.get("_filter_empty_gradients"), HOOK_MARK, None) is original:
+            owner._filter_empty_gradients = original  # type: ignore[attr-defined]
+        self._patched = None
+
+    def _record(self, optimizer: Any, grads: Any, variables: Any) -> None:
+        grads = list(grads)
+        variables = list(variables)
+        with self._lock:
+            cell = self._cell
+            cell.calls += 1
+            cell.optimizer_ids.add(id(optimizer))
+            for gradient, variable in zip(grads, variables, strict=False):
+                if len(cell.with_gradient) + len(cell.without_gradient) >= MAX_VARIABLES_SEEN:
+                    cell.truncated = True
+                    return
+                if gradient is None:
+                    if id(variable) not in cell.without_gradient:
+                        cell.without_gradient[id(variable)] = _label(variable)
+                else:
+                    cell.with_gradient.add(id(variable))
+
+    def begin_cell(self) -> None:
+        with self._lock:
+            self._cell = CellTraining()
+
+    def take(self) -> CellTraining:
+        with self._lock:
+            cell, self._cell = self._cell, CellTraining()
+        return cell
+
+    # ------------------------------------------------------------ report
+    def entries(
+        self,
+        cell: CellTraining,
+        namespace: Mapping[str, Any],
+        holders: list[tuple[str, Any, str]],
+        explained_variables: set[int],
+        with_tape_gradient: set[int] = frozenset(),  # type: ignore[assignment]
+    ) -> list[dict[str, Any]]:
+        """``stopped_learning`` entries for the cell that just ran.
+
+        ``holders``: (name, object, kind) of the tf.Module/Keras objects in the
+        namespace; ``explained_variables``: ids of variables whose replacement by
+        a tensor this report already explains (not told twice): the ids of the
+        variables reported here are added to it. ``with_tape_gradient``: ids of
+        the sources tape.gradient gave a gradient for during the cell.
+        """
+        if cell.calls == 0 or not cell.with_gradient:
+            return []  # no training, or nothing trained at all (Keras raises then)
+        # Naming variables walks the namespace and every layer: only done once something
+        # is to be said (a cell that trained everything pays for none of it).
+        found_names: list[tuple[dict[int, tuple[str, Any]], dict[str, str]]] = []
+
+        def naming() -> tuple[dict[int, tuple[str, Any]], dict[str, str]]:
+            if not found_names:
+                found_names.append(_variable_names(namespace, holders, self.kind_of))
+            return found_names[0]
+
+        optimizer = _name_of(namespace, cell.optimizer_ids) or "the optimizer"
+        reported: set[int] = set()
+        entries: list[dict[str, Any]] = []
+        skipped = 0
+        for variable_id, label in cell.without_gradient.items():
+            if variable_id in cell.with_gradient or variable_id in explained_variables:
+                continue
+            names, tensor_attributes = naming()
+            found = names.get(variable_id)
+            replaced = None
+            if found is None:
+                replaced = tensor_attributes.get(label.rsplit("/", 1)[-1].split(":", 1)[0])
+            entry = _no_gradient_entry(label, found, replaced, optimizer)
+            reported.add(variable_id)
+            if len(entries) < MAX_ENTRIES:
+                entries.append(entry)
+            else:
+                skipped += 1
+        for holder_name, holder, _kind in holders:
+            trained, untouched = _untouched_variables(holder, cell)
+            if not trained:
+                continue
+            for variable_id, variable in untouched:
+                if variable_id in explained_variables or variable_id in reported:
+                    continue
+                reported.add(variable_id)
+                found = naming()[0].get(variable_id)
+                path = found[0] if found else f"{holder_name}: {_label(variable)}"
+                if len(entries) < MAX_ENTRIES:
+                    entries.append(_never_applied_entry(path, holder_name, optimizer))
+                else:
+                    skipped += 1
+        # Gradients taken with tape.gradient but never given to an optimizer.
+        for variable_id in with_tape_gradient - cell.with_gradient - reported:
+            if variable_id in explained_variables:
+                continue
+            found = naming()[0].get(variable_id)
+            if found is None:
+                continue
+            reported.add(variable_id)
+            if len(entries) < MAX_ENTRIES:
+                entries.append(_gradient_not_applied_entry(found[0], optimizer))
+            else:
+                skipped += 1
+        explained_variables |= reported
+        if skipped and entries:
+            entries[-1]["text"] += f" (and {skipped} more variables like it)."
+        return entries
+
+
+def _no_gradient_entry(
+    label: str, found: tuple[str, Any] | None, replaced: str | None, optimizer: str
+) -> dict[str, Any]:
+    path = found[0] if found else replaced or label
+    variable = found[1] if found else None
+    trainable = None
+    if variable is not None:
+        try:
+            trainable = variable.trainable
+        except Exception:
+            trainable = None
+    warning = (
+        f"Keras warned \"Gradients do not exist for variables ['{label}']\": `{path}` got no "
+        f"gradient, so {optimizer} skipped it while the other variables trained."
+    )
+    if replaced is not None:
+        text = (
+            f"{warning} `{replaced}` now holds a tensor: the variable was replaced (e.g. "
+            f"`{replaced} = {replaced} - lr * g`), so the layer no longer uses the variable "
+            f"the optimizer updates. Create the layer again and change the variable in "
+            f"place: `{replaced}.assign_sub(...)`."
+        )
+    elif trainable is False:
+        text = (
+            f"{warning} It was created with trainable=False, so the GradientTape did not "
+            f"watch it. If it should learn, create it with `trainable=True`; if not, leave it "
+            f"out of the list you pass to tape.gradient."
+        )
+    else:
+        text = (
+            f"{warning} The loss does not depend on it: it is not used in the forward pass "
+            f"(a layer or weight that call() skips), or it was used outside the GradientTape "
+            f"or through NumPy, which cuts the graph. Use it inside `with tf.GradientTape()` "
+            f"when computing the loss, or remove it if it is not needed."
+        )
+    return {
+        "name": path,
+        "change": "stopped_learning",
+        "before": "trainable",
+        "after": "no gradient",
+        "text": text,
+        "course": course_link(SECTION),
+    }
+
+
+def _never_applied_entry(path: str, holder: str, optimizer: str) -> dict[str, Any]:
+    text = (
+        f"`{path}` is one of `{holder}`'s trainable variables, but no gradient for it reached "
+        f"{optimizer} in this cell, so it did not change while the others trained. Take the "
+        f"gradients for all of them and apply them together: `variables = "
+        f"{holder}.trainable_variables`, `grads = tape.gradient(loss, variables)`, "
+        f"`{optimizer}.apply_gradients(zip(grads, variables))`."
+    )
+    return {
+        "name": path,
+        "change": "stopped_learning",
+        "before": "trainable",
+        "after": "not applied",
+        "text": text,
+        "course": course_link(SECTION),
+    }
+
+
+def _gradient_not_applied_entry(path: str, optimizer: str) -> dict[str, Any]:
+    text = (
+        f"tape.gradient computed a gradient for `{path}`, but it never reached {optimizer}, so "
+        f"`{path}` did not change while the others trained. Apply every gradient you take: "
+        f"`{optimizer}.apply_gradients(zip(grads, variables))` with the same `variables` "
+        f"list you gave to tape.gradient."
+    )
+    return {
+        "name": path,
+        "change": "stopped_learning",
+        "before": "trainable",
+        "after": "not applied",
+        "text": text,
+        "course": course_link(SECTION),
+    }
+
+
+def _untouched_variables(holder: Any, cell: CellTraining) -> tuple[bool, list[tuple[int, Any]]]:
+    """Whether the optimizer trained some of ``holder``'s variables, and the ones it did not
+    see at all."""
+    try:
+        variables = list(holder.trainable_variables)
+    except Exception:
+        return False, []
+    seen = cell.with_gradient
+    trained = any(id(v) in seen for v in variables)
+    if not trained or cell.truncated:
+        return trained, []
+    missing = cell.without_gradient
+    return True, [(id(v), v) for v in variables if id(v) not in seen and id(v) not in missing]
+
+
+def _name_of(namespace: Mapping[str, Any], ids: set[int]) -> str | None:
+    for name, value in namespace.items():
+        if type(name) is str and not name.startswith("_") and id(value) in ids:
+            return name
+    return None
+
+
+def _variable_names(
+    namespace: Mapping[str, Any], holders: list[tuple[str, Any, str]], kind_of: Any
+) -> tuple[dict[int, tuple[str, Any]], dict[str, str]]:
+    """id(variable) -> (the user's way to reach it, the variable): ``w2``, ``lin.w``,
+    ``model.get_layer('dense').kernel``; and attribute name -> path for attributes
+    that hold a tensor. Only computed when there is something to say."""
+    found: dict[int, tuple[str, Any]] = {}
+    tensors: dict[str, str] = {}
+    for name, value in namespace.items():
+        if (
+            type(name) is str
+            and not name.startswith("_")
+            and kind_of(value)
+            in (
+                "tf.Variable",
+                "keras.Variable",
+            )
+        ):
+            found.setdefault(id(value), (name, value))
+    for holder_name, holder, kind in holders:
+        layers: list[Any] = [holder]
+        if kind != "tf.Module":
+            flatten = getattr(holder, "_flatten_layers", None)
+            try:
+                layers = list(flatten(include_self=True, recursive=True)) if flatten else [holder]
+            except Exception:
+                layers = [holder]
+        for layer in layers[:MAX_LAYERS]:
+            try:
+                attributes = object.__getattribute__(layer, "__dict__")
+            except Exception:
+                continue
+            if type(attributes) is not dict:
+                continue
+            if layer is holder:
+                prefix = holder_name
+            else:
+                layer_name = attributes.get("name")
+                prefix = (
+                    f"{holder_name}.get_layer({layer_name!r})"
+                    if type(layer_name) is str
+                    else holder_name
+                )
+            for attribute, value in list(attributes.items()):
+                if type(attribute) is not str or attribute.startswith("__"):
+                    continue
+                public = attribute
+                if attribute.startswith("_"):
+                    # Keras keeps Dense's kernel in ``_kernel`` behind a ``kernel`` property.
+                    public = attribute[1:]
+                    if not isinstance(type(layer).__dict__.get(public), property) and not (
+                        isinstance(getattr(type(layer), public, None), property)
+                    ):
+                        continue
+                value_kind = kind_of(value)
+                if value_kind in ("tf.Variable", "keras.Variable"):
+                    found.setdefault(id(value), (f"{prefix}.{public}", value))
+                elif value_kind == "tf.Tensor":
+                    tensors.setdefault(public, f"{prefix}.{public}")
+    return found, tensors

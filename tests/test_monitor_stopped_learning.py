@@ -1,0 +1,172 @@
+"""Weights that silently stopped learning while the rest trained: fit() with a weight the
+loss never uses (Keras's "Gradients do not exist" warning), a custom loop that applies only
+part of the gradients. Each next to its corrected twin, which trains every weight."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from tests.harness import KernelSession
+from tests.monitor_kernel import changes_of, note_texts, run, run_quiet, start_kernel, value_of
+
+pytestmark = [pytest.mark.kernel, pytest.mark.timeout(300)]
+
+
+@pytest.fixture(scope="module")
+def kernel() -> Iterator[KernelSession]:
+    session = start_kernel()
+    try:
+        run(session, "%load_ext jupyterlab_tfcoach")
+        run(
+            session,
+            "import numpy as np\nimport tensorflow as tf\nimport keras\n"
+            "x = np.random.rand(64, 3).astype('float32')\n"
+            "y = np.random.rand(64, 1).astype('float32')",
+        )
+        yield session
+    finally:
+        session.shutdown()
+
+
+SCALED = """class ScaledDense(keras.layers.Layer):
+    def build(self, input_shape):
+        self.kernel = self.add_weight(shape=(input_shape[-1], 1), name="kernel")
+        self.scale = self.add_weight(shape=(), initializer="ones", name="scale")
+
+    def call(self, x):
+        return x @ self.kernel
+
+model = keras.Sequential([keras.Input((3,)), ScaledDense(name="scaled_dense")])
+model.compile(optimizer="adam", loss="mse")
+scale_before = float(model.get_layer("scaled_dense").scale)
+model.fit(x, y, epochs=2, verbose=0)
+"""
+
+
+def test_fit_with_a_weight_the_loss_never_uses(kernel: KernelSession) -> None:
+    execution = run(kernel, SCALED)
+    # Keras only warns (stderr) and trains the rest.
+    assert "Gradients do not exist for variables" in execution.stderr
+    report = execution.report
+    [entry] = changes_of(report, "stopped_learning")
+    assert entry["name"] == "model.get_layer('scaled_dense').scale"
+    assert "'sequential/scaled_dense/scale'" in entry["text"]
+    assert "not used in the forward pass" in entry["text"]
+    assert entry["course"]["section"] == "stopped-learning"
+    # Keras's own tape.gradient call inside fit() is not told a second time as a note.
+    assert not any("returned None" in text for text in note_texts(report))
+    assert value_of(kernel, "float(model.get_layer('scaled_dense').scale) == scale_before")
+
+    fixed = SCALED.replace("return x @ self.kernel", "return (x @ self.kernel) * self.scale")
+    execution = run(kernel, fixed)
+    assert "Gradients do not exist" not in execution.stderr
+    assert changes_of(execution.report, "stopped_learning") == []
+    assert value_of(kernel, "float(model.get_layer('scaled_dense').scale) != scale_before")
+
+
+PARTIAL = """mlp = keras.Sequential(
+    [keras.Input((3,)), keras.layers.Dense(4), keras.layers.Dense(1)]
+)
+opt = keras.optimizers.Adam(0.01)
+before = [v.numpy().copy() for v in mlp.trainable_variables]
+for _ in range(3):
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_mean((mlp(x) - y) ** 2)
+    grads = tape.gradient(loss, mlp.trainable_variables[:2])
+    opt.apply_gradients(zip(grads, mlp.trainable_variables[:2]))
+"""
+
+CHANGED = "[bool(np.any(v.numpy() != b)) for v, b in zip(mlp.trainable_variables, before)]"
+
+
+def test_custom_loop_that_applies_part_of_the_gradients(kernel: KernelSession) -> None:
+    report = run_quiet(kernel, PARTIAL)
+    entries = changes_of(report, "stopped_learning")
+    assert [e["name"] for e in entries] == [
+        "mlp.get_layer('dense_1').kernel",
+        "mlp.get_layer('dense_1').bias",
+    ]
+    assert value_of(kernel, CHANGED) == [True, True, False, False]
+    # The advice, run as printed: all variables, one list.
+    text = entries[0]["text"]
+    for snippet in (
+        "variables = mlp.trainable_variables",
+        "grads = tape.gradient(loss, variables)",
+        "opt.apply_gradients(zip(grads, variables))",
+    ):
+        assert f"`{snippet}`" in text
+    fixed = PARTIAL.replace(
+        "    grads = tape.gradient(loss, mlp.trainable_variables[:2])\n"
+        "    opt.apply_gradients(zip(grads, mlp.trainable_variables[:2]))\n",
+        "    variables = mlp.trainable_variables\n"
+        "    grads = tape.gradient(loss, variables)\n"
+        "    opt.apply_gradients(zip(grads, variables))\n",
+    )
+    report = run_quiet(kernel, fixed)
+    assert changes_of(report, "stopped_learning") == []
+    assert value_of(kernel, CHANGED) == [True, True, True, True]
+
+
+TWO_WEIGHTS = """w1 = tf.Variable(1.0)
+w2 = tf.Variable(2.0)
+sgd = keras.optimizers.SGD(0.01)
+for _ in range(3):
+    with tf.GradientTape() as tape:
+        loss = (w1 * 3.0 + w2 - 1.0) ** 2
+    grads = tape.gradient(loss, [w1, w2])
+    sgd.apply_gradients(zip(grads, [w1]))
+"""
+
+
+def test_gradient_taken_but_never_applied(kernel: KernelSession) -> None:
+    report = run_quiet(kernel, TWO_WEIGHTS)
+    [entry] = changes_of(report, "stopped_learning")
+    assert entry["name"] == "w2" and "never reached sgd" in entry["text"]
+    assert value_of(kernel, "float(w2)") == 2.0
+    report = run_quiet(kernel, TWO_WEIGHTS.replace("zip(grads, [w1])", "zip(grads, [w1, w2])"))
+    assert report["variables"] == []
+    assert value_of(kernel, "float(w2) != 2.0")
+
+
+def test_no_training_no_entry_and_correct_fit_is_silent(kernel: KernelSession) -> None:
+    code = """clf = keras.Sequential(
+    [keras.Input((3,)), keras.layers.Dense(2), keras.layers.Dense(1)]
+)
+clf.compile(optimizer="sgd", loss="mse")
+clf.fit(x, y, epochs=1, verbose=0)
+"""
+    assert changes_of(run_quiet(kernel, code), "stopped_learning") == []
+    # Freezing before the first fit() works: no entry, and no advice to recompile.
+    code = """frozen = keras.Sequential(
+    [keras.Input((3,)), keras.layers.Dense(2), keras.layers.Dense(1)]
+)
+frozen.compile(optimizer="sgd", loss="mse")
+"""
+    run_quiet(kernel, code)
+    report = run_quiet(
+        kernel, "frozen.layers[0].trainable = False\nfrozen.fit(x, y, epochs=1, verbose=0)"
+    )
+    assert changes_of(report, "stopped_learning") == []
+    assert not any("compile" in entry["text"] for entry in report["variables"])
+
+
+def test_freezing_and_recompiling_in_one_cell_is_silent(kernel: KernelSession) -> None:
+    code = """tuned = keras.Sequential(
+    [keras.Input((3,)), keras.layers.Dense(2, name="base"), keras.layers.Dense(1)]
+)
+tuned.compile(optimizer="sgd", loss="mse")
+tuned.fit(x, y, epochs=1, verbose=0)
+"""
+    run_quiet(kernel, code)
+    report = run_quiet(
+        kernel,
+        'tuned.get_layer("base").trainable = False\ntuned.compile(optimizer="sgd", loss="mse")',
+    )
+    assert report["variables"] == []
+    # Without compile() the train step fit() built keeps training the layer: said, with the fix.
+    run_quiet(kernel, 'tuned.get_layer("base").trainable = True\ntuned.fit(x, y, verbose=0)')
+    report = run_quiet(kernel, 'tuned.get_layer("base").trainable = False')
+    [flag] = changes_of(report, "trainable_flag")
+    assert "model.compile(...)" in flag["text"]
