@@ -8,7 +8,10 @@ is run once, then the panel, badges, inline findings, course, hostile text and r
 from __future__ import annotations
 
 import json
+import os
+import tempfile
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,7 +22,13 @@ from tests.harness import REPO_ROOT, LabServer
 pytestmark = pytest.mark.browser
 
 NOTEBOOK = "module-01-tensors-variables-graphs.ipynb"
-DOCS = REPO_ROOT / "docs"
+# The README's screenshots are refreshed only on request (TFCOACH_UPDATE_SCREENSHOTS=1): a test
+# run must leave tracked files as they are.
+DOCS = (
+    REPO_ROOT / "docs"
+    if os.environ.get("TFCOACH_UPDATE_SCREENSHOTS") == "1"
+    else Path(tempfile.mkdtemp(prefix="tfcoach-screenshots-"))
+)
 HOSTILE = "<img src=x onerror=window.__pwned=1>"
 HOSTILE_CELL = f"""@tf.function
 def greet(t, label):

@@ -207,7 +207,7 @@ EXPECTED: tuple[Cell, ...] = (
     Cell(
         "print(tape.gradient(y, c))  # None",
         findings=(("TFC008", 4),),
-        notes=("tape.gradient at line 4 returned None for its source: it is a tensor",),
+        notes=("tape.gradient at line 4 returned None for `c`: it is a tensor",),
         stdout="None\n",
     ),
     # The fix: the tape watches the constant.

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from tests.harness import KernelSession
-from tests.monitor_kernel import checked_report, run, start_kernel
+from tests.monitor_kernel import checked_report, run, start_kernel, value_of
 
 pytestmark = [pytest.mark.kernel, pytest.mark.timeout(300)]
 
@@ -248,6 +248,24 @@ normalize(tf.constant([1.0, 2.0]), tf.constant(True))
     assert fix == "scale = tf.ones_like(tf.reduce_max(x))"
     # The learner puts that line before the `if`.
     follow(kernel, cell, "    if clip:\n", f"    {fix}\n    if clip:\n")
+
+    # A value transformed only in one case keeps the input otherwise (not ones).
+    cell = """@tf.function
+def clip_grad(g, max_norm):
+    norm = tf.norm(g)
+    if norm > max_norm:
+        clipped = g * max_norm / norm
+    return clipped
+
+clip_grad(tf.constant([0.3, 0.4]), 1.0)
+"""
+    text = failing(kernel, cell)["explanation"]
+    fix = spans(text)[-1]
+    assert fix == "clipped = g"
+    follow(kernel, cell, "    if norm > max_norm:\n", f"    {fix}\n    if norm > max_norm:\n")
+    assert value_of(kernel, "clip_grad(tf.constant([0.3, 0.4]), 1.0).numpy().tolist()") == (
+        pytest.approx([0.3, 0.4])
+    )
 
 
 def test_python_if_on_a_tensor_in_a_keras_layer(kernel: KernelSession) -> None:

@@ -98,7 +98,8 @@ def test_custom_loop_counter_list_and_print(kernel: KernelSession) -> None:
     assert "`steps_done = tf.Variable(0)`" in counter
     assert "`steps_done.assign_add(1)`" in counter
     appended = found["loss_history"]["text"]
-    assert "`loss_history.append(float(train_step(x, y)))`" in appended
+    # The call as the loop writes it, so the snippet runs where it is pasted.
+    assert "`loss_history.append(float(train_step(xb, yb)))`" in appended
     assert "tf.TensorArray" in appended
     assert "`tf.print(...)`" in found["print"]["text"]
 
@@ -118,7 +119,7 @@ def train_step(x, y):
     tf.print("step", steps_done)
     return loss
 
-for x, y in dataset:
+for xb, yb in dataset:
     {append}"""
     report = _report(kernel, fixed)
     _no_side_effects(report)
@@ -228,7 +229,7 @@ for _ in range(3):
     assert "`self.calls.assign_add(1)`" in counter
     appended = found["self.sums"]["text"]
     # The object is named as the notebook names it.
-    assert "`acc.sums.append(float(acc(x)))`" in appended
+    assert "`acc.sums.append(float(acc(tf.ones([2]))))`" in appended
     assert value_of(kernel, "[acc.calls, len(acc.sums)]") == [1, 1]
 
     create = next(s for s in _snippets(counter) if s.startswith("self.calls = "))
@@ -245,7 +246,6 @@ for _ in range(3):
         return tf.reduce_sum(x)
 
 acc = Accumulator()
-x = tf.ones([2])
 for _ in range(3):
     {append}"""
     report = _report(kernel, fixed)
@@ -368,3 +368,39 @@ def test_signature_texts_never_show_memory_addresses() -> None:
     leaves: signatures.Signature = {}
     signatures._flatten("arg", Odd(), leaves, 0)
     assert leaves["arg"].value == "Odd[<weakref; to 'Thing'>]"
+
+
+@pytest.mark.kernel
+@pytest.mark.timeout(300)
+def test_numpy_random_inside_a_tf_function_is_frozen(kernel: KernelSession) -> None:
+    code = """@tf.function
+def add_noise(x):
+    return x + np.random.normal(0.0, 1.0)
+
+noisy = [float(add_noise(tf.constant(0.0))) for _ in range(3)]"""
+    trace = trace_for(_report(kernel, code), "add_noise")
+    found = _side_effects(trace)
+    assert set(found) == {"np.random.normal"}
+    text = found["np.random.normal"]["text"]
+    assert "the graph keeps that number as a constant" in text
+    assert "`tf.random.normal(shape, mean, stddev)`" in text
+    # What the report says is true: three calls, one number.
+    assert value_of(kernel, "len(set(noisy))") == 1
+    fixed = code.replace("np.random.normal(0.0, 1.0)", "tf.random.normal([], 0.0, 1.0)")
+    _no_side_effects(_report(kernel, fixed))
+    assert value_of(kernel, "len(set(noisy))") == 3
+    # A user object called np is not NumPy: nothing said.
+    clean = """class Fake:
+    class random:
+        @staticmethod
+        def normal(a, b):
+            return 0.5
+
+fake_np = Fake()
+
+@tf.function
+def shift(x):
+    return x + fake_np.random.normal(0.0, 1.0)
+
+shift(tf.constant(0.0))"""
+    _no_side_effects(_report(kernel, clean))

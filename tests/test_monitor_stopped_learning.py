@@ -159,14 +159,15 @@ def test_freezing_and_recompiling_in_one_cell_is_silent(kernel: KernelSession) -
 tuned.compile(optimizer="sgd", loss="mse")
 tuned.fit(x, y, epochs=1, verbose=0)
 """
-    run_quiet(kernel, code)
+    # TF may print its own retracing warning here (many models fitted in one kernel).
+    run(kernel, code)
     report = run_quiet(
         kernel,
         'tuned.get_layer("base").trainable = False\ntuned.compile(optimizer="sgd", loss="mse")',
     )
     assert report["variables"] == []
     # Without compile() the train step fit() built keeps training the layer: said, with the fix.
-    run_quiet(kernel, 'tuned.get_layer("base").trainable = True\ntuned.fit(x, y, verbose=0)')
+    run(kernel, 'tuned.get_layer("base").trainable = True\ntuned.fit(x, y, verbose=0)')
     report = run_quiet(kernel, 'tuned.get_layer("base").trainable = False')
     [flag] = changes_of(report, "trainable_flag")
-    assert "model.compile(...)" in flag["text"]
+    assert "`tuned.compile(...)` again" in flag["text"]

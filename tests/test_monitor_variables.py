@@ -107,9 +107,29 @@ grads = tape.gradient(y, [x, frozen])
 """
     report = run_quiet(kernel, code)
     notes = note_texts(report)
-    assert any("line 5 returned None for source #0" in n and "tape.watch" in n for n in notes)
-    assert any("source #1" in n and "trainable=False" in n for n in notes)
+    # Sources are named as the cell names them.
+    assert any("line 5 returned None for `x`" in n and "tape.watch" in n for n in notes)
+    assert any("None for `frozen`" in n and "`trainable=True`" in n for n in notes)
     assert any("`frozen` is a tf.Variable with trainable=False" in n for n in notes)
+
+    # Several sources with one cause: one note naming them all, with the cause this cell shows.
+    code = """w1 = tf.Variable(1.0)
+w2 = tf.Variable(2.0)
+with tf.GradientTape() as tape:
+    prediction = (w1 * 3.0 + w2).numpy()
+    loss = tf.constant((prediction - 1.0) ** 2)
+grads = tape.gradient(loss, [w1, w2])
+"""
+    [note] = note_texts(run_quiet(kernel, code))
+    assert note.startswith("tape.gradient at line 6 returned None for `w1`, `w2`: ")
+    assert "through NumPy" in note
+    code = """w3 = tf.Variable([0.2, 0.6])
+with tf.GradientTape() as tape:
+    loss = tf.reduce_sum(tf.round(w3 * 2.0))
+grads = tape.gradient(loss, [w3])
+"""
+    [note] = note_texts(run_quiet(kernel, code))
+    assert "`tf.round` has no gradient" in note
 
     code = """v = tf.Variable(3.0)
 with tf.GradientTape() as tape:

@@ -40,7 +40,6 @@ def explain_uninitialized_branch(
     if match is None:
         return None
     name, branch = match.group("name"), match.group("branch")
-    tf = context.module_alias("tensorflow", "tf")
     for frame in context.frames():
         statement = frame.statement()
         if not isinstance(statement, ast.If):
@@ -48,12 +47,27 @@ def explain_uninitialized_branch(
         condition = frame.segment(statement.test)
         value = _assigned_value(statement, name, frame)
         if condition and value and "\n" not in value:
-            return (
+            why = (
                 f"Inside the tf.function, AutoGraph turns `if {condition}:` into tf.cond, "
                 f"and a graph needs `{name}` to exist whichever branch runs: it is only "
-                f"assigned when the condition is true, not in the {branch} branch. Give "
-                f"`{name}` the value it should have otherwise before the `if`, for example "
-                f"{code(f'{name} = {tf}.ones_like({value})')}, or assign it in both branches.",
+                f"assigned when the condition is true, not in the {branch} branch."
+            )
+            unchanged = _transformed_input(statement, name)
+            if unchanged is not None:
+                # `clipped = g * max_norm / norm`: when the condition is false the value is
+                # the input as it is.
+                return (
+                    f"{why} Before the `if`, give `{name}` the value it has when the "
+                    f"condition is false (the `if` then replaces it when the condition "
+                    f"holds): {code(f'{name} = {unchanged}')}.",
+                    "autograph-conditions",
+                )
+            # A factor computed only in some cases (`scale = tf.reduce_max(x)`): neutral is 1.
+            tf = context.module_alias("tensorflow", "tf")
+            return (
+                f"{why} Give `{name}` the value it should have when the condition is false, "
+                f"before the `if`; for a factor that is 1: "
+                f"{code(f'{name} = {tf}.ones_like({value})')} (or assign it in both branches).",
                 "autograph-conditions",
             )
     return (
@@ -62,6 +76,24 @@ def explain_uninitialized_branch(
         f"a value before the `if` or assign it in both branches.",
         "autograph-conditions",
     )
+
+
+def _transformed_input(statement: ast.If, name: str) -> str | None:
+    """``g`` for a branch assigning ``name = g * max_norm / norm``: the value the branch
+    transforms by arithmetic, a plain name other than ``name`` itself."""
+    for child in statement.body:
+        if (
+            isinstance(child, ast.Assign)
+            and len(child.targets) == 1
+            and isinstance(child.targets[0], ast.Name)
+            and child.targets[0].id == name
+        ):
+            node = child.value
+            while isinstance(node, ast.BinOp):
+                node = node.left
+            if isinstance(node, ast.Name) and node.id != name:
+                return node.id
+    return None
 
 
 def _assigned_value(statement: ast.If, name: str, frame: CellFrame) -> str | None:

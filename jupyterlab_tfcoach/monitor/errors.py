@@ -23,6 +23,11 @@ from jupyterlab_tfcoach.monitor.error_graph import (
     explain_tensor_as_bool,
     explain_uninitialized_branch,
 )
+from jupyterlab_tfcoach.monitor.error_keras import (
+    explain_read_only_weight,
+    explain_state_after_build,
+    explain_unknown_variable,
+)
 from jupyterlab_tfcoach.monitor.error_shapes import explain_missing_axis
 from jupyterlab_tfcoach.monitor.locations import CellLocator
 
@@ -122,6 +127,9 @@ _EXPLAINERS: tuple[Callable[[ParsedError, ErrorContext], Explanation | None], ..
     explain_escaped_tensor,
     _no_gradients,
     _augmented_assignment,
+    explain_read_only_weight,
+    explain_unknown_variable,
+    explain_state_after_build,
 )
 
 

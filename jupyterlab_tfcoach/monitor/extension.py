@@ -28,6 +28,7 @@ from jupyterlab_tfcoach.monitor.variables import (
 )
 
 MAGIC_NAME = "tfcoach"
+MAX_NAMED = 20_000
 
 
 class Monitor:
@@ -47,6 +48,7 @@ class Monitor:
         self._attributes_hooked = False
         self._setup_notes: list[dict[str, Any]] = []
         self._cell_source = ""
+        self._names_by_id: dict[int, str] | None = None
 
     # ------------------------------------------------------------- lifecycle
     def start(self) -> None:
@@ -109,6 +111,19 @@ class Monitor:
         # Through the watcher: its classifier is replaced when more TF types appear.
         return self.variables.classifier.kind_of(value) if self.variables is not None else None
 
+    def _name_of(self, value: Any) -> str | None:
+        """The user's name for a variable or tensor, for notes (built once per cell, and
+        only when a note needs it)."""
+        if self._names_by_id is None:
+            names: dict[int, str] = {}
+            wanted = (*VARIABLE_KINDS, TENSOR)
+            for name, candidate in list(self._namespace().items())[:MAX_NAMED]:
+                if type(name) is str and not name.startswith("_"):
+                    if self._kind_of(candidate) in wanted:
+                        names.setdefault(id(candidate), name)
+            self._names_by_id = names
+        return self._names_by_id.get(id(value))
+
     def _namespace(self) -> dict[str, Any]:
         namespace = getattr(self.shell, "user_ns", None)
         return namespace if isinstance(namespace, dict) else {}
@@ -126,9 +141,12 @@ class Monitor:
             self._attach_tensorflow(imported_during_cell=False)
             if self.traces is not None:
                 self.traces.begin_cell(self.locator.cell_token())
+            self._names_by_id = None
             if self.gradients is not None:
                 self.gradients.take_notes()
                 self.gradients.take_sources_with_gradient()
+                self.gradients.cell_source = self._cell_source
+                self.gradients.name_of = self._name_of
             if self.attributes is not None:
                 self.attributes.take()
             if self.learning is not None:
@@ -166,7 +184,8 @@ class Monitor:
                 notes.extend(trace_notes)
             explained: set[int] = set()
             if self.variables is not None:
-                report["variables"], variable_notes = self._variable_entries(explained)
+                failed = getattr(result, "error_in_exec", None) is not None
+                report["variables"], variable_notes = self._variable_entries(explained, failed)
                 notes.extend(variable_notes)
             if self.gradients is not None:
                 notes.extend(self.gradients.take_notes(explained))
@@ -177,7 +196,7 @@ class Monitor:
         return report
 
     def _variable_entries(
-        self, explained: set[int]
+        self, explained: set[int], cell_failed: bool = False
     ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         """Variables that left training: from the setattr hook, the cell's source and
         the namespace diff, each cause once. ``explained`` gets the ids of the
@@ -222,6 +241,7 @@ class Monitor:
                     self.variables.holders(namespace, self._hidden()),
                     explained,
                     self.gradients.take_sources_with_gradient() if self.gradients else set(),
+                    cell_failed,
                 )
             )
         return entries + changes, notes

@@ -10,8 +10,10 @@ leaves a note naming the cell line and why the gradient is None.
 from __future__ import annotations
 
 import functools
+import re
 import sys
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from jupyterlab_tfcoach.monitor.locations import CellLocator, caller_frame
@@ -20,6 +22,11 @@ from jupyterlab_tfcoach.monitor.tftypes import BACKPROP_MODULE, HOOK_MARK
 from jupyterlab_tfcoach.monitor.variables import KERAS_VARIABLE, TENSOR, TF_VARIABLE, KindClassifier
 
 MAX_NOTES_PER_CELL = 10
+# Ops whose gradient is None or zero: a loss computed through them does not train.
+_NO_GRADIENT_OPS = re.compile(
+    r"\btf\.(?:math\.)?(?:round|argmax|argmin|floor|ceil|sign|equal|greater|less)\b"
+    r"|\btf\.cast\([^)]*int"
+)
 _MAX_SOURCES = 1000
 _MAX_REMEMBERED = 10_000
 
@@ -55,6 +62,9 @@ class GradientWatcher:
         # the report already says that tensor is a variable rebound by mistake.
         self._note_sources: list[int | None] = []
         self._sources_with_gradient: set[int] = set()
+        # Set by the monitor: the running cell's source, and how to name an object.
+        self.cell_source = ""
+        self.name_of: Callable[[Any], str | None] | None = None
         self._lock = threading.Lock()
         self._patched: tuple[type, Any] | None = None
 
@@ -128,16 +138,29 @@ class GradientWatcher:
         call_site = self._locator.call_site(caller_frame(2))
         where = f" at {call_site}" if call_site else ""
         single = len(flat_sources) == 1
+        # Sources with the same cause are told in one note: "returned None for `w`, `b`".
+        groups: dict[tuple[str, str], list[tuple[int, Any]]] = {}
         for position, (source, gradient) in enumerate(zip(flat_sources, flat_result, strict=True)):
-            if gradient is not None:
-                continue
-            label = "its source" if single else f"source #{position}"
-            why, section = self._why(source)
-            entry = note(f"tape.gradient{where} returned None for {label}: {why}", section)
+            if gradient is None:
+                groups.setdefault(self._why(source), []).append((position, source))
+        for (why, section), members in groups.items():
+            labels = [self._label(source, position, single) for position, source in members]
+            shown = ", ".join(labels[:5]) + (
+                f" and {len(labels) - 5} more" if len(labels) > 5 else ""
+            )
+            entry = note(f"tape.gradient{where} returned None for {shown}: {why}", section)
             with self._lock:
                 if len(self._notes) < MAX_NOTES_PER_CELL and entry not in self._notes:
                     self._notes.append(entry)
-                    self._note_sources.append(id(source))
+                    # A note about one tensor can be dropped when the report explains it.
+                    self._note_sources.append(id(members[0][1]) if len(members) == 1 else None)
+
+    def _label(self, source: Any, position: int, single: bool) -> str:
+        """`w` when the source is bound to a name in the namespace, else its position."""
+        name = self.name_of(source) if self.name_of is not None else None
+        if name is not None:
+            return f"`{name}`"
+        return "its source" if single else f"source #{position}"
 
     def _why(self, source: Any) -> tuple[str, str]:
         """Why the gradient is None, and the course section that teaches it."""
@@ -157,7 +180,8 @@ class GradientWatcher:
             if trainable is False:
                 return (
                     "it is a variable created with trainable=False, which the tape does not "
-                    "watch. Call tape.watch(v) or create it with trainable=True.",
+                    "watch. If it should learn, create it with `trainable=True`; if it should "
+                    "stay fixed, leave it out of the sources given to tape.gradient.",
                     "tape-watch",
                 )
             if dtype_name.startswith(("int", "uint", "bool")):
@@ -166,9 +190,28 @@ class GradientWatcher:
                     "Create it with a float dtype.",
                     "gradient-tape",
                 )
+        return self._not_connected()
+
+    def _not_connected(self) -> tuple[str, str]:
+        """The loss does not depend on the source: say the likeliest reason this cell shows."""
+        source = self.cell_source
+        if ".numpy()" in source or re.search(r"\bnp\.\w", source):
             return (
-                "the target does not depend on this variable inside the tape (was it rebound, "
-                "e.g. `w = w - lr * g`, or used outside the `with` block?).",
+                "the loss was computed through NumPy (`.numpy()` or `np.` functions), which the "
+                "tape cannot follow. Keep every step from the variables to the loss in "
+                "TensorFlow ops (`tf.reduce_mean`, `tf.square`, ...) inside the `with` block.",
                 "gradient-tape",
             )
-        return "the target does not depend on it inside the tape.", "gradient-tape"
+        found = _NO_GRADIENT_OPS.search(source)
+        if found:
+            return (
+                f"`{found.group(0)}` has no gradient (it is flat almost everywhere), so nothing "
+                "flows back through it. Keep it for metrics or predictions, and compute the "
+                "loss from the values before it.",
+                "gradient-tape",
+            )
+        return (
+            "the loss does not depend on it inside the tape: it is not used to compute the "
+            "loss, or that computation ran outside the `with tf.GradientTape()` block.",
+            "gradient-tape",
+        )

@@ -135,6 +135,7 @@ class LearningWatcher:
         holders: list[tuple[str, Any, str]],
         explained_variables: set[int],
         with_tape_gradient: set[int] = frozenset(),  # type: ignore[assignment]
+        cell_failed: bool = False,
     ) -> list[dict[str, Any]]:
         """``stopped_learning`` entries for the cell that just ran.
 
@@ -143,6 +144,8 @@ class LearningWatcher:
         a tensor this report already explains (not told twice): the ids of the
         variables reported here are added to it. ``with_tape_gradient``: ids of
         the sources tape.gradient gave a gradient for during the cell.
+        ``cell_failed``: the cell raised, so training stopped part-way and a variable
+        the optimizer has not seen yet says nothing (only None gradients are told).
         """
         if cell.calls == 0 or not cell.with_gradient:
             return []  # no training, or nothing trained at all (Keras raises then)
@@ -155,7 +158,9 @@ class LearningWatcher:
                 found_names.append(_variable_names(namespace, holders, self.kind_of))
             return found_names[0]
 
-        optimizer = _name_of(namespace, cell.optimizer_ids) or "the optimizer"
+        def optimizer_name() -> str:
+            return _name_of(namespace, cell.optimizer_ids) or "the optimizer"
+
         reported: set[int] = set()
         entries: list[dict[str, Any]] = []
         skipped = 0
@@ -167,13 +172,13 @@ class LearningWatcher:
             replaced = None
             if found is None:
                 replaced = tensor_attributes.get(label.rsplit("/", 1)[-1].split(":", 1)[0])
-            entry = _no_gradient_entry(label, found, replaced, optimizer)
+            entry = _no_gradient_entry(label, found, replaced, optimizer_name())
             reported.add(variable_id)
             if len(entries) < MAX_ENTRIES:
                 entries.append(entry)
             else:
                 skipped += 1
-        for holder_name, holder, _kind in holders:
+        for holder_name, holder, _kind in [] if cell_failed else holders:
             trained, untouched = _untouched_variables(holder, cell)
             if not trained:
                 continue
@@ -184,11 +189,12 @@ class LearningWatcher:
                 found = naming()[0].get(variable_id)
                 path = found[0] if found else f"{holder_name}: {_label(variable)}"
                 if len(entries) < MAX_ENTRIES:
-                    entries.append(_never_applied_entry(path, holder_name, optimizer))
+                    entries.append(_never_applied_entry(path, holder_name, optimizer_name()))
                 else:
                     skipped += 1
         # Gradients taken with tape.gradient but never given to an optimizer.
-        for variable_id in with_tape_gradient - cell.with_gradient - reported:
+        never_given = set() if cell_failed else with_tape_gradient - cell.with_gradient
+        for variable_id in never_given - reported:
             if variable_id in explained_variables:
                 continue
             found = naming()[0].get(variable_id)
@@ -196,7 +202,7 @@ class LearningWatcher:
                 continue
             reported.add(variable_id)
             if len(entries) < MAX_ENTRIES:
-                entries.append(_gradient_not_applied_entry(found[0], optimizer))
+                entries.append(_gradient_not_applied_entry(found[0], optimizer_name()))
             else:
                 skipped += 1
         explained_variables |= reported

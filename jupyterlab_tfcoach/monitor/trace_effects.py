@@ -45,6 +45,9 @@ MUTATORS = frozenset(
 # call time.
 _INLINE_CODE = frozenset({"<listcomp>", "<setcomp>", "<dictcomp>", "<genexpr>"})
 _ATTRIBUTE_LOADS = frozenset({"LOAD_ATTR", "LOAD_METHOD"})
+_PY_RANDOM_FUNCTIONS = frozenset(
+    {"random", "uniform", "gauss", "normalvariate", "randint", "choice", "shuffle", "sample"}
+)
 _SIMPLE_LOADS = frozenset(
     {
         "LOAD_CONST",
@@ -74,6 +77,7 @@ STORE = "store"  # x = ... on an outer name
 MUTATION = "mutation"  # x.append(...) and friends
 SUBSCRIPT = "subscript"  # x[key] = ...
 PRINT = "print"
+RANDOM = "random"  # np.random.normal(...) / random.random(): one number, frozen at trace time
 
 
 @dataclass(frozen=True)
@@ -88,6 +92,8 @@ class Effect:
 
     @property
     def label(self) -> str:
+        if self.action == RANDOM:
+            return f"{self.name}.{self.detail}"
         return f"self.{self.name}" if self.scope == SELF else self.name
 
 
@@ -188,6 +194,13 @@ def _scan_into(
             if scope == GLOBAL and name == "print":
                 effects.append(Effect(PRINT, GLOBAL, "print"))
             elif (
+                scope == GLOBAL
+                and following is not None
+                and following.opname in _ATTRIBUTE_LOADS
+                and (random_call := _random_call(name, instructions, index)) is not None
+            ):
+                effects.append(Effect(RANDOM, GLOBAL, name, random_call))
+            elif (
                 following is not None
                 and following.opname in _ATTRIBUTE_LOADS
                 and following.argval in MUTATORS
@@ -251,6 +264,23 @@ def _scan_into(
             if type(nested) is types.CodeType and nested.co_name in _INLINE_CODE:
                 # A comprehension's free variables are the enclosing function's.
                 _scan_into(nested, freevars, None, effects, reads, depth + 1)
+
+
+def _random_call(name: str, instructions: list[dis.Instruction], index: int) -> str | None:
+    """``random.normal`` for ``<name>.random.normal`` (NumPy) or ``random`` for
+    ``<name>.random`` (the random module): which module it really is is checked live."""
+    first = instructions[index + 1]
+    second = instructions[index + 2] if index + 2 < len(instructions) else None
+    if (
+        first.argval == "random"
+        and second is not None
+        and second.opname in _ATTRIBUTE_LOADS
+        and type(second.argval) is str
+    ):
+        return f"random.{second.argval}"
+    if type(first.argval) is str and first.argval in _PY_RANDOM_FUNCTIONS:
+        return str(first.argval)
+    return None
 
 
 def _self_attribute_loaded(instructions: list[dis.Instruction], index: int, self_name: str) -> bool:
@@ -343,6 +373,18 @@ def live_effects(facts: CodeFacts, scope: Scope) -> list[Effect]:
     found: list[Effect] = []
     for effect in facts.effects:
         if effect.scope == SELF and facts.self_name is None:
+            continue
+        if effect.action == RANDOM:
+            # Only the real NumPy / random modules: a user object named np is not.
+            present, value = scope.lookup(GLOBAL, effect.name)
+            module_name = (
+                getattr(value, "__name__", None) if type(value) is types.ModuleType else None
+            )
+            if present and (
+                (module_name == "numpy" and effect.detail.startswith("random."))
+                or (module_name == "random" and not effect.detail.startswith("random."))
+            ):
+                found.append(effect)
             continue
         if effect.action == PRINT:
             # ``print`` defined in the user's globals is not the builtin.

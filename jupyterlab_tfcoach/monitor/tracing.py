@@ -18,9 +18,11 @@ trace of the same function object.
 
 from __future__ import annotations
 
+import ast
 import functools
 import gc
 import itertools
+import linecache
 import os
 import sys
 import threading
@@ -483,6 +485,55 @@ def _effect_source(
     return None
 
 
+def _calling_line(frame: Any) -> str | None:
+    """The source line that made a call (read only when the call traced)."""
+    if frame is None:
+        return None
+    try:
+        line = linecache.getline(frame.f_code.co_filename, frame.f_lineno).strip()
+    except Exception:
+        return None
+    return line if line and len(line) <= 300 else None
+
+
+def _call_as_written(line: str | None, owner: str, instance_name: str | None) -> str | None:
+    """``train_step(x_train, y_train)`` as the calling line wrote it, or None."""
+    if line is None:
+        return None
+    short = owner.rsplit(".", 1)[-1]
+    wanted = instance_name if short == "__call__" else short
+    if wanted is None:
+        return None
+    try:
+        tree = ast.parse(line + " pass" if line.endswith(":") else line)
+    except SyntaxError:
+        return None
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        called = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+        if called == wanted:
+            return ast.get_source_segment(line, node)
+    return None
+
+
+# NumPy / random module functions and the TensorFlow op that draws inside the graph.
+_TF_RANDOM = {
+    "normal": "tf.random.normal(shape, mean, stddev)",
+    "randn": "tf.random.normal(shape)",
+    "standard_normal": "tf.random.normal(shape)",
+    "gauss": "tf.random.normal([], mu, sigma)",
+    "normalvariate": "tf.random.normal([], mu, sigma)",
+    "uniform": "tf.random.uniform(shape, low, high)",
+    "rand": "tf.random.uniform(shape)",
+    "random": "tf.random.uniform([])",
+    "randint": "tf.random.uniform(shape, low, high, dtype=tf.int32)",
+    "shuffle": "tf.random.shuffle(x)",
+    "permutation": "tf.random.shuffle(x)",
+}
+
+
 def _call_example(owner: str, facts: fx.CodeFacts, instance_name: str | None = None) -> str:
     """``train_step(x, y)``; for a method ``counter(x)`` / ``counter.step(x)``."""
     short = owner.rsplit(".", 1)[-1]
@@ -500,9 +551,17 @@ def _side_effect_text(
     keras_step: bool,
     scope: fx.Scope,
     instance_name: str | None,
+    call_text: str | None = None,
 ) -> str:
     label = effect.label
     only = "runs only while TensorFlow traces it, not on every call"
+    if effect.action == fx.RANDOM:
+        replacement = _TF_RANDOM.get(effect.detail.rsplit(".", 1)[-1], "tf.random.uniform(shape)")
+        return (
+            f"`{label}(...)` in `{owner}` {only}: it draws one number while tracing and the "
+            "graph keeps that number as a constant, so every call gets the same value. Draw "
+            f"inside the graph with TensorFlow's random ops instead: `{replacement}`."
+        )
     if effect.action == fx.PRINT:
         return (
             f"`print(...)` in `{owner}` {only}: it prints once per trace (showing symbolic "
@@ -545,7 +604,7 @@ def _side_effect_text(
             f"`{label}` changes once per trace (and keeps symbolic tensors that hold no "
             "values), not once per call"
         )
-        call = _call_example(owner, facts, instance_name)
+        call = call_text or _call_example(owner, facts, instance_name)
         if keras_step:
             fix = (
                 'Return the value in the logs instead (`return {"loss": loss}`): fit() '
@@ -701,6 +760,7 @@ class TraceRegistry:
         self._patched: list[tuple[type, str, Any]] = []
         self._cache_unreadable = False
         self._eager_reported = False
+        self._call_line: str | None = None
         self.installed = False
 
     # ----------------------------------------------------------------- hooks
@@ -817,12 +877,18 @@ class TraceRegistry:
         if function.experimental_get_tracing_count() == before:
             self._called.add(id(function))
             return
-        call_site = self._locator.call_site(caller_frame(2))
+        frame = caller_frame(2)
+        call_site = self._locator.call_site(frame)
         with self._lock:
             state = self._states.get(id(function))
             if state is None or state.ref() is not function:
                 state = self._register(function, read_existing=False)
-            self._read_new_traces(function, state, call_site=call_site, record=True)
+            # The call as the user wrote it (`train_step(x_train, y_train)`), for advice.
+            self._call_line = _calling_line(frame)
+            try:
+                self._read_new_traces(function, state, call_site=call_site, record=True)
+            finally:
+                self._call_line = None
 
     # ------------------------------------------------------------- per cell
     def begin_cell(self, cell: int | None) -> None:
@@ -1091,7 +1157,13 @@ class TraceRegistry:
         instance_name = self._instance_name(scope, facts) if live else None
         for effect in live:
             text = _side_effect_text(
-                effect, state.owner_name, facts, state.keras_step, scope, instance_name
+                effect,
+                state.owner_name,
+                facts,
+                state.keras_step,
+                scope,
+                instance_name,
+                _call_as_written(self._call_line, state.owner_name, instance_name),
             )
             event.reasons.append(_reason("side_effect", effect.label, None, None, text))
         if state.keras_step:

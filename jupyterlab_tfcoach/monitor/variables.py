@@ -280,7 +280,8 @@ class VariableWatcher:
             return None
         return note(
             f"`{name}` is a tf.Variable with trainable=False: a GradientTape does not watch it, "
-            f"so tape.gradient(..., {name}) is None unless you call tape.watch({name}).",
+            f"so tape.gradient(..., {name}) is None. If `{name}` should learn, create it with "
+            "`trainable=True`.",
             "tape-watch",
         )
 
@@ -444,9 +445,11 @@ class VariableWatcher:
             new_kind = after.attribute_kinds.get(path)
             if old_kind in VARIABLE_KINDS and new_kind == TENSOR:
                 changes.append(self._attribute_rebound(path, old_kind, kind))
-        old_step = before.train_function() if before.train_function is not None else None
+        # A train step that existed and is gone (dead reference: compile() dropped it) or
+        # was replaced.
         new_step = after.train_function() if after.train_function is not None else None
-        if old_step is not None and new_step is not old_step:
+        old_step = before.train_function() if before.train_function is not None else None
+        if before.train_function is not None and (old_step is None or old_step is not new_step):
             # compile() ran in this cell (it drops the old train step): a trainable flag
             # changed together with it is the correct way to freeze, nothing to say.
             return changes
@@ -504,7 +507,14 @@ class VariableWatcher:
             text += (
                 " A model compiled earlier keeps training it until compile() runs again: "
                 "the train step fit() already traced still uses the old setting. Call "
-                "model.compile(...) before the next fit()."
+                f"`{snapshot.label}.compile(...)` again, with the same arguments, before the "
+                "next fit()."
+            )
+        elif not after:
+            text += (
+                " If you train with your own tf.function step that has already traced, it "
+                "keeps updating the variables it traced with: define that tf.function again "
+                "(re-run the cell that defines it) before training."
             )
         return _variable_change(
             f"{path}.trainable", "trainable_flag", before, after, text, "trainable-weights"
