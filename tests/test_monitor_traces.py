@@ -318,8 +318,11 @@ first_model = new_model()
 apply(first_model, tf.Variable([1.0, 2.0, 3.0]))
 apply(first_model, tf.Variable([1.0, 2.0]))
 apply(new_model(), tf.Variable([1.0, 2.0]))
-apply(Settings(), tf.Variable([1.0, 2.0]))
-apply(Settings(), tf.Variable([1.0, 2.0]))"""
+# Both kept alive: a dead object's id may be reused by the next one, which TF's
+# weak-reference trace key could then take for the same object.
+settings_a, settings_b = Settings(), Settings()
+apply(settings_a, tf.Variable([1.0, 2.0]))
+apply(settings_b, tf.Variable([1.0, 2.0]))"""
     trace = trace_for(run_quiet(kernel, code), "apply")
     texts = [r["text"] for r in trace["reasons"]]
     for reason in trace["reasons"]:

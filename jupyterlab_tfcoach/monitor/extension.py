@@ -14,6 +14,7 @@ from typing import Any
 from jupyterlab_tfcoach.monitor import errors
 from jupyterlab_tfcoach.monitor import report as reports
 from jupyterlab_tfcoach.monitor.attributes import AttributeWatcher
+from jupyterlab_tfcoach.monitor.course_links import course_link
 from jupyterlab_tfcoach.monitor.gradients import GradientWatcher
 from jupyterlab_tfcoach.monitor.learning import LearningWatcher
 from jupyterlab_tfcoach.monitor.locations import CellLocator
@@ -89,6 +90,9 @@ class Monitor:
         self.rebound = ReboundReporter(self.locator, self._kind_of)
         self.learning = LearningWatcher(self._kind_of)
         self._learning_hooked = self.learning.install()
+        # Load the course index now, with the other one-time costs, rather than in the
+        # report of the first cell that has something to say (~12 ms).
+        course_link("tracing")
         self.traces.begin_cell(self.locator.cell_token())
         if not imported_during_cell:
             # The namespace as it is now is the baseline for the next cell.
