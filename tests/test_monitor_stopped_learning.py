@@ -171,3 +171,23 @@ tuned.fit(x, y, epochs=1, verbose=0)
     report = run_quiet(kernel, 'tuned.get_layer("base").trainable = False')
     [flag] = changes_of(report, "trainable_flag")
     assert "`tuned.compile(...)` again" in flag["text"]
+
+
+def test_many_variables_are_capped(kernel: KernelSession) -> None:
+    code = """class Params(tf.Module):
+    def __init__(self, n):
+        self.ws = [tf.Variable(float(i)) for i in range(n)]
+
+small = Params(100)
+sgd2 = keras.optimizers.SGD(0.01)
+half = small.ws[:50]
+with tf.GradientTape() as tape:
+    loss = tf.add_n([w * 1.0 for w in half])
+step = sgd2.apply_gradients(zip(tape.gradient(loss, half), half))
+"""
+    entries = changes_of(run_quiet(kernel, code), "stopped_learning")
+    assert [e["name"] for e in entries[:2]] == ["small.ws[50]", "small.ws[51]"]
+    assert len(entries) == 8 and entries[-1]["text"].endswith("(and 42 more variables like it).")
+    # A module too big to list every cell (over 2,000 items) is not walked at all.
+    big = code.replace("small = Params(100)", "small = Params(3000)").replace(":50]", ":1500]")
+    assert changes_of(run_quiet(kernel, big), "stopped_learning") == []

@@ -246,6 +246,7 @@ class Monitor:
                     explained,
                     self.gradients.take_sources_with_gradient() if self.gradients else set(),
                     cell_failed,
+                    self.variables.trainable_count,
                 )
             )
         return entries + changes, notes

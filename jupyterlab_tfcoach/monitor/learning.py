@@ -37,6 +37,9 @@ SECTION = "stopped-learning"
 MAX_VARIABLES_SEEN = 10_000
 MAX_ENTRIES = 8
 MAX_LAYERS = 2000
+# Holders with more trainable variables than this are not checked for "never applied":
+# listing them costs ~35 us per variable for a tf.Module.
+MAX_HOLDER_VARIABLES = 2000
 
 
 @dataclass
@@ -136,6 +139,7 @@ class LearningWatcher:
         explained_variables: set[int],
         with_tape_gradient: set[int] = frozenset(),  # type: ignore[assignment]
         cell_failed: bool = False,
+        trainable_count: Any = None,
     ) -> list[dict[str, Any]]:
         """``stopped_learning`` entries for the cell that just ran.
 
@@ -179,6 +183,9 @@ class LearningWatcher:
             else:
                 skipped += 1
         for holder_name, holder, _kind in [] if cell_failed else holders:
+            count = trainable_count(holder) if trainable_count is not None else None
+            if count is None or count > MAX_HOLDER_VARIABLES:
+                continue  # not counted (too big) or unknown: walking it could take seconds
             trained, untouched = _untouched_variables(holder, cell)
             if not trained:
                 continue
@@ -370,6 +377,15 @@ def _variable_names(
                 value_kind = kind_of(value)
                 if value_kind in ("tf.Variable", "keras.Variable"):
                     found.setdefault(id(value), (f"{prefix}.{public}", value))
+                elif (
+                    public == attribute  # the user's own lists, not Keras' bookkeeping
+                    and issubclass(type(value), (list, tuple))
+                    and len(value) <= MAX_LAYERS
+                ):
+                    # ``self.ws = [tf.Variable(...), ...]``: named ``model.ws[3]``.
+                    for index, item in enumerate(value):
+                        if kind_of(item) in ("tf.Variable", "keras.Variable"):
+                            found.setdefault(id(item), (f"{prefix}.{public}[{index}]", item))
                 elif value_kind == "tf.Tensor":
                     tensors.setdefault(public, f"{prefix}.{public}")
     return found, tensors
