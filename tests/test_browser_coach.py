@@ -202,6 +202,8 @@ EXPECTED_ENTRIES = {
     "counts + weights": True,
     "def scale(": True,
     "def noisy(": True,
+    "def count_above(": True,
+    "threshold = 1.0": True,
     "dz = tape.gradient(z, v)": True,
 }
 
@@ -233,7 +235,7 @@ def test_panel_shows_reports_of_the_example_notebook(coach: Coach) -> None:
         "#tfcoach-panel .jp-tfcoach-entry", "nodes => nodes.map(n => n.dataset.key)"
     )
     assert keys[0] == coach.cell_id("dz = tape.gradient(z, v)")
-    assert len(keys) == 5
+    assert len(keys) == 7
 
     # The retrace and its reasons, in plain words with the argument names.
     scale = coach.entry(coach.cell_id("def scale("))
@@ -259,6 +261,18 @@ def test_panel_shows_reports_of_the_example_notebook(coach: Coach) -> None:
     assert "error" in dtype.locator(".jp-tfcoach-badges").inner_text()
     error_text = dtype.locator(".jp-tfcoach-error").inner_text()
     assert "tf.cast" in error_text and "dtype" in error_text
+
+    # A value frozen into the graph: the function did not trace again, the entry says why.
+    stale = coach.entry(coach.cell_id("threshold = 1.0"))
+    assert "1 tip" in stale.locator(".jp-tfcoach-badges").inner_text()
+    assert "reused an earlier trace" in stale.locator(".jp-tfcoach-trace-head").inner_text()
+    reason = stale.locator(".jp-tfcoach-reason-stale_value")
+    assert "still uses threshold = 0.5 from its trace; it is now 1.0" in reason.inner_text()
+    assert reason.locator("code").first.inner_text() == "threshold"
+    # The side effect in noisy() is a tip on its entry, not a retrace.
+    noisy = coach.entry(coach.cell_id("def noisy("))
+    assert noisy.locator(".jp-tfcoach-badges").inner_text().split("\n") == ["1 trace", "1 tip"]
+    assert "tf.print" in noisy.locator(".jp-tfcoach-reason-side_effect").inner_text()
 
     # A badge on the executed cells.
     scale_cell = page.locator(".jp-Notebook .jp-Cell").nth(coach.cell_index("def scale("))

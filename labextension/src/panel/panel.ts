@@ -367,7 +367,9 @@ export class CoachPanel extends Widget {
   private _renderTrace(trace: ITraceInfo): HTMLElement {
     const retraces = retraceCount(trace);
     const counts =
-      `${trace.new_traces} ${trace.new_traces === 1 ? 'trace' : 'traces'} in this cell` +
+      trace.new_traces === 0
+        ? 'reused an earlier trace'
+        : `${trace.new_traces} ${trace.new_traces === 1 ? 'trace' : 'traces'} in this cell` +
       (trace.total_traces !== trace.new_traces ? `, ${trace.total_traces} in total` : '') +
       (retraces > 0 ? ` (${retraces} ${retraces === 1 ? 'retrace' : 'retraces'})` : '');
     const reasons = el('ul', { className: 'jp-tfcoach-reasons' });
