@@ -77,13 +77,13 @@ count_above(values)"""
     assert (again["before"], again["after"]) == ("0.5", "1.5")
 
     # Fix 1 from the report: a parameter, called with a tensor of the function's dtype.
-    call = next(s for s in _snippets(reason["text"]) if s.startswith("count_above(x, "))
-    assert call == "count_above(x, tf.constant(threshold, tf.float32))"
+    # The call as the cell wrote it (`count_above(values)`), with the new argument.
+    call = next(s for s in _snippets(reason["text"]) if s.startswith("count_above(values, "))
+    assert call == "count_above(values, tf.constant(threshold, tf.float32))"
     fixed = f"""@tf.function
 def count_above(x, threshold):
     return tf.reduce_sum(tf.cast(x > threshold, tf.float32))
 
-x = values
 threshold = 0.5
 first = {call}
 threshold = 1.0
@@ -126,7 +126,7 @@ second = add_foo(tf.constant(1))"""
     assert (reason["argument"], reason["before"], reason["after"]) == ("foo", "1", "100")
     assert "`add_foo` still uses foo = 1 from its trace; it is now 100." in reason["text"]
     # An int function: the tensor to pass is an int32 one.
-    assert "`add_foo(x, tf.constant(foo, tf.int32))`" in reason["text"]
+    assert "`add_foo(tf.constant(1), tf.constant(foo, tf.int32))`" in reason["text"]
     assert value_of(kernel, "[int(first), int(second)]") == [2, 2]
 
 

@@ -640,6 +640,7 @@ def _stale_text(
     facts: fx.CodeFacts,
     signature: sig.Signature | None,
     instance_name: str | None,
+    call_text: str | None = None,
 ) -> str:
     scope, name = key
     label = f"self.{name}" if scope == fx.SELF else name
@@ -658,8 +659,14 @@ def _stale_text(
                 f"`__init__`, then change it with "
                 f"`{instance_name or 'obj'}.{name}.assign({new_text})`."
             )
-        arguments = ", ".join([*parameters, f"tf.constant({name}, tf.{dtype})"])
-        call = f"{owner.rsplit('.', 1)[-1]}({arguments})"
+        extra = f"tf.constant({name}, tf.{dtype})"
+        if call_text is not None and call_text.endswith(")") and "\n" not in call_text:
+            # The call as the cell wrote it, with the new argument last.
+            empty = call_text.endswith("()")
+            call = f"{call_text[:-1]}{'' if empty else ', '}{extra})"
+        else:
+            arguments = ", ".join([*parameters, extra])
+            call = f"{owner.rsplit('.', 1)[-1]}({arguments})"
         return (
             f"{head} Pass it as an argument (add a `{name}` parameter and call "
             f"`{call}`), or keep it in a variable: `{name} = tf.Variable({old_text})`, "
@@ -751,7 +758,7 @@ class TraceRegistry:
         self._events: list[TraceEvent] = []
         self._calls_in_cell = 0
         # ids of functions called without tracing this cell: their frozen values are compared.
-        self._called: set[int] = set()
+        self._called: dict[int, tuple[str, int] | None] = {}
         self._cell: int | None = None
         self._code_key_totals: dict[tuple[str, int, str], int] = {}
         self._code_key_last_trace_cell: dict[tuple[str, int, str], tuple[int | None, int]] = {}
@@ -875,7 +882,11 @@ class TraceRegistry:
     def _after_call(self, function: Any, before: int) -> None:
         self._calls_in_cell += 1
         if function.experimental_get_tracing_count() == before:
-            self._called.add(id(function))
+            # Where it was called from (plain data): advice can then rewrite that call.
+            frame = caller_frame(2)
+            self._called[id(function)] = (
+                (frame.f_code.co_filename, frame.f_lineno) if frame is not None else None
+            )
             return
         frame = caller_frame(2)
         call_site = self._locator.call_site(frame)
@@ -896,7 +907,7 @@ class TraceRegistry:
             self._cell = cell
             self._events = []
             self._calls_in_cell = 0
-            self._called = set()
+            self._called = {}
 
     def collect(self) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         """The ``traces`` entries and notes of the cell that just ran."""
@@ -911,13 +922,13 @@ class TraceRegistry:
                         self._read_new_traces(function, state, call_site=None, record=True)
                 except Exception:
                     continue
-            called, self._called = self._called, set()
-            for key in called:
+            called, self._called = self._called, {}
+            for key, location in called.items():
                 state = self._states.get(key)
                 if state is None or not state.baked:
                     continue
                 try:
-                    self._stale_values(state)
+                    self._stale_values(state, location)
                 except Exception:
                     continue
             events, self._events = self._events, []
@@ -1185,11 +1196,14 @@ class TraceRegistry:
             return None
         return fx.name_of(scope.instance, function.__globals__)
 
-    def _stale_values(self, state: FunctionState) -> None:
+    def _stale_values(self, state: FunctionState, location: tuple[str, int] | None) -> None:
         """A call this cell reused a trace made with another value of an outer name."""
         facts, scope, identity = state.facts, state.scope, state.identity
         if facts is None or scope is None or identity is None:
             return
+        owner = state.owner_name or identity.name
+        line = linecache.getline(*location).strip() if location is not None else None
+        call = _call_as_written(line or None, owner, None)
         reasons: list[dict[str, Any]] = []
         for key, baked in state.baked.items():
             present, value = scope.lookup(*key)
@@ -1211,6 +1225,7 @@ class TraceRegistry:
                 facts,
                 state.signatures[-1] if state.signatures else None,
                 self._instance_name(scope, facts) if key[0] == fx.SELF else None,
+                call,
             )
             reasons.append(
                 _reason("stale_value", label, fx.value_text(old), fx.value_text(value), text)
