@@ -26,7 +26,9 @@ from dataclasses import dataclass
 # ``self.add_weight``, ``tf.compat.v1.get_variable``...), by their last name.
 _CREATING_CALLS = frozenset({"Variable", "add_weight", "add_variable", "get_variable"})
 # A statement that may rebind: ``a.b -= ...`` or ``a.b = ... a.b ...`` on one line.
-_CANDIDATE_LINE = re.compile(r"^\s*(?P<target>[A-Za-z_][\w.]*)\s*(?:[-+*/]=|=(?!=)(?P<value>.*))$")
+_CANDIDATE_LINE = re.compile(
+    r"^\s*(?P<target>[A-Za-z_][\w.]*)\s*(?:[-+*/]=.*|=(?!=)(?P<value>.*))$"
+)
 _CREATION_HINT = re.compile(r"\b(?:Variable|add_weight|add_variable|get_variable)\s*\(")
 MAX_CELL_CHARS = 200_000
 MAX_STATEMENT_LINES = 12
