@@ -208,6 +208,8 @@ def test_plain_python_model_object(kernel: KernelSession) -> None:
     report = execution.report
     names = [(e["name"], e["change"]) for e in report["variables"]]
     assert names == [("model.w", "attribute_rebound"), ("model.b", "attribute_rebound")]
+    # The None gradients of step 2 have this cause: no "call tape.watch" note besides.
+    assert note_texts(report) == []
     fixed = _fixed(PLAIN_CLASS, "model.w = model.w - 0.01 * dw", report["variables"][0])
     fixed = _fixed(fixed, "model.b = model.b - 0.01 * db", report["variables"][1])
     report = run_quiet(kernel, fixed)
@@ -247,3 +249,19 @@ def test_cross_cell_rebinding_names_the_line(kernel: KernelSession) -> None:
     entry = _only_entry(report, "rebound_to_tensor")
     assert "Line 2: `v = v - lr * grad`" in entry["text"]
     assert "`v.assign_sub(lr * grad)`, after creating `v` again as a variable" in entry["text"]
+
+
+def test_two_variables_rebound_in_one_loop_one_cause(kernel: KernelSession) -> None:
+    cell = """wa = tf.Variable(0.5)
+wb = tf.Variable(0.0)
+for step in range(3):
+    with tf.GradientTape() as tape:
+        loss = (wa * 2.0 + wb - 1.0) ** 2
+    dwa, dwb = tape.gradient(loss, [wa, wb])
+    wa = wa - 0.1 * dwa
+    wb = wb - 0.1 * dwb
+"""
+    execution = run(kernel, cell, ok=False)
+    report = execution.report
+    assert [e["name"] for e in report["variables"]] == ["wa", "wb"]
+    assert note_texts(report) == []

@@ -6,6 +6,7 @@ advice taken from the report and must get no such entry (and really count calls)
 
 from __future__ import annotations
 
+import ast
 import re
 import types
 from collections.abc import Iterator
@@ -383,10 +384,12 @@ noisy = [float(add_noise(tf.constant(0.0))) for _ in range(3)]"""
     assert set(found) == {"np.random.normal"}
     text = found["np.random.normal"]["text"]
     assert "the graph keeps that number as a constant" in text
-    assert "`tf.random.normal(shape, mean, stddev)`" in text
+    # The user's own call, drawn in the graph: pasted as printed, it runs.
+    [draw] = [s for s in _snippets(text) if s.startswith("tf.random.")]
+    assert draw == "tf.random.normal([], 0.0, 1.0)"
     # What the report says is true: three calls, one number.
     assert value_of(kernel, "len(set(noisy))") == 1
-    fixed = code.replace("np.random.normal(0.0, 1.0)", "tf.random.normal([], 0.0, 1.0)")
+    fixed = code.replace("np.random.normal(0.0, 1.0)", draw)
     _no_side_effects(_report(kernel, fixed))
     assert value_of(kernel, "len(set(noisy))") == 3
     # A user object called np is not NumPy: nothing said.
@@ -404,3 +407,38 @@ def shift(x):
 
 shift(tf.constant(0.0))"""
     _no_side_effects(_report(kernel, clean))
+
+
+@pytest.mark.parametrize(
+    ("numpy_call", "tf_call"),
+    [
+        ("np.random.rand()", "tf.random.uniform([])"),
+        ("np.random.rand(2, 3)", "tf.random.uniform([2, 3])"),
+        ("np.random.randn(4)", "tf.random.normal([4])"),
+        ("np.random.normal(0.0, 0.1)", "tf.random.normal([], 0.0, 0.1)"),
+        ("np.random.normal(scale=2.0, size=3)", "tf.random.normal([3], 0.0, 2.0)"),
+        ("np.random.uniform(-1, 1, size=(2, 2))", "tf.random.uniform((2, 2), -1, 1)"),
+        ("random.gauss(0.0, 0.5)", "tf.random.normal([], 0.0, 0.5)"),
+    ],
+)
+def test_numpy_draws_become_tensorflow_draws(numpy_call: str, tf_call: str) -> None:
+    from jupyterlab_tfcoach.monitor.tracing import _tf_random_call
+
+    call = ast.parse(numpy_call, mode="eval").body
+    assert isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+    assert _tf_random_call(call.func.attr, call, numpy_call) == tf_call
+
+
+@pytest.mark.kernel
+@pytest.mark.timeout(300)
+def test_the_tensorflow_draws_run(kernel: KernelSession) -> None:
+    calls = [
+        "tf.random.uniform([])",
+        "tf.random.uniform([2, 3])",
+        "tf.random.normal([4])",
+        "tf.random.normal([], 0.0, 0.1)",
+        "tf.random.normal([3], 0.0, 2.0)",
+        "tf.random.uniform((2, 2), -1, 1)",
+    ]
+    shapes = value_of(kernel, "[" + ", ".join(f"{c}.shape.as_list()" for c in calls) + "]")
+    assert shapes == [[], [2, 3], [4], [], [3], [2, 2]]

@@ -88,14 +88,21 @@ custom = keras.Sequential([keras.Input((3,)), Linear(name="linear")])
 def test_layer_reachable_twice_is_reported_once(kernel: KernelSession) -> None:
     code = (
         'stack = keras.Sequential([keras.Input((2,)), keras.layers.Dense(2, name="d1")])\n'
-        'd1 = stack.get_layer("d1")'
+        'd1 = stack.get_layer("d1")\n'
+        'stack.compile(optimizer="sgd", loss="mse")\n'
+        "stack.fit(np.ones((4, 2)), np.ones((4, 2)), verbose=0)"
     )
     run_quiet(kernel, code)
     report = run_quiet(kernel, "d1.trainable = False")
     flags = changes_of(report, "trainable_flag")
     assert len(flags) == 1 and (flags[0]["before"], flags[0]["after"]) == (True, False)
-    # Never fitted: no stale train step to warn about.
-    assert "until compile() runs again" not in flags[0]["text"]
+    assert "`stack.compile(...)` again" in flags[0]["text"]
+    # The count follows the flag: not a second entry.
+    assert changes_of(report, "trainable_count") == []
+    # Never fitted: freezing is simply right, nothing to say.
+    code = 'fresh = keras.Sequential([keras.Input((2,)), keras.layers.Dense(2, name="d2")])'
+    run_quiet(kernel, code)
+    assert run_quiet(kernel, 'fresh.get_layer("d2").trainable = False')["variables"] == []
 
 
 def test_gradient_none_notes(kernel: KernelSession) -> None:
@@ -137,3 +144,39 @@ with tf.GradientTape() as tape:
 grad = tape.gradient(y, v)
 """
     assert run_quiet(kernel, code)["notes"] == []
+
+
+STEP = """@tf.function
+def train_step(x, y):
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_mean((net(x) - y) ** 2)
+    grads = tape.gradient(loss, net.trainable_variables)
+    sgd.apply_gradients(zip(grads, net.trainable_variables))
+    return loss
+"""
+
+
+def test_freezing_after_a_custom_training_step_traced(kernel: KernelSession) -> None:
+    setup = (
+        "net = keras.Sequential([keras.Input((3,)), keras.layers.Dense(4, name='hidden'),"
+        " keras.layers.Dense(1)])\n"
+        "sgd = keras.optimizers.SGD(0.1)\n"
+        "xs = tf.random.normal((8, 3))\nys = tf.random.normal((8, 1))\n"
+    )
+    run_quiet(kernel, setup + STEP + "train_step(xs, ys)")
+    freeze = (
+        "net.get_layer('hidden').trainable = False\n"
+        "before = net.get_layer('hidden').kernel.numpy().copy()\n"
+        "for _ in range(3):\n    train_step(xs, ys)\n"
+    )
+    changed = "bool(np.any(before != net.get_layer('hidden').kernel.numpy()))"
+    report = run_quiet(kernel, freeze)
+    [flag] = changes_of(report, "trainable_flag")
+    assert "`train_step` traced before this change" in flag["text"]
+    assert "Run the `@tf.function def train_step(...)` definition again" in flag["text"]
+    assert value_of(kernel, changed) is True  # what the entry says: it still trains it
+    # The corrected cell, as the entry says: the definition again, then training.
+    run_quiet(kernel, setup + STEP + "train_step(xs, ys)")
+    report = run_quiet(kernel, freeze.replace("for _ in", STEP + "for _ in"))
+    assert report["variables"] == []
+    assert value_of(kernel, changed) is False

@@ -82,6 +82,7 @@ class Monitor:
         self.types = TfTypes.resolve()
         self.traces = TraceRegistry(self.locator)
         self.variables = VariableWatcher(self.types)
+        self.variables.stale_training_steps = self.traces.stale_training_steps
         self.gradients = GradientWatcher(self.locator, self.variables.classifier)
         self._setup_notes.extend(self.traces.install(report_existing_traces=imported_during_cell))
         self._setup_notes.extend(self.gradients.install())

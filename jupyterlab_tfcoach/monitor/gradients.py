@@ -14,6 +14,7 @@ import re
 import sys
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from jupyterlab_tfcoach.monitor.locations import CellLocator, caller_frame
@@ -53,14 +54,29 @@ def _flat(structure: Any) -> list[Any] | None:
     return [structure]
 
 
+@dataclass(frozen=True)
+class _PendingNote:
+    where: str
+    why: str
+    section: str
+    members: list[tuple[str, int]]  # (label, id of the source)
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, _PendingNote)
+            and (self.where, self.why, self.section) == (other.where, other.why, other.section)
+            and [label for label, _ in self.members] == [label for label, _ in other.members]
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+
 class GradientWatcher:
     def __init__(self, locator: CellLocator, classifier: KindClassifier) -> None:
         self._locator = locator
         self.classifier = classifier
-        self._notes: list[dict[str, Any]] = []
-        # id of the tensor each "it is a tensor" note is about, to drop the note when
-        # the report already says that tensor is a variable rebound by mistake.
-        self._note_sources: list[int | None] = []
+        # Formatted when taken: sources the report already explains are left out then.
+        self._notes: list[_PendingNote] = []
         self._sources_with_gradient: set[int] = set()
         # Set by the monitor: the running cell's source, and how to name an object.
         self.cell_source = ""
@@ -105,13 +121,22 @@ class GradientWatcher:
     ) -> list[dict[str, Any]]:
         """This cell's notes, less those about tensors in ``explained`` (ids)."""
         with self._lock:
-            notes, self._notes = self._notes, []
-            sources, self._note_sources = self._note_sources, []
-        return [
-            entry
-            for entry, source in zip(notes, sources, strict=True)
-            if source is None or source not in explained
-        ]
+            pending, self._notes = self._notes, []
+        notes = []
+        for item in pending:
+            members = [label for label, source in item.members if source not in explained]
+            if not members:
+                continue  # every source is a variable the report says was replaced
+            shown = ", ".join(members[:5]) + (
+                f" and {len(members) - 5} more" if len(members) > 5 else ""
+            )
+            why = item.why
+            if members[0].startswith("`") and "tape.watch(x)" in why:
+                why = why.replace("tape.watch(x)", f"tape.watch({members[0].strip('`')})")
+            notes.append(
+                note(f"tape.gradient{item.where} returned None for {shown}: {why}", item.section)
+            )
+        return notes
 
     def take_sources_with_gradient(self) -> set[int]:
         """ids of the sources that got a gradient during the cell (for "never applied")."""
@@ -144,16 +169,13 @@ class GradientWatcher:
             if gradient is None:
                 groups.setdefault(self._why(source), []).append((position, source))
         for (why, section), members in groups.items():
-            labels = [self._label(source, position, single) for position, source in members]
-            shown = ", ".join(labels[:5]) + (
-                f" and {len(labels) - 5} more" if len(labels) > 5 else ""
-            )
-            entry = note(f"tape.gradient{where} returned None for {shown}: {why}", section)
+            labelled = [
+                (self._label(source, position, single), id(source)) for position, source in members
+            ]
+            pending = _PendingNote(where, why, section, labelled)
             with self._lock:
-                if len(self._notes) < MAX_NOTES_PER_CELL and entry not in self._notes:
-                    self._notes.append(entry)
-                    # A note about one tensor can be dropped when the report explains it.
-                    self._note_sources.append(id(members[0][1]) if len(members) == 1 else None)
+                if len(self._notes) < MAX_NOTES_PER_CELL and pending not in self._notes:
+                    self._notes.append(pending)
 
     def _label(self, source: Any, position: int, single: bool) -> str:
         """`w` when the source is bound to a name in the namespace, else its position."""

@@ -21,10 +21,12 @@ from __future__ import annotations
 import ast
 import functools
 import gc
+import inspect
 import itertools
 import linecache
 import os
 import sys
+import textwrap
 import threading
 import types
 import weakref
@@ -42,6 +44,8 @@ from jupyterlab_tfcoach.monitor.tftypes import (
     functions_run_eagerly,
 )
 
+# Graph ops that change a variable: a function that has them trains (or updates) state.
+_UPDATE_OPS = ("AssignSubVariableOp", "AssignAddVariableOp", "AssignVariableOp", "ResourceApply")
 MAX_REASONS_PER_TRACE = 4
 MAX_REASONS_PER_ENTRY = 20
 # Reasons of one kind for one argument (a loop over Python floats, a loop that
@@ -90,6 +94,7 @@ class FunctionState:
     serial: int
     identity: FunctionIdentity | None = None
     read_traces: int = 0  # how many of TF's traces we have already read
+    last_trace_cell: int | None = None  # the cell run (token) of its latest trace
     signatures: list[sig.Signature] = field(default_factory=list)
     logical_traces: int = 0  # traces, counting a variable-creating double first trace once
     # The user's Python function behind it (read once, at its first trace we see).
@@ -534,6 +539,62 @@ _TF_RANDOM = {
 }
 
 
+def _random_in_graph(scope: fx.Scope, effect: fx.Effect) -> str | None:
+    """The TensorFlow draw for the user's own ``np.random.normal(0.0, 0.1)`` call, with its
+    arguments: ``tf.random.normal([], 0.0, 0.1)``. Read from the function's source."""
+    function = scope.function
+    if function is None:
+        return None
+    try:
+        source = textwrap.dedent(inspect.getsource(function))
+        tree = ast.parse(source)
+    except Exception:
+        return None
+    wanted = effect.detail.rsplit(".", 1)[-1]
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == wanted
+        ):
+            return _tf_random_call(wanted, node, source)
+    return None
+
+
+def _tf_random_call(name: str, call: ast.Call, source: str) -> str | None:
+    args = [ast.get_source_segment(source, a) or "" for a in call.args]
+    keywords = {k.arg: ast.get_source_segment(source, k.value) or "" for k in call.keywords}
+
+    def pick(index: int, key: str, default: str | None) -> str | None:
+        if key in keywords:
+            return keywords[key]
+        return args[index] if index < len(args) else default
+
+    def shape(size: str | None) -> str:
+        if size is None:
+            return "[]"  # NumPy without a size draws one number
+        return f"[{size}]" if size.replace("_", "").isdigit() else size
+
+    if name == "normal":
+        return (
+            f"tf.random.normal({shape(pick(2, 'size', None))}, {pick(0, 'loc', '0.0')}, "
+            f"{pick(1, 'scale', '1.0')})"
+        )
+    if name == "uniform":
+        return (
+            f"tf.random.uniform({shape(pick(2, 'size', None))}, {pick(0, 'low', '0.0')}, "
+            f"{pick(1, 'high', '1.0')})"
+        )
+    if name in ("rand", "randn"):
+        op = "uniform" if name == "rand" else "normal"
+        return f"tf.random.{op}([{', '.join(args)}])"
+    if name == "random" and not args:
+        return "tf.random.uniform([])"
+    if name in ("gauss", "normalvariate") and len(args) == 2:
+        return f"tf.random.normal([], {args[0]}, {args[1]})"
+    return None
+
+
 def _call_example(owner: str, facts: fx.CodeFacts, instance_name: str | None = None) -> str:
     """``train_step(x, y)``; for a method ``counter(x)`` / ``counter.step(x)``."""
     short = owner.rsplit(".", 1)[-1]
@@ -556,7 +617,9 @@ def _side_effect_text(
     label = effect.label
     only = "runs only while TensorFlow traces it, not on every call"
     if effect.action == fx.RANDOM:
-        replacement = _TF_RANDOM.get(effect.detail.rsplit(".", 1)[-1], "tf.random.uniform(shape)")
+        replacement = _random_in_graph(scope, effect) or _TF_RANDOM.get(
+            effect.detail.rsplit(".", 1)[-1], "tf.random.uniform([])"
+        )
         return (
             f"`{label}(...)` in `{owner}` {only}: it draws one number while tracing and the "
             "graph keeps that number as a constant, so every call gets the same value. Draw "
@@ -958,6 +1021,38 @@ class TraceRegistry:
         notes.extend(self._recreation_notes(events))
         return entries, notes
 
+    def stale_training_steps(self, variable_ids: set[int]) -> list[str]:
+        """User tf.functions traced before this cell that update variables and use some of
+        ``variable_ids``: a training step that keeps the trainable set it was traced with.
+
+        Called only when a layer's ``trainable`` flag changed (rare): reads each live user
+        function's traced graphs once, holding nothing afterwards.
+        """
+        found: list[str] = []
+        with self._lock:
+            states = list(self._states.values())
+        for state in states:
+            identity = state.identity
+            if identity is None or identity.origin != USER or state.last_trace_cell == self._cell:
+                continue
+            function = state.ref()
+            if function is None:
+                continue
+            try:
+                for concrete in list(function._function_cache.values()):
+                    if not any(id(v) in variable_ids for v in concrete.variables):
+                        continue
+                    if any(
+                        op.type.startswith(_UPDATE_OPS) for op in concrete.graph.get_operations()
+                    ):
+                        found.append(identity.name)
+                        break
+            except Exception:
+                continue
+            if len(found) >= 3:
+                break
+        return found
+
     def live_function_count(self) -> int:
         with self._lock:
             return sum(1 for state in self._states.values() if state.ref() is not None)
@@ -1002,6 +1097,7 @@ class TraceRegistry:
             ):
                 self._events.append(event)
         state.read_traces = count
+        state.last_trace_cell = self._cell
         recorded = self._events[first_event:]
         if recorded and any(event.counted for event in recorded):
             try:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import itertools
 import operator
 import weakref
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,6 +35,7 @@ MAX_LAYERS_PER_MODEL = 2000
 # A tf.Module's trainable_variables walk costs ~35 us per variable (350 ms for 10,000):
 # beyond this many items in its attributes it is not counted.
 MAX_MODULE_ITEMS = 2000
+MAX_LAYER_WEIGHTS = 1000
 
 
 class KindClassifier:
@@ -166,6 +167,8 @@ class VariableWatcher:
         self._has_baseline = False
         self._attributes_hooked = False
         self._hooked_holders: frozenset[int] | set[int] = frozenset()
+        # Set by the monitor: the user's traced training steps that use given variables.
+        self.stale_training_steps: Callable[[set[int]], list[str]] | None = None
 
     def refresh_types(self, types: TfTypes) -> None:
         self.classifier = KindClassifier(types)
@@ -495,20 +498,29 @@ class VariableWatcher:
             # compile() ran in this cell (it drops the old train step): a trainable flag
             # changed together with it is the correct way to freeze, nothing to say.
             return changes
+        flags_changed = False
         for path, (layer_id, old_flag) in before.trainable_flags.items():
             new = after.trainable_flags.get(path)
             if new is None or new[0] != layer_id or new[1] == old_flag:
                 continue
+            flags_changed = True
             if layer_id in reported_layers:
                 continue
             reported_layers.add(layer_id)
             new_flag = new[1]
-            changes.append(self._trainable_flag(path, old_flag, new_flag, after))
+            stale_steps = [] if after.has_stale_train_step else self._stale_steps(after, layer_id)
+            if not after.has_stale_train_step and not stale_steps:
+                # Nothing trained with the old setting is still around (no fit() yet, or
+                # compile() ran, or the training step was traced again): freezing or
+                # unfreezing this way is right, nothing to say.
+                continue
+            changes.append(self._trainable_flag(path, old_flag, new_flag, after, stale_steps))
         if (
             before.trainable_count is not None
             and after.trainable_count is not None
             and before.trainable_count != after.trainable_count
             and before.trainable_count > 0
+            and not flags_changed  # the count follows the flags: one cause, one entry
             and not self._hooked_holders.intersection(before.layer_ids)
         ):
             changes.append(self._trainable_count(after.label, before.trainable_count, after))
@@ -536,9 +548,34 @@ class VariableWatcher:
             path, "attribute_rebound", before, TENSOR, text, "rebinding-variables"
         )
 
+    def _stale_steps(self, snapshot: HolderSnapshot, layer_id: int) -> list[str]:
+        """Names of the user's traced training steps that still use the layer's variables."""
+        if self.stale_training_steps is None:
+            return []
+        holder = snapshot.ref()
+        if holder is None:
+            return []
+        layer = next(
+            (item for item in self._layers_of(holder, KERAS_MODEL) if id(item) == layer_id), None
+        )
+        if layer is None:
+            return []
+        variable_ids: set[int] = set()
+        for variable in list(layer.weights)[:MAX_LAYER_WEIGHTS]:
+            variable_ids.add(id(variable))
+            # A Keras variable keeps its tf.Variable in ``value``: graphs capture that one.
+            inner = getattr(variable, "value", None)
+            if inner is not None:
+                variable_ids.add(id(inner))
+        return self.stale_training_steps(variable_ids)
+
     @staticmethod
     def _trainable_flag(
-        path: str, before: bool, after: bool, snapshot: HolderSnapshot
+        path: str,
+        before: bool,
+        after: bool,
+        snapshot: HolderSnapshot,
+        stale_steps: list[str] | tuple[str, ...] = (),
     ) -> dict[str, Any]:
         moved = "leave" if not after else "join"
         text = (
@@ -552,11 +589,14 @@ class VariableWatcher:
                 f"`{snapshot.label}.compile(...)` again, with the same arguments, before the "
                 "next fit()."
             )
-        elif not after:
+        elif stale_steps:
+            names = ", ".join(f"`{name}`" for name in stale_steps)
+            step = stale_steps[0].rsplit(".", 1)[-1]
             text += (
-                " If you train with your own tf.function step that has already traced, it "
-                "keeps updating the variables it traced with: define that tf.function again "
-                "(re-run the cell that defines it) before training."
+                f" {names} traced before this change and keeps using the variables it was "
+                f"traced with, so it still {'trains' if not after else 'skips'} them. Run "
+                f"the `@tf.function def {step}(...)` definition again (only that, not the "
+                "cell that builds the model) before training."
             )
         return _variable_change(
             f"{path}.trainable", "trainable_flag", before, after, text, "trainable-weights"
