@@ -169,8 +169,9 @@ history = model.fit(features, targets, epochs=1, batch_size=32, verbose=0)
     assert (flag["before"], flag["after"]) == (True, False)
     assert "until compile() runs again" in flag["text"]
     assert flag["course"]["section"] == "trainable-weights"
-    [count] = [v for v in report["variables"] if v["change"] == "trainable_count"]
-    assert (count["name"], count["before"], count["after"]) == ("model", 4, 2)
+    # Its weights leaving the count (4 -> 2) is the same change: one entry, not two (and the
+    # stale train step still trains them, so "no longer updated" would be wrong).
+    assert [v["change"] for v in report["variables"]] == ["trainable_flag"]
 
     report = run_quiet(
         kernel,

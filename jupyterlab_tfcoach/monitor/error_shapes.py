@@ -344,11 +344,50 @@ def _unbatched_dataset(
     if not fixed:
         return None
     given = f" ({shapes})" if shapes else ""
+    discarded = _discarded_batch(source, context)
+    if discarded is not None:
+        # `ds.batch(16)` on its own line: a new dataset, thrown away.
+        return (
+            f"{code(source)} yields single examples, not batches{given}: "
+            f"{code(discarded)} made a new, batched dataset and threw it away (dataset "
+            f"methods never change the dataset they are called on). Keep the result: "
+            f"{code(f'{source} = {discarded}')}, then run {code(frame.segment(call) or '')} "
+            "again.",
+            "tf-data",
+        )
     return (
         f"{code(source)} yields single examples, not batches{given}. Keras takes a tf.data "
         f"pipeline as it is (batch_size does not apply to it), so batch it: {code(fixed)}.",
         "batch-dimension",
     )
+
+
+def _discarded_batch(name: str, context: ErrorContext) -> str | None:
+    """``ds.batch(16)`` as a statement of its own in one of the last cells (IPython keeps
+    their source in ``In``): the learner meant ``ds = ds.batch(16)``."""
+    if not name.isidentifier() or context.namespace is None:
+        return None
+    history = context.namespace.get("In")
+    if type(history) is not list:
+        return None
+    for cell in reversed(history[-20:]):
+        if type(cell) is not str or f"{name}.batch(" not in cell or len(cell) > 20_000:
+            continue
+        try:
+            tree = ast.parse(cell)
+        except SyntaxError:
+            continue
+        for node in tree.body:
+            if (
+                isinstance(node, ast.Expr)
+                and isinstance(node.value, ast.Call)
+                and isinstance(node.value.func, ast.Attribute)
+                and node.value.func.attr == "batch"
+                and isinstance(node.value.func.value, ast.Name)
+                and node.value.func.value.id == name
+            ):
+                return ast.get_source_segment(cell, node.value)
+    return None
 
 
 def _generic(axis: str, shapes: str, context: ErrorContext) -> tuple[str, str]:
