@@ -22,6 +22,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.error
 import urllib.request
@@ -43,7 +44,13 @@ INSTALL_SCRIPT = REPO_ROOT / "tools" / "install-code-server.sh"
 EXTENSION_SOURCE = REPO_ROOT / "editors" / "vscode"
 DATA = Path(__file__).resolve().parent / "data" / "vscode"
 FAKE_PYTHON_EXTENSION = DATA / "fake-python-extension"
-SCREENSHOT = REPO_ROOT / "docs" / "vscode-hover-problems.png"
+# The README's screenshot is refreshed only on request (TFCOACH_UPDATE_SCREENSHOTS=1): a test
+# run must leave tracked files as they are.
+SCREENSHOT = (
+    REPO_ROOT / "docs" / "vscode-hover-problems.png"
+    if os.environ.get("TFCOACH_UPDATE_SCREENSHOTS") == "1"
+    else Path(tempfile.mkdtemp(prefix="tfcoach-screenshots-")) / "vscode-hover-problems.png"
+)
 FILE_NAME = "train.py"
 # A recognisable base URL proves that `tfcoach.courseBaseUrl` reaches the server.
 COURSE_BASE_URL = "https://tfcoach.example/course"
