@@ -181,13 +181,12 @@ class ReboundReporter:
         return entries, holders, tensors
 
     def _where(self, filename: str, line: int) -> str:
-        number = self._locator.cell_files().get(filename)
+        """``Line 7`` in the running cell (compiled last), ``Cell In[3], line 7`` elsewhere."""
         files = self._locator.cell_files()
-        if number is not None and files and number == max(files.values()):
+        number = files.get(filename)
+        if number is not None and number == max(files.values()):
             return f"Line {line}"
-        if number is not None:
-            return f"Cell In[{number}], line {line}"
-        return f"{filename}:{line}"
+        return self._locator.describe(filename, line)
 
     # ------------------------------------------------------ the source
     def from_cell_source(
