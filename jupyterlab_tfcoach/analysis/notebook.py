@@ -1,10 +1,13 @@
-"""Notebook code cells as one Python source, with positions mapped back to cells.
+r"""Notebook code cells as one Python source, with positions mapped back to cells.
 
 Cells are joined in order because names flow from cell to cell exactly as in
 the kernel. IPython syntax is masked line by line with plain Python of the
 same meaning for the analysis (``pass``, or ``name = ...`` for ``x = !ls``),
-so every line keeps its number. A cell that starts with a cell magic
-(``%%time``, ``%%writefile``) is blanked as a whole.
+so every line keeps its number; a shell or magic line continued with a trailing
+backslash (Colab's ``!pip install ... \``) masks its continuation lines too. A
+cell magic whose body is Python (``%%time``, ``%%timeit``, ``%%capture``,
+``%%prun``, ``%%debug``) keeps its body; any other cell magic (``%%bash``,
+``%%writefile``) is not Python and is blanked as a whole, silently.
 
 A cell that still is not valid Python is blanked too and reported in
 ``JoinedCells.syntax_errors``: one broken cell, typical while editing, must not
@@ -68,14 +71,34 @@ def _mask_line(line: str) -> str:
     return line
 
 
+# Cell magics that run their body as Python (IPython's own implementations).
+PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun", "debug"})
+
+
 def mask_ipython(cell_lines: list[str]) -> list[str]:
     """IPython-only lines replaced by Python that binds the same names, one per line."""
-    for line in cell_lines:
+    lines = list(cell_lines)
+    for index, line in enumerate(lines):
         if line.strip():
-            if line.lstrip().startswith("%%"):
-                return [""] * len(cell_lines)
+            stripped = line.lstrip()
+            if stripped.startswith("%%"):
+                words = stripped[2:].split(None, 1)
+                if not words or words[0] not in PYTHON_CELL_MAGICS:
+                    return [""] * len(lines)
+                lines[index] = ""  # the magic line; its body is Python
             break
-    return [_mask_line(line) for line in cell_lines]
+    masked: list[str] = []
+    continued = False
+    for line in lines:
+        if continued:
+            # The rest of a shell/magic command continued with a backslash.
+            masked.append("")
+            continued = line.rstrip().endswith("\\")
+            continue
+        new = _mask_line(line)
+        continued = new != line and line.rstrip().endswith("\\")
+        masked.append(new)
+    return masked
 
 
 def _parses(text: str) -> SyntaxError | None:
@@ -109,12 +132,16 @@ def join_cells(
             lines = mask_ipython(lines)
             masked_error = _parses("\n".join(lines))
             if masked_error is not None:
+                # Where it fails once IPython's own syntax is set aside: in a ``%%time``
+                # cell that is the body's error, not the magic line.
                 errors.append(
                     CellSyntaxError(
                         cell=index,
-                        line=max(error.lineno or 1, 1),
-                        column=max(error.offset or 1, 1),
-                        message=error.msg if hasattr(error, "msg") else str(error),
+                        line=max(masked_error.lineno or 1, 1),
+                        column=max(masked_error.offset or 1, 1),
+                        message=(
+                            masked_error.msg if hasattr(masked_error, "msg") else str(masked_error)
+                        ),
                     )
                 )
                 lines = [""] * len(lines)

@@ -1,0 +1,76 @@
+"""Notebook cells read the way IPython runs them: IPython's own input transformation is the
+reference for which cells are Python, and positions stay those of the cell."""
+
+from __future__ import annotations
+
+import ast
+
+import pytest
+from IPython.core.inputtransformer2 import TransformerManager
+
+from jupyterlab_tfcoach.analysis import check_cells, join_cells
+
+# Cells as notebooks have them (Colab, the TF guides, learners' own).
+CORPUS = [
+    "!pip install --quiet \\\n    tensorflow-datasets \\\n    keras-tuner\nimport tensorflow as tf",
+    "!wget -q https://example.org/data.zip \\\n  -O data.zip\n!unzip -q data.zip",
+    "%%time\nimport tensorflow as tf\nw = tf.Variable(1.0)\nw = w - 0.1",
+    "%%timeit -n 3\nx = sum(range(10))",
+    "%%capture captured\nprint('quiet')",
+    "%%bash\necho $HOME\nls -la | head",
+    "%%writefile model.py\nimport (this is not python",
+    "%%html\n<b>bold</b>",
+    "%matplotlib inline\nimport numpy as np\nfiles = !ls\n%time y = len(files)",
+    "?np.zeros\nnp.ones??\nimport tensorflow as tf",
+    "%load_ext autoreload\n%autoreload 2\nx = 1",
+    "x = 1\n!echo $x \\\n  and more\ny = x + 1",
+]
+
+
+def _ipython_accepts(cell: str) -> bool:
+    """Whether IPython's transformation of the cell compiles (what a kernel would run)."""
+    transformed = TransformerManager().transform_cell(cell)
+    try:
+        ast.parse(transformed)
+    except SyntaxError:
+        return False
+    return True
+
+
+@pytest.mark.parametrize("cell", CORPUS)
+def test_cells_ipython_runs_are_not_syntax_errors(cell: str) -> None:
+    assert _ipython_accepts(cell), cell
+    result = check_cells([cell])
+    assert result.syntax_errors == ()
+    # Every line keeps its number.
+    joined = join_cells([cell])
+    assert joined.cell_line_count == (len(cell.split("\n")),)
+
+
+def test_python_after_a_continued_shell_line_is_analysed() -> None:
+    cell = (
+        "!pip install --quiet \\\n"
+        "    tensorflow-datasets\n"
+        "import tensorflow as tf\n"
+        "w = tf.Variable(1.0)\n"
+        "w = w - 0.1\n"
+    )
+    [finding] = check_cells([cell]).findings
+    assert (finding.code, finding.cell, finding.line, finding.column) == ("TFC001", 0, 5, 1)
+
+
+def test_python_cell_magic_bodies_are_analysed_others_skipped() -> None:
+    body = "import tensorflow as tf\n\n@tf.function\ndef f(x):\n    print(x)\n    return x\n"
+    for magic in ("%%time", "%%timeit -n 1", "%%capture out", "%%prun", "%%debug"):
+        [finding] = check_cells([f"{magic}\n{body}"]).findings
+        assert (finding.code, finding.line, finding.column) == ("TFC002", 6, 5), magic
+    for magic in ("%%bash", "%%writefile f.py", "%%html", "%%javascript"):
+        result = check_cells([f"{magic}\n{body}"])
+        assert result.findings == [] and result.syntax_errors == (), magic
+
+
+def test_a_real_syntax_error_is_still_reported() -> None:
+    # IPython hands the body to the magic as a string; it fails when %%time runs it.
+    cell = "%%time\ndef broken(:\n    pass"
+    [error] = check_cells([cell]).syntax_errors
+    assert (error.cell, error.line) == (0, 2)
