@@ -35,6 +35,8 @@ class IndexedSource:
     table: SymbolTable
     source: str  # what jedi sees (a notebook's joined cells)
     first_line: dict[str, int]  # part uri -> 1-based line of its first line in ``source``
+    # part uri -> characters of leading indentation the analysis removed (an indented cell)
+    indent: dict[str, int]
 
 
 def _index(snap: Snapshot) -> IndexedSource | None:
@@ -42,14 +44,16 @@ def _index(snap: Snapshot) -> IndexedSource | None:
         joined = join_cells([part.source for part in snap.parts])
         source = joined.source
         first = {p.uri: joined.cell_first_line[i] for i, p in enumerate(snap.parts)}
+        indent = {p.uri: joined.indent_of(i) for i, p in enumerate(snap.parts)}
     else:
         source = snap.parts[0].source
         first = {snap.key: 1}
+        indent = {}
     try:
         tree = ast.parse(source)
     except UNPARSABLE:
         return None
-    return IndexedSource(snap.version, build_symbols(tree), source, first)
+    return IndexedSource(snap.version, build_symbols(tree), source, first, indent)
 
 
 def to_code_points(line: str, character: int, units: Callable[[str], int]) -> int:
@@ -143,7 +147,9 @@ class HoverProvider:
         line = index.first_line[uri] + position.line
         resolution = hover.resolve(dotted, index.table, line)
         if resolution is None:
-            resolution = await self._jedi(dotted, index, key, line, column)
+            # jedi reads the joined source, where an indented cell sits dedented.
+            shifted = max(column - index.indent.get(uri, 0), 0)
+            resolution = await self._jedi(dotted, index, key, line, shifted)
         if resolution is None:
             return None
         links = self._links_for(uri)

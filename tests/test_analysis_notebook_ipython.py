@@ -24,6 +24,8 @@ CORPUS = [
     "?np.zeros\nnp.ones??\nimport tensorflow as tf",
     "%load_ext autoreload\n%autoreload 2\nx = 1",
     "x = 1\n!echo $x \\\n  and more\ny = x + 1",
+    "    import tensorflow as tf\n    x = tf.constant(1.0)\n    y = x * 2",
+    "\timport numpy as np\n\tz = np.zeros(3)",
 ]
 
 
@@ -74,3 +76,21 @@ def test_a_real_syntax_error_is_still_reported() -> None:
     cell = "%%time\ndef broken(:\n    pass"
     [error] = check_cells([cell]).syntax_errors
     assert (error.cell, error.line) == (0, 2)
+
+
+def test_an_indented_cell_parses_and_positions_stay_the_cells() -> None:
+    # Pasted from inside a function: IPython strips the first line's indentation.
+    cell = "    import tensorflow as tf\n    w = tf.Variable(1.0)\n    w = w - 0.1\n"
+    assert _ipython_accepts(cell)
+    [finding] = check_cells([cell]).findings
+    assert (finding.code, finding.line, finding.column) == ("TFC001", 3, 5)
+    assert cell.split("\n")[2][finding.column - 1 : finding.end_column - 1].startswith("w = w")
+    # Its fix edits the cell as it is, indentation included.
+    assert finding.fix is not None
+    [edit] = finding.fix.edits
+    assert (edit.line, edit.column) == (3, 5)
+    # A real error in an indented cell points at the cell's own column.
+    [error] = check_cells(["    x = 1\n    y = (\n"]).syntax_errors
+    assert (error.line, error.column, error.message) == (2, 9, "'(' was never closed")
+    [error] = check_cells(["    x = 1\n    y = 1 +* 2\n"]).syntax_errors
+    assert (error.line, error.column) == (2, 12)  # the `*`, counted in the cell as written

@@ -173,6 +173,8 @@ def _to_cell(finding: Finding, joined: JoinedCells) -> Finding:
     end_cell, end_line = joined.locate(finding.end_line)
     if end_cell != cell:  # cannot happen for one statement; stay inside the cell anyway
         end_line = joined.cell_line_count[cell]
+    # An indented cell was analysed dedented, as IPython runs it: columns shift back.
+    shift = joined.indent_of(cell)
     fix = finding.fix
     if fix is not None:
         edits = []
@@ -183,11 +185,24 @@ def _to_cell(finding: Finding, joined: JoinedCells) -> Finding:
                 fix = None  # the fix touches another cell: not expressible per cell
                 break
             edits.append(
-                Edit(edit_line, edit.column, edit_end_line, edit.end_column, edit.new_text)
+                Edit(
+                    edit_line,
+                    edit.column + shift,
+                    edit_end_line,
+                    edit.end_column + shift,
+                    edit.new_text,
+                )
             )
         if fix is not None:
             fix = Fix(fix.description, tuple(edits))
-    return finding.with_location(line=line, end_line=end_line, cell=cell, fix=fix)
+    return finding.with_location(
+        line=line,
+        end_line=end_line,
+        cell=cell,
+        fix=fix,
+        column=finding.column + shift,
+        end_column=finding.end_column + shift,
+    )
 
 
 def check_cells(

@@ -43,6 +43,12 @@ class JoinedCells:
     cell_first_line: tuple[int, ...]  # 1-based line of each cell's first line in ``source``
     cell_line_count: tuple[int, ...]
     syntax_errors: tuple[CellSyntaxError, ...]
+    # Characters of leading indentation removed from each cell (IPython strips the first
+    # line's indentation from every line): add them back to columns within the cell.
+    cell_indent: tuple[int, ...] = ()
+
+    def indent_of(self, cell: int) -> int:
+        return self.cell_indent[cell] if cell < len(self.cell_indent) else 0
 
     def locate(self, line: int) -> tuple[int, int]:
         """Joined-source line -> (cell index, 1-based line within that cell)."""
@@ -101,6 +107,23 @@ def mask_ipython(cell_lines: list[str]) -> list[str]:
     return masked
 
 
+_LEADING_INDENT = re.compile(r"^[ \t]+")
+
+
+def strip_leading_indent(cell_lines: list[str]) -> tuple[list[str], int]:
+    """IPython's ``leading_indent``: when the cell's first line is indented, that same
+    whitespace is removed from every line that starts with it. Returns the lines and how
+    many characters were removed."""
+    if not cell_lines:
+        return cell_lines, 0
+    found = _LEADING_INDENT.match(cell_lines[0])
+    if found is None:
+        return cell_lines, 0
+    prefix = found.group(0)
+    stripped = [line[len(prefix) :] if line.startswith(prefix) else line for line in cell_lines]
+    return stripped, len(prefix)
+
+
 def _parses(text: str) -> SyntaxError | None:
     try:
         ast.parse(text)
@@ -118,6 +141,7 @@ def join_cells(
     pieces: list[str] = []
     first_lines: list[int] = []
     counts: list[int] = []
+    indents: list[int] = []
     errors: list[CellSyntaxError] = []
     next_line = 1
     for index, cell in enumerate(cells):
@@ -128,7 +152,15 @@ def join_cells(
             error = None
         else:
             error = _parses("\n".join(lines))
+        indent = 0
         if error is not None:
+            dedented, removed = strip_leading_indent(lines)
+            if removed and _parses("\n".join(dedented)) is None:
+                lines, indent, error = dedented, removed, None
+        if error is not None:
+            dedented, removed = strip_leading_indent(lines)
+            if removed:
+                lines, indent = dedented, removed
             lines = mask_ipython(lines)
             masked_error = _parses("\n".join(lines))
             if masked_error is not None:
@@ -138,7 +170,7 @@ def join_cells(
                     CellSyntaxError(
                         cell=index,
                         line=max(masked_error.lineno or 1, 1),
-                        column=max(masked_error.offset or 1, 1),
+                        column=max(masked_error.offset or 1, 1) + indent,
                         message=(
                             masked_error.msg if hasattr(masked_error, "msg") else str(masked_error)
                         ),
@@ -147,7 +179,8 @@ def join_cells(
                 lines = [""] * len(lines)
         first_lines.append(next_line)
         counts.append(len(lines))
+        indents.append(indent)
         pieces.extend(lines)
         next_line += len(lines)
     source = "\n".join(pieces) + ("\n" if pieces else "")
-    return JoinedCells(source, tuple(first_lines), tuple(counts), tuple(errors))
+    return JoinedCells(source, tuple(first_lines), tuple(counts), tuple(errors), tuple(indents))
