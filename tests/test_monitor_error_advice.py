@@ -357,13 +357,18 @@ for epoch in range(2):
 
 def test_batched_dataset_thrown_away_in_an_earlier_cell(kernel: KernelSession) -> None:
     run(kernel, DENSE_MODEL)
-    run(kernel, "pipeline = tf.data.Dataset.from_tensor_slices((x, y))\npipeline.batch(16)")
+    run(
+        kernel,
+        "pipeline = tf.data.Dataset.from_tensor_slices((x, y))\n"
+        "pipeline.shuffle(64)\n"
+        "pipeline.batch(16)",
+    )
     cell = DENSE_MODEL + "model.fit(pipeline, epochs=1, verbose=0)\n"
     error = failing(kernel, cell)
     assert error["course"]["section"] == "tf-data"
     text = error["explanation"]
-    assert "`pipeline.batch(16)` made a new, batched dataset and threw it away" in text
+    assert "`pipeline.shuffle(64).batch(16)` made a new, batched dataset and threw it away" in text
     keep = next(s for s in spans(text) if s.startswith("pipeline = "))
-    assert keep == "pipeline = pipeline.batch(16)"
+    assert keep == "pipeline = pipeline.shuffle(64).batch(16)"
     run(kernel, keep)
     assert checked_report(run(kernel, cell))["error"] is None

@@ -350,7 +350,8 @@ def _unbatched_dataset(
         return (
             f"{code(source)} yields single examples, not batches{given}: "
             f"{code(discarded)} made a new, batched dataset and threw it away (dataset "
-            f"methods never change the dataset they are called on). Keep the result: "
+            f"methods never change the dataset they are called on, they return a new one). "
+            f"Keep the result: "
             f"{code(f'{source} = {discarded}')}, then run {code(frame.segment(call) or '')} "
             "again.",
             "tf-data",
@@ -377,17 +378,29 @@ def _discarded_batch(name: str, context: ErrorContext) -> str | None:
             tree = ast.parse(cell)
         except SyntaxError:
             continue
+        # Every dataset method the cell called on ``name`` and threw away, in order
+        # (`ds.shuffle(64)` then `ds.batch(16)`): the learner meant them chained.
+        thrown: list[str] = []
         for node in tree.body:
             if (
                 isinstance(node, ast.Expr)
                 and isinstance(node.value, ast.Call)
                 and isinstance(node.value.func, ast.Attribute)
-                and node.value.func.attr == "batch"
+                and node.value.func.attr in _DATASET_METHODS
                 and isinstance(node.value.func.value, ast.Name)
                 and node.value.func.value.id == name
             ):
-                return ast.get_source_segment(cell, node.value)
+                call = ast.get_source_segment(cell, node.value)
+                if call is not None:
+                    thrown.append(call[len(name) :])  # ".shuffle(64)"
+        if any(part.startswith(".batch(") for part in thrown):
+            return name + "".join(thrown)
     return None
+
+
+_DATASET_METHODS = frozenset(
+    {"batch", "shuffle", "map", "prefetch", "cache", "repeat", "filter", "padded_batch"}
+)
 
 
 def _generic(axis: str, shapes: str, context: ErrorContext) -> tuple[str, str]:
