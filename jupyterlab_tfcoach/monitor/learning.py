@@ -218,6 +218,18 @@ class LearningWatcher:
         return entries
 
 
+def _entry(path: str, after: str, text: str) -> dict[str, Any]:
+    """One ``stopped_learning`` entry: ``after`` is "no gradient" or "not applied"."""
+    return {
+        "name": path,
+        "change": "stopped_learning",
+        "before": "trainable",
+        "after": after,
+        "text": text,
+        "course": course_link(SECTION),
+    }
+
+
 def _no_gradient_entry(
     label: str, found: tuple[str, Any] | None, replaced: str | None, optimizer: str
 ) -> dict[str, Any]:
@@ -253,14 +265,7 @@ def _no_gradient_entry(
             f"or through NumPy, which cuts the graph. Use it inside `with tf.GradientTape()` "
             f"when computing the loss, or remove it if it is not needed."
         )
-    return {
-        "name": path,
-        "change": "stopped_learning",
-        "before": "trainable",
-        "after": "no gradient",
-        "text": text,
-        "course": course_link(SECTION),
-    }
+    return _entry(path, "no gradient", text)
 
 
 def _never_applied_entry(path: str, holder: str, optimizer: str) -> dict[str, Any]:
@@ -271,14 +276,7 @@ def _never_applied_entry(path: str, holder: str, optimizer: str) -> dict[str, An
         f"{holder}.trainable_variables`, `grads = tape.gradient(loss, variables)`, "
         f"`{optimizer}.apply_gradients(zip(grads, variables))`."
     )
-    return {
-        "name": path,
-        "change": "stopped_learning",
-        "before": "trainable",
-        "after": "not applied",
-        "text": text,
-        "course": course_link(SECTION),
-    }
+    return _entry(path, "not applied", text)
 
 
 def _gradient_not_applied_entry(path: str, optimizer: str) -> dict[str, Any]:
@@ -288,14 +286,7 @@ def _gradient_not_applied_entry(path: str, optimizer: str) -> dict[str, Any]:
         f"`{optimizer}.apply_gradients(zip(grads, variables))` with the same `variables` "
         f"list you gave to tape.gradient."
     )
-    return {
-        "name": path,
-        "change": "stopped_learning",
-        "before": "trainable",
-        "after": "not applied",
-        "text": text,
-        "course": course_link(SECTION),
-    }
+    return _entry(path, "not applied", text)
 
 
 def _untouched_variables(holder: Any, cell: CellTraining) -> tuple[bool, list[tuple[int, Any]]]:
