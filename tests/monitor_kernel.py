@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Iterator
 from typing import Any
 
 from tests.harness import REPO_ROOT, Execution, KernelSession, quiet_env
@@ -17,6 +18,27 @@ def start_kernel() -> KernelSession:
     # Until the project is installed in the venv (`pip install -e .`), the kernel
     # imports the package from the work tree.
     return KernelSession(env=quiet_env(PYTHONPATH=str(REPO_ROOT)))
+
+
+IMPORTS = "import numpy as np\nimport tensorflow as tf\nimport keras"
+
+
+def monitored_kernel(before_load: str = "", after_load: str = IMPORTS) -> Iterator[KernelSession]:
+    """A kernel with the monitor loaded, for a module-scoped fixture (``yield from``).
+
+    ``before_load`` runs first (TensorFlow imported before the monitor, as when the server
+    loads it into a running kernel), then ``%load_ext``, then ``after_load``.
+    """
+    session = start_kernel()
+    try:
+        if before_load:
+            run(session, before_load)
+        run(session, "%load_ext jupyterlab_tfcoach")
+        if after_load:
+            run(session, after_load)
+        yield session
+    finally:
+        session.shutdown()
 
 
 def execute(kernel: KernelSession, code: str, timeout: float = 180) -> Execution:

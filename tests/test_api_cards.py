@@ -13,8 +13,8 @@ from jupyterlab_tfcoach.course import api_cards as api_cards_module
 from jupyterlab_tfcoach.course import get_course
 from jupyterlab_tfcoach.course.api_cards import API_CARDS, ApiCard, api_card, methods_of
 
-# CONTRACT §4: hover on these names returns a card (methods as written on bound objects).
-CONTRACT_NAMES = {
+# docs/findings.md (hover cards): these names get a card (methods as written on bound objects).
+PROMISED_NAMES = {
     "tf.function": "tf.function",
     "tf.Variable": "tf.Variable",
     "tf.constant": "tf.constant",
@@ -33,15 +33,15 @@ CARDS = list(API_CARDS.values())
 
 
 def test_every_contract_name_has_a_card() -> None:
-    for written, canonical in CONTRACT_NAMES.items():
+    for written, canonical in PROMISED_NAMES.items():
         card = api_card(canonical)
         assert card is not None, written
         assert card.name == canonical
 
 
 def test_no_card_without_a_contract_name() -> None:
-    """A new card is a new promise: add it to CONTRACT §4 (and this list) too."""
-    assert set(API_CARDS) == set(CONTRACT_NAMES.values())
+    """A new card is a new promise: add it to this list too (docs/findings.md)."""
+    assert set(API_CARDS) == set(PROMISED_NAMES.values())
 
 
 @pytest.mark.parametrize("card", CARDS, ids=[c.name for c in CARDS])

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from tests.harness import KernelSession
-from tests.monitor_kernel import checked_report, run, start_kernel, value_of
+from tests.monitor_kernel import checked_report, monitored_kernel, run, value_of
 
 pytestmark = [pytest.mark.kernel, pytest.mark.timeout(300)]
 
@@ -27,13 +27,7 @@ keras.utils.set_random_seed(0)
 
 @pytest.fixture(scope="module")
 def kernel() -> Iterator[KernelSession]:
-    session = start_kernel()
-    try:
-        run(session, SETUP)
-        run(session, "%load_ext jupyterlab_tfcoach")
-        yield session
-    finally:
-        session.shutdown()
+    yield from monitored_kernel(before_load=SETUP, after_load="")
 
 
 def failing(kernel: KernelSession, code: str) -> dict[str, Any]:

@@ -9,20 +9,14 @@ from collections.abc import Iterator
 import pytest
 
 from tests.harness import KernelSession
-from tests.monitor_kernel import checked_report, run, run_quiet, start_kernel, value_of
+from tests.monitor_kernel import checked_report, monitored_kernel, run, run_quiet, value_of
 
 pytestmark = [pytest.mark.kernel, pytest.mark.timeout(300)]
 
 
 @pytest.fixture(scope="module")
 def kernel() -> Iterator[KernelSession]:
-    session = start_kernel()
-    try:
-        run(session, "%load_ext jupyterlab_tfcoach")
-        run(session, "import numpy as np\nimport tensorflow as tf\nimport keras")
-        yield session
-    finally:
-        session.shutdown()
+    yield from monitored_kernel()
 
 
 def _error(kernel: KernelSession, code: str) -> dict:

@@ -15,7 +15,7 @@ import pytest
 
 from jupyterlab_tfcoach.monitor import trace_effects as fx
 from tests.harness import KernelSession
-from tests.monitor_kernel import checked_report, run, start_kernel, trace_for, value_of
+from tests.monitor_kernel import checked_report, monitored_kernel, run, trace_for, value_of
 
 SETUP = """
 import numpy as np
@@ -30,13 +30,7 @@ targets = np.random.rand(64, 1).astype("float32")
 
 @pytest.fixture(scope="module")
 def kernel() -> Iterator[KernelSession]:
-    session = start_kernel()
-    try:
-        run(session, SETUP)
-        run(session, "%load_ext jupyterlab_tfcoach")
-        yield session
-    finally:
-        session.shutdown()
+    yield from monitored_kernel(before_load=SETUP, after_load="")
 
 
 def _report(kernel: KernelSession, code: str) -> dict:

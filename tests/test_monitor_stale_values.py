@@ -13,7 +13,7 @@ from collections.abc import Iterator
 import pytest
 
 from tests.harness import KernelSession
-from tests.monitor_kernel import run, run_quiet, start_kernel, trace_for, value_of
+from tests.monitor_kernel import monitored_kernel, run_quiet, trace_for, value_of
 
 pytestmark = [pytest.mark.kernel, pytest.mark.timeout(300)]
 
@@ -27,13 +27,7 @@ values = tf.constant([0.2, 0.7, 1.2, 1.6])
 
 @pytest.fixture(scope="module")
 def kernel() -> Iterator[KernelSession]:
-    session = start_kernel()
-    try:
-        run(session, SETUP)
-        run(session, "%load_ext jupyterlab_tfcoach")
-        yield session
-    finally:
-        session.shutdown()
+    yield from monitored_kernel(before_load=SETUP, after_load="")
 
 
 def _stale(report: dict) -> list[dict]:

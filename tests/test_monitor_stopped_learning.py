@@ -9,25 +9,26 @@ from collections.abc import Iterator
 import pytest
 
 from tests.harness import KernelSession
-from tests.monitor_kernel import changes_of, note_texts, run, run_quiet, start_kernel, value_of
+from tests.monitor_kernel import (
+    IMPORTS,
+    changes_of,
+    monitored_kernel,
+    note_texts,
+    run,
+    run_quiet,
+    value_of,
+)
 
 pytestmark = [pytest.mark.kernel, pytest.mark.timeout(300)]
 
 
 @pytest.fixture(scope="module")
 def kernel() -> Iterator[KernelSession]:
-    session = start_kernel()
-    try:
-        run(session, "%load_ext jupyterlab_tfcoach")
-        run(
-            session,
-            "import numpy as np\nimport tensorflow as tf\nimport keras\n"
-            "x = np.random.rand(64, 3).astype('float32')\n"
-            "y = np.random.rand(64, 1).astype('float32')",
-        )
-        yield session
-    finally:
-        session.shutdown()
+    yield from monitored_kernel(
+        after_load=f"{IMPORTS}\n"
+        "x = np.random.rand(64, 3).astype('float32')\n"
+        "y = np.random.rand(64, 1).astype('float32')"
+    )
 
 
 SCALED = """class ScaledDense(keras.layers.Layer):

@@ -1,4 +1,4 @@
-"""The REST routes of CONTRACT §6 through a real jupyter_server (pytest-jupyter).
+"""The REST routes of docs/findings.md through a real jupyter_server (pytest-jupyter).
 
 pytest-jupyter's default ``jp_base_url`` is ``/a%40b/``, so every request here
 already goes through a non-root base URL.

@@ -72,7 +72,7 @@ class Finding:
         return replace(self, **changes)
 
     def to_json(self, course_ref: dict[str, str]) -> dict[str, Any]:
-        """The CLI/HTTP JSON object of CONTRACT §3; ``course_ref`` comes from
+        """The CLI/HTTP JSON object of docs/findings.md; ``course_ref`` comes from
         ``jupyterlab_tfcoach.course.course_ref(section_id, base_url)``."""
         return {
             "path": self.path,

@@ -132,7 +132,7 @@ class Course:
         return f"{base_url.rstrip('/')}/{section.module_id}#{section.id}"
 
     def ref(self, section_id: str, base_url: str | None = None) -> dict[str, str]:
-        """The ``course`` object of findings and reports (CONTRACT §3, §5)."""
+        """The ``course`` object of findings and reports (docs/findings.md, docs/report.md)."""
         section = self.section(section_id)
         return {
             "module": section.module_id,

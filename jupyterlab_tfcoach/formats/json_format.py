@@ -1,4 +1,4 @@
-"""``--format json``: one JSON array of the finding objects of CONTRACT §3."""
+"""``--format json``: one JSON array of the finding objects of docs/findings.md."""
 
 from __future__ import annotations
 

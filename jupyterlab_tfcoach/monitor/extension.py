@@ -238,14 +238,17 @@ class Monitor:
             )
             entries.extend(from_source)
             explained |= tensor_ids
-        if self.learning is not None:
+        with_gradient = self.gradients.take_sources_with_gradient() if self.gradients else set()
+        training = self.learning.take() if self.learning is not None else None
+        if self.learning is not None and training is not None and training.calls:
+            # Only after a cell in which an optimizer ran: no cost on every other cell.
             entries.extend(
                 self.learning.entries(
-                    self.learning.take(),
+                    training,
                     namespace,
                     self.variables.holders(namespace, self._hidden()),
                     explained,
-                    self.gradients.take_sources_with_gradient() if self.gradients else set(),
+                    with_gradient,
                     cell_failed,
                     self.variables.trainable_count,
                 )

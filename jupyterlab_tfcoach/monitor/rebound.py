@@ -297,6 +297,8 @@ class ReboundReporter:
                 if path in reported or self._reported_plain.get(path) == id(current):
                     continue
                 reported.add(path)
+                if len(self._reported_plain) >= MAX_ATTRIBUTES_REMEMBERED:
+                    self._reported_plain.clear()
                 self._reported_plain[path] = id(current)
                 tensor_ids.add(id(current))
                 text = attribute_rebound_text(

@@ -1,4 +1,4 @@
-"""REST routes of CONTRACT §6, all under the server's ``base_url``, all authenticated.
+"""REST routes of docs/findings.md, all under the server's ``base_url``, all authenticated.
 
 - ``GET  tfcoach/api/kernels/{kernel_id}/reports`` -> ``{"reports": [...]}`` (oldest first)
 - ``POST tfcoach/api/analyze`` ``{"source": str}`` | ``{"cells": [str, ...]}``

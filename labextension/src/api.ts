@@ -1,5 +1,5 @@
 /**
- * The server side of the coach: REST routes (CONTRACT §6), the jupyter_events
+ * The server side of the coach: REST routes (docs/findings.md), the jupyter_events
  * bus and the kernels' own `tfcoach_report` iopub messages.
  */
 import { URLExt } from '@jupyterlab/coreutils';

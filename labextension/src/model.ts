@@ -84,7 +84,7 @@ export interface IFixEdit {
   new_text: string;
 }
 
-/** A static finding (CLI JSON, CONTRACT §3). */
+/** A static finding (CLI JSON, docs/findings.md). */
 export interface IFinding {
   path?: string | null;
   code: string;
