@@ -3,16 +3,19 @@
 A Finding counts 1-based lines and 1-based *code point* columns (``end_column``
 one past the last character); LSP counts 0-based lines and columns in the
 negotiated position encoding (UTF-16 unless the client offered another).
+A finding's related locations become the Diagnostic's ``relatedInformation``,
+in the finding's own document or, for a notebook, in the cell they are in.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 from lsprotocol import types
 from pygls.workspace import PositionCodec
 
-from jupyterlab_tfcoach.analysis.findings import Edit, Finding, Fix, Severity
+from jupyterlab_tfcoach.analysis.findings import Edit, Finding, Fix, RelatedLocation, Severity
 from lsp_server.course_links import CourseLinks
 
 SOURCE = "tfcoach"
@@ -48,10 +51,68 @@ def to_range(
     )
 
 
+@dataclass(frozen=True)
+class DocumentPart:
+    """A document (or one notebook code cell) related locations can point into."""
+
+    uri: str
+    lines: Sequence[str]
+
+
+def _related_part(
+    finding: Finding,
+    related: RelatedLocation,
+    here: DocumentPart | None,
+    cells: Sequence[DocumentPart] | None,
+) -> DocumentPart | None:
+    """The document a related location is in: the finding's own one, or, in a notebook,
+    the code cell with its index (``cells`` in the order the analysis numbered them)."""
+    if related.cell is None or related.cell == finding.cell:
+        return here
+    if cells is not None and 0 <= related.cell < len(cells):
+        return cells[related.cell]
+    return None
+
+
+def to_related_information(
+    finding: Finding,
+    codec: PositionCodec,
+    here: DocumentPart | None,
+    cells: Sequence[DocumentPart] | None = None,
+) -> list[types.DiagnosticRelatedInformation] | None:
+    """LSP ``relatedInformation`` for a finding's related locations; those whose document
+    is unknown (no ``here``, or a cell not in ``cells``) are left out."""
+    information = []
+    for related in finding.related:
+        part = _related_part(finding, related, here, cells)
+        if part is None:
+            continue
+        location = types.Location(
+            uri=part.uri,
+            range=types.Range(
+                start=to_position(part.lines, related.line, related.column, codec),
+                end=to_position(part.lines, related.end_line, related.end_column, codec),
+            ),
+        )
+        information.append(
+            types.DiagnosticRelatedInformation(location=location, message=related.message)
+        )
+    return information or None
+
+
 def to_diagnostic(
-    finding: Finding, lines: Sequence[str], codec: PositionCodec, links: CourseLinks
+    finding: Finding,
+    lines: Sequence[str],
+    codec: PositionCodec,
+    links: CourseLinks,
+    uri: str | None = None,
+    cells: Sequence[DocumentPart] | None = None,
 ) -> types.Diagnostic:
+    """``uri``: the document the diagnostic is published for (needed for related
+    information); ``cells``: a notebook's code cells, so related locations in other
+    cells point at the right cell document."""
     href = links.url(finding.section_id)
+    here = DocumentPart(uri, lines) if uri is not None else None
     return types.Diagnostic(
         range=to_range(lines, finding, codec),
         message=finding.message,
@@ -59,14 +120,20 @@ def to_diagnostic(
         code=finding.code,
         code_description=types.CodeDescription(href=href) if href else None,
         source=SOURCE,
+        related_information=to_related_information(finding, codec, here, cells),
         data={"name": finding.name, "section": finding.section_id},
     )
 
 
 def to_diagnostics(
-    findings: Iterable[Finding], lines: Sequence[str], codec: PositionCodec, links: CourseLinks
+    findings: Iterable[Finding],
+    lines: Sequence[str],
+    codec: PositionCodec,
+    links: CourseLinks,
+    uri: str | None = None,
+    cells: Sequence[DocumentPart] | None = None,
 ) -> list[types.Diagnostic]:
-    return [to_diagnostic(f, lines, codec, links) for f in findings]
+    return [to_diagnostic(f, lines, codec, links, uri, cells) for f in findings]
 
 
 def to_text_edits(fix: Fix, lines: Sequence[str], codec: PositionCodec) -> list[types.TextEdit]:

@@ -17,7 +17,7 @@ from jupyterlab_tfcoach.analysis.findings import Finding
 from lsp_server.course_links import CourseLinks
 from lsp_server.documents import Snapshot
 from lsp_server.notebooks import analyze_notebook
-from lsp_server.protocol import to_diagnostics
+from lsp_server.protocol import DocumentPart, to_diagnostics
 
 log = logging.getLogger(__name__)
 
@@ -77,13 +77,17 @@ class Analyzer:
         path = str(snap.path) if snap.path else None
         by_uri, broken = self._findings(snap, config, path)
         parts: dict[str, PartResult] = {}
-        for part in snap.parts:
-            lines = tuple(part.lines)
+        # Every part's document, in the order the analysis numbers notebook cells: a
+        # finding's related locations may point into another cell.
+        documents = [DocumentPart(part.uri, tuple(part.lines)) for part in snap.parts]
+        cells = documents if snap.is_notebook else None
+        for part, document in zip(snap.parts, documents, strict=True):
+            lines = tuple(document.lines)
             if part.uri in broken:
                 findings = keep_untouched(self._last_good.get(part.uri), lines)
             else:
                 findings = tuple(by_uri.get(part.uri, ()))
-            diagnostics = tuple(to_diagnostics(findings, lines, codec, links))
+            diagnostics = tuple(to_diagnostics(findings, lines, codec, links, part.uri, cells))
             result = PartResult(part.uri, lines, findings, diagnostics)
             parts[part.uri] = result
             if part.uri not in broken:

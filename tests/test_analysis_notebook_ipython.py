@@ -94,3 +94,46 @@ def test_an_indented_cell_parses_and_positions_stay_the_cells() -> None:
     assert (error.line, error.column, error.message) == (2, 9, "'(' was never closed")
     [error] = check_cells(["    x = 1\n    y = 1 +* 2\n"]).syntax_errors
     assert (error.line, error.column) == (2, 12)  # the `*`, counted in the cell as written
+
+
+def test_the_statement_after_a_timing_line_magic_is_analysed() -> None:
+    setup = (
+        "import tensorflow as tf\nw = tf.Variable(1.0)\n"
+        "@tf.function\ndef step(x, n):\n    return x * n\n"
+    )
+    cells = [
+        setup,
+        "%time w = w - 0.1",
+        "for n in range(3):\n    %timeit -n 1 -r1 step(tf.constant(1.0), n)",
+        "%prun -l 5 -q v = tf.Variable(2.0)\nv = v * 2",
+    ]
+    for cell in cells[1:]:
+        assert _ipython_accepts(cell), cell
+    result = check_cells(cells)
+    assert result.syntax_errors == ()
+    found = [(f.code, f.cell, f.line, f.column) for f in result.findings]
+    assert found == [
+        ("TFC001", 1, 1, 7),  # `w = w - 0.1`, at its own column after `%time `
+        ("TFC005", 2, 2, 45),  # the `n` of `step(..., n)`, a number from the loop
+        ("TFC001", 3, 2, 1),  # `v` was bound by the statement under %prun
+    ]
+    first = result.findings[0]
+    assert cells[1][first.column - 1 : first.end_column - 1] == "w = w - 0.1"
+    assert cells[2].split("\n")[1][44] == "n"
+    assert first.fix is not None
+    [edit] = first.fix.edits
+    assert (edit.line, edit.column, edit.new_text) == (1, 7, "w.assign_sub(0.1)")
+
+
+def test_timing_magics_that_are_not_one_simple_statement_are_set_aside() -> None:
+    cells = [
+        "import tensorflow as tf\nw = tf.Variable(1.0)",
+        "%time for i in range(3): w = w - 0.1",  # IPython runs it; we do not look inside
+        "%timeit",
+        "%time",
+        "%time w = \\\n  w - 0.1",
+        "w.assign_sub(0.1)\n%time w.assign_sub(0.1)",
+    ]
+    result = check_cells(cells)
+    assert result.syntax_errors == ()
+    assert result.findings == []

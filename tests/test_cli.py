@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
 
+import nbformat
 import pytest
 
 from jupyterlab_tfcoach.analysis import RULES, load_config
@@ -35,6 +36,7 @@ FINDING_KEYS = {
     "cell",
     "course",
     "fix",
+    "related",
 }
 SEVERITIES = {"error", "warning", "information", "hint"}
 EXPECT_MARKER = re.compile(r"#\s*expect:\s*(?P<codes>TFC\d{3}(?:\s*,\s*TFC\d{3})*)")
@@ -202,6 +204,89 @@ def test_json_clean_is_an_empty_array() -> None:
 def test_absolute_paths_stay_absolute() -> None:
     _, findings, _ = check_json(str(DATA / "pitfalls.py"))
     assert {f["path"] for f in findings} == {str(DATA / "pitfalls.py")}
+
+
+# A tf.function called with three Python values at three call sites: one TFC005 finding at
+# the first call, the two others as related locations.
+RETRACING_SOURCE = """\
+import tensorflow as tf
+
+
+@tf.function
+def scale(x, factor):
+    return x * factor
+
+
+scale(x, 1)
+scale(x, 2)
+scale(x, 5)
+"""
+RETRACING_CELLS = [
+    "import tensorflow as tf\n\n@tf.function\ndef scale(x, factor):\n    return x * factor\n",
+    "scale(x, 1)\n",
+    "y = 0\nscale(x, 2)\n",
+]
+RELATED_KEYS = {"line", "column", "end_line", "end_column", "cell", "message"}
+
+
+def _retracing_project(root: Path) -> None:
+    (root / "retrace.py").write_text(RETRACING_SOURCE, encoding="utf-8")
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells = [nbformat.v4.new_code_cell(source) for source in RETRACING_CELLS]
+    nbformat.write(notebook, str(root / "retrace.ipynb"))
+
+
+def test_json_related_locations(tmp_path: Path) -> None:
+    _retracing_project(tmp_path)
+    code, findings, stderr = check_json("retrace.py", "retrace.ipynb", cwd=tmp_path)
+    assert code == 1, stderr
+    in_file, in_notebook = findings
+    assert (in_file["path"], in_file["code"], in_file["line"], in_file["column"]) == (
+        "retrace.py",
+        "TFC005",
+        9,
+        10,
+    )
+    assert "3 different Python values for `factor` (1, 2, 5)" in in_file["message"]
+    assert in_file["related"] == [
+        {
+            "line": 10,
+            "column": 10,
+            "end_line": 10,
+            "end_column": 11,
+            "cell": None,
+            "message": "also called with `factor` = 2",
+        },
+        {
+            "line": 11,
+            "column": 10,
+            "end_line": 11,
+            "end_column": 11,
+            "cell": None,
+            "message": "also called with `factor` = 5",
+        },
+    ]
+    # In a notebook each related location names its own cell and counts lines within it.
+    assert (in_notebook["cell"], in_notebook["line"], in_notebook["column"]) == (1, 1, 10)
+    [related] = in_notebook["related"]
+    assert set(related) == RELATED_KEYS
+    assert (related["cell"], related["line"], related["column"]) == (2, 2, 10)
+    # A finding without related locations still carries the key, as an empty list.
+    _, pitfalls, _ = check_json(f"{DATA_ARG}/pitfalls.py")
+    assert all(finding["related"] == [] for finding in pitfalls)
+
+
+def test_text_lists_related_locations_under_their_finding(tmp_path: Path) -> None:
+    _retracing_project(tmp_path)
+    completed = run_tfcoach("check", "retrace.py", "retrace.ipynb", cwd=tmp_path)
+    assert completed.returncode == 1, completed.stderr
+    lines = completed.stdout.splitlines()
+    first = lines.index(next(line for line in lines if line.startswith("retrace.py:9:10: TFC005")))
+    assert lines[first + 2 : first + 4] == [
+        "    also retrace.py:10:10: also called with `factor` = 2",
+        "    also retrace.py:11:10: also called with `factor` = 5",
+    ]
+    assert "    also retrace.ipynb:cell 2:2:10: also called with `factor` = 2" in lines
 
 
 # ---------------------------------------------------------------------------
@@ -501,6 +586,7 @@ _RESULT = _strict(
         "level": {"enum": SARIF_LEVELS},
         "message": _MESSAGE,
         "locations": {"type": "array", "items": _LOCATION},
+        "relatedLocations": {"type": "array", "items": _LOCATION},
         "fixes": {"type": "array", "items": _FIX},
         "properties": _PROPERTY_BAG,
     },
@@ -625,6 +711,43 @@ def test_sarif_is_valid_and_complete() -> None:
                 edit["new_text"] for edit in finding["fix"]["edits"]
             ]
     assert any("fixes" in result for result in run["results"])
+
+
+def test_sarif_related_locations(tmp_path: Path) -> None:
+    jsonschema = pytest.importorskip("jsonschema")
+    _retracing_project(tmp_path)
+    code, log = _sarif("retrace.py", "retrace.ipynb", cwd=tmp_path)
+    assert code == 1
+    jsonschema.Draft7Validator(SARIF_SUBSET_SCHEMA).validate(log)
+    in_file, in_notebook = log["runs"][0]["results"]
+    artifact = {"uri": "retrace.py", "uriBaseId": "%SRCROOT%"}
+    assert in_file["relatedLocations"] == [
+        {
+            "id": 1,
+            "physicalLocation": {
+                "artifactLocation": artifact,
+                "region": {"startLine": 10, "startColumn": 10, "endLine": 10, "endColumn": 11},
+            },
+            "message": {"text": "also called with `factor` = 2"},
+            "properties": {"cell": None},
+        },
+        {
+            "id": 2,
+            "physicalLocation": {
+                "artifactLocation": artifact,
+                "region": {"startLine": 11, "startColumn": 10, "endLine": 11, "endColumn": 11},
+            },
+            "message": {"text": "also called with `factor` = 5"},
+            "properties": {"cell": None},
+        },
+    ]
+    [related] = in_notebook["relatedLocations"]
+    assert related["physicalLocation"]["artifactLocation"]["uri"] == "retrace.ipynb"
+    assert related["physicalLocation"]["region"]["startLine"] == 2
+    assert related["properties"] == {"cell": 2}
+    # No related locations: no empty member.
+    _, pitfalls = _sarif(f"{DATA_ARG}/pitfalls.py")
+    assert all("relatedLocations" not in result for result in pitfalls["runs"][0]["results"])
 
 
 def test_sarif_reports_input_errors_as_notifications() -> None:

@@ -204,3 +204,89 @@ async def test_pull_client_gets_reports_and_no_pushes(pull_client: LanguageClien
     assert "TFC001" not in codes(changed.items)
     await asyncio.sleep(0.5)
     assert pull_client.published == []  # type: ignore[attr-defined]
+
+
+# TFC005 reports a tf.function called with several Python values once, at the first call
+# site; the other call sites travel as the diagnostic's relatedInformation.
+RETRACE = (
+    "import tensorflow as tf\n"
+    "\n"
+    "@tf.function\n"
+    "def scale(x, factor):\n"
+    "    return x * factor\n"
+    "\n"
+    "scale(x, 1)\n"
+    "note = '🚀'; scale(x, 2)\n"
+)
+
+
+async def test_related_call_sites_become_related_information(client: LanguageClient) -> None:
+    uri = (DATA / "retrace.py").as_uri()
+    open_text(client, uri, RETRACE)
+    published = await wait_published(client, uri)
+    [diagnostic] = [d for d in published.diagnostics if d.code == "TFC005"]
+    assert (diagnostic.range.start.line, diagnostic.range.start.character) == (6, 9)
+    [related] = diagnostic.related_information
+    assert related.location.uri == uri
+    assert related.message == "also called with `factor` = 2"
+    line = RETRACE.split("\n")[7]
+    column = utf16_column(line, line.index("2)"))  # the emoji is two UTF-16 units
+    assert column == line.index("2)") + 1
+    assert related.location.range == types.Range(
+        start=types.Position(line=7, character=column),
+        end=types.Position(line=7, character=column + 1),
+    )
+    close_text(client, uri)
+    await wait_published(client, uri)
+
+
+async def test_related_information_in_another_notebook_cell(client: LanguageClient) -> None:
+    notebook = (DATA / "retrace.ipynb").as_uri()
+    sources = [
+        "import tensorflow as tf\n@tf.function\ndef scale(x, factor):\n    return x * factor\n",
+        "scale(x, 1)\n",
+        "y = '🚀'\ny = scale(x, 2)\n",
+    ]
+    cells = [f"vscode-notebook-cell:{(DATA / 'retrace.ipynb').as_posix()}#c{n}" for n in range(3)]
+    client.notebook_document_did_open(
+        types.DidOpenNotebookDocumentParams(
+            notebook_document=types.NotebookDocument(
+                uri=notebook,
+                notebook_type="jupyter-notebook",
+                version=1,
+                cells=[
+                    types.NotebookCell(kind=types.NotebookCellKind.Code, document=cell)
+                    for cell in cells
+                ],
+            ),
+            cell_text_documents=[
+                types.TextDocumentItem(uri=cell, language_id="python", version=1, text=source)
+                for cell, source in zip(cells, sources, strict=True)
+            ],
+        )
+    )
+    published = await wait_published(client, cells[1])
+    [diagnostic] = published.diagnostics
+    assert diagnostic.code == "TFC005"
+    assert (diagnostic.range.start.line, diagnostic.range.start.character) == (0, 9)
+    [related] = diagnostic.related_information
+    # The call in the third cell points at that cell's document, lines counted within it.
+    assert related.location.uri == cells[2]
+    assert related.location.range.start == types.Position(line=1, character=13)
+    assert related.message == "also called with `factor` = 2"
+    client.notebook_document_did_close(
+        types.DidCloseNotebookDocumentParams(
+            notebook_document=types.NotebookDocumentIdentifier(uri=notebook),
+            cell_text_documents=[types.TextDocumentIdentifier(uri=cell) for cell in cells],
+        )
+    )
+
+
+async def test_diagnostics_without_related_locations_have_none(client: LanguageClient) -> None:
+    uri = (DATA / "no_related.py").as_uri()
+    open_text(client, uri, TRAIN)
+    published = await wait_published(client, uri)
+    assert {"TFC001", "TFC002"} <= set(codes(published.diagnostics))
+    assert all(d.related_information is None for d in published.diagnostics)
+    close_text(client, uri)
+    await wait_published(client, uri)

@@ -31,7 +31,7 @@ UNROLLED_LOOP = """
 
 @tf.function
 def unrolled(x):
-    for _ in range(3):
+    for _ in range(100):
         x = x + 1
     return x
 """

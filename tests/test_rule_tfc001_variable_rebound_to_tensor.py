@@ -1,6 +1,9 @@
 from __future__ import annotations
 
+import textwrap
+
 from jupyterlab_tfcoach.analysis.testing import check, check_cells, fixed, span
+from tests.tf_runner import run_tensorflow
 
 CODE = "TFC001"
 
@@ -167,3 +170,85 @@ def test_local_alias_of_a_layer_weight_is_silent_but_augmented_assignment_is_not
         """
     [finding] = check(source, CODE)
     assert span(finding) == (18, 9, 18, 15)
+
+
+DICT_OF_VARIABLES = """\
+    import tensorflow as tf
+
+    params = {"w": tf.Variable([[1.0], [2.0]]), "b": tf.Variable(0.5)}
+    grads = {"w": tf.ones([2, 1]), "b": tf.constant(1.0)}
+    lr = 0.1
+    params["w"] = params["w"] - lr * grads["w"]
+    for name in params:
+        params[name] = params[name] - lr * grads[name]
+    """
+
+
+def test_variables_kept_in_a_dict_are_reported_per_entry():
+    findings = check(DICT_OF_VARIABLES, CODE)
+    assert [span(f) for f in findings] == [(6, 1, 6, 44), (8, 5, 8, 51)]
+    assert '`params["w"]` is a tf.Variable' in findings[0].message
+    assert "`params[name]` is a tf.Variable" in findings[1].message
+    fixed_once = fixed(DICT_OF_VARIABLES, findings[0])
+    assert fixed_once.splitlines()[5] == 'params["w"].assign_sub(lr * grads["w"])'
+    assert fixed(DICT_OF_VARIABLES, findings[1]).splitlines()[7] == (
+        "    params[name].assign_sub(lr * grads[name])"
+    )
+
+
+def test_variables_kept_in_a_list_literal_or_comprehension():
+    source = """\
+        import tensorflow as tf
+
+        ws = [tf.Variable(tf.zeros([3])) for _ in range(2)]
+        layers = [tf.Variable(1.0), tf.Variable(2.0)]
+        ws[0] = ws[0] - 0.1 * tf.ones([3])
+        layers[1] -= 0.5
+        layers[-1] = 2 * layers[-1]
+        """
+    findings = check(source, CODE)
+    assert [f.line for f in findings] == [5, 6, 7]
+    assert fixed(source, findings[0]).splitlines()[4] == "ws[0].assign_sub(0.1 * tf.ones([3]))"
+    assert fixed(source, findings[1]).splitlines()[5] == "layers[1].assign_sub(0.5)"
+    assert fixed(source, findings[2]).splitlines()[6] == "layers[-1].assign(2 * layers[-1])"
+
+
+def test_containers_of_tensors_or_of_unknown_values_are_silent():
+    source = """\
+        import tensorflow as tf
+
+        state = {"h": tf.zeros([2]), "c": tf.zeros([2])}
+        state["h"] = state["h"] * 0.9           # tensors: rebinding is how you update them
+        mixed = {"w": tf.Variable(1.0), "scale": tf.constant(2.0)}
+        mixed["scale"] = mixed["scale"] * 2     # that entry is a tensor
+        filled = {}
+        filled["w"] = tf.Variable(1.0)
+        filled["w"] = filled["w"] - 0.1         # filled later: not followed, so not claimed
+        params = {"w": tf.Variable(1.0)}
+        params["w"].assign_sub(0.1)             # the corrected form
+        grads = [tf.ones([2])]
+        grads[0] = grads[0] * 0.5
+        """
+    assert check(source, CODE) == []
+
+
+def test_fixed_dict_update_keeps_training_the_variables():
+    """The offered fixes, applied and run: the dict still holds variables that moved."""
+    findings = check(DICT_OF_VARIABLES, CODE)
+    repaired = DICT_OF_VARIABLES
+    for finding in reversed(findings):  # bottom-up: earlier positions stay valid
+        repaired = fixed(repaired, finding)
+    assert check(repaired, CODE) == []
+    probes = {
+        "w_is_variable": "isinstance(params['w'], tf.Variable)",
+        "b_is_variable": "isinstance(params['b'], tf.Variable)",
+        "w": "[round(v, 3) for v in params['w'].numpy().ravel().tolist()]",
+        "b": "round(float(params['b'].numpy()), 3)",
+    }
+    broken, repaired_run = run_tensorflow(textwrap.dedent(DICT_OF_VARIABLES), repaired, **probes)
+    assert broken.error is None and repaired_run.error is None
+    assert broken.probes["w_is_variable"] is False  # the pitfall: the dict now holds tensors
+    assert repaired_run.probes["w_is_variable"] is True
+    assert repaired_run.probes["b_is_variable"] is True
+    assert repaired_run.probes["w"] == [0.8, 1.8]  # two updates of 0.1 each
+    assert repaired_run.probes["b"] == 0.4

@@ -117,3 +117,199 @@ def test_print_in_an_eager_only_branch_is_silent():
         """
     [finding] = check(source, CODE)
     assert finding.line == 14
+
+
+# -- code the trace runs outside the tf.function's own body (issue 12) --------------------
+
+
+def test_nested_function_called_in_the_body_is_traced():
+    source = """\
+        import tensorflow as tf
+
+        @tf.function
+        def step(x):
+            def show(v):
+                print("value", v)
+            show(x)
+            return x
+        """
+    [finding] = check(source, CODE)
+    assert span(finding) == (6, 9, 6, 26)
+    assert finding.message.startswith(
+        "`show` is called from tf.function `step`, so `print(...)` in it runs only while tracing"
+    )
+    repaired = fixed(source, finding)
+    assert repaired.splitlines()[5] == '        tf.print("value", v)'
+    assert check(repaired, CODE) == []
+
+
+def test_nested_function_only_handed_to_py_function_is_silent():
+    # The twin of the case above: tf.py_function runs ``show`` eagerly on every call.
+    source = """\
+        import tensorflow as tf
+
+        @tf.function
+        def step(x):
+            def show(v):
+                print("value", v)
+                return v
+            return tf.py_function(show, [x], tf.float32)
+        """
+    assert check(source, CODE) == []
+
+
+def test_module_level_helper_is_reported_once_on_its_own_line():
+    source = """\
+        import tensorflow as tf
+
+        def report(x):
+            print("x is", x)
+
+        @tf.function
+        def step(x):
+            report(x)
+            report(x + 1)
+            return x
+
+        @tf.function
+        def other(x):
+            report(x)
+            return x
+
+        report(tf.constant(1.0))  # an eager call too: still traced from step
+        """
+    [finding] = check(source, CODE)
+    assert span(finding) == (4, 5, 4, 21)
+    assert finding.severity.value == "warning"
+    assert finding.message == (
+        "`report` is called from tf.function `step`, so `print(...)` in it runs only while "
+        "tracing; use tf.print to print on every call"
+    )
+    repaired = fixed(source, finding)
+    assert repaired.splitlines()[3] == '    tf.print("x is", x)'
+    assert check(repaired, CODE) == []
+
+
+def test_helpers_that_do_not_run_in_a_trace_are_silent():
+    source = """\
+        import tensorflow as tf
+
+        def eager_only(x):
+            print("eager", x)              # called only eagerly
+
+        def deeper(x):
+            print("two calls down", x)     # helper of a helper: not followed
+
+        def helper(x):
+            deeper(x)
+            return x
+
+        def debug(x):
+            print("debugging", x)          # called only under executing_eagerly()
+
+        @tf.function
+        def step(x):
+            if tf.executing_eagerly():
+                debug(x)
+            return helper(x)
+
+        eager_only(tf.constant(1.0))
+        """
+    assert check(source, CODE) == []
+
+
+def test_method_called_on_self_from_a_tf_function_method():
+    source = """\
+        import tensorflow as tf
+
+        class Trainer:
+            def log(self, loss):
+                print("loss", loss)
+
+            def summary(self):
+                print("never called from the trace")
+
+            @tf.function
+            def train_step(self, x):
+                loss = tf.reduce_sum(x)
+                self.log(loss)
+                return loss
+        """
+    [finding] = check(source, CODE)
+    assert finding.line == 5
+    assert "`log` is called from tf.function `train_step`" in finding.message
+
+
+def test_helper_in_an_earlier_notebook_cell():
+    cells = [
+        "import tensorflow as tf\n\ndef show(x):\n    print(x)",
+        "@tf.function\ndef f(x):\n    show(x)\n    return x",
+    ]
+    [finding] = check_cells(cells, CODE)
+    assert (finding.cell, *span(finding)) == (0, 4, 5, 4, 13)
+    assert "`show` is called from tf.function `f`" in finding.message
+
+
+# -- counting traces on purpose -----------------------------------------------------------
+
+
+def test_trace_counting_prints_are_information_with_a_fix():
+    source = """\
+        import tensorflow as tf
+
+        @tf.function
+        def step(x):
+            print("Tracing with", x)
+            print("Retracing!")
+            print(f"Traced with {x}")
+            print("tracing", x.shape)
+            return x
+        """
+    findings = check(source, CODE)
+    assert [f.line for f in findings] == [5, 6, 7, 8]
+    assert {f.severity.value for f in findings} == {"information"}
+    assert findings[0].message == (
+        "`print(...)` in tf.function `step` runs once per trace: fine for counting traces; "
+        "use tf.print to see values on every call"
+    )
+    assert [f.fix is not None for f in findings] == [True, True, False, True]
+    assert fixed(source, findings[0]).splitlines()[4] == '    tf.print("Tracing with", x)'
+
+
+def test_prints_that_do_not_count_traces_stay_warnings():
+    # The text must be the first argument and talk about tracing as a word.
+    source = """\
+        import tensorflow as tf
+
+        @tf.function
+        def step(x):
+            print(x, "tracing")
+            print("x is", x)
+            print("traceback of", x)
+            return x
+        """
+    findings = check(source, CODE)
+    assert [(f.line, f.severity.value) for f in findings] == [
+        (5, "warning"),
+        (6, "warning"),
+        (7, "warning"),
+    ]
+
+
+def test_trace_counting_print_in_a_helper_names_the_helper():
+    source = """\
+        import tensorflow as tf
+
+        def announce(x):
+            print("tracing step for", x.shape)
+
+        @tf.function
+        def step(x):
+            announce(x)
+            return x
+        """
+    [finding] = check(source, CODE)
+    assert finding.severity.value == "information"
+    assert finding.message.startswith(
+        "`announce` is called from tf.function `step`, so `print(...)` in it runs once per trace"
+    )

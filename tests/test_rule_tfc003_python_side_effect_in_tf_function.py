@@ -145,3 +145,186 @@ def test_storing_a_lazily_created_variable_is_silent():
         """
     [finding] = check(source, CODE)
     assert finding.line == 12
+
+
+# -- items of outer containers (issue 12) -------------------------------------------------
+
+
+def test_mutating_an_item_of_an_outer_container():
+    source = """\
+        import tensorflow as tf
+        history = {"loss": []}
+        logs = {}
+        stats = {"n": 0}
+
+        @tf.function
+        def step(x, k):
+            loss = tf.reduce_sum(x)
+            history["loss"].append(loss)
+            logs[k].append(x)
+            stats["n"] += 1
+            return loss
+        """
+    findings = check(source, CODE)
+    assert [span(f) for f in findings] == [(9, 5, 9, 33), (10, 5, 10, 22), (11, 5, 11, 20)]
+    assert findings[2].message == (
+        '`stats["n"] += 1` in tf.function `step` changes the Python dict `stats` only while tracing'
+    )
+    assert "dict `logs`" in findings[1].message
+    assert findings[0].message == (
+        '`history["loss"].append(loss)` in tf.function `step` changes the Python dict `history` '
+        "only while tracing"
+    )
+
+
+def test_item_of_a_self_attribute_container_but_not_of_a_parameter():
+    source = """\
+        import tensorflow as tf
+
+        class Trainer:
+            def __init__(self):
+                self.history = {"loss": []}
+
+            @tf.function
+            def step(self, x, logs):
+                self.history["loss"].append(x)
+                logs["loss"].append(x)      # a parameter: its type is not known here
+                return x
+        """
+    [finding] = check(source, CODE)
+    assert span(finding) == (9, 9, 9, 39)
+    assert "dict `self.history`" in finding.message
+
+
+def test_items_of_containers_made_in_the_function_and_tensor_arrays_are_silent():
+    source = """\
+        import tensorflow as tf
+
+        @tf.function
+        def step(xs):
+            history = {"loss": []}
+            stats = {"n": 0}
+            for x in xs:
+                history["loss"].append(tf.reduce_sum(x))
+                stats["n"] += 1
+            losses = tf.TensorArray(tf.float32, size=0, dynamic_size=True)
+            for i in tf.range(tf.shape(xs)[0]):
+                losses = losses.write(i, tf.reduce_sum(xs[i]))
+            return losses.stack(), history["loss"]
+        """
+    assert check(source, CODE) == []
+
+
+# -- helpers called from the trace --------------------------------------------------------
+
+
+def test_module_level_helper_mutating_outer_state():
+    source = """\
+        import tensorflow as tf
+        seen = []
+        calls = 0
+
+        def remember(x):
+            global calls
+            calls += 1
+            seen.append(x)
+
+        @tf.function
+        def step(x):
+            remember(x)
+            return x
+
+        remember(tf.constant(0.0))
+        """
+    findings = check(source, CODE)
+    assert [span(f) for f in findings] == [(7, 5, 7, 15), (8, 5, 8, 19)]
+    assert findings[0].message == (
+        "`remember` is called from tf.function `step`, so `calls += 1` in it changes the "
+        "Python global `calls` only while tracing, not on every call"
+    )
+    assert "`remember` is called from tf.function `step`" in findings[1].message
+
+
+def test_helper_mutating_its_own_or_the_tf_functions_locals_is_silent():
+    source = """\
+        import tensorflow as tf
+        seen = []
+
+        def summarize(xs):
+            parts = []
+            parts.append(tf.reduce_sum(xs))   # the helper's own list
+            return parts
+
+        def only_eager(x):
+            seen.append(x)                    # never called from the trace
+
+        @tf.function
+        def step(x):
+            total = 0
+            collected = []
+
+            def add(v):
+                nonlocal total
+                total = total + 1             # the tf.function's own local
+                collected.append(v)           # likewise
+            add(x)
+            return summarize(x), collected
+
+        only_eager(1)
+        """
+    assert check(source, CODE) == []
+
+
+def test_nested_helper_mutating_module_state_is_reported():
+    source = """\
+        import tensorflow as tf
+        seen = []
+
+        @tf.function
+        def step(x):
+            def add(v):
+                seen.append(v)
+            add(x)
+            return x
+        """
+    [finding] = check(source, CODE)
+    assert span(finding) == (7, 9, 7, 23)
+    assert "`add` is called from tf.function `step`" in finding.message
+
+
+def test_method_helper_incrementing_a_python_counter():
+    source = """\
+        import tensorflow as tf
+
+        class Trainer:
+            def __init__(self):
+                self.steps = 0
+                self.step_var = tf.Variable(0)
+
+            def count(self):
+                self.steps += 1
+
+            def count_var(self):
+                self.step_var.assign_add(1)
+
+            @tf.function
+            def train_step(self, x):
+                self.count()
+                self.count_var()
+                return x
+        """
+    [finding] = check(source, CODE)
+    assert span(finding) == (9, 9, 9, 24)
+    assert finding.message == (
+        "`self.steps` is a Python number; `count` is called from tf.function `train_step`, "
+        "so `self.steps += 1` in it runs only while tracing, not on every call"
+    )
+
+
+def test_helper_in_an_earlier_notebook_cell():
+    cells = [
+        "import tensorflow as tf\nlosses = []\n\ndef log(x):\n    losses.append(x)",
+        "@tf.function\ndef f(x):\n    log(x)\n    return x",
+    ]
+    [finding] = check_cells(cells, CODE)
+    assert (finding.cell, *span(finding)) == (0, 5, 5, 5, 21)

@@ -1,11 +1,16 @@
 from __future__ import annotations
 
-from jupyterlab_tfcoach.analysis.testing import check, check_cells, span
+from jupyterlab_tfcoach.analysis import analyze_cells
+from jupyterlab_tfcoach.analysis.testing import check, only, span
 
 CODE = "TFC005"
 
 
-def test_different_literals_at_call_sites_report_each_site():
+def related_spans(finding):
+    return [(r.line, r.column, r.end_line, r.end_column) for r in finding.related]
+
+
+def test_different_literals_at_call_sites_are_one_finding_with_related_call_sites():
     source = """\
         import tensorflow as tf
 
@@ -17,10 +22,36 @@ def test_different_literals_at_call_sites_report_each_site():
         b = scale(x, factor=3.5)
         c = scale(x, 2)
         """
-    findings = check(source, CODE)
-    assert [span(f) for f in findings] == [(7, 14, 7, 15), (8, 21, 8, 24), (9, 14, 9, 15)]
-    assert "`factor`" in findings[0].message
-    assert "(2, 3.5)" in findings[0].message
+    [finding] = check(source, CODE)
+    assert span(finding) == (7, 14, 7, 15)  # the first call site
+    assert finding.message == (
+        "tf.function `scale` is called with 2 different Python values for `factor` (2, 3.5) "
+        "at 3 call sites: one trace each"
+    )
+    assert related_spans(finding) == [(8, 21, 8, 24), (9, 14, 9, 15)]
+    assert [r.message for r in finding.related] == [
+        "also called with `factor` = 3.5",
+        "also called with `factor` = 2",
+    ]
+    assert [r.cell for r in finding.related] == [None, None]
+
+
+def test_one_finding_per_parameter_whose_values_differ():
+    source = """\
+        import tensorflow as tf
+
+        @tf.function
+        def f(x, n, k):
+            return x
+
+        f(x, 1, 5)
+        f(x, 2, 5)
+        f(x, 5, 5)
+        """
+    [finding] = check(source, CODE)
+    assert span(finding) == (7, 6, 7, 7)
+    assert "3 different Python values for `n` (1, 2, 5) at 3 call sites" in finding.message
+    assert related_spans(finding) == [(8, 6, 8, 7), (9, 6, 9, 7)]
 
 
 def test_same_literal_everywhere_and_bools_are_fine():
@@ -83,18 +114,171 @@ def test_self_method_calls_with_different_literals():
                 self.step(x, 1)
                 self.step(x, 2)
         """
-    findings = check(source, CODE)
-    assert [span(f) for f in findings] == [(9, 22, 9, 23), (10, 22, 10, 23)]
+    [finding] = check(source, CODE)
+    assert span(finding) == (9, 22, 9, 23)
+    assert "`self.step`" in finding.message and "(1, 2)" in finding.message
+    assert related_spans(finding) == [(10, 22, 10, 23)]
 
 
-def test_notebook_cells():
+def test_notebook_cells_related_location_in_a_later_cell():
     cells = [
         "import tensorflow as tf\n@tf.function\ndef f(x, k):\n    return x * k",
         "f(x, 1)",
-        "f(x, 2)",
+        "  f(x, 2)",  # indented cell: analysed dedented, columns mapped back
     ]
-    findings = check_cells(cells, CODE)
-    assert [(f.cell, *span(f)) for f in findings] == [(1, 1, 6, 1, 7), (2, 1, 6, 1, 7)]
+    [finding] = analyze_cells(cells, only(CODE))  # check_cells would dedent the cells
+    assert (finding.cell, *span(finding)) == (1, 1, 6, 1, 7)
+    [related] = finding.related
+    assert (related.cell, related.line, related.column, related.end_line, related.end_column) == (
+        2,
+        1,
+        8,
+        1,
+        9,
+    )
+
+
+def test_tf_function_method_called_through_an_instance_in_a_loop():
+    source = """\
+        import tensorflow as tf
+
+        class Classifier(tf.Module):
+            @tf.function
+            def train_step(self, x, y, epoch):
+                return x
+
+            def fit(self, x, y):
+                for epoch in range(10):
+                    self.train_step(x, y, epoch)
+
+        clf = Classifier(units=3)
+        for epoch in range(10):
+            clf.train_step(x, y, epoch)
+        """
+    findings = check(source, CODE)
+    assert [span(f) for f in findings] == [(10, 35, 10, 40), (14, 26, 14, 31)]
+    assert findings[0].message == (
+        "tf.function `self.train_step` gets the Python number `epoch` from the loop over "
+        "`range(10)`: every value traces a new graph"
+    )
+    assert "`clf.train_step`" in findings[1].message
+
+
+def test_instance_calls_with_tensors_or_plain_methods_are_silent():
+    source = """\
+        import tensorflow as tf
+
+        class Classifier(tf.Module):
+            @tf.function
+            def train_step(self, x, y, epoch):
+                return x
+
+            def log(self, epoch):
+                return epoch
+
+            def fit(self, x, y):
+                for epoch in tf.range(10):
+                    self.train_step(x, y, epoch)
+
+        clf = Classifier()
+        for epoch in range(10):
+            clf.train_step(x, y, tf.constant(epoch))
+            clf.log(epoch)
+        for epoch in tf.range(10):
+            clf.train_step(x, y, epoch)
+        other = make_classifier()
+        for epoch in range(10):
+            other.train_step(x, y, epoch)
+        """
+    assert check(source, CODE) == []
+
+
+def test_inherited_tf_function_method_and_instance_literals():
+    source = """\
+        import tensorflow as tf
+
+        class Base(tf.Module):
+            @tf.function
+            def step(self, x, k):
+                return x * k
+
+        class Child(Base):
+            pass
+
+        a = Child()
+        b = Child()
+        a.step(x, 1)
+        a.step(x, 2)
+        b.step(x, 3)
+        """
+    # ``b`` has its own cache: its single value is not a retrace of ``a``'s function.
+    [finding] = check(source, CODE)
+    assert span(finding) == (13, 11, 13, 12)
+    assert "`a.step`" in finding.message and "(1, 2) at 2 call sites" in finding.message
+    assert related_spans(finding) == [(14, 11, 14, 12)]
+
+
+def test_different_instances_each_with_one_value_are_silent():
+    source = """\
+        import tensorflow as tf
+
+        class Model(tf.Module):
+            @tf.function
+            def step(self, x, k):
+                return x * k
+
+        small = Model()
+        large = Model()
+        small.step(x, 1)
+        large.step(x, 2)
+        """
+    assert check(source, CODE) == []
+
+
+def test_loop_over_a_literal_list_or_a_name_bound_to_one():
+    source = """\
+        import tensorflow as tf
+
+        RATES = (0.1, 0.01, 0.001)
+
+        @tf.function
+        def step(x, lr):
+            return x * lr
+
+        for lr in [0.1, 0.01, 0.001]:
+            step(x, lr)
+        for lr in RATES:
+            step(x, lr)
+        """
+    findings = check(source, CODE)
+    assert [span(f) for f in findings] == [(10, 13, 10, 15), (12, 13, 12, 15)]
+    assert "from the loop over `[0.1, 0.01, 0.001]`" in findings[0].message
+    assert "from the loop over `RATES`" in findings[1].message
+
+
+def test_loops_over_tensors_strings_or_changed_lists_are_silent():
+    source = """\
+        import tensorflow as tf
+
+        @tf.function
+        def step(x, lr):
+            return x * lr
+
+        for lr in [tf.constant(0.1), tf.constant(0.01)]:
+            step(x, lr)
+        for mode in ["train", "eval"]:
+            step(x, mode)
+        for flag in [True, False]:
+            step(x, flag)
+        RATES = [0.1, 0.01]
+        if fine_tune:
+            RATES = schedule()
+        for lr in RATES:
+            step(x, lr)
+        for lr in [0.1, 0.01]:
+            step(x, tf.constant(lr))
+        """
+    assert check(source, CODE) == []
 
 
 def test_look_alikes_are_silent():

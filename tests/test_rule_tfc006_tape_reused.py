@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from jupyterlab_tfcoach.analysis.testing import check, check_cells, fixed, span
+from tests.tf_runner import run_tensorflow
 
 CODE = "TFC006"
 
@@ -130,3 +131,84 @@ def test_continue_or_break_after_the_first_gradient_on_a_per_iteration_tape():
     # Only the tape made before the loop is reused (by the next iteration).
     [finding] = check(source, CODE)
     assert finding.line == 17
+
+
+HELPER_COMPUTES_TWICE = """\
+    import tensorflow as tf
+
+    w = tf.Variable(2.0)
+
+
+    def grads_for(tape, loss_a, loss_b):
+        grad_a = tape.gradient(loss_a, w)
+        grad_b = tape.gradient(loss_b, w)
+        return grad_a, grad_b
+
+
+    with tf.GradientTape() as tape:
+        loss_a = w * w
+        loss_b = 3.0 * w
+    grad_a, grad_b = grads_for(tape, loss_a, loss_b)
+    """
+
+
+def test_tape_passed_to_a_helper_that_computes_twice():
+    [finding] = check(HELPER_COMPUTES_TWICE, CODE)
+    assert span(finding) == (15, 18, 15, 49)
+    assert "`grads_for(tape, ...)` computes gradients twice" in finding.message
+    assert "non-persistent GradientTape `tape`" in finding.message
+    repaired = fixed(HELPER_COMPUTES_TWICE, finding)
+    assert repaired.splitlines()[11] == "with tf.GradientTape(persistent=True) as tape:"
+    assert check(repaired, CODE) == []
+    broken_run, repaired_run = run_tensorflow(
+        HELPER_COMPUTES_TWICE, repaired, grads="[float(grad_a), float(grad_b)]"
+    )
+    assert broken_run.error == "RuntimeError"  # what the learner would have hit
+    assert repaired_run.error is None
+    assert repaired_run.probes["grads"] == [4.0, 3.0]
+
+
+def test_helper_after_a_direct_gradient_and_in_another_cell():
+    cells = [
+        "import tensorflow as tf\nw = tf.Variable(2.0)\n"
+        "def one_grad(t, loss):\n    return t.gradient(loss, w)",
+        "with tf.GradientTape() as tape:\n    loss = w * w\n"
+        "g1 = tape.gradient(loss, w)\ng2 = one_grad(tape, loss)",
+    ]
+    [finding] = check_cells(cells, CODE)
+    assert (finding.cell, finding.line) == (1, 4)
+    assert "`one_grad(tape, ...)` is a second gradient computation" in finding.message
+
+
+def test_helpers_that_compute_once_or_on_a_persistent_tape_are_silent():
+    source = """\
+        import tensorflow as tf
+
+        w = tf.Variable(2.0)
+
+        def one_grad(t, loss):
+            return t.gradient(loss, w)
+
+        def grads_for(tape, loss_a, loss_b, separately):
+            if separately:
+                return tape.gradient(loss_a, w)
+            else:
+                return tape.gradient(loss_b, w)
+
+        def both(tape, loss_a, loss_b):
+            return tape.gradient(loss_a, w), tape.gradient(loss_b, w)
+
+        with tf.GradientTape() as tape:
+            loss = w * w
+        g = one_grad(tape, loss)
+
+        with tf.GradientTape() as tape:
+            loss_a, loss_b = w * w, 3.0 * w
+        g = grads_for(tape, loss_a, loss_b, True)
+
+        with tf.GradientTape(persistent=True) as tape:
+            loss_a, loss_b = w * w, 3.0 * w
+        g = both(tape, loss_a, loss_b)
+        del tape
+        """
+    assert check(source, CODE) == []

@@ -66,3 +66,93 @@ def test_numpy_in_an_eager_only_branch_is_silent():
         """
     [finding] = check(source, CODE)
     assert finding.line == 7
+
+
+# -- code the trace runs outside the tf.function's own body (issue 12) --------------------
+
+
+def test_nested_function_called_in_the_body():
+    source = """\
+        import tensorflow as tf
+
+        @tf.function
+        def step(x):
+            def scale(v):
+                return v.numpy() * 2
+            return scale(x)
+        """
+    [finding] = check(source, CODE)
+    assert span(finding) == (6, 16, 6, 25)
+    assert finding.message == (
+        "`scale` is called from tf.function `step`, so `v.numpy()` in it runs while tracing, "
+        "where graph tensors have no value to convert; use TensorFlow ops instead"
+    )
+
+
+def test_nested_function_handed_to_numpy_function_is_silent():
+    source = """\
+        import tensorflow as tf
+
+        @tf.function
+        def step(x):
+            def scale(v):
+                return v.numpy() * 2
+            return tf.py_function(scale, [x], tf.float32)
+        """
+    assert check(source, CODE) == []
+
+
+def test_module_level_helper_once_and_method_helper():
+    source = """\
+        import tensorflow as tf
+
+        def to_numpy(x):
+            return x.numpy()
+
+        class Model:
+            def stats(self, x):
+                return x.numpy().mean()
+
+            @tf.function
+            def __call__(self, x):
+                return self.stats(x) + to_numpy(x) + to_numpy(x)
+
+        print(to_numpy(tf.constant(1.0)))
+        """
+    findings = check(source, CODE)
+    assert [span(f) for f in findings] == [(4, 12, 4, 21), (8, 16, 8, 25)]
+    assert "`to_numpy` is called from tf.function `__call__`" in findings[0].message
+    assert "`stats` is called from tf.function `__call__`" in findings[1].message
+
+
+def test_helpers_outside_the_trace_are_silent():
+    source = """\
+        import tensorflow as tf
+
+        def eager_mean(x):
+            return x.numpy().mean()          # only called eagerly
+
+        def checked(x):
+            if tf.executing_eagerly():
+                return x.numpy()             # eager-only branch in the helper
+            return x
+
+        def outer(x):
+            return eager_mean(x)             # helper of a helper: not followed
+
+        @tf.function
+        def step(x):
+            return checked(x) + outer(x)
+
+        eager_mean(tf.constant([1.0]))
+        """
+    assert check(source, CODE) == []
+
+
+def test_helper_in_an_earlier_notebook_cell():
+    cells = [
+        "import tensorflow as tf\n\ndef mean(x):\n    return x.numpy().mean()",
+        "@tf.function\ndef f(x):\n    return mean(x)",
+    ]
+    [finding] = check_cells(cells, CODE)
+    assert (finding.cell, *span(finding)) == (0, 4, 12, 4, 21)

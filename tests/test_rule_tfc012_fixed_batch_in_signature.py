@@ -22,16 +22,82 @@ def test_fixed_leading_dimension_in_decorator():
 
 
 def test_wrapping_call_under_alias_with_tuple_shape():
+    # This used `TensorSpec((8,))`, a rank-1 spec, which is now deliberately silent (see
+    # test_rank_one_specs_are_silent); the rank-2 `(8, 5)` keeps the alias case covered.
     source = """\
         import tensorflow as t
         from tensorflow import TensorSpec
 
         def f(x, y):
             return x
-        g = t.function(f, input_signature=(TensorSpec((8,)), t.TensorSpec([None, 3])))
+        g = t.function(f, input_signature=(TensorSpec((8, 5)), t.TensorSpec([None, 3])))
         """
     [finding] = check(source, CODE)
     assert span(finding) == (6, 48, 6, 49)
+    assert "TensorSpec((None, 5))" in fixed(source, finding)
+
+
+def test_signature_bound_to_a_name_reports_the_spec_inside_it():
+    source = """\
+        import tensorflow as tf
+
+        SIG = [tf.TensorSpec((32, 28, 28), tf.float32)]
+
+        def f(x):
+            return x
+
+        g = tf.function(f, input_signature=SIG)
+
+        @tf.function(input_signature=SIG)
+        def h(x):
+            return x
+        """
+    [finding] = check(source, CODE)  # one spec, one finding, however many users
+    assert span(finding) == (3, 23, 3, 25)
+    assert "to 32" in finding.message
+    after = fixed(source, finding)
+    assert "SIG = [tf.TensorSpec((None, 28, 28), tf.float32)]" in after
+    assert check(after, CODE) == []
+
+
+def test_named_specs_and_signature_in_another_cell():
+    cells = [
+        "import tensorflow as tf\nIMAGE = tf.TensorSpec([16, 224, 224, 3], tf.float32)\n"
+        "SIG = (IMAGE, tf.TensorSpec([None], tf.int32))",
+        "@tf.function(input_signature=SIG)\ndef f(x, y):\n    return x",
+    ]
+    [finding] = check_cells(cells, CODE)
+    assert (finding.cell, *span(finding)) == (0, 2, 24, 2, 26)
+    assert [edit.new_text for edit in finding.fix.edits] == ["None"]
+
+
+def test_rank_one_specs_are_silent():
+    # A rank-1 spec is one vector whose length is part of its meaning (an image size,
+    # a pair of indices): it has no batch axis to free.
+    source = """\
+        import tensorflow as tf
+
+        SIZE_SIG = [tf.TensorSpec([2], tf.int32)]
+
+        @tf.function(input_signature=[tf.TensorSpec((3,), tf.float32), tf.TensorSpec([2])])
+        def resize(mean, size):
+            return mean
+
+        g = tf.function(resize, input_signature=SIZE_SIG)
+        """
+    assert check(source, CODE) == []
+
+
+def test_rank_two_and_more_still_reported():
+    source = """\
+        import tensorflow as tf
+
+        @tf.function(input_signature=[tf.TensorSpec((32, 224, 224, 3)), tf.TensorSpec([32, 10])])
+        def f(images, labels):
+            return images
+        """
+    findings = check(source, CODE)
+    assert [span(f) for f in findings] == [(3, 46, 3, 48), (3, 80, 3, 82)]
 
 
 def test_leading_dimension_from_a_module_constant():
@@ -70,6 +136,13 @@ def test_none_batch_and_scalars_are_silent():
 
         @tf.function(input_signature=[tf.TensorSpec([n, 10])])
         def g(x):
+            return x
+
+        SIG = [tf.TensorSpec((None, 28, 28), tf.float32)]
+        OTHER = [tf.TensorSpec((32, 28, 28), tf.float32)]   # never used as a signature
+
+        @tf.function(input_signature=SIG)
+        def named(x):
             return x
         """
     assert check(source, CODE) == []

@@ -23,13 +23,13 @@ import gc
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from jupyterlab_tfcoach.analysis.config import Config, ConfigError, is_suppressed, load_config
 from jupyterlab_tfcoach.analysis.context import RuleContext
 from jupyterlab_tfcoach.analysis.errors import AnalysisInputError, AnalysisSyntaxError
-from jupyterlab_tfcoach.analysis.findings import Edit, Finding, Fix, Severity
+from jupyterlab_tfcoach.analysis.findings import Edit, Finding, Fix, RelatedLocation, Severity
 from jupyterlab_tfcoach.analysis.model import Model
 from jupyterlab_tfcoach.analysis.notebook import CellSyntaxError, JoinedCells, join_cells
 from jupyterlab_tfcoach.analysis.positions import SourceLines
@@ -202,6 +202,25 @@ def _to_cell(finding: Finding, joined: JoinedCells) -> Finding:
         fix=fix,
         column=finding.column + shift,
         end_column=finding.end_column + shift,
+        related=tuple(_related_to_cell(related, joined) for related in finding.related),
+    )
+
+
+def _related_to_cell(related: RelatedLocation, joined: JoinedCells) -> RelatedLocation:
+    """A related location may sit in another cell than its finding (a call in a later
+    cell): it is mapped on its own, with its own cell's indent."""
+    cell, line = joined.locate(related.line)
+    end_cell, end_line = joined.locate(related.end_line)
+    if end_cell != cell:
+        end_line = joined.cell_line_count[cell]
+    shift = joined.indent_of(cell)
+    return replace(
+        related,
+        line=line,
+        end_line=end_line,
+        column=related.column + shift,
+        end_column=related.end_column + shift,
+        cell=cell,
     )
 
 

@@ -24,6 +24,7 @@ import ast
 import bisect
 from dataclasses import dataclass
 
+from jupyterlab_tfcoach.analysis.imports import TFImports
 from jupyterlab_tfcoach.analysis.model import Binding, Model, Path, Position, Scope, Site
 
 INT_DTYPES = frozenset({"int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"})
@@ -47,6 +48,61 @@ _MAX_DEPTH = 40
 
 # Float-by-default constructors and the position of their ``dtype`` parameter.
 _DTYPE_POSITION = {"tf.zeros": 1, "tf.ones": 1, "tf.random.normal": 3, "tf.random.uniform": 3}
+
+# Result dtypes below were measured with TensorFlow 2.21 (eager and traced agree).
+# Ops returning integers whatever their input: the parameter that picks the result
+# dtype (name, position; None: there is none) and its default.
+_INTEGER_RESULTS: dict[str, tuple[str | None, int, str]] = {
+    "tf.shape": ("out_type", 1, "int32"),
+    "tf.size": ("out_type", 1, "int32"),
+    "tf.rank": (None, 0, "int32"),
+    "tf.argmax": ("output_type", 2, "int64"),
+    "tf.math.argmax": ("output_type", 2, "int64"),
+    "tf.argmin": ("output_type", 2, "int64"),
+    "tf.math.argmin": ("output_type", 2, "int64"),
+}
+# Ops whose result has their first argument's dtype, for integer and float inputs.
+_KEEPS_NUMERIC_DTYPE = frozenset(
+    {f"tf.{name}" for name in ("abs", "negative", "square", "sign", "round", "cumsum")}
+    | {f"tf.reduce_{name}" for name in ("sum", "mean", "max", "min", "prod")}
+    | {f"tf.math.{name}" for name in ("abs", "negative", "square", "sign", "round", "cumsum")}
+    | {f"tf.math.{name}" for name in ("cumprod",)}
+    | {f"tf.math.reduce_{name}" for name in ("sum", "mean", "max", "min", "prod")}
+    | {"tf.nn.relu"}
+)
+# The same for float inputs only: TensorFlow rejects integer inputs to these.
+_KEEPS_FLOAT_DTYPE = frozenset(
+    {f"tf.{name}" for name in ("sqrt", "exp", "sin", "cos", "tan", "tanh", "sigmoid", "floor")}
+    | {"tf.reduce_logsumexp", "tf.math.reduce_logsumexp"}
+    | {
+        f"tf.math.{name}"
+        for name in (
+            "sqrt", "rsqrt", "exp", "expm1", "log", "log1p", "sin", "cos", "tan", "tanh",
+            "sigmoid", "floor", "ceil", "reciprocal", "softplus", "erf", "reduce_std",
+            "reduce_variance",
+        )
+    }
+    | {
+        f"tf.nn.{name}"
+        for name in ("sigmoid", "tanh", "softmax", "log_softmax", "softplus", "elu", "selu")
+    }
+)  # fmt: skip
+_BOOL_RESULTS = frozenset(
+    {"tf.reduce_any", "tf.reduce_all", "tf.math.reduce_any", "tf.math.reduce_all"}
+)
+# ``tf.range`` without ``dtype=``: the widest of its arguments' dtypes, in this order.
+_RANGE_DTYPE_ORDER = ("int32", "int64", "float16", "bfloat16", "float32", "float64")
+# ``a / b`` on integer tensors.
+_TRUE_DIVISION_DTYPES = {
+    "int8": "float32",
+    "uint8": "float32",
+    "int16": "float32",
+    "uint16": "float32",
+    "int32": "float64",
+    "uint32": "float64",
+    "int64": "float64",
+    "uint64": "float64",
+}
 
 # ``origin`` of a Python container value: which builtin type it is.
 _CONTAINER_LITERALS: dict[type, str] = {
@@ -89,7 +145,9 @@ def dtype_category(dtype: str | None) -> str | None:
 
 def literal_dtype(node: ast.AST) -> str | None:
     """The dtype ``tf.constant`` gives a Python literal (nested lists included)."""
+    sign = 1
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        sign = -1 if isinstance(node.op, ast.USub) else 1
         node = node.operand
         if isinstance(node, ast.Constant) and isinstance(node.value, bool):
             return None
@@ -98,7 +156,11 @@ def literal_dtype(node: ast.AST) -> str | None:
         if isinstance(value, bool):
             return "bool"
         if isinstance(value, int):
-            return "int32"
+            # Ints that do not fit int32 become int64 (``tf.constant(2**31)``); past int64
+            # the conversion fails.
+            if -(2**31) <= sign * value < 2**31:
+                return "int32"
+            return "int64" if -(2**63) <= sign * value < 2**63 else None
         if isinstance(value, float):
             return "float32"
         if isinstance(value, complex):
@@ -116,6 +178,17 @@ def literal_dtype(node: ast.AST) -> str | None:
             return "float32" if "float32" in kinds else "int32"
         if len(kinds) == 1:
             return kinds.pop()
+    return None
+
+
+def _with_python_number(dtype: str | None, number: Value) -> str | None:
+    """The dtype of ``tensor <op> number``: TF converts the number to the tensor's dtype.
+
+    Any Python number converts to a float dtype; only an int converts to an integer
+    dtype (``int_tensor * 0.5`` fails, so its result dtype is unknown).
+    """
+    if dtype in FLOAT_DTYPES or (dtype in INT_DTYPES and isinstance(number.number, int)):
+        return dtype
     return None
 
 
@@ -163,6 +236,8 @@ class Bindings:
         self._in_progress: set[int] = set()
         self._tf_function_defs: dict[ast.AST, Value] | None = None
         self._tf_bodies: dict[int, Scope | None] = {}
+        self._class_scopes: dict[ast.AST, Scope] | None = None
+        self._traced_helpers: dict[Scope, TraceReach] | None = None
         self._calls_to: dict[str, list[Site]] = {}
         self._sorted_positions: dict[tuple[int, str], tuple[int, list[Position] | None]] = {}
 
@@ -347,15 +422,16 @@ class Bindings:
         if left.is_tensor_like and right.is_tensor_like:
             dtype = left.dtype if left.dtype == right.dtype else None
         elif left.is_tensor_like and right.kind == PY_NUMBER:
-            dtype = left.dtype
+            dtype = _with_python_number(left.dtype, right)
         elif right.is_tensor_like and left.kind == PY_NUMBER:
-            dtype = right.dtype
+            dtype = _with_python_number(right.dtype, left)
         else:
             if left.kind == PY_NUMBER and right.kind == PY_NUMBER:
                 return Value(PY_NUMBER)
             return UNKNOWN
         if type(op) is ast.Div and dtype in INT_DTYPES:
-            dtype = None  # ``/`` on integer tensors returns float32 or float64, by width
+            # ``/`` on integer tensors returns a float, by width (measured, TF 2.21).
+            dtype = _TRUE_DIVISION_DTYPES.get(dtype)
         return Value(TENSOR, dtype=dtype)
 
     def self_attribute_bindings(self, node: ast.Attribute, scope: Scope) -> list[Binding] | None:
@@ -450,6 +526,17 @@ class Bindings:
         if canonical == "tf.cast":
             target = positional(node, 1) or explicit_dtype
             return Value(TENSOR, dtype=self.dtype_of(target))
+        if (
+            canonical in _INTEGER_RESULTS
+            or canonical in _KEEPS_NUMERIC_DTYPE
+            or canonical in _KEEPS_FLOAT_DTYPE
+            or canonical in _BOOL_RESULTS
+        ):
+            return Value(TENSOR, dtype=self._op_result_dtype(canonical, node, scope, path, depth))
+        if canonical == "tf.range":
+            return Value(TENSOR, dtype=self._range_dtype(node, scope, path, depth))
+        if canonical == "tf.where" and _is_one_argument_where(node):
+            return Value(TENSOR, dtype="int64")  # the indices of the true elements
         if canonical == "tf.GradientTape":
             return Value(TAPE, persistent=tape_persistence(node), node=node)
         if canonical == "tf.function":
@@ -469,6 +556,55 @@ class Bindings:
     def _tensor_dtype(self, node: ast.AST, scope: Scope, path: Path, depth: int) -> str | None:
         value = self.infer(node, scope, path, depth + 1)
         return value.dtype if value.is_tensor_like else None
+
+    def _op_result_dtype(
+        self, canonical: str, node: ast.Call, scope: Scope, path: Path, depth: int
+    ) -> str | None:
+        """Result dtype of an op in the tables above; None unless certain from the call."""
+        if has_unpacking(node):
+            return None
+        integer = _INTEGER_RESULTS.get(canonical)
+        if integer is not None:
+            parameter, position, default = integer
+            if parameter is None:
+                return default
+            chosen = keyword(node, parameter) or positional(node, position)
+            return default if chosen is None else self.dtype_of(chosen)
+        if canonical in _BOOL_RESULTS:
+            return "bool"
+        argument = positional(node, 0)
+        for name in ("x", "input_tensor", "features", "logits"):
+            argument = argument or keyword(node, name)
+        if argument is None:
+            return None
+        dtype = literal_dtype(argument) or self._tensor_dtype(argument, scope, path, depth)
+        if canonical in _KEEPS_FLOAT_DTYPE:
+            return dtype if dtype in FLOAT_DTYPES else None
+        return dtype if dtype in INT_DTYPES or dtype in FLOAT_DTYPES else None
+
+    def _range_dtype(self, node: ast.Call, scope: Scope, path: Path, depth: int) -> str | None:
+        """``tf.range(start, limit, delta, dtype)``: ``dtype``, else the widest argument's."""
+        if has_unpacking(node):
+            return None
+        chosen = keyword(node, "dtype") or positional(node, 3)
+        if chosen is not None:
+            return self.dtype_of(chosen)
+        dtypes = []
+        for position, name in enumerate(("start", "limit", "delta")):
+            argument = positional(node, position) or keyword(node, name)
+            if argument is None:
+                continue  # no limit, or the default delta of 1 (int32, the narrowest)
+            dtype = literal_dtype(argument)
+            if dtype is None:
+                value = self.infer(argument, scope, path, depth + 1)
+                if value.is_tensor_like:
+                    dtype = value.dtype
+                elif value.kind == PY_NUMBER and value.number is not None:
+                    dtype = literal_dtype(ast.Constant(value.number))
+            if dtype not in _RANGE_DTYPE_ORDER:
+                return None
+            dtypes.append(dtype)
+        return max(dtypes, key=_RANGE_DTYPE_ORDER.index) if dtypes else None
 
     def calls_to(self, canonical: str) -> list[Site]:
         """Calls whose callee is the TensorFlow name ``canonical``, in source order.
@@ -539,6 +675,174 @@ class Bindings:
         self._tf_bodies[key] = body
         return body
 
+    # -- instances and methods (classes defined in this file) -----------------
+
+    def class_scope_of(self, class_def: ast.AST) -> Scope | None:
+        """The scope of a ``class`` statement; the map is built once from the scope list."""
+        if self._class_scopes is None:
+            self._class_scopes = {
+                scope.node: scope for scope in self.model.scopes if scope.kind == "class"
+            }
+        return self._class_scopes.get(class_def)
+
+    def class_named(self, scope: Scope, name: ast.Name, path: Path) -> Scope | None:
+        """The class scope ``name`` refers to, when every binding it may have is one
+        ``class`` statement of this file."""
+        resolution = self.resolve(scope, name.id, (name.lineno, name.col_offset), path)
+        if resolution is None or len(resolution.bindings) != 1:
+            return None
+        binding = resolution.bindings[0]
+        return self.class_scope_of(binding.node) if binding.kind == "class" else None
+
+    def instance_class(self, scope: Scope, name: ast.Name, path: Path) -> Scope | None:
+        """The class of ``obj`` read at ``name``, when each binding it may have is
+        ``obj = C(...)`` with the same class ``C`` of this file; None otherwise."""
+        resolution = self.resolve(scope, name.id, (name.lineno, name.col_offset), path)
+        if resolution is None:
+            return None
+        found: Scope | None = None
+        for binding in resolution.bindings:
+            created = binding.value
+            if (
+                binding.kind != "assign"
+                or not isinstance(created, ast.Call)
+                or not isinstance(created.func, ast.Name)
+            ):
+                return None
+            class_scope = self.class_named(binding.value_scope, created.func, binding.path)
+            if class_scope is None or (found is not None and class_scope is not found):
+                return None
+            found = class_scope
+        return found
+
+    def method_binding(self, class_scope: Scope, name: str) -> Binding | None:
+        """The one class-body binding of ``name`` in the class or, when it has none, in
+        its bases defined in this file (searched depth-first, as single inheritance
+        resolves); None when absent or bound more than once (which one wins is unknown)."""
+        seen: set[int] = set()
+        pending = [class_scope]
+        while pending:
+            current = pending.pop()
+            if id(current) in seen or len(seen) > _MAX_DEPTH:
+                continue
+            seen.add(id(current))
+            bindings = current.bindings.get(name)
+            if bindings is not None:
+                return bindings[0] if len(bindings) == 1 else None
+            class_def = current.node
+            parent = current.parent
+            if not isinstance(class_def, ast.ClassDef) or parent is None:
+                continue
+            for base in reversed(class_def.bases):
+                if isinstance(base, ast.Name):
+                    base_scope = self.class_named(parent, base, current.definition_path)
+                    if base_scope is not None:
+                        pending.append(base_scope)
+        return None
+
+    def trace_reach(self, scope: Scope) -> TraceReach | None:
+        """Whose trace runs the code in ``scope``: a tf.function's own body, or a plain
+        function that such a body calls directly (see ``traced_helpers``); None: neither."""
+        function = scope.function
+        if function is None:
+            return None
+        if self.is_tf_function_scope(function):
+            return TraceReach(function)
+        return self.traced_helpers().get(function)
+
+    def traced_helpers(self) -> dict[Scope, TraceReach]:
+        """Plain functions that a tf.function's own body calls, each with the first such
+        tf.function in source order.
+
+        ``helper(x)`` whose name resolves only to ``def`` statements (nested in the
+        tf.function, in an enclosing function or at module level), or ``self.helper(x)``
+        in a tf.function method naming a method of the same class. Their bodies run
+        while the caller traces. One level only: what a helper calls is not followed, and
+        a def that is only passed along (``tf.py_function(helper, ...)``) is not called
+        in the trace. Decorated defs are left out: a decorator (``tf.numpy_function``,
+        a cache) may change when the body runs. Computed once, from the call index.
+        """
+        if self._traced_helpers is not None:
+            return self._traced_helpers
+        found: dict[Scope, TraceReach] = {}
+        self._traced_helpers = found
+        tf_defs = self.tf_function_defs()
+        scope_of_def = {s.node: s for s in self.model.scopes if s.kind == "function"}
+        for site in self.model.calls:
+            func = site.node.func  # type: ignore[attr-defined]
+            if type(func) is not ast.Name and type(func) is not ast.Attribute:
+                continue
+            function = self.tf_function_body(site.scope)
+            if function is None or in_eager_only_branch(self.imports, site.path):
+                continue  # an eager-only branch never runs while tracing
+            for definition in self._called_defs(func, site, function):
+                if definition in tf_defs or definition.decorator_list:  # type: ignore[attr-defined]
+                    continue
+                helper = scope_of_def.get(definition)
+                if helper is not None and helper not in found:
+                    found[helper] = TraceReach(function, helper)
+        return found
+
+    def _called_defs(self, func: ast.expr, site: Site, function: Scope) -> list[ast.AST]:
+        """The ``def`` statements a call's callee (``helper`` / ``self.helper``) may be."""
+        if isinstance(func, ast.Name):
+            position = (func.lineno, func.col_offset)
+            resolution = self.resolve(site.scope, func.id, position, site.path)
+            bindings = resolution.bindings if resolution is not None else ()
+        elif (
+            isinstance(func, ast.Attribute)
+            and isinstance(func.value, ast.Name)
+            and func.value.id == function.self_name
+            and function.class_scope is not None
+            and func.attr not in function.class_scope.attr_bindings  # not set per instance
+        ):
+            bindings = tuple(function.class_scope.bindings.get(func.attr, ()))
+        else:
+            return []
+        if not bindings or any(b.kind != "def" for b in bindings):
+            return []  # rebound to something else somewhere: not known to be this def
+        return [b.node for b in bindings]
+
+
+@dataclass(frozen=True)
+class TraceReach:
+    """Code that runs while ``function`` (a tf.function) traces: its own body, or the body
+    of ``helper``, a plain function it calls directly."""
+
+    function: Scope
+    helper: Scope | None = None
+
+
+# Calls that are true only when a tf.function body runs eagerly (``run_functions_eagerly``).
+_EAGER_CHECKS = frozenset({"tf.executing_eagerly", "tf.config.functions_run_eagerly"})
+
+
+def _eager_check(imports: TFImports, test: ast.expr) -> bool:
+    return isinstance(test, ast.Call) and imports.resolve(test.func) in _EAGER_CHECKS
+
+
+def in_eager_only_branch(imports: TFImports, path: Path) -> bool:
+    """Inside ``if tf.executing_eagerly():`` (or the ``else`` of its negation).
+
+    While tracing the test is False, so that code never runs in the graph: eager-only
+    debugging there (``print``, ``.numpy()``) is correct.
+    """
+    for block in path:
+        owner = block.owner
+        if block.kind != "if" or not isinstance(owner, ast.If):
+            continue
+        test = owner.test
+        if block.branch == 0 and _eager_check(imports, test):
+            return True
+        if (
+            block.branch == 1
+            and isinstance(test, ast.UnaryOp)
+            and isinstance(test.op, ast.Not)
+            and _eager_check(imports, test.operand)
+        ):
+            return True
+    return False
+
 
 def positional(call: ast.Call, index: int) -> ast.expr | None:
     """The ``index``-th positional argument, unless a ``*args`` makes positions unknown."""
@@ -555,6 +859,21 @@ def keyword(call: ast.Call, name: str) -> ast.expr | None:
         if item.arg == name:
             return item.value
     return None
+
+
+def has_unpacking(call: ast.Call) -> bool:
+    """``f(*args)`` / ``f(**kwargs)``: which parameter gets what is unknown."""
+    return any(isinstance(a, ast.Starred) for a in call.args) or any(
+        k.arg is None for k in call.keywords
+    )
+
+
+def _is_one_argument_where(call: ast.Call) -> bool:
+    """``tf.where(condition)`` without ``x`` / ``y``: it returns int64 indices."""
+    if has_unpacking(call) or len(call.args) > 1:
+        return False
+    passed = {k.arg for k in call.keywords}
+    return passed <= {"condition", "name"} and (len(call.args) == 1 or "condition" in passed)
 
 
 def tape_persistence(call: ast.Call) -> bool | None:

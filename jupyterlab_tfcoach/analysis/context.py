@@ -6,8 +6,8 @@ import ast
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from jupyterlab_tfcoach.analysis.bindings import Bindings, Value
-from jupyterlab_tfcoach.analysis.findings import Edit, Finding, Fix
+from jupyterlab_tfcoach.analysis.bindings import Bindings, TraceReach, Value
+from jupyterlab_tfcoach.analysis.findings import Edit, Finding, Fix, Severity
 from jupyterlab_tfcoach.analysis.imports import TFImports
 from jupyterlab_tfcoach.analysis.model import Model, Scope, Site
 from jupyterlab_tfcoach.analysis.positions import Range, SourceLines, shorten
@@ -47,6 +47,10 @@ class RuleContext:
     def tf_function_body(self, scope: Scope) -> Scope | None:
         return self.bindings.tf_function_body(scope)
 
+    def trace_reach(self, scope: Scope) -> TraceReach | None:
+        """The tf.function whose trace runs ``scope``'s code, and the helper it is in, if any."""
+        return self.bindings.trace_reach(scope)
+
     def tf_ref(self, canonical: str) -> str | None:
         """How this file spells a TensorFlow name (``t.print``), None if it cannot."""
         return self.imports.reference(canonical)
@@ -83,13 +87,16 @@ class RuleContext:
         where: ast.AST | Range,
         message: str,
         fix: Fix | None = None,
+        severity: Severity | None = None,
     ) -> Finding:
+        """A finding of rule ``code``; ``severity`` overrides the rule's default for this one
+        (a milder case of the same pitfall)."""
         rule = self._rules[code]
         span = where if isinstance(where, Range) else self.range_of(where)
         return Finding(
             code=rule.code,
             name=rule.name,
-            severity=rule.severity,
+            severity=rule.severity if severity is None else severity,
             message=message,
             line=span.line,
             column=span.column,

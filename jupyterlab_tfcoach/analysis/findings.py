@@ -53,6 +53,33 @@ class Fix:
 
 
 @dataclass(frozen=True)
+class RelatedLocation:
+    """Another place that belongs to the same finding (same file, same position convention).
+
+    TFC005 reports a function called with several Python values once, at the first
+    call site; the other call sites come along as related locations, each with a
+    short message saying what happens there.
+    """
+
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+    message: str
+    cell: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "line": self.line,
+            "column": self.column,
+            "end_line": self.end_line,
+            "end_column": self.end_column,
+            "cell": self.cell,
+            "message": self.message,
+        }
+
+
+@dataclass(frozen=True)
 class Finding:
     code: str
     name: str
@@ -66,6 +93,7 @@ class Finding:
     fix: Fix | None = None
     cell: int | None = None
     path: str | None = None
+    related: tuple[RelatedLocation, ...] = ()
     extra: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
 
     def with_location(self, **changes: Any) -> Finding:
@@ -87,4 +115,5 @@ class Finding:
             "cell": self.cell,
             "course": course_ref,
             "fix": self.fix.to_json() if self.fix else None,
+            "related": [location.to_json() for location in self.related],
         }

@@ -3,7 +3,9 @@ r"""Notebook code cells as one Python source, with positions mapped back to cell
 Cells are joined in order because names flow from cell to cell exactly as in
 the kernel. IPython syntax is masked line by line with plain Python of the
 same meaning for the analysis (``pass``, or ``name = ...`` for ``x = !ls``),
-so every line keeps its number; a shell or magic line continued with a trailing
+so every line keeps its number. The statement of a timing magic (``%time y = f(x)``,
+``%timeit -n 10 step(x)``) is Python IPython runs: it stays, at its own columns. A
+shell or magic line continued with a trailing
 backslash (Colab's ``!pip install ... \``) masks its continuation lines too. A
 cell magic whose body is Python (``%%time``, ``%%timeit``, ``%%capture``,
 ``%%prun``, ``%%debug``) keeps its body; any other cell magic (``%%bash``,
@@ -62,11 +64,58 @@ class JoinedCells:
         return low, line - self.cell_first_line[low] + 1
 
 
+# Line magics that run the rest of their line as a Python statement in the user's
+# namespace, with the options that take a value (IPython's getopt strings).
+_STATEMENT_MAGICS: dict[str, frozenset[str]] = {
+    "time": frozenset(),
+    "timeit": frozenset("nrp"),
+    "prun": frozenset("DlsT"),
+}
+_COMPOUND_STATEMENTS = (
+    ast.For, ast.AsyncFor, ast.While, ast.If, ast.With, ast.AsyncWith, ast.Try,
+    ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Match,
+)  # fmt: skip
+
+
+def _statement_start(stripped: str) -> int | None:
+    """Where the Python statement of ``%time <stmt>`` / ``%timeit -n 10 <stmt>`` starts."""
+    magic = re.match(r"%(\w+)[ \t]+", stripped)
+    if magic is None or magic.group(1) not in _STATEMENT_MAGICS:
+        return None
+    takes_value = _STATEMENT_MAGICS[magic.group(1)]
+    position = magic.end()
+    while stripped.startswith("-", position):
+        option = re.match(r"-(\w)(\S*)[ \t]+", stripped[position:])
+        if option is None:
+            return None
+        position += option.end()
+        if option.group(1) in takes_value and not option.group(2):
+            value = re.match(r"\S+[ \t]+", stripped[position:])  # ``-n 10``
+            if value is None:
+                return None
+            position += value.end()
+    statement = stripped[position:]
+    if not statement or statement.rstrip().endswith("\\"):
+        return None
+    try:
+        body = ast.parse(statement).body
+    except (SyntaxError, ValueError):
+        return None
+    if len(body) != 1 or isinstance(body[0], _COMPOUND_STATEMENTS):
+        return None
+    return position
+
+
 def _mask_line(line: str) -> str:
     stripped = line.lstrip()
     indent = line[: len(line) - len(stripped)]
     if not stripped:
         return line
+    start = _statement_start(stripped) if stripped[0] == "%" else None
+    if start is not None:
+        # ``0;`` padded to the magic's width: the statement stays at its own columns and
+        # at its own level (no block around it, so its bindings are not conditional).
+        return indent + "0;".ljust(start) + stripped[start:]
     if stripped[0] in "%!":
         return indent + "pass"
     if stripped[0] == "?" or (stripped.rstrip().endswith("?") and "#" not in stripped):

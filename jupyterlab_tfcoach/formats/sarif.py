@@ -9,7 +9,9 @@ Choices worth knowing:
   ``file://`` URIs.
 - SARIF has no notion of notebook cells: a notebook result's region counts
   lines within its code cell, and ``properties.cell`` names that cell
-  (0-based code-cell index, as in the JSON output).
+  (0-based code-cell index, as in the JSON output). The same holds for each
+  of its ``relatedLocations`` (the other places of one finding, such as the
+  other call sites of a function called with several Python values).
 - Files that could not be checked are reported as error notifications of the
   invocation, which is then marked unsuccessful.
 """
@@ -23,7 +25,7 @@ from typing import Any
 from urllib.parse import quote
 
 from jupyterlab_tfcoach import __version__
-from jupyterlab_tfcoach.analysis.findings import Edit, Finding, Severity
+from jupyterlab_tfcoach.analysis.findings import Edit, Finding, RelatedLocation, Severity
 from jupyterlab_tfcoach.formats import CheckResult, RuleDescription
 
 SARIF_VERSION = "2.1.0"
@@ -77,6 +79,22 @@ def _replacement(edit: Edit) -> dict[str, Any]:
     }
 
 
+def _related_location(
+    index: int, related: RelatedLocation, artifact: dict[str, Any]
+) -> dict[str, Any]:
+    """A SARIF ``relatedLocations`` entry: same file as its result; ``id`` numbers them so a
+    result message could link to one; ``properties.cell`` as for the result itself."""
+    return {
+        "id": index,
+        "physicalLocation": {
+            "artifactLocation": artifact,
+            "region": _region(related.line, related.column, related.end_line, related.end_column),
+        },
+        "message": {"text": related.message},
+        "properties": {"cell": related.cell},
+    }
+
+
 def _rule_descriptor(rule: RuleDescription, result: CheckResult) -> dict[str, Any]:
     course = result.course_for_rule(rule)
     what_it_does = _docs_section(rule.docs, "What it does") or rule.summary
@@ -116,6 +134,11 @@ def _result(finding: Finding, rule_index: dict[str, int], result: CheckResult) -
             "course": result.course_for(finding),
         },
     }
+    if finding.related:
+        sarif_result["relatedLocations"] = [
+            _related_location(index, related, location)
+            for index, related in enumerate(finding.related, start=1)
+        ]
     if finding.code in rule_index:
         sarif_result["ruleIndex"] = rule_index[finding.code]
     # A notebook's fix regions count lines within a cell, not within the .ipynb JSON that

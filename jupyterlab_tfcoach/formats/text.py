@@ -3,22 +3,34 @@
     train.py:12:9: TFC001 `w` is a tf.Variable rebound to a tensor ...
         course: Rebinding a variable to a tensor file:///.../module-01.md#rebinding-variables
         fix: Use `w.assign_sub(...)`
+    train.py:30:5: TFC005 tf.function `step` is called with 2 different Python values ...
+        course: Retracing file:///.../module-01.md#retracing
+        also train.py:31:5: `n` = 2 here
 
     2 findings in 3 files
 
 Notebook findings name the code cell (0-based, as in the JSON output) before
-the line, which counts within that cell: ``nb.ipynb:cell 2:3:5: ...``.
+the line, which counts within that cell: ``nb.ipynb:cell 2:3:5: ...``. A
+finding's related locations (other places of the same problem) follow it,
+indented, one ``also <location>: <message>`` line each.
 """
 
 from __future__ import annotations
 
-from jupyterlab_tfcoach.analysis.findings import Finding
+from jupyterlab_tfcoach.analysis.findings import Finding, RelatedLocation
 from jupyterlab_tfcoach.formats import CheckResult, plural
 
 
 def location(finding: Finding) -> str:
     cell = f"cell {finding.cell}:" if finding.cell is not None else ""
     return f"{finding.path}:{cell}{finding.line}:{finding.column}"
+
+
+def related_location(finding: Finding, related: RelatedLocation) -> str:
+    """Where a related location is, spelled like a finding's location (same file), so
+    editors that jump to ``path:line:column`` jump there too."""
+    cell = f"cell {related.cell}:" if related.cell is not None else ""
+    return f"{finding.path}:{cell}{related.line}:{related.column}"
 
 
 def summary(result: CheckResult) -> str:
@@ -36,6 +48,8 @@ def format_text(result: CheckResult) -> str:
         lines.append(f"    course: {course['title']} {course['url']}")
         if finding.fix is not None:
             lines.append(f"    fix: {finding.fix.description}")
+        for related in finding.related:
+            lines.append(f"    also {related_location(finding, related)}: {related.message}")
     if lines:
         lines.append("")
     lines.append(summary(result))

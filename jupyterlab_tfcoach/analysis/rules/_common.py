@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import ast
 
-from jupyterlab_tfcoach.analysis.imports import TFImports
-from jupyterlab_tfcoach.analysis.model import Path, Scope
+# ``in_eager_only_branch`` is re-exported for the rules: it lives in bindings, next to the
+# tf.function lookups that also need it.
+from jupyterlab_tfcoach.analysis.bindings import TraceReach
+from jupyterlab_tfcoach.analysis.bindings import in_eager_only_branch as in_eager_only_branch
+from jupyterlab_tfcoach.analysis.model import Scope
 
 # Binary operators and their source text. The first eight are arithmetic, the
 # operators TensorFlow tensors overload for math (mixed dtypes fail there).
@@ -63,32 +66,13 @@ def function_label(scope: Scope) -> str:
     return f"`{scope.name}`"
 
 
-# Calls that are true only when a tf.function body runs eagerly (``run_functions_eagerly``).
-_EAGER_CHECKS = frozenset({"tf.executing_eagerly", "tf.config.functions_run_eagerly"})
+def traced_code(reach: TraceReach, what: str) -> str:
+    """Where ``what`` (a snippet in backticks) runs, to open a message with.
 
-
-def _eager_check(imports: TFImports, test: ast.expr) -> bool:
-    return isinstance(test, ast.Call) and imports.resolve(test.func) in _EAGER_CHECKS
-
-
-def in_eager_only_branch(imports: TFImports, path: Path) -> bool:
-    """Inside ``if tf.executing_eagerly():`` (or the ``else`` of its negation).
-
-    While tracing the test is False, so that code never runs in the graph: eager-only
-    debugging there (``print``, ``.numpy()``) is correct.
+    ``"`print(...)` in tf.function `step`"`` in the tf.function's own body;
+    ``"`helper` is called from tf.function `step`, so `print(...)` in it"`` in a helper.
     """
-    for block in path:
-        owner = block.owner
-        if block.kind != "if" or not isinstance(owner, ast.If):
-            continue
-        test = owner.test
-        if block.branch == 0 and _eager_check(imports, test):
-            return True
-        if (
-            block.branch == 1
-            and isinstance(test, ast.UnaryOp)
-            and isinstance(test.op, ast.Not)
-            and _eager_check(imports, test.operand)
-        ):
-            return True
-    return False
+    caller = function_label(reach.function)
+    if reach.helper is None:
+        return f"{what} in tf.function {caller}"
+    return f"{function_label(reach.helper)} is called from tf.function {caller}, so {what} in it"

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 
 from jupyterlab_tfcoach.analysis.context import RuleContext
 from jupyterlab_tfcoach.analysis.findings import Finding, Fix, Severity
-from jupyterlab_tfcoach.analysis.rules._common import function_label, in_eager_only_branch
+from jupyterlab_tfcoach.analysis.rules._common import in_eager_only_branch, traced_code
 
 CODE = "TFC002"
 NAME = "print-in-tf-function"
@@ -17,28 +18,46 @@ FIXABLE = True
 
 DOCS = """
 ## What it does
-Flags calls to Python's built-in `print(...)` inside a function decorated with (or wrapped
-by) `tf.function`.
+Flags calls to Python's built-in `print(...)` that run while a `tf.function` traces: in the
+body of a function decorated with (or wrapped by) `tf.function`, in a function nested in it
+that the body calls, and in a plain function the body calls by name (`helper(x)`, or
+`self.helper(x)` from a tf.function method). Only one call deep: what a helper calls in turn
+is not followed. A nested function that the body only hands to `tf.py_function` runs
+eagerly and is not reported, nor is a `print` under `if tf.executing_eagerly():`.
+
+A `print` whose first argument is a string mentioning tracing (`print("Tracing with", x)`,
+`print(f"Retraced for {x.shape}")`) is the usual way to count traces on purpose; it is
+reported at information severity, as a reminder that it shows traces, not calls.
 
 ## Why is this bad?
-A `tf.function` runs its Python body only while tracing. `print` is a Python side effect:
+A `tf.function` runs its Python code only while tracing. `print` is a Python side effect:
 it prints once per trace (showing symbolic tensors such as `Tensor("x:0", ...)`), then never
 again when the graph runs. `tf.print` is a TensorFlow op: it becomes part of the graph and
-prints the actual values on every call.
+prints the actual values on every call. A helper function called from the body is traced
+with it, so its `print` behaves the same way, even when the helper also runs eagerly
+elsewhere.
 
 ## Example
 ```python
+def report(x):
+    print("x is", x)
+
 @tf.function
 def step(x):
     print("x is", x)
+    report(x)
     return x * 2
 ```
 
 ## Use instead
 ```python
+def report(x):
+    tf.print("x is", x)
+
 @tf.function
 def step(x):
     tf.print("x is", x)
+    report(x)
     return x * 2
 ```
 
@@ -48,6 +67,9 @@ Module 1, *Python side effects happen only while tracing* (`side-effects`).
 
 # Keyword arguments of ``print`` that ``tf.print`` accepts with the same meaning.
 _PORTABLE_KEYWORDS = {"sep", "end"}
+
+# "trace", "traced", "tracing", "retracing", ...: the words of a deliberate trace counter.
+_TRACE_WORD = re.compile(r"\b(?:re)?trac(?:e|ed|es|ing)\b", re.IGNORECASE)
 
 
 def _fixable(call: ast.Call) -> bool:
@@ -62,6 +84,26 @@ def _fixable(call: ast.Call) -> bool:
     )
 
 
+def _counts_traces(call: ast.Call) -> bool:
+    """``print("Tracing with", x)``: the first argument is a string literal (or an
+    f-string) whose text talks about tracing, so printing once per trace is the point."""
+    if not call.args:
+        return False
+    first = call.args[0]
+    if isinstance(first, ast.Constant) and isinstance(first.value, str):
+        text = first.value
+    elif isinstance(first, ast.JoinedStr):
+        # The literal parts only; a formatted value splits words like a space would.
+        text = " ".join(
+            part.value
+            for part in first.values
+            if isinstance(part, ast.Constant) and isinstance(part.value, str)
+        )
+    else:
+        return False
+    return _TRACE_WORD.search(text) is not None
+
+
 def check(ctx: RuleContext) -> Iterator[Finding]:
     tf_print = None
     for site in ctx.calls_named("print"):
@@ -70,8 +112,8 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
         func = call.func
         if not isinstance(func, ast.Name) or func.id != "print":
             continue
-        function = ctx.tf_function_body(site.scope)
-        if function is None or in_eager_only_branch(ctx.imports, site.path):
+        reach = ctx.trace_reach(site.scope)
+        if reach is None or in_eager_only_branch(ctx.imports, site.path):
             continue
         if not ctx.bindings.is_builtin(
             site.scope, "print", (func.lineno, func.col_offset), site.path
@@ -82,10 +124,20 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
             tf_print = tf_print or ctx.tf_ref("tf.print")
             if tf_print:
                 fix = Fix(f"Replace `print` with `{tf_print}`", (ctx.replace(func, tf_print),))
+        where = traced_code(reach, "`print(...)`")
+        if _counts_traces(call):
+            yield ctx.finding(
+                CODE,
+                call,
+                f"{where} runs once per trace: fine for counting traces; "
+                "use tf.print to see values on every call",
+                fix,
+                severity=Severity.INFORMATION,
+            )
+            continue
         yield ctx.finding(
             CODE,
             call,
-            f"`print(...)` in tf.function {function_label(function)} runs only while tracing; "
-            "use tf.print to print on every call",
+            f"{where} runs only while tracing; use tf.print to print on every call",
             fix,
         )

@@ -5,11 +5,17 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from jupyterlab_tfcoach.analysis.bindings import PY_CONTAINER, PY_NUMBER, VARIABLE, Value
+from jupyterlab_tfcoach.analysis.bindings import (
+    PY_CONTAINER,
+    PY_NUMBER,
+    VARIABLE,
+    TraceReach,
+    Value,
+)
 from jupyterlab_tfcoach.analysis.context import RuleContext
 from jupyterlab_tfcoach.analysis.findings import Finding, Severity
 from jupyterlab_tfcoach.analysis.model import Scope, Site, refers_to
-from jupyterlab_tfcoach.analysis.rules._common import function_label
+from jupyterlab_tfcoach.analysis.rules._common import traced_code
 
 CODE = "TFC003"
 NAME = "python-side-effect-in-tf-function"
@@ -19,10 +25,14 @@ FIXABLE = False
 
 DOCS = """
 ## What it does
-Flags changes to Python state inside a `tf.function`: assignments to `global` or `nonlocal`
-names, mutating calls (`append`, `extend`, `update`, ...) and item assignment on lists, dicts
-and sets that live outside the function, and increments of `self` attributes that hold Python
-numbers rather than variables.
+Flags changes to Python state that run while a `tf.function` traces: assignments to `global`
+or `nonlocal` names, mutating calls (`append`, `extend`, `update`, ...) and item assignment on
+lists, dicts and sets that live outside the function, or on an item of one
+(`history["loss"].append(loss)`, `stats["n"] += 1`), and increments of `self` attributes that
+hold Python numbers rather than variables. The same changes are flagged in a plain function the
+tf.function's body calls (`helper(x)`, a function nested in it, or `self.helper(x)` from a
+tf.function method; one call deep), since that function runs while the caller traces.
+Containers created inside the function are its own business and are not reported.
 
 ## Why is this bad?
 The Python body of a `tf.function` runs only while tracing. A counter incremented there counts
@@ -77,14 +87,24 @@ _MUTATING_METHODS = frozenset(
 )
 
 
-def _outer_container(ctx: RuleContext, receiver: ast.expr, site: Site, function: Scope) -> Value:
-    """The receiver's value if it is a Python container living outside ``function``."""
+def _outer_container(ctx: RuleContext, receiver: ast.expr, site: Site, reach: TraceReach) -> Value:
+    """The value of the container that ``receiver`` is (or is an item of: ``logs[k]``), if it
+    is a Python container living outside the traced function."""
+    while isinstance(receiver, ast.Subscript):
+        receiver = receiver.value  # ``history["loss"]`` changes what ``history`` holds
     if isinstance(receiver, ast.Name):
         resolution = ctx.bindings.resolve(
             site.scope, receiver.id, (receiver.lineno, receiver.col_offset), site.path
         )
-        if resolution is None or resolution.owner is function or resolution.flow_sensitive:
-            return Value()  # local to the function (or unknown): not outer state
+        if (
+            resolution is None
+            or resolution.flow_sensitive
+            # Made by the traced function itself (a helper nested in it sees its locals):
+            # a fresh container on every trace, not state that outlives the trace.
+            or resolution.owner is reach.function
+            or resolution.owner is reach.helper
+        ):
+            return Value()
         value = ctx.value(receiver, site)
     elif isinstance(receiver, ast.Attribute):
         if ctx.bindings.self_attribute_bindings(receiver, site.scope) is None:
@@ -93,6 +113,13 @@ def _outer_container(ctx: RuleContext, receiver: ast.expr, site: Site, function:
     else:
         return Value()
     return value if value.kind == PY_CONTAINER else Value()
+
+
+def _container_name(ctx: RuleContext, receiver: ast.expr) -> str:
+    """``history`` for ``history["loss"]``: the container named in the message."""
+    while isinstance(receiver, ast.Subscript):
+        receiver = receiver.value
+    return ctx.text(receiver)
 
 
 def _creates_variable(ctx: RuleContext, node: ast.AST | None) -> bool:
@@ -108,21 +135,29 @@ def _container_label(value: Value) -> str:
     return value.origin or "container"
 
 
-def _assignment_findings(ctx: RuleContext, site: Site, function: Scope) -> Iterator[Finding]:
+def _scope_of(reach: TraceReach) -> Scope:
+    """The function whose body the code is in: the helper, else the tf.function."""
+    return reach.helper if reach.helper is not None else reach.function
+
+
+def _assignment_findings(ctx: RuleContext, site: Site, reach: TraceReach) -> Iterator[Finding]:
     statement = site.node
     if isinstance(statement, ast.Assign):
         targets = statement.targets
     else:
         targets = [statement.target]  # type: ignore[attr-defined]
-    label = function_label(function)
     if _creates_variable(ctx, statement.value):  # type: ignore[attr-defined]
         return
+    function = _scope_of(reach)
+    where = traced_code(reach, f"`{ctx.short(statement)}`")
     for target in targets:
         if isinstance(target, ast.Name):
             if target.id in function.global_names:
                 kind = "global"
             elif target.id in function.nonlocal_names:
                 kind = "nonlocal"
+                if _binder(ctx, target, site) is reach.function:
+                    continue  # a nested helper updating the tf.function's own local
             else:
                 continue
             if ctx.value(target, site).kind == VARIABLE:
@@ -130,8 +165,8 @@ def _assignment_findings(ctx: RuleContext, site: Site, function: Scope) -> Itera
             yield ctx.finding(
                 CODE,
                 statement,
-                f"`{ctx.short(statement)}` in tf.function {label} changes the Python "
-                f"{kind} `{target.id}` only while tracing, not on every call",
+                f"{where} changes the Python {kind} `{target.id}` only while tracing, "
+                "not on every call",
             )
         elif isinstance(target, ast.Attribute):
             increments = isinstance(statement, ast.AugAssign) or (
@@ -146,43 +181,52 @@ def _assignment_findings(ctx: RuleContext, site: Site, function: Scope) -> Itera
             yield ctx.finding(
                 CODE,
                 statement,
-                f"`{ctx.text(target)}` is a Python number; `{ctx.short(statement)}` in "
-                f"tf.function {label} runs only while tracing, not on every call",
+                f"`{ctx.text(target)}` is a Python number; {where} runs only while tracing, "
+                "not on every call",
             )
         elif isinstance(target, ast.Subscript):
-            container = _outer_container(ctx, target.value, site, function)
+            container = _outer_container(ctx, target.value, site, reach)
             if container.kind != PY_CONTAINER:
                 continue
             yield ctx.finding(
                 CODE,
                 statement,
-                f"`{ctx.short(statement)}` in tf.function {label} changes the Python "
-                f"{_container_label(container)} `{ctx.text(target.value)}` only while tracing",
+                f"{where} changes the Python {_container_label(container)} "
+                f"`{_container_name(ctx, target.value)}` only while tracing",
             )
+
+
+def _binder(ctx: RuleContext, target: ast.Name, site: Site) -> Scope | None:
+    """The scope that owns the name a ``nonlocal`` declaration refers to."""
+    resolution = ctx.bindings.resolve(
+        site.scope, target.id, (target.lineno, target.col_offset), site.path
+    )
+    return resolution.owner if resolution is not None else None
 
 
 def check(ctx: RuleContext) -> Iterator[Finding]:
     for site in ctx.model.assignments:
-        function = ctx.tf_function_body(site.scope)
-        if function is not None:
-            yield from _assignment_findings(ctx, site, function)
+        reach = ctx.trace_reach(site.scope)
+        if reach is not None:
+            yield from _assignment_findings(ctx, site, reach)
     for site in ctx.calls_named(*sorted(_MUTATING_METHODS)):
         call = site.node
         assert isinstance(call, ast.Call)
         func = call.func
         if not isinstance(func, ast.Attribute) or func.attr not in _MUTATING_METHODS:
             continue
-        function = ctx.tf_function_body(site.scope)
-        if function is None:
+        reach = ctx.trace_reach(site.scope)
+        if reach is None:
             continue
         if any(_creates_variable(ctx, argument) for argument in call.args):
             continue
-        container = _outer_container(ctx, func.value, site, function)
+        container = _outer_container(ctx, func.value, site, reach)
         if container.kind != PY_CONTAINER:
             continue
         yield ctx.finding(
             CODE,
             call,
-            f"`{ctx.short(call)}` in tf.function {function_label(function)} changes the Python "
-            f"{_container_label(container)} `{ctx.text(func.value)}` only while tracing",
+            f"{traced_code(reach, f'`{ctx.short(call)}`')} changes the Python "
+            f"{_container_label(container)} `{_container_name(ctx, func.value)}` "
+            "only while tracing",
         )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from jupyterlab_tfcoach.analysis.bindings import PY_NUMBER
 from jupyterlab_tfcoach.analysis.context import RuleContext
@@ -17,10 +17,22 @@ SEVERITY = Severity.INFORMATION
 SECTION = "python-loops"
 FIXABLE = True
 
-DOCS = """
+# Up to this many iterations, unrolling is the normal, often faster, way to write a short
+# fixed loop (the layers of a model, a few scales); the course says as much. Past it, the
+# loop is most likely steps or time steps that belong in a graph loop.
+MAX_UNROLLED_ITERATIONS = 8
+
+DOCS = f"""
 ## What it does
 Reports a Python `for` loop inside a `tf.function` that iterates over `range(<Python int>)` or
-over a literal list or tuple, and says how many times it is unrolled.
+over a literal list or tuple, when it unrolls more than {MAX_UNROLLED_ITERATIONS} iterations
+into the graph, and says how many.
+
+A few fixed iterations ({MAX_UNROLLED_ITERATIONS} or fewer: `range(3)`, a loop over a short
+list of layers) are not reported: unrolling them is fine and sometimes faster. The count must
+be known statically: integer literals, names bound to them (`STEPS = 1000`) and `+ - * //` of
+those. A count that depends on something else (a parameter, `len(x)`, an attribute) is not
+reported: a tensor bound makes AutoGraph build a graph loop, and a small Python count is fine.
 
 ## Why is this bad?
 AutoGraph turns a loop into a graph loop (`tf.while_loop`) only when it iterates over a
@@ -53,8 +65,17 @@ def total(x):
 Module 1, *Python loops are unrolled* (`python-loops`).
 """
 
+# Integer arithmetic a loop count may be written with (``range(EPOCHS * STEPS)``).
+_INT_OPERATIONS: dict[type[ast.operator], Callable[[int, int], int | None]] = {
+    ast.Add: lambda a, b: a + b,
+    ast.Sub: lambda a, b: a - b,
+    ast.Mult: lambda a, b: a * b,
+    ast.FloorDiv: lambda a, b: a // b if b else None,
+}
 
-def _int_argument(ctx: RuleContext, node: ast.expr, site: Site) -> int | None:
+
+def _int_argument(ctx: RuleContext, node: ast.expr, site: Site, depth: int = 0) -> int | None:
+    """The value of an int literal, a name bound to one, or ``+ - * //`` of those."""
     literal = number_literal(node)
     if isinstance(literal, int):
         return literal
@@ -62,6 +83,15 @@ def _int_argument(ctx: RuleContext, node: ast.expr, site: Site) -> int | None:
         value = ctx.value(node, site)
         if value.kind == PY_NUMBER and isinstance(value.number, int):
             return value.number
+    if isinstance(node, ast.BinOp) and depth < 8:
+        operation = _INT_OPERATIONS.get(type(node.op))
+        if operation is None:
+            return None
+        left = _int_argument(ctx, node.left, site, depth + 1)
+        right = _int_argument(ctx, node.right, site, depth + 1)
+        if left is None or right is None:
+            return None
+        return operation(left, right)
     return None
 
 
@@ -76,7 +106,12 @@ def _range_count(ctx: RuleContext, call: ast.Call, site: Site) -> int | None:
         bounds.append(bound)
     if len(bounds) == 3 and bounds[2] == 0:
         return None
-    return len(range(*bounds))
+    loop_range = range(*bounds)
+    start, stop, step = loop_range.start, loop_range.stop, loop_range.step
+    # Counted by hand: ``len(range(...))`` overflows past sys.maxsize (``range(10**20)``).
+    if step > 0:
+        return max(0, (stop - start + step - 1) // step)
+    return max(0, (start - stop - step - 1) // -step)
 
 
 def check(ctx: RuleContext) -> Iterator[Finding]:
@@ -111,12 +146,13 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
             count = len(iterable.elts)
         else:
             continue
-        if count < 2:
+        if count <= MAX_UNROLLED_ITERATIONS:
             continue
         yield ctx.finding(
             CODE,
             iterable,
             f"Python `for` loop over `{ctx.short(iterable)}` in tf.function "
-            f"{function_label(function)} is unrolled {count} times in the graph",
+            f"{function_label(function)} unrolls {count} iterations into the graph "
+            f"(more than {MAX_UNROLLED_ITERATIONS})",
             fix,
         )

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from jupyterlab_tfcoach.analysis.bindings import TF_FUNCTION, keyword, positional
 from jupyterlab_tfcoach.analysis.context import RuleContext
-from jupyterlab_tfcoach.analysis.findings import Finding, Severity
-from jupyterlab_tfcoach.analysis.model import Site
+from jupyterlab_tfcoach.analysis.findings import Finding, RelatedLocation, Severity
+from jupyterlab_tfcoach.analysis.model import Scope, Site
 from jupyterlab_tfcoach.analysis.rules._common import number_literal
 
 CODE = "TFC005"
@@ -23,14 +23,22 @@ DOCS = """
 Flags three patterns that make a `tf.function` retrace:
 
 - the same `tf.function` called at several call sites with *different* Python number literals
-  for the same parameter (every such call site is reported);
-- a `tf.function` called inside a `for` loop with a Python number taken from the loop
-  (`for n in range(5): f(x, n)`);
+  for the same parameter: reported once, at the first call site, with how many values and call
+  sites there are; the other call sites come along as related locations;
+- a `tf.function` called inside a `for` loop with a Python number taken from the loop: a loop
+  over `range(...)`, over a literal list or tuple of numbers (`for lr in [0.1, 0.01]`), or over a
+  name bound to such a literal (`for lr in RATES`);
 - a `tf.function` created inside a loop body (`tf.function(f)` or a decorated `def`), unless
   it wraps what the loop iterates over (`for model in models: tf.function(model)`).
 
+The function may be called by name, as `self.step(...)` from another method of its class, or
+through an instance of a class defined in the same file (`clf = Classifier(...)` then
+`clf.train_step(...)`, also for methods inherited from a base class in the file). Calls on
+different instances are not compared with each other: each instance traces its own method.
+
 Booleans such as `training=True` are not reported: they have two values and are usually meant
-to select a graph.
+to select a graph. Loops over strings (`for mode in ["train", "eval"]`) are left alone for the
+same reason; loops over tensors (`tf.range`, a list of `tf.constant`s) do not retrace per value.
 
 ## Why is this bad?
 A `tf.function` keeps one graph per *input signature*. Tensors are described by dtype and shape,
@@ -70,6 +78,9 @@ class _Callee:
     label: str
     identity: ast.AST  # the def / lambda, or the creating call when the function is unknown
     parameters: tuple[str, ...] | None  # positional parameter names, when known
+    # Whose cache the calls share: a tf.function method keeps one per instance, so
+    # ``a.step(x, 1)`` and ``b.step(x, 2)`` trace once each. ``None`` for plain functions.
+    receiver: tuple[int, str] | None = None
 
 
 def _has_signature(creator: ast.AST | None) -> bool:
@@ -86,6 +97,27 @@ def _parameters(node: ast.AST | None, skip_self: bool) -> tuple[str, ...] | None
     return tuple(names[1:] if skip_self else names)
 
 
+def _is_instance_method(node: ast.AST) -> bool:
+    """A plain method (its first parameter is the instance), not a static/class method."""
+    return not any(
+        isinstance(decorator, ast.Name) and decorator.id in ("staticmethod", "classmethod")
+        for decorator in getattr(node, "decorator_list", ())
+    )
+
+
+def _method_callee(
+    ctx: RuleContext, class_scope: Scope, attr: str, label: str, receiver: tuple[int, str]
+) -> _Callee | None:
+    """A ``@tf.function`` method ``attr`` of ``class_scope`` (or of a base in this file)."""
+    binding = ctx.bindings.method_binding(class_scope, attr)
+    if binding is None or binding.kind != "def" or not _is_instance_method(binding.node):
+        return None
+    value = ctx.bindings.tf_function_defs().get(binding.node)
+    if value is None or _has_signature(value.creator):
+        return None
+    return _Callee(label, binding.node, _parameters(value.node, skip_self=True), receiver)
+
+
 def _callee(ctx: RuleContext, call: ast.Call, site: Site) -> _Callee | None:
     func = call.func
     if isinstance(func, ast.Name):
@@ -97,17 +129,26 @@ def _callee(ctx: RuleContext, call: ast.Call, site: Site) -> _Callee | None:
             return None
         return _Callee(func.id, identity, _parameters(value.node, skip_self=False))
     if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
-        # ``self.step(...)`` inside a method: a tf.function method of the same class.
+        owner = func.value
+        label = f"{owner.id}.{func.attr}"
         function = site.scope.function
-        if function is None or function.class_scope is None or func.value.id != function.self_name:
+        if (
+            function is not None
+            and function.class_scope is not None
+            and owner.id == function.self_name
+        ):
+            # ``self.step(...)`` inside a method: a tf.function method of the same class.
+            receiver = (id(function.class_scope), owner.id)
+            return _method_callee(ctx, function.class_scope, func.attr, label, receiver)
+        # ``clf = Classifier(...)`` then ``clf.train_step(...)``.
+        class_scope = ctx.bindings.instance_class(site.scope, owner, site.path)
+        if class_scope is None:
             return None
-        definitions = function.class_scope.bindings.get(func.attr, ())
-        if len(definitions) != 1 or definitions[0].kind != "def":
-            return None
-        value = ctx.bindings.tf_function_defs().get(definitions[0].node)
-        if value is None or _has_signature(value.creator):
-            return None
-        return _Callee(f"self.{func.attr}", definitions[0].node, _parameters(value.node, True))
+        resolution = ctx.bindings.resolve(
+            site.scope, owner.id, (owner.lineno, owner.col_offset), site.path
+        )
+        owner_scope = resolution.owner if resolution is not None else site.scope
+        return _method_callee(ctx, class_scope, func.attr, label, (id(owner_scope), owner.id))
     return None
 
 
@@ -126,6 +167,35 @@ def _arguments(call: ast.Call, callee: _Callee) -> Iterator[tuple[str, ast.expr]
             yield item.arg, item.value
 
 
+def _numbers_literal(node: ast.AST | None) -> bool:
+    """A non-empty list or tuple display of Python number literals (bools excluded)."""
+    return (
+        isinstance(node, (ast.List, ast.Tuple))
+        and bool(node.elts)
+        and all(number_literal(element) is not None for element in node.elts)
+    )
+
+
+def _iterates_numbers(ctx: RuleContext, site: Site, loop: ast.For) -> bool:
+    """Whether the loop yields Python numbers: ``range(...)`` (the builtin), a literal
+    list/tuple of numbers, or a name every binding of which is such a literal."""
+    iterable = loop.iter
+    if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name):
+        func = iterable.func
+        return func.id == "range" and ctx.bindings.is_builtin(
+            site.scope, "range", (func.lineno, func.col_offset), site.path
+        )
+    if isinstance(iterable, ast.Name):
+        resolution = ctx.bindings.resolve(
+            site.scope, iterable.id, (iterable.lineno, iterable.col_offset), site.path
+        )
+        return resolution is not None and all(
+            binding.kind == "assign" and _numbers_literal(binding.value)
+            for binding in resolution.bindings
+        )
+    return _numbers_literal(iterable)
+
+
 def _loop_source(ctx: RuleContext, site: Site, name: ast.Name) -> ast.For | None:
     """The enclosing ``for`` that binds ``name`` to Python numbers, if it still does here."""
     resolution = ctx.bindings.resolve(
@@ -140,17 +210,7 @@ def _loop_source(ctx: RuleContext, site: Site, name: ast.Name) -> ast.For | None
         return None
     if not (isinstance(loop.target, ast.Name) and loop.target.id == name.id):
         return None  # ``for n, m in ...``: the element type is unknown
-    iterable = loop.iter
-    if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name):
-        func = iterable.func
-        if func.id == "range" and ctx.bindings.is_builtin(
-            site.scope, "range", (func.lineno, func.col_offset), site.path
-        ):
-            return loop
-        return None
-    if isinstance(iterable, (ast.List, ast.Tuple)) and iterable.elts:
-        return loop if all(number_literal(e) is not None for e in iterable.elts) else None
-    return None
+    return loop if _iterates_numbers(ctx, site, loop) else None
 
 
 def _in_loop(site: Site) -> bool:
@@ -168,8 +228,50 @@ def _candidate_names(ctx: RuleContext) -> list[str]:
     return sorted(names)
 
 
+@dataclass(frozen=True)
+class _LiteralCall:
+    """One call site passing a Python number literal for a parameter."""
+
+    callee: _Callee
+    key: str
+    argument: ast.expr
+    number: int | float
+
+
+def _parameter_label(key: str) -> str:
+    return f"argument {int(key[1:]) + 1}" if key.startswith("#") else f"`{key}`"
+
+
+def _different_values(ctx: RuleContext, calls: list[_LiteralCall]) -> Finding | None:
+    """One finding for a function called with several Python values for one parameter:
+    at the first call site, with the other call sites as related locations."""
+    distinct = sorted({call.number for call in calls})
+    if len(distinct) < 2:
+        return None
+    first, *others = sorted(calls, key=lambda c: (c.argument.lineno, c.argument.col_offset))
+    parameter = _parameter_label(first.key)
+    shown = ", ".join(repr(n) for n in distinct[:5]) + (", ..." if len(distinct) > 5 else "")
+    message = (
+        f"tf.function `{first.callee.label}` is called with {len(distinct)} different Python "
+        f"values for {parameter} ({shown}) at {len(calls)} call sites: one trace each"
+    )
+    related = []
+    for other in others:
+        span = ctx.range_of(other.argument)
+        related.append(
+            RelatedLocation(
+                span.line,
+                span.column,
+                span.end_line,
+                span.end_column,
+                f"also called with {parameter} = {other.number!r}",
+            )
+        )
+    return replace(ctx.finding(CODE, first.argument, message), related=tuple(related))
+
+
 def check(ctx: RuleContext) -> Iterator[Finding]:
-    literal_groups: dict[tuple[int, str], list[tuple[_Callee, str, ast.expr, float]]] = {}
+    literal_groups: dict[tuple[int, tuple[int, str] | None, str], list[_LiteralCall]] = {}
     for site in ctx.calls_named(*_candidate_names(ctx)):
         call = site.node
         assert isinstance(call, ast.Call)
@@ -181,8 +283,9 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
         for key, argument in _arguments(call, callee):
             number = number_literal(argument)
             if number is not None:
-                group = literal_groups.setdefault((id(callee.identity), key), [])
-                group.append((callee, key, argument, number))
+                group_key = (id(callee.identity), callee.receiver, key)
+                group = literal_groups.setdefault(group_key, [])
+                group.append(_LiteralCall(callee, key, argument, number))
                 continue
             if isinstance(argument, ast.Name):
                 loop = _loop_source(ctx, site, argument)
@@ -195,18 +298,9 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
                     f"the loop over `{ctx.short(loop.iter)}`: every value traces a new graph",
                 )
     for group in literal_groups.values():
-        distinct = sorted({number for *_, number in group})
-        if len(distinct) < 2:
-            continue
-        shown = ", ".join(repr(n) for n in distinct[:5]) + (", ..." if len(distinct) > 5 else "")
-        for callee, key, argument, _number in group:
-            parameter = f"argument {int(key[1:]) + 1}" if key.startswith("#") else f"`{key}`"
-            yield ctx.finding(
-                CODE,
-                argument,
-                f"tf.function `{callee.label}` gets different Python numbers for {parameter} "
-                f"across call sites ({shown}): each value traces a new graph",
-            )
+        finding = _different_values(ctx, group)
+        if finding is not None:
+            yield finding
     yield from _created_in_loops(ctx)
 
 

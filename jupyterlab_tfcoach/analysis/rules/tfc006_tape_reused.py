@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 from jupyterlab_tfcoach.analysis.bindings import keyword, positional
 from jupyterlab_tfcoach.analysis.context import RuleContext
 from jupyterlab_tfcoach.analysis.findings import Edit, Finding, Fix, Severity
-from jupyterlab_tfcoach.analysis.model import Path
-from jupyterlab_tfcoach.analysis.rules._tapes import TapeCall, tape_calls
+from jupyterlab_tfcoach.analysis.model import Binding, Path, Site
+from jupyterlab_tfcoach.analysis.rules._tapes import helper_tape_uses, tape_calls
 
 CODE = "TFC006"
 NAME = "tape-reused"
@@ -20,7 +21,9 @@ FIXABLE = True
 DOCS = """
 ## What it does
 Flags a second `gradient`, `jacobian` or `batch_jacobian` call on a `tf.GradientTape` that was
-created without `persistent=True`.
+created without `persistent=True`. A tape passed to a function of the same file counts with
+the gradient computations that function makes on it: `grads_for(tape, loss_a, loss_b)`
+is reported when `grads_for` calls `tape.gradient` twice, or once after the caller already did.
 
 ## Why is this bad?
 A non-persistent tape releases the operations it recorded as soon as its first gradient
@@ -103,26 +106,79 @@ def _persistent_fix(ctx: RuleContext, constructor: ast.Call) -> Fix | None:
     return Fix("Create the tape with `persistent=True`", (edit,))
 
 
-def check(ctx: RuleContext) -> Iterator[Finding]:
-    by_tape: dict[int, list[TapeCall]] = {}
+@dataclass(frozen=True)
+class _TapeUse:
+    """One or more gradient computations on a tape, made at one place in the tape's scope."""
+
+    site: Site
+    node: ast.Call
+    binding: Binding
+    tape_name: str
+    constructor: ast.AST | None
+    description: str  # ``tape.gradient(...)``, or the helper call that computes
+    repeats: bool  # a helper that computes twice on the tape by itself
+
+
+def _computes_twice(sites: list[Site]) -> bool:
+    """Whether some call among ``sites`` (one function's body, in order) follows another
+    that can run in the same call."""
+    return any(
+        not all(_exclusive(earlier.path, later.path, ()) for earlier in sites[:index])
+        for index, later in enumerate(sites[1:], start=1)
+    )
+
+
+def _uses(ctx: RuleContext) -> dict[int, list[_TapeUse]]:
+    by_tape: dict[int, list[_TapeUse]] = {}
     for tape_call in tape_calls(ctx, _GRADIENT_METHODS):
         if tape_call.tape.persistent is False:
-            by_tape.setdefault(id(tape_call.binding), []).append(tape_call)
-    for calls in by_tape.values():
-        calls.sort(key=lambda c: (c.call.lineno, c.call.col_offset))
-        for index, later in enumerate(calls[1:], start=1):
-            tape_path = later.binding.path
-            if all(
-                _exclusive(earlier.site.path, later.site.path, tape_path)
-                for earlier in calls[:index]
-            ):
-                continue
-            constructor = later.tape.node
-            fix = _persistent_fix(ctx, constructor) if isinstance(constructor, ast.Call) else None
-            yield ctx.finding(
-                CODE,
-                later.call,
-                f"`{later.tape_name}.{later.method}(...)` is a second gradient computation on "
-                f"the non-persistent GradientTape `{later.tape_name}`, which fails",
-                fix,
+            by_tape.setdefault(id(tape_call.binding), []).append(
+                _TapeUse(
+                    tape_call.site,
+                    tape_call.call,
+                    tape_call.binding,
+                    tape_call.tape_name,
+                    tape_call.tape.node,
+                    f"`{tape_call.tape_name}.{tape_call.method}(...)`",
+                    repeats=False,
+                )
             )
+    for use in helper_tape_uses(ctx, _GRADIENT_METHODS):
+        if use.tape.persistent is False:
+            by_tape.setdefault(id(use.binding), []).append(
+                _TapeUse(
+                    use.site,
+                    use.call,
+                    use.binding,
+                    use.tape_name,
+                    use.tape.node,
+                    f"`{use.helper}({use.tape_name}, ...)`",
+                    repeats=_computes_twice(list(use.calls)),
+                )
+            )
+    return by_tape
+
+
+def check(ctx: RuleContext) -> Iterator[Finding]:
+    for uses in _uses(ctx).values():
+        uses.sort(key=lambda u: (u.node.lineno, u.node.col_offset))
+        for index, later in enumerate(uses):
+            tape_name = later.tape_name
+            if later.repeats:
+                message = (
+                    f"{later.description} computes gradients twice with the non-persistent "
+                    f"GradientTape `{tape_name}`; the second computation fails"
+                )
+            elif index and not all(
+                _exclusive(earlier.site.path, later.site.path, later.binding.path)
+                for earlier in uses[:index]
+            ):
+                message = (
+                    f"{later.description} is a second gradient computation on "
+                    f"the non-persistent GradientTape `{tape_name}`, which fails"
+                )
+            else:
+                continue
+            constructor = later.constructor
+            fix = _persistent_fix(ctx, constructor) if isinstance(constructor, ast.Call) else None
+            yield ctx.finding(CODE, later.node, message, fix)

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 from jupyterlab_tfcoach.analysis.context import RuleContext
 from jupyterlab_tfcoach.analysis.findings import Finding, Severity
-from jupyterlab_tfcoach.analysis.rules._common import function_label, in_eager_only_branch
+from jupyterlab_tfcoach.analysis.rules._common import in_eager_only_branch, traced_code
 
 CODE = "TFC011"
 NAME = "numpy-in-tf-function"
@@ -17,8 +17,11 @@ FIXABLE = False
 
 DOCS = """
 ## What it does
-Flags `.numpy()` calls inside the body of a `tf.function` (not inside nested functions, which
-may be `tf.py_function` callbacks that run eagerly).
+Flags `.numpy()` calls that run while a `tf.function` traces: in its body, in a function nested
+in it that the body calls, and in a plain function the body calls by name (`helper(x)`, or
+`self.helper(x)` from a tf.function method; one call deep). A nested function that is only
+handed to `tf.py_function` / `tf.numpy_function` runs eagerly and is not reported, nor is code
+under `if tf.executing_eagerly():`.
 
 ## Why is this bad?
 While tracing, tensors are symbolic: they describe values the graph will compute later and
@@ -56,12 +59,14 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
             continue
         if call.args or call.keywords or ctx.imports.resolve(func) is not None:
             continue  # ``tf.experimental.numpy`` and friends are modules, not tensors
-        function = ctx.tf_function_body(site.scope)
-        if function is None or in_eager_only_branch(ctx.imports, site.path):
+        reach = ctx.trace_reach(site.scope)
+        if reach is None or in_eager_only_branch(ctx.imports, site.path):
             continue
+        where = traced_code(reach, f"`{ctx.short(call)}`")
+        # The helper form needs the reason spelled out: it may also run eagerly elsewhere.
+        when = ": graph" if reach.helper is None else " runs while tracing, where graph"
         yield ctx.finding(
             CODE,
             call,
-            f"`{ctx.short(call)}` in tf.function {function_label(function)}: graph tensors "
-            "have no value to convert; use TensorFlow ops instead",
+            f"{where}{when} tensors have no value to convert; use TensorFlow ops instead",
         )

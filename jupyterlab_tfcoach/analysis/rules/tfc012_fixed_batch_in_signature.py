@@ -19,7 +19,14 @@ FIXABLE = True
 DOCS = """
 ## What it does
 Flags a `tf.TensorSpec` in a `tf.function` `input_signature` whose leading dimension is a
-number instead of `None`.
+number instead of `None`, when the spec has rank 2 or more. The signature may be written in
+place or bound to a name first (`SIG = [tf.TensorSpec(...)]`, then `input_signature=SIG`); the
+finding is on the spec itself, where the fix goes.
+
+A rank-1 spec (`tf.TensorSpec([2], tf.int32)`, `tf.TensorSpec((3,))`) is not reported: it is a
+single vector whose length is part of its meaning (an image size, RGB means), not a batch of
+scalars; only specs of rank 2 or more have a batch axis to free. A leading 1 is reported like
+any other size: a batch-1 export signature cannot be told apart from a mistake statically.
 
 ## Why is this bad?
 The leading dimension is usually the batch. A fixed number means the function only accepts
@@ -57,23 +64,59 @@ def _static_int(ctx: RuleContext, node: ast.expr, site: Site) -> int | None:
     return None
 
 
+_MAX_NAME_HOPS = 4  # SIG = BASE_SIG = [...]: how many names to follow to the specs
+
+
+def _specs(
+    ctx: RuleContext, node: ast.AST, site: Site, hops: int = 0
+) -> Iterator[tuple[ast.Call, Site]]:
+    """The ``tf.TensorSpec(...)`` calls an input_signature is built from, each with the
+    site (scope and path) its names are read in: written in place, inside nested lists,
+    tuples and dicts, or behind names bound to them (``SIG = [...]``)."""
+    if isinstance(node, ast.Call):
+        if ctx.imports.resolve(node.func) == "tf.TensorSpec":
+            yield node, site
+            return
+        for argument in (*node.args, *(item.value for item in node.keywords)):
+            yield from _specs(ctx, argument, site, hops)
+    elif isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+        for element in node.elts:
+            yield from _specs(ctx, element, site, hops)
+    elif isinstance(node, ast.Dict):
+        for value in node.values:
+            yield from _specs(ctx, value, site, hops)
+    elif isinstance(node, ast.Starred):
+        yield from _specs(ctx, node.value, site, hops)
+    elif isinstance(node, ast.Name) and hops < _MAX_NAME_HOPS:
+        resolution = ctx.bindings.resolve(
+            site.scope, node.id, (node.lineno, node.col_offset), site.path
+        )
+        if resolution is None:
+            return
+        for binding in resolution.bindings:
+            if binding.kind == "assign" and binding.value is not None:
+                bound_site = Site(binding.value, binding.value_scope, binding.path)
+                yield from _specs(ctx, binding.value, bound_site, hops + 1)
+
+
 def check(ctx: RuleContext) -> Iterator[Finding]:
+    reported: set[int] = set()  # a named signature shared by several functions: once
     for site in ctx.calls_to("tf.function"):
         call = site.node
         assert isinstance(call, ast.Call)
         signature = keyword(call, "input_signature") or positional(call, 1)
         if signature is None:
             continue
-        for node in ast.walk(signature):
-            if not isinstance(node, ast.Call) or ctx.imports.resolve(node.func) != "tf.TensorSpec":
-                continue
-            shape = positional(node, 0) or keyword(node, "shape")
-            if not isinstance(shape, (ast.List, ast.Tuple)) or not shape.elts:
+        for spec, spec_site in _specs(ctx, signature, site):
+            shape = positional(spec, 0) or keyword(spec, "shape")
+            # Rank 1: one vector whose length means something (see DOCS), no batch axis.
+            if not isinstance(shape, (ast.List, ast.Tuple)) or len(shape.elts) < 2:
                 continue
             leading = shape.elts[0]
-            size = _static_int(ctx, leading, site)
-            if size is None:
+            size = _static_int(ctx, leading, spec_site)
+            if size is None or id(leading) in reported:
                 continue
+            reported.add(id(leading))
             shown = str(size) if isinstance(leading, ast.Constant) else f"`{leading.id}` = {size}"  # type: ignore[attr-defined]
             yield ctx.finding(
                 CODE,

@@ -147,3 +147,26 @@ def first_negative_gradient(model, batches):
         tf.print("skipping batch, gradient norm:", tf.linalg.global_norm(
             tape.gradient(loss, model.trainable_variables)))
     return found
+
+
+def apply_grads(tape, loss, variables, optimizer):
+    """A helper that takes the tape: one gradient computation per tape."""
+    grads = tape.gradient(loss, variables)
+    optimizer.apply_gradients(zip(grads, variables))
+    return grads
+
+
+def two_losses(tape, loss_a, loss_b, variables):
+    return tape.gradient(loss_a, variables), tape.gradient(loss_b, variables)
+
+
+helper_w = tf.Variable(1.0)
+helper_opt = tf.keras.optimizers.SGD(0.1)
+with tf.GradientTape() as helper_tape:
+    helper_loss = helper_w * helper_w
+apply_grads(helper_tape, helper_loss, [helper_w], helper_opt)
+
+with tf.GradientTape(persistent=True) as both_tape:
+    first_loss, second_loss = helper_w * 2.0, helper_w * helper_w
+two_losses(both_tape, first_loss, second_loss, [helper_w])
+del both_tape

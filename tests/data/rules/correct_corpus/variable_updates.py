@@ -120,3 +120,29 @@ step_var = tf.Variable(0, dtype=tf.int64)
 def bump():
     step_var.assign_add(1)
     return step_var
+
+
+# Parameters kept in containers, updated in place (the from-scratch style of many courses).
+params = {
+    "w1": tf.Variable(tf.random.normal([4, 8], stddev=0.1)),
+    "b1": tf.Variable(tf.zeros([8])),
+}
+layer_weights = [tf.Variable(tf.zeros([8])) for _ in range(3)]
+
+
+def sgd_step(batch_x, batch_y, learning_rate=0.01):
+    with tf.GradientTape() as tape:
+        hidden = tf.nn.relu(batch_x @ params["w1"] + params["b1"])
+        loss = tf.reduce_mean(tf.square(tf.reduce_sum(hidden, axis=1) - batch_y))
+    grads = tape.gradient(loss, params)
+    for key in params:
+        params[key].assign_sub(learning_rate * grads[key])
+    layer_weights[0].assign(layer_weights[0] * 0.5)
+    return loss
+
+
+# Containers of tensors are rebound: that is how tensor state changes.
+rnn_state = {"h": tf.zeros([2, 8]), "c": tf.zeros([2, 8])}
+rnn_state["h"] = rnn_state["h"] * 0.9 + 0.1
+moments = [tf.zeros([8]), tf.zeros([8])]
+moments[0] = moments[0] * 0.9

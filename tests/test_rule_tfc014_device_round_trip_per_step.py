@@ -1,0 +1,276 @@
+from __future__ import annotations
+
+import re
+import textwrap
+
+import pytest
+
+from jupyterlab_tfcoach.analysis.findings import Severity
+from jupyterlab_tfcoach.analysis.rules import rule_by_code
+from jupyterlab_tfcoach.analysis.testing import check, check_cells, span
+
+CODE = "TFC014"
+
+STEP = """\
+    import tensorflow as tf
+
+    w = tf.Variable(0.0)
+
+    @tf.function
+    def train_step(x):
+        return tf.reduce_mean(x - w)
+
+"""
+
+
+def test_numpy_of_the_step_result_every_batch():
+    source = (
+        STEP
+        + """\
+    losses = []
+    for x in dataset:
+        loss = train_step(x)
+        losses.append(loss.numpy())
+    """
+    )
+    [finding] = check(source, CODE)
+    assert span(finding) == (12, 19, 12, 31)
+    assert finding.severity is Severity.INFORMATION
+    assert finding.message.startswith(
+        "`loss.numpy()` in a training loop copies the value to the host and waits for the "
+        "device on every step"
+    )
+    assert "`tf.keras.metrics.Mean`" in finding.message and "once per epoch" in finding.message
+    assert finding.fix is None
+
+
+def test_tensors_kept_and_converted_once_are_silent():
+    source = (
+        STEP
+        + """\
+    losses = []
+    for x in dataset:
+        losses.append(train_step(x))
+    history = tf.stack(losses).numpy()
+    """
+    )
+    assert check(source, CODE) == []
+
+
+def test_float_int_and_print_of_known_tensors():
+    source = (
+        STEP
+        + """\
+    for step, x in enumerate(dataset):
+        loss = train_step(x)
+        total = float(loss)
+        first = float(train_step(x))
+        count = int(w)
+        print("step", step, "loss", loss)
+        print("step", step)
+        rate = float(learning_rate)
+        size = int(x.shape[0])
+    """
+    )
+    findings = check(source, CODE)
+    assert [(f.line, f.column) for f in findings] == [(11, 13), (12, 13), (13, 13), (14, 5)]
+
+
+def test_loss_given_to_tape_gradient_is_a_tensor():
+    source = """\
+        import tensorflow as tf
+
+        for x, y in dataset:
+            with tf.GradientTape() as tape:
+                loss = loss_fn(y, model(x))
+            grads = tape.gradient(loss, model.trainable_variables)
+            optimizer.apply_gradients(zip(grads, model.trainable_variables))
+            print(float(loss))
+            print(float(accuracy))
+        """
+    [finding] = check(source, CODE)
+    assert span(finding) == (8, 11, 8, 22)
+
+
+# What makes a loop a training loop: each loop body also reads ``batch.numpy()``.
+STEPS = {
+    "a tf.function call": ("train_step(batch)", True),
+    "apply_gradients": ("optimizer.apply_gradients(zip(grads, variables))", True),
+    "train_on_batch": ("model.train_on_batch(batch)", True),
+    "tape.gradient": ("grads = tape.gradient(loss, variables)", True),
+    "a tape opened in the loop": ("with tf.GradientTape() as inner:\n            pass", True),
+    # Silent twins: loops that run no training step.
+    "a plain function call": ("evaluate(batch)", False),
+    "model prediction": ("model(batch)", False),
+    "gradient on something that is no tape": ("grads = helper.gradient(loss)", False),
+}
+
+
+@pytest.mark.parametrize("case", sorted(STEPS))
+def test_what_counts_as_a_training_step(case: str):
+    statement, reported = STEPS[case]
+    source = (
+        STEP
+        + f"""\
+    with tf.GradientTape() as tape:
+        loss = train_step(first)
+    for batch in dataset:
+        {statement}
+        values = batch.numpy()
+    """
+    )
+    findings = check(source, CODE)
+    expected_line = next(
+        number for number, line in enumerate(source.splitlines(), 1) if "batch.numpy()" in line
+    )
+    assert [f.line for f in findings] == ([expected_line] if reported else [])
+
+
+def test_reads_once_per_epoch_are_silent():
+    source = (
+        STEP
+        + """\
+    mean_loss = tf.keras.metrics.Mean()
+    for _ in range(10):
+        mean_loss.reset_state()
+        for x in dataset:
+            loss = train_step(x)
+            mean_loss.update_state(loss)
+            per_step = loss.numpy()
+        print("epoch done", float(mean_loss.result()), mean_loss.result().numpy())
+        print("last loss", loss, float(loss))
+    """
+    )
+    [finding] = check(source, CODE)
+    assert finding.line == 15  # the inner loop's read only
+
+
+def test_steps_run_by_a_comprehension_make_the_loop_around_it_an_epoch_loop():
+    source = (
+        STEP
+        + """\
+    for _ in range(10):
+        losses = [train_step(x) for x in batches]
+        print(tf.reduce_mean(losses).numpy())
+        per_step = [loss.numpy() for loss in losses]
+    """
+    )
+    assert check(source, CODE) == []
+    # The twin: the same steps run one by one in the loop.
+    one_by_one = source.replace("[train_step(x) for x in batches]", "train_step(x)")
+    assert [f.line for f in check(one_by_one, CODE)] == [11, 12]
+
+
+def test_step_loop_counting_epochs_is_an_epoch_loop():
+    # Full-batch training: each iteration is an epoch, so reading the loss there is the
+    # once-per-epoch read the rule recommends. The same loop counting steps is reported.
+    epochs = (
+        STEP
+        + """\
+    for epoch in range(20):
+        loss = train_step(features)
+        losses.append(loss.numpy())
+    """
+    )
+    assert check(epochs, CODE) == []
+    [finding] = check(epochs.replace("epoch", "i"), CODE)
+    assert finding.line == 11
+
+
+def test_periodic_reads_under_an_if_are_silent():
+    source = (
+        STEP
+        + """\
+    step = 0
+    while True:
+        loss = train_step(next(batches))
+        step += 1
+        if step % 100 == 0:
+            print(f"step {step}: {loss.numpy():.4f}")
+        try:
+            check_finite(loss)
+        except ValueError:
+            print(loss)
+        if float(loss) < 0.01:
+            break
+    """
+    )
+    [finding] = check(source, CODE)
+    assert finding.line == 19  # the condition itself runs every step
+
+
+def test_loops_nested_inside_the_step_loop_still_run_every_step():
+    source = (
+        STEP
+        + """\
+    for x in dataset:
+        loss = train_step(x)
+        for grad in grads:
+            print(grad.numpy())
+        norms = [g.numpy() for g in grads]
+    """
+    )
+    assert [f.line for f in check(source, CODE)] == [12, 13]
+
+
+def test_graph_code_and_callbacks_are_silent():
+    source = (
+        STEP
+        + """\
+    @tf.function
+    def train_epoch(dataset):
+        for x in dataset:
+            loss = train_step(x)
+            tf.print(loss)
+        return loss
+
+    for x in dataset:
+        loss = train_step(x)
+        def report():
+            return loss.numpy()  # runs whenever it is called, not per step
+        callbacks.append(report)
+        tf.print("loss", loss)
+
+    final = train_step(x).numpy()
+    """
+    )
+    assert check(source, CODE) == []
+
+
+def test_shadowed_builtins_are_silent():
+    source = (
+        STEP
+        + """\
+    from rich import print
+
+    def float(value):
+        return value
+
+    for x in dataset:
+        loss = train_step(x)
+        print(loss)
+        float(loss)
+    """
+    )
+    assert check(source, CODE) == []
+
+
+def test_notebook_time_cell():
+    cells = [
+        "import tensorflow as tf",
+        "@tf.function\ndef train_step(x):\n    return x * 2",
+        "%%time\nfor x in dataset:\n    loss = train_step(x)\n    print(loss.numpy())",
+    ]
+    [finding] = check_cells(cells, CODE)
+    assert (finding.cell, *span(finding)) == (2, 4, 11, 4, 23)
+    # The twin: read once, after the loop.
+    cells[2] = "%%time\nfor x in dataset:\n    loss = train_step(x)\nprint(loss.numpy())"
+    assert check_cells(cells, CODE) == []
+
+
+def test_docs_example_is_reported_and_its_correction_is_not():
+    docs = rule_by_code(CODE).docs
+    example, corrected = re.findall(r"```python\n(.*?)```", docs, re.S)
+    prelude = textwrap.dedent(STEP)
+    assert len(check(prelude + example, CODE)) == 1
+    assert check(prelude + corrected, CODE) == []
