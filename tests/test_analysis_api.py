@@ -296,6 +296,13 @@ def test_registry_has_fourteen_documented_rules():
         rule_by_code("TFC999")
 
 
+def test_readme_lists_every_rule_with_its_name_and_severity():
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    for rule in RULES:
+        row = f"| `{rule.code}` | `{rule.name}` | {rule.severity.value} |"
+        assert row in readme, row
+
+
 def test_rule_sections_exist_in_the_course():
     course = get_course()
     for rule in RULES:

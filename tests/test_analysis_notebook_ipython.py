@@ -122,7 +122,7 @@ def test_the_statement_after_a_timing_line_magic_is_analysed() -> None:
     assert cells[2].split("\n")[1][44] == "n"
     assert first.fix is not None
     [edit] = first.fix.edits
-    assert (edit.line, edit.column, edit.new_text) == (1, 7, "w.assign_sub(0.1)")
+    assert (edit.line, edit.column, edit.new_text) == (1, 7, "w.assign(w - 0.1)")
 
 
 def test_timing_magics_that_are_not_one_simple_statement_are_set_aside() -> None:

@@ -49,8 +49,8 @@ def test_augmented_assignments_map_to_assign_methods():
         """
     findings = check(source, CODE)
     assert [span(f) for f in findings] == [(3, 1, 3, 9), (4, 1, 4, 7), (5, 1, 5, 11)]
-    assert fixed(source, findings[0]).splitlines()[2] == "a.assign_sub(0.5)"
-    assert fixed(source, findings[1]).splitlines()[3] == "b.assign_add(1)"
+    assert fixed(source, findings[0]).splitlines()[2] == "a.assign(a - 0.5)"  # any shape
+    assert fixed(source, findings[1]).splitlines()[3] == "b.assign(b + 1)"
     assert fixed(source, findings[2]).splitlines()[4] == "c.assign(c * (2 + 1))"
 
 
@@ -209,7 +209,7 @@ def test_variables_kept_in_a_list_literal_or_comprehension():
     findings = check(source, CODE)
     assert [f.line for f in findings] == [5, 6, 7]
     assert fixed(source, findings[0]).splitlines()[4] == "ws[0].assign_sub(0.1 * tf.ones([3]))"
-    assert fixed(source, findings[1]).splitlines()[5] == "layers[1].assign_sub(0.5)"
+    assert fixed(source, findings[1]).splitlines()[5] == "layers[1].assign(layers[1] - 0.5)"
     assert fixed(source, findings[2]).splitlines()[6] == "layers[-1].assign(2 * layers[-1])"
 
 
@@ -252,3 +252,68 @@ def test_fixed_dict_update_keeps_training_the_variables():
     assert repaired_run.probes["b_is_variable"] is True
     assert repaired_run.probes["w"] == [0.8, 1.8]  # two updates of 0.1 each
     assert repaired_run.probes["b"] == 0.4
+
+
+TUPLE_AND_OP_REBINDS = """\
+    import tensorflow as tf
+
+    w = tf.Variable(1.0)
+    b = tf.Variable(0.0)
+    dw, db = tf.constant(0.5), tf.constant(0.25)
+    w, b = w - 0.1 * dw, b - 0.1 * db
+    v = tf.Variable([1.0, 5.0])
+    v = tf.subtract(v, 0.5)
+    v = tf.clip_by_value(v, 0.0, 2.0)
+    """
+
+
+def test_tuple_assignment_and_tensorflow_ops_rebind_variables():
+    findings = check(TUPLE_AND_OP_REBINDS, CODE)
+    assert [(f.line, f.column) for f in findings] == [(6, 1), (8, 1)]
+    assert "`w` and `b` are tf.Variables" in findings[0].message
+    assert "rebinds them to plain tensors" in findings[0].message
+    assert "`v = tf.subtract(v, 0.5)`" in findings[1].message
+    # After the first rebinding `v` is a tensor: the clip on line 9 is not a second report.
+    repaired = TUPLE_AND_OP_REBINDS
+    for finding in reversed(findings):
+        repaired = fixed(repaired, finding)
+    lines = repaired.splitlines()
+    assert lines[5:8] == [
+        "w.assign_sub(0.1 * dw)",
+        "b.assign_sub(0.1 * db)",
+        "v = tf.Variable([1.0, 5.0])",
+    ]
+    # ``assign_sub(0.5)`` would fail on this vector: the fix keeps the op and broadcasts.
+    assert lines[8] == "v.assign(tf.subtract(v, 0.5))"
+    # Now the clip is the rebinding left, and its fix keeps the variable too.
+    [clip] = check(repaired, CODE)
+    assert clip.line == 10
+    repaired = fixed(repaired, clip)
+    assert repaired.splitlines()[9] == "v.assign(tf.clip_by_value(v, 0.0, 2.0))"
+    assert check(repaired, CODE) == []
+    probes = {
+        "kinds": "[type(w).__name__, type(b).__name__, type(v).__name__]",
+        "values": "[round(float(w), 3), round(float(b), 3), v.numpy().tolist()]",
+    }
+    broken, repaired_run = run_tensorflow(TUPLE_AND_OP_REBINDS, repaired, **probes)
+    assert broken.error is None and repaired_run.error is None
+    assert broken.probes["kinds"] == ["EagerTensor", "EagerTensor", "EagerTensor"]
+    assert repaired_run.probes["kinds"] == ["ResourceVariable"] * 3
+    assert repaired_run.probes["values"] == [0.95, -0.025, [0.5, 2.0]]
+
+
+def test_partial_tuple_rebinding_is_reported_without_a_fix_and_new_variables_are_silent():
+    source = """\
+        import tensorflow as tf
+
+        w = tf.Variable(1.0)
+        scaled, w = w * 2, w - 1      # the fix would drop `scaled`: reported, not fixed
+        u = tf.Variable(1.0)
+        u = tf.Variable(u * 2)        # a new variable, still trainable
+        k = tf.Variable(2.0)
+        k.assign(tf.clip_by_value(k, 0.0, 1.0))
+        a, c = tf.Variable(1.0), tf.Variable(2.0)
+        a, c = c, a                   # swapping variables keeps them variables
+        """
+    [finding] = check(source, CODE)
+    assert finding.line == 4 and finding.fix is None

@@ -328,3 +328,103 @@ def test_helper_in_an_earlier_notebook_cell():
     ]
     [finding] = check_cells(cells, CODE)
     assert (finding.cell, *span(finding)) == (0, 5, 5, 5, 21)
+
+
+def test_create_once_under_is_none_guard_is_silent_but_unguarded_creation_warns():
+    guarded = """\
+        import tensorflow as tf
+        g = None
+
+        @tf.function
+        def draw():
+            global g
+            if g is None:
+                g = tf.random.Generator.from_seed(1)
+            return g.normal([])
+        """
+    assert check(guarded, CODE) == []
+    unguarded = guarded.replace("if g is None:", "if True:")
+    [finding] = check(unguarded, CODE)
+    assert span(finding) == (8, 9, 8, 45)
+    assert "global `g`" in finding.message
+    assert finding.severity.value == "warning"
+
+
+def test_is_none_guard_on_another_name_still_warns():
+    source = """\
+        import tensorflow as tf
+        g = None
+        other = None
+
+        @tf.function
+        def draw():
+            global g
+            if other is None:
+                g = 1
+            return tf.constant(0)
+        """
+    [finding] = check(source, CODE)
+    assert span(finding) == (9, 9, 9, 14)
+
+
+def test_trace_counters_are_information_other_counters_warn():
+    source = """\
+        import tensorflow as tf
+        num_traces = 0
+        calls = 0
+        traces = []
+
+        class Model(tf.Module):
+            def __init__(self):
+                self.trace_count = 0
+                self.steps = 0
+
+            @tf.function
+            def __call__(self, x):
+                self.trace_count += 1
+                self.steps += 1
+                return x
+
+        @tf.function
+        def f(x):
+            global num_traces, calls
+            num_traces += 1
+            calls += 1
+            traces.append(1)
+            return x
+        """
+    findings = check(source, CODE)
+    assert [(f.line, f.severity.value) for f in findings] == [
+        (13, "information"),
+        (14, "warning"),
+        (20, "information"),
+        (21, "warning"),
+        (22, "information"),
+    ]
+    assert "runs once per trace, which is what a trace counter wants" in findings[0].message
+    assert "`self.trace_count`" in findings[0].message
+    assert "`num_traces`" in findings[2].message
+    assert "`traces`" in findings[4].message
+
+
+def test_init_scope_body_is_silent_but_the_same_code_outside_it_warns():
+    source = """\
+        import tensorflow as tf
+
+        class Counter(tf.Module):
+            def __init__(self):
+                self.counter = 0
+                self.log = []
+
+            @tf.function
+            def __call__(self, x):
+                if self.counter == 0:
+                    with tf.init_scope():
+                        self.counter += 1
+                        self.log.append("first")
+                return x
+        """
+    assert check(source, CODE) == []
+    outside = source.replace("with tf.init_scope():", "with tf.name_scope('n'):")
+    findings = check(outside, CODE)
+    assert [(f.line, f.severity.value) for f in findings] == [(12, "warning"), (13, "warning")]

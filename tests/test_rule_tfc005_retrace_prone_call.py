@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from jupyterlab_tfcoach.analysis import analyze_cells
-from jupyterlab_tfcoach.analysis.testing import check, only, span
+from jupyterlab_tfcoach.analysis.testing import check, check_cells, only, span
 
 CODE = "TFC005"
 
@@ -331,3 +331,190 @@ def test_function_wrapping_what_the_loop_iterates_over_is_silent():
         """
     [finding] = check(source, CODE)
     assert span(finding) == (12, 12, 12, 30)
+
+
+def test_enumerate_counter_passed_to_tf_function():
+    source = """\
+        import tensorflow as tf
+
+        @tf.function
+        def step(batch, i):
+            return batch
+
+        for i, batch in enumerate(ds):
+            step(batch, i)
+        for step_number, (x, y) in enumerate(dataset, start=1):
+            step(x, step_number)
+        """
+    findings = check(source, CODE)
+    assert [span(f) for f in findings] == [(8, 17, 8, 18), (10, 13, 10, 24)]
+    assert findings[0].message == (
+        "tf.function `step` gets the Python number `i` from the loop over `enumerate(ds)`: "
+        "every value traces a new graph"
+    )
+    assert "`step_number` from the loop over `enumerate(dataset, start=1)`" in findings[1].message
+
+
+def test_enumerate_items_or_a_tensor_counter_are_silent():
+    source = """\
+        import tensorflow as tf
+
+        @tf.function
+        def step(batch, i):
+            return batch
+
+        for i, batch in enumerate(ds):
+            step(batch, tf.constant(i))
+        for i, batch in enumerate(ds):
+            step(batch, batch)
+        for i, (x, y) in enumerate(dataset):
+            step(x, y)
+        for i, batch in zip(counts, ds):
+            step(batch, i)
+        """
+    assert check(source, CODE) == []
+
+
+def test_while_loop_counter_passed_to_tf_function():
+    source = """\
+        import tensorflow as tf
+
+        @tf.function
+        def step(x, epoch):
+            return x
+
+        epoch = 0
+        while epoch < 10:
+            step(x, epoch)
+            epoch += 1
+
+        n = 0
+        while True:
+            n = n + 1
+            step(x, n)
+
+        seen = 0
+        for batch in ds:
+            step(batch, seen)
+            seen -= 0.5
+        """
+    findings = check(source, CODE)
+    assert [span(f) for f in findings] == [(9, 13, 9, 18), (15, 13, 15, 14), (19, 17, 19, 21)]
+    assert findings[0].message == (
+        "tf.function `step` gets the Python number `epoch`, which the `while` loop steps "
+        "(`epoch += 1`): every value traces a new graph"
+    )
+    assert "`n`, which the `while` loop steps (`n = n + 1`)" in findings[1].message
+    assert "`seen`, which the `for` loop steps (`seen -= 0.5`)" in findings[2].message
+
+
+def test_tensor_counters_and_other_loop_rebinds_are_silent():
+    source = """\
+        import tensorflow as tf
+
+        @tf.function
+        def step(x, epoch):
+            return x
+
+        epoch = tf.Variable(0)
+        while epoch < 10:
+            step(x, epoch)
+            epoch.assign_add(1)
+
+        epoch = 0
+        while epoch < 10:
+            step(x, tf.constant(epoch))
+            epoch += 1
+
+        count = tf.constant(0)
+        while count < 10:
+            count += 1
+            step(x, count)
+
+        level = 0
+        while level < 3:
+            step(x, level)
+            level = next_level(level)
+
+        fixed_k = 3
+        while running:
+            step(x, fixed_k)
+            other += 1
+        """
+    assert check(source, CODE) == []
+
+
+def test_schedule_list_indexed_by_the_loop():
+    source = """\
+        import tensorflow as tf
+
+        LR_SCHEDULE = [0.1] * 5 + [0.01] * 5
+
+        @tf.function
+        def sgd(x, lr):
+            return x * lr
+
+        for epoch in range(10):
+            sgd(x, LR_SCHEDULE[epoch])
+        for i, batch in enumerate(ds):
+            sgd(batch, (0.1, 0.05, 0.01)[i])
+        epoch = 0
+        while epoch < 10:
+            sgd(x, LR_SCHEDULE[epoch])
+            epoch += 1
+        """
+    findings = check(source, CODE)
+    assert [span(f) for f in findings] == [(10, 12, 10, 30), (12, 16, 12, 36), (15, 12, 15, 30)]
+    assert findings[0].message == (
+        "tf.function `sgd` gets the Python number `LR_SCHEDULE[epoch]`, looked up with `epoch` "
+        "from the loop over `range(10)`: every value traces a new graph"
+    )
+    assert "looked up with `i` from the loop over `enumerate(ds)`" in findings[1].message
+    assert "looked up with `epoch`, which the `while` loop steps (`epoch += 1`)" in (
+        findings[2].message
+    )
+
+
+def test_schedule_of_tensors_or_a_fixed_index_is_silent():
+    source = """\
+        import tensorflow as tf
+
+        LR_SCHEDULE = [tf.constant(0.1), tf.constant(0.01), tf.constant(0.001)]
+        RATES = [0.1, 0.01, 0.001]
+
+        @tf.function
+        def sgd(x, lr):
+            return x * lr
+
+        for epoch in range(3):
+            sgd(x, LR_SCHEDULE[epoch])
+            sgd(x, RATES[0])
+            sgd(x, tf.constant(RATES[epoch]))
+        for epoch in range(3):
+            sgd(x, schedule(epoch)[epoch])
+        """
+    assert check(source, CODE) == []
+
+
+def test_notebook_counter_and_schedule_across_cells():
+    cells = [
+        """\
+        import tensorflow as tf
+
+        @tf.function
+        def train_step(x, lr):
+            return x * lr
+        """,
+        "lr_schedule = [0.1, 0.05, 0.01]\nstep = 0",
+        """\
+        while step < 3:
+            train_step(x, lr_schedule[step])
+            train_step(x, tf.constant(lr_schedule[step]))
+            step += 1
+        """,
+    ]
+    [finding] = check_cells(cells, CODE)
+    assert (finding.cell, *span(finding)) == (2, 2, 19, 2, 36)
+    assert "`lr_schedule[step]`, looked up with `step`, which the `while` loop steps" in (
+        finding.message
+    )

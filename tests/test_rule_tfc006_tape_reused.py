@@ -212,3 +212,56 @@ def test_helpers_that_compute_once_or_on_a_persistent_tape_are_silent():
         del tape
         """
     assert check(source, CODE) == []
+
+
+GRADIENT_PER_VARIABLE = """\
+    import tensorflow as tf
+
+    ws = [tf.Variable(1.0), tf.Variable(2.0)]
+    with tf.GradientTape() as tape:
+        loss = ws[0] * ws[1]
+    grads = []
+    for v in ws:
+        grads.append(tape.gradient(loss, v))
+    """
+
+
+def test_one_gradient_per_iteration_of_a_loop_outside_the_tape():
+    [finding] = check(GRADIENT_PER_VARIABLE, CODE)
+    assert span(finding) == (8, 18, 8, 40)
+    assert "runs on every iteration of its loop" in finding.message
+    assert "the second iteration fails" in finding.message
+    repaired = fixed(GRADIENT_PER_VARIABLE, finding)
+    assert repaired.splitlines()[3] == "with tf.GradientTape(persistent=True) as tape:"
+    assert check(repaired, CODE) == []
+    broken, repaired_run = run_tensorflow(
+        GRADIENT_PER_VARIABLE, repaired, grads="[float(g) for g in grads]"
+    )
+    assert broken.error == "RuntimeError"
+    assert repaired_run.error is None
+    assert repaired_run.probes["grads"] == [2.0, 1.0]
+
+
+def test_a_tape_per_iteration_or_a_loop_that_stops_is_silent():
+    source = """\
+        import tensorflow as tf
+
+        ws = [tf.Variable(1.0), tf.Variable(2.0)]
+        for epoch in range(3):
+            with tf.GradientTape() as tape:     # a new tape each iteration
+                loss = ws[0] * ws[1]
+            grads = tape.gradient(loss, ws)
+
+        with tf.GradientTape() as tape:
+            loss = ws[0] * ws[1]
+        for v in ws:
+            first = tape.gradient(loss, v)
+            break                               # only ever one gradient
+
+        with tf.GradientTape() as tape:
+            loss = ws[0] * ws[1]
+        grads = tape.gradient(loss, ws)         # one call for all the variables
+        for v, g in zip(ws, grads):
+            v.assign_sub(0.1 * g)
+        """
+    assert check(source, CODE) == []

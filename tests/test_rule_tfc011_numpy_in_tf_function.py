@@ -1,6 +1,7 @@
 from __future__ import annotations
 
-from jupyterlab_tfcoach.analysis.testing import check, check_cells, span
+from jupyterlab_tfcoach.analysis.testing import check, check_cells, fixed, span
+from tests.tf_runner import run_tensorflow
 
 CODE = "TFC011"
 
@@ -156,3 +157,109 @@ def test_helper_in_an_earlier_notebook_cell():
     ]
     [finding] = check_cells(cells, CODE)
     assert (finding.cell, *span(finding)) == (0, 4, 12, 4, 21)
+
+
+NUMPY_ON_TENSORS = """\
+    import numpy as np
+    from numpy import maximum
+    import tensorflow as tf
+
+    @tf.function
+    def stats(x):
+        mean = np.mean(x, axis=0)
+        top = np.argmax(x, axis=1)
+        return np.sum(x) - mean[0], top, maximum(x, np.exp(tf.zeros([2])))
+
+    result = stats(tf.constant([[1.0, 4.0], [3.0, 2.0]]))
+    values = [result[0].numpy().tolist(), result[1].numpy().tolist(), result[2].numpy().tolist()]
+    """
+
+
+def test_numpy_functions_on_tensors_fail_and_the_fixes_run():
+    findings = check(NUMPY_ON_TENSORS, CODE)
+    assert [span(f) for f in findings] == [
+        (7, 12, 7, 30),
+        (8, 11, 8, 31),
+        (9, 12, 9, 21),
+        (9, 38, 9, 71),
+        (9, 49, 9, 70),
+    ]
+    assert findings[0].message == (
+        "`np.mean(x, axis=0)` in tf.function `stats` runs while tracing on a symbolic tensor "
+        "and fails; use `tf.reduce_mean`"
+    )
+    assert [f.fix.description for f in findings if f.fix] == [
+        "Replace with `tf.reduce_mean`",
+        "Replace with `tf.argmax`",
+        "Replace with `tf.reduce_sum`",
+        "Replace with `tf.maximum`",
+        "Replace with `tf.exp`",
+    ]
+    repaired = NUMPY_ON_TENSORS
+    # Apply from the last edit backwards so earlier positions stay valid.
+    for finding in sorted(findings, key=span, reverse=True):
+        repaired = fixed(repaired, finding)
+    assert "tf.reduce_mean(x, axis=0)" in repaired
+    assert "tf.maximum(x, tf.exp(tf.zeros([2])))" in repaired
+    assert check(repaired, CODE) == []
+    broken, working = run_tensorflow(NUMPY_ON_TENSORS, repaired, values="values")
+    assert broken.error == "NotImplementedError"
+    assert working.error is None
+    assert working.probes["values"] == [8.0, [1, 0], [[1.0, 4.0], [3.0, 2.0]]]
+
+
+def test_numpy_calls_without_a_same_meaning_op_get_no_fix():
+    source = """\
+        import numpy as np
+        import tensorflow as tf
+
+        @tf.function
+        def f(x, n):
+            a = np.argmax(x)
+            b = np.sum(x, dtype=np.float64)
+            c = np.std(x)
+            d = np.mean(tf.constant([1, 2]))
+            return a, b, c, d
+        """
+    findings = check(source, CODE)
+    assert [f.line for f in findings] == [6, 7, 8, 9]
+    assert all(f.fix is None for f in findings)
+    assert findings[0].message.endswith("fails; use TensorFlow ops instead")
+
+
+def test_numpy_on_constants_outside_tf_function_and_in_callbacks_is_silent():
+    source = """\
+        import numpy as np
+        import tensorflow as tf
+
+        def eager(x):
+            return np.mean(x)
+
+        @tf.function
+        def f(x):
+            scale = np.float32(0.5) * np.pi + np.arange(3)
+            y = tf.numpy_function(lambda v: np.mean(v), [x], tf.float64)
+            z = tf.py_function(lambda v: np.exp(v.numpy()), [x], tf.float32)
+            if tf.executing_eagerly():
+                print(np.mean(x))
+            return x * scale + y + z
+        """
+    assert check(source, CODE) == []
+
+
+def test_numpy_in_a_helper_and_under_another_alias():
+    source = """\
+        import numpy
+        import tensorflow as tf
+
+        def helper(t):
+            return numpy.sqrt(tf.square(t))
+
+        @tf.function
+        def f(x):
+            return helper(x) + numpy.linalg.norm(x)
+        """
+    findings = check(source, CODE)
+    assert [f.line for f in findings] == [5, 9]
+    assert "`helper` is called from tf.function `f`" in findings[0].message
+    assert findings[1].fix is None

@@ -192,11 +192,128 @@ def test_periodic_reads_under_an_if_are_silent():
         except ValueError:
             print(loss)
         if float(loss) < 0.01:
-            break
+            optimizer.learning_rate.assign(1e-4)
     """
     )
     [finding] = check(source, CODE)
     assert finding.line == 19  # the condition itself runs every step
+
+
+# Loops that stop on what they read need the value every iteration: silent. Each case has a
+# twin, the same loop without the stopping decision, that is reported.
+STOPPING_LOOPS = {
+    "convergence test with break": (
+        """\
+    for it in range(1, 2001):
+        x_old = w.numpy()
+        loss = train_step(x)
+        path.append(w.numpy())
+        if w == x_old:
+            break
+    """,
+        ("break", "print('same')"),
+        [10, 12],
+    ),
+    "early stopping on a running mean": (
+        """\
+    for episode in range(10000):
+        reward = int(train_step(x))
+        rewards.append(reward)
+        running = statistics.mean(rewards)
+        if running > threshold:
+            break
+    """,
+        ("break", "print(running)"),
+        [10],
+    ),
+    "return under an if": (
+        """\
+    def fit():
+        for x in dataset:
+            loss = train_step(x)
+            history.append(loss.numpy())
+            if history[-1] < 0.01:
+                return history
+    """,
+        ("return history", "print(history[-1])"),
+        [12],
+    ),
+    "while test on a value the loop reads": (
+        """\
+    loss_value = 1e9
+    while loss_value > 1e-4:
+        loss = train_step(x)
+        loss_value = loss.numpy()
+    """,
+        ("while loss_value > 1e-4:", "while step < 1000:"),
+        [12],
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(STOPPING_LOOPS))
+def test_loops_that_stop_on_what_they_read_are_silent(case: str):
+    loop, (decision, no_decision), twin_lines = STOPPING_LOOPS[case]
+    source = STEP + loop
+    assert check(source, CODE) == []
+    twin = source.replace(decision, no_decision)
+    assert twin != source
+    assert [f.line for f in check(twin, CODE)] == twin_lines
+
+
+def test_exits_that_decide_nothing_from_the_values_are_reported():
+    source = (
+        STEP
+        + """\
+    step = 0
+    while step < 1000:
+        loss = train_step(next(batches))
+        print(float(loss))
+        step += 1
+        for grad in grads:
+            if grad is None:
+                break
+        try:
+            batch = next(batches)
+        except StopIteration:
+            break
+    """
+    )
+    # ``step += 1`` counts; the inner ``break`` leaves the inner loop; running out of
+    # batches is how every data loop ends.
+    assert [f.line for f in check(source, CODE)] == [12]
+
+
+def test_loop_over_values_written_in_its_header_is_no_training_loop():
+    source = (
+        STEP
+        + """\
+    for temperature in (0.2, 0.5, 1.0, 1.5):
+        print(temperature, train_step(logits / temperature).numpy())
+    """
+    )
+    assert check(source, CODE) == []
+    # The twin: the same loop over a collection that is not written out (a data set).
+    twin = source.replace("(0.2, 0.5, 1.0, 1.5)", "temperatures")
+    assert [f.line for f in check(twin, CODE)] == [10]
+
+
+def test_step_split_over_written_out_parts_still_runs_once_per_batch():
+    # Two optimizers for two groups of layers: the step loop is still the batch loop, so its
+    # per-batch read is reported whether the step is split or not.
+    split = (
+        STEP
+        + """\
+    for x in dataset:
+        loss = train_step(x)
+        for layers, optimizer in ((lower, lower_opt), (upper, upper_opt)):
+            optimizer.apply_gradients(zip(grads, layers.trainable_variables))
+        status = mean_loss.result().numpy()
+    """
+    )
+    assert [f.line for f in check(split, CODE)] == [13]
+    whole = split.replace("        loss = train_step(x)\n", "")
+    assert [f.line for f in check(whole, CODE)] == [12]
 
 
 def test_loops_nested_inside_the_step_loop_still_run_every_step():

@@ -226,6 +226,9 @@ def _is_prefix(prefix: Path, path: Path) -> bool:
     return len(prefix) <= len(path) and path[: len(prefix)] == prefix
 
 
+_NOT_ASKED = object()  # a cache miss, distinct from a cached None
+
+
 class Bindings:
     """Lazy value inference over a ``Model``."""
 
@@ -238,6 +241,7 @@ class Bindings:
         self._tf_bodies: dict[int, Scope | None] = {}
         self._class_scopes: dict[ast.AST, Scope] | None = None
         self._traced_helpers: dict[Scope, TraceReach] | None = None
+        self._trace_reach: dict[Scope, TraceReach | None] = {}
         self._calls_to: dict[str, list[Site]] = {}
         self._sorted_positions: dict[tuple[int, str], tuple[int, list[Position] | None]] = {}
 
@@ -743,12 +747,18 @@ class Bindings:
     def trace_reach(self, scope: Scope) -> TraceReach | None:
         """Whose trace runs the code in ``scope``: a tf.function's own body, or a plain
         function that such a body calls directly (see ``traced_helpers``); None: neither."""
+        cached = self._trace_reach.get(scope, _NOT_ASKED)
+        if cached is not _NOT_ASKED:
+            return cached  # type: ignore[return-value]
         function = scope.function
         if function is None:
-            return None
-        if self.is_tf_function_scope(function):
-            return TraceReach(function)
-        return self.traced_helpers().get(function)
+            reach = None
+        elif self.is_tf_function_scope(function):
+            reach = TraceReach(function)
+        else:
+            reach = self.traced_helpers().get(function)
+        self._trace_reach[scope] = reach
+        return reach
 
     def traced_helpers(self) -> dict[Scope, TraceReach]:
         """Plain functions that a tf.function's own body calls, each with the first such
@@ -768,9 +778,14 @@ class Bindings:
         self._traced_helpers = found
         tf_defs = self.tf_function_defs()
         scope_of_def = {s.node: s for s in self.model.scopes if s.kind == "function"}
+        # Only a name some ``def`` binds can call a helper: a cheap test before resolving.
+        def_names = {site.node.name for site in self.model.defs}  # type: ignore[attr-defined]
         for site in self.model.calls:
             func = site.node.func  # type: ignore[attr-defined]
-            if type(func) is not ast.Name and type(func) is not ast.Attribute:
+            if type(func) is ast.Name:
+                if func.id not in def_names:
+                    continue
+            elif type(func) is not ast.Attribute or func.attr not in def_names:
                 continue
             function = self.tf_function_body(site.scope)
             if function is None or in_eager_only_branch(self.imports, site.path):

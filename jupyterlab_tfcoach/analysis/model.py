@@ -256,6 +256,7 @@ class Model:
         self.withs: list[Site] = []
         self.deletes: list[Site] = []
         self.defs: list[Site] = []  # FunctionDef sites, in the scope that defines them
+        self.import_statements: list[ast.Import | ast.ImportFrom] = []  # any module's imports
         # ``name = f(...)`` name bindings, in walk order: lets rules find the names bound
         # to a call (``step = tf.function(f)``) without scanning every binding.
         self.call_assignments: list[Binding] = []
@@ -443,6 +444,7 @@ class Model:
 
     def _walk_import(self, node: ast.Import | ast.ImportFrom, scope: Scope, path: Path) -> None:
         self.imports.add(node)
+        self.import_statements.append(node)
         for alias in node.names:
             if alias.name == "*":
                 continue

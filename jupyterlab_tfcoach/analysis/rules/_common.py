@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import ast
+import re
 
 # ``in_eager_only_branch`` is re-exported for the rules: it lives in bindings, next to the
 # tf.function lookups that also need it.
 from jupyterlab_tfcoach.analysis.bindings import TraceReach
 from jupyterlab_tfcoach.analysis.bindings import in_eager_only_branch as in_eager_only_branch
-from jupyterlab_tfcoach.analysis.model import Scope
+from jupyterlab_tfcoach.analysis.model import Path, Scope
 
 # Binary operators and their source text. The first eight are arithmetic, the
 # operators TensorFlow tensors overload for math (mixed dtypes fail there).
@@ -76,3 +77,39 @@ def traced_code(reach: TraceReach, what: str) -> str:
     if reach.helper is None:
         return f"{what} in tf.function {caller}"
     return f"{function_label(reach.helper)} is called from tf.function {caller}, so {what} in it"
+
+
+# "trace", "traced", "tracing", "retracing", ...: the words of a deliberate trace counter.
+TRACE_WORD = re.compile(r"\b(?:re)?trac(?:e|ed|es|ing)\b", re.IGNORECASE)
+
+
+def names_tracing(identifier: str) -> bool:
+    """``num_traces``, ``trace_count``, ``retracingCalls``: an identifier with a trace word.
+
+    Underscores and camelCase humps are word breaks here, as spaces are in prose.
+    """
+    words = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", identifier).replace("_", " ")
+    return TRACE_WORD.search(words) is not None
+
+
+def guarded_by_is_none(path: Path, target: ast.AST) -> bool:
+    """Under ``if <target> is None:`` (``target`` a name or ``self.attr``).
+
+    The documented create-once idiom: the assignment runs on the first trace only, and
+    later traces see the stored object.
+    """
+    for block in path:
+        owner = block.owner
+        if block.kind != "if" or block.branch != 0 or not isinstance(owner, ast.If):
+            continue
+        test = owner.test
+        if (
+            isinstance(test, ast.Compare)
+            and len(test.ops) == 1
+            and isinstance(test.ops[0], ast.Is)
+            and isinstance(test.comparators[0], ast.Constant)
+            and test.comparators[0].value is None
+            and same_reference(test.left, target)
+        ):
+            return True
+    return False

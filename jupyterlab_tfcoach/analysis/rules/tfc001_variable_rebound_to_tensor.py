@@ -9,7 +9,12 @@ from jupyterlab_tfcoach.analysis.bindings import VARIABLE
 from jupyterlab_tfcoach.analysis.context import RuleContext
 from jupyterlab_tfcoach.analysis.findings import Finding, Fix, Severity
 from jupyterlab_tfcoach.analysis.model import Site, refers_to
-from jupyterlab_tfcoach.analysis.rules._common import OPERATOR_TEXT, parenthesized, same_reference
+from jupyterlab_tfcoach.analysis.rules._common import (
+    OPERATOR_TEXT,
+    number_literal,
+    parenthesized,
+    same_reference,
+)
 
 CODE = "TFC001"
 NAME = "variable-rebound-to-tensor"
@@ -19,10 +24,14 @@ FIXABLE = True
 
 DOCS = """
 ## What it does
-Flags a name or attribute bound to a `tf.Variable` that is rebound by arithmetic on itself,
-such as `w = w - lr * g`, `self.w = self.w * 2` or `w -= lr * g`, and the same on an entry of
-a dict or list built from variables (`params["w"] = params["w"] - lr * g`, `ws[0] -= lr * g`,
-`for k in params: params[k] = params[k] - lr * grads[k]`).
+Flags a name or attribute bound to a `tf.Variable` that is rebound by arithmetic on itself, such
+as `w = w - lr * g`, `self.w = self.w * 2` or `w -= lr * g`.
+
+The same is reported on an entry of a dict or list built from variables (`params["w"] =
+params["w"] - lr * g`, `ws[0] -= lr * g`, `for k in params: params[k] = params[k] - lr *
+grads[k]`), on each variable of a tuple assignment (`w, b = w - lr * dw, b - lr * db`), and for
+TensorFlow ops that return a new tensor built from the variable (`w = tf.subtract(w, lr * g)`,
+`w = tf.clip_by_value(w, 0.0, 1.0)`).
 
 A local name that only borrows a variable someone else holds (`kernel = self.kernel`, then
 `kernel = kernel * mask`) is not reported: the owner still has the variable.
@@ -67,25 +76,66 @@ def _same_target(a: ast.AST, b: ast.expr) -> bool:
     return same_reference(a, b) or (isinstance(b, ast.Subscript) and _same_entry(a, b))
 
 
-def _replacement(ctx: RuleContext, statement: ast.stmt, target: ast.expr) -> str:
+# TensorFlow ops whose result is a new tensor built from an argument (``w = tf.subtract(w,
+# g)``, ``w = tf.clip_by_value(w, 0, 1)``). Constructors and wrappers are not: ``tf.Variable``
+# makes a new variable, ``tf.function`` wraps a callable.
+_NOT_TENSOR_OPS = ("tf.Variable", "tf.function", "tf.keras.", "tf.Module", "tf.data.")
+_IN_PLACE_OPS = {
+    "tf.subtract": "assign_sub",
+    "tf.math.subtract": "assign_sub",
+    "tf.add": "assign_add",
+    "tf.math.add": "assign_add",
+}
+
+
+def _op_name(ctx: RuleContext, value: ast.expr) -> str | None:
+    """``tf.subtract`` for ``tf.subtract(w, g)`` (any alias), if it is a TensorFlow op call."""
+    if not isinstance(value, ast.Call):
+        return None
+    canonical = ctx.imports.resolve(value.func)
+    if canonical is None or not canonical.startswith("tf."):
+        return None
+    if any(canonical == name or canonical.startswith(name) for name in _NOT_TENSOR_OPS):
+        return None
+    return canonical
+
+
+def _has_number(*operands: ast.expr) -> bool:
+    """A Python number among the operands: ``assign_sub``/``assign_add`` do not broadcast,
+    so ``v.assign_sub(0.5)`` fails for a vector ``v`` where ``v.assign(v - 0.5)`` works."""
+    return any(number_literal(operand) is not None for operand in operands)
+
+
+def _replacement(ctx: RuleContext, statement: ast.stmt, target: ast.expr, value: ast.expr) -> str:
     """The ``assign*`` call that updates the variable in place with the same value."""
     owner = ctx.text(target)
     if isinstance(statement, ast.AugAssign):
-        operand = statement.value
         method = _ASSIGN_METHOD.get(type(statement.op))
-        if method:
-            return f"{owner}.{method}({ctx.text(operand)})"
+        if method and not _has_number(value):
+            return f"{owner}.{method}({ctx.text(value)})"
         operator = OPERATOR_TEXT[type(statement.op)]
-        return f"{owner}.assign({owner} {operator} {parenthesized(ctx.text(operand), operand)})"
-    assert isinstance(statement, ast.Assign)
-    value = statement.value
-    if isinstance(value, ast.BinOp):
+        return f"{owner}.assign({owner} {operator} {parenthesized(ctx.text(value), value)})"
+    if isinstance(value, ast.BinOp) and not _has_number(value.left, value.right):
         if isinstance(value.op, ast.Sub) and _same_target(value.left, target):
             return f"{owner}.assign_sub({ctx.text(value.right)})"
         if isinstance(value.op, ast.Add) and _same_target(value.left, target):
             return f"{owner}.assign_add({ctx.text(value.right)})"
         if isinstance(value.op, ast.Add) and _same_target(value.right, target):
             return f"{owner}.assign_add({ctx.text(value.left)})"
+    method = _IN_PLACE_OPS.get(_op_name(ctx, value) or "")
+    if (
+        method
+        and isinstance(value, ast.Call)
+        and len(value.args) == 2
+        and not value.keywords
+        and not _has_number(*value.args)
+        and not any(isinstance(argument, ast.Starred) for argument in value.args)
+    ):
+        first, second = value.args
+        if _same_target(first, target):
+            return f"{owner}.{method}({ctx.text(second)})"
+        if method == "assign_add" and _same_target(second, target):
+            return f"{owner}.assign_add({ctx.text(first)})"
     return f"{owner}.assign({ctx.text(value)})"
 
 
@@ -93,33 +143,61 @@ def _reads_entry(expression: ast.expr, target: ast.Subscript) -> bool:
     return any(_same_entry(node, target) for node in ast.walk(expression))
 
 
-def _rebound_target(ctx: RuleContext, site: Site) -> ast.expr | None:
+def _derives_from(ctx: RuleContext, value: ast.expr, target: ast.expr) -> bool:
+    """``w - lr * g`` / ``-w`` / ``tf.subtract(w, g)`` for target ``w``: a new tensor from it."""
+    value_type = type(value)
+    if value_type is ast.Call:
+        # Only the target itself as an argument (``tf.subtract(w, g)``): cheap to test on
+        # every assignment, and the import lookup runs only for those few.
+        arguments = value.args  # type: ignore[attr-defined]
+        if type(target) is ast.Name:
+            name = target.id
+            found = any(type(a) is ast.Name and a.id == name for a in arguments)  # type: ignore[attr-defined]
+        else:
+            found = any(_same_target(argument, target) for argument in arguments)
+        return found and _op_name(ctx, value) is not None
+    if value_type is not ast.BinOp and value_type is not ast.UnaryOp:
+        return False
+    if isinstance(target, ast.Subscript):
+        return _reads_entry(value, target)
+    return refers_to(value, target)
+
+
+def _valid_target(ctx: RuleContext, target: ast.expr, site: Site) -> bool:
+    if isinstance(target, ast.Subscript):
+        return isinstance(target.value, ast.Name)
+    if isinstance(target, ast.Attribute):
+        return ctx.bindings.self_attribute_bindings(target, site.scope) is not None
+    return isinstance(target, ast.Name)
+
+
+def _rebound_pairs(ctx: RuleContext, site: Site) -> list[tuple[ast.expr, ast.expr]]:
+    """(target, new value) pairs the statement rebinds from the target itself.
+
+    ``w -= g``, ``w = w - g``, and each element of ``w, b = w - dw, b - db``.
+    """
     statement = site.node
     if isinstance(statement, ast.AugAssign):
-        target = statement.target
-    elif (
-        isinstance(statement, ast.Assign)
-        and len(statement.targets) == 1
-        and isinstance(statement.value, (ast.BinOp, ast.UnaryOp))
-    ):
-        target = statement.targets[0]
-        reads_itself = (
-            _reads_entry(statement.value, target)
-            if isinstance(target, ast.Subscript)
-            else refers_to(statement.value, target)
-        )
-        if not reads_itself:
-            return None
+        pairs = [(statement.target, statement.value)]
+    elif isinstance(statement, ast.Assign) and len(statement.targets) == 1:
+        target, value = statement.targets[0], statement.value
+        if isinstance(target, (ast.Tuple, ast.List)) and isinstance(value, (ast.Tuple, ast.List)):
+            if len(target.elts) != len(value.elts) or any(
+                isinstance(e, ast.Starred) for e in (*target.elts, *value.elts)
+            ):
+                return []
+            pairs = [
+                (element, new)
+                for element, new in zip(target.elts, value.elts, strict=True)
+                if _derives_from(ctx, new, element)
+            ]
+        elif _derives_from(ctx, value, target):
+            pairs = [(target, value)]
+        else:
+            return []
     else:
-        return None
-    if isinstance(target, ast.Subscript):
-        return target if isinstance(target.value, ast.Name) else None
-    if isinstance(target, ast.Attribute):
-        if ctx.bindings.self_attribute_bindings(target, site.scope) is None:
-            return None
-    elif not isinstance(target, ast.Name):
-        return None
-    return target
+        return []
+    return [(target, value) for target, value in pairs if _valid_target(ctx, target, site)]
 
 
 # Expressions that read an existing object rather than create one.
@@ -207,28 +285,66 @@ def _holds_variables(ctx: RuleContext, target: ast.Subscript, site: Site) -> boo
     return True
 
 
+def _is_variable(ctx: RuleContext, target: ast.expr, site: Site) -> bool:
+    if isinstance(target, ast.Subscript):
+        return _holds_variables(ctx, target, site)
+    # The value *before* this statement: lookups at the target see earlier bindings.
+    return ctx.value(target, site).kind == VARIABLE and not _is_local_alias(ctx, target, site)
+
+
+def _fix(
+    ctx: RuleContext, statement: ast.stmt, rebound: list[tuple[ast.expr, ast.expr]]
+) -> Fix | None:
+    replacements = [_replacement(ctx, statement, target, value) for target, value in rebound]
+    if isinstance(statement, ast.Assign) and isinstance(
+        statement.targets[0], (ast.Tuple, ast.List)
+    ):
+        # ``w, b = w - dw, b - db`` becomes one update per line, which means the same only
+        # when every element is such an update and none reads another's target.
+        elements = statement.targets[0].elts
+        if len(elements) != len(rebound) or any(
+            refers_to(value, other)
+            if not isinstance(other, ast.Subscript)
+            else _reads_entry(value, other)
+            for target, value in rebound
+            for other, _ in rebound
+            if other is not target
+        ):
+            return None
+        span = ctx.range_of(statement)
+        line = ctx.source.line_text(span.line)
+        indent = line[: span.column - 1]
+        if indent.strip():
+            return None  # not at the start of its line: ``if ok: w, b = ...``
+        replacement = f"\n{indent}".join(replacements)
+    else:
+        replacement = replacements[0]
+    summary = ", ".join(f"`{r.split('(', 1)[0]}(...)`" for r in replacements)
+    return Fix(f"Update the variable in place: {summary}", (ctx.replace(statement, replacement),))
+
+
 def check(ctx: RuleContext) -> Iterator[Finding]:
     for site in ctx.model.assignments:
-        target = _rebound_target(ctx, site)
-        if target is None:
-            continue
-        if isinstance(target, ast.Subscript):
-            if not _holds_variables(ctx, target, site):
-                continue
-        # The value *before* this statement: lookups at the target see earlier bindings.
-        elif ctx.value(target, site).kind != VARIABLE or _is_local_alias(ctx, target, site):
+        rebound = [
+            (target, value)
+            for target, value in _rebound_pairs(ctx, site)
+            if _is_variable(ctx, target, site)
+        ]
+        if not rebound:
             continue
         statement = site.node
         assert isinstance(statement, ast.stmt)
-        replacement = _replacement(ctx, statement, target)
-        name = ctx.text(target)
+        names = [ctx.text(target) for target, _ in rebound]
+        if len(names) == 1:
+            subject = f"`{names[0]}` is a tf.Variable"
+            consequence = "rebinds it to a plain tensor, so it stops being trained"
+        else:
+            listed = ", ".join(f"`{name}`" for name in names[:-1]) + f" and `{names[-1]}`"
+            subject = f"{listed} are tf.Variables"
+            consequence = "rebinds them to plain tensors, so they stop being trained"
         yield ctx.finding(
             CODE,
             statement,
-            f"`{name}` is a tf.Variable; `{ctx.short(statement)}` rebinds it to a plain "
-            "tensor, so it stops being trained",
-            Fix(
-                f"Update the variable in place: `{replacement.split('(', 1)[0]}(...)`",
-                (ctx.replace(statement, replacement),),
-            ),
+            f"{subject}; `{ctx.short(statement)}` {consequence}",
+            _fix(ctx, statement, rebound),
         )

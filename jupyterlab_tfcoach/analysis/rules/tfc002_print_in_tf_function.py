@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import ast
-import re
 from collections.abc import Iterator
 
 from jupyterlab_tfcoach.analysis.context import RuleContext
 from jupyterlab_tfcoach.analysis.findings import Finding, Fix, Severity
-from jupyterlab_tfcoach.analysis.rules._common import in_eager_only_branch, traced_code
+from jupyterlab_tfcoach.analysis.rules._common import (
+    TRACE_WORD,
+    in_eager_only_branch,
+    traced_code,
+)
 
 CODE = "TFC002"
 NAME = "print-in-tf-function"
@@ -18,8 +21,10 @@ FIXABLE = True
 
 DOCS = """
 ## What it does
-Flags calls to Python's built-in `print(...)` that run while a `tf.function` traces: in the
-body of a function decorated with (or wrapped by) `tf.function`, in a function nested in it
+Flags calls to Python's built-in `print(...)` that run while a `tf.function` traces.
+
+That is a `print` in the body of a function decorated with (or wrapped by) `tf.function`, in
+a function nested in it
 that the body calls, and in a plain function the body calls by name (`helper(x)`, or
 `self.helper(x)` from a tf.function method). Only one call deep: what a helper calls in turn
 is not followed. A nested function that the body only hands to `tf.py_function` runs
@@ -68,9 +73,6 @@ Module 1, *Python side effects happen only while tracing* (`side-effects`).
 # Keyword arguments of ``print`` that ``tf.print`` accepts with the same meaning.
 _PORTABLE_KEYWORDS = {"sep", "end"}
 
-# "trace", "traced", "tracing", "retracing", ...: the words of a deliberate trace counter.
-_TRACE_WORD = re.compile(r"\b(?:re)?trac(?:e|ed|es|ing)\b", re.IGNORECASE)
-
 
 def _fixable(call: ast.Call) -> bool:
     if any(k.arg not in _PORTABLE_KEYWORDS for k in call.keywords):
@@ -101,7 +103,7 @@ def _counts_traces(call: ast.Call) -> bool:
         )
     else:
         return False
-    return _TRACE_WORD.search(text) is not None
+    return TRACE_WORD.search(text) is not None
 
 
 def check(ctx: RuleContext) -> Iterator[Finding]:

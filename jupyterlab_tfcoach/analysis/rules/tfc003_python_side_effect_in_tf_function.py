@@ -15,7 +15,11 @@ from jupyterlab_tfcoach.analysis.bindings import (
 from jupyterlab_tfcoach.analysis.context import RuleContext
 from jupyterlab_tfcoach.analysis.findings import Finding, Severity
 from jupyterlab_tfcoach.analysis.model import Scope, Site, refers_to
-from jupyterlab_tfcoach.analysis.rules._common import traced_code
+from jupyterlab_tfcoach.analysis.rules._common import (
+    guarded_by_is_none,
+    names_tracing,
+    traced_code,
+)
 
 CODE = "TFC003"
 NAME = "python-side-effect-in-tf-function"
@@ -25,14 +29,21 @@ FIXABLE = False
 
 DOCS = """
 ## What it does
-Flags changes to Python state that run while a `tf.function` traces: assignments to `global`
-or `nonlocal` names, mutating calls (`append`, `extend`, `update`, ...) and item assignment on
-lists, dicts and sets that live outside the function, or on an item of one
-(`history["loss"].append(loss)`, `stats["n"] += 1`), and increments of `self` attributes that
-hold Python numbers rather than variables. The same changes are flagged in a plain function the
-tf.function's body calls (`helper(x)`, a function nested in it, or `self.helper(x)` from a
-tf.function method; one call deep), since that function runs while the caller traces.
-Containers created inside the function are its own business and are not reported.
+Flags changes to Python state that run while a `tf.function` traces.
+
+That is: assignments to `global` or `nonlocal` names, mutating calls (`append`, `extend`,
+`update`, ...) and item assignment on lists, dicts and sets that live outside the function, or
+on an item of one (`history["loss"].append(loss)`, `stats["n"] += 1`), and increments of `self`
+attributes that hold Python numbers rather than variables. The same changes are flagged in a
+plain function the tf.function's body calls (`helper(x)`, a function nested in it, or
+`self.helper(x)` from a tf.function method; one call deep), since that function runs while the
+caller traces. Containers created inside the function are its own business and are not reported.
+
+Three once-per-trace patterns are deliberate and left alone or softened: an assignment under `if
+<name> is None:` (creating something once, on the first trace), code under `with
+tf.init_scope():` (the explicit escape for one-time work while tracing), and trace counters,
+whose name says so (`num_traces += 1`, `self.trace_count += 1`, `traces.append(1)`), reported at
+information severity only.
 
 ## Why is this bad?
 The Python body of a `tf.function` runs only while tracing. A counter incremented there counts
@@ -140,6 +151,47 @@ def _scope_of(reach: TraceReach) -> Scope:
     return reach.helper if reach.helper is not None else reach.function
 
 
+def _trace_counter_finding(ctx: RuleContext, node: ast.AST, where: str, name: str) -> Finding:
+    """A counter named for traces: running once per trace is what it is for."""
+    return ctx.finding(
+        CODE,
+        node,
+        f"{where} counts traces in `{name}`: it runs once per trace, which is what a trace "
+        "counter wants; use a tf.Variable to count calls",
+        severity=Severity.INFORMATION,
+    )
+
+
+def _init_scope_bodies(ctx: RuleContext) -> list[tuple[tuple[int, int], tuple[int, int]]]:
+    """Source spans of the bodies of ``with tf.init_scope():`` statements.
+
+    ``tf.init_scope`` lifts its body out of the graph being traced: the explicit way to do
+    one-time, trace-time work, so Python state changed there is meant to change once.
+    One walk of the tree, and only in files that call ``tf.init_scope`` at all.
+    """
+    calls = {id(site.node) for site in ctx.calls_to("tf.init_scope")}
+    if not calls:
+        return []
+    spans = []
+    for node in ast.walk(ctx.model.tree):
+        if isinstance(node, (ast.With, ast.AsyncWith)) and any(
+            id(item.context_expr) in calls for item in node.items
+        ):
+            first, last = node.body[0], node.body[-1]
+            spans.append(
+                (
+                    (first.lineno, first.col_offset),
+                    (last.end_lineno or last.lineno, last.end_col_offset or 0),
+                )
+            )
+    return spans
+
+
+def _in_spans(node: ast.AST, spans: list[tuple[tuple[int, int], tuple[int, int]]]) -> bool:
+    position = (node.lineno, node.col_offset)  # type: ignore[attr-defined]
+    return any(start <= position <= end for start, end in spans)
+
+
 def _assignment_findings(ctx: RuleContext, site: Site, reach: TraceReach) -> Iterator[Finding]:
     statement = site.node
     if isinstance(statement, ast.Assign):
@@ -162,6 +214,11 @@ def _assignment_findings(ctx: RuleContext, site: Site, reach: TraceReach) -> Ite
                 continue
             if ctx.value(target, site).kind == VARIABLE:
                 continue  # rebinding a variable is TFC001's finding
+            if guarded_by_is_none(site.path, target):
+                continue  # created once, on the first trace: the point of the guard
+            if names_tracing(target.id):
+                yield _trace_counter_finding(ctx, statement, where, target.id)
+                continue
             yield ctx.finding(
                 CODE,
                 statement,
@@ -177,6 +234,11 @@ def _assignment_findings(ctx: RuleContext, site: Site, reach: TraceReach) -> Ite
             if not increments or ctx.bindings.self_attribute_bindings(target, site.scope) is None:
                 continue
             if ctx.value(target, site).kind != PY_NUMBER:
+                continue
+            if guarded_by_is_none(site.path, target):
+                continue
+            if names_tracing(target.attr):
+                yield _trace_counter_finding(ctx, statement, where, ctx.text(target))
                 continue
             yield ctx.finding(
                 CODE,
@@ -205,9 +267,10 @@ def _binder(ctx: RuleContext, target: ast.Name, site: Site) -> Scope | None:
 
 
 def check(ctx: RuleContext) -> Iterator[Finding]:
+    init_scopes = _init_scope_bodies(ctx)
     for site in ctx.model.assignments:
         reach = ctx.trace_reach(site.scope)
-        if reach is not None:
+        if reach is not None and not _in_spans(site.node, init_scopes):
             yield from _assignment_findings(ctx, site, reach)
     for site in ctx.calls_named(*sorted(_MUTATING_METHODS)):
         call = site.node
@@ -216,17 +279,22 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
         if not isinstance(func, ast.Attribute) or func.attr not in _MUTATING_METHODS:
             continue
         reach = ctx.trace_reach(site.scope)
-        if reach is None:
+        if reach is None or _in_spans(call, init_scopes):
             continue
         if any(_creates_variable(ctx, argument) for argument in call.args):
             continue
         container = _outer_container(ctx, func.value, site, reach)
         if container.kind != PY_CONTAINER:
             continue
+        name = _container_name(ctx, func.value)
+        where = traced_code(reach, f"`{ctx.short(call)}`")
+        if names_tracing(name.rsplit(".", 1)[-1]):
+            yield _trace_counter_finding(ctx, call, where, name)
+            continue
         yield ctx.finding(
             CODE,
             call,
-            f"{traced_code(reach, f'`{ctx.short(call)}`')} changes the Python "
+            f"{where} changes the Python "
             f"{_container_label(container)} `{_container_name(ctx, func.value)}` "
             "only while tracing",
         )

@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 from jupyterlab_tfcoach.analysis.bindings import TF_FUNCTION, keyword, positional
 from jupyterlab_tfcoach.analysis.context import RuleContext
 from jupyterlab_tfcoach.analysis.findings import Finding, RelatedLocation, Severity
-from jupyterlab_tfcoach.analysis.model import Scope, Site
+from jupyterlab_tfcoach.analysis.model import Binding, Scope, Site
 from jupyterlab_tfcoach.analysis.rules._common import number_literal
 
 CODE = "TFC005"
@@ -20,14 +20,20 @@ FIXABLE = False
 
 DOCS = """
 ## What it does
-Flags three patterns that make a `tf.function` retrace:
+Flags the patterns that make a `tf.function` retrace:
 
 - the same `tf.function` called at several call sites with *different* Python number literals
   for the same parameter: reported once, at the first call site, with how many values and call
   sites there are; the other call sites come along as related locations;
 - a `tf.function` called inside a `for` loop with a Python number taken from the loop: a loop
   over `range(...)`, over a literal list or tuple of numbers (`for lr in [0.1, 0.01]`), or over a
-  name bound to such a literal (`for lr in RATES`);
+  name bound to such a literal (`for lr in RATES`), or the counter of `enumerate`
+  (`for i, batch in enumerate(ds)`);
+- a `tf.function` called inside a loop with a Python number counter that the loop steps
+  (`epoch = 0` before a `while` loop, `epoch += 1` or `epoch = epoch + 1` in its body);
+- a `tf.function` called inside a loop with an entry of a literal list or tuple of numbers
+  (`LR_SCHEDULE = [0.1] * 5 + [0.01] * 5`) looked up with a loop variable or such a counter
+  (`LR_SCHEDULE[epoch]`);
 - a `tf.function` created inside a loop body (`tf.function(f)` or a decorated `def`), unless
   it wraps what the loop iterates over (`for model in models: tf.function(model)`).
 
@@ -168,11 +174,34 @@ def _arguments(call: ast.Call, callee: _Callee) -> Iterator[tuple[str, ast.expr]
 
 
 def _numbers_literal(node: ast.AST | None) -> bool:
-    """A non-empty list or tuple display of Python number literals (bools excluded)."""
-    return (
-        isinstance(node, (ast.List, ast.Tuple))
-        and bool(node.elts)
-        and all(number_literal(element) is not None for element in node.elts)
+    """A list or tuple of Python numbers written in the source (bools excluded): a non-empty
+    display (``[0.1, 0.01]``), or displays repeated and joined (``[0.1] * 5 + [0.01] * 5``)."""
+    pending: list[ast.AST | None] = [node]
+    while pending:  # iterative: a long ``[a] * 5 + [b] * 5 + ...`` chain nests deeply
+        current = pending.pop()
+        if isinstance(current, ast.BinOp) and isinstance(current.op, ast.Add):
+            pending += (current.left, current.right)
+        elif isinstance(current, ast.BinOp) and isinstance(current.op, ast.Mult):
+            # ``[0.1] * 5`` / ``n * [0.1]``: the side that is a sequence, not the count.
+            sequence = (ast.List, ast.Tuple, ast.BinOp)
+            pending.append(current.left if isinstance(current.left, sequence) else current.right)
+        elif not (
+            isinstance(current, (ast.List, ast.Tuple))
+            and bool(current.elts)
+            and all(number_literal(element) is not None for element in current.elts)
+        ):
+            return False
+    return True
+
+
+def _names_numbers(ctx: RuleContext, site: Site, name: ast.Name) -> bool:
+    """Whether every binding ``name`` may have here is a literal list/tuple of numbers."""
+    resolution = ctx.bindings.resolve(
+        site.scope, name.id, (name.lineno, name.col_offset), site.path
+    )
+    return resolution is not None and all(
+        binding.kind == "assign" and _numbers_literal(binding.value)
+        for binding in resolution.bindings
     )
 
 
@@ -186,31 +215,192 @@ def _iterates_numbers(ctx: RuleContext, site: Site, loop: ast.For) -> bool:
             site.scope, "range", (func.lineno, func.col_offset), site.path
         )
     if isinstance(iterable, ast.Name):
-        resolution = ctx.bindings.resolve(
-            site.scope, iterable.id, (iterable.lineno, iterable.col_offset), site.path
-        )
-        return resolution is not None and all(
-            binding.kind == "assign" and _numbers_literal(binding.value)
-            for binding in resolution.bindings
-        )
+        return _names_numbers(ctx, site, iterable)
     return _numbers_literal(iterable)
 
 
-def _loop_source(ctx: RuleContext, site: Site, name: ast.Name) -> ast.For | None:
-    """The enclosing ``for`` that binds ``name`` to Python numbers, if it still does here."""
+def _enumerate_counter(ctx: RuleContext, site: Site, loop: ast.For, name: str) -> bool:
+    """``for name, item in enumerate(...)``: ``name`` is the builtin's Python int counter
+    (whatever ``start=`` is), a new value on every iteration."""
+    target, iterable = loop.target, loop.iter
+    if not (
+        isinstance(target, ast.Tuple)
+        and target.elts
+        and isinstance(target.elts[0], ast.Name)
+        and target.elts[0].id == name
+        and isinstance(iterable, ast.Call)
+        and isinstance(iterable.func, ast.Name)
+        and iterable.func.id == "enumerate"
+    ):
+        return False
+    func = iterable.func
+    return ctx.bindings.is_builtin(
+        site.scope, "enumerate", (func.lineno, func.col_offset), site.path
+    )
+
+
+def _enclosing_for(ctx: RuleContext, site: Site, name: ast.Name) -> ast.For | None:
+    """The enclosing ``for`` whose target binds ``name``, if that binding still holds here."""
     resolution = ctx.bindings.resolve(
         site.scope, name.id, (name.lineno, name.col_offset), site.path
     )
     if resolution is None or not resolution.flow_sensitive or len(resolution.bindings) != 1:
         return None
-    loop = resolution.bindings[0].node
-    if resolution.bindings[0].kind != "for" or not isinstance(loop, ast.For):
+    binding = resolution.bindings[0]
+    loop = binding.node
+    if binding.kind not in ("for", "unpack") or not isinstance(loop, ast.For):
         return None
     if not any(block.owner is loop and block.is_loop_body for block in site.path):
         return None
-    if not (isinstance(loop.target, ast.Name) and loop.target.id == name.id):
-        return None  # ``for n, m in ...``: the element type is unknown
-    return loop if _iterates_numbers(ctx, site, loop) else None
+    return loop
+
+
+def _loop_source(ctx: RuleContext, site: Site, name: ast.Name) -> ast.For | None:
+    """The enclosing ``for`` that binds ``name`` to Python numbers, if it still does here:
+    the loop variable of a loop over numbers, or the counter of ``enumerate``."""
+    loop = _enclosing_for(ctx, site, name)
+    if loop is None:
+        return None
+    if isinstance(loop.target, ast.Name):
+        return loop if _iterates_numbers(ctx, site, loop) else None
+    # ``for n, m in ...``: the element type is unknown, except for enumerate's counter.
+    return loop if _enumerate_counter(ctx, site, loop, name.id) else None
+
+
+def _is_number_step(binding: Binding) -> bool:
+    """``n += 1`` / ``n -= 0.5`` / ``n = n + 1``: a Python number stays a Python number."""
+    value = binding.value
+    if binding.kind == "augassign":
+        node = binding.node
+        return (
+            isinstance(node, ast.AugAssign)
+            and isinstance(node.op, (ast.Add, ast.Sub))
+            and value is not None
+            and number_literal(value) is not None
+        )
+    target = binding.target
+    if binding.kind != "assign" or not isinstance(target, ast.Name):
+        return False
+    if not (isinstance(value, ast.BinOp) and isinstance(value.op, (ast.Add, ast.Sub))):
+        return False
+    left, right = value.left, value.right
+    return (
+        isinstance(left, ast.Name) and left.id == target.id and number_literal(right) is not None
+    ) or (
+        isinstance(value.op, ast.Add)
+        and isinstance(right, ast.Name)
+        and right.id == target.id
+        and number_literal(left) is not None
+    )
+
+
+class _Counters:
+    """Python number counters stepped inside a loop (``epoch = 0`` before a ``while``,
+    ``epoch += 1`` in its body). The bindings of each name are grouped by the loops they
+    are made in once, so each call costs a lookup per enclosing loop, not a rescan."""
+
+    def __init__(self, ctx: RuleContext) -> None:
+        self.ctx = ctx
+        # (scope id, name) -> {loop statement id: bindings made in that loop's body}
+        self._by_loop: dict[tuple[int, str], dict[int, list[Binding]]] = {}
+
+    def _bindings_by_loop(self, owner: Scope, name: str) -> dict[int, list[Binding]]:
+        key = (id(owner), name)
+        grouped = self._by_loop.get(key)
+        if grouped is None:
+            grouped = {}
+            for binding in owner.bindings.get(name, ()):
+                for block in binding.path:
+                    if block.is_loop_body:
+                        grouped.setdefault(id(block.owner), []).append(binding)
+            self._by_loop[key] = grouped
+        return grouped
+
+    def step(self, site: Site, name: ast.Name) -> tuple[ast.AST, Binding] | None:
+        """(the loop, one step in it) when ``name`` is a Python number counter that the
+        innermost loop around ``site`` rebinding it only ever steps by a number."""
+        ctx = self.ctx
+        resolution = ctx.bindings.resolve(
+            site.scope, name.id, (name.lineno, name.col_offset), site.path
+        )
+        if resolution is None or not resolution.flow_sensitive:
+            return None
+        grouped = self._bindings_by_loop(resolution.owner, name.id)
+        for depth in range(len(site.path) - 1, -1, -1):
+            block = site.path[depth]
+            if not block.is_loop_body:
+                continue
+            in_loop = grouped.get(id(block.owner))
+            if not in_loop:
+                continue
+            if not all(_is_number_step(binding) for binding in in_loop):
+                return None
+            # Its value on entering the loop: every binding reaching the loop statement
+            # must be a number literal (``epoch = tf.constant(0)`` then ``+= 1`` is a tensor).
+            loop = block.owner
+            entering = ctx.bindings.resolve(
+                site.scope,
+                name.id,
+                (loop.lineno, loop.col_offset),  # type: ignore[attr-defined]
+                site.path[:depth],
+            )
+            if entering is None or not all(
+                binding.kind == "assign" and number_literal(binding.value) is not None
+                for binding in entering.bindings
+            ):
+                return None
+            return loop, in_loop[0]
+        return None
+
+
+def _loop_kind(loop: ast.AST) -> str:
+    return "while" if isinstance(loop, ast.While) else "for"
+
+
+def _varies_per_iteration_message(
+    ctx: RuleContext, counters: _Counters, site: Site, argument: ast.expr
+) -> str | None:
+    """Why ``argument`` is a different Python number on each iteration of a loop around
+    the call (the end of the message), or None."""
+    if isinstance(argument, ast.Name):
+        loop = _loop_source(ctx, site, argument)
+        if loop is not None:
+            return (
+                f"gets the Python number `{argument.id}` from the loop over "
+                f"`{ctx.short(loop.iter)}`"
+            )
+        counter = counters.step(site, argument)
+        if counter is not None:
+            loop, step = counter
+            return (
+                f"gets the Python number `{argument.id}`, which the `{_loop_kind(loop)}` loop "
+                f"steps (`{ctx.short(step.node)}`)"
+            )
+        return None
+    if not isinstance(argument, ast.Subscript) or not isinstance(argument.slice, ast.Name):
+        return None
+    # ``LR_SCHEDULE[epoch]``: a list of numbers read at an index that changes per iteration.
+    table, index = argument.value, argument.slice
+    if isinstance(table, ast.Name):
+        if not _names_numbers(ctx, site, table):
+            return None
+    elif not _numbers_literal(table):
+        return None
+    shown = ctx.short(argument)
+    index_loop = _enclosing_for(ctx, site, index)
+    if index_loop is not None:
+        return (
+            f"gets the Python number `{shown}`, looked up with `{index.id}` from the loop over "
+            f"`{ctx.short(index_loop.iter)}`"
+        )
+    counter = counters.step(site, index)
+    if counter is not None:
+        loop, step = counter
+        return (
+            f"gets the Python number `{shown}`, looked up with `{index.id}`, which the "
+            f"`{_loop_kind(loop)}` loop steps (`{ctx.short(step.node)}`)"
+        )
+    return None
 
 
 def _in_loop(site: Site) -> bool:
@@ -272,6 +462,7 @@ def _different_values(ctx: RuleContext, calls: list[_LiteralCall]) -> Finding | 
 
 def check(ctx: RuleContext) -> Iterator[Finding]:
     literal_groups: dict[tuple[int, tuple[int, str] | None, str], list[_LiteralCall]] = {}
+    counters = _Counters(ctx)
     for site in ctx.calls_named(*_candidate_names(ctx)):
         call = site.node
         assert isinstance(call, ast.Call)
@@ -287,15 +478,12 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
                 group = literal_groups.setdefault(group_key, [])
                 group.append(_LiteralCall(callee, key, argument, number))
                 continue
-            if isinstance(argument, ast.Name):
-                loop = _loop_source(ctx, site, argument)
-                if loop is None:
-                    continue
+            reason = _varies_per_iteration_message(ctx, counters, site, argument)
+            if reason is not None:
                 yield ctx.finding(
                     CODE,
                     argument,
-                    f"tf.function `{callee.label}` gets the Python number `{argument.id}` from "
-                    f"the loop over `{ctx.short(loop.iter)}`: every value traces a new graph",
+                    f"tf.function `{callee.label}` {reason}: every value traces a new graph",
                 )
     for group in literal_groups.values():
         finding = _different_values(ctx, group)

@@ -24,6 +24,8 @@ Flags a second `gradient`, `jacobian` or `batch_jacobian` call on a `tf.Gradient
 created without `persistent=True`. A tape passed to a function of the same file counts with
 the gradient computations that function makes on it: `grads_for(tape, loss_a, loss_b)`
 is reported when `grads_for` calls `tape.gradient` twice, or once after the caller already did.
+A gradient call in a loop that the tape was created outside of (`for v in variables:
+tape.gradient(loss, v)`) is reported too: its second iteration is the second computation.
 
 ## Why is this bad?
 A non-persistent tape releases the operations it recorded as soon as its first gradient
@@ -48,7 +50,8 @@ grad_a = tape.gradient(loss_a, w)
 grad_b = tape.gradient(loss_b, w)
 del tape   # release the recorded operations
 ```
-(or compute both gradients with one call: `tape.gradient([loss_a, loss_b], w)` sums them).
+(or compute both gradients with one call: `tape.gradient([loss_a, loss_b], w)` sums them;
+for one gradient per variable, pass them all at once: `tape.gradient(loss, variables)`).
 
 ## Course module
 Module 1, *GradientTape* (`gradient-tape`).
@@ -117,6 +120,22 @@ class _TapeUse:
     constructor: ast.AST | None
     description: str  # ``tape.gradient(...)``, or the helper call that computes
     repeats: bool  # a helper that computes twice on the tape by itself
+    in_loop: bool = False  # in a loop that does not create the tape: runs again next time
+
+
+def _repeats_in_loop(call: Path, tape: Path) -> bool:
+    """Whether the call sits in a loop body the tape was created outside of, with nothing
+    (``break``, ``return``, ``raise``, ``continue``) that may stop a second iteration from
+    reaching it; ``for v in variables: tape.gradient(loss, v)`` fails on the second."""
+    for index, block in enumerate(call):
+        if block in tape or not block.is_loop_body:
+            continue
+        loop = block.owner
+        assert isinstance(loop, (ast.For, ast.AsyncFor, ast.While))
+        if any(isinstance(statement, ast.Break) for statement in ast.walk(loop)):
+            return False  # a ``break`` somewhere in the loop may end it after one gradient
+        return not any(inner.exits or inner.leaves_iteration for inner in call[index:])
+    return False
 
 
 def _computes_twice(sites: list[Site]) -> bool:
@@ -141,6 +160,7 @@ def _uses(ctx: RuleContext) -> dict[int, list[_TapeUse]]:
                     tape_call.tape.node,
                     f"`{tape_call.tape_name}.{tape_call.method}(...)`",
                     repeats=False,
+                    in_loop=_repeats_in_loop(tape_call.site.path, tape_call.binding.path),
                 )
             )
     for use in helper_tape_uses(ctx, _GRADIENT_METHODS):
@@ -164,7 +184,13 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
         uses.sort(key=lambda u: (u.node.lineno, u.node.col_offset))
         for index, later in enumerate(uses):
             tape_name = later.tape_name
-            if later.repeats:
+            if later.in_loop:
+                message = (
+                    f"{later.description} runs on every iteration of its loop, but the "
+                    f"non-persistent GradientTape `{tape_name}` allows one gradient "
+                    "computation: the second iteration fails"
+                )
+            elif later.repeats:
                 message = (
                     f"{later.description} computes gradients twice with the non-persistent "
                     f"GradientTape `{tape_name}`; the second computation fails"

@@ -1,32 +1,47 @@
-"""TFC011: ``.numpy()`` inside a tf.function."""
+"""TFC011: ``.numpy()`` and NumPy functions on tensors inside a tf.function."""
 
 from __future__ import annotations
 
 import ast
 from collections.abc import Iterator
 
+from jupyterlab_tfcoach.analysis.bindings import TraceReach
 from jupyterlab_tfcoach.analysis.context import RuleContext
-from jupyterlab_tfcoach.analysis.findings import Finding, Severity
+from jupyterlab_tfcoach.analysis.findings import Finding, Fix, Severity
+from jupyterlab_tfcoach.analysis.model import Scope, Site
 from jupyterlab_tfcoach.analysis.rules._common import in_eager_only_branch, traced_code
 
 CODE = "TFC011"
 NAME = "numpy-in-tf-function"
 SEVERITY = Severity.WARNING
 SECTION = "numpy-in-graphs"
-FIXABLE = False
+FIXABLE = True
 
 DOCS = """
 ## What it does
-Flags `.numpy()` calls that run while a `tf.function` traces: in its body, in a function nested
-in it that the body calls, and in a plain function the body calls by name (`helper(x)`, or
-`self.helper(x)` from a tf.function method; one call deep). A nested function that is only
-handed to `tf.py_function` / `tf.numpy_function` runs eagerly and is not reported, nor is code
-under `if tf.executing_eagerly():`.
+Flags `.numpy()` calls and NumPy functions on tensors that run while a `tf.function` traces.
+
+`.numpy()` is reported in the function's body, in a function nested in it that the body calls,
+and in a plain function the body calls by name (`helper(x)`, or `self.helper(x)` from a
+tf.function method; one call deep). A nested function that is only handed to `tf.py_function` /
+`tf.numpy_function` runs eagerly and is not reported, nor is code under `if
+tf.executing_eagerly():`.
+
+In the same places it flags NumPy functions (`np.mean(x)`, `numpy.exp(x)`, or `mean(x)` after
+`from numpy import mean`) called on a tf.function's parameter or on a value known to be a
+tensor. NumPy on Python constants (`np.float32(0.5)`, `np.arange(3)`) is fine: it runs once
+while tracing and becomes a constant of the graph. A fix is offered where a TensorFlow op means
+the same: `mean` / `sum` / `max` / `min` / `prod` become `tf.reduce_*` (with at most `axis` and
+`keepdims`), `exp` / `log` / `sqrt` / `square` / `abs` / `tanh` / `maximum` / `minimum` /
+`matmul` become the `tf.*` op, and `argmax` / `argmin` become `tf.argmax` / `tf.argmin` when an
+`axis` is given (without one NumPy flattens the array first).
 
 ## Why is this bad?
 While tracing, tensors are symbolic: they describe values the graph will compute later and
 have no value yet. `.numpy()` on them raises
-`AttributeError: 'SymbolicTensor' object has no attribute 'numpy'`. NumPy code in a graph must
+`AttributeError: 'SymbolicTensor' object has no attribute 'numpy'`, and NumPy functions
+(which first turn their argument into an array) raise `NotImplementedError: Cannot convert a
+symbolic tf.Tensor to a numpy array`. NumPy code in a graph must
 be expressed with TensorFlow ops (or `tf.experimental.numpy`).
 
 ## Example
@@ -34,7 +49,7 @@ be expressed with TensorFlow ops (or `tf.experimental.numpy`).
 @tf.function
 def normalize(x):
     mean = x.numpy().mean()
-    return x - mean
+    return (x - mean) / np.std(x)
 ```
 
 ## Use instead
@@ -42,7 +57,7 @@ def normalize(x):
 @tf.function
 def normalize(x):
     mean = tf.reduce_mean(x)
-    return x - mean
+    return (x - mean) / tf.math.reduce_std(x)
 ```
 
 ## Course module
@@ -51,6 +66,7 @@ Module 1, *NumPy in graphs* (`numpy-in-graphs`).
 
 
 def check(ctx: RuleContext) -> Iterator[Finding]:
+    yield from _numpy_function_findings(ctx)
     for site in ctx.calls_named("numpy"):
         call = site.node
         assert isinstance(call, ast.Call)
@@ -69,4 +85,166 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
             CODE,
             call,
             f"{where}{when} tensors have no value to convert; use TensorFlow ops instead",
+        )
+
+
+# NumPy functions with a TensorFlow op of the same meaning: the op, the keywords both take
+# alike, and how many leading positional arguments carry over (NumPy's next ones differ).
+_NUMPY_TO_TF: dict[str, tuple[str, frozenset[str], int]] = {
+    **{
+        name: (f"tf.reduce_{name}", frozenset({"axis", "keepdims"}), 2)
+        for name in ("mean", "sum", "max", "min", "prod")
+    },
+    **{name: (f"tf.{name}", frozenset(), 1) for name in ("exp", "log", "sqrt", "square", "abs")},
+    "tanh": ("tf.tanh", frozenset(), 1),
+    "maximum": ("tf.maximum", frozenset(), 2),
+    "minimum": ("tf.minimum", frozenset(), 2),
+    "matmul": ("tf.matmul", frozenset(), 2),
+    "argmax": ("tf.argmax", frozenset({"axis"}), 2),
+    "argmin": ("tf.argmin", frozenset({"axis"}), 2),
+}
+# NumPy computes these in floating point whatever the input; the TensorFlow op keeps an
+# integer tensor's dtype (or rejects it), so the fix is offered only for non-integer input.
+_FLOAT_RESULT = frozenset({"mean", "exp", "log", "sqrt", "tanh"})
+
+
+def _numpy_function(ctx: RuleContext, func: ast.expr, site: Site) -> str | None:
+    """``np.mean`` (numpy under any alias) or ``mean`` from ``from numpy import mean``:
+    the dotted name under numpy (``mean``, ``linalg.norm``); None for anything else."""
+    attrs: list[str] = []
+    root = func
+    while isinstance(root, ast.Attribute):
+        attrs.append(root.attr)
+        root = root.value
+    if not isinstance(root, ast.Name):
+        return None
+    resolution = ctx.bindings.resolve(
+        site.scope, root.id, (root.lineno, root.col_offset), site.path
+    )
+    if resolution is None or not resolution.bindings:
+        return None
+    found: set[str] = set()
+    for binding in resolution.bindings:
+        statement = binding.node
+        if binding.kind != "import":
+            return None
+        if isinstance(statement, ast.Import) and attrs:
+            module = next(
+                (a.name for a in statement.names if (a.asname or a.name) == root.id), None
+            )
+            if module != "numpy":
+                return None
+            found.add(".".join(reversed(attrs)))
+        elif isinstance(statement, ast.ImportFrom) and statement.module == "numpy":
+            name = next((a.name for a in statement.names if (a.asname or a.name) == root.id), "")
+            found.add(".".join([name, *reversed(attrs)]))
+        else:
+            return None
+    return found.pop() if len(found) == 1 else None
+
+
+def _tensor_argument(ctx: RuleContext, argument: ast.expr, site: Site, reach: TraceReach) -> bool:
+    """A parameter of the tf.function itself (a tensor in practice), or a known tensor."""
+    if isinstance(argument, ast.Name):
+        resolution = ctx.bindings.resolve(
+            site.scope, argument.id, (argument.lineno, argument.col_offset), site.path
+        )
+        if (
+            resolution is not None
+            and resolution.owner is reach.function
+            and argument.id != reach.function.self_name
+            and resolution.bindings
+            and all(binding.kind == "param" for binding in resolution.bindings)
+        ):
+            return True
+    return ctx.value(argument, site).is_tensor_like
+
+
+def _numpy_fix(ctx: RuleContext, call: ast.Call, name: str, site: Site) -> tuple[str, Fix] | None:
+    """The TensorFlow op to call instead, and the fix that swaps it in."""
+    entry = _NUMPY_TO_TF.get(name)
+    if entry is None:
+        return None
+    canonical, keywords, positions = entry
+    if len(call.args) > positions or any(isinstance(a, ast.Starred) for a in call.args):
+        return None
+    if any(k.arg not in keywords for k in call.keywords):
+        return None  # ``dtype=``, ``out=``, ``**kw``: no TensorFlow counterpart
+    if name in ("argmax", "argmin") and len(call.args) < 2 and not call.keywords:
+        return None  # no axis: NumPy flattens, TensorFlow reduces axis 0
+    if name in _FLOAT_RESULT:
+        dtype = ctx.value(call.args[0], site).dtype if call.args else None
+        if dtype is not None and not dtype.startswith(("float", "bfloat", "complex")):
+            return None
+    reference = ctx.tf_ref(canonical)
+    if reference is None:
+        return None
+    return reference, Fix(f"Replace with `{reference}`", (ctx.replace(call.func, reference),))
+
+
+def _numpy_import_names(ctx: RuleContext) -> frozenset[str]:
+    """Names the file binds by importing numpy or something from it (``np``, ``mean``)."""
+    names: set[str] = set()
+    for statement in ctx.model.import_statements:
+        if isinstance(statement, ast.ImportFrom):
+            module = statement.module or ""
+            if not statement.level and (module == "numpy" or module.startswith("numpy.")):
+                names.update(alias.asname or alias.name for alias in statement.names)
+            continue
+        for alias in statement.names:
+            if alias.name == "numpy" or alias.name.startswith("numpy."):
+                names.add(alias.asname or alias.name.split(".", 1)[0])
+    return frozenset(names)
+
+
+def _root_name(func: ast.expr) -> str | None:
+    while isinstance(func, ast.Attribute):
+        func = func.value
+    return func.id if isinstance(func, ast.Name) else None
+
+
+def _numpy_function_findings(ctx: RuleContext) -> Iterator[Finding]:
+    numpy_names = _numpy_import_names(ctx)
+    if not numpy_names:
+        return
+    # The scopes whose code runs while some tf.function traces (comprehensions and lambdas
+    # inside them included): asked once per scope, not once per call.
+    reaches: dict[Scope, TraceReach] = {}
+    for scope in ctx.model.scopes:
+        function = scope.function
+        scope_reach = ctx.trace_reach(function) if function is not None else None
+        if scope_reach is not None:
+            reaches[scope] = scope_reach
+    if not reaches:
+        return
+    for site in ctx.model.calls:
+        reach = reaches.get(site.scope)
+        if reach is None:
+            continue
+        call = site.node
+        assert isinstance(call, ast.Call)
+        if not call.args or _root_name(call.func) not in numpy_names:
+            continue  # cheap test first: most calls are not NumPy's
+        if in_eager_only_branch(ctx.imports, site.path):
+            continue
+        name = _numpy_function(ctx, call.func, site)
+        if name is None:
+            continue
+        if not any(
+            not isinstance(a, ast.Starred) and _tensor_argument(ctx, a, site, reach)
+            for a in call.args
+        ):
+            continue
+        replacement = _numpy_fix(ctx, call, name, site)
+        fix = None
+        advice = "use TensorFlow ops instead"
+        if replacement is not None:
+            reference, fix = replacement
+            advice = f"use `{reference}`"
+        yield ctx.finding(
+            CODE,
+            call,
+            f"{traced_code(reach, f'`{ctx.short(call)}`')} runs while tracing on a symbolic "
+            f"tensor and fails; {advice}",
+            fix,
         )

@@ -32,6 +32,18 @@ are reads in a loop over epochs (`for epoch in range(20):` training on the whole
 time), nor reads under an `if` in the loop (`if step % 100 == 0:`), which is how periodic
 logging looks.
 
+A loop over values written out in its header (`for temperature in (0.2, 0.5, 1.0):`) runs a
+few fixed cases, a sweep over settings or the parts of one step, so it is not a training loop
+itself: a step inside it belongs to the loop around it, if any.
+
+A loop that decides from its values whether to go on is not reported: one with a `break` or
+`return` under an `if` (early stopping, a convergence test), or a `while` loop whose test uses
+a name the body sets from a call (`while loss_value > 1e-4: ... loss_value = loss.numpy()`).
+It needs the value on every iteration to know when to stop, and once it waits for the device
+for that, other reads in the same iteration add little. A `while step < n:` loop that only
+counts steps, a `break` that leaves an inner loop, and `except StopIteration: break` decide
+nothing from the values, so their loops are still reported.
+
 ## Why is this bad?
 Ops on a GPU or TPU run asynchronously: Python queues the next step's work while the device
 is still busy with this one. Converting a tensor to a Python or NumPy value needs the finished
@@ -77,7 +89,10 @@ def _tf_function_names(ctx: RuleContext) -> set[str]:
     for binding in ctx.model.call_assignments:
         call = binding.value
         assert isinstance(call, ast.Call)
-        if ctx.imports.resolve(call.func) == "tf.function":
+        func = call.func
+        if isinstance(func, ast.Attribute) and func.attr != "function":
+            continue  # cheap test first: ``tf.function`` under any alias ends in ``function``
+        if ctx.imports.resolve(func) == "tf.function":
             names.add(binding.name)
     names.discard("")
     return names
@@ -95,6 +110,65 @@ def _counts_epochs(loop: ast.AST) -> bool:
     return any(isinstance(t, ast.Name) and "epoch" in t.id.lower() for t in targets)
 
 
+def _over_written_values(loop: ast.AST) -> bool:
+    """``for t in (0.2, 0.5, 1.0):`` / ``for part, opt in ((a, x), (b, y)):``: a loop over a
+    list, tuple or set written out in its header runs a handful of fixed cases (a sweep over
+    settings, or parts of one step), not one step per batch."""
+    if not isinstance(loop, (ast.For, ast.AsyncFor)):
+        return False
+    values = loop.iter
+    return isinstance(values, (ast.List, ast.Tuple, ast.Set)) and not any(
+        isinstance(value, ast.Starred) for value in values.elts
+    )
+
+
+def _own_statements(
+    body: list[ast.stmt], under_if: bool = False
+) -> Iterator[tuple[ast.stmt, bool]]:
+    """The statements a loop body runs itself, each with whether an ``if`` (or ``case``)
+    guards it. Nested loops are left out (their ``break`` is theirs), and so are nested
+    function and class bodies (they do not run in the loop)."""
+    for statement in body:
+        yield statement, under_if
+        if isinstance(statement, ast.If):
+            yield from _own_statements(statement.body, True)
+            yield from _own_statements(statement.orelse, True)
+        elif isinstance(statement, ast.Match):
+            for case in statement.cases:
+                yield from _own_statements(case.body, True)
+        elif isinstance(statement, (ast.With, ast.AsyncWith)):
+            yield from _own_statements(statement.body, under_if)
+        elif isinstance(statement, (ast.Try, ast.TryStar)):
+            for block in (statement.body, statement.orelse, statement.finalbody):
+                yield from _own_statements(block, under_if)
+            for handler in statement.handlers:
+                yield from _own_statements(handler.body, under_if)
+
+
+def _decides_when_to_stop(loop: ast.AST) -> bool:
+    """Whether the loop decides from what it computes whether to go on: a ``break`` or
+    ``return`` under an ``if`` (early stopping, a convergence test), or a ``while`` test on a
+    name the body sets from a call (``while loss_value > tol: ... loss_value = loss.numpy()``).
+    Such a loop needs its values on every iteration. (``while step < n: ... step += 1`` counts
+    steps and decides nothing from the values.)"""
+    if not isinstance(loop, (ast.For, ast.AsyncFor, ast.While)):
+        return False
+    tested: set[str] = set()
+    if isinstance(loop, ast.While):
+        tested = {node.id for node in ast.walk(loop.test) if isinstance(node, ast.Name)}
+    for statement, under_if in _own_statements(loop.body):
+        if under_if and isinstance(statement, (ast.Break, ast.Return)):
+            return True
+        if tested and isinstance(statement, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+            assigned = {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+            value = statement.value
+            if assigned & tested and value is not None:
+                if any(isinstance(node, ast.Call) for node in ast.walk(value)):
+                    return True
+    return False
+
+
 class _TrainingLoops:
     """Which loops run a training step on every iteration, and which tensors they make."""
 
@@ -107,7 +181,11 @@ class _TrainingLoops:
         for site in self._steps():
             if ctx.tf_function_body(site.scope) is not None:
                 continue  # graph code: its loops are AutoGraph's, not a Python training loop
-            loops = [block.owner for block in site.path if block.is_loop_body]
+            loops = [
+                block.owner
+                for block in site.path
+                if block.is_loop_body and not _over_written_values(block.owner)
+            ]
             if site.scope.kind == "comprehension":
                 # ``[step(x) for x in batches]`` is the step loop: the loops around it
                 # run once per pass over the batches.
@@ -118,6 +196,10 @@ class _TrainingLoops:
         # ``for epoch in range(20): loss = step(x, y)`` trains on the whole data set per
         # iteration: its reads are the once-per-epoch reads this rule recommends.
         self.epoch_loops.update(loop for loop in runs_step if _counts_epochs(loop))
+        # A loop that stops on what it reads needs those values every iteration.
+        self.epoch_loops.update(
+            loop for loop in runs_step - self.epoch_loops if _decides_when_to_stop(loop)
+        )
         self.step_loops = runs_step - self.epoch_loops
 
     def _steps(self) -> Iterator[Site]:

@@ -72,6 +72,18 @@ for _ in range(4):
     step_from_iterator()
 print("steps run:", int(optimizer.iterations.numpy()))
 
+# Early stopping reads the loss on every step because it decides from it when to stop.
+previous = float("inf")
+for x, y in train_ds.repeat():
+    current = float(train_step(x, y))
+    if abs(previous - current) < 1e-3:
+        break
+    previous = current
+
+# A sweep over a few settings written out in the loop header is not a training loop.
+for scale in (0.5, 1.0, 2.0):
+    print(scale, scaled_sum(tf.constant(scale)).numpy())
+
 # Plain Python iterators in eager code: consumed one item per call, as written.
 learning_rates = itertools.cycle([1e-3, 5e-4])
 schedule = iter(range(10))

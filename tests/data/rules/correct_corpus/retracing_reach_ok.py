@@ -73,3 +73,17 @@ small = Classifier(4)
 large = Classifier(8)
 small.train_step(images, labels, 1)  # one instance, one value: one trace each
 large.train_step(images, labels, 2)
+
+# Counters and schedule entries handed over as tensors: one trace for all of them.
+for step_number, batch in enumerate(tf.data.Dataset.from_tensor_slices(tf.zeros([3, 2]))):
+    scaled(images, tf.constant(step_number, tf.float32))
+    scaled(batch, 1.0)
+step_count = 0
+while step_count < 3:
+    scaled(images, tf.cast(step_count, tf.float32))
+    step_count += 1
+LR_SCHEDULE = [0.1] * 2 + [0.01] * 2
+for epoch in range(4):
+    scaled(images, tf.constant(LR_SCHEDULE[epoch]))
+for epoch in range(2):
+    scaled(images, RATES[epoch])  # a list of tensors

@@ -5,6 +5,7 @@ ops for everything that must happen per call, and keep Python side effects for c
 never runs in a trace (eager callers, py_function callbacks, eager-only branches).
 """
 
+import numpy as np
 import tensorflow as tf
 
 step_count = tf.Variable(0, dtype=tf.int64)
@@ -103,7 +104,35 @@ class Trainer(tf.Module):
             self.remember(self.step(batch))
 
 
+generator = None
+
+
+@tf.function
+def noisy_scale(x):
+    # Created once, on the first trace; NumPy on constants is a trace-time constant.
+    global generator
+    if generator is None:
+        generator = tf.random.Generator.from_seed(1)
+    scale = np.float32(0.5) * np.pi
+    squashed = tf.numpy_function(lambda v: np.tanh(v), [x], tf.float32)
+    return x * scale + squashed + generator.normal(tf.shape(x))
+
+
+class FirstCallCounter(tf.Module):
+    def __init__(self):
+        self.counter = 0
+
+    @tf.function
+    def __call__(self, x):
+        if self.counter == 0:
+            with tf.init_scope():  # the explicit escape for one-time trace-time work
+                self.counter += 1
+        return x + tf.reduce_mean(x)
+
+
 data = tf.random.normal([4, 3])
+noisy_scale(data)
+FirstCallCounter()(data)
 train_step(data)
 with_callback(tf.constant(1.0))
 cumulative(tf.constant([1.0, 2.0, 3.0]))
