@@ -265,3 +265,25 @@ def test_a_tape_per_iteration_or_a_loop_that_stops_is_silent():
             v.assign_sub(0.1 * g)
         """
     assert check(source, CODE) == []
+
+
+def test_gradient_per_element_of_a_comprehension():
+    source = """\
+        import tensorflow as tf
+
+        a, b = tf.Variable(1.0), tf.Variable(2.0)
+        with tf.GradientTape() as tape:
+            loss = a * b
+        grads = [tape.gradient(loss, v) for v in (a, b)]
+        """
+    [finding] = check(source, CODE)
+    assert (finding.line, finding.column) == (6, 10)
+    assert "runs on every iteration of its loop" in finding.message
+    repaired = fixed(source, finding)
+    assert check(repaired, CODE) == []
+    broken, repaired_run = run_tensorflow(source, repaired, grads="[float(g) for g in grads]")
+    assert broken.error == "RuntimeError"
+    assert repaired_run.error is None and repaired_run.probes["grads"] == [2.0, 1.0]
+    # One call for all of them is the usual form, and it needs no persistent tape.
+    twin = source.replace("[tape.gradient(loss, v) for v in (a, b)]", "tape.gradient(loss, [a, b])")
+    assert check(twin, CODE) == []

@@ -453,3 +453,67 @@ def test_python_numbers_that_convert_are_silent():
         unknown = len([1, 2]) * 0.5           # Python arithmetic
         """
     assert check(source, CODE) == []
+
+
+LOSSES_OVER_COUNTS = """\
+    import tensorflow as tf
+
+    y_true = tf.constant([1, 0, 2, 1])
+    logits = tf.random.normal([4, 3])
+    mse = tf.keras.losses.MeanSquaredError(reduction=None)
+    per_example = mse(tf.ones((4, 2)), tf.zeros((4, 2)))
+    mse_mean = tf.reduce_sum(per_example) / tf.size(per_example)
+    loss_fn = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+    batch_loss = loss_fn(y_true, logits) / tf.shape(y_true)[0]
+    ce = tf.nn.sparse_softmax_cross_entropy_with_logits(labels=y_true, logits=logits)
+    ce_mean = tf.reduce_sum(ce) / tf.shape(y_true)[0]
+    """
+
+
+def test_keras_losses_and_cross_entropy_are_float32_over_integer_counts():
+    findings = check(LOSSES_OVER_COUNTS, CODE)
+    assert [f.line for f in findings] == [7, 9, 11]
+    assert all("float32 and int32" in f.message for f in findings)
+    repaired = LOSSES_OVER_COUNTS
+    for finding in reversed(findings):
+        repaired = fixed(repaired, finding)
+    assert check(repaired, CODE) == []
+    probes = {"finite": "all(bool(tf.math.is_finite(v)) for v in (mse_mean, batch_loss, ce_mean))"}
+    broken, repaired_run = run_tensorflow(LOSSES_OVER_COUNTS, repaired, **probes)
+    assert broken.error in ("TypeError", "InvalidArgumentError")
+    assert repaired_run.error is None
+    assert repaired_run.probes["finite"] is True
+
+
+def test_losses_with_float_counts_and_other_callables_are_silent():
+    source = """\
+        import tensorflow as tf
+
+        loss_fn = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+        model = tf.keras.Sequential([tf.keras.layers.Dense(3)])
+        y = tf.constant([1, 0])
+        x = tf.ones([2, 4])
+        mean = loss_fn(y, model(x)) / tf.cast(tf.shape(y)[0], tf.float32)
+        scores = model(x) / tf.shape(x)[0]      # a model's output dtype is not known here
+        """
+    assert check(source, CODE) == []
+
+
+def test_dtype_flows_through_two_operand_ops_with_a_python_number():
+    source = """\
+        import tensorflow as tf
+
+        seq_len, d_model = 10, 8
+        pos = tf.range(seq_len)[:, tf.newaxis]
+        i = tf.range(d_model, dtype=tf.float32)[tf.newaxis, :]
+        angle = pos / tf.pow(10000.0, (2 * (i // 2)) / d_model)
+        """
+    [finding] = check(source, CODE)
+    assert finding.line == 6
+    assert "int32" in finding.message and "float32" in finding.message
+    repaired = fixed(source, finding)
+    assert repaired.splitlines()[5].startswith("angle = tf.cast(pos, tf.float32) / tf.pow(")
+    assert check(repaired, CODE) == []
+    broken, repaired_run = run_tensorflow(source, repaired, shape="list(angle.shape)")
+    assert broken.error in ("TypeError", "InvalidArgumentError")
+    assert repaired_run.error is None and repaired_run.probes["shape"] == [10, 8]

@@ -391,3 +391,22 @@ def test_docs_example_is_reported_and_its_correction_is_not():
     prelude = textwrap.dedent(STEP)
     assert len(check(prelude + example, CODE)) == 1
     assert check(prelude + corrected, CODE) == []
+
+
+def test_formatting_a_tensor_in_an_f_string_is_a_read_per_step():
+    source = """\
+        import tensorflow as tf
+
+        w = tf.Variable(2.0)
+        opt = tf.keras.optimizers.SGD(0.1)
+        for step in range(5):
+            with tf.GradientTape() as tape:
+                loss = (w - 1.0) ** 2
+            opt.apply_gradients([(tape.gradient(loss, w), w)])
+            print(f"step {step}: loss={loss:.4f}")
+        """
+    [finding] = check(source, CODE)
+    assert (finding.line, finding.severity.value) == (9, "information")
+    # Formatting the step number alone reads nothing from the device.
+    twin = source.replace('print(f"step {step}: loss={loss:.4f}")', 'print(f"step {step}")')
+    assert check(twin, CODE) == []

@@ -43,6 +43,7 @@ PY_NUMBER = "py_number"  # a Python int or float (never bool)
 PY_BOOL = "py_bool"
 PY_CONTAINER = "py_container"  # list / dict / set
 PY_NONE = "py_none"
+KERAS_LOSS = "keras_loss"  # an instance of a ``tf.keras.losses`` class: calling it gives a loss
 
 _MAX_DEPTH = 40
 
@@ -87,6 +88,15 @@ _KEEPS_FLOAT_DTYPE = frozenset(
         for name in ("sigmoid", "tanh", "softmax", "log_softmax", "softplus", "elu", "selu")
     }
 )  # fmt: skip
+# Element-wise ops of two operands: a Python number converts to the other one's dtype, so
+# the result has the dtype of whichever operand is a tensor (``tf.pow(10000.0, x)``).
+_BINARY_KEEPS_DTYPE = frozenset(
+    {
+        f"tf.{prefix}{name}"
+        for prefix in ("", "math.")
+        for name in ("pow", "add", "subtract", "multiply", "maximum", "minimum")
+    }
+)
 _BOOL_RESULTS = frozenset(
     {"tf.reduce_any", "tf.reduce_all", "tf.math.reduce_any", "tf.math.reduce_all"}
 )
@@ -226,6 +236,16 @@ def _is_prefix(prefix: Path, path: Path) -> bool:
     return len(prefix) <= len(path) and path[: len(prefix)] == prefix
 
 
+_KERAS_LOSSES = "tf.keras.losses."
+# Per-example losses from logits: the result has the logits' (float) dtype.
+_CROSS_ENTROPY_WITH_LOGITS = frozenset(
+    {
+        "tf.nn.softmax_cross_entropy_with_logits",
+        "tf.nn.sparse_softmax_cross_entropy_with_logits",
+        "tf.nn.sigmoid_cross_entropy_with_logits",
+        "tf.nn.weighted_cross_entropy_with_logits",
+    }
+)
 _NOT_ASKED = object()  # a cache miss, distinct from a cached None
 
 
@@ -242,6 +262,7 @@ class Bindings:
         self._class_scopes: dict[ast.AST, Scope] | None = None
         self._traced_helpers: dict[Scope, TraceReach] | None = None
         self._trace_reach: dict[Scope, TraceReach | None] = {}
+        self._loss_objects: bool | None = None
         self._calls_to: dict[str, list[Site]] = {}
         self._sorted_positions: dict[tuple[int, str], tuple[int, list[Position] | None]] = {}
 
@@ -490,6 +511,9 @@ class Bindings:
         if canonical is None:
             if isinstance(func, ast.Attribute) and func.attr == "add_weight":
                 return Value(VARIABLE)
+            if self._called_loss_object(func, scope, path, depth):
+                # Keras computes losses in float32 (also under a mixed-precision policy).
+                return Value(TENSOR, dtype="float32")
             if isinstance(func, ast.Name) and func.id in ("list", "dict", "set"):
                 if self.is_builtin(scope, func.id, (func.lineno, func.col_offset), path):
                     return Value(PY_CONTAINER, origin=func.id)
@@ -533,6 +557,7 @@ class Bindings:
         if (
             canonical in _INTEGER_RESULTS
             or canonical in _KEEPS_NUMERIC_DTYPE
+            or canonical in _BINARY_KEEPS_DTYPE
             or canonical in _KEEPS_FLOAT_DTYPE
             or canonical in _BOOL_RESULTS
         ):
@@ -543,6 +568,17 @@ class Bindings:
             return Value(TENSOR, dtype="int64")  # the indices of the true elements
         if canonical == "tf.GradientTape":
             return Value(TAPE, persistent=tape_persistence(node), node=node)
+        if canonical.startswith(_KERAS_LOSSES):
+            name = canonical[len(_KERAS_LOSSES) :]
+            if name[:1].isupper():
+                return Value(KERAS_LOSS)  # ``tf.keras.losses.MeanSquaredError(...)``
+            if name.isidentifier():
+                return Value(TENSOR, dtype="float32")  # ``tf.keras.losses.mse(y, p)``
+        if canonical in _CROSS_ENTROPY_WITH_LOGITS:
+            # The result has the logits' dtype, a float type (float32 unless told).
+            logits = keyword(node, "logits")
+            dtype = self._tensor_dtype(logits, scope, path, depth) if logits is not None else None
+            return Value(TENSOR, dtype=dtype if dtype_category(dtype) == "float" else "float32")
         if canonical == "tf.function":
             wrapped = positional(node, 0) or keyword(node, "func")
             if wrapped is None:
@@ -556,6 +592,36 @@ class Bindings:
                 target = wrapped
             return Value(TF_FUNCTION, node=target, creator=node)
         return UNKNOWN
+
+    def _called_loss_object(self, func: ast.expr, scope: Scope, path: Path, depth: int) -> bool:
+        """``loss_fn(y, p)`` with ``loss_fn = tf.keras.losses.X(...)``, or ``X(...)(y, p)``."""
+        if isinstance(func, ast.Call):
+            return self._call_value(func, scope, path, depth + 1).kind == KERAS_LOSS
+        if not isinstance(func, (ast.Name, ast.Attribute)) or not self._has_loss_objects():
+            return False
+        return self.infer(func, scope, path, depth + 1).kind == KERAS_LOSS
+
+    def _has_loss_objects(self) -> bool:
+        """Whether any name is bound to a Keras loss object: most files have none, and then
+        no call needs its callee inferred to know it is not one."""
+        if self._loss_objects is None:
+            # ``loss_fn = ...`` anywhere, or ``self.loss_fn = ...`` in a method.
+            bindings = [
+                *self.model.call_assignments,
+                *(
+                    binding
+                    for scope in self.model.scopes
+                    if scope.kind == "class"
+                    for attr_bindings in scope.attr_bindings.values()
+                    for binding in attr_bindings
+                    if type(binding.value) is ast.Call
+                ),
+            ]
+            self._loss_objects = any(
+                (self.imports.resolve(binding.value.func) or "").startswith(_KERAS_LOSSES)  # type: ignore[union-attr]
+                for binding in bindings
+            )
+        return self._loss_objects
 
     def _tensor_dtype(self, node: ast.AST, scope: Scope, path: Path, depth: int) -> str | None:
         value = self.infer(node, scope, path, depth + 1)
@@ -576,6 +642,13 @@ class Bindings:
             return default if chosen is None else self.dtype_of(chosen)
         if canonical in _BOOL_RESULTS:
             return "bool"
+        if canonical in _BINARY_KEEPS_DTYPE:
+            dtypes = {
+                self._tensor_dtype(operand, scope, path, depth)
+                for operand in node.args[:2]
+                if self.infer(operand, scope, path, depth + 1).is_tensor_like
+            }
+            return dtypes.pop() if len(dtypes) == 1 else None
         argument = positional(node, 0)
         for name in ("x", "input_tensor", "features", "logits"):
             argument = argument or keyword(node, name)

@@ -138,6 +138,14 @@ def _repeats_in_loop(call: Path, tape: Path) -> bool:
     return False
 
 
+def _in_comprehension(site: Site) -> bool:
+    """``[tape.gradient(loss, v) for v in variables]``: a loop whose body is the call (the
+    tape comes from outside: a comprehension cannot create one with ``with``)."""
+    return site.scope.kind == "comprehension" and isinstance(
+        site.scope.node, (ast.ListComp, ast.SetComp, ast.DictComp)
+    )
+
+
 def _computes_twice(sites: list[Site]) -> bool:
     """Whether some call among ``sites`` (one function's body, in order) follows another
     that can run in the same call."""
@@ -160,7 +168,8 @@ def _uses(ctx: RuleContext) -> dict[int, list[_TapeUse]]:
                     tape_call.tape.node,
                     f"`{tape_call.tape_name}.{tape_call.method}(...)`",
                     repeats=False,
-                    in_loop=_repeats_in_loop(tape_call.site.path, tape_call.binding.path),
+                    in_loop=_in_comprehension(tape_call.site)
+                    or _repeats_in_loop(tape_call.site.path, tape_call.binding.path),
                 )
             )
     for use in helper_tape_uses(ctx, _GRADIENT_METHODS):

@@ -28,7 +28,9 @@ Flags arithmetic (`+ - * / // % ** @`) between two tensors whose dtypes are stat
 and where one is an integer type and the other a floating-point type, e.g.
 `tf.constant([1, 2]) + tf.constant([0.5, 1.0])` or `tf.reduce_sum(x) / tf.shape(x)[0]`.
 Besides constants, variables and casts, it knows the integer results of `tf.shape`, `tf.size`,
-`tf.rank`, `tf.range`, `tf.argmax`/`tf.argmin` and one-argument `tf.where`, and follows dtypes
+`tf.rank`, `tf.range`, `tf.argmax`/`tf.argmin` and one-argument `tf.where`, that Keras losses
+(`loss_fn(y, p)` for a `tf.keras.losses` object, `tf.keras.losses.mse(...)`) and the
+`tf.nn.*_cross_entropy_with_logits` ops return float32 (the logits' dtype), and follows dtypes
 through reductions, element-wise math, indexing and arithmetic. It also flags a Python
 float next to an integer tensor (`tf.range(10) * 0.1`, `tf.shape(x)[0] * 0.5`): TensorFlow
 converts the number to the tensor's integer dtype and cannot. Other Python numbers are fine

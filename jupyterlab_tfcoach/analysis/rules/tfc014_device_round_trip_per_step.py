@@ -20,9 +20,9 @@ DOCS = """
 ## What it does
 Reports a tensor read back into Python on every step of an eager training loop.
 
-The reads are a `.numpy()` call, or `float(t)`, `int(t)` or `print(t)` on a value known to be
-a tensor (the result of a `tf.function` call, the loss passed to `tape.gradient`, a
-`tf.Variable`, a `tf.constant`).
+The reads are a `.numpy()` call, or `float(t)`, `int(t)`, `print(t)` or `print(f"{t:.4f}")`
+on a value known to be a tensor (the result of a `tf.function` call, the loss passed to
+`tape.gradient`, a `tf.Variable`, a `tf.constant`).
 
 A training loop is a Python `for` or `while` loop, outside any `tf.function`, whose body runs
 a training step: it calls a `tf.function`, `optimizer.apply_gradients(...)`,
@@ -304,6 +304,14 @@ def _conversions(ctx: RuleContext, loops: _TrainingLoops) -> Iterator[ast.Call]:
             continue
         if func.id == "print":
             arguments = [a for a in call.args if not isinstance(a, ast.Starred)]
+            # ``print(f"loss={loss:.4f}")`` formats the value: a read like ``print(loss)``.
+            arguments += [
+                part.value
+                for argument in call.args
+                if isinstance(argument, ast.JoinedStr)
+                for part in argument.values
+                if isinstance(part, ast.FormattedValue)
+            ]
         elif len(call.args) == 1 and not call.keywords:
             arguments = call.args
         else:
