@@ -317,3 +317,17 @@ def test_partial_tuple_rebinding_is_reported_without_a_fix_and_new_variables_are
         """
     [finding] = check(source, CODE)
     assert finding.line == 4 and finding.fix is None
+
+
+def test_reshaping_a_variable_used_as_data_is_silent():
+    # d2l's convolution chapter: a Variable for item assignment, then reshaped for a layer.
+    source = """\
+        import tensorflow as tf
+
+        X = tf.Variable(tf.ones((6, 8)))
+        X[:, 2:6].assign(tf.zeros(X[:, 2:6].shape))
+        X = tf.reshape(X, (1, 6, 8, 1))
+        Y = tf.Variable(tf.ones((3,)))
+        Y = tf.cast(Y, tf.int32)
+        """
+    assert check(source, CODE) == []

@@ -428,3 +428,22 @@ def test_init_scope_body_is_silent_but_the_same_code_outside_it_warns():
     outside = source.replace("with tf.init_scope():", "with tf.name_scope('n'):")
     findings = check(outside, CODE)
     assert [(f.line, f.severity.value) for f in findings] == [(12, "warning"), (13, "warning")]
+
+
+def test_item_created_once_under_an_if_not_guard_is_silent():
+    # Sonnet's tests: build a module on the first trace, keep it in a one-item list.
+    source = """\
+        import tensorflow as tf
+
+        mod = [None]
+        made = []
+
+        @tf.function
+        def f(x):
+            if not mod[0]:
+                mod[0] = tf.keras.layers.Dense(2)
+            made[0] = x        # not guarded: still a change while tracing only
+            return mod[0](x)
+        """
+    [finding] = check(source, CODE)
+    assert finding.line == 10

@@ -263,3 +263,19 @@ def test_numpy_in_a_helper_and_under_another_alias():
     assert [f.line for f in findings] == [5, 9]
     assert "`helper` is called from tf.function `f`" in findings[0].message
     assert findings[1].fix is None
+
+
+def test_numpy_under_init_scope_runs_eagerly_and_is_silent():
+    source = """\
+        import tensorflow as tf
+
+        v = tf.Variable(1.0)
+
+        @tf.function
+        def f(x):
+            with tf.init_scope():
+                start = v.numpy()      # lifted out of the graph: an eager read
+            return x * 2 + x.numpy()   # still inside the graph
+        """
+    [finding] = check(source, CODE)
+    assert (finding.line, finding.column) == (9, 20)

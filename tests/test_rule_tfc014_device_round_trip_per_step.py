@@ -410,3 +410,21 @@ def test_formatting_a_tensor_in_an_f_string_is_a_read_per_step():
     # Formatting the step number alone reads nothing from the device.
     twin = source.replace('print(f"step {step}: loss={loss:.4f}")', 'print(f"step {step}")')
     assert check(twin, CODE) == []
+
+
+def test_values_checked_by_an_assertion_every_step_are_silent():
+    source = """\
+        import numpy as np
+        import tensorflow as tf
+
+        var = tf.Variable([1.0, 2.0])
+        opt = tf.keras.optimizers.SGD(0.1)
+        expected = [[0.9, 1.9], [0.8, 1.8]]
+        for step in range(2):
+            opt.apply_gradients([(tf.constant([1.0, 1.0]), var)])
+            np.testing.assert_allclose(var.numpy(), expected[step], rtol=1e-6)
+            assert float(var[0]) < 1.0
+            history = var.numpy()          # not a check: still a read per step
+        """
+    [finding] = check(source, CODE)
+    assert finding.line == 11

@@ -257,6 +257,7 @@ class Model:
         self.deletes: list[Site] = []
         self.defs: list[Site] = []  # FunctionDef sites, in the scope that defines them
         self.import_statements: list[ast.Import | ast.ImportFrom] = []  # any module's imports
+        self.asserts: list[ast.Assert] = []
         # ``name = f(...)`` name bindings, in walk order: lets rules find the names bound
         # to a call (``step = tf.function(f)``) without scanning every binding.
         self.call_assignments: list[Binding] = []
@@ -479,6 +480,8 @@ class Model:
 
     def _walk_other(self, node: ast.stmt, scope: Scope, path: Path) -> None:
         # Raise, Assert, Pass, Break, Continue, type aliases: only expressions inside.
+        if type(node) is ast.Assert:
+            self.asserts.append(node)
         for child in ast.iter_child_nodes(node):
             if isinstance(child, ast.expr):
                 self._walk_expression(child, scope, path)

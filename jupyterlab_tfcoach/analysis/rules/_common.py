@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import ast
 import re
+from typing import TYPE_CHECKING
 
 # ``in_eager_only_branch`` is re-exported for the rules: it lives in bindings, next to the
 # tf.function lookups that also need it.
 from jupyterlab_tfcoach.analysis.bindings import TraceReach
 from jupyterlab_tfcoach.analysis.bindings import in_eager_only_branch as in_eager_only_branch
 from jupyterlab_tfcoach.analysis.model import Path, Scope
+
+if TYPE_CHECKING:
+    from jupyterlab_tfcoach.analysis.context import RuleContext
 
 # Binary operators and their source text. The first eight are arithmetic, the
 # operators TensorFlow tensors overload for math (mixed dtypes fail there).
@@ -93,7 +97,8 @@ def names_tracing(identifier: str) -> bool:
 
 
 def guarded_by_is_none(path: Path, target: ast.AST) -> bool:
-    """Under ``if <target> is None:`` (``target`` a name or ``self.attr``).
+    """Under ``if <target> is None:`` or ``if not <target>:`` (``target`` a name,
+    ``self.attr`` or an item such as ``cache[0]``).
 
     The documented create-once idiom: the assignment runs on the first trace only, and
     later traces see the stored object.
@@ -109,7 +114,50 @@ def guarded_by_is_none(path: Path, target: ast.AST) -> bool:
             and isinstance(test.ops[0], ast.Is)
             and isinstance(test.comparators[0], ast.Constant)
             and test.comparators[0].value is None
-            and same_reference(test.left, target)
+        ):
+            tested = test.left
+        elif isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            tested = test.operand
+        else:
+            continue
+        if same_reference(tested, target) or (
+            isinstance(tested, ast.Subscript)
+            and isinstance(target, ast.Subscript)
+            and ast.dump(tested.value) == ast.dump(target.value)
+            and ast.dump(tested.slice) == ast.dump(target.slice)
         ):
             return True
     return False
+
+
+Span = tuple[tuple[int, int], tuple[int, int]]  # (line, column) of the first and last statement
+
+
+def init_scope_spans(ctx: RuleContext) -> list[Span]:
+    """Source spans of the bodies of ``with tf.init_scope():`` statements.
+
+    ``tf.init_scope`` lifts its body out of the graph being traced: the explicit way to do
+    one-time, trace-time work, so Python state changed there is meant to change once.
+    One walk of the tree, and only in files that call ``tf.init_scope`` at all.
+    """
+    calls = {id(site.node) for site in ctx.calls_to("tf.init_scope")}
+    if not calls:
+        return []
+    spans = []
+    for node in ast.walk(ctx.model.tree):
+        if isinstance(node, (ast.With, ast.AsyncWith)) and any(
+            id(item.context_expr) in calls for item in node.items
+        ):
+            first, last = node.body[0], node.body[-1]
+            spans.append(
+                (
+                    (first.lineno, first.col_offset),
+                    (last.end_lineno or last.lineno, last.end_col_offset or 0),
+                )
+            )
+    return spans
+
+
+def in_spans(node: ast.AST, spans: list[Span]) -> bool:
+    position = (node.lineno, node.col_offset)  # type: ignore[attr-defined]
+    return any(start <= position <= end for start, end in spans)

@@ -30,8 +30,8 @@ as `w = w - lr * g`, `self.w = self.w * 2` or `w -= lr * g`.
 The same is reported on an entry of a dict or list built from variables (`params["w"] =
 params["w"] - lr * g`, `ws[0] -= lr * g`, `for k in params: params[k] = params[k] - lr *
 grads[k]`), on each variable of a tuple assignment (`w, b = w - lr * dw, b - lr * db`), and for
-TensorFlow ops that return a new tensor built from the variable (`w = tf.subtract(w, lr * g)`,
-`w = tf.clip_by_value(w, 0.0, 1.0)`).
+TensorFlow ops that compute an updated value from the variable (`w = tf.subtract(w, lr * g)`,
+`w = tf.clip_by_value(w, 0.0, 1.0)`; not `tf.reshape` or `tf.cast`, which use it as data).
 
 A local name that only borrows a variable someone else holds (`kernel = self.kernel`, then
 `kernel = kernel * mask`) is not reported: the owner still has the variable.
@@ -76,10 +76,18 @@ def _same_target(a: ast.AST, b: ast.expr) -> bool:
     return same_reference(a, b) or (isinstance(b, ast.Subscript) and _same_entry(a, b))
 
 
-# TensorFlow ops whose result is a new tensor built from an argument (``w = tf.subtract(w,
-# g)``, ``w = tf.clip_by_value(w, 0, 1)``). Constructors and wrappers are not: ``tf.Variable``
-# makes a new variable, ``tf.function`` wraps a callable.
-_NOT_TENSOR_OPS = ("tf.Variable", "tf.function", "tf.keras.", "tf.Module", "tf.data.")
+# TensorFlow ops that compute an updated value of their argument (``w = tf.subtract(w, g)``,
+# ``w = tf.clip_by_value(w, 0, 1)``). Reshaping, casting or slicing a variable into a tensor
+# (``x = tf.reshape(x, (1, 6, 8, 1))`` to feed a layer) uses it as data, not as a weight being
+# updated, and is left alone.
+_UPDATE_OPS = frozenset(
+    {
+        f"tf.{prefix}{name}"
+        for prefix in ("", "math.")
+        for name in ("add", "subtract", "multiply", "divide", "truediv", "maximum", "minimum")
+    }
+    | {"tf.clip_by_value", "tf.clip_by_norm", "tf.math.l2_normalize", "tf.math.scalar_mul"}
+)
 _IN_PLACE_OPS = {
     "tf.subtract": "assign_sub",
     "tf.math.subtract": "assign_sub",
@@ -89,15 +97,11 @@ _IN_PLACE_OPS = {
 
 
 def _op_name(ctx: RuleContext, value: ast.expr) -> str | None:
-    """``tf.subtract`` for ``tf.subtract(w, g)`` (any alias), if it is a TensorFlow op call."""
+    """``tf.subtract`` for ``tf.subtract(w, g)`` (any alias), if it is an update op."""
     if not isinstance(value, ast.Call):
         return None
     canonical = ctx.imports.resolve(value.func)
-    if canonical is None or not canonical.startswith("tf."):
-        return None
-    if any(canonical == name or canonical.startswith(name) for name in _NOT_TENSOR_OPS):
-        return None
-    return canonical
+    return canonical if canonical in _UPDATE_OPS else None
 
 
 def _has_number(*operands: ast.expr) -> bool:

@@ -17,6 +17,8 @@ from jupyterlab_tfcoach.analysis.findings import Finding, Severity
 from jupyterlab_tfcoach.analysis.model import Scope, Site, refers_to
 from jupyterlab_tfcoach.analysis.rules._common import (
     guarded_by_is_none,
+    in_spans,
+    init_scope_spans,
     names_tracing,
     traced_code,
 )
@@ -39,11 +41,11 @@ plain function the tf.function's body calls (`helper(x)`, a function nested in i
 `self.helper(x)` from a tf.function method; one call deep), since that function runs while the
 caller traces. Containers created inside the function are its own business and are not reported.
 
-Three once-per-trace patterns are deliberate and left alone or softened: an assignment under `if
-<name> is None:` (creating something once, on the first trace), code under `with
-tf.init_scope():` (the explicit escape for one-time work while tracing), and trace counters,
-whose name says so (`num_traces += 1`, `self.trace_count += 1`, `traces.append(1)`), reported at
-information severity only.
+Three once-per-trace patterns are deliberate and left alone or softened: an assignment under
+`if <name> is None:` or `if not <name>:` (creating something once, on the first trace), code
+under `with tf.init_scope():` (the explicit escape for one-time work while tracing), and trace
+counters, whose name says so (`num_traces += 1`, `self.trace_count += 1`, `traces.append(1)`),
+reported at information severity only.
 
 ## Why is this bad?
 The Python body of a `tf.function` runs only while tracing. A counter incremented there counts
@@ -162,36 +164,6 @@ def _trace_counter_finding(ctx: RuleContext, node: ast.AST, where: str, name: st
     )
 
 
-def _init_scope_bodies(ctx: RuleContext) -> list[tuple[tuple[int, int], tuple[int, int]]]:
-    """Source spans of the bodies of ``with tf.init_scope():`` statements.
-
-    ``tf.init_scope`` lifts its body out of the graph being traced: the explicit way to do
-    one-time, trace-time work, so Python state changed there is meant to change once.
-    One walk of the tree, and only in files that call ``tf.init_scope`` at all.
-    """
-    calls = {id(site.node) for site in ctx.calls_to("tf.init_scope")}
-    if not calls:
-        return []
-    spans = []
-    for node in ast.walk(ctx.model.tree):
-        if isinstance(node, (ast.With, ast.AsyncWith)) and any(
-            id(item.context_expr) in calls for item in node.items
-        ):
-            first, last = node.body[0], node.body[-1]
-            spans.append(
-                (
-                    (first.lineno, first.col_offset),
-                    (last.end_lineno or last.lineno, last.end_col_offset or 0),
-                )
-            )
-    return spans
-
-
-def _in_spans(node: ast.AST, spans: list[tuple[tuple[int, int], tuple[int, int]]]) -> bool:
-    position = (node.lineno, node.col_offset)  # type: ignore[attr-defined]
-    return any(start <= position <= end for start, end in spans)
-
-
 def _assignment_findings(ctx: RuleContext, site: Site, reach: TraceReach) -> Iterator[Finding]:
     statement = site.node
     if isinstance(statement, ast.Assign):
@@ -248,7 +220,7 @@ def _assignment_findings(ctx: RuleContext, site: Site, reach: TraceReach) -> Ite
             )
         elif isinstance(target, ast.Subscript):
             container = _outer_container(ctx, target.value, site, reach)
-            if container.kind != PY_CONTAINER:
+            if container.kind != PY_CONTAINER or guarded_by_is_none(site.path, target):
                 continue
             yield ctx.finding(
                 CODE,
@@ -267,10 +239,10 @@ def _binder(ctx: RuleContext, target: ast.Name, site: Site) -> Scope | None:
 
 
 def check(ctx: RuleContext) -> Iterator[Finding]:
-    init_scopes = _init_scope_bodies(ctx)
+    init_scopes = init_scope_spans(ctx)
     for site in ctx.model.assignments:
         reach = ctx.trace_reach(site.scope)
-        if reach is not None and not _in_spans(site.node, init_scopes):
+        if reach is not None and not in_spans(site.node, init_scopes):
             yield from _assignment_findings(ctx, site, reach)
     for site in ctx.calls_named(*sorted(_MUTATING_METHODS)):
         call = site.node
@@ -279,7 +251,7 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
         if not isinstance(func, ast.Attribute) or func.attr not in _MUTATING_METHODS:
             continue
         reach = ctx.trace_reach(site.scope)
-        if reach is None or _in_spans(call, init_scopes):
+        if reach is None or in_spans(call, init_scopes):
             continue
         if any(_creates_variable(ctx, argument) for argument in call.args):
             continue

@@ -9,7 +9,12 @@ from jupyterlab_tfcoach.analysis.bindings import TraceReach
 from jupyterlab_tfcoach.analysis.context import RuleContext
 from jupyterlab_tfcoach.analysis.findings import Finding, Fix, Severity
 from jupyterlab_tfcoach.analysis.model import Scope, Site
-from jupyterlab_tfcoach.analysis.rules._common import in_eager_only_branch, traced_code
+from jupyterlab_tfcoach.analysis.rules._common import (
+    in_eager_only_branch,
+    in_spans,
+    init_scope_spans,
+    traced_code,
+)
 
 CODE = "TFC011"
 NAME = "numpy-in-tf-function"
@@ -24,8 +29,8 @@ Flags `.numpy()` calls and NumPy functions on tensors that run while a `tf.funct
 `.numpy()` is reported in the function's body, in a function nested in it that the body calls,
 and in a plain function the body calls by name (`helper(x)`, or `self.helper(x)` from a
 tf.function method; one call deep). A nested function that is only handed to `tf.py_function` /
-`tf.numpy_function` runs eagerly and is not reported, nor is code under `if
-tf.executing_eagerly():`.
+`tf.numpy_function` runs eagerly and is not reported, nor is code under
+`if tf.executing_eagerly():` or `with tf.init_scope():` (both run eagerly).
 
 In the same places it flags NumPy functions (`np.mean(x)`, `numpy.exp(x)`, or `mean(x)` after
 `from numpy import mean`) called on a tf.function's parameter or on a value known to be a
@@ -67,6 +72,8 @@ Module 1, *NumPy in graphs* (`numpy-in-graphs`).
 
 def check(ctx: RuleContext) -> Iterator[Finding]:
     yield from _numpy_function_findings(ctx)
+    # ``with tf.init_scope():`` lifts its body out of the graph: values there are eager.
+    eager_spans = init_scope_spans(ctx)
     for site in ctx.calls_named("numpy"):
         call = site.node
         assert isinstance(call, ast.Call)
@@ -77,6 +84,8 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
             continue  # ``tf.experimental.numpy`` and friends are modules, not tensors
         reach = ctx.trace_reach(site.scope)
         if reach is None or in_eager_only_branch(ctx.imports, site.path):
+            continue
+        if in_spans(call, eager_spans):
             continue
         where = traced_code(reach, f"`{ctx.short(call)}`")
         # The helper form needs the reason spelled out: it may also run eagerly elsewhere.
