@@ -262,7 +262,7 @@ class Bindings:
         self._class_scopes: dict[ast.AST, Scope] | None = None
         self._traced_helpers: dict[Scope, TraceReach] | None = None
         self._trace_reach: dict[Scope, TraceReach | None] = {}
-        self._loss_objects: bool | None = None
+        self._loss_objects: frozenset[str] | None = None
         self._calls_to: dict[str, list[Site]] = {}
         self._sorted_positions: dict[tuple[int, str], tuple[int, list[Position] | None]] = {}
 
@@ -597,15 +597,20 @@ class Bindings:
         """``loss_fn(y, p)`` with ``loss_fn = tf.keras.losses.X(...)``, or ``X(...)(y, p)``."""
         if isinstance(func, ast.Call):
             return self._call_value(func, scope, path, depth + 1).kind == KERAS_LOSS
-        if not isinstance(func, (ast.Name, ast.Attribute)) or not self._has_loss_objects():
+        if isinstance(func, ast.Name):
+            name = func.id
+        elif isinstance(func, ast.Attribute):
+            name = func.attr
+        else:
+            return False
+        # Most calls are of names never bound to a loss object: no inference for those.
+        if name not in self._loss_object_names():
             return False
         return self.infer(func, scope, path, depth + 1).kind == KERAS_LOSS
 
-    def _has_loss_objects(self) -> bool:
-        """Whether any name is bound to a Keras loss object: most files have none, and then
-        no call needs its callee inferred to know it is not one."""
+    def _loss_object_names(self) -> frozenset[str]:
+        """Names (``loss_fn``) and ``self`` attributes bound to a Keras loss object anywhere."""
         if self._loss_objects is None:
-            # ``loss_fn = ...`` anywhere, or ``self.loss_fn = ...`` in a method.
             bindings = [
                 *self.model.call_assignments,
                 *(
@@ -617,9 +622,10 @@ class Bindings:
                     if type(binding.value) is ast.Call
                 ),
             ]
-            self._loss_objects = any(
-                (self.imports.resolve(binding.value.func) or "").startswith(_KERAS_LOSSES)  # type: ignore[union-attr]
+            self._loss_objects = frozenset(
+                binding.name
                 for binding in bindings
+                if (self.imports.resolve(binding.value.func) or "").startswith(_KERAS_LOSSES)  # type: ignore[union-attr]
             )
         return self._loss_objects
 
