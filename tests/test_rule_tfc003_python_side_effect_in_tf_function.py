@@ -447,3 +447,22 @@ def test_item_created_once_under_an_if_not_guard_is_silent():
         """
     [finding] = check(source, CODE)
     assert finding.line == 10
+
+
+def test_a_guard_on_one_slot_covers_filling_the_others():
+    source = """\
+        import tensorflow as tf
+
+        slots = [None, None]
+        seen = []
+
+        @tf.function
+        def f():
+            if slots[0] is None:
+                slots[0] = tf.Variable(1.0)
+                slots[1] = tf.Variable(2.0)
+            seen.append(1)
+            return slots[0] + slots[1]
+        """
+    [finding] = check(source, CODE)
+    assert finding.line == 11  # the unguarded append is still a trace-time change

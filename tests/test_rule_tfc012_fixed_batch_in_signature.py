@@ -146,3 +146,26 @@ def test_none_batch_and_scalars_are_silent():
             return x
         """
     assert check(source, CODE) == []
+
+
+def test_fixed_size_parameter_beside_a_free_batch_input_is_silent():
+    source = """\
+        import tensorflow as tf
+
+        num_tags = 10
+        sig = (
+            tf.TensorSpec([None, None, num_tags]),
+            tf.TensorSpec([num_tags, num_tags]),
+            tf.TensorSpec([None], tf.int32),
+        )
+
+        @tf.function(input_signature=sig)
+        def decode(potentials, transitions, lengths):
+            return tf.einsum("btn,nm->btm", potentials, transitions)
+        """
+    assert check(source, CODE) == []
+    # Without an input whose batch is free, the fixed leading size is still reported.
+    fixed_batch = source.replace(
+        "tf.TensorSpec([None, None, num_tags])", "tf.TensorSpec([4, None, num_tags])"
+    )
+    assert [f.line for f in check(fixed_batch, CODE)] == [5, 6]

@@ -428,3 +428,23 @@ def test_values_checked_by_an_assertion_every_step_are_silent():
         """
     [finding] = check(source, CODE)
     assert finding.line == 11
+
+
+def test_a_batch_loop_that_always_breaks_after_one_step_is_silent():
+    source = """\
+        import tensorflow as tf
+
+        model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+        opt = tf.keras.optimizers.SGD(0.1)
+        ds = tf.data.Dataset.from_tensor_slices((tf.ones([8, 2]), tf.ones([8, 1]))).batch(4)
+        for epoch in range(3):
+            for x, y in ds:
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_mean((model(x) - y) ** 2)
+                opt.apply_gradients(zip(tape.gradient(loss, model.trainable_variables),
+                                        model.trainable_variables))
+                print(loss.numpy())
+                break
+        """
+    assert check(source, CODE) == []
+    assert len(check(source.replace("            break\n", ""), CODE)) == 1

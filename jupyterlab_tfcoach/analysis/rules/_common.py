@@ -120,11 +120,12 @@ def guarded_by_is_none(path: Path, target: ast.AST) -> bool:
             tested = test.operand
         else:
             continue
+        # An item of a container: the guard on one slot covers filling the others with it
+        # (``if cache[0] is None: cache[0] = a; cache[1] = b``).
         if same_reference(tested, target) or (
             isinstance(tested, ast.Subscript)
             and isinstance(target, ast.Subscript)
             and ast.dump(tested.value) == ast.dump(target.value)
-            and ast.dump(tested.slice) == ast.dump(target.slice)
         ):
             return True
     return False

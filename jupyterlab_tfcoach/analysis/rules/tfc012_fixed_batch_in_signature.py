@@ -27,6 +27,9 @@ A rank-1 spec (`tf.TensorSpec([2], tf.int32)`, `tf.TensorSpec((3,))`) is not rep
 single vector whose length is part of its meaning (an image size, RGB means), not a batch of
 scalars; only specs of rank 2 or more have a batch axis to free. A leading 1 is reported like
 any other size: a batch-1 export signature cannot be told apart from a mistake statically.
+Nor is a spec whose leading size is a feature size of another input with a free batch
+(`TensorSpec([num_tags, num_tags])` beside `TensorSpec([None, None, num_tags])`): it describes a
+parameter, such as a transition matrix, not a batch.
 
 ## Why is this bad?
 The leading dimension is usually the batch. A fixed number means the function only accepts
@@ -99,6 +102,26 @@ def _specs(
                 yield from _specs(ctx, binding.value, bound_site, hops + 1)
 
 
+def _feature_sizes(specs: list[tuple[ast.Call, Site]]) -> set[str]:
+    """The sizes after the batch axis of the specs whose batch is free (``None``), as
+    source-independent dumps (``num_tags`` in ``TensorSpec([None, None, num_tags])``)."""
+    sizes: set[str] = set()
+    for spec, _ in specs:
+        shape = positional(spec, 0) or keyword(spec, "shape")
+        if (
+            isinstance(shape, (ast.List, ast.Tuple))
+            and len(shape.elts) >= 2
+            and isinstance(shape.elts[0], ast.Constant)
+            and shape.elts[0].value is None
+        ):
+            sizes.update(
+                ast.dump(size)
+                for size in shape.elts[1:]
+                if not (isinstance(size, ast.Constant) and size.value is None)
+            )
+    return sizes
+
+
 def check(ctx: RuleContext) -> Iterator[Finding]:
     reported: set[int] = set()  # a named signature shared by several functions: once
     for site in ctx.calls_to("tf.function"):
@@ -107,12 +130,18 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
         signature = keyword(call, "input_signature") or positional(call, 1)
         if signature is None:
             continue
-        for spec, spec_site in _specs(ctx, signature, site):
+        specs = list(_specs(ctx, signature, site))
+        feature_sizes = _feature_sizes(specs)
+        for spec, spec_site in specs:
             shape = positional(spec, 0) or keyword(spec, "shape")
             # Rank 1: one vector whose length means something (see DOCS), no batch axis.
             if not isinstance(shape, (ast.List, ast.Tuple)) or len(shape.elts) < 2:
                 continue
             leading = shape.elts[0]
+            if ast.dump(leading) in feature_sizes:
+                # Sized like another input's features (a CRF's ``[num_tags, num_tags]``
+                # beside ``[None, None, num_tags]``): a parameter, not a batch.
+                continue
             size = _static_int(ctx, leading, spec_site)
             if size is None or id(leading) in reported:
                 continue

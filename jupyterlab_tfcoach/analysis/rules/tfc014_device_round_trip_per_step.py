@@ -160,7 +160,9 @@ def _decides_when_to_stop(loop: ast.AST) -> bool:
     if isinstance(loop, ast.While):
         tested = {node.id for node in ast.walk(loop.test) if isinstance(node, ast.Name)}
     for statement, under_if in _own_statements(loop.body):
-        if under_if and isinstance(statement, (ast.Break, ast.Return)):
+        # Under an ``if``: a decision from the values. Directly in the body: the loop runs
+        # its body once (an ``except StopIteration: break`` still runs every step).
+        if isinstance(statement, (ast.Break, ast.Return)) and (under_if or statement in loop.body):
             return True
         if tested and isinstance(statement, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
             targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
