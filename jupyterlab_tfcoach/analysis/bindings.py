@@ -857,17 +857,28 @@ class Bindings:
         self._traced_helpers = found
         tf_defs = self.tf_function_defs()
         scope_of_def = {s.node: s for s in self.model.scopes if s.kind == "function"}
+        # The scopes that run as part of a tf.function's own body (comprehensions in it
+        # included), found once per scope; calls elsewhere are skipped with one lookup.
+        bodies: dict[Scope, Scope] = {}
+        for scope in self.model.scopes:
+            body = self.tf_function_body(scope)
+            if body is not None:
+                bodies[scope] = body
+        if not bodies:
+            return found
         # Only a name some ``def`` binds can call a helper: a cheap test before resolving.
         def_names = {site.node.name for site in self.model.defs}  # type: ignore[attr-defined]
         for site in self.model.calls:
+            function = bodies.get(site.scope)
+            if function is None:
+                continue
             func = site.node.func  # type: ignore[attr-defined]
             if type(func) is ast.Name:
                 if func.id not in def_names:
                     continue
             elif type(func) is not ast.Attribute or func.attr not in def_names:
                 continue
-            function = self.tf_function_body(site.scope)
-            if function is None or in_eager_only_branch(self.imports, site.path):
+            if in_eager_only_branch(self.imports, site.path):
                 continue  # an eager-only branch never runs while tracing
             for definition in self._called_defs(func, site, function):
                 if definition in tf_defs or definition.decorator_list:  # type: ignore[attr-defined]

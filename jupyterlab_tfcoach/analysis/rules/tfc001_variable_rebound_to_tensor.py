@@ -175,15 +175,26 @@ def _valid_target(ctx: RuleContext, target: ast.expr, site: Site) -> bool:
     return isinstance(target, ast.Name)
 
 
+# The values an assignment can rebind a variable with: ``x = y`` or ``x = obj.attr`` never do,
+# and most assignments are those, so they are dismissed by one type test.
+_REBINDING_VALUES = frozenset({ast.BinOp, ast.UnaryOp, ast.Call, ast.Tuple, ast.List})
+
+
 def _rebound_pairs(ctx: RuleContext, site: Site) -> list[tuple[ast.expr, ast.expr]]:
     """(target, new value) pairs the statement rebinds from the target itself.
 
     ``w -= g``, ``w = w - g``, and each element of ``w, b = w - dw, b - db``.
     """
     statement = site.node
-    if isinstance(statement, ast.AugAssign):
-        pairs = [(statement.target, statement.value)]
-    elif isinstance(statement, ast.Assign) and len(statement.targets) == 1:
+    statement_type = type(statement)
+    if statement_type is ast.AugAssign:
+        pairs = [(statement.target, statement.value)]  # type: ignore[attr-defined]
+    elif (
+        statement_type is ast.Assign
+        and type(statement.value) in _REBINDING_VALUES  # type: ignore[attr-defined]
+        and len(statement.targets) == 1  # type: ignore[attr-defined]
+    ):
+        assert isinstance(statement, ast.Assign)
         target, value = statement.targets[0], statement.value
         if isinstance(target, (ast.Tuple, ast.List)) and isinstance(value, (ast.Tuple, ast.List)):
             if len(target.elts) != len(value.elts) or any(
