@@ -100,6 +100,19 @@ def _numpy_promotion(ctx: RuleContext) -> bool:
     return False
 
 
+def _cast_fix(
+    ctx: RuleContext, cast: str | None, int_side: ast.expr, int_dtype: str, float_dtype: str
+) -> Fix | None:
+    """``tf.cast(<int side>, tf.<float dtype>)`` in place of the integer operand."""
+    if cast is None:
+        return None
+    dtype_text = ctx.tf_ref(f"tf.{float_dtype}") or repr(float_dtype)
+    replacement = f"{cast}({ctx.text(int_side)}, {dtype_text})"
+    return Fix(
+        f"Cast the {int_dtype} operand: `{replacement}`", (ctx.replace(int_side, replacement),)
+    )
+
+
 def _python_float_side(node: ast.BinOp) -> ast.expr | None:
     """The operand that is a Python float literal (``0.1``, ``-1.5``, ``2.0``), if one is."""
     for side in (node.left, node.right):
@@ -117,14 +130,7 @@ def _int_tensor_with_python_float(
     value = ctx.value(int_side, site)
     if not value.is_tensor_like or dtype_category(value.dtype) != "int":
         return None
-    fix = None
-    if cast:
-        dtype_text = ctx.tf_ref("tf.float32") or "'float32'"
-        replacement = f"{cast}({ctx.text(int_side)}, {dtype_text})"
-        fix = Fix(
-            f"Cast the {value.dtype} operand: `{replacement}`",
-            (ctx.replace(int_side, replacement),),
-        )
+    fix = _cast_fix(ctx, cast, int_side, value.dtype or "int", "float32")
     return ctx.finding(
         CODE,
         node,
@@ -167,16 +173,11 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
         else:
             int_side, int_dtype, float_dtype = node.right, right.dtype, left.dtype
         assert float_dtype is not None
-        fix = None
         # A 16-bit float cannot hold large counts or indices (float16 tops out at 65504):
         # whether to cast the int down or the float up is the author's call.
-        if cast and float_dtype not in _NARROW_FLOATS:
-            dtype_text = ctx.tf_ref(f"tf.{float_dtype}") or repr(float_dtype)
-            replacement = f"{cast}({ctx.text(int_side)}, {dtype_text})"
-            fix = Fix(
-                f"Cast the {int_dtype} operand: `{replacement}`",
-                (ctx.replace(int_side, replacement),),
-            )
+        fix = None
+        if float_dtype not in _NARROW_FLOATS:
+            fix = _cast_fix(ctx, cast, int_side, int_dtype or "int", float_dtype)
         yield ctx.finding(
             CODE,
             node,
