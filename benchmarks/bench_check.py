@@ -11,13 +11,20 @@ pitfalls), then prints, from one run:
 
 Targets (issue 3): analysis <= 150 ms and <= 3x ruff.
 
-    python benchmarks/bench_check.py [--lines 5000] [--runs 10] [--keep FILE]
+``--against REV`` also times the analysis package as it was at git revision ``REV`` (a
+copy under another package name), alternating runs of the two in this process, and
+prints the ratio: a busy or throttled machine slows both alike, where two separate
+runs minutes apart can differ by 20%.
+
+    python benchmarks/bench_check.py [--lines 5000] [--runs 10] [--keep FILE] [--against REV]
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import random
+import re
 import shutil
 import statistics
 import subprocess
@@ -260,6 +267,57 @@ def describe(durations: list[float]) -> str:
     )
 
 
+def load_revision(revision: str, directory: Path) -> Callable[[str], object]:
+    """``analyze_source`` of ``jupyterlab_tfcoach`` at git ``revision``, imported from a
+    copy in ``directory`` renamed ``tfcoach_at_revision`` (so both versions coexist)."""
+    repository = Path(__file__).resolve().parent.parent
+    package = directory / "tfcoach_at_revision"
+    listing = subprocess.run(
+        [
+            "git",
+            "-C",
+            str(repository),
+            "ls-tree",
+            "-r",
+            "--name-only",
+            revision,
+            "jupyterlab_tfcoach",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    for name in listing:
+        if not name.endswith(".py"):
+            continue  # only the Python modules are imported
+        text = subprocess.run(
+            ["git", "-C", str(repository), "show", f"{revision}:{name}"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        target = package / Path(name).relative_to("jupyterlab_tfcoach")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(re.sub(r"\bjupyterlab_tfcoach\b", "tfcoach_at_revision", text))
+    sys.path.insert(0, str(directory))
+    module = importlib.import_module("tfcoach_at_revision.analysis")
+    return module.analyze_source  # type: ignore[no-any-return]
+
+
+def compare(source: str, current: Callable[[str], object], revision: str, runs: int) -> None:
+    with tempfile.TemporaryDirectory() as directory:
+        baseline = load_revision(revision, Path(directory))
+        baseline(source)  # warm-up
+        baseline_times, current_times = [], []
+        for _ in range(runs):
+            baseline_times += timings(lambda: baseline(source), 1)
+            current_times += timings(lambda: current(source), 1)
+    print(f"analyze_source at {revision}: {describe(baseline_times)}")
+    print(f"analyze_source now (same runs, alternating): {describe(current_times)}")
+    ratio = statistics.median(current_times) / statistics.median(baseline_times)
+    print(f"ratio now / {revision}: {ratio:.3f} (medians)")
+
+
 def find_ruff() -> str | None:
     """ruff installed next to this interpreter (the project venv), else on PATH."""
     beside_python = Path(sys.executable).with_name("ruff")
@@ -274,6 +332,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=10, help="timed analysis runs")
     parser.add_argument("--ruff-runs", type=int, default=5, help="timed ruff runs")
     parser.add_argument("--keep", type=Path, help="also write the generated file here")
+    parser.add_argument("--against", metavar="REV", help="also compare with a git revision")
     args = parser.parse_args(argv)
 
     # Imported here so `--help` works without the package on the path.
@@ -290,6 +349,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"generated file: {line_count} lines, {len(source):,} characters")
     print(f"findings: {len(findings)} ({', '.join(codes) or 'none'})")
     print(f"tfcoach analyze_source: {describe(analysis_times)}")
+    if args.against:
+        compare(source, analyze_source, args.against, args.runs)
 
     ruff = find_ruff()
     if ruff is None:

@@ -54,6 +54,20 @@ def test_augmented_assignments_map_to_assign_methods():
     assert fixed(source, findings[2]).splitlines()[4] == "c.assign(c * (2 + 1))"
 
 
+def test_augmented_assignment_of_a_call_result_and_a_call_that_is_not_an_update():
+    source = """\
+        import tensorflow as tf
+        w = tf.Variable([1.0, 2.0])
+        g = tf.constant([0.1, 0.3])
+        w -= tf.multiply(0.1, g)
+        v = tf.Variable([1.0, 2.0])
+        v = tf.identity(v)  # a call that is not an update op: silent
+        """
+    findings = check(source, CODE)
+    assert [span(f) for f in findings] == [(4, 1, 4, 25)]
+    assert fixed(source, findings[0]).splitlines()[3] == "w.assign_sub(tf.multiply(0.1, g))"
+
+
 def test_addition_with_variable_on_the_right_and_add_weight():
     source = """\
         import tensorflow as tf

@@ -23,6 +23,7 @@ from __future__ import annotations
 import ast
 import bisect
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from jupyterlab_tfcoach.analysis.imports import TFImports
 from jupyterlab_tfcoach.analysis.model import Binding, Model, Path, Position, Scope, Site
@@ -125,8 +126,10 @@ _CONTAINER_LITERALS: dict[type, str] = {
 }
 
 
-@dataclass(frozen=True)
-class Value:
+class Value(NamedTuple):
+    """What an expression is known to be. (A named tuple: inference builds one per
+    expression it looks at, and a tuple is several times cheaper than a frozen dataclass.)"""
+
     kind: str = UNKNOWN_KIND
     dtype: str | None = None  # tensors and variables
     # tensors: "constant" for tf.constant / tf.convert_to_tensor results;
@@ -221,9 +224,11 @@ def merge_values(values: list[Value]) -> Value:
     return Value(first.kind, dtype=dtype, origin=origin, persistent=persistent)
 
 
-@dataclass(frozen=True)
-class Resolution:
-    """The bindings a name may have at a point; ``flow_sensitive`` when in the same scope."""
+class Resolution(NamedTuple):
+    """The bindings a name may have at a point; ``flow_sensitive`` when in the same scope.
+
+    A named tuple rather than a frozen dataclass: one is made for every name read, and a
+    tuple is several times cheaper to build."""
 
     owner: Scope
     bindings: tuple[Binding, ...]
@@ -237,6 +242,14 @@ def _is_prefix(prefix: Path, path: Path) -> bool:
 
 
 _KERAS_LOSSES = "tf.keras.losses."
+
+
+def _may_be_loss_class(func: ast.expr) -> bool:
+    """Cheap test before resolving: ``losses.MeanSquaredError`` ends in a class name (the
+    ``mse`` function gives a tensor, not a loss object); a bare name may be any alias."""
+    return type(func) is ast.Name or (type(func) is ast.Attribute and func.attr[:1].isupper())  # type: ignore[attr-defined]
+
+
 # Per-example losses from logits: the result has the logits' (float) dtype.
 _CROSS_ENTROPY_WITH_LOGITS = frozenset(
     {
@@ -246,7 +259,28 @@ _CROSS_ENTROPY_WITH_LOGITS = frozenset(
         "tf.nn.weighted_cross_entropy_with_logits",
     }
 )
-_NOT_ASKED = object()  # a cache miss, distinct from a cached None
+
+
+# Every TensorFlow name ``_call_value`` knows the result of (with the Keras losses' prefix).
+_HANDLED_CALLS = frozenset(
+    {
+        "tf.constant",
+        "tf.convert_to_tensor",
+        "tf.Variable",
+        "tf.cast",
+        "tf.range",
+        "tf.where",
+        "tf.GradientTape",
+        "tf.function",
+        *_DTYPE_POSITION,
+        *_INTEGER_RESULTS,
+        *_KEEPS_NUMERIC_DTYPE,
+        *_BINARY_KEEPS_DTYPE,
+        *_KEEPS_FLOAT_DTYPE,
+        *_BOOL_RESULTS,
+        *_CROSS_ENTROPY_WITH_LOGITS,
+    }
+)
 
 
 class Bindings:
@@ -261,7 +295,7 @@ class Bindings:
         self._tf_bodies: dict[int, Scope | None] = {}
         self._class_scopes: dict[ast.AST, Scope] | None = None
         self._traced_helpers: dict[Scope, TraceReach] | None = None
-        self._trace_reach: dict[Scope, TraceReach | None] = {}
+        self._traced_scopes: dict[Scope, TraceReach] | None = None
         self._loss_objects: frozenset[str] | None = None
         self._calls_to: dict[str, list[Site]] = {}
         self._sorted_positions: dict[tuple[int, str], tuple[int, list[Position] | None]] = {}
@@ -304,6 +338,11 @@ class Bindings:
 
     def _before(self, owner: Scope, name: str, pos: Position, path: Path) -> Resolution | None:
         bindings = owner.bindings[name]
+        if len(bindings) == 1:  # most names: one parameter, one assignment
+            binding = bindings[0]
+            if binding.remote or binding.pos > pos:
+                return None
+            return Resolution(owner, (binding,), True)
         candidates: list[Binding] = []
         for index in range(self._count_at_or_before(owner, name, pos) - 1, -1, -1):
             binding = bindings[index]
@@ -400,7 +439,10 @@ class Bindings:
             resolution = self.resolve(scope, node.id, (node.lineno, node.col_offset), path)  # type: ignore[attr-defined]
             if resolution is None:
                 return UNKNOWN
-            return merge_values([self.binding_value(b, depth + 1) for b in resolution.bindings])
+            bindings = resolution.bindings
+            if len(bindings) == 1:  # the usual case: no list to build and merge
+                return self.binding_value(bindings[0], depth + 1)
+            return merge_values([self.binding_value(b, depth + 1) for b in bindings])
         if node_type is ast.Constant:
             value = node.value  # type: ignore[attr-defined]
             if isinstance(value, bool):
@@ -518,6 +560,8 @@ class Bindings:
                 if self.is_builtin(scope, func.id, (func.lineno, func.col_offset), path):
                     return Value(PY_CONTAINER, origin=func.id)
             return UNKNOWN
+        if canonical not in _HANDLED_CALLS and not canonical.startswith(_KERAS_LOSSES):
+            return UNKNOWN  # ``tf.matmul``, ``tf.keras.layers.Dense``: nothing known
         explicit_dtype = keyword(node, "dtype")
         if canonical in ("tf.constant", "tf.convert_to_tensor"):
             dtype_node = explicit_dtype if explicit_dtype is not None else positional(node, 1)
@@ -625,7 +669,8 @@ class Bindings:
             self._loss_objects = frozenset(
                 binding.name
                 for binding in bindings
-                if (self.imports.resolve(binding.value.func) or "").startswith(_KERAS_LOSSES)  # type: ignore[union-attr]
+                if _may_be_loss_class(binding.value.func)  # type: ignore[union-attr]
+                and (self.imports.resolve(binding.value.func) or "").startswith(_KERAS_LOSSES)  # type: ignore[union-attr]
             )
         return self._loss_objects
 
@@ -826,18 +871,30 @@ class Bindings:
     def trace_reach(self, scope: Scope) -> TraceReach | None:
         """Whose trace runs the code in ``scope``: a tf.function's own body, or a plain
         function that such a body calls directly (see ``traced_helpers``); None: neither."""
-        cached = self._trace_reach.get(scope, _NOT_ASKED)
-        if cached is not _NOT_ASKED:
-            return cached  # type: ignore[return-value]
-        function = scope.function
-        if function is None:
-            reach = None
-        elif self.is_tf_function_scope(function):
-            reach = TraceReach(function)
-        else:
-            reach = self.traced_helpers().get(function)
-        self._trace_reach[scope] = reach
-        return reach
+        return self.traced_scopes().get(scope)
+
+    def traced_scopes(self) -> dict[Scope, TraceReach]:
+        """``trace_reach`` of every scope that has one, computed once: rules that visit
+        every call or assignment test each with one dictionary lookup."""
+        if self._traced_scopes is not None:
+            return self._traced_scopes
+        found: dict[Scope, TraceReach] = {}
+        reach_of: dict[Scope, TraceReach | None] = {}  # per function; its inner scopes share it
+        tf_defs, helpers = self.tf_function_defs(), self.traced_helpers()
+        for scope in self.model.scopes:
+            function = scope.function
+            if function is None:
+                continue
+            if function not in reach_of:
+                if function.kind == "function" and function.node in tf_defs:
+                    reach_of[function] = TraceReach(function)
+                else:
+                    reach_of[function] = helpers.get(function)
+            reach = reach_of[function]
+            if reach is not None:
+                found[scope] = reach
+        self._traced_scopes = found
+        return found
 
     def traced_helpers(self) -> dict[Scope, TraceReach]:
         """Plain functions that a tf.function's own body calls, each with the first such
@@ -861,23 +918,21 @@ class Bindings:
         # included), found once per scope; calls elsewhere are skipped with one lookup.
         bodies: dict[Scope, Scope] = {}
         for scope in self.model.scopes:
-            body = self.tf_function_body(scope)
-            if body is not None:
-                bodies[scope] = body
+            function = scope.function  # as ``tf_function_body``, without a call per scope
+            if function is not None and function.kind == "function" and function.node in tf_defs:
+                bodies[scope] = function
         if not bodies:
             return found
-        # Only a name some ``def`` binds can call a helper: a cheap test before resolving.
+        # A helper is called by its ``def``'s own name (``helper(x)``, ``self.helper(x)``):
+        # only calls by those names are looked at. Each name's calls are in walk order, so
+        # a helper still gets the first tf.function that calls it.
         def_names = {site.node.name for site in self.model.defs}  # type: ignore[attr-defined]
-        for site in self.model.calls:
+        calls_by_name = self.model.calls_by_name
+        for site in (site for name in def_names for site in calls_by_name.get(name, ())):
             function = bodies.get(site.scope)
             if function is None:
                 continue
             func = site.node.func  # type: ignore[attr-defined]
-            if type(func) is ast.Name:
-                if func.id not in def_names:
-                    continue
-            elif type(func) is not ast.Attribute or func.attr not in def_names:
-                continue
             if in_eager_only_branch(self.imports, site.path):
                 continue  # an eager-only branch never runs while tracing
             for definition in self._called_defs(func, site, function):

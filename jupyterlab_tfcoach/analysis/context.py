@@ -51,6 +51,10 @@ class RuleContext:
         """The tf.function whose trace runs ``scope``'s code, and the helper it is in, if any."""
         return self.bindings.trace_reach(scope)
 
+    def traced_scopes(self) -> dict[Scope, TraceReach]:
+        """``trace_reach`` for every scope that has one: for loops over every call."""
+        return self.bindings.traced_scopes()
+
     def tf_ref(self, canonical: str) -> str | None:
         """How this file spells a TensorFlow name (``t.print``), None if it cannot."""
         return self.imports.reference(canonical)

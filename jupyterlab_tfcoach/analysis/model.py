@@ -71,7 +71,6 @@ class Binding:
         node: ast.AST,
         value: ast.expr | None,
         path: Path,
-        *,
         target: ast.expr | None = None,
         remote: bool = False,
         context: Scope | None = None,
@@ -117,14 +116,18 @@ class Scope:
     node: ast.AST
     parent: Scope | None
     bindings: dict[str, list[Binding]] = field(default_factory=dict)
-    global_names: set[str] = field(default_factory=set)
-    nonlocal_names: set[str] = field(default_factory=set)
+    # Few scopes declare any: they share an empty frozenset until one does.
+    global_names: frozenset[str] = frozenset()
+    nonlocal_names: frozenset[str] = frozenset()
     # For methods: the name of the instance parameter and the class scope.
     self_name: str | None = None
     class_scope: Scope | None = None
     # For classes: ``self.<attr> = value`` bindings made in any method.
     attr_bindings: dict[str, list[Binding]] = field(default_factory=dict)
     definition_path: Path = ()  # blocks of the parent scope around the definition
+    # Calls evaluated in this scope itself, in walk order (rules that only care about
+    # the code of some functions visit those, not every call of the file).
+    calls: list[Site] = field(default_factory=list)
 
     @property
     def function(self) -> Scope | None:
@@ -268,6 +271,7 @@ class Model:
         for scope in self.scopes:
             scope.bindings.clear()
             scope.attr_bindings.clear()
+            scope.calls.clear()
 
     # -- bindings -------------------------------------------------------------
 
@@ -300,10 +304,13 @@ class Model:
             if enclosing is None:
                 return
             owner, remote = enclosing, True
-        binding = Binding(
-            name, owner, pos, kind, node, value, path, target=target, remote=remote, context=scope
-        )
-        owner.bindings.setdefault(name, []).append(binding)
+        # Positional arguments: one binding per name bound, and keywords cost more per call.
+        binding = Binding(name, owner, pos, kind, node, value, path, target, remote, scope)
+        bindings = owner.bindings.get(name)
+        if bindings is None:
+            owner.bindings[name] = [binding]
+        else:
+            bindings.append(binding)
         if type(value) is ast.Call and kind == "assign":
             self.call_assignments.append(binding)
 
@@ -382,7 +389,7 @@ class Model:
         self._walk_expression(node.value, scope, path)
         self.assignments.append(Site(node, scope, path))
         value = node.value if len(node.targets) == 1 else None
-        end = _end(node)
+        end = (node.end_lineno, node.end_col_offset)  # ``_end``, inline: the commonest statement
         for target in node.targets:
             self._bind_target(target, scope, path, "assign", node, value, end)
 
@@ -453,10 +460,10 @@ class Model:
             self._bind(scope, local, _end(node), "import", node, None, path)
 
     def _walk_global(self, node: ast.Global, scope: Scope, path: Path) -> None:
-        scope.global_names.update(node.names)
+        scope.global_names = scope.global_names.union(node.names)
 
     def _walk_nonlocal(self, node: ast.Nonlocal, scope: Scope, path: Path) -> None:
-        scope.nonlocal_names.update(node.names)
+        scope.nonlocal_names = scope.nonlocal_names.union(node.names)
 
     def _walk_delete(self, node: ast.Delete, scope: Scope, path: Path) -> None:
         self.deletes.append(Site(node, scope, path))
@@ -556,20 +563,24 @@ class Model:
         """Index calls and binary operations; open scopes for lambdas and comprehensions."""
         stack: list[ast.AST | None] = [root]
         calls, binops, calls_by_name = self.calls, self.binops, self.calls_by_name
+        scope_calls = scope.calls
         plans, leaf_types = _CHILD_PLANS, _LEAF_TYPES
         # Children are pushed in field order (None included, dropped when popped), so
         # calls and binary operations are indexed in the same order as ever.
         while stack:
             node = stack.pop()
             node_type = type(node)
+            # Attributes, the most common inner node, have one child and index nothing:
+            # go down the chain (``tf.keras.layers``) here instead of through the stack.
+            while node_type is ast.Attribute:
+                node = node.value  # type: ignore[union-attr]
+                node_type = type(node)
             if node_type in leaf_types:
-                continue
-            if node_type is ast.Attribute:  # the most common inner node: one child
-                stack.append(node.value)  # type: ignore[union-attr]
                 continue
             if node_type is ast.Call:
                 site = Site(node, scope, path)  # type: ignore[arg-type]
                 calls.append(site)
+                scope_calls.append(site)
                 func = node.func  # type: ignore[union-attr]
                 func_type = type(func)
                 callee = (

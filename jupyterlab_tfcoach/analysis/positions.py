@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ast
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
@@ -25,9 +25,10 @@ def split_lines(text: str) -> list[str]:
     return lines
 
 
-@dataclass(frozen=True)
-class Range:
-    """1-based line, 1-based character column; ``end_column`` is one past the end."""
+class Range(NamedTuple):
+    """1-based line, 1-based character column; ``end_column`` is one past the end.
+
+    (A named tuple: one is made per finding, fix and hover, and it is cheap to build.)"""
 
     line: int
     column: int

@@ -5,14 +5,14 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from jupyterlab_tfcoach.analysis.bindings import TAPE, Value
 from jupyterlab_tfcoach.analysis.context import RuleContext
 from jupyterlab_tfcoach.analysis.model import Binding, Site
 
 
-@dataclass(frozen=True)
-class TapeCall:
+class TapeCall(NamedTuple):  # one per tape method call in the file: cheap to build
     site: Site
     call: ast.Call
     method: str

@@ -88,6 +88,7 @@ _UPDATE_OPS = frozenset(
     }
     | {"tf.clip_by_value", "tf.clip_by_norm", "tf.math.l2_normalize", "tf.math.scalar_mul"}
 )
+_UPDATE_OP_NAMES = frozenset(canonical.rsplit(".", 1)[1] for canonical in _UPDATE_OPS)
 _IN_PLACE_OPS = {
     "tf.subtract": "assign_sub",
     "tf.math.subtract": "assign_sub",
@@ -102,6 +103,14 @@ def _op_name(ctx: RuleContext, value: ast.expr) -> str | None:
         return None
     canonical = ctx.imports.resolve(value.func)
     return canonical if canonical in _UPDATE_OPS else None
+
+
+def _update_op_spellings(ctx: RuleContext) -> frozenset[str]:
+    """The names an update op can be called by in this file: its own last name
+    (``tf.subtract``, ``tm.subtract``) or a local alias (``from tensorflow import subtract
+    as sub``). A call by any other name is not one, with no import lookup."""
+    aliases = {local for local, bound in ctx.imports.names.items() if bound in _UPDATE_OPS}
+    return _UPDATE_OP_NAMES | aliases
 
 
 def _has_number(*operands: ast.expr) -> bool:
@@ -147,12 +156,22 @@ def _reads_entry(expression: ast.expr, target: ast.Subscript) -> bool:
     return any(_same_entry(node, target) for node in ast.walk(expression))
 
 
-def _derives_from(ctx: RuleContext, value: ast.expr, target: ast.expr) -> bool:
+def _derives_from(
+    ctx: RuleContext, value: ast.expr, target: ast.expr, op_spellings: frozenset[str]
+) -> bool:
     """``w - lr * g`` / ``-w`` / ``tf.subtract(w, g)`` for target ``w``: a new tensor from it."""
     value_type = type(value)
     if value_type is ast.Call:
-        # Only the target itself as an argument (``tf.subtract(w, g)``): cheap to test on
-        # every assignment, and the import lookup runs only for those few.
+        # A call spelled like an update op with the target itself as an argument
+        # (``tf.subtract(w, g)``): cheap to test on every assignment, and the import
+        # lookup runs only for those few.
+        func = value.func  # type: ignore[attr-defined]
+        func_type = type(func)
+        spelled = (
+            func.id if func_type is ast.Name else func.attr if func_type is ast.Attribute else None
+        )
+        if spelled not in op_spellings:
+            return False
         arguments = value.args  # type: ignore[attr-defined]
         if type(target) is ast.Name:
             name = target.id
@@ -180,7 +199,9 @@ def _valid_target(ctx: RuleContext, target: ast.expr, site: Site) -> bool:
 _REBINDING_VALUES = frozenset({ast.BinOp, ast.UnaryOp, ast.Call, ast.Tuple, ast.List})
 
 
-def _rebound_pairs(ctx: RuleContext, site: Site) -> list[tuple[ast.expr, ast.expr]]:
+def _rebound_pairs(
+    ctx: RuleContext, site: Site, op_spellings: frozenset[str]
+) -> list[tuple[ast.expr, ast.expr]]:
     """(target, new value) pairs the statement rebinds from the target itself.
 
     ``w -= g``, ``w = w - g``, and each element of ``w, b = w - dw, b - db``.
@@ -204,9 +225,9 @@ def _rebound_pairs(ctx: RuleContext, site: Site) -> list[tuple[ast.expr, ast.exp
             pairs = [
                 (element, new)
                 for element, new in zip(target.elts, value.elts, strict=True)
-                if _derives_from(ctx, new, element)
+                if _derives_from(ctx, new, element, op_spellings)
             ]
-        elif _derives_from(ctx, value, target):
+        elif _derives_from(ctx, value, target, op_spellings):
             pairs = [(target, value)]
         else:
             return []
@@ -339,10 +360,22 @@ def _fix(
 
 
 def check(ctx: RuleContext) -> Iterator[Finding]:
+    op_spellings = _update_op_spellings(ctx)
     for site in ctx.model.assignments:
+        # Most assignments bind a call's result (``y = model(x)``): one test on the callee's
+        # name dismisses them before anything else runs. (``w -= f(g)`` is still looked at.)
+        statement = site.node
+        if type(statement) is ast.Assign and type(statement.value) is ast.Call:
+            func = statement.value.func
+            func_type = type(func)
+            if func_type is ast.Attribute:
+                if func.attr not in op_spellings:
+                    continue
+            elif func_type is not ast.Name or func.id not in op_spellings:
+                continue
         rebound = [
             (target, value)
-            for target, value in _rebound_pairs(ctx, site)
+            for target, value in _rebound_pairs(ctx, site, op_spellings)
             if _is_variable(ctx, target, site)
         ]
         if not rebound:

@@ -240,8 +240,9 @@ def _binder(ctx: RuleContext, target: ast.Name, site: Site) -> Scope | None:
 
 def check(ctx: RuleContext) -> Iterator[Finding]:
     init_scopes = init_scope_spans(ctx)
+    reaches = ctx.traced_scopes()
     for site in ctx.model.assignments:
-        reach = ctx.trace_reach(site.scope)
+        reach = reaches.get(site.scope)
         if reach is not None and not in_spans(site.node, init_scopes):
             yield from _assignment_findings(ctx, site, reach)
     for site in ctx.calls_named(*sorted(_MUTATING_METHODS)):

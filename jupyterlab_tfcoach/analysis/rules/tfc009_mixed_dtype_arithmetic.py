@@ -113,6 +113,9 @@ def _cast_fix(
     )
 
 
+_LITERAL_TYPES = frozenset({ast.Constant, ast.UnaryOp})  # ``0.5``, ``-0.5``
+
+
 def _python_float_side(node: ast.BinOp) -> ast.expr | None:
     """The operand that is a Python float literal (``0.1``, ``-1.5``, ``2.0``), if one is."""
     for side in (node.left, node.right):
@@ -150,16 +153,19 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
         assert isinstance(node, ast.BinOp)
         if type(node.op) not in ARITHMETIC_OPERATORS:
             continue
-        float_number = _python_float_side(node)
-        if float_number is not None:
-            finding = _int_tensor_with_python_float(ctx, site, node, float_number, cast)
-            if finding is not None:
-                yield finding
-            continue
-        # Cheap structural filter first: a Python number converts to the tensor's dtype
-        # (``x * 2``), and other literals are never tensors.
-        if isinstance(node.left, ast.Constant) or isinstance(node.right, ast.Constant):
-            continue
+        left_type, right_type = type(node.left), type(node.right)
+        # Only a literal (``0.1``, ``-1.5``) can be a Python float: most operations have none.
+        if _LITERAL_TYPES.intersection((left_type, right_type)):
+            float_number = _python_float_side(node)
+            if float_number is not None:
+                finding = _int_tensor_with_python_float(ctx, site, node, float_number, cast)
+                if finding is not None:
+                    yield finding
+                continue
+            # Cheap structural filter first: a Python number converts to the tensor's dtype
+            # (``x * 2``), and other literals are never tensors.
+            if left_type is ast.Constant or right_type is ast.Constant:
+                continue
         left = ctx.value(node.left, site)
         if not left.is_tensor_like or dtype_category(left.dtype) is None:
             continue

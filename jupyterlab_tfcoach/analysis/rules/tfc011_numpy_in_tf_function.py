@@ -206,34 +206,26 @@ def _numpy_import_names(ctx: RuleContext) -> frozenset[str]:
     return frozenset(names)
 
 
-def _root_name(func: ast.expr) -> str | None:
-    while isinstance(func, ast.Attribute):
-        func = func.value
-    return func.id if isinstance(func, ast.Name) else None
-
-
 def _numpy_function_findings(ctx: RuleContext) -> Iterator[Finding]:
     numpy_names = _numpy_import_names(ctx)
     if not numpy_names:
         return
-    # The scopes whose code runs while some tf.function traces (comprehensions and lambdas
-    # inside them included): asked once per scope, not once per call.
-    reaches: dict[Scope, TraceReach] = {}
-    for scope in ctx.model.scopes:
-        function = scope.function
-        scope_reach = ctx.trace_reach(function) if function is not None else None
-        if scope_reach is not None:
-            reaches[scope] = scope_reach
-    if not reaches:
-        return
-    for site in ctx.model.calls:
-        reach = reaches.get(site.scope)
-        if reach is None:
-            continue
+    for scope, reach in ctx.traced_scopes().items():
+        yield from _numpy_calls_in(ctx, scope, reach, numpy_names)
+
+
+def _numpy_calls_in(
+    ctx: RuleContext, scope: Scope, reach: TraceReach, numpy_names: frozenset[str]
+) -> Iterator[Finding]:
+    for site in scope.calls:
         call = site.node
         assert isinstance(call, ast.Call)
-        if not call.args or _root_name(call.func) not in numpy_names:
-            continue  # cheap test first: most calls are not NumPy's
+        # Cheap test first (most calls are not NumPy's): the callee's root name.
+        root = call.func
+        while type(root) is ast.Attribute:
+            root = root.value  # type: ignore[attr-defined]
+        if not call.args or type(root) is not ast.Name or root.id not in numpy_names:  # type: ignore[attr-defined]
+            continue
         if in_eager_only_branch(ctx.imports, site.path):
             continue
         name = _numpy_function(ctx, call.func, site)

@@ -177,8 +177,11 @@ def _decides_when_to_stop(loop: ast.AST) -> bool:
 class _TrainingLoops:
     """Which loops run a training step on every iteration, and which tensors they make."""
 
-    def __init__(self, ctx: RuleContext) -> None:
+    def __init__(self, ctx: RuleContext, reading_loops: set[ast.AST]) -> None:
+        """``reading_loops``: the loops around the reads in question. A step in no such loop
+        cannot make any of them a training or an epoch loop, so it is not looked at."""
         self.ctx = ctx
+        self.reading_loops = reading_loops
         runs_step: set[ast.AST] = set()
         self.epoch_loops: set[ast.AST] = set()  # loops around a loop that runs the step
         # Bindings of names passed to ``tape.gradient(name, ...)``: those names are tensors.
@@ -207,14 +210,18 @@ class _TrainingLoops:
         )
         self.step_loops = runs_step - self.epoch_loops
 
+    def _near_reads(self, site: Site) -> bool:
+        reading_loops = self.reading_loops
+        return any(block.owner in reading_loops for block in site.path)
+
     def _steps(self) -> Iterator[Site]:
         ctx = self.ctx
         for name in sorted(_tf_function_names(ctx)):
             for site in ctx.calls_named(name):
-                if _calls_tf_function(ctx, site.node, site):
+                if self._near_reads(site) and _calls_tf_function(ctx, site.node, site):
                     yield site
         for site in ctx.calls_named(*_STEP_METHODS):
-            if isinstance(site.node.func, ast.Attribute):  # type: ignore[attr-defined]
+            if isinstance(site.node.func, ast.Attribute) and self._near_reads(site):  # type: ignore[attr-defined]
                 yield site
         for site in ctx.calls_named("gradient"):
             call = site.node
@@ -223,12 +230,16 @@ class _TrainingLoops:
                 continue
             if ctx.value(call.func.value, site).kind != TAPE:
                 continue
-            yield site
+            # Wherever it is, the gradient tells which names hold tensors.
             target = call.args[0] if call.args else None
             if isinstance(target, ast.Name):
                 for binding in self._bindings(target, site.scope, site.path):
                     self.gradient_targets.add(id(binding))
-        yield from ctx.calls_to("tf.GradientTape")
+            if self._near_reads(site):
+                yield site
+        for site in ctx.calls_to("tf.GradientTape"):
+            if self._near_reads(site):
+                yield site
 
     def _bindings(self, name: ast.Name, scope: Scope, path: Path) -> tuple[Binding, ...]:
         resolution = self.ctx.bindings.resolve(scope, name.id, (name.lineno, name.col_offset), path)
@@ -286,23 +297,43 @@ class _TrainingLoops:
         )
 
 
-def _conversions(ctx: RuleContext, loops: _TrainingLoops) -> Iterator[ast.Call]:
-    """Calls on every step of a training loop that read a tensor into Python: ``.numpy()``,
-    ``float``/``int``/``print`` of a known tensor."""
+def _in_eager_loop(ctx: RuleContext, site: Site) -> bool:
+    return (
+        any(block.is_loop_body for block in site.path) and ctx.tf_function_body(site.scope) is None
+    )
+
+
+def _reads_in_loops(ctx: RuleContext) -> list[Site]:
+    """``.numpy()``, ``float(...)``, ``int(...)`` and ``print(...)`` calls in a Python loop
+    outside any graph: the only places a read can be per step. Found first, by their shape
+    alone, so a file without any costs no step inference."""
+    reads = []
     for site in ctx.calls_named("numpy"):
         call = site.node
         assert isinstance(call, ast.Call)
-        func = call.func
-        if not isinstance(func, ast.Attribute) or call.args or call.keywords:
-            continue
-        if ctx.imports.resolve(func) is None and loops.runs_every_step(site):
-            yield call  # (``tf.experimental.numpy`` resolves: a module, not a tensor)
+        if isinstance(call.func, ast.Attribute) and not call.args and not call.keywords:
+            if _in_eager_loop(ctx, site):
+                reads.append(site)
     for site in ctx.calls_named(*_CONVERSIONS, "print"):
+        if isinstance(site.node.func, ast.Name) and _in_eager_loop(ctx, site):  # type: ignore[attr-defined]
+            reads.append(site)
+    return reads
+
+
+def _conversions(ctx: RuleContext, reads: list[Site], loops: _TrainingLoops) -> Iterator[ast.Call]:
+    """Calls on every step of a training loop that read a tensor into Python: ``.numpy()``,
+    ``float``/``int``/``print`` of a known tensor."""
+    for site in reads:
         call = site.node
         assert isinstance(call, ast.Call)
         func = call.func
-        if not isinstance(func, ast.Name) or not loops.runs_every_step(site):
+        if not loops.runs_every_step(site):
             continue
+        if isinstance(func, ast.Attribute):
+            if ctx.imports.resolve(func) is None:
+                yield call  # (``tf.experimental.numpy`` resolves: a module, not a tensor)
+            continue
+        assert isinstance(func, ast.Name)
         if not ctx.bindings.is_builtin(
             site.scope, func.id, (func.lineno, func.col_offset), site.path
         ):
@@ -337,11 +368,15 @@ def _checked_values(ctx: RuleContext) -> set[int]:
 
 
 def check(ctx: RuleContext) -> Iterator[Finding]:
-    loops = _TrainingLoops(ctx)
+    reads = _reads_in_loops(ctx)
+    if not reads:
+        return
+    reading_loops = {block.owner for site in reads for block in site.path if block.is_loop_body}
+    loops = _TrainingLoops(ctx, reading_loops)
     if not loops.step_loops:
         return
     checked = _checked_values(ctx)
-    for call in _conversions(ctx, loops):
+    for call in _conversions(ctx, reads, loops):
         if id(call) in checked:
             continue
         yield ctx.finding(
