@@ -259,3 +259,60 @@ for step in range(3):
     report = execution.report
     assert [e["name"] for e in report["variables"]] == ["wa", "wb"]
     assert note_texts(report) == []
+
+
+VECTOR_BIAS_LOOP = """x = tf.constant([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+y = tf.constant([[1.0, 0.0], [2.0, 1.0], [3.0, 1.0]])
+w = tf.Variable(tf.zeros((2, 2)))
+b = tf.Variable(tf.zeros((2,)))
+lr = 0.01
+for step in range(3):
+    with tf.GradientTape() as tape:
+        error = x @ w + b - y
+        loss = tf.reduce_mean(error**2)
+    w.assign_sub(lr * tape.gradient(loss, w))
+    b = b - lr * tf.reduce_mean(error)
+"""
+
+
+def test_single_number_step_on_a_vector_gets_assign(kernel: KernelSession) -> None:
+    """``b.assign_sub(lr * tf.reduce_mean(error))`` would fail (a step of shape () for a
+    variable of shape (2,)): the report offers ``assign``, and the fixed cell trains."""
+    entry = _only_entry(run_quiet(kernel, VECTOR_BIAS_LOOP), "rebound_to_tensor")
+    fixed = _fixed(VECTOR_BIAS_LOOP, "b = b - lr * tf.reduce_mean(error)", entry)
+    assert "b.assign(b - lr * tf.reduce_mean(error))" in fixed
+    report = run_quiet(kernel, fixed)
+    assert report["variables"] == [] and report["error"] is None
+    assert value_of(kernel, "[type(b).__name__, b.shape.as_list(), float(b[0]) > 0.0]") == [
+        "ResourceVariable",
+        [2],
+        True,
+    ]
+    naive = fixed.replace(
+        "b.assign(b - lr * tf.reduce_mean(error))", "b.assign_sub(lr * tf.reduce_mean(error))"
+    )
+    assert run(kernel, naive, ok=False).reply["ename"] == "InvalidArgumentError"
+
+
+VECTOR_MODULE_SHIFT = """class Shift(tf.Module):
+    def __init__(self):
+        self.offset = tf.Variable([1.0, 2.0])
+
+    def nudge(self, lr):
+        self.offset = self.offset - lr
+
+shift = Shift()
+shift.nudge(0.5)
+"""
+
+
+def test_python_number_step_in_a_method_gets_assign(kernel: KernelSession) -> None:
+    entry = _only_entry(run_quiet(kernel, VECTOR_MODULE_SHIFT), "attribute_rebound")
+    fixed = _fixed(VECTOR_MODULE_SHIFT, "self.offset = self.offset - lr", entry)
+    assert "self.offset.assign(self.offset - lr)" in fixed  # ``lr`` held 0.5 when it ran
+    report = run_quiet(kernel, fixed)
+    assert report["variables"] == [] and report["error"] is None
+    assert value_of(kernel, "[len(shift.trainable_variables), shift.offset.numpy().tolist()]") == [
+        1,
+        [0.5, 1.5],
+    ]

@@ -345,3 +345,55 @@ def test_reshaping_a_variable_used_as_data_is_silent():
         Y = tf.cast(Y, tf.int32)
         """
     assert check(source, CODE) == []
+
+
+LINEAR_REGRESSION_BY_HAND = """\
+    import tensorflow as tf
+
+    x = tf.constant([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+    y = tf.constant([[1.0], [2.0], [3.0]])
+    w = tf.Variable(tf.zeros((2, 1)))
+    b = tf.Variable(tf.zeros((1,)))
+    shift = tf.Variable(tf.zeros((2,)))
+    lr = 0.01
+    for step in range(3):
+        with tf.GradientTape() as tape:
+            error = x @ w + b - y
+            loss = tf.reduce_mean(error**2)
+        dw = tape.gradient(loss, w)
+        w = w - lr * dw
+        b = b - lr * tf.reduce_mean(error)
+        shift -= lr
+"""
+
+
+def test_scalar_steps_get_assign_because_assign_sub_does_not_broadcast():
+    """``b`` has one entry per output but its step is a single number: ``b.assign_sub(step)``
+    fails (measured below), so the fix keeps the subtraction inside ``assign``."""
+    findings = check(LINEAR_REGRESSION_BY_HAND, CODE)
+    assert [f.line for f in findings] == [14, 15, 16]
+    repaired = LINEAR_REGRESSION_BY_HAND
+    for finding in reversed(findings):
+        repaired = fixed(repaired, finding)
+    lines = textwrap.dedent(repaired).splitlines()
+    assert lines[13].strip() == "w.assign_sub(lr * dw)"  # the gradient has w's shape
+    assert lines[14].strip() == "b.assign(b - lr * tf.reduce_mean(error))"
+    assert lines[15].strip() == "shift.assign(shift - lr)"  # ``lr`` is a Python number
+    assert check(repaired, CODE) == []
+    naive = textwrap.dedent(repaired).replace(
+        "b.assign(b - lr * tf.reduce_mean(error))", "b.assign_sub(lr * tf.reduce_mean(error))"
+    )
+    probes = {
+        "kind": "type(b).__name__",
+        "b": "[round(v, 4) for v in b.numpy().tolist()]",
+        "shift": "[round(v, 4) for v in shift.numpy().tolist()]",
+    }
+    broken, repaired_run, naive_run = run_tensorflow(
+        textwrap.dedent(LINEAR_REGRESSION_BY_HAND), repaired, naive, **probes
+    )
+    assert broken.error == "RuntimeError"  # ``shift -= lr`` on a variable raises at once
+    assert repaired_run.error is None
+    assert repaired_run.probes["kind"] == "ResourceVariable"
+    assert len(repaired_run.probes["b"]) == 1 and repaired_run.probes["b"][0] > 0.0
+    assert repaired_run.probes["shift"] == [-0.03, -0.03]
+    assert naive_run.error == "InvalidArgumentError"  # shapes [1] and [] must be equal

@@ -45,6 +45,27 @@ class AttributeRebind:
     in_function: str  # the code that ran the assignment ("call", "train")
     tensor_id: int  # id of the tensor that took the variable's place
     variable_id: int  # id of the variable it replaced
+    # What the fix needs (``assign_sub(step)`` fails for a single-number step on a variable
+    # with dimensions): the variable's number of dimensions, and the local names of the
+    # assigning code that held a Python number (``lr``).
+    rank: int | None = None
+    number_locals: frozenset[str] = frozenset()
+
+
+def _rank(variable: Any) -> int | None:
+    try:
+        return len(variable.shape)
+    except Exception:  # unknown rank, or not what its type says
+        return None
+
+
+def _number_locals(frame: Any) -> frozenset[str]:
+    try:
+        return frozenset(
+            name for name, value in frame.f_locals.items() if type(value) in (int, float)
+        )
+    except Exception:
+        return frozenset()
 
 
 def _library_dirs() -> tuple[str, ...]:
@@ -139,6 +160,8 @@ class AttributeWatcher:
             in_function=code.co_name,
             tensor_id=id(value),
             variable_id=id(old),
+            rank=_rank(old),
+            number_locals=_number_locals(frame),
         )
         with self._lock:
             if key in self._seen or len(self._events) >= MAX_EVENTS_PER_CELL:

@@ -231,7 +231,7 @@ class Monitor:
                 already.add(change["name"])
                 explained.add(id(namespace.get(change["name"])))
                 if rebound is not None:
-                    rebound.improve(change, cell)
+                    rebound.improve(change, cell, namespace)
         if rebound is not None:
             from_source, tensor_ids = rebound.from_cell_source(
                 cell, namespace, previous_kinds, already, hooked, self._attributes_hooked

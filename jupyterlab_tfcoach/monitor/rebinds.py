@@ -20,6 +20,7 @@ import ast
 import linecache
 import re
 import textwrap
+from collections.abc import Callable
 from dataclasses import dataclass
 
 # Calls that create a variable (``tf.Variable``, ``keras.Variable``,
@@ -35,6 +36,34 @@ MAX_STATEMENT_LINES = 12
 
 _AUG_METHODS = {ast.Sub: "assign_sub", ast.Add: "assign_add"}
 _OPERATORS = {ast.Sub: "-", ast.Add: "+", ast.Mult: "*", ast.Div: "/"}
+# Reductions that give a single number unless told an axis, by their last name.
+_REDUCTIONS = frozenset(
+    {f"reduce_{n}" for n in ("sum", "mean", "max", "min", "prod", "std", "variance")} | {"norm"}
+)
+
+
+def _single_number(node: ast.AST, is_number: Callable[[str], bool], depth: int = 0) -> bool:
+    if depth > 50:
+        return False
+    if isinstance(node, ast.Constant):
+        return type(node.value) in (int, float)
+    if isinstance(node, ast.Name):
+        return is_number(node.id)
+    if isinstance(node, ast.UnaryOp):
+        return _single_number(node.operand, is_number, depth + 1)
+    if isinstance(node, ast.BinOp):
+        return _single_number(node.left, is_number, depth + 1) and _single_number(
+            node.right, is_number, depth + 1
+        )
+    if isinstance(node, ast.Call):
+        func = node.func
+        name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+        return (
+            name in _REDUCTIONS
+            and len(node.args) == 1
+            and not any(k.arg in ("axis", None) for k in node.keywords)
+        )
+    return False
 
 
 @dataclass(frozen=True)
@@ -47,6 +76,18 @@ class Rebind:
     fix: str  # the same update done in place: "lin.w.assign_sub(lr * grad_w)"
     in_function: str | None  # qualified name of the enclosing def, None at top level
     in_class: str | None  # name of the enclosing class, if any
+    # When ``fix`` is an ``assign_sub``/``assign_add``: its argument, and the same update
+    # written with ``assign``, for a step that is a single number (those two methods do
+    # not broadcast: ``w.assign_sub(0.5)`` fails for a vector ``w``).
+    step: str | None = None
+    broadcast_fix: str | None = None
+
+    def fix_given(self, is_number: Callable[[str], bool]) -> str:
+        """``fix``, or ``broadcast_fix`` when the step is surely a single number (see
+        ``single_number_step``)."""
+        if self.step is None or self.broadcast_fix is None:
+            return self.fix
+        return self.broadcast_fix if single_number_step(self.step, is_number) else self.fix
 
     @property
     def attribute(self) -> str | None:
@@ -56,6 +97,18 @@ class Rebind:
     @property
     def root(self) -> str:
         return self.target.split(".", 1)[0]
+
+
+def single_number_step(step: str, is_number: Callable[[str], bool]) -> bool:
+    """Whether the source ``step`` surely evaluates to a single number: a literal, a
+    reduction without ``axis``, a name ``is_number`` says holds a Python number, or
+    arithmetic on those. ``assign_sub``/``assign_add`` do not broadcast such a step over a
+    variable with dimensions (``w.assign_sub(0.5)`` fails for a vector ``w``)."""
+    try:
+        node = ast.parse(step.strip(), mode="eval").body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    return _single_number(node, is_number)
 
 
 @dataclass
@@ -112,23 +165,43 @@ def _creating_call(value: ast.AST) -> bool:
 
 def fix_for(statement: ast.stmt, source: str) -> str | None:
     """The in-place update that does what ``statement`` meant, in the user's names."""
+    fixes = update_fixes(statement, source)
+    return fixes[0] if fixes is not None else None
+
+
+# Steps that need no parentheses after ``w -``: atoms and tighter-binding operators.
+_TIGHT = (ast.Name, ast.Constant, ast.Attribute, ast.Subscript, ast.Call)
+
+
+def update_fixes(statement: ast.stmt, source: str) -> tuple[str, str | None, str | None] | None:
+    """``(fix, step, broadcast_fix)``: the in-place update that does what ``statement``
+    meant, in the user's names; for an ``assign_sub``/``assign_add`` fix, its argument and
+    the same update written with ``assign`` (see ``Rebind.fix_given``)."""
     if isinstance(statement, ast.AugAssign):
         target = _text(statement.target)
         value = ast.get_source_segment(source, statement.value)
         if target is None or value is None:
             return None
         method = _AUG_METHODS.get(type(statement.op))
-        if method is not None:
-            return f"{target}.{method}({value})"
         operator = _OPERATORS.get(type(statement.op))
         if operator is None:
             return None
-        return f"{target}.assign({target} {operator} ({value}))"
+        tight = isinstance(statement.value, _TIGHT) or (
+            isinstance(statement.value, ast.BinOp)
+            and isinstance(statement.value.op, (ast.Mult, ast.Div))
+        )
+        operand = value if tight and operator in "-+" else f"({value})"
+        assigned = f"{target}.assign({target} {operator} {operand})"
+        if method is not None:
+            return f"{target}.{method}({value})", value, assigned
+        return assigned, None, None
     if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
         target = _text(statement.targets[0])
         if target is None:
             return None
         value = statement.value
+        whole = ast.get_source_segment(source, value)
+        assigned = f"{target}.assign({whole})" if whole is not None else None
         # ``w = w - step`` and ``w = w + step``: the idiomatic assign_sub/assign_add.
         if (
             isinstance(value, ast.BinOp)
@@ -137,9 +210,8 @@ def fix_for(statement: ast.stmt, source: str) -> str | None:
         ):
             step = ast.get_source_segment(source, value.right)
             if step is not None:
-                return f"{target}.{_AUG_METHODS[type(value.op)]}({step})"
-        whole = ast.get_source_segment(source, value)
-        return f"{target}.assign({whole})" if whole is not None else None
+                return f"{target}.{_AUG_METHODS[type(value.op)]}({step})", step, assigned
+        return (assigned, None, None) if assigned is not None else None
     return None
 
 
@@ -165,9 +237,10 @@ class _Collector(ast.NodeVisitor):
         self._classes.pop()
 
     def _record(self, node: ast.Assign | ast.AugAssign, target: str) -> None:
-        fix = fix_for(node, self.source)
-        if fix is None:
+        fixes = update_fixes(node, self.source)
+        if fixes is None:
             return
+        fix, step, broadcast_fix = fixes
         statement = ast.get_source_segment(self.source, node) or target
         self.found.rebinds.append(
             Rebind(
@@ -177,6 +250,8 @@ class _Collector(ast.NodeVisitor):
                 fix=fix,
                 in_function=".".join(self._functions) or None,
                 in_class=self._classes[-1] if self._classes else None,
+                step=step,
+                broadcast_fix=broadcast_fix,
             )
         )
 
@@ -297,10 +372,13 @@ def statement_at(filename: str, line: int, attribute: str) -> Rebind | None:
             target = _text(target_node) if target_node is not None else None
             if target is None or not target.endswith(f".{attribute}"):
                 continue
-            fix = fix_for(node, source)
-            if fix is None:
+            fixes = update_fixes(node, source)
+            if fixes is None:
                 return None
+            fix, step, broadcast_fix = fixes
             statement = ast.get_source_segment(source, node) or target
-            return Rebind(target, line, " ".join(statement.split()), fix, None, None)
+            return Rebind(
+                target, line, " ".join(statement.split()), fix, None, None, step, broadcast_fix
+            )
         return None
     return None

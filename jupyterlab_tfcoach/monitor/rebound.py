@@ -13,7 +13,7 @@ Every entry gives the fix as the user's own statement done in place.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from jupyterlab_tfcoach.monitor.attributes import AttributeRebind
@@ -43,7 +43,42 @@ def _what(before: str) -> str:
     return "Keras variable" if before == "keras.Variable" else "tf.Variable"
 
 
-def name_rebound_text(name: str, before: str, rebind: Rebind | None, same_cell: bool) -> str:
+def _never(name: str) -> bool:
+    return False
+
+
+def python_numbers_in(namespace: Mapping[str, Any]) -> Callable[[str], bool]:
+    """Which names hold a Python number (``lr = 0.01``): exact types, so no user object's
+    code runs to answer."""
+
+    def is_number(name: str) -> bool:
+        return type(namespace.get(name)) in (int, float)
+
+    return is_number
+
+
+def _rank(tensor: Any) -> int | None:
+    """The number of dimensions of a tensor the monitor identified by its type."""
+    try:
+        return len(tensor.shape)
+    except Exception:
+        return None
+
+
+def fix_text(rebind: Rebind, tensor: Any, is_number: Callable[[str], bool]) -> str:
+    """The fix for the variable that ``tensor`` replaced: ``assign_sub(step)`` suits any
+    step for a single-number variable; for one with dimensions, a single-number step needs
+    ``assign(w - step)``."""
+    return rebind.fix if _rank(tensor) == 0 else rebind.fix_given(is_number)
+
+
+def name_rebound_text(
+    name: str,
+    before: str,
+    rebind: Rebind | None,
+    same_cell: bool,
+    fix: str | None = None,
+) -> str:
     """The text for a plain name that held a variable and now holds a tensor."""
     if rebind is None:
         return (
@@ -58,7 +93,7 @@ def name_rebound_text(name: str, before: str, rebind: Rebind | None, same_cell: 
         f"Line {rebind.line}: `{rebind.statement}` replaced the {_what(before)} `{name}` with a "
         f"new tf.Tensor, so `{name}` stops training: from the next step on, tape.gradient "
         f"with respect to it is None. Update the variable in place instead: "
-        f"`{rebind.fix}`{again}."
+        f"`{fix or rebind.fix}`{again}."
     )
 
 
@@ -153,7 +188,10 @@ class ReboundReporter:
             tensors.add(event.variable_id)
             rebind = statement_at(event.filename, event.line, event.attribute)
             statement = rebind.statement if rebind is not None else None
-            fix = rebind.fix if rebind is not None else None
+            fix = None
+            if rebind is not None:
+                numbers = event.number_locals
+                fix = rebind.fix if event.rank == 0 else rebind.fix_given(numbers.__contains__)
             if statement is not None and "ag__" in statement:
                 statement, fix = None, None  # AutoGraph's rewritten copy: not the user's text
             target = rebind.target if rebind is not None else None
@@ -227,7 +265,8 @@ class ReboundReporter:
                 reported.add(rebind.target)
                 tensor_ids.add(id(value))
                 same_cell = rebind.target in cell.created
-                text = name_rebound_text(rebind.target, before, rebind, same_cell)
+                fix = fix_text(rebind, value, python_numbers_in(namespace))
+                text = name_rebound_text(rebind.target, before, rebind, same_cell, fix)
                 entries.append(_entry(rebind.target, "rebound_to_tensor", before, text))
                 continue
             found = _resolve(namespace, rebind.target)
@@ -253,7 +292,7 @@ class ReboundReporter:
                 holder_kind or "object",
                 f"Line {rebind.line}",
                 rebind.statement,
-                rebind.fix,
+                fix_text(rebind, value, python_numbers_in(namespace)),
                 None,
             )
             entries.append(_entry(rebind.target, "attribute_rebound", "tf.Variable", text))
@@ -307,19 +346,22 @@ class ReboundReporter:
                     "object",
                     None,
                     rebind.statement,
-                    rebind.fix,
+                    fix_text(rebind, current, _never),  # the method's locals are unknown here
                     f"`{value_type.__name__}.{(rebind.in_function or '?').split('.')[-1]}()`",
                 )
                 entries.append(_entry(path, "attribute_rebound", "tf.Variable", text))
         return entries
 
-    def improve(self, entry: dict[str, Any], cell: CellRebinds) -> None:
+    def improve(
+        self, entry: dict[str, Any], cell: CellRebinds, namespace: Mapping[str, Any]
+    ) -> None:
         """Give a namespace-diff entry the statement and fix from this cell's source."""
         name = entry.get("name")
         for rebind in cell.rebinds:
             if rebind.target == name and rebind.in_function is None:
+                fix = fix_text(rebind, namespace.get(name), python_numbers_in(namespace))
                 entry["text"] = name_rebound_text(
-                    name, str(entry.get("before")), rebind, name in cell.created
+                    name, str(entry.get("before")), rebind, name in cell.created, fix
                 )
                 return
 

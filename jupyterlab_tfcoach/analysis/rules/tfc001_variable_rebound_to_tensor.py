@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from jupyterlab_tfcoach.analysis.bindings import VARIABLE
+from jupyterlab_tfcoach.analysis.bindings import PY_NUMBER, VARIABLE, keyword, positional
 from jupyterlab_tfcoach.analysis.context import RuleContext
 from jupyterlab_tfcoach.analysis.findings import Finding, Fix, Severity
 from jupyterlab_tfcoach.analysis.model import Site, refers_to
@@ -54,6 +54,12 @@ w = w - 0.1 * grad
 w = tf.Variable(1.0)
 w.assign_sub(0.1 * grad)   # or w.assign_add(...) / w.assign(...)
 ```
+
+`assign_sub` and `assign_add` take a value of the variable's own shape: they do not
+broadcast. So the fix uses them only for a step that may have the variable's shape
+(`lr * grad`); a step known to be a single number (a Python number such as `0.5` or `lr`, a
+`tf.reduce_mean(...)` without `axis`) gets `w.assign(w - step)` instead, which broadcasts
+like the original expression.
 
 ## Course module
 Module 1, *Rebinding a variable to a tensor* (`rebinding-variables`).
@@ -113,22 +119,57 @@ def _update_op_spellings(ctx: RuleContext) -> frozenset[str]:
     return _UPDATE_OP_NAMES | aliases
 
 
-def _has_number(*operands: ast.expr) -> bool:
-    """A Python number among the operands: ``assign_sub``/``assign_add`` do not broadcast,
-    so ``v.assign_sub(0.5)`` fails for a vector ``v`` where ``v.assign(v - 0.5)`` works."""
-    return any(number_literal(operand) is not None for operand in operands)
+# Reductions that return a single number unless given an axis.
+_REDUCTIONS = frozenset(
+    {
+        f"tf.{prefix}reduce_{name}"
+        for prefix in ("", "math.")
+        for name in ("sum", "mean", "max", "min", "prod", "std", "variance", "logsumexp")
+    }
+    | {"tf.norm", "tf.linalg.norm"}
+)
 
 
-def _replacement(ctx: RuleContext, statement: ast.stmt, target: ast.expr, value: ast.expr) -> str:
+def _scalar_step(ctx: RuleContext, node: ast.expr, site: Site) -> bool:
+    """Whether the step is surely a single number: ``assign_sub``/``assign_add`` do not
+    broadcast, so ``v.assign_sub(0.5)`` or ``v.assign_sub(tf.reduce_mean(g))`` fails for a
+    vector ``v`` where ``v.assign(v - 0.5)`` works (measured on TF 2.21)."""
+    if number_literal(node) is not None:
+        return True
+    node_type = type(node)
+    if node_type is ast.UnaryOp:
+        return _scalar_step(ctx, node.operand, site)  # type: ignore[attr-defined]
+    if node_type is ast.BinOp:
+        return _scalar_step(ctx, node.left, site) and _scalar_step(ctx, node.right, site)  # type: ignore[attr-defined]
+    if node_type is ast.Name:
+        return ctx.value(node, site).kind == PY_NUMBER
+    if node_type is ast.Call:
+        assert isinstance(node, ast.Call)
+        canonical = ctx.imports.resolve(node.func)
+        if canonical in _REDUCTIONS:
+            return positional(node, 1) is None and keyword(node, "axis") is None
+        if canonical in ("tf.constant", "tf.convert_to_tensor"):
+            first = positional(node, 0)
+            return first is not None and number_literal(first) is not None
+    return False
+
+
+def _any_scalar_step(ctx: RuleContext, site: Site, *operands: ast.expr) -> bool:
+    return any(_scalar_step(ctx, operand, site) for operand in operands)
+
+
+def _replacement(
+    ctx: RuleContext, site: Site, statement: ast.stmt, target: ast.expr, value: ast.expr
+) -> str:
     """The ``assign*`` call that updates the variable in place with the same value."""
     owner = ctx.text(target)
     if isinstance(statement, ast.AugAssign):
         method = _ASSIGN_METHOD.get(type(statement.op))
-        if method and not _has_number(value):
+        if method and not _scalar_step(ctx, value, site):
             return f"{owner}.{method}({ctx.text(value)})"
         operator = OPERATOR_TEXT[type(statement.op)]
         return f"{owner}.assign({owner} {operator} {parenthesized(ctx.text(value), value)})"
-    if isinstance(value, ast.BinOp) and not _has_number(value.left, value.right):
+    if isinstance(value, ast.BinOp) and not _any_scalar_step(ctx, site, value.left, value.right):
         if isinstance(value.op, ast.Sub) and _same_target(value.left, target):
             return f"{owner}.assign_sub({ctx.text(value.right)})"
         if isinstance(value.op, ast.Add) and _same_target(value.left, target):
@@ -141,7 +182,7 @@ def _replacement(ctx: RuleContext, statement: ast.stmt, target: ast.expr, value:
         and isinstance(value, ast.Call)
         and len(value.args) == 2
         and not value.keywords
-        and not _has_number(*value.args)
+        and not _any_scalar_step(ctx, site, *value.args)
         and not any(isinstance(argument, ast.Starred) for argument in value.args)
     ):
         first, second = value.args
@@ -329,9 +370,9 @@ def _is_variable(ctx: RuleContext, target: ast.expr, site: Site) -> bool:
 
 
 def _fix(
-    ctx: RuleContext, statement: ast.stmt, rebound: list[tuple[ast.expr, ast.expr]]
+    ctx: RuleContext, site: Site, statement: ast.stmt, rebound: list[tuple[ast.expr, ast.expr]]
 ) -> Fix | None:
-    replacements = [_replacement(ctx, statement, target, value) for target, value in rebound]
+    replacements = [_replacement(ctx, site, statement, target, value) for target, value in rebound]
     if isinstance(statement, ast.Assign) and isinstance(
         statement.targets[0], (ast.Tuple, ast.List)
     ):
@@ -394,5 +435,5 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
             CODE,
             statement,
             f"{subject}; `{ctx.short(statement)}` {consequence}",
-            _fix(ctx, statement, rebound),
+            _fix(ctx, site, statement, rebound),
         )
