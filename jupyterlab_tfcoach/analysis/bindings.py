@@ -244,12 +244,6 @@ def _is_prefix(prefix: Path, path: Path) -> bool:
 _KERAS_LOSSES = "tf.keras.losses."
 
 
-def _may_be_loss_class(func: ast.expr) -> bool:
-    """Cheap test before resolving: ``losses.MeanSquaredError`` ends in a class name (the
-    ``mse`` function gives a tensor, not a loss object); a bare name may be any alias."""
-    return type(func) is ast.Name or (type(func) is ast.Attribute and func.attr[:1].isupper())  # type: ignore[attr-defined]
-
-
 # Per-example losses from logits: the result has the logits' (float) dtype.
 _CROSS_ENTROPY_WITH_LOGITS = frozenset(
     {
@@ -666,12 +660,22 @@ class Bindings:
                     if type(binding.value) is ast.Call
                 ),
             ]
-            self._loss_objects = frozenset(
-                binding.name
-                for binding in bindings
-                if _may_be_loss_class(binding.value.func)  # type: ignore[union-attr]
-                and (self.imports.resolve(binding.value.func) or "").startswith(_KERAS_LOSSES)  # type: ignore[union-attr]
-            )
+            names = set()
+            resolve = self.imports.resolve
+            for binding in bindings:
+                func = binding.value.func  # type: ignore[union-attr]
+                # Cheap test before resolving: ``losses.MeanSquaredError`` ends in a class
+                # name (the ``mse`` function gives a tensor, not a loss object); a bare
+                # name may be any alias.
+                func_type = type(func)
+                if func_type is ast.Attribute:
+                    if not func.attr[:1].isupper():
+                        continue
+                elif func_type is not ast.Name:
+                    continue
+                if (resolve(func) or "").startswith(_KERAS_LOSSES):
+                    names.add(binding.name)
+            self._loss_objects = frozenset(names)
         return self._loss_objects
 
     def _tensor_dtype(self, node: ast.AST, scope: Scope, path: Path, depth: int) -> str | None:

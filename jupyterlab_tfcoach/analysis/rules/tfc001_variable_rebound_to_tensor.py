@@ -403,22 +403,29 @@ def _fix(
 def check(ctx: RuleContext) -> Iterator[Finding]:
     op_spellings = _update_op_spellings(ctx)
     for site in ctx.model.assignments:
-        # Most assignments bind a call's result (``y = model(x)``): one test on the callee's
-        # name dismisses them before anything else runs. (``w -= f(g)`` is still looked at.)
+        # Type tests first: most assignments bind a call's result (``y = model(x)``), whose
+        # callee's name dismisses them, or a name, attribute or literal, which never rebind.
         statement = site.node
-        if type(statement) is ast.Assign and type(statement.value) is ast.Call:
-            func = statement.value.func
-            func_type = type(func)
-            if func_type is ast.Attribute:
-                if func.attr not in op_spellings:
+        statement_type = type(statement)
+        if statement_type is ast.Assign:
+            value = statement.value  # type: ignore[attr-defined]
+            value_type = type(value)
+            if value_type is ast.Call:
+                func = value.func
+                func_type = type(func)
+                if func_type is ast.Attribute:
+                    if func.attr not in op_spellings:
+                        continue
+                elif func_type is not ast.Name or func.id not in op_spellings:
                     continue
-            elif func_type is not ast.Name or func.id not in op_spellings:
+            elif value_type not in _REBINDING_VALUES:
                 continue
-        rebound = [
-            (target, value)
-            for target, value in _rebound_pairs(ctx, site, op_spellings)
-            if _is_variable(ctx, target, site)
-        ]
+        elif statement_type is not ast.AugAssign:
+            continue  # an annotated assignment introduces a name
+        pairs = _rebound_pairs(ctx, site, op_spellings)
+        if not pairs:
+            continue
+        rebound = [(target, value) for target, value in pairs if _is_variable(ctx, target, site)]
         if not rebound:
             continue
         statement = site.node
