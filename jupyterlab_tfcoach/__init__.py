@@ -32,6 +32,13 @@ def load_ipython_extension(ipython: Any) -> None:
     load(ipython)
 
 
+def load_for_panel(ipython: Any, quiet_tensorflow_logs: bool = True) -> str:
+    """The server extension's kernel bootstrap: load the monitor for the tfcoach panel."""
+    from jupyterlab_tfcoach.monitor.extension import load_for_panel as load
+
+    return load(ipython, quiet_tensorflow_logs)
+
+
 def unload_ipython_extension(ipython: Any) -> None:
     from jupyterlab_tfcoach.monitor.extension import unload_ipython_extension as unload
 

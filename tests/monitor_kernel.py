@@ -14,13 +14,20 @@ from tests.harness import REPO_ROOT, Execution, KernelSession, quiet_env
 QUIET_MESSAGE_TYPES = ("status", "execute_input", "tfcoach_report")
 
 
-def start_kernel() -> KernelSession:
-    # Until the project is installed in the venv (`pip install -e .`), the kernel
-    # imports the package from the work tree.
-    return KernelSession(env=quiet_env(PYTHONPATH=str(REPO_ROOT)))
+def start_kernel(panel: bool = True) -> KernelSession:
+    """A kernel that imports the package from the work tree. ``panel``: as the server
+    extension starts kernels (its panel shows the reports, sent on iopub); otherwise a
+    plain kernel, where the monitor shows reports under cells instead."""
+    extra = {"PYTHONPATH": str(REPO_ROOT)}
+    if panel:
+        extra["TFCOACH_PANEL"] = "1"
+    return KernelSession(env=quiet_env(**extra))
 
 
 IMPORTS = "import numpy as np\nimport tensorflow as tf\nimport keras"
+# Load the monitor as the server extension does (its reports go to the panel, none are
+# shown under cells); ``%load_ext`` in a kernel no panel listens to shows them inline.
+LOAD_FOR_PANEL = "__import__('jupyterlab_tfcoach').load_for_panel(get_ipython());"
 
 
 def monitored_kernel(before_load: str = "", after_load: str = IMPORTS) -> Iterator[KernelSession]:
@@ -33,7 +40,7 @@ def monitored_kernel(before_load: str = "", after_load: str = IMPORTS) -> Iterat
     try:
         if before_load:
             run(session, before_load)
-        run(session, "%load_ext jupyterlab_tfcoach")
+        run(session, LOAD_FOR_PANEL)
         if after_load:
             run(session, after_load)
         yield session

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from tests.harness import KernelSession
-from tests.monitor_kernel import checked_report, run, start_kernel
+from tests.monitor_kernel import LOAD_FOR_PANEL, checked_report, run, start_kernel
 
 pytestmark = [pytest.mark.kernel, pytest.mark.timeout(300)]
 
@@ -18,7 +18,7 @@ def kernel() -> Iterator[KernelSession]:
     session = start_kernel()
     try:
         run(session, "import numpy as np\nimport tensorflow as tf\nimport keras")
-        run(session, "%load_ext jupyterlab_tfcoach")
+        run(session, LOAD_FOR_PANEL)
         yield session
     finally:
         session.shutdown()

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 import pytest
 
 from tests.harness import KernelSession
-from tests.monitor_kernel import note_texts, run, run_quiet, start_kernel, trace_for
+from tests.monitor_kernel import LOAD_FOR_PANEL, note_texts, run, run_quiet, start_kernel, trace_for
 
 pytestmark = [pytest.mark.kernel, pytest.mark.timeout(300)]
 
@@ -34,7 +34,7 @@ def kernel() -> Iterator[KernelSession]:
     session = start_kernel()
     try:
         run(session, SETUP)
-        run(session, "%load_ext jupyterlab_tfcoach")
+        run(session, LOAD_FOR_PANEL)
         yield session
     finally:
         session.shutdown()

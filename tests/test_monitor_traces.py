@@ -7,7 +7,15 @@ from collections.abc import Iterator
 import pytest
 
 from tests.harness import KernelSession
-from tests.monitor_kernel import note_texts, run, run_quiet, start_kernel, trace_for, value_of
+from tests.monitor_kernel import (
+    LOAD_FOR_PANEL,
+    note_texts,
+    run,
+    run_quiet,
+    start_kernel,
+    trace_for,
+    value_of,
+)
 
 pytestmark = [pytest.mark.kernel, pytest.mark.timeout(300)]
 
@@ -30,7 +38,7 @@ def kernel() -> Iterator[KernelSession]:
     session = start_kernel()
     try:
         run(session, SETUP)
-        run(session, "%load_ext jupyterlab_tfcoach")
+        run(session, LOAD_FOR_PANEL)
         yield session
     finally:
         session.shutdown()
@@ -248,7 +256,7 @@ def make_{name}():
         run(kernel, calls.format(name="bare"))
         without_monitor = value_of(kernel, counts.format(name="bare"))
     finally:
-        run(kernel, "%load_ext jupyterlab_tfcoach")
+        run(kernel, LOAD_FOR_PANEL)
     assert with_monitor == without_monitor == [5, 2, 0]
 
 

@@ -8,6 +8,7 @@ import pytest
 
 from tests.harness import KernelSession
 from tests.monitor_kernel import (
+    LOAD_FOR_PANEL,
     changes_of,
     note_texts,
     run,
@@ -23,7 +24,7 @@ pytestmark = [pytest.mark.kernel, pytest.mark.timeout(300)]
 def kernel() -> Iterator[KernelSession]:
     session = start_kernel()
     try:
-        run(session, "%load_ext jupyterlab_tfcoach")
+        run(session, LOAD_FOR_PANEL)
         run(session, "import numpy as np\nimport tensorflow as tf\nimport keras")
         yield session
     finally:

@@ -8,10 +8,12 @@ user imports it, a cell costs one ``sys.modules`` lookup and one small message.
 
 from __future__ import annotations
 
+import os
+import sys
 import time
 from typing import Any
 
-from jupyterlab_tfcoach.monitor import errors
+from jupyterlab_tfcoach.monitor import errors, inline
 from jupyterlab_tfcoach.monitor import report as reports
 from jupyterlab_tfcoach.monitor.attributes import AttributeWatcher
 from jupyterlab_tfcoach.monitor.course_links import course_link
@@ -30,13 +32,25 @@ from jupyterlab_tfcoach.monitor.variables import (
 
 MAGIC_NAME = "tfcoach"
 MAX_NAMED = 20_000
+# TensorFlow's C++ start-up lines (CPU features, oneDNN, absl) are INFO messages;
+# level 1 hides INFO and keeps warnings and errors.
+TF_LOG_VARIABLE = "TF_CPP_MIN_LOG_LEVEL"
+TF_LOG_QUIET_LEVEL = "1"
+_INLINE_MODES = {"on": True, "off": False, "auto": None}
+# Set in the kernel's environment by the server extension: a tfcoach panel shows this
+# kernel's reports (also when its user loads the monitor by hand).
+PANEL_ENV = "TFCOACH_PANEL"
 
 
 class Monitor:
     """Everything the extension keeps for one shell."""
 
-    def __init__(self, shell: Any) -> None:
+    def __init__(self, shell: Any, quiet_tensorflow_logs: bool = True) -> None:
         self.shell = shell
+        self.quiet_tensorflow_logs = quiet_tensorflow_logs
+        self.quieted_logs = False  # whether this monitor set TF_CPP_MIN_LOG_LEVEL
+        # Reports are shown under the cell (``inline``) unless a tfcoach panel shows them.
+        self.inline: bool | None = None  # None: automatic, on unless panel_managed
         self.locator = CellLocator(shell)
         self.types: TfTypes | None = None
         self.traces: TraceRegistry | None = None
@@ -53,9 +67,39 @@ class Monitor:
 
     # ------------------------------------------------------------- lifecycle
     def start(self) -> None:
+        self._quiet_tensorflow_start_up()
         self.shell.events.register("pre_run_cell", self.pre_run_cell)
         self.shell.events.register("post_run_cell", self.post_run_cell)
         self._attach_tensorflow(imported_during_cell=False)
+
+    def _quiet_tensorflow_start_up(self) -> None:
+        """Hide TensorFlow's C++ start-up log lines, which learners read as errors: only
+        before TensorFlow is imported (it reads the variable once) and only when the
+        user has not chosen a level."""
+        if (
+            not self.quiet_tensorflow_logs
+            or "tensorflow" in sys.modules
+            or TF_LOG_VARIABLE in os.environ
+        ):
+            return
+        os.environ[TF_LOG_VARIABLE] = TF_LOG_QUIET_LEVEL
+        self.quieted_logs = True
+        self._setup_notes.append(
+            reports.note(
+                f"tfcoach set {TF_LOG_VARIABLE}={TF_LOG_QUIET_LEVEL} before TensorFlow "
+                "loaded, so its start-up messages (CPU features, oneDNN) are not printed; "
+                "warnings and errors still are. To see them, set the variable yourself "
+                "before loading tfcoach (or c.TfCoach.quiet_tensorflow_logs = False)."
+            )
+        )
+
+    @property
+    def panel_managed(self) -> bool:
+        """Whether the tfcoach server extension collects this kernel's reports."""
+        return os.environ.get(PANEL_ENV) == "1"
+
+    def shows_inline(self) -> bool:
+        return self.inline if self.inline is not None else not self.panel_managed
 
     def stop(self) -> None:
         for event, callback in (
@@ -169,7 +213,15 @@ class Monitor:
             return
         try:
             reports.keep(report)
-            reports.publish(self.shell, report)
+            # Only a tfcoach panel reads this message type; other frontends (nbclient,
+            # VS Code) would log each one as an unknown message.
+            if self.panel_managed:
+                reports.publish(self.shell, report)
+        except BaseException:
+            pass
+        try:
+            if self.shows_inline():
+                inline.show(report)
         except BaseException:
             pass
 
@@ -273,8 +325,43 @@ class Monitor:
 
             print(json.dumps(reports.last_report(), indent=2))
             return
+        words = argument.split()
+        if words[:1] == ["inline"]:
+            if len(words) != 2 or words[1] not in _INLINE_MODES:
+                print("usage: %tfcoach inline on|off|auto")
+                return
+            self.inline = _INLINE_MODES[words[1]]
+            print(self.inline_status())
+            return
+        if argument:
+            print("usage: %tfcoach [json | inline on|off|auto]")
+            return
         print(reports.format_report(reports.last_report()))
         print(self.status())
+        print(self.inline_status())
+        print(self.logs_status())
+
+    def inline_status(self) -> str:
+        where = (
+            "a tfcoach panel shows them"
+            if self.panel_managed
+            else "no tfcoach panel listens to this kernel"
+        )
+        if self.inline is None:
+            mode = "on" if self.shows_inline() else "off"
+            return f"tfcoach: reports under cells {mode} (automatic: {where})."
+        mode = "on" if self.inline else "off"
+        return f"tfcoach: reports under cells {mode} (set by %tfcoach inline)."
+
+    def logs_status(self) -> str:
+        level = os.environ.get(TF_LOG_VARIABLE)
+        if self.quieted_logs:
+            return f"tfcoach: set {TF_LOG_VARIABLE}={level} to hide TensorFlow's start-up messages."
+        setting = "on" if self.quiet_tensorflow_logs else "off"
+        return (
+            f"tfcoach: quiet TensorFlow start-up logs {setting}; {TF_LOG_VARIABLE} is "
+            f"{level if level is not None else 'not set'}."
+        )
 
     def status(self) -> str:
         if self.traces is None:
@@ -294,6 +381,9 @@ def current_monitor() -> Monitor | None:
     return _monitor
 
 
+_quiet_tensorflow_logs = True  # what the next load does (``load_for_panel`` sets it)
+
+
 def load_ipython_extension(shell: Any) -> None:
     """``%load_ext jupyterlab_tfcoach``; loading again is a no-op."""
     global _monitor
@@ -301,13 +391,28 @@ def load_ipython_extension(shell: Any) -> None:
         if _monitor.shell is shell:
             return
         unload_ipython_extension(_monitor.shell)
-    monitor = Monitor(shell)
+    monitor = Monitor(shell, quiet_tensorflow_logs=_quiet_tensorflow_logs)
     monitor.start()
     try:
         shell.register_magic_function(monitor.magic, magic_kind="line", magic_name=MAGIC_NAME)
     except Exception:
         pass
     _monitor = monitor
+
+
+def load_for_panel(shell: Any, quiet_tensorflow_logs: bool = True) -> str:
+    """What the server extension runs in each kernel it starts: load the monitor through
+    IPython's extension manager (so ``%unload_ext`` knows it) and record that the tfcoach
+    panel shows its reports, so none are printed under cells. "loaded" or "already
+    loaded"."""
+    global _quiet_tensorflow_logs
+    os.environ[PANEL_ENV] = "1"
+    _quiet_tensorflow_logs = quiet_tensorflow_logs
+    try:
+        result = shell.extension_manager.load_extension("jupyterlab_tfcoach")
+    finally:
+        _quiet_tensorflow_logs = True
+    return result if result == "already loaded" else "loaded"
 
 
 def unload_ipython_extension(shell: Any) -> None:

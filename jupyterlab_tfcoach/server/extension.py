@@ -52,6 +52,15 @@ class TfCoach(Configurable):
         ),
     ).tag(config=True)
 
+    quiet_tensorflow_logs = Bool(
+        True,
+        help=(
+            "In kernels the server coaches, set TF_CPP_MIN_LOG_LEVEL=1 before TensorFlow "
+            "loads (unless the user set it), so TensorFlow's C++ start-up messages, which "
+            "learners read as errors, are not printed. Warnings and errors still are."
+        ),
+    ).tag(config=True)
+
     bootstrap_timeout = Float(
         60.0,
         help="Seconds to wait for a kernel to answer the monitor bootstrap before giving up.",
@@ -88,6 +97,7 @@ def load_server_extension(serverapp: Any) -> ReportHub:
             autoload=options.autoload,
             history_length=options.history_length,
             bootstrap_timeout=options.bootstrap_timeout,
+            quiet_tensorflow_logs=options.quiet_tensorflow_logs,
         ),
         log=serverapp.log,
     )

@@ -49,9 +49,22 @@ EXTENSION_MODULE = "jupyterlab_tfcoach"
 # no output, no history entry, no execution count, and a failure (e.g. the
 # package is not importable in that kernel's environment) comes back in the
 # reply instead of as a traceback on iopub.
-BOOTSTRAP_EXPRESSION = (
-    f"get_ipython().extension_manager.load_extension({EXTENSION_MODULE!r}) or 'loaded'"
-)
+# ``load_for_panel`` loads the monitor through IPython's extension manager and tells it
+# the tfcoach panel shows its reports (so it prints nothing under cells).
+
+
+def bootstrap_expression(quiet_tensorflow_logs: bool = True) -> str:
+    return (
+        f"__import__({EXTENSION_MODULE!r}).load_for_panel(get_ipython(), "
+        f"quiet_tensorflow_logs={quiet_tensorflow_logs!r})"
+    )
+
+
+BOOTSTRAP_EXPRESSION = bootstrap_expression()
+# With autoload off the monitor is not loaded, but a user may load it by hand: this
+# tells it (through the kernel's environment) that the panel shows its reports.
+PANEL_ENV = "TFCOACH_PANEL"
+PANEL_MARK_EXPRESSION = f"__import__('os').environ.__setitem__({PANEL_ENV!r}, '1')"
 _LOADED_REPRS = frozenset({"'loaded'", "'already loaded'"})
 _NOT_IMPORTABLE = f"No module named {EXTENSION_MODULE!r}"
 
@@ -97,6 +110,7 @@ class HubSettings:
     autoload: bool = True
     history_length: int = 200
     bootstrap_timeout: float = 60.0
+    quiet_tensorflow_logs: bool = True
 
 
 @dataclass
@@ -184,6 +198,7 @@ class ReportHub:
             self._bootstrap(watched, kernel)
         else:
             watched.monitor = MonitorState.NOT_REQUESTED
+            self._mark_panel(watched, kernel)
 
     def _forget(self, kernel_id: str) -> None:
         watched = self._kernels.pop(kernel_id, None)
@@ -203,6 +218,21 @@ class ReportHub:
 
     # ------------------------------------------------------------- bootstrap
 
+    def _mark_panel(self, watched: _Watched, kernel: Any) -> None:
+        """Fire and forget: the reply says nothing the hub needs."""
+        shell = _connect(kernel, "shell")
+        content = {
+            "code": "",
+            "silent": True,
+            "store_history": False,
+            "user_expressions": {"tfcoach_panel": PANEL_MARK_EXPRESSION},
+            "allow_stdin": False,
+            "stop_on_error": False,
+        }
+        kernel.session.send(shell, "execute_request", content)
+        shell.on_recv(lambda _message: None)
+        watched.shell = shell
+
     def _bootstrap(self, watched: _Watched, kernel: Any) -> None:
         session = kernel.session
         shell = _connect(kernel, "shell")
@@ -210,7 +240,9 @@ class ReportHub:
             "code": "",
             "silent": True,
             "store_history": False,
-            "user_expressions": {"tfcoach": BOOTSTRAP_EXPRESSION},
+            "user_expressions": {
+                "tfcoach": bootstrap_expression(self.settings.quiet_tensorflow_logs)
+            },
             "allow_stdin": False,
             "stop_on_error": False,
         }

@@ -1,0 +1,113 @@
+"""The report shown under a cell's output, for kernels no tfcoach panel listens to.
+
+VS Code's notebook editor, hosted notebooks where only ``%load_ext`` is possible,
+``jupyter console`` and nbclient/papermill runs have no side panel: there the monitor
+displays a compact report as a rich output of the cell, but only for a cell that has
+something to say. The bundle carries ``text/plain`` (terminals, VS Code), ``text/html``
+(every string from the kernel escaped; links only to ``http``, ``https`` and ``file``
+URLs) and the report itself under ``REPORT_MIME`` for tools.
+"""
+
+from __future__ import annotations
+
+import html
+from typing import Any
+
+from jupyterlab_tfcoach.monitor.report import note_text
+
+REPORT_MIME = "application/vnd.tfcoach.report+json"
+_LINK_SCHEMES = ("http://", "https://", "file://")
+_MAX_TEXT = 2_000  # characters of one entry; reports are already short
+
+
+def _reasons_worth_telling(trace: dict[str, Any]) -> list[dict[str, Any]]:
+    # A first trace is the normal cost of a tf.function: the panel's timeline lists it,
+    # but a line under every cell that calls a new function would drown the rest.
+    return [r for r in trace.get("reasons") or [] if r.get("kind") != "first_trace"]
+
+
+def _entry(heading: Any, text: Any, course: Any) -> tuple[str, str, dict[str, Any] | None]:
+    return str(heading), str(text)[:_MAX_TEXT], course if isinstance(course, dict) else None
+
+
+def _entries(report: dict[str, Any]) -> list[tuple[str, str, dict[str, Any] | None]]:
+    """(heading, text, course) for everything the report has to say."""
+    entries = []
+    for trace in report.get("traces") or []:
+        for reason in _reasons_worth_telling(trace):
+            heading = f"tf.function {trace.get('function', '?')}"
+            entries.append(_entry(heading, reason.get("text", ""), trace.get("course")))
+    for change in report.get("variables") or []:
+        name, text = change.get("name", "?"), change.get("text", "")
+        entries.append(_entry(name, text, change.get("course")))
+    error = report.get("error")
+    if isinstance(error, dict):
+        explanation = error.get("explanation", "")
+        entries.append(_entry(error.get("type", "Error"), explanation, error.get("course")))
+    for note in report.get("notes") or []:
+        course = note.get("course") if isinstance(note, dict) else None
+        entries.append(_entry("note", note_text(note), course))
+    return [entry for entry in entries if entry[1]]
+
+
+def has_something_to_say(report: dict[str, Any]) -> bool:
+    return bool(_entries(report))
+
+
+def _course_title(course: dict[str, Any] | None) -> str | None:
+    if isinstance(course, dict) and isinstance(course.get("title"), str):
+        return course["title"]
+    return None
+
+
+def _plain(entries: list[tuple[str, str, dict[str, Any] | None]]) -> str:
+    lines = ["tfcoach:"]
+    for heading, text, course in entries:
+        lines.append(f"- {heading}: {text}")
+        title = _course_title(course)
+        if title:
+            url = course.get("url") if isinstance(course, dict) else None
+            lines.append(f"  course: {title}" + (f" <{url}>" if isinstance(url, str) else ""))
+    return "\n".join(lines)
+
+
+def _html(entries: list[tuple[str, str, dict[str, Any] | None]]) -> str:
+    items = []
+    for heading, text, course in entries:
+        item = f"<b>{html.escape(heading)}</b>: {html.escape(text)}"
+        title = _course_title(course)
+        if title:
+            url = course.get("url") if isinstance(course, dict) else None
+            if isinstance(url, str) and url.startswith(_LINK_SCHEMES):
+                item += (
+                    f' <a href="{html.escape(url, quote=True)}" target="_blank" '
+                    f'rel="noopener noreferrer">Course: {html.escape(title)}</a>'
+                )
+            else:
+                item += f" (course: {html.escape(title)})"
+        items.append(f"<li>{item}</li>")
+    return (
+        '<div class="tfcoach-inline-report" style="border-left: 3px solid #ff8f00; '
+        'padding: 2px 8px; margin: 4px 0;"><b>tfcoach</b><ul style="margin: 2px 0;">'
+        + "".join(items)
+        + "</ul></div>"
+    )
+
+
+def render(report: dict[str, Any]) -> dict[str, Any] | None:
+    """The MIME bundle for ``report``; None when the cell has nothing to say."""
+    entries = _entries(report)
+    if not entries:
+        return None
+    return {"text/plain": _plain(entries), "text/html": _html(entries), REPORT_MIME: report}
+
+
+def show(report: dict[str, Any]) -> bool:
+    """Display ``report`` under the running cell's output, if it has something to say."""
+    bundle = render(report)
+    if bundle is None:
+        return False
+    from IPython.display import display
+
+    display(bundle, raw=True)
+    return True
