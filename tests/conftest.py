@@ -1,4 +1,5 @@
-"""Fixtures: a real kernel, a real jupyter_server (pytest-jupyter), JupyterLab in Chromium."""
+"""Fixtures: a real kernel, a real jupyter_server (pytest-jupyter), JupyterLab and Notebook 7
+in Chromium."""
 
 from __future__ import annotations
 
@@ -12,7 +13,14 @@ from typing import Any
 import pytest
 from jupyter_core.utils import ensure_event_loop
 
-from tests.harness import CHROMIUM, CHROMIUM_ARGS, REPO_ROOT, KernelSession, LabServer
+from tests.harness import (
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    REPO_ROOT,
+    KernelSession,
+    LabServer,
+    NotebookServer,
+)
 
 pytest_plugins = ["pytest_jupyter.jupyter_server"]
 
@@ -98,6 +106,20 @@ def lab_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabServer]:
     """JupyterLab with our extensions, on fresh root/workspace/settings dirs, examples copied in."""
     root = tmp_path_factory.mktemp("lab")
     server = LabServer(root)
+    try:
+        for notebook in (REPO_ROOT / "examples").glob("*.ipynb"):
+            shutil.copy(notebook, server.notebook_dir / notebook.name)
+        server.wait_until_up()
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="module")
+def notebook_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[NotebookServer]:
+    """Jupyter Notebook 7 (``jupyter notebook``) set up like ``lab_server``, examples copied in."""
+    root = tmp_path_factory.mktemp("notebook7")
+    server = NotebookServer(root)
     try:
         for notebook in (REPO_ROOT / "examples").glob("*.ipynb"):
             shutil.copy(notebook, server.notebook_dir / notebook.name)

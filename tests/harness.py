@@ -1,4 +1,4 @@
-"""Test harnesses shared by the suite: a real IPython kernel and a real JupyterLab.
+"""Test harnesses shared by the suite: a real IPython kernel, JupyterLab and Notebook 7.
 
 Fixtures in ``conftest.py`` wrap these; the classes are importable so a test
 module can build its own (e.g. a kernel with a different environment).
@@ -127,6 +127,11 @@ def free_port() -> int:
 class LabServer:
     """``jupyter lab`` on a free loopback port with a token and fresh temporary dirs."""
 
+    # What to run (``python -m <module>``) and the app class its options belong to.
+    module = "jupyterlab"
+    app_class = "LabApp"
+    label = "jupyter lab"
+
     def __init__(self, root: Path, token: str = "tfcoach-test-token") -> None:
         self.root = root
         self.token = token
@@ -142,21 +147,22 @@ class LabServer:
         news = settings / "@jupyterlab" / "apputils-extension"
         news.mkdir(parents=True)
         (news / "notification.jupyterlab-settings").write_text(json.dumps({"fetchNews": "false"}))
-        self.log_path = root / "jupyter-lab.log"
+        self.log_path = root / f"{self.label.replace(' ', '-')}.log"
+        app = self.app_class
         command = [
             sys.executable,
             "-m",
-            "jupyterlab",
+            self.module,
             "--no-browser",
             "--ip=127.0.0.1",
             f"--port={self.port}",
             f"--IdentityProvider.token={token}",
             f"--ServerApp.root_dir={notebooks}",
-            f"--LabApp.workspaces_dir={workspaces}",
-            f"--LabApp.user_settings_dir={settings}",
+            f"--{app}.workspaces_dir={workspaces}",
+            f"--{app}.user_settings_dir={settings}",
             "--ServerApp.open_browser=False",
             # Tests drive commands through window.jupyterapp.
-            "--LabApp.expose_app_in_browser=True",
+            f"--{app}.expose_app_in_browser=True",
         ]
         if os.geteuid() == 0:
             command.append("--allow-root")
@@ -173,14 +179,14 @@ class LabServer:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
-                raise RuntimeError(f"jupyter lab exited: {self.log_path.read_text()}")
+                raise RuntimeError(f"{self.label} exited: {self.log_path.read_text()}")
             try:
                 with urllib.request.urlopen(self.api_url("api/status"), timeout=2) as response:
                     if response.status == 200:
                         return
             except OSError:
                 time.sleep(0.2)
-        raise TimeoutError(f"jupyter lab not up in {timeout}s: {self.log_path.read_text()}")
+        raise TimeoutError(f"{self.label} not up in {timeout}s: {self.log_path.read_text()}")
 
     def api_url(self, path: str) -> str:
         return f"{self.url}/{path}?token={self.token}"
@@ -199,6 +205,17 @@ class LabServer:
                 except ProcessLookupError:
                     pass
         self._log.close()
+
+
+class NotebookServer(LabServer):
+    """``jupyter notebook`` (Notebook 7, built on JupyterLab) set up like ``LabServer``.
+
+    Its pages are ``tree``, ``notebooks/<path>``...: ``lab_url("notebooks/x.ipynb")``.
+    """
+
+    module = "notebook"
+    app_class = "JupyterNotebookApp"
+    label = "jupyter notebook"
 
 
 CHROMIUM = "/usr/bin/chromium"

@@ -136,3 +136,31 @@ def test_unknown_ids_raise() -> None:
         course.module("module-99")
     # Both are KeyErrors, so callers can treat a missing id like a missing key.
     assert issubclass(UnknownSectionError, KeyError)
+
+
+# Each module reads as a course: what you will be able to do, then the sections, then the
+# takeaways and review questions (answers collapsed in <details>).
+_REVIEW_MINIMUM = {"module-01": 6, "module-02": 4}
+
+
+@pytest.mark.parametrize("module_id", sorted(_REVIEW_MINIMUM))
+def test_module_has_objectives_takeaways_and_review(module_id: str) -> None:
+    text = get_course().module(module_id).markdown
+    assert "After this module you will be able to:" in text
+    takeaways = text.index("\n## Key takeaways\n")
+    review = text.index("\n## Review\n")
+    last_section = max(
+        text.index(f'<a id="{s.id}"') for s in get_course().module(module_id).sections
+    )
+    assert last_section < takeaways < review
+    answers = re.findall(
+        r"<details><summary>[^<\n]+\?</summary>\n\n.+?\n\n</details>", text[review:], re.S
+    )
+    assert len(answers) >= _REVIEW_MINIMUM[module_id]
+    assert text[review:].count("<details>") == len(answers)  # every question has its answer
+
+
+def test_a_section_ends_before_the_takeaways() -> None:
+    last = get_course().module("module-02").sections[-1]
+    assert last.id == "tf-data"
+    assert "Key takeaways" not in last.markdown and "<details>" not in last.markdown

@@ -18,16 +18,21 @@ from typing import Any
 from tests.harness import quiet_env
 
 _CHILD = r"""
-import contextlib, io, json, sys
+import contextlib, io, json, linecache, sys
 jobs = json.load(sys.stdin)
 results = []
-for job in jobs:
+for number, job in enumerate(jobs):
     namespace = {"__name__": "__main__"}
     error = None
     output = io.StringIO()
+    # As IPython does for cells: the source is in linecache under the code's file name,
+    # so AutoGraph (which reads a function's source) converts tf.function bodies.
+    filename = f"<snippet-{number}>"
+    lines = job["source"].splitlines(True)
+    linecache.cache[filename] = (len(job["source"]), None, lines, filename)
     try:
         with contextlib.redirect_stdout(output):
-            exec(compile(job["source"], "<snippet>", "exec"), namespace)
+            exec(compile(job["source"], filename, "exec"), namespace)
     except BaseException as exc:  # the point is to report it
         error = type(exc).__name__
     probes = {}

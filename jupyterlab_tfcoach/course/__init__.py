@@ -22,6 +22,7 @@ _ANCHOR_HEADING = re.compile(
     r'^<a id="(?P<id>[a-z0-9-]+)"(?: name="[a-z0-9-]+")?></a>\s*\n##\s+(?P<title>.+?)\s*$',
     re.MULTILINE,
 )
+_LEVEL_TWO_HEADING = re.compile(r"^##\s", re.MULTILINE)
 _MODULE_TITLE = re.compile(r"^#\s+(?P<title>.+?)\s*$", re.MULTILINE)
 
 
@@ -56,9 +57,12 @@ def _parse_module(path: Path) -> Module:
     title_match = _MODULE_TITLE.search(text)
     title = title_match.group("title") if title_match else module_id
     matches = list(_ANCHOR_HEADING.finditer(text))
+    # A section also ends at a heading without an anchor ("Key takeaways", "Review").
+    headings = [m.start() for m in _LEVEL_TWO_HEADING.finditer(text)]
     sections = []
     for index, match in enumerate(matches):
         end = matches[index + 1].start() if index + 1 < len(matches) else len(text)
+        end = min([end, *(start for start in headings if match.end() <= start < end)])
         sections.append(
             Section(
                 id=match.group("id"),

@@ -115,15 +115,18 @@ _CARDS = (
     ApiCard(
         "Variable.assign_add",
         "Adds to the variable in place: `v.assign_add(delta)`.",
-        "Prefer it to `v = v + delta` or `v += delta`: the first rebinds the name to a "
-        "plain tensor (the variable stops training), the second raises in TF 2.21.",
+        "Prefer it to `v = v + delta` or `v += delta`: both can leave a plain tensor where "
+        "the variable was, so it stops training. On a `tf.Variable` `+=` raises a "
+        "RuntimeError; on a Keras 3 variable (a layer weight) it rebinds silently.",
         "rebinding-variables",
     ),
     ApiCard(
         "Variable.assign_sub",
         "Subtracts from the variable in place: `w.assign_sub(lr * g)`.",
-        "Prefer it to `w = w - lr * g` or `w -= lr * g`: the first rebinds the name to a "
-        "plain tensor (the variable stops training), the second raises in TF 2.21.",
+        "Prefer it to `w = w - lr * g` or `w -= lr * g`: both can leave a plain tensor where "
+        "the variable was, so it stops training. On a `tf.Variable` `-=` raises a "
+        "RuntimeError; on a Keras 3 variable (a layer weight) it rebinds silently. The "
+        "step must have the variable's shape: for a single number use `w.assign(w - step)`.",
         "rebinding-variables",
     ),
 )

@@ -113,8 +113,9 @@ def _consequence(holder_kind: str, in_call: bool) -> str:
         return "The optimizer no longer updates it and tape.gradient for it is None."
     return (
         "Keras still lists the old variable in trainable_weights, but the layer now computes "
-        "with the tensor: the variable gets no gradient and stops training (a compiled fit() "
-        "then fails with 'No gradients provided for any variable')."
+        "with the tensor: the variable gets no gradient and stops training (fit() warns "
+        "'Gradients do not exist for variables' and trains the other weights; only when no "
+        "weight has a gradient does it fail with 'No gradients provided for any variable')."
     )
 
 

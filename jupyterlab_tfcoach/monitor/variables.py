@@ -537,7 +537,9 @@ class VariableWatcher:
             consequence = (
                 "Keras still lists the old variable in trainable_weights but its gradient is "
                 "None: a fit() traced earlier keeps silently training the old variable, and "
-                "after compile() fit() fails with 'No gradients provided for any variable'."
+                "after compile() fit() warns 'Gradients do not exist for variables' and "
+                "trains only the other weights (it fails with 'No gradients provided for any "
+                "variable' when none is left)."
             )
         text = (
             f"`{path}` held a {before} and now holds a tf.Tensor (e.g. `{path} = {path} - 0.1`). "

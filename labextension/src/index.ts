@@ -12,6 +12,7 @@ import { Cell } from '@jupyterlab/cells';
 import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import { ISettingRegistry } from '@jupyterlab/settingregistry';
+import { SplitPanel, Widget } from '@lumino/widgets';
 
 import { CoachApi, ReportHub } from './api';
 import { CellBadges } from './badges';
@@ -26,6 +27,49 @@ const OPEN_PANEL = 'tfcoach:open-panel';
 const ANALYZE = 'tfcoach:analyze-notebook';
 const TOGGLE_INLINE = 'tfcoach:toggle-inline-findings';
 const TOGGLE_BADGES = 'tfcoach:toggle-cell-badges';
+
+/** The share of the page's height a course gets when it opens the bottom area. */
+const COURSE_DOWN_SHARE = 0.45;
+
+/**
+ * Add a course tab to the main area. Jupyter Notebook 7 shows one document per
+ * page and its shell ignores a second main-area widget: there the course opens
+ * in the bottom area instead, under the notebook and next to the panel.
+ */
+function addCourseWidget(app: JupyterFrontEnd, widget: Widget): void {
+  app.shell.add(widget, 'main');
+  if (widget.parent || widget.isDisposed) {
+    return;
+  }
+  app.shell.add(widget, 'down');
+  makeRoomForCourse(widget);
+}
+
+/**
+ * Notebook 7 shows its bottom area at its minimum height (a tab bar): when a
+ * course opens it, give it room. A bottom area already open keeps its size.
+ */
+function makeRoomForCourse(widget: Widget): void {
+  let area: Widget | null = widget.parent;
+  while (area && !(area.parent instanceof SplitPanel)) {
+    area = area.parent;
+  }
+  const split = area?.parent;
+  if (!area || !area.isHidden || !(split instanceof SplitPanel)) {
+    return;
+  }
+  const index = split.widgets.indexOf(area);
+  if (split.orientation !== 'vertical' || index < 1 || index !== split.widgets.length - 1) {
+    return;
+  }
+  const others = split.relativeSizes().slice(0, index);
+  const total = others.reduce((sum, size) => sum + size, 0);
+  const rest = 1 - COURSE_DOWN_SHARE;
+  split.setRelativeSizes([
+    ...others.map(size => (total > 0 ? (size / total) * rest : rest / index)),
+    COURSE_DOWN_SHARE
+  ]);
+}
 
 const plugin: JupyterFrontEndPlugin<void> = {
   id: PLUGIN_ID,
@@ -54,7 +98,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
     const courses = new CourseOpener(
       api,
       rendermime,
-      widget => app.shell.add(widget, 'main'),
+      widget => addCourseWidget(app, widget),
       id => app.shell.activateById(id)
     );
     const openCourse = (course: ICourseRef) => {

@@ -40,8 +40,10 @@ A local name that only borrows a variable someone else holds (`kernel = self.ker
 Arithmetic on a variable returns a new, immutable tensor. Assigning it back to the name
 replaces the variable with that tensor: the optimizer, `model.trainable_variables` and any
 checkpoint still hold the old variable, so the update is lost and the weight stops being
-trained. Inside a `tf.function` the rebinding is a trace-time Python operation, and augmented
-assignment on a variable (`w -= ...`) raises an error in recent TensorFlow versions.
+trained. Inside a `tf.function` the rebinding is a trace-time Python operation. Augmented
+assignment (`w -= ...`) raises a RuntimeError on a `tf.Variable` in TF 2.21, but on a Keras 3
+variable (`keras.Variable`, a layer weight from `add_weight`) it raises nothing and rebinds the
+name or attribute to a tensor, silently.
 
 ## Example
 ```python

@@ -50,8 +50,9 @@ grad_a = tape.gradient(loss_a, w)
 grad_b = tape.gradient(loss_b, w)
 del tape   # release the recorded operations
 ```
-(or compute both gradients with one call: `tape.gradient([loss_a, loss_b], w)` sums them;
-for one gradient per variable, pass them all at once: `tape.gradient(loss, variables)`).
+When the sum of the two gradients is what you need, one call on a plain tape gives it:
+`tape.gradient([loss_a, loss_b], w)` returns a single summed gradient, not one per loss. For
+one gradient per variable, pass the variables at once: `tape.gradient(loss, variables)`.
 
 ## Course module
 Module 1, *GradientTape* (`gradient-tape`).

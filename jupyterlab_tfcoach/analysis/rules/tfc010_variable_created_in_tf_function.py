@@ -20,7 +20,7 @@ Flags `tf.Variable(...)` created unconditionally in the body of a `tf.function`.
 guarded by a condition, such as `if self.v is None:`, is not reported.
 
 ## Why is this bad?
-A `tf.function` may create variables only on its first trace. A variable created on every call
+A `tf.function` may create variables only on its first trace. A variable created on every trace
 would be a new variable each time, so `tf.function` refuses it with
 `ValueError: tf.function only supports singleton tf.Variables created on the first call`.
 Create variables once, outside the function (or in `__init__` / `build`), and update them with
@@ -62,6 +62,6 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
         yield ctx.finding(
             CODE,
             site.node,
-            f"tf.Variable created in tf.function {function_label(function)} on every call; "
+            f"tf.Variable created in tf.function {function_label(function)} on every trace; "
             "create it once outside the function (or guard it with `if ... is None:`)",
         )
