@@ -8,7 +8,7 @@ import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 from jupyter_core.utils import ensure_event_loop
@@ -101,11 +101,11 @@ def module_kernel() -> Iterator[KernelSession]:
         session.shutdown()
 
 
-@pytest.fixture(scope="module")
-def lab_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabServer]:
-    """JupyterLab with our extensions, on fresh root/workspace/settings dirs, examples copied in."""
-    root = tmp_path_factory.mktemp("lab")
-    server = LabServer(root)
+_Server = TypeVar("_Server", bound=LabServer)
+
+
+def _serve_examples(server: _Server) -> Iterator[_Server]:
+    """Copy the example notebooks into ``server``'s root, start it, stop it afterwards."""
     try:
         for notebook in (REPO_ROOT / "examples").glob("*.ipynb"):
             shutil.copy(notebook, server.notebook_dir / notebook.name)
@@ -113,20 +113,19 @@ def lab_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabServer]:
         yield server
     finally:
         server.stop()
+
+
+@pytest.fixture(scope="module")
+def lab_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabServer]:
+    """JupyterLab with our extensions, on fresh root/workspace/settings dirs, examples copied in."""
+    yield from _serve_examples(LabServer(tmp_path_factory.mktemp("lab")))
 
 
 @pytest.fixture(scope="module")
 def notebook_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[NotebookServer]:
     """Jupyter Notebook 7 (``jupyter notebook``) set up like ``lab_server``, examples copied in."""
-    root = tmp_path_factory.mktemp("notebook7")
-    server = NotebookServer(root)
-    try:
-        for notebook in (REPO_ROOT / "examples").glob("*.ipynb"):
-            shutil.copy(notebook, server.notebook_dir / notebook.name)
-        server.wait_until_up()
-        yield server
-    finally:
-        server.stop()
+    server = NotebookServer(tmp_path_factory.mktemp("notebook7"))
+    yield from _serve_examples(server)
 
 
 @pytest.fixture(scope="module")

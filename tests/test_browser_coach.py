@@ -18,10 +18,18 @@ import pytest
 
 from tests.conftest import ConsoleLog
 from tests.harness import REPO_ROOT, LabServer
+from tests.notebook_page import (
+    CELLS_JS,
+    NOTEBOOK,
+    assert_panel_lists_print_finding,
+    code_cell_index,
+    hover_print_finding,
+    new_page,
+    open_notebook,
+)
 
 pytestmark = pytest.mark.browser
 
-NOTEBOOK = "module-01-tensors-variables-graphs.ipynb"
 # The README's screenshots are refreshed only on request (TFCOACH_UPDATE_SCREENSHOTS=1): a test
 # run must leave tracked files as they are.
 DOCS = (
@@ -86,15 +94,6 @@ async ({path, index, expectEntry}) => {
 }
 """
 
-CELL_IDS_JS = """
-(path) => {
-  const app = window.jupyterapp;
-  const nbPanel = [...app.shell.widgets('main')].find(w => w.context && w.context.path === path);
-  return nbPanel.content.widgets.map(c => ({id: c.model.id, type: c.model.type,
-    source: c.model.sharedModel.getSource()}));
-}
-"""
-
 ACTIVE_CELL_JS = """
 (path) => {
   const app = window.jupyterapp;
@@ -121,20 +120,7 @@ class Coach:
 
     def open_notebook(self) -> None:
         page = self.page
-        page.goto(self.server.lab_url(f"lab/tree/{NOTEBOOK}"), wait_until="domcontentloaded")
-        page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=60_000)
-        page.wait_for_function(
-            """(path) => {
-              const app = window.jupyterapp;
-              const nb = app && [...app.shell.widgets('main')].find(
-                w => w.context && w.context.path === path);
-              return nb && nb.sessionContext.session && nb.sessionContext.session.kernel
-                && nb.sessionContext.session.kernel.connectionStatus === 'connected'
-                && app.commands.hasCommand('tfcoach:open-panel');
-            }""",
-            arg=NOTEBOOK,
-            timeout=60_000,
-        )
+        self.cells = open_notebook(page, self.server.lab_url(f"lab/tree/{NOTEBOOK}"))
         page.evaluate("() => window.jupyterapp.commands.execute('tfcoach:open-panel')")
         page.locator("#tfcoach-panel").wait_for(state="visible", timeout=10_000)
         # Room for the notebook and the panel in screenshots.
@@ -142,7 +128,6 @@ class Coach:
             """() => { const app = window.jupyterapp;
               if (!app.shell.leftCollapsed) { app.shell.collapseLeft(); } }"""
         )
-        self.cells = page.evaluate(CELL_IDS_JS, NOTEBOOK)
         self._widen_right_sidebar()
 
     def _widen_right_sidebar(self, pixels: int = 140) -> None:
@@ -160,10 +145,7 @@ class Coach:
         self.page.mouse.up()
 
     def cell_index(self, fragment: str) -> int:
-        for index, cell in enumerate(self.cells):
-            if cell["type"] == "code" and fragment in cell["source"]:
-                return index
-        raise AssertionError(f"no code cell contains {fragment!r}")
+        return code_cell_index(self.cells, fragment)
 
     def cell_id(self, fragment: str) -> str:
         return str(self.cells[self.cell_index(fragment)]["id"])
@@ -181,11 +163,7 @@ class Coach:
 
 @pytest.fixture(scope="module")
 def coach(browser: Any, lab_server: LabServer) -> Iterator[Coach]:
-    context = browser.new_context(viewport={"width": 1400, "height": 900})
-    page = context.new_page()
-    log = ConsoleLog()
-    page.on("console", lambda msg: log.messages.append((msg.type, msg.text)))
-    page.on("pageerror", lambda exc: log.page_errors.append(str(exc)))
+    context, page, log = new_page(browser)
     state = Coach(page, log, lab_server)
     try:
         state.open_notebook()
@@ -298,28 +276,14 @@ def test_panel_shows_reports_of_the_example_notebook(coach: Coach) -> None:
 
 def test_inline_finding_for_print_in_tf_function(coach: Coach) -> None:
     page = coach.page
-    noisy_cell = page.locator(".jp-Notebook .jp-Cell").nth(coach.cell_index("def noisy("))
-    noisy_cell.scroll_into_view_if_needed()
-    mark = noisy_cell.locator(".cm-lintRange.jp-tfcoach-mark-TFC002")
-    mark.first.wait_for(state="visible", timeout=15_000)
-    assert "print" in mark.first.inner_text()
-
-    # The panel's "In this notebook" list next to it in the screenshot.
+    # The panel's "In this notebook" list next to the cell in the screenshot.
     page.locator("#tfcoach-panel .jp-tfcoach-findings-section").scroll_into_view_if_needed()
-    # Hovering shows the message, the rule and the course link.
-    mark.first.hover()
-    tooltip = page.locator(".cm-tooltip-lint")
-    tooltip.wait_for(state="visible", timeout=5_000)
-    text = tooltip.inner_text()
-    assert "TFC002" in text and "tf.print" in text
-    assert tooltip.locator(".jp-tfcoach-course-link").count() == 1
+    noisy_cell = page.locator(".jp-Notebook .jp-Cell").nth(coach.cell_index("def noisy("))
+    hover_print_finding(page, noisy_cell)
     page.screenshot(path=str(DOCS / "inline-findings.png"))
     page.mouse.move(5, 5)
-
     # The panel lists the static findings of the notebook.
-    findings = page.locator("#tfcoach-panel .jp-tfcoach-finding[data-code='TFC002']")
-    assert findings.count() >= 1
-    assert "print" in findings.first.inner_text()
+    assert_panel_lists_print_finding(page)
 
 
 def test_settings_hide_inline_findings_and_cell_badges(coach: Coach) -> None:
@@ -440,7 +404,7 @@ def test_hostile_text_from_the_kernel_is_shown_as_text(coach: Coach) -> None:
         }""",
         {"path": NOTEBOOK, "source": HOSTILE_CELL},
     )
-    coach.cells = page.evaluate(CELL_IDS_JS, NOTEBOOK)
+    coach.cells = page.evaluate(CELLS_JS, NOTEBOOK)
     result = coach.run(index, expect_entry=True)
     assert result["entryAfterDoneMs"] is not None
     entry = coach.entry(result["id"])

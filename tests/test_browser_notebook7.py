@@ -15,15 +15,17 @@ import pytest
 
 from tests.conftest import ConsoleLog
 from tests.harness import NotebookServer
+from tests.notebook_page import (
+    NOTEBOOK,
+    NOTEBOOK_PANEL_JS,
+    assert_panel_lists_print_finding,
+    code_cell_index,
+    hover_print_finding,
+    new_page,
+    open_notebook,
+)
 
 pytestmark = pytest.mark.browser
-
-NOTEBOOK = "module-01-tensors-variables-graphs.ipynb"
-
-NOTEBOOK_PANEL_JS = """
-(path) => [...window.jupyterapp.shell.widgets('main')].find(
-  w => w.context && w.context.path === path)
-"""
 
 # Runs one cell through the notebook's own command (it resolves once the kernel replied and
 # went idle); the tests then wait for what the panel shows.
@@ -40,11 +42,6 @@ async ({{path, index}}) => {{
 }}
 """
 
-CELLS_JS = f"""
-(path) => ({NOTEBOOK_PANEL_JS})(path).content.widgets.map(
-  c => ({{id: c.model.id, type: c.model.type, source: c.model.sharedModel.getSource()}}))
-"""
-
 
 class Notebook7:
     """The shared page and the notebook's cells."""
@@ -56,27 +53,10 @@ class Notebook7:
         self.cells: list[dict[str, Any]] = []
 
     def open_notebook(self) -> None:
-        page = self.page
-        page.goto(self.server.lab_url(f"notebooks/{NOTEBOOK}"), wait_until="domcontentloaded")
-        page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=60_000)
-        page.wait_for_function(
-            f"""(path) => {{
-              const app = window.jupyterapp;
-              const nb = app && ({NOTEBOOK_PANEL_JS})(path);
-              return nb && nb.sessionContext.session && nb.sessionContext.session.kernel
-                && nb.sessionContext.session.kernel.connectionStatus === 'connected'
-                && app.commands.hasCommand('tfcoach:open-panel');
-            }}""",
-            arg=NOTEBOOK,
-            timeout=60_000,
-        )
-        self.cells = page.evaluate(CELLS_JS, NOTEBOOK)
+        self.cells = open_notebook(self.page, self.server.lab_url(f"notebooks/{NOTEBOOK}"))
 
     def cell_index(self, fragment: str) -> int:
-        for index, cell in enumerate(self.cells):
-            if cell["type"] == "code" and fragment in cell["source"]:
-                return index
-        raise AssertionError(f"no code cell contains {fragment!r}")
+        return code_cell_index(self.cells, fragment)
 
     def cell(self, fragment: str) -> Any:
         return self.page.locator(".jp-Notebook .jp-Cell").nth(self.cell_index(fragment))
@@ -114,12 +94,7 @@ class Notebook7:
 
 @pytest.fixture(scope="module")
 def nb7(browser: Any, notebook_server: NotebookServer) -> Iterator[Notebook7]:
-    context = browser.new_context(viewport={"width": 1400, "height": 900})
-    page = context.new_page()
-    log = ConsoleLog()
-    page.on("console", lambda msg: log.messages.append((msg.type, msg.text)))
-    # With the stack: an error thrown by our code names the tfcoach bundle there.
-    page.on("pageerror", lambda exc: log.page_errors.append(f"{exc}\n{exc.stack or ''}"))
+    context, page, log = new_page(browser)
     state = Notebook7(page, log, notebook_server)
     try:
         state.open_notebook()
@@ -220,24 +195,10 @@ def test_clicking_an_entry_selects_its_cell(nb7: Notebook7) -> None:
 
 
 def test_inline_finding_for_print_in_tf_function(nb7: Notebook7) -> None:
-    page = nb7.page
-    cell = nb7.cell("def noisy(")
-    cell.scroll_into_view_if_needed()
-    mark = cell.locator(".cm-lintRange.jp-tfcoach-mark-TFC002")
-    mark.first.wait_for(state="visible", timeout=15_000)
-    assert "print" in mark.first.inner_text()
-    mark.first.hover()
-    tooltip = page.locator(".cm-tooltip-lint")
-    tooltip.wait_for(state="visible", timeout=5_000)
-    text = tooltip.inner_text()
-    assert "TFC002" in text and "tf.print" in text
-    assert tooltip.locator(".jp-tfcoach-course-link").count() == 1
-    page.mouse.move(5, 5)
-
+    hover_print_finding(nb7.page, nb7.cell("def noisy("))
+    nb7.page.mouse.move(5, 5)
     # The panel lists it under the notebook's static findings.
-    finding = page.locator("#tfcoach-panel .jp-tfcoach-finding[data-code='TFC002']")
-    assert finding.count() >= 1
-    assert "print" in finding.first.inner_text()
+    assert_panel_lists_print_finding(nb7.page)
 
 
 def test_course_link_opens_the_section_under_the_notebook(nb7: Notebook7) -> None:
