@@ -4,6 +4,8 @@
   the protocol thread; edits are debounced (``debounceMs``, 200 ms default).
 * Push (``publishDiagnostics``) unless the client supports pull
   (``textDocument/diagnostic``): never both, or clients show duplicates.
+  Notebooks are pushed even then to a client that says it pulls for files but
+  not for notebook cells (``push_notebooks``, see ``notebooks.pulls_cells``).
 * A result is published only if its document version and settings generation
   are still current; a stale one is dropped (a newer pass is already queued).
 """
@@ -61,6 +63,7 @@ class DiagnosticsEngine:
         self._published: dict[str, set[str]] = {}  # key -> uris we published for
         self._sent_ids: dict[str, str] = {}  # pull: uri -> result id the client holds
         self.pull = False
+        self.push_notebooks = False  # pull mode, but the client never pulls for cells
         self.on_result: Callable[[str], None] = lambda key: None  # after a current result
         self.debounce_s = 0.2
         self.generation = 0
@@ -69,7 +72,7 @@ class DiagnosticsEngine:
     def schedule(self, uri: str, delay: float | None = None) -> None:
         """Analyse the file or notebook ``uri`` belongs to, after the debounce delay."""
         key = key_for(self._server.workspace, uri)
-        if self.pull:
+        if not self.pushes(key):
             self._maybe_refresh_later(key)
             return
         if (timer := self._timers.pop(key, None)) is not None:
@@ -84,13 +87,20 @@ class DiagnosticsEngine:
         self._results.clear()
         if self.pull:
             self._request_refresh()
-            return
         workspace = self._server.workspace
         keys = set(workspace.notebook_documents) | {
             uri for uri in workspace.text_documents if key_for(workspace, uri) == uri
         }
         for key in keys:
-            self.schedule(key, delay=0)
+            if self.pushes(key):
+                self.schedule(key, delay=0)
+
+    def pushes(self, key: str) -> bool:
+        """Whether the findings of ``key`` (a file or notebook) are pushed, not pulled."""
+        if not self.pull:
+            return True
+        workspace = self._server.workspace
+        return self.push_notebooks and workspace.get_notebook_document(notebook_uri=key) is not None
 
     def _submit(self, snap: Snapshot) -> Future[AnalysisResult]:
         token = (snap.key, snap.version, self.generation)
@@ -150,9 +160,8 @@ class DiagnosticsEngine:
         for uri in uris:
             self._sent_ids.pop(uri, None)
         published = self._published.pop(key, set())
-        if not self.pull:
-            for uri in published | set(uris):
-                self._publish(uri, [], None)
+        for uri in published if self.pull else published | set(uris):
+            self._publish(uri, [], None)
         self._executor.submit(self._analyzer.forget, [*published, *uris])
 
     # -- pull --------------------------------------------------------------------------------

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from lsprotocol import types
 from pygls.workspace import TextDocument, Workspace
@@ -25,6 +26,15 @@ SYNC_OPTIONS = types.NotebookDocumentSyncOptions(
     ],
     save=False,
 )
+
+
+def pulls_cells(experimental: Any) -> bool:
+    """Whether a client that pulls diagnostics (``textDocument/diagnostic``) pulls them for
+    notebook cells too. vscode-languageclient 9 does not (microsoft/vscode-languageserver-node
+    #1464): the tfcoach VS Code extension says so with the experimental client capability
+    ``{"tfcoach": {"notebookCellDiagnostics": "push"}}``, and its notebooks are pushed."""
+    section = experimental.get("tfcoach") if isinstance(experimental, dict) else None
+    return not (isinstance(section, dict) and section.get("notebookCellDiagnostics") == "push")
 
 
 @dataclass(frozen=True)

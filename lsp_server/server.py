@@ -19,7 +19,7 @@ from lsp_server.course_links import CourseLinks
 from lsp_server.diagnostics import DiagnosticsEngine, result_id
 from lsp_server.documents import Snapshot, fs_path, key_for, open_document
 from lsp_server.hover_provider import HoverProvider
-from lsp_server.notebooks import SYNC_OPTIONS
+from lsp_server.notebooks import SYNC_OPTIONS, pulls_cells
 from lsp_server.rpc import TfCoachProtocol
 from lsp_server.settings import SECTION, Settings, parse_settings
 
@@ -78,6 +78,7 @@ def create_server() -> TfCoachServer:
     def initialize(ls: TfCoachServer, params: types.InitializeParams) -> None:
         text = params.capabilities.text_document
         ls.engine.pull = bool(text and text.diagnostic)
+        ls.engine.push_notebooks = not pulls_cells(params.capabilities.experimental)
         ls.apply_settings(params.initialization_options)
 
     @ls.feature(types.INITIALIZED)

@@ -84,8 +84,10 @@ def capabilities(
     document_changes: bool = True,
     refresh: bool = False,
     hover_formats: list[types.MarkupKind] | None = None,
+    experimental: dict[str, Any] | None = None,
 ) -> types.ClientCapabilities:
     return types.ClientCapabilities(
+        experimental=experimental,
         general=types.GeneralClientCapabilities(position_encodings=encodings)
         if encodings
         else None,

@@ -11,7 +11,15 @@ from lsprotocol import types
 from pytest_lsp import LanguageClient
 
 from jupyterlab_tfcoach.analysis import analyze_cells
-from tests.test_lsp_helpers import DATA, codes, config, initialize, utf16_column, wait_published
+from tests.test_lsp_helpers import (
+    DATA,
+    codes,
+    config,
+    initialize,
+    open_text,
+    utf16_column,
+    wait_published,
+)
 
 pytestmark = [pytest.mark.asyncio(loop_scope="module"), pytest.mark.timeout(60)]
 
@@ -194,3 +202,37 @@ async def test_pull_mode_refreshes_cells_affected_by_another_cell(
     assert pull_client.diagnostic_refresh_count == 1
     assert (await pull(pull_client, "train")).items == []
     assert pull_client.published == []  # type: ignore[attr-defined]
+
+
+# The tfcoach VS Code extension's client (vscode-languageclient 9) pulls diagnostics for files
+# but never for notebook cells, and says so: its notebooks are pushed, its files pulled.
+PUSH_CELLS = {"tfcoach": {"notebookCellDiagnostics": "push"}}
+
+
+@pytest_lsp.fixture(scope="module", config=config())
+async def vscode_like_client(lsp_client: LanguageClient) -> Any:
+    await initialize(lsp_client, root=DATA, pull=True, refresh=True, experimental=PUSH_CELLS)
+    yield
+    await lsp_client.shutdown_session()
+
+
+async def test_a_client_that_pulls_only_for_files_gets_cell_diagnostics_pushed(
+    vscode_like_client: LanguageClient,
+) -> None:
+    client = vscode_like_client
+    open_notebook(client, ["setup", "train", "graph"])
+    assert codes((await wait_published(client, cell_uri("train"), version=1)).diagnostics) == [
+        "TFC001"
+    ]
+    assert codes((await wait_published(client, cell_uri("graph"), version=1)).diagnostics) == [
+        "TFC002"
+    ]
+    # A plain file is still pulled, never pushed.
+    uri = (DATA / "pulled_file.py").as_uri()
+    open_text(client, uri, "import tensorflow as tf\n\n@tf.function\ndef f(x):\n    print(x)\n")
+    report = await client.text_document_diagnostic_async(
+        types.DocumentDiagnosticParams(text_document=types.TextDocumentIdentifier(uri=uri))
+    )
+    assert codes(report.items) == ["TFC002"]
+    await asyncio.sleep(0.3)
+    assert not [p for p in client.published if p.uri == uri]  # type: ignore[attr-defined]

@@ -4,10 +4,11 @@ The freshly packaged ``.vsix`` is installed into a clean code-server 4.100.3, wh
 ``tfcoach-lsp`` from this interpreter. A user's view is checked: squiggles and Problems rows
 (code, message, position, course link) exactly as the analysis core reports them, a diagnostic
 appearing and going away while typing, the hover card on ``tf.function`` with its course link,
-and the TFC002 quick fix from Ctrl+. turning ``print(`` into ``tf.print(``. Two shorter
-tests check how the extension finds its server: the Python extension's selected interpreter
-when ``tfcoach.interpreter`` is empty, and a notification with the install command when the
-configured Python lacks the server.
+and the TFC002 quick fix from Ctrl+. turning ``print(`` into ``tf.print(``. A notebook
+(``.ipynb``) in VS Code's built-in notebook editor gets the same squiggle, Problems row and
+hover card in its cells. Two shorter tests check how the extension finds its server: the
+Python extension's selected interpreter when ``tfcoach.interpreter`` is empty, and a
+notification with the install command when the configured Python lacks the server.
 
 code-server comes from ``tools/install-code-server.sh`` (cached under ``.cache/code-server``);
 the test is skipped only when that script cannot install it.
@@ -52,6 +53,7 @@ SCREENSHOT = (
     else Path(tempfile.mkdtemp(prefix="tfcoach-screenshots-")) / "vscode-hover-problems.png"
 )
 FILE_NAME = "train.py"
+NOTEBOOK_NAME = "train.ipynb"
 # A recognisable base URL proves that `tfcoach.courseBaseUrl` reaches the server.
 COURSE_BASE_URL = "https://tfcoach.example/course"
 # Issue 8: squiggles within 15 s of opening the editor on this machine kind.
@@ -62,11 +64,9 @@ UPDATE_TIMEOUT_MS = 15_000
 SEVERITY_CLASS = {"error": "error", "warning": "warning", "information": "info", "hint": "hint"}
 
 EDITOR = ".editor-instance .monaco-editor"
-# Every line of the active editor in display order, with the squiggle classes on that line.
+# Every line of a Monaco editor in display order, with the squiggle classes on that line.
 # Monaco positions line nodes absolutely and reuses them, so DOM order is not line order.
-EDITOR_LINES_JS = """() => {
-  const editor = document.querySelector('.editor-instance .monaco-editor');
-  if (!editor) return [];
+_LINES_OF_EDITOR_JS = """(editor) => {
   const top = (el) => parseFloat(el.style.top);
   const lines = [...editor.querySelectorAll('.view-lines > .view-line')]
     .sort((a, b) => top(a) - top(b));
@@ -80,6 +80,11 @@ EDITOR_LINES_JS = """() => {
     return { text: line.textContent.replace(/\\u00a0/g, ' '), squiggles };
   });
 }"""
+# The active editor's lines.
+EDITOR_LINES_JS = f"""() => {{
+  const editor = document.querySelector('.editor-instance .monaco-editor');
+  return editor ? ({_LINES_OF_EDITOR_JS})(editor) : [];
+}}"""
 # The Problems panel's marker rows, as the user reads them.
 PROBLEM_ROWS_JS = """() => [...document.querySelectorAll('.markers-panel .monaco-list-row')]
   .filter((row) => row.querySelector('.marker-icon'))
@@ -97,6 +102,46 @@ PROBLEM_ROWS_JS = """() => [...document.querySelectorAll('.markers-panel .monaco
       href: link ? link.getAttribute('href') : null,
     };
   })"""
+
+
+# The notebook editor's code cells in display order: each cell's language (as its status bar
+# shows it) and its lines with their squiggle classes, as EDITOR_LINES_JS reads an editor.
+CELL_EDITOR = ".notebook-editor .code-cell-row .cell-editor-container .monaco-editor"
+NOTEBOOK_CELLS_JS = f"""() => {{
+  const top = (el) => parseFloat(el.style.top);
+  const rows = [...document.querySelectorAll('.notebook-editor .monaco-list-row.code-cell-row')]
+    .sort((a, b) => top(a) - top(b));
+  return rows.map((row) => {{
+    const status = row.querySelector('.cell-statusbar-container .cell-status-right');
+    const language = (status?.querySelector('.cell-status-item')?.textContent ?? '').trim();
+    const editor = row.querySelector('.cell-editor-container .monaco-editor');
+    return {{ language, lines: editor ? ({_LINES_OF_EDITOR_JS})(editor) : [] }};
+  }});
+}}"""
+# In the first editor matching a selector whose line holds ``lineText``: the token holding
+# ``word`` (its text and box) and that editor's warning squiggle (its box).
+WORD_AND_SQUIGGLE_JS = """([editorSelector, lineText, word]) => {
+  for (const editor of document.querySelectorAll(editorSelector)) {
+    for (const line of editor.querySelectorAll('.view-lines > .view-line')) {
+      if (!line.textContent.replace(/\\u00a0/g, ' ').includes(lineText)) continue;
+      for (const span of line.querySelectorAll('span > span')) {
+        if (!span.textContent.includes(word)) continue;
+        const squiggle = editor.querySelector(".view-overlays [class*='squiggly-warning']");
+        if (!squiggle) return null;
+        const w = span.getBoundingClientRect();
+        const q = squiggle.getBoundingClientRect();
+        return {text: span.textContent, word: {x: w.x, width: w.width},
+                squiggle: {x: q.x, width: q.width}};
+      }
+    }
+  }
+  return null;
+}"""
+# The Problems panel's file rows: the path of each resource the markers are grouped under.
+PROBLEM_FILES_JS = """() => [...document.querySelectorAll('.markers-panel .monaco-list-row')]
+  .filter((row) => !row.querySelector('.marker-icon'))
+  .map((row) => row.querySelector('.resource-label-container .monaco-icon-label')
+    ?.getAttribute('aria-label') ?? '')"""
 
 
 # --- expectations from the analysis core (what the CLI reports) -----------------------------
@@ -137,6 +182,11 @@ def expected_findings(source: str) -> list[Any]:
 
 def expected_problems(source: str) -> list[Problem]:
     """The Problems rows the analysis core's findings should become (hints are not listed)."""
+    return problems_for(expected_findings(source))
+
+
+def problems_for(findings: Sequence[Any]) -> list[Problem]:
+    """The Problems rows for these findings (positions within their file or cell)."""
     from jupyterlab_tfcoach.course import get_course
 
     course = get_course()
@@ -149,7 +199,7 @@ def expected_problems(source: str) -> list[Problem]:
             position=f"[Ln {finding.line}, Col {finding.column}]",
             href=course.ref(finding.section_id, COURSE_BASE_URL)["url"],
         )
-        for finding in expected_findings(source)
+        for finding in findings
         if finding.severity.value != "hint"
     ]
     return sorted(problems, key=problem_order)
@@ -170,6 +220,35 @@ def expected_squiggles(source: str, ignored: frozenset[str] = frozenset()) -> di
         for line in range(finding.line, finding.end_line + 1):
             lines.setdefault(line, set()).add(SEVERITY_CLASS[finding.severity.value])
     return lines
+
+
+def notebook_code_cells(path: Path) -> list[str]:
+    """The sources of a notebook's code cells, in order."""
+    notebook = json.loads(path.read_text())
+    return [
+        "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+        for cell in notebook["cells"]
+        if cell["cell_type"] == "code"
+    ]
+
+
+def expected_cell_findings(cells: Sequence[str]) -> list[Any]:
+    """Findings for notebook code cells: ``cell`` is the code cell's index, lines within it."""
+    from jupyterlab_tfcoach.analysis import check_cells
+
+    checked = check_cells(list(cells), path=NOTEBOOK_NAME)
+    assert not checked.syntax_errors, f"the notebook's cells should parse: {checked.syntax_errors}"
+    return list(checked.findings)
+
+
+def expected_cell_squiggles(cells: Sequence[str]) -> list[dict[int, set[str]]]:
+    """For each code cell: 1-based line -> squiggle kinds its cell editor should draw."""
+    squiggles: list[dict[int, set[str]]] = [{} for _ in cells]
+    for finding in expected_cell_findings(cells):
+        for line in range(finding.line, finding.end_line + 1):
+            kinds = squiggles[finding.cell].setdefault(line, set())
+            kinds.add(SEVERITY_CLASS[finding.severity.value])
+    return squiggles
 
 
 # --- code-server ---------------------------------------------------------------------------
@@ -366,6 +445,15 @@ class CodeServer:
         paths = sorted(logs.rglob("*tfcoach.log")) if logs.exists() else []
         return "\n".join(path.read_text(errors="replace") for path in paths)
 
+    def extension_host_ready(self) -> bool:
+        """The remote extension host has its extensions (and so the workbench their
+        contributions, such as the `.ipynb` notebook editor)."""
+        logs = self.user_data / "logs"
+        paths = logs.rglob("remoteexthost.log") if logs.exists() else []
+        return any(
+            "Eager extensions activated" in path.read_text(errors="replace") for path in paths
+        )
+
     def extension_logs(self) -> str:
         """The tfcoach output channel and extension host logs, for failure messages."""
         found = []
@@ -411,6 +499,54 @@ class Workbench:
         self.page.locator(f"{EDITOR} .view-line").first.wait_for()
         return opened
 
+    def open_notebook(self, folder: Path, name: str) -> float:
+        """Open ``folder`` and double-click the notebook ``name`` once the workbench knows the
+        notebook editor (before that, VS Code opens `.ipynb` files as JSON text); return the
+        monotonic time of the double-click, once a code cell's editor shows."""
+        self.page.goto(f"{self.server.url}/?folder={folder}", wait_until="domcontentloaded")
+        row = self.page.locator(f'.explorer-folders-view .monaco-list-row[aria-label="{name}"]')
+        row.wait_for(timeout=90_000)
+        wait_until(
+            self.server.extension_host_ready,
+            60_000,
+            lambda: f"the extension host did not start\n{self.server.extension_logs()}",
+            interval=0.25,
+        )
+        opened = time.monotonic()
+        row.dblclick()
+        cell_line = self.page.locator(f"{CELL_EDITOR} .view-line").first
+        wait_until(
+            cell_line.is_visible,
+            30_000,
+            lambda: (
+                f"{name} did not open in the notebook editor; the editor shows:\n"
+                f"{self.editor_text()[:500]}" + self.context()
+            ),
+        )
+        return opened
+
+    def notebook_cells(self) -> list[dict[str, Any]]:
+        return list(self.page.evaluate(NOTEBOOK_CELLS_JS))
+
+    def cell_texts(self) -> list[str]:
+        return ["\n".join(line["text"] for line in cell["lines"]) for cell in self.notebook_cells()]
+
+    def cell_squiggles(self) -> list[dict[int, set[str]]]:
+        return [
+            {
+                number: set(line["squiggles"])
+                for number, line in enumerate(cell["lines"], start=1)
+                if line["squiggles"]
+            }
+            for cell in self.notebook_cells()
+        ]
+
+    def problem_files(self) -> list[str]:
+        return list(self.page.evaluate(PROBLEM_FILES_JS))
+
+    def notebook_context(self) -> str:
+        return f"\nnotebook cells: {self.notebook_cells()}" + self.context()
+
     def editor_lines(self) -> list[dict[str, Any]]:
         return list(self.page.evaluate(EDITOR_LINES_JS))
 
@@ -453,8 +589,8 @@ class Workbench:
             ),
         )
 
-    def line_locator(self, containing: str) -> Any:
-        line = self.page.locator(f"{EDITOR} .view-line", has_text=containing)
+    def line_locator(self, containing: str, editor: str = EDITOR) -> Any:
+        line = self.page.locator(f"{editor} .view-line", has_text=containing)
         assert line.count() == 1, f"{line.count()} editor lines contain {containing!r}"
         return line
 
@@ -462,10 +598,12 @@ class Workbench:
         self.line_locator(containing).locator("span > span").last.click()
         self.page.keyboard.press("End")
 
-    def word_position(self, line_containing: str, word: str) -> tuple[Any, dict[str, float]]:
-        """The token holding ``word`` in the line holding ``line_containing``, and the point
-        in the middle of ``word`` (relative to that token)."""
-        line = self.line_locator(line_containing)
+    def word_position(
+        self, line_containing: str, word: str, editor: str = EDITOR
+    ) -> tuple[Any, dict[str, float]]:
+        """The token holding ``word`` in the line holding ``line_containing`` (in ``editor``),
+        and the point in the middle of ``word`` (relative to that token)."""
+        line = self.line_locator(line_containing, editor)
         for span in line.locator("span > span").all():
             text = span.text_content() or ""
             if word in text:
@@ -476,13 +614,29 @@ class Workbench:
                 return span, {"x": char_width * (index + 0.5), "y": box["height"] / 2}
         pytest.fail(f"no token holding {word!r} in the line {line.text_content()!r}")
 
-    def hover_word(self, line_containing: str, word: str) -> None:
-        span, position = self.word_position(line_containing, word)
+    def hover_word(self, line_containing: str, word: str, editor: str = EDITOR) -> None:
+        span, position = self.word_position(line_containing, word, editor)
         span.hover(position=position)
 
     def click_word(self, line_containing: str, word: str) -> None:
         span, position = self.word_position(line_containing, word)
         span.click(position=position)
+
+
+def hover_tf_function_card(workbench: Workbench, editor: str) -> Any:
+    """Hover `function` in `@tf.function` in ``editor``: our card, about graphs and tracing,
+    with a course link (data-href: links in hovers run commands)."""
+    workbench.hover_word("@tf.function", "function", editor)
+    card = workbench.page.locator(".monaco-hover-content:visible", has_text="tf.function").first
+    card.wait_for(timeout=UPDATE_TIMEOUT_MS)
+    card_text = normalize(card.inner_text())
+    assert "graph" in card_text and "tracing" in card_text.lower(), card_text
+    links = [
+        card.locator("a").nth(i).get_attribute("data-href") or ""
+        for i in range(card.locator("a").count())
+    ]
+    assert any(link.startswith(f"{COURSE_BASE_URL}/module-") for link in links), links
+    return card
 
 
 @pytest.fixture
@@ -586,16 +740,7 @@ def test_tfcoach_in_vscode(
     assert "tfcoach" not in workbench.notifications().lower(), workbench.context()
 
     # 3. Hover `tf.function`: our card with its course link (data-href: links run commands).
-    workbench.hover_word("@tf.function", "function")
-    card = page.locator(".monaco-hover-content:visible", has_text="tf.function").first
-    card.wait_for(timeout=UPDATE_TIMEOUT_MS)
-    card_text = normalize(card.inner_text())
-    assert "graph" in card_text and "tracing" in card_text.lower(), card_text
-    links = [
-        card.locator("a").nth(i).get_attribute("data-href") or ""
-        for i in range(card.locator("a").count())
-    ]
-    assert any(link.startswith(f"{COURSE_BASE_URL}/module-") for link in links), links
+    card = hover_tf_function_card(workbench, EDITOR)
     SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
     # animations="disabled" finishes the hover's fade-in before the capture.
     page.screenshot(path=str(SCREENSHOT), animations="disabled")
@@ -668,6 +813,109 @@ def test_tfcoach_in_vscode(
         f"first squiggle {first_squiggle:.1f} s after opening the editor "
         f"(target {FIRST_SQUIGGLE_TARGET_S} s)"
     )
+
+
+def test_tfcoach_in_a_vscode_notebook(
+    launch_code_server: Launcher,
+    vscode_page: Any,
+    workspace: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """An `.ipynb` in the built-in notebook editor: the `print` in a `tf.function` cell is
+    squiggled, listed in Problems under the notebook at its cell position, and `tf.function`
+    in that cell has the hover card with its course link. No kernel runs."""
+    notebook = workspace / NOTEBOOK_NAME
+    shutil.copy(DATA / NOTEBOOK_NAME, notebook)
+    cells = notebook_code_cells(notebook)
+    findings = expected_cell_findings(cells)
+    # The scenario: the tf.function cell's `print(x)` is TFC002, at line 3, column 5 of cell 2.
+    assert {(f.code, f.cell, f.line, f.column) for f in findings} == {("TFC002", 1, 3, 5)}, [
+        (f.code, f.cell, f.line, f.column) for f in findings
+    ]
+    code_server = launch_code_server(
+        {"tfcoach.interpreter": sys.executable, "tfcoach.courseBaseUrl": COURSE_BASE_URL}
+    )
+    page = vscode_page
+    workbench = Workbench(page, code_server)
+
+    # 1. Open the notebook: its code cells are Python cells holding the fixture's sources.
+    opened = workbench.open_notebook(workspace, NOTEBOOK_NAME)
+    wait_until(
+        lambda: workbench.cell_texts() == cells,
+        UPDATE_TIMEOUT_MS,
+        lambda: f"the code cells should hold {cells}" + workbench.notebook_context(),
+    )
+    wait_until(
+        lambda: (
+            [cell["language"] for cell in workbench.notebook_cells()] == ["Python"] * len(cells)
+        ),
+        UPDATE_TIMEOUT_MS,
+        lambda: "every code cell should be a Python cell" + workbench.notebook_context(),
+    )
+
+    # 2. The squiggle under `print` in the tf.function cell, and nowhere else.
+    want_squiggles = expected_cell_squiggles(cells)
+    assert want_squiggles[1] == {3: {"warning"}}, want_squiggles
+    wait_until(
+        lambda: any(workbench.cell_squiggles()),
+        60_000,
+        lambda: "no squiggle in any cell" + workbench.notebook_context(),
+        interval=0.05,
+    )
+    first_squiggle = time.monotonic() - opened
+    with capsys.disabled():
+        print(
+            f"\nvscode e2e: notebook opened -> first squiggle in a cell in {first_squiggle:.1f} s"
+        )
+    wait_until(
+        lambda: workbench.cell_squiggles() == want_squiggles,
+        UPDATE_TIMEOUT_MS,
+        lambda: f"expected cell squiggles {want_squiggles}" + workbench.notebook_context(),
+    )
+    squiggled = page.locator(f"{CELL_EDITOR} .view-overlays [class*='squiggly-warning']")
+    assert squiggled.count() == 1, workbench.notebook_context()
+    # It starts under `print` and spans the finding's columns (`print(x)`), not the line.
+    (finding,) = findings
+
+    # One read of the page for the token and the squiggle: Monaco re-renders a cell's line
+    # (and reuses its nodes) when decorations arrive, so separate reads can disagree.
+    measured = None
+    deadline = time.monotonic() + 5
+    while measured is None and time.monotonic() < deadline:
+        measured = page.evaluate(WORD_AND_SQUIGGLE_JS, [CELL_EDITOR, "print(x)", "print"])
+        if measured is None:
+            time.sleep(0.1)
+    assert measured is not None, workbench.notebook_context()
+    box, word_box, text = measured["squiggle"], measured["word"], measured["text"]
+    char_width = word_box["width"] / len(text)
+    print_left = word_box["x"] + char_width * text.index("print")
+    span = finding.end_column - finding.column
+    assert abs(box["x"] - print_left) < char_width / 2, (box, word_box, text)
+    assert abs(box["width"] - char_width * span) < char_width / 2, (box, span, char_width)
+
+    # 3. Problems (Ctrl+Shift+M): the TFC002 row under the notebook, at its cell position.
+    page.keyboard.press("Control+Shift+M")
+    page.locator(".markers-panel").wait_for()
+    want_problems = problems_for(findings)
+    wait_until(
+        lambda: workbench.problems() == want_problems,
+        UPDATE_TIMEOUT_MS,
+        lambda: f"expected Problems {want_problems}" + workbench.notebook_context(),
+    )
+    (problem,) = workbench.problems()
+    assert (problem.code, problem.position) == ("TFC002", "[Ln 3, Col 5]"), problem
+    assert "tf.print" in problem.message, problem
+    assert problem.href and problem.href.startswith(f"{COURSE_BASE_URL}/module-"), problem
+    assert workbench.problem_files() == [str(notebook)], workbench.problem_files()
+    assert "tfcoach" not in workbench.notifications().lower(), workbench.notebook_context()
+
+    # 4. Hover `tf.function` in the cell: our card with its course link.
+    card = hover_tf_function_card(workbench, CELL_EDITOR)
+    page.keyboard.press("Escape")
+    page.mouse.move(5, 5)
+    card.wait_for(state="hidden")
+    # Viewing the notebook changed nothing on disk.
+    assert notebook.read_bytes() == (DATA / NOTEBOOK_NAME).read_bytes()
 
 
 def test_missing_server_is_reported_with_the_install_command(

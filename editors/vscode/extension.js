@@ -10,6 +10,7 @@ const {
 } = require("vscode-languageclient/node");
 const {
   DOCUMENT_SELECTOR,
+  EXPERIMENTAL_CAPABILITIES,
   SETTINGS,
   installCommand,
   serverCommand,
@@ -121,7 +122,18 @@ function buildClient(command, args, cwd) {
       },
     },
   };
-  return new LanguageClient("tfcoach", "tfcoach", serverOptions, clientOptions);
+  const languageClient = new LanguageClient("tfcoach", "tfcoach", serverOptions, clientOptions);
+  languageClient.registerFeature({
+    fillClientCapabilities(capabilities) {
+      capabilities.experimental = { ...capabilities.experimental, ...EXPERIMENTAL_CAPABILITIES };
+    },
+    initialize() {},
+    getState() {
+      return { kind: "static" };
+    },
+    clear() {},
+  });
+  return languageClient;
 }
 
 async function start() {

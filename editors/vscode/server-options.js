@@ -33,6 +33,13 @@ const DOCUMENT_SELECTOR = [
   { notebook: { notebookType: "jupyter-notebook" }, language: "python" },
 ];
 
+/**
+ * Experimental client capabilities for the server: vscode-languageclient 9 pulls diagnostics
+ * for files but never for notebook cells (microsoft/vscode-languageserver-node#1464), so the
+ * server is asked to push them for notebooks.
+ */
+const EXPERIMENTAL_CAPABILITIES = { tfcoach: { notebookCellDiagnostics: "push" } };
+
 /** The shell command that installs the server into `command`'s environment. */
 function installCommand(command) {
   const quoted = /^[\w@%+=:,./-]+$/.test(command) ? command : `"${command.replace(/"/g, '\\"')}"`;
@@ -50,6 +57,7 @@ function startFailureMessage(command, error) {
 
 module.exports = {
   DOCUMENT_SELECTOR,
+  EXPERIMENTAL_CAPABILITIES,
   SETTINGS,
   installCommand,
   serverCommand,
