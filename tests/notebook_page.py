@@ -3,7 +3,8 @@ page, reading its cells, and a page that records console messages and page error
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable, Iterator
+from typing import Any, Protocol, TypeVar
 
 from tests.conftest import ConsoleLog
 
@@ -38,6 +39,25 @@ def new_page(browser: Any) -> tuple[Any, Any, ConsoleLog]:
     page.on("console", lambda msg: log.messages.append((msg.type, msg.text)))
     page.on("pageerror", lambda exc: log.page_errors.append(f"{exc}\n{exc.stack or ''}"))
     return context, page, log
+
+
+class _OpensNotebook(Protocol):
+    def open_notebook(self) -> None: ...
+
+
+_Session = TypeVar("_Session", bound=_OpensNotebook)
+
+
+def page_session(browser: Any, make: Callable[[Any, ConsoleLog], _Session]) -> Iterator[_Session]:
+    """For a module fixture (``yield from``): a fresh page, ``make(page, log)`` with the
+    example notebook opened on it, and the page's context closed afterwards."""
+    context, page, log = new_page(browser)
+    try:
+        session = make(page, log)
+        session.open_notebook()
+        yield session
+    finally:
+        context.close()
 
 
 def open_notebook(page: Any, url: str) -> list[dict[str, Any]]:

@@ -24,8 +24,8 @@ from tests.notebook_page import (
     assert_panel_lists_print_finding,
     code_cell_index,
     hover_print_finding,
-    new_page,
     open_notebook,
+    page_session,
 )
 
 pytestmark = pytest.mark.browser
@@ -163,13 +163,7 @@ class Coach:
 
 @pytest.fixture(scope="module")
 def coach(browser: Any, lab_server: LabServer) -> Iterator[Coach]:
-    context, page, log = new_page(browser)
-    state = Coach(page, log, lab_server)
-    try:
-        state.open_notebook()
-        yield state
-    finally:
-        context.close()
+    yield from page_session(browser, lambda page, log: Coach(page, log, lab_server))
 
 
 # Cells of the example notebook (a fragment of their source) and whether they report.

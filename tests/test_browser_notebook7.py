@@ -21,8 +21,8 @@ from tests.notebook_page import (
     assert_panel_lists_print_finding,
     code_cell_index,
     hover_print_finding,
-    new_page,
     open_notebook,
+    page_session,
 )
 
 pytestmark = pytest.mark.browser
@@ -94,13 +94,7 @@ class Notebook7:
 
 @pytest.fixture(scope="module")
 def nb7(browser: Any, notebook_server: NotebookServer) -> Iterator[Notebook7]:
-    context, page, log = new_page(browser)
-    state = Notebook7(page, log, notebook_server)
-    try:
-        state.open_notebook()
-        yield state
-    finally:
-        context.close()
+    yield from page_session(browser, lambda page, log: Notebook7(page, log, notebook_server))
 
 
 def test_it_is_notebook_7_with_the_notebook_in_the_main_area(nb7: Notebook7) -> None:

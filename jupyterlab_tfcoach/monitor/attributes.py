@@ -52,9 +52,11 @@ class AttributeRebind:
     number_locals: frozenset[str] = frozenset()
 
 
-def _rank(variable: Any) -> int | None:
+def rank_of(value: Any) -> int | None:
+    """Dimensions of a variable or tensor the monitor identified by its type; None when
+    unknown."""
     try:
-        return len(variable.shape)
+        return len(value.shape)
     except Exception:  # unknown rank, or not what its type says
         return None
 
@@ -160,7 +162,7 @@ class AttributeWatcher:
             in_function=code.co_name,
             tensor_id=id(value),
             variable_id=id(old),
-            rank=_rank(old),
+            rank=rank_of(old),
             number_locals=_number_locals(frame),
         )
         with self._lock:

@@ -50,10 +50,6 @@ def _entries(report: dict[str, Any]) -> list[tuple[str, str, dict[str, Any] | No
     return [entry for entry in entries if entry[1]]
 
 
-def has_something_to_say(report: dict[str, Any]) -> bool:
-    return bool(_entries(report))
-
-
 def _course_title(course: dict[str, Any] | None) -> str | None:
     if isinstance(course, dict) and isinstance(course.get("title"), str):
         return course["title"]

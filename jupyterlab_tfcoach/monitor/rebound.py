@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from jupyterlab_tfcoach.monitor.attributes import AttributeRebind
+from jupyterlab_tfcoach.monitor.attributes import AttributeRebind, rank_of
 from jupyterlab_tfcoach.monitor.course_links import course_link
 from jupyterlab_tfcoach.monitor.locations import CellLocator
 from jupyterlab_tfcoach.monitor.rebinds import CellRebinds, Rebind, statement_at
@@ -57,19 +57,11 @@ def python_numbers_in(namespace: Mapping[str, Any]) -> Callable[[str], bool]:
     return is_number
 
 
-def _rank(tensor: Any) -> int | None:
-    """The number of dimensions of a tensor the monitor identified by its type."""
-    try:
-        return len(tensor.shape)
-    except Exception:
-        return None
-
-
-def fix_text(rebind: Rebind, tensor: Any, is_number: Callable[[str], bool]) -> str:
-    """The fix for the variable that ``tensor`` replaced: ``assign_sub(step)`` suits any
-    step for a single-number variable; for one with dimensions, a single-number step needs
-    ``assign(w - step)``."""
-    return rebind.fix if _rank(tensor) == 0 else rebind.fix_given(is_number)
+def fix_text(rebind: Rebind, rank: int | None, is_number: Callable[[str], bool]) -> str:
+    """The fix for a variable with ``rank`` dimensions: ``assign_sub(step)`` suits any step
+    for a single-number variable; for one with dimensions (or unknown), a single-number
+    step needs ``assign(w - step)``."""
+    return rebind.fix if rank == 0 else rebind.fix_given(is_number)
 
 
 def name_rebound_text(
@@ -191,8 +183,7 @@ class ReboundReporter:
             statement = rebind.statement if rebind is not None else None
             fix = None
             if rebind is not None:
-                numbers = event.number_locals
-                fix = rebind.fix if event.rank == 0 else rebind.fix_given(numbers.__contains__)
+                fix = fix_text(rebind, event.rank, event.number_locals.__contains__)
             if statement is not None and "ag__" in statement:
                 statement, fix = None, None  # AutoGraph's rewritten copy: not the user's text
             target = rebind.target if rebind is not None else None
@@ -266,7 +257,7 @@ class ReboundReporter:
                 reported.add(rebind.target)
                 tensor_ids.add(id(value))
                 same_cell = rebind.target in cell.created
-                fix = fix_text(rebind, value, python_numbers_in(namespace))
+                fix = fix_text(rebind, rank_of(value), python_numbers_in(namespace))
                 text = name_rebound_text(rebind.target, before, rebind, same_cell, fix)
                 entries.append(_entry(rebind.target, "rebound_to_tensor", before, text))
                 continue
@@ -293,7 +284,7 @@ class ReboundReporter:
                 holder_kind or "object",
                 f"Line {rebind.line}",
                 rebind.statement,
-                fix_text(rebind, value, python_numbers_in(namespace)),
+                fix_text(rebind, rank_of(value), python_numbers_in(namespace)),
                 None,
             )
             entries.append(_entry(rebind.target, "attribute_rebound", "tf.Variable", text))
@@ -347,7 +338,7 @@ class ReboundReporter:
                     "object",
                     None,
                     rebind.statement,
-                    fix_text(rebind, current, _never),  # the method's locals are unknown here
+                    fix_text(rebind, rank_of(current), _never),  # the method's locals: unknown
                     f"`{value_type.__name__}.{(rebind.in_function or '?').split('.')[-1]}()`",
                 )
                 entries.append(_entry(path, "attribute_rebound", "tf.Variable", text))
@@ -360,7 +351,8 @@ class ReboundReporter:
         name = entry.get("name")
         for rebind in cell.rebinds:
             if rebind.target == name and rebind.in_function is None:
-                fix = fix_text(rebind, namespace.get(name), python_numbers_in(namespace))
+                rank = rank_of(namespace.get(name))
+                fix = fix_text(rebind, rank, python_numbers_in(namespace))
                 entry["text"] = name_rebound_text(
                     name, str(entry.get("before")), rebind, name in cell.created, fix
                 )
