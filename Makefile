@@ -50,7 +50,15 @@ $(STAMPS)/install: pyproject.toml $(STAMPS)/build-deps $(STAMPS)/labextension
 
 install: $(STAMPS)/install $(STAMPS)/labextension
 
+# The course notebooks ship in the package; Lab opens copies in examples/. A copy that is
+# there already is left alone: it may hold the learner's edits.
+COURSE_NOTEBOOKS := $(wildcard jupyterlab_tfcoach/course/notebooks/*.ipynb)
+
 lab: install
+	@for notebook in $(COURSE_NOTEBOOKS); do \
+		copy="examples/$$(basename "$$notebook")"; \
+		[ -e "$$copy" ] || cp "$$notebook" "$$copy"; \
+	done
 	$(VENV)/bin/jupyter lab --ServerApp.root_dir=examples \
 		--LabApp.default_url=/lab/tree/$(EXAMPLE_NOTEBOOK) $(ROOT_FLAG) $(ARGS)
 

@@ -16,17 +16,13 @@ from pygls.lsp.server import LanguageServer
 from jupyterlab_tfcoach.analysis.notebook import join_cells
 from jupyterlab_tfcoach.analysis.positions import split_lines
 from jupyterlab_tfcoach.course.api_cards import api_card
+from jupyterlab_tfcoach.hover import UNPARSABLE, SymbolTable, build_symbols
 from lsp_server import hover
 from lsp_server.course_links import CourseLinks
 from lsp_server.documents import Snapshot, fs_path, key_for, open_document, snapshot
 from lsp_server.jedi_fallback import JediFallback, is_user_module
-from lsp_server.symbols import SymbolTable, build_symbols
 
 log = logging.getLogger(__name__)
-
-# What ``ast.parse`` raises on text that is not a module: a SyntaxError, null bytes
-# (ValueError), or absurd nesting.
-UNPARSABLE = (SyntaxError, ValueError, RecursionError, MemoryError)
 
 
 @dataclass(frozen=True)

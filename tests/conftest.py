@@ -13,10 +13,10 @@ from typing import Any, TypeVar
 import pytest
 from jupyter_core.utils import ensure_event_loop
 
+from jupyterlab_tfcoach.course import NOTEBOOKS_DIR
 from tests.harness import (
     CHROMIUM,
     CHROMIUM_ARGS,
-    REPO_ROOT,
     KernelSession,
     LabServer,
     NotebookServer,
@@ -105,9 +105,9 @@ _Server = TypeVar("_Server", bound=LabServer)
 
 
 def _serve_examples(server: _Server) -> Iterator[_Server]:
-    """Copy the example notebooks into ``server``'s root, start it, stop it afterwards."""
+    """Copy the course notebooks into ``server``'s root, start it, stop it afterwards."""
     try:
-        for notebook in (REPO_ROOT / "examples").glob("*.ipynb"):
+        for notebook in NOTEBOOKS_DIR.glob("*.ipynb"):
             shutil.copy(notebook, server.notebook_dir / notebook.name)
         server.wait_until_up()
         yield server

@@ -16,6 +16,7 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -254,3 +255,197 @@ def on_server_loop(test: Callable[..., Awaitable[None]]) -> Callable[..., None]:
     run.__module__ = test.__module__
     run.__doc__ = test.__doc__
     return run
+
+
+CONFIGURABLE_HTTP_PROXY = REPO_ROOT / "node_modules" / ".bin" / "configurable-http-proxy"
+
+_HUB_CONFIG = """\
+# Written by tests.harness.ClassroomHub: a JupyterHub for a class, on loopback only.
+c = get_config()  # noqa: F821
+c.JupyterHub.bind_url = {bind_url!r}
+c.JupyterHub.hub_ip = "127.0.0.1"
+c.JupyterHub.hub_port = {hub_port}
+c.JupyterHub.db_url = {db_url!r}
+c.JupyterHub.cookie_secret_file = {cookie_secret!r}
+c.JupyterHub.pid_file = {pid_file!r}
+c.ConfigurableHTTPProxy.command = [{proxy!r}]
+c.ConfigurableHTTPProxy.api_url = {proxy_api_url!r}
+c.ConfigurableHTTPProxy.pid_file = {proxy_pid_file!r}
+c.JupyterHub.authenticator_class = "dummy"
+c.Authenticator.allowed_users = set({users!r})
+c.JupyterHub.spawner_class = "simple"
+c.SimpleLocalProcessSpawner.home_dir_template = {home_template!r}
+c.Spawner.cmd = [{python!r}, "-m", "jupyterhub.singleuser"]
+c.Spawner.args = {spawner_args!r}
+c.Spawner.default_url = "/lab"
+c.Spawner.environment = {{"TF_CPP_MIN_LOG_LEVEL": "2"}}
+c.Spawner.start_timeout = 120
+c.Spawner.http_timeout = 120
+# The teacher: a service whose token manages the students' tokens.
+c.JupyterHub.services = [{{"name": "teacher", "api_token": {teacher_token!r}}}]
+c.JupyterHub.load_roles = [
+    {{"name": "teacher", "scopes": ["admin:users", "tokens"], "services": ["teacher"]}}
+]
+"""
+
+
+class ClassroomHub:
+    """A real JupyterHub (``python -m jupyterhub``) with ``configurable-http-proxy`` from
+    ``node_modules``, the dummy authenticator and one local single-user JupyterLab per student
+    (``SimpleLocalProcessSpawner``: every server runs as this Unix user, in its own home under
+    ``root/home``). Everything listens on free loopback ports; database, cookie secret, pid files
+    and homes live in ``root``."""
+
+    def __init__(self, root: Path, users: tuple[str, ...] = ("alice", "bob")) -> None:
+        self.root = root
+        self.users = users
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.teacher_token = "tfcoach-teacher-" + os.urandom(16).hex()
+        self.log_path = root / "jupyterhub.log"
+        self.stop_seconds = 0.0
+        for user in users:
+            settings = self.home(user) / ".jupyter" / "lab" / "user-settings"
+            # The news popup would cover the panel.
+            news = settings / "@jupyterlab" / "apputils-extension"
+            news.mkdir(parents=True)
+            (news / "notification.jupyterlab-settings").write_text(
+                json.dumps({"fetchNews": "false"})
+            )
+        # Tests drive commands through window.jupyterapp.
+        spawner_args = ["--LabApp.expose_app_in_browser=True"]
+        if os.geteuid() == 0:
+            spawner_args.append("--allow-root")
+        config = root / "jupyterhub_config.py"
+        config.write_text(
+            _HUB_CONFIG.format(
+                bind_url=self.url,
+                hub_port=free_port(),
+                db_url=f"sqlite:///{root / 'jupyterhub.sqlite'}",
+                cookie_secret=str(root / "jupyterhub_cookie_secret"),
+                pid_file=str(root / "jupyterhub.pid"),
+                proxy=str(CONFIGURABLE_HTTP_PROXY),
+                proxy_api_url=f"http://127.0.0.1:{free_port()}",
+                proxy_pid_file=str(root / "jupyterhub-proxy.pid"),
+                users=list(users),
+                home_template=str(root / "home" / "{username}"),
+                python=sys.executable,
+                spawner_args=spawner_args,
+                teacher_token=self.teacher_token,
+            )
+        )
+        self._log = self.log_path.open("w")
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "jupyterhub", f"--config={config}"],
+            cwd=root,
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+            env=quiet_env(),
+            start_new_session=True,
+        )
+
+    def home(self, user: str) -> Path:
+        return self.root / "home" / user
+
+    def wait_until_up(self, timeout: float = 60) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"jupyterhub exited: {self.log_path.read_text()}")
+            try:
+                with urllib.request.urlopen(f"{self.url}/hub/api", timeout=2) as response:
+                    if response.status == 200:
+                        return
+            except OSError:
+                time.sleep(0.2)
+        raise TimeoutError(f"jupyterhub not up in {timeout}s: {self.log_path.read_text()}")
+
+    def request(
+        self, path: str, token: str, method: str = "GET", body: Any = None
+    ) -> tuple[int, str]:
+        """``path`` (``hub/api/...``, ``user/<name>/...``) on the proxy with ``token``: the
+        status and the body, without following redirects."""
+        data = None if body is None else json.dumps(body).encode()
+        request = urllib.request.Request(
+            f"{self.url}/{path}",
+            data=data,
+            method=method,
+            headers={"Authorization": f"token {token}"},
+        )
+        opener = urllib.request.build_opener(_NoRedirect())
+        try:
+            with opener.open(request, timeout=30) as response:
+                return response.status, response.read().decode()
+        except urllib.error.HTTPError as error:
+            return error.code, error.read().decode()
+
+    def user_token(self, user: str) -> str:
+        """A new API token of ``user`` (with the user's own permissions), made by the teacher."""
+        status, body = self.request(
+            f"hub/api/users/{user}/tokens",
+            self.teacher_token,
+            method="POST",
+            body={"note": "tfcoach test", "expires_in": 3600},
+        )
+        assert status == 201, (status, body)
+        return str(json.loads(body)["token"])
+
+    def _our_processes(self) -> list[int]:
+        """Processes working in ``root`` (proxy, single-user servers, their kernels)."""
+        found = []
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit() or int(entry.name) == os.getpid():
+                continue
+            try:
+                cwd = (entry / "cwd").resolve(strict=True)
+            except OSError:
+                continue
+            if cwd.is_relative_to(self.root.resolve()):
+                found.append(int(entry.name))
+        return found
+
+    def stop(self, grace: float = 15) -> list[str]:
+        """Stop the hub: it stops the proxy and the servers it spawned, and they shut down
+        their kernels. Whatever still works in ``root`` ``grace`` seconds after the hub exited is
+        killed; those processes are returned (pid and command line)."""
+        start = time.monotonic()
+        if self.process.poll() is None:
+            try:
+                os.killpg(self.process.pid, signal.SIGTERM)
+                # The hub gives a server 30 s to stop after SIGINT before it sends SIGTERM.
+                self.process.wait(timeout=60)
+            except (ProcessLookupError, subprocess.TimeoutExpired):
+                try:
+                    os.killpg(self.process.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+                self.process.wait(timeout=10)
+        deadline = time.monotonic() + grace
+        while self._our_processes() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        leftovers = [_describe(pid) for pid in self._our_processes()]
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            for pid in self._our_processes():
+                try:
+                    os.kill(pid, sig)
+                except ProcessLookupError:
+                    pass
+            deadline = time.monotonic() + 5
+            while self._our_processes() and time.monotonic() < deadline:
+                time.sleep(0.1)
+        self._log.close()
+        self.stop_seconds = time.monotonic() - start
+        return leftovers
+
+
+def _describe(pid: int) -> str:
+    try:
+        command = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+    except OSError:
+        command = "?"
+    return f"{pid}: {command.strip()}"
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+        return None

@@ -96,3 +96,10 @@ def assert_panel_lists_print_finding(page: Any) -> None:
     findings = page.locator("#tfcoach-panel .jp-tfcoach-finding[data-code='TFC002']")
     assert findings.count() >= 1
     assert "print" in findings.first.inner_text()
+
+
+def wait_until_notebook_ready(page: Any, path: str, timeout: float = 60_000) -> None:
+    """Wait until the notebook ``path`` shows its cells, its kernel is connected and our
+    commands are registered (however it was opened: a URL, the file browser)."""
+    page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=timeout)
+    page.wait_for_function(_READY_JS, arg=path, timeout=timeout)

@@ -1,4 +1,4 @@
-"""The example notebook: every code cell shows the report or finding it is there to show.
+"""The module-1 course notebook: every code cell shows the report or finding it is there to show.
 
 ``EXPECTED`` is the notebook's code cells in order, each with a fragment of its source (so a
 reordered or edited notebook fails loudly instead of checking the wrong cell) and what it must
@@ -20,11 +20,12 @@ import nbformat
 import pytest
 
 from jupyterlab_tfcoach.analysis import analyze_cells
+from jupyterlab_tfcoach.course import NOTEBOOKS_DIR
 from jupyterlab_tfcoach.server.kernels import BOOTSTRAP_EXPRESSION
-from tests.harness import REPO_ROOT, Execution, KernelSession
+from tests.harness import Execution, KernelSession
 from tests.monitor_kernel import checked_report
 
-NOTEBOOK = REPO_ROOT / "examples" / "module-01-tensors-variables-graphs.ipynb"
+NOTEBOOK = NOTEBOOKS_DIR / "module-01-tensors-variables-graphs.ipynb"
 CELL_TIMEOUT = 180.0
 
 

@@ -59,6 +59,8 @@ ROUTES = [
     ("GET", ("tfcoach", "api", "course", "module-01")),
     ("GET", ("tfcoach", "api", "kernels", str(uuid.uuid4()), "reports")),
     ("POST", ("tfcoach", "api", "analyze")),
+    ("POST", ("tfcoach", "api", "course", "module-01", "notebook")),
+    ("POST", ("tfcoach", "api", "hover")),
 ]
 
 
@@ -67,7 +69,12 @@ ROUTES = [
 async def test_every_route_is_403_without_a_valid_token(
     jp_fetch: Fetch, raw_fetch: Fetch, method: str, parts: tuple[str, ...]
 ) -> None:
-    body = analyze_body({"source": "x = 1\n"}) if method == "POST" else None
+    body = None
+    if method == "POST":
+        payload: dict[str, Any] = {"source": "x = 1\n"}
+        if parts[-1] == "hover":
+            payload = {"cells": ["x = 1\n"], "cell": 0, "line": 0, "character": 0}
+        body = analyze_body(payload)
     for headers in ({}, {"Authorization": "token not-the-token"}):
         response = await raw_fetch(*parts, method=method, body=body, headers=headers)
         assert response.code == 403, (headers, response.code, response.body)

@@ -6,6 +6,9 @@ directly preceded by an anchor line ``<a id="<section-id>"></a>``. Section ids
 are unique across the whole course, so a rule, an error explanation or the
 panel names a section by its id alone.
 
+A module may have a runnable notebook in ``notebooks/`` named
+``<module-id>-<short-name>.ipynb``: the same lessons as cells to run.
+
 This module imports only the standard library: the kernel monitor uses it.
 """
 
@@ -17,6 +20,7 @@ from functools import lru_cache
 from pathlib import Path
 
 MODULES_DIR = Path(__file__).parent / "modules"
+NOTEBOOKS_DIR = Path(__file__).parent / "notebooks"
 
 _ANCHOR_HEADING = re.compile(
     r'^<a id="(?P<id>[a-z0-9-]+)"(?: name="[a-z0-9-]+")?></a>\s*\n##\s+(?P<title>.+?)\s*$',
@@ -41,6 +45,8 @@ class Module:
     markdown: str
     sections: tuple[Section, ...]
     path: Path
+    # ``notebooks/<module-id>-*.ipynb`` next to ``modules/``, if the module has one.
+    notebook: Path | None = None
 
 
 class UnknownSectionError(KeyError):
@@ -51,7 +57,24 @@ class UnknownModuleError(KeyError):
     pass
 
 
-def _parse_module(path: Path) -> Module:
+class NoNotebookError(LookupError):
+    """The module exists but has no notebook."""
+
+
+class AmbiguousNotebookError(ValueError):
+    """Several notebooks claim the same module."""
+
+
+def _module_notebook(module_id: str, notebooks_dir: Path) -> Path | None:
+    # "module-01-*" cannot match module-010's notebooks: the id ends at the dash.
+    found = sorted(notebooks_dir.glob(f"{module_id}-*.ipynb"))
+    if len(found) > 1:
+        names = ", ".join(path.name for path in found)
+        raise AmbiguousNotebookError(f"{module_id} has several notebooks: {names}")
+    return found[0] if found else None
+
+
+def _parse_module(path: Path, notebooks_dir: Path) -> Module:
     text = path.read_text(encoding="utf-8")
     module_id = path.stem
     title_match = _MODULE_TITLE.search(text)
@@ -71,7 +94,8 @@ def _parse_module(path: Path) -> Module:
                 markdown=text[match.start() : end].strip() + "\n",
             )
         )
-    return Module(module_id, title, text, tuple(sections), path)
+    notebook = _module_notebook(module_id, notebooks_dir)
+    return Module(module_id, title, text, tuple(sections), path, notebook)
 
 
 class DuplicateSectionError(ValueError):
@@ -103,8 +127,10 @@ class Course:
 
     @classmethod
     def load(cls, directory: Path = MODULES_DIR) -> Course:
+        """The modules in ``directory``; their notebooks are in ``notebooks/`` beside it."""
         paths = sorted(directory.glob("*.md"))
-        return cls(tuple(_parse_module(p) for p in paths))
+        notebooks_dir = directory.parent / "notebooks"
+        return cls(tuple(_parse_module(p, notebooks_dir) for p in paths))
 
     @property
     def sections(self) -> tuple[Section, ...]:
@@ -122,6 +148,13 @@ class Course:
             return self._sections_by_id[section_id]
         except KeyError:
             raise UnknownSectionError(section_id) from None
+
+    def notebook_for(self, module_id: str) -> Path:
+        """The module's notebook; ``NoNotebookError`` if it has none."""
+        notebook = self.module(module_id).notebook
+        if notebook is None:
+            raise NoNotebookError(f"course module {module_id!r} has no notebook")
+        return notebook
 
     def url_for(self, section_id: str, base_url: str | None = None) -> str:
         """A link to a section.
@@ -153,3 +186,12 @@ def get_course() -> Course:
 
 def course_ref(section_id: str, base_url: str | None = None) -> dict[str, str]:
     return get_course().ref(section_id, base_url)
+
+
+def notebook_for(module_id: str) -> Path:
+    """The packaged notebook of a course module.
+
+    Raises ``UnknownModuleError`` for an unknown id, ``NoNotebookError`` when the
+    module has no notebook.
+    """
+    return get_course().notebook_for(module_id)

@@ -83,12 +83,15 @@ def _tape_reused(parsed: ParsedError, context: ErrorContext) -> Explanation | No
 
 
 def _numpy_in_function(parsed: ParsedError, context: ErrorContext) -> Explanation | None:
-    if "'SymbolicTensor' object has no attribute 'numpy'" not in parsed.message:
+    # `np.mean(x)` while a tf.function traces: the tensor is symbolic, not one that escaped.
+    numpy_call = parsed.inside_tf_function and "to a numpy array" in parsed.message
+    if "'SymbolicTensor' object has no attribute 'numpy'" not in parsed.message and not numpy_call:
         return None
     return (
         "Inside a tf.function, tensors are symbolic placeholders while the graph is traced: they "
-        "have no value yet, so .numpy() does not exist. Keep the computation in TensorFlow ops "
-        "(use tf.print to see values) and call .numpy() on the function's result outside.",
+        "have no value yet, so .numpy() does not exist and NumPy functions cannot take them. "
+        "Keep the computation in TensorFlow ops (tf.reduce_mean rather than np.mean; use "
+        "tf.print to see values) and call .numpy() on the function's result outside.",
         "numpy-in-graphs",
     )
 

@@ -3,13 +3,22 @@
 - ``GET  tfcoach/api/kernels/{kernel_id}/reports`` -> ``{"reports": [...]}`` (oldest first)
 - ``POST tfcoach/api/analyze`` ``{"source": str}`` | ``{"cells": [str, ...]}``
   -> ``{"findings": [CLI JSON objects], "syntax_errors": [{cell, line, column, message}]}``
+- ``POST tfcoach/api/hover`` ``{"cells": [str, ...], "cell": int, "line": int, "character": int}``
+  (0-based line in the cell, UTF-16 character as the browser counts) ->
+  ``{"card": null}`` or ``{"card": {title, receiver, bound_to, bound_where, written,
+  summary, pitfall, course}, "range": {"start", "end"}}`` (UTF-16 offsets on that line)
 - ``GET  tfcoach/api/course`` -> ``{"modules": [{id, title, sections: [{id, title, url}]}]}``
-- ``GET  tfcoach/api/course/{module_id}`` -> ``{id, title, markdown, sections}``
+- ``GET  tfcoach/api/course/{module_id}`` -> ``{id, title, markdown, sections, notebook}``
+- ``POST tfcoach/api/course/{module_id}/notebook`` ``{"directory": str}``
+  -> ``{"path": str, "created": bool}``: copies the module's notebook into that
+  folder of the server's contents (if no file of that name is there) and says where
 
 Errors are JSON ``{"message", "reason"}`` like every jupyter_server API error.
 Authentication and XSRF come from ``APIHandler`` (403 without a valid token or
-login cookie; POST with a cookie but no XSRF token: 403). No route takes a file
-path: course modules are looked up by id among the packaged ones.
+login cookie; POST with a cookie but no XSRF token: 403). Course modules are
+looked up by id among the packaged ones; the only path a route takes is the
+folder a course notebook is copied into, and that goes through the server's
+contents manager (so it stays inside the server's root, as any Lab file save).
 """
 
 from __future__ import annotations
@@ -18,9 +27,10 @@ import json
 from http import HTTPStatus
 from typing import Any
 
+import nbformat
 from jupyter_server.auth.decorator import authorized
 from jupyter_server.base.handlers import APIHandler
-from jupyter_server.utils import url_path_join
+from jupyter_server.utils import ensure_async, url_path_join
 from tornado import web
 from tornado.ioloop import IOLoop
 
@@ -30,10 +40,18 @@ from jupyterlab_tfcoach.analysis import (
     analyze_source,
     check_cells,
 )
-from jupyterlab_tfcoach.course import UnknownModuleError, get_course
+from jupyterlab_tfcoach.analysis.positions import split_lines
+from jupyterlab_tfcoach.course import (
+    NoNotebookError,
+    UnknownModuleError,
+    get_course,
+    notebook_for,
+)
+from jupyterlab_tfcoach.hover import index_cells
 from jupyterlab_tfcoach.server.kernels import ReportHub
 
 MAX_ANALYZE_BYTES = 1024 * 1024  # 1 MiB, checked before the body is parsed
+_BAD_BODY = object()  # json_body() already answered with an error
 SETTINGS_HUB = "tfcoach_hub"
 SETTINGS_COURSE_BASE_URL = "tfcoach_course_base_url"
 
@@ -45,6 +63,31 @@ class _TfCoachHandler(APIHandler):
         """Finish with a JSON error body (never echoes HTML)."""
         self.set_status(status)
         self.finish(json.dumps({"message": message, "reason": HTTPStatus(status).phrase}))
+
+    def json_body(self) -> Any:
+        """The request's JSON, or ``_BAD_BODY`` once a 400/413 has been sent. The size
+        is checked before the body is parsed."""
+        declared = self.request.headers.get("Content-Length")
+        if declared is not None:
+            try:
+                declared_size = int(declared)
+            except ValueError:
+                self.json_error(400, "Content-Length is not a number")
+                return _BAD_BODY
+            if declared_size > MAX_ANALYZE_BYTES:
+                self.json_error(413, _too_large(declared_size))
+                return _BAD_BODY
+        body = self.request.body
+        if len(body) > MAX_ANALYZE_BYTES:
+            self.json_error(413, _too_large(len(body)))
+            return _BAD_BODY
+        try:
+            return json.loads(body.decode("utf-8"))
+        except UnicodeDecodeError:
+            self.json_error(400, "Request body is not UTF-8")
+        except json.JSONDecodeError as error:
+            self.json_error(400, f"Request body is not valid JSON: {error}")
+        return _BAD_BODY
 
     @property
     def course_base_url(self) -> str | None:
@@ -71,27 +114,8 @@ class AnalyzeHandler(_TfCoachHandler):
     @web.authenticated
     @authorized
     async def post(self) -> None:
-        declared = self.request.headers.get("Content-Length")
-        if declared is not None:
-            try:
-                declared_size = int(declared)
-            except ValueError:
-                self.json_error(400, "Content-Length is not a number")
-                return
-            if declared_size > MAX_ANALYZE_BYTES:
-                self.json_error(413, _too_large(declared_size))
-                return
-        body = self.request.body
-        if len(body) > MAX_ANALYZE_BYTES:
-            self.json_error(413, _too_large(len(body)))
-            return
-        try:
-            payload = json.loads(body.decode("utf-8"))
-        except UnicodeDecodeError:
-            self.json_error(400, "Request body is not UTF-8")
-            return
-        except json.JSONDecodeError as error:
-            self.json_error(400, f"Request body is not valid JSON: {error}")
+        payload = self.json_body()
+        if payload is _BAD_BODY:
             return
         problem = _shape_problem(payload)
         if problem is not None:
@@ -102,6 +126,45 @@ class AnalyzeHandler(_TfCoachHandler):
         # kernel's messages) moving while it runs.
         result = await IOLoop.current().run_in_executor(None, _analyze, payload, base_url)
         self.finish(json.dumps(result))
+
+
+class HoverHandler(_TfCoachHandler):
+    @web.authenticated
+    @authorized
+    async def post(self) -> None:
+        payload = self.json_body()
+        if payload is _BAD_BODY:
+            return
+        problem = _hover_problem(payload)
+        if problem is not None:
+            self.json_error(400, problem)
+            return
+        cells: tuple[str, ...] = tuple(payload["cells"])
+        cell, line = payload["cell"], payload["line"]
+        lines = split_lines(cells[cell]) if cell < len(cells) else []
+        if line >= len(lines):
+            self.finish(json.dumps({"card": None}))
+            return
+        text = lines[line]
+        column = _code_points(text, payload["character"])
+        # One parse per notebook version (the hovers between two edits share it), off the
+        # event loop: a large notebook must not stall the server's other requests.
+        found = await IOLoop.current().run_in_executor(
+            None, lambda: index_cells(cells).card_at(cell, line, column)
+        )
+        if found is None:
+            self.finish(json.dumps({"card": None}))
+            return
+        card, start, end = found
+        course = get_course().ref(card.section_id, self.course_base_url)
+        self.finish(
+            json.dumps(
+                {
+                    "card": {**card.to_json(), "course": course},
+                    "range": {"start": _utf16(text[:start]), "end": _utf16(text[:end])},
+                }
+            )
+        )
 
 
 class CourseHandler(_TfCoachHandler):
@@ -115,6 +178,7 @@ class CourseHandler(_TfCoachHandler):
                 "id": module.id,
                 "title": module.title,
                 "sections": [_section_json(s.id, base_url) for s in module.sections],
+                "notebook": module.notebook.name if module.notebook else None,
             }
             for module in course.modules
         ]
@@ -139,9 +203,53 @@ class CourseModuleHandler(_TfCoachHandler):
                     "title": module.title,
                     "markdown": module.markdown,
                     "sections": [_section_json(s.id, base_url) for s in module.sections],
+                    "notebook": module.notebook.name if module.notebook else None,
                 }
             )
         )
+
+
+class CourseNotebookHandler(_TfCoachHandler):
+    # It writes a file into the user's folders: authorize it like a contents write.
+    auth_resource = "contents"
+
+    @web.authenticated
+    @authorized
+    async def post(self, module_id: str) -> None:
+        try:
+            packaged = notebook_for(module_id)
+        except UnknownModuleError:
+            self.json_error(404, f"No course module with id {_quote(module_id)}")
+            return
+        except NoNotebookError:
+            self.json_error(404, f"The course module {_quote(module_id)} has no notebook")
+            return
+        try:
+            payload = json.loads(self.request.body.decode("utf-8") or "{}")
+        except (UnicodeDecodeError, json.JSONDecodeError):
+            self.json_error(400, 'Expected a JSON object {"directory": str}')
+            return
+        directory = payload.get("directory", "") if isinstance(payload, dict) else None
+        if not isinstance(directory, str):
+            self.json_error(400, '"directory" must be a string (a folder of the server\'s root)')
+            return
+        directory = directory.strip("/")
+        path = f"{directory}/{packaged.name}" if directory else packaged.name
+        contents = self.contents_manager
+        try:
+            if not await ensure_async(contents.dir_exists(directory)):
+                self.json_error(404, f"No folder {_quote(directory)}")
+                return
+            # A copy the learner already has (and may have edited) is opened as it is.
+            created = not await ensure_async(contents.file_exists(path))
+            if created:
+                notebook = nbformat.read(packaged, as_version=nbformat.NO_CONVERT)
+                model = {"type": "notebook", "format": "json", "content": notebook}
+                await ensure_async(contents.save(model, path))
+        except web.HTTPError as error:
+            self.json_error(error.status_code, error.log_message or error.reason or "")
+            return
+        self.finish(json.dumps({"path": path, "created": created}))
 
 
 def _section_json(section_id: str, base_url: str | None) -> dict[str, str]:
@@ -166,6 +274,35 @@ def _shape_problem(payload: Any) -> str | None:
             if not isinstance(cell, str):
                 return f'"cells"[{index}] must be a string'
     return None
+
+
+def _hover_problem(payload: Any) -> str | None:
+    """Why the hover payload has the wrong shape, or None."""
+    expected = 'Expected {"cells": [str, ...], "cell": int, "line": int, "character": int}'
+    if not isinstance(payload, dict) or not isinstance(payload.get("cells"), list):
+        return expected
+    if not all(isinstance(cell, str) for cell in payload["cells"]):
+        return '"cells" must be a list of strings'
+    for key in ("cell", "line", "character"):
+        value = payload.get(key)
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            return f'"{key}" must be a non-negative integer'
+    return None
+
+
+def _utf16(text: str) -> int:
+    """Length of ``text`` in UTF-16 code units (the browser's string offsets)."""
+    return len(text.encode("utf-16-le")) // 2
+
+
+def _code_points(line: str, character: int) -> int:
+    """A UTF-16 offset on ``line`` -> a code-point index."""
+    count = 0
+    for index, char in enumerate(line):
+        if count >= character:
+            return index
+        count += 2 if ord(char) > 0xFFFF else 1
+    return len(line)
 
 
 def _analyze(payload: dict[str, Any], base_url: str | None) -> dict[str, Any]:
@@ -214,6 +351,8 @@ def handlers(base_url: str) -> list[tuple[str, type[APIHandler]]]:
     return [
         (route("kernels", "(?P<kernel_id>[^/]+)", "reports"), ReportsHandler),
         (route("analyze"), AnalyzeHandler),
+        (route("hover"), HoverHandler),
         (route("course"), CourseHandler),
         (route("course", "(?P<module_id>[^/]+)"), CourseModuleHandler),
+        (route("course", "(?P<module_id>[^/]+)", "notebook"), CourseNotebookHandler),
     ]

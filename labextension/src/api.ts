@@ -6,7 +6,14 @@ import { URLExt } from '@jupyterlab/coreutils';
 import { Event, KernelMessage, ServerConnection } from '@jupyterlab/services';
 import { ISignal, Signal } from '@lumino/signaling';
 
-import { IFinding, IReport, normalizeFinding, normalizeReport } from './model';
+import {
+  ICourseRef,
+  IFinding,
+  IReport,
+  asCourse,
+  normalizeFinding,
+  normalizeReport
+} from './model';
 
 /** The iopub message type the kernel monitor publishes. */
 export const REPORT_MSG_TYPE = 'tfcoach_report';
@@ -33,7 +40,50 @@ export interface ICourseModule {
   title: string;
   markdown: string;
   sections: ICourseSection[];
+  /** The file name of the module's notebook, if it has one. */
+  notebook: string | null;
 }
+
+/** A module as the course listing gives it (no Markdown). */
+export type ICourseModuleEntry = Omit<ICourseModule, 'markdown'>;
+
+const asModuleEntry = (value: unknown, fallbackId = ''): ICourseModuleEntry => {
+  const record = (value && typeof value === 'object' ? value : {}) as Record<string, unknown>;
+  const sections = Array.isArray(record.sections) ? record.sections : [];
+  const id = typeof record.id === 'string' ? record.id : fallbackId;
+  return {
+    id,
+    title: typeof record.title === 'string' ? record.title : id,
+    sections: sections
+      .filter((s): s is Record<string, unknown> => !!s && typeof s === 'object')
+      .map(s => ({ id: String(s.id ?? ''), title: String(s.title ?? '') })),
+    notebook: typeof record.notebook === 'string' && record.notebook ? record.notebook : null
+  };
+};
+
+/** A hover card on a TensorFlow name (what `POST tfcoach/api/hover` answers). */
+export interface IHoverCard {
+  title: string;
+  /** The name the card is about, when it is bound to a TF object (user text). */
+  receiver: string | null;
+  bound_to: string | null;
+  bound_where: string | null;
+  /** How the code spells the name when not as the title (user text). */
+  written: string | null;
+  summary: string;
+  pitfall: string;
+  course: ICourseRef | null;
+}
+
+/** A card and the UTF-16 span of the name it is about, on the hovered line. */
+export interface IHoverAnswer {
+  card: IHoverCard;
+  start: number;
+  end: number;
+}
+
+const textOrNull = (value: unknown): string | null =>
+  typeof value === 'string' && value ? value : null;
 
 /** A typed client of the `tfcoach/api/...` routes. */
 export class CoachApi {
@@ -98,21 +148,75 @@ export class CoachApi {
     return list.map(normalizeFinding).filter((f): f is IFinding => f !== null);
   }
 
+  /**
+   * The card for the name at `line`/`character` (0-based, UTF-16) of code cell
+   * `cell` of `cells`, or null where no TensorFlow name is.
+   */
+  async hover(
+    cells: string[],
+    cell: number,
+    line: number,
+    character: number
+  ): Promise<IHoverAnswer | null> {
+    const data = (await this._request('hover', {
+      method: 'POST',
+      body: JSON.stringify({ cells, cell, line, character })
+    })) as Record<string, unknown> | null;
+    const card = data?.card as Record<string, unknown> | null | undefined;
+    const range = data?.range as Record<string, unknown> | undefined;
+    if (!card || typeof card !== 'object' || !range) {
+      return null;
+    }
+    const start = Number(range.start);
+    const end = Number(range.end);
+    if (!Number.isInteger(start) || !Number.isInteger(end) || end <= start) {
+      return null;
+    }
+    return {
+      card: {
+        title: String(card.title ?? ''),
+        receiver: textOrNull(card.receiver),
+        bound_to: textOrNull(card.bound_to),
+        bound_where: textOrNull(card.bound_where),
+        written: textOrNull(card.written),
+        summary: String(card.summary ?? ''),
+        pitfall: String(card.pitfall ?? ''),
+        course: asCourse(card.course)
+      },
+      start,
+      end
+    };
+  }
+
+  /** The course's modules in order, with their sections and notebooks. */
+  async course(): Promise<ICourseModuleEntry[]> {
+    const data = (await this._request('course')) as Record<string, unknown> | null;
+    const modules = data && Array.isArray(data.modules) ? data.modules : [];
+    return modules.map(module => asModuleEntry(module)).filter(module => module.id);
+  }
+
   /** One course module: its Markdown and sections. */
   async courseModule(moduleId: string): Promise<ICourseModule> {
     const data = (await this._request(
       `course/${encodeURIComponent(moduleId)}`
     )) as Record<string, unknown> | null;
-    const record = data && typeof data === 'object' ? data : {};
-    const sections = Array.isArray(record.sections) ? record.sections : [];
-    return {
-      id: typeof record.id === 'string' ? record.id : moduleId,
-      title: typeof record.title === 'string' ? record.title : moduleId,
-      markdown: typeof record.markdown === 'string' ? record.markdown : '',
-      sections: sections
-        .filter((s): s is Record<string, unknown> => !!s && typeof s === 'object')
-        .map(s => ({ id: String(s.id ?? ''), title: String(s.title ?? '') }))
-    };
+    const markdown = data && typeof data.markdown === 'string' ? data.markdown : '';
+    return { ...asModuleEntry(data, moduleId), markdown };
+  }
+
+  /**
+   * Copy a module's notebook into a folder of the server (unless a file of that
+   * name is already there) and return its path.
+   */
+  async copyCourseNotebook(moduleId: string, directory: string): Promise<string> {
+    const data = (await this._request(`course/${encodeURIComponent(moduleId)}/notebook`, {
+      method: 'POST',
+      body: JSON.stringify({ directory })
+    })) as Record<string, unknown> | null;
+    if (!data || typeof data.path !== 'string') {
+      throw new ApiError('The server did not say where the notebook is', 500);
+    }
+    return data.path;
   }
 }
 

@@ -7,16 +7,20 @@ import {
   JupyterFrontEnd,
   JupyterFrontEndPlugin
 } from '@jupyterlab/application';
-import { ICommandPalette } from '@jupyterlab/apputils';
+import { ICommandPalette, Notification } from '@jupyterlab/apputils';
 import { Cell } from '@jupyterlab/cells';
+import { EditorExtensionRegistry, IEditorExtensionRegistry } from '@jupyterlab/codemirror';
 import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
+import { URLExt } from '@jupyterlab/coreutils';
+import { ServerConnection } from '@jupyterlab/services';
 import { ISettingRegistry } from '@jupyterlab/settingregistry';
 import { SplitPanel, Widget } from '@lumino/widgets';
 
 import { CoachApi, ReportHub } from './api';
 import { CellBadges } from './badges';
-import { CourseOpener, OPEN_COURSE } from './course';
+import { CourseOpener, OPEN_COURSE, OPEN_COURSE_NOTEBOOK } from './course';
+import { NotebookHovers, hoverCardsExtension } from './hover';
 import { ICourseRef } from './model';
 import { NotebookCoach } from './notebook';
 import { CoachPanel, PANEL_ID, coachIcon } from './panel/panel';
@@ -71,19 +75,52 @@ function makeRoomForCourse(widget: Widget): void {
   ]);
 }
 
+/** jupyterlab-lsp's hover feature, and the name of our server in its specs. */
+const LSP_HOVER_PLUGIN = '@jupyter-lsp/jupyterlab-lsp:hover';
+const LSP_SERVER_NAME = 'tfcoach-lsp';
+
+/**
+ * Whether jupyterlab-lsp will show the tfcoach language server's cards in
+ * notebooks: its hover feature is active and its server lists our spec.
+ */
+async function lspShowsOurCards(app: JupyterFrontEnd): Promise<boolean> {
+  if (!app.hasPlugin(LSP_HOVER_PLUGIN)) {
+    return false;
+  }
+  const settings = app.serviceManager.serverSettings;
+  try {
+    const response = await ServerConnection.makeRequest(
+      URLExt.join(settings.baseUrl, 'lsp', 'status'),
+      {},
+      settings
+    );
+    const status = (await response.json()) as { specs?: Record<string, unknown> };
+    return response.ok && !!status.specs && LSP_SERVER_NAME in status.specs;
+  } catch {
+    return false;
+  }
+}
+
 const plugin: JupyterFrontEndPlugin<void> = {
   id: PLUGIN_ID,
   description: 'A TensorFlow coach for JupyterLab.',
   autoStart: true,
   requires: [INotebookTracker],
-  optional: [ICommandPalette, ILayoutRestorer, ISettingRegistry, IRenderMimeRegistry],
+  optional: [
+    ICommandPalette,
+    ILayoutRestorer,
+    ISettingRegistry,
+    IRenderMimeRegistry,
+    IEditorExtensionRegistry
+  ],
   activate: (
     app: JupyterFrontEnd,
     tracker: INotebookTracker,
     palette: ICommandPalette | null,
     restorer: ILayoutRestorer | null,
     registry: ISettingRegistry | null,
-    rendermime: IRenderMimeRegistry | null
+    rendermime: IRenderMimeRegistry | null,
+    editorExtensions: IEditorExtensionRegistry | null
   ) => {
     const api = new CoachApi(app.serviceManager.serverSettings);
     const hub = new ReportHub();
@@ -95,12 +132,31 @@ const plugin: JupyterFrontEndPlugin<void> = {
       });
     }
 
-    const courses = new CourseOpener(
+    // A course notebook is copied next to the notebook being worked on (else the root).
+    const currentFolder = () => {
+      const path = tracker.currentWidget?.context.path ?? '';
+      return path.includes('/') ? path.slice(0, path.lastIndexOf('/')) : '';
+    };
+    const openCourseNotebook = async (moduleId: string) => {
+      try {
+        const path = await api.copyCourseNotebook(moduleId, currentFolder());
+        await app.commands.execute('docmanager:open', { path });
+      } catch (error) {
+        Notification.error(
+          `TF Coach could not open the notebook of ${moduleId}: ${String(
+            (error as Error).message ?? error
+          )}`,
+          { autoClose: 8000 }
+        );
+      }
+    };
+    const courses = new CourseOpener({
       api,
       rendermime,
-      widget => addCourseWidget(app, widget),
-      id => app.shell.activateById(id)
-    );
+      addToShell: widget => addCourseWidget(app, widget),
+      activate: id => app.shell.activateById(id),
+      openNotebook: openCourseNotebook
+    });
     const openCourse = (course: ICourseRef) => {
       void app.commands.execute(OPEN_COURSE, { ...course });
     };
@@ -132,7 +188,27 @@ const plugin: JupyterFrontEndPlugin<void> = {
     app.shell.add(panel, 'right', { rank: 600 });
     restorer?.add(panel, PANEL_ID);
 
+    let lspHovers = false;
+    void lspShowsOurCards(app).then(value => {
+      lspHovers = value;
+    });
+
     const coaches = new Map<NotebookPanel, NotebookCoach>();
+    const hoverCards = new Map<NotebookPanel, NotebookHovers>();
+    editorExtensions?.addExtension({
+      name: 'jupyterlab_tfcoach:hover-cards',
+      factory: () =>
+        EditorExtensionRegistry.createImmutableExtension(
+          hoverCardsExtension(view => {
+            for (const [notebookPanel, hovers] of hoverCards) {
+              if (notebookPanel.node.contains(view.dom)) {
+                return hovers;
+              }
+            }
+            return null;
+          })
+        )
+    });
     const reveal = (coach: NotebookCoach, key: string) => {
       panel.setCoach(coach);
       app.shell.activateById(PANEL_ID);
@@ -144,8 +220,13 @@ const plugin: JupyterFrontEndPlugin<void> = {
       }
       const coach = new NotebookCoach(notebookPanel, api, hub, settings, openCourse);
       const badges = new CellBadges(coach, settings, reveal);
+      hoverCards.set(
+        notebookPanel,
+        new NotebookHovers(notebookPanel, api, openCourse, () => lspHovers)
+      );
       coaches.set(notebookPanel, coach);
       notebookPanel.disposed.connect(() => {
+        hoverCards.delete(notebookPanel);
         badges.dispose();
         coach.dispose();
         coaches.delete(notebookPanel);
@@ -176,7 +257,14 @@ const plugin: JupyterFrontEndPlugin<void> = {
       }
     });
     app.commands.addCommand(OPEN_COURSE, {
-      label: args => (args.title ? `TF Coach course: ${String(args.title)}` : 'Open the TF Coach course'),
+      label: args =>
+        args.title
+          ? `TF Coach course: ${String(args.title)}`
+          : args.isPalette
+            ? 'Open the TF Coach course'
+            : 'TF Coach course',
+      caption: 'The course that explains what the TensorFlow coach points out',
+      icon: args => (args.isPalette ? undefined : coachIcon),
       execute: args =>
         courses.open({
           module: typeof args.module === 'string' ? args.module : 'module-01',
@@ -184,6 +272,15 @@ const plugin: JupyterFrontEndPlugin<void> = {
           title: typeof args.title === 'string' ? args.title : '',
           url: typeof args.url === 'string' ? args.url : ''
         })
+    });
+    app.commands.addCommand(OPEN_COURSE_NOTEBOOK, {
+      label: args =>
+        args.title
+          ? `Open the TF Coach notebook: ${String(args.title)}`
+          : 'Open the TF Coach notebook of a course module',
+      caption: 'Copy the module\'s notebook into your folder (if it is not there yet) and open it',
+      execute: args =>
+        openCourseNotebook(typeof args.module === 'string' ? args.module : 'module-01')
     });
     app.commands.addCommand(ANALYZE, {
       label: 'Check the notebook with TF Coach',
@@ -218,10 +315,23 @@ const plugin: JupyterFrontEndPlugin<void> = {
     settings.changed.connect(() => app.commands.notifyCommandChanged());
     if (palette) {
       palette.addItem({ command: OPEN_PANEL, category: 'TF Coach' });
-      palette.addItem({ command: OPEN_COURSE, category: 'TF Coach' });
+      palette.addItem({ command: OPEN_COURSE, category: 'TF Coach', args: { isPalette: true } });
       palette.addItem({ command: ANALYZE, category: 'TF Coach' });
       palette.addItem({ command: TOGGLE_INLINE, category: 'TF Coach' });
       palette.addItem({ command: TOGGLE_BADGES, category: 'TF Coach' });
+      // One palette entry per module notebook, once the course listing is in.
+      courses
+        .modules()
+        .then(modules => {
+          for (const module of modules.filter(m => m.notebook)) {
+            palette.addItem({
+              command: OPEN_COURSE_NOTEBOOK,
+              category: 'TF Coach',
+              args: { module: module.id, title: module.title }
+            });
+          }
+        })
+        .catch(error => console.warn('tfcoach: could not list the course modules', error));
     }
   }
 };

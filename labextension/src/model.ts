@@ -126,7 +126,7 @@ const asArray = <T>(value: unknown): T[] =>
 const asNumber = (value: unknown, fallback = 0): number =>
   typeof value === 'number' && Number.isFinite(value) ? value : fallback;
 
-const asCourse = (value: unknown): ICourseRef | null => {
+export const asCourse = (value: unknown): ICourseRef | null => {
   if (!isObject(value)) {
     return null;
   }

@@ -1,4 +1,4 @@
-"""What the names of a file are bound to, for hover.
+"""What the names of a file (or a notebook's joined cells) are bound to, for hover cards.
 
 Built from one ``ast`` parse (off the protocol thread) and then queried per
 hover in O(log n). Scoping is by position, not by function: the binding of a

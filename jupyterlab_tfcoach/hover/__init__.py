@@ -1,0 +1,162 @@
+"""Hover cards on TensorFlow names: which card a name under the cursor gets, and
+what the card says. Shared by the language server (Markdown hovers) and the
+JupyterLab extension (``POST tfcoach/api/hover``, cards in notebook cells).
+
+A hover is a regex on one line (``lexing``) plus lookups in a table built from
+one parse of the file or of a notebook's joined cells (``symbols``), so it never
+waits for the analysis. The card text itself is course data
+(``jupyterlab_tfcoach.course.api_cards``).
+"""
+
+from __future__ import annotations
+
+import ast
+import bisect
+from dataclasses import dataclass
+from functools import lru_cache
+
+from jupyterlab_tfcoach.analysis.notebook import join_cells
+from jupyterlab_tfcoach.analysis.positions import split_lines
+from jupyterlab_tfcoach.course.api_cards import ApiCard, api_card, methods_of
+from jupyterlab_tfcoach.hover.lexing import DottedName, code_mask, dotted_at
+from jupyterlab_tfcoach.hover.symbols import SymbolTable, build_symbols, dotted_expr
+
+__all__ = [
+    "UNPARSABLE",
+    "CardText",
+    "CellsIndex",
+    "DottedName",
+    "Resolution",
+    "SymbolTable",
+    "build_symbols",
+    "card_text",
+    "code_mask",
+    "dotted_at",
+    "index_cells",
+    "resolve",
+]
+
+# What ``ast.parse`` raises on text that is not a module: a SyntaxError, null bytes
+# (ValueError), or absurd nesting.
+UNPARSABLE = (SyntaxError, ValueError, RecursionError, MemoryError)
+
+
+@dataclass(frozen=True)
+class Resolution:
+    card: ApiCard
+    dotted: DottedName
+    receiver: str | None = None  # the bound name for methods / bound objects
+    kind: str | None = None  # what the receiver is bound to ("Variable", "GradientTape")
+    bound_on_line: int | None = None
+
+
+def resolve(dotted: DottedName, table: SymbolTable, line: int) -> Resolution | None:
+    """The card for ``dotted`` at 1-based ``line`` (in the coordinates of the table)."""
+    card = api_card(table.resolve(dotted_expr(dotted.parts)))
+    if card is not None:
+        return Resolution(card, dotted)
+    if len(dotted.parts) >= 2:
+        receiver, method = ".".join(dotted.parts[:-1]), dotted.parts[-1]
+        binding = table.binding_at(receiver, line)
+        if binding is not None and binding.kind and method in methods_of(binding.kind):
+            card = api_card(f"{binding.kind}.{method}")
+            if card is not None:
+                return Resolution(card, dotted, receiver, binding.kind, binding.line)
+    binding = table.binding_at(dotted.text, line)
+    if binding is not None and binding.kind:
+        card = api_card(f"tf.{binding.kind}")
+        if card is not None:
+            return Resolution(card, dotted, dotted.text, binding.kind, binding.line)
+    return None
+
+
+@dataclass(frozen=True)
+class CardText:
+    """What a card says, before any front end formats it. ``written`` and ``receiver``
+    come from the user's code: front ends escape them (Markdown) or show them as text."""
+
+    title: str  # the public API name: "tf.GradientTape.gradient"
+    receiver: str | None  # "tape is bound to a tf.GradientTape on line 3": the name
+    bound_to: str | None  # ... the kind ("tf.GradientTape")
+    bound_where: str | None  # ... where: "line 3", or "line 2 of code cell 1" in notebooks
+    written: str | None  # how the code spells the name, when not as the title
+    summary: str
+    pitfall: str
+    section_id: str
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "title": self.title,
+            "receiver": self.receiver,
+            "bound_to": self.bound_to,
+            "bound_where": self.bound_where,
+            "written": self.written,
+            "summary": self.summary,
+            "pitfall": self.pitfall,
+        }
+
+
+def card_text(resolution: Resolution, bound_where: str | None = None) -> CardText:
+    """The card's text; ``bound_where`` says where the receiver was bound when the
+    table's line numbers are not the reader's (a notebook's joined cells)."""
+    card = resolution.card
+    title = card.public_name
+    bound = resolution.receiver is not None
+    written = resolution.dotted.text
+    if bound and bound_where is None:
+        bound_where = f"line {resolution.bound_on_line}"
+    return CardText(
+        title=title,
+        receiver=resolution.receiver,
+        bound_to=f"tf.{resolution.kind}" if bound else None,
+        bound_where=bound_where if bound else None,
+        written=written if not bound and written != title else None,
+        summary=card.summary,
+        pitfall=card.pitfall,
+        section_id=card.section_id,
+    )
+
+
+@dataclass(frozen=True)
+class CellsIndex:
+    """A notebook's code cells, joined and indexed once for many hovers."""
+
+    cells: tuple[str, ...]
+    table: SymbolTable | None  # None when the joined cells do not parse
+    cell_first_line: tuple[int, ...]
+
+    def card_at(self, cell: int, line: int, column: int) -> tuple[CardText, int, int] | None:
+        """The card for the name at 0-based ``line``/``column`` (code points) of ``cell``,
+        with the name's code-point span on that line."""
+        if self.table is None or not 0 <= cell < len(self.cells):
+            return None
+        lines = split_lines(self.cells[cell])
+        if not 0 <= line < len(lines):
+            return None
+        dotted = dotted_at(lines[line], column)
+        if dotted is None:
+            return None
+        resolution = resolve(dotted, self.table, self.cell_first_line[cell] + line)
+        if resolution is None:
+            return None
+        where = None
+        if resolution.bound_on_line is not None:
+            where = self.where(resolution.bound_on_line, cell)
+        return card_text(resolution, where), dotted.start, dotted.end
+
+    def where(self, joined_line: int, reader_cell: int) -> str:
+        """A line of the joined cells as the reader of ``reader_cell`` finds it."""
+        owner = bisect.bisect_right(self.cell_first_line, joined_line) - 1
+        line = joined_line - self.cell_first_line[owner] + 1
+        return f"line {line}" if owner == reader_cell else f"line {line} of code cell {owner + 1}"
+
+
+@lru_cache(maxsize=16)
+def index_cells(cells: tuple[str, ...]) -> CellsIndex:
+    """Join and index ``cells`` (cached: the hovers of one notebook share one parse)."""
+    joined = join_cells(list(cells))
+    try:
+        table: SymbolTable | None = build_symbols(ast.parse(joined.source))
+    except UNPARSABLE:
+        table = None
+    return CellsIndex(cells, table, tuple(joined.cell_first_line))

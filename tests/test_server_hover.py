@@ -1,0 +1,142 @@
+"""``POST tfcoach/api/hover``: the card JupyterLab shows on a TensorFlow name in a notebook cell.
+
+Through a real jupyter_server (pytest-jupyter). The card must be the language server's card
+(same knowledge, ``course.api_cards``, same resolution through the notebook's own imports and
+bindings), so the cases mirror the LSP hover tests: aliases, methods on bound objects, names
+that are not TensorFlow's, text from the user kept as data, and browser (UTF-16) columns.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import pytest
+from tornado.httpclient import HTTPResponse
+
+from jupyterlab_tfcoach.course import get_course
+from jupyterlab_tfcoach.course.api_cards import api_card
+from tests.harness import on_server_loop
+
+Fetch = Callable[..., Awaitable[HTTPResponse]]
+
+CELLS = [
+    "import tensorflow as t\nfrom tensorflow import GradientTape as Tape\n",
+    "w = t.Variable([1.0, 2.0])\n",
+    "@t.function\ndef step(x):\n    with Tape() as tape:\n        y = w * x\n"
+    "    return tape.gradient(y, w)\n",
+    'label = "😀 é"; w.assign_sub([0.1, 0.1])\n',
+    "import numpy as np\nnp.mean([1.0])\nfunction = 3\n",
+]
+
+
+async def hover(fetch: Fetch, cells: list[str], cell: int, line: int, character: int) -> Any:
+    response = await fetch(
+        "tfcoach",
+        "api",
+        "hover",
+        method="POST",
+        body=json.dumps({"cells": cells, "cell": cell, "line": line, "character": character}),
+        raise_error=False,
+    )
+    assert response.code == 200, response.body
+    return json.loads(response.body)
+
+
+def at(cells: list[str], cell: int, line: int, fragment: str) -> int:
+    """The UTF-16 column of ``fragment`` on that line (as the browser counts)."""
+    text = cells[cell].split("\n")[line]
+    return len(text[: text.index(fragment)].encode("utf-16-le")) // 2
+
+
+@on_server_loop
+async def test_an_aliased_decorator_gets_the_tf_function_card(jp_fetch: Fetch) -> None:
+    body = await hover(jp_fetch, CELLS, 2, 0, at(CELLS, 2, 0, "function") + 2)
+    card = body["card"]
+    expected = api_card("tf.function")
+    assert expected is not None
+    assert card["title"] == "tf.function"
+    assert card["written"] == "t.function"
+    assert card["summary"] == expected.summary and card["pitfall"] == expected.pitfall
+    assert card["course"] == get_course().ref(expected.section_id)
+    # The range covers `t.function` after the `@`.
+    assert body["range"] == {"start": 1, "end": 1 + len("t.function")}
+
+
+@on_server_loop
+async def test_an_imported_class_and_its_bound_object(jp_fetch: Fetch) -> None:
+    body = await hover(jp_fetch, CELLS, 2, 2, at(CELLS, 2, 2, "Tape()") + 1)
+    assert body["card"]["title"] == "tf.GradientTape"
+    assert body["card"]["written"] == "Tape"
+    method = await hover(jp_fetch, CELLS, 2, 4, at(CELLS, 2, 4, "gradient") + 3)
+    card = method["card"]
+    assert card["title"] == "tf.GradientTape.gradient"
+    assert (card["receiver"], card["bound_to"]) == ("tape", "tf.GradientTape")
+    assert card["bound_where"] == "line 3"  # in the same cell
+
+
+@on_server_loop
+async def test_a_method_of_a_variable_bound_in_an_earlier_cell(jp_fetch: Fetch) -> None:
+    # The line has non-ASCII text before the name: columns are UTF-16 units both ways.
+    character = at(CELLS, 3, 0, "assign_sub") + 4
+    body = await hover(jp_fetch, CELLS, 3, 0, character)
+    card = body["card"]
+    assert card["title"] == "tf.Variable.assign_sub"
+    assert (card["receiver"], card["bound_to"]) == ("w", "tf.Variable")
+    assert card["bound_where"] == "line 1 of code cell 2"
+    line = CELLS[3].split("\n")[0]
+    start = at(CELLS, 3, 0, "w.assign_sub")
+    assert body["range"] == {"start": start, "end": start + len("w.assign_sub")}
+    assert line.encode("utf-16-le")[start * 2 : body["range"]["end"] * 2].decode("utf-16-le") == (
+        "w.assign_sub"
+    )
+
+
+@pytest.mark.parametrize(
+    ("cell", "line", "fragment"),
+    [
+        (4, 1, "mean"),  # NumPy, not TensorFlow
+        (4, 2, "function"),  # a plain name that only looks like one
+        (3, 0, "label"),  # a string variable
+        (3, 0, "😀"),  # inside a string
+        (0, 0, "import"),  # a keyword
+    ],
+)
+@on_server_loop
+async def test_names_that_are_not_tensorflow_get_no_card(
+    jp_fetch: Fetch, cell: int, line: int, fragment: str
+) -> None:
+    body = await hover(jp_fetch, CELLS, cell, line, at(CELLS, cell, line, fragment) + 1)
+    assert body == {"card": None}
+
+
+@on_server_loop
+async def test_a_cell_that_does_not_parse_leaves_the_others_cards(jp_fetch: Fetch) -> None:
+    cells = ["import tensorflow as tf\n", "def broken(:\n", "f = tf.function(lambda x: x)\n"]
+    body = await hover(jp_fetch, cells, 2, 0, at(cells, 2, 0, "function"))
+    assert body["card"]["title"] == "tf.function"
+    assert await hover(jp_fetch, cells, 1, 0, 2) == {"card": None}
+    # Positions past the end are no card, not an error.
+    assert await hover(jp_fetch, cells, 7, 0, 0) == {"card": None}
+    assert await hover(jp_fetch, cells, 2, 9, 0) == {"card": None}
+
+
+@pytest.mark.parametrize(
+    ("payload", "says"),
+    [
+        ({"cells": "x", "cell": 0, "line": 0, "character": 0}, "Expected"),
+        ({"cells": [1], "cell": 0, "line": 0, "character": 0}, "list of strings"),
+        ({"cells": ["x"], "cell": -1, "line": 0, "character": 0}, '"cell" must be'),
+        ({"cells": ["x"], "cell": 0, "line": True, "character": 0}, '"line" must be'),
+        ({"cells": ["x"], "cell": 0, "line": 0}, '"character" must be'),
+        ([], "Expected"),
+    ],
+)
+@on_server_loop
+async def test_bad_requests_are_400_with_a_reason(jp_fetch: Fetch, payload: Any, says: str) -> None:
+    response = await jp_fetch(
+        "tfcoach", "api", "hover", method="POST", body=json.dumps(payload), raise_error=False
+    )
+    assert response.code == 400
+    assert says in json.loads(response.body)["message"]
