@@ -18,12 +18,13 @@ LABEXT_SOURCES := $(shell find labextension/src labextension/style schema -type 
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 APT_GET := $(if $(filter 0,$(shell id -u)),,sudo) env DEBIAN_FRONTEND=noninteractive apt-get
 
-.PHONY: lab test install lint format pytest system-deps vsix clean help
+.PHONY: lab test install lint format pytest system-deps vsix clean help screenshots
 
 help:
 	@echo "make lab    install into $(VENV) if needed and start JupyterLab on examples/ (ARGS=...)"
 	@echo "make test   install if needed, lint, and run the whole test suite"
 	@echo "make vsix   package the VS Code extension (editors/vscode)"
+	@echo "make screenshots  refresh the README's screenshots in docs/ from the browser tests"
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -45,6 +46,10 @@ $(STAMPS)/labextension: $(LABEXT_SOURCES) $(STAMPS)/node-deps
 
 $(STAMPS)/install: pyproject.toml $(STAMPS)/build-deps $(STAMPS)/labextension
 	$(PY) -m pip install --quiet --no-build-isolation -e ".[tensorflow,test]"
+	@# On a re-install, pip writes the wheel's install.json through the symlink that
+	@# `labextension develop` left, into the build output: remove it so that the tree is
+	@# the same as after a first install (a wheel built from it would carry it twice).
+	rm -f jupyterlab_tfcoach/labextension/install.json
 	$(VENV)/bin/jupyter labextension develop --overwrite . > /dev/null
 	@touch $@
 
@@ -84,6 +89,10 @@ pytest: install system-deps
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 test: lint pytest
+
+# The README's screenshots (docs/*.png): only this target writes them, never `make test`.
+screenshots: install system-deps
+	TFCOACH_UPDATE_SCREENSHOTS=1 $(PY) -m pytest tests/test_browser_coach.py tests/test_vscode_e2e.py
 
 vsix: install
 	cd editors/vscode && npm ci --no-audit --no-fund && npx --yes @vscode/vsce@3.9.1 package --allow-missing-repository -o tfcoach.vsix

@@ -38,6 +38,16 @@ def build_parser() -> argparse.ArgumentParser:
         help="log level for messages written to stderr (default: %(default)s)",
     )
     parser.add_argument("--log-file", default=None, help="also append logs to this file")
+    parser.add_argument(
+        "--notebooks-in-jupyterlab",
+        action="store_true",
+        help=(
+            "leave notebooks opened as text documents (jupyterlab-lsp sends a notebook as one "
+            "Python text document at its .ipynb path) to the tfcoach JupyterLab extension, "
+            "which shows their findings and hover cards itself: no diagnostics, hovers or "
+            "fixes for them here, so that no name gets two cards"
+        ),
+    )
     return parser
 
 
@@ -57,7 +67,7 @@ def configure_logging(level: str, log_file: str | None) -> None:
         logging.getLogger("pygls").setLevel(max(logging.WARNING, getattr(logging, level)))
 
 
-def _create_server() -> LanguageServer:
+def _create_server(notebooks_in_jupyterlab: bool = False) -> LanguageServer:
     """Import and build the server with the cyclic GC paused.
 
     Importing pygls builds ~600 attrs classes (lsprotocol); every later allocation
@@ -70,7 +80,7 @@ def _create_server() -> LanguageServer:
     try:
         from lsp_server.server import create_server
 
-        server = create_server()
+        server = create_server(notebooks_in_jupyterlab=notebooks_in_jupyterlab)
     finally:
         gc.freeze()
         gc.enable()
@@ -86,7 +96,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     # the protocol thread (hover, code actions) responsive while they run.
     sys.setswitchinterval(0.001)
 
-    server = _create_server()
+    server = _create_server(notebooks_in_jupyterlab=args.notebooks_in_jupyterlab)
     if args.tcp:
         server.start_tcp(args.host, args.port)
     else:

@@ -3,7 +3,9 @@
 
 jupyter_lsp calls ``spec(manager)`` and validates the returned mapping against
 its schema (spec version 2). The server runs with the same interpreter as the
-Jupyter server, so no PATH lookup is needed.
+Jupyter server, so no PATH lookup is needed. jupyterlab-lsp sends a notebook as one
+Python text document at its ``.ipynb`` path; the server leaves those to the tfcoach
+JupyterLab extension (``--notebooks-in-jupyterlab``).
 """
 
 from __future__ import annotations
@@ -45,7 +47,10 @@ def spec(manager: Any = None) -> dict[str, dict[str, Any]]:
     """Return ``{"tfcoach-lsp": <spec>}`` for jupyter_lsp's LanguageServerManager."""
     return {
         SERVER_NAME: {
-            "argv": [sys.executable, "-m", "lsp_server"],
+            # The tfcoach JupyterLab extension already shows notebook findings and
+            # cards: the server leaves notebooks to it (one card per name, one mark per
+            # finding) and still serves .py files in Lab's file editor.
+            "argv": [sys.executable, "-m", "lsp_server", "--notebooks-in-jupyterlab"],
             "languages": ["python"],
             "version": SPEC_VERSION,
             "display_name": "tfcoach (TensorFlow coach)",

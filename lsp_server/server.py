@@ -27,7 +27,7 @@ log = logging.getLogger(__name__)
 
 
 class TfCoachServer(LanguageServer):
-    def __init__(self) -> None:
+    def __init__(self, notebooks_in_jupyterlab: bool = False) -> None:
         super().__init__(
             SERVER_NAME,
             __version__,
@@ -41,6 +41,12 @@ class TfCoachServer(LanguageServer):
         self.engine = DiagnosticsEngine(self, self.config_for)
         self.hovers = HoverProvider(self, self.links_for)
         self.engine.on_result = self.hovers.prefetch
+        self.notebooks_in_jupyterlab = notebooks_in_jupyterlab
+
+    def left_to_jupyterlab(self, uri: str) -> bool:
+        """A notebook that jupyterlab-lsp sends as one Python text document at its
+        ``.ipynb`` path, while the tfcoach JupyterLab extension coaches it already."""
+        return self.notebooks_in_jupyterlab and uri.lower().endswith(".ipynb")
 
     # -- helpers used by the handlers --------------------------------------------------------
     def warn(self, message: str) -> None:
@@ -71,8 +77,8 @@ class TfCoachServer(LanguageServer):
         self.engine.debounce_s = parsed.settings.debounce_ms / 1000
 
 
-def create_server() -> TfCoachServer:
-    ls = TfCoachServer()
+def create_server(notebooks_in_jupyterlab: bool = False) -> TfCoachServer:
+    ls = TfCoachServer(notebooks_in_jupyterlab)
 
     @ls.feature(types.INITIALIZE)
     def initialize(ls: TfCoachServer, params: types.InitializeParams) -> None:
@@ -92,11 +98,13 @@ def create_server() -> TfCoachServer:
 
     @ls.feature(types.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: TfCoachServer, params: types.DidOpenTextDocumentParams) -> None:
-        ls.engine.schedule(params.text_document.uri, delay=0)
+        if not ls.left_to_jupyterlab(params.text_document.uri):
+            ls.engine.schedule(params.text_document.uri, delay=0)
 
     @ls.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(ls: TfCoachServer, params: types.DidChangeTextDocumentParams) -> None:
-        ls.engine.schedule(params.text_document.uri)
+        if not ls.left_to_jupyterlab(params.text_document.uri):
+            ls.engine.schedule(params.text_document.uri)
 
     @ls.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: TfCoachServer, params: types.DidCloseTextDocumentParams) -> None:
@@ -140,6 +148,8 @@ def create_server() -> TfCoachServer:
     async def diagnostic(
         ls: TfCoachServer, params: types.DocumentDiagnosticParams
     ) -> types.DocumentDiagnosticReport:
+        if ls.left_to_jupyterlab(params.text_document.uri):
+            return types.RelatedFullDocumentDiagnosticReport(items=[])
         part = await ls.engine.pull_part(params.text_document.uri)
         if part is None:
             return types.RelatedFullDocumentDiagnosticReport(items=[])
@@ -153,6 +163,8 @@ def create_server() -> TfCoachServer:
 
     @ls.feature(types.TEXT_DOCUMENT_HOVER)
     async def hover(ls: TfCoachServer, params: types.HoverParams) -> types.Hover | None:
+        if ls.left_to_jupyterlab(params.text_document.uri):
+            return None
         return await ls.hovers.hover(params)
 
     @ls.feature(
@@ -164,7 +176,7 @@ def create_server() -> TfCoachServer:
     ) -> list[types.CodeAction] | None:
         uri = params.text_document.uri
         document = open_document(ls.workspace, uri)
-        if document is None:
+        if document is None or ls.left_to_jupyterlab(uri):
             return None
         part = await ls.engine.pull_part(uri)
         if part is None:

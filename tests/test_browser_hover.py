@@ -12,13 +12,13 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from jupyterlab_tfcoach.course import get_course
 from jupyterlab_tfcoach.course.api_cards import api_card
 from tests.conftest import ConsoleLog
 from tests.harness import LabServer
 from tests.notebook_page import (
+    CELLS_JS,
     NOTEBOOK,
     NOTEBOOK_PANEL_JS,
     code_cell_index,
@@ -40,19 +40,27 @@ TOKEN_BOX_JS = f"""async ([path, index, fragment, offset]) => {{
   const view = cell.editor.editor;
   const at = view.state.doc.toString().indexOf(fragment);
   if (at < 0) return null;
-  // Scrolling may be animated or late: wait until the token is really under the point.
+  view.dom.scrollIntoView({{block: 'center'}});
+  // The notebook may still scroll or re-measure its cells: the point counts once the
+  // token has stayed under it for a few frames.
   const frame = () => new Promise(resolve => requestAnimationFrame(resolve));
-  for (let i = 0; i < 200; i++) {{
+  let steady = 0;
+  for (let i = 0; i < 300 && steady < 5; i++) {{
     await frame();
-    view.dom.scrollIntoView({{block: 'center'}});
     const box = view.coordsAtPos(at + offset);
-    if (!box) continue;
-    const point = {{x: box.left + 2, y: (box.top + box.bottom) / 2}};
-    const hit = document.elementFromPoint(point.x, point.y);
-    if (hit && view.contentDOM.contains(hit)) return point;
+    const point = box && {{x: box.left + 2, y: (box.top + box.bottom) / 2}};
+    const pos = point && view.posAtCoords(point);
+    const hit = point && document.elementFromPoint(point.x, point.y);
+    const onToken = pos !== null && pos >= at && pos <= at + fragment.length
+      && hit && view.contentDOM.contains(hit);
+    steady = onToken ? steady + 1 : 0;
+    if (steady === 5) return point;
   }}
   return null;
 }}"""
+
+
+ALIASED_CELL = "import tensorflow as t\nv = t.Variable(1.0)\nv.assign_sub(0.5)\n"
 
 
 @dataclass
@@ -74,18 +82,10 @@ class HoverPage:
         page.wait_for_timeout(500)
         point = page.evaluate(TOKEN_BOX_JS, [NOTEBOOK, index, fragment, offset])
         assert point, f"{fragment!r} is not in cell {index}"
-        # As a hand does: enter the editor, then settle on the token. Right after the
-        # notebook comes back from behind the course tab, CodeMirror sometimes misses the
-        # first settle (seen 1 in 3): a hand moves again, so does the test, once.
-        for _ in range(2):
-            page.mouse.move(point["x"] - 3, point["y"])
-            page.wait_for_timeout(50)
-            page.mouse.move(point["x"], point["y"], steps=3)
-            try:
-                page.locator(CARD).wait_for(state="visible", timeout=3_000)
-                return
-            except PlaywrightTimeout:
-                continue
+        # As a hand does: enter the editor, then settle on the token.
+        page.mouse.move(point["x"] - 3, point["y"])
+        page.wait_for_timeout(50)
+        page.mouse.move(point["x"], point["y"], steps=3)
 
     def card(self) -> Any:
         card = self.page.locator(CARD)
@@ -125,6 +125,29 @@ def test_tf_function_gets_the_card_with_its_course_link(hovers: HoverPage) -> No
         f"(path) => window.jupyterapp.shell.activateById(({NOTEBOOK_PANEL_JS})(path).id)",
         NOTEBOOK,
     )
+
+
+def test_a_method_of_a_variable_under_an_alias(hovers: HoverPage) -> None:
+    page = hovers.page
+    index = page.evaluate(
+        f"""([path, source]) => {{
+          const model = ({NOTEBOOK_PANEL_JS})(path).content.model;
+          const index = model.cells.length;
+          model.sharedModel.insertCell(index, {{cell_type: 'code', source}});
+          return index;
+        }}""",
+        [NOTEBOOK, ALIASED_CELL],
+    )
+    hovers.cells = page.evaluate(CELLS_JS, NOTEBOOK)
+    hovers.hover(index, "assign_sub", offset=3)
+    text = hovers.card().inner_text()
+    assert text.startswith("tf.Variable.assign_sub")
+    assert "v is bound to a tf.Variable on line 2" in text
+    hovers.hover(index, "t.Variable", offset=3)
+    assert "written t.Variable here" in hovers.card().inner_text()
+    hovers.hover(index, "tensorflow", offset=3)
+    hovers.page.wait_for_timeout(1_200)
+    assert hovers.page.locator(CARD).count() == 0  # a module name: no card
 
 
 @pytest.mark.parametrize(

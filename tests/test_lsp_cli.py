@@ -165,6 +165,8 @@ def test_jupyter_lsp_spec_is_valid_and_starts_the_server() -> None:
     server = specs["tfcoach-lsp"]
     assert server["version"] == SPEC_VERSION
     assert server["languages"] == ["python"]
+    # JupyterLab's tfcoach extension shows notebook findings and cards itself.
+    assert "--notebooks-in-jupyterlab" in server["argv"]
     result = subprocess.run(
         [*server["argv"], "--version"], capture_output=True, env=server_env(), timeout=30
     )

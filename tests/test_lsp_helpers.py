@@ -69,9 +69,11 @@ def make_client() -> LanguageClient:
     return client
 
 
-def config(**env: str) -> ClientServerConfig:
+def config(*args: str, **env: str) -> ClientServerConfig:
     return ClientServerConfig(
-        server_command=SERVER_COMMAND, server_env=server_env(**env), client_factory=make_client
+        server_command=[*SERVER_COMMAND, *args],
+        server_env=server_env(**env),
+        client_factory=make_client,
     )
 
 

@@ -5,7 +5,9 @@
  *
  * One CodeMirror extension, registered with JupyterLab's editor extension
  * registry, serves every editor (so it survives JupyterLab reconfiguring an
- * editor); it answers only in the code cells of notebooks we coach.
+ * editor); it answers only in the code cells of notebooks we coach. Under
+ * jupyterlab-lsp, our language server leaves notebooks to this extension
+ * (`--notebooks-in-jupyterlab` in its spec), so a name never gets two cards.
  * Everything in a card is text nodes: the names come from the user's code.
  */
 import { Extension } from '@codemirror/state';
@@ -20,13 +22,6 @@ import { cellView } from './lint';
 
 /** The name of the measure (hover asked -> card built) the benchmark reads. */
 export const HOVER_MEASURE = 'tfcoach-hover-card';
-
-/**
- * Whether another extension already shows the tfcoach language server's hover
- * cards in notebooks (jupyterlab-lsp with our server spec): then ours stay off,
- * so that one name never gets two cards.
- */
-export type HoverElsewhere = () => boolean;
 
 /** Text with `code` spans and *emphasis* (the cards' Markdown subset), as nodes. */
 export function cardText(text: string): Node[] {
@@ -85,8 +80,7 @@ export class NotebookHovers {
   constructor(
     readonly panel: NotebookPanel,
     private _api: CoachApi,
-    private _open: CourseOpener,
-    private _elsewhere: HoverElsewhere
+    private _open: CourseOpener
   ) {}
 
   private _codeCells(): Cell<ICellModel>[] {
@@ -95,7 +89,7 @@ export class NotebookHovers {
 
   /** The card for the name at `pos` of a cell editor of this notebook, if any. */
   async card(view: EditorView, pos: number): Promise<Tooltip | null> {
-    if (this.panel.isDisposed || this._elsewhere()) {
+    if (this.panel.isDisposed) {
       return null;
     }
     const asked = performance.now();

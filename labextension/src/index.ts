@@ -12,8 +12,6 @@ import { Cell } from '@jupyterlab/cells';
 import { EditorExtensionRegistry, IEditorExtensionRegistry } from '@jupyterlab/codemirror';
 import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
-import { URLExt } from '@jupyterlab/coreutils';
-import { ServerConnection } from '@jupyterlab/services';
 import { ISettingRegistry } from '@jupyterlab/settingregistry';
 import { SplitPanel, Widget } from '@lumino/widgets';
 
@@ -73,32 +71,6 @@ function makeRoomForCourse(widget: Widget): void {
     ...others.map(size => (total > 0 ? (size / total) * rest : rest / index)),
     COURSE_DOWN_SHARE
   ]);
-}
-
-/** jupyterlab-lsp's hover feature, and the name of our server in its specs. */
-const LSP_HOVER_PLUGIN = '@jupyter-lsp/jupyterlab-lsp:hover';
-const LSP_SERVER_NAME = 'tfcoach-lsp';
-
-/**
- * Whether jupyterlab-lsp will show the tfcoach language server's cards in
- * notebooks: its hover feature is active and its server lists our spec.
- */
-async function lspShowsOurCards(app: JupyterFrontEnd): Promise<boolean> {
-  if (!app.hasPlugin(LSP_HOVER_PLUGIN)) {
-    return false;
-  }
-  const settings = app.serviceManager.serverSettings;
-  try {
-    const response = await ServerConnection.makeRequest(
-      URLExt.join(settings.baseUrl, 'lsp', 'status'),
-      {},
-      settings
-    );
-    const status = (await response.json()) as { specs?: Record<string, unknown> };
-    return response.ok && !!status.specs && LSP_SERVER_NAME in status.specs;
-  } catch {
-    return false;
-  }
 }
 
 const plugin: JupyterFrontEndPlugin<void> = {
@@ -188,11 +160,6 @@ const plugin: JupyterFrontEndPlugin<void> = {
     app.shell.add(panel, 'right', { rank: 600 });
     restorer?.add(panel, PANEL_ID);
 
-    let lspHovers = false;
-    void lspShowsOurCards(app).then(value => {
-      lspHovers = value;
-    });
-
     const coaches = new Map<NotebookPanel, NotebookCoach>();
     const hoverCards = new Map<NotebookPanel, NotebookHovers>();
     editorExtensions?.addExtension({
@@ -222,7 +189,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
       const badges = new CellBadges(coach, settings, reveal);
       hoverCards.set(
         notebookPanel,
-        new NotebookHovers(notebookPanel, api, openCourse, () => lspHovers)
+        new NotebookHovers(notebookPanel, api, openCourse)
       );
       coaches.set(notebookPanel, coach);
       notebookPanel.disposed.connect(() => {
