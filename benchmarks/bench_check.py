@@ -17,12 +17,29 @@ prints the ratio: a busy or throttled machine slows both alike, where two separa
 runs minutes apart can differ by 20%.
 
     python benchmarks/bench_check.py [--lines 5000] [--runs 10] [--keep FILE] [--against REV]
+
+The other ``--mode`` values time the command line as a user runs it (the ``tfcoach``
+script next to this interpreter, else ``python -m jupyterlab_tfcoach.cli``), median wall times of
+``--cli-runs`` runs after a warm-up, each with its ratio and target (issue 13):
+
+- ``startup``: ``tfcoach check`` on one small ``.py`` file and on one notebook, with and
+  without the cache, against a bare ``python -c "import ast, json"``: <= 5x.
+- ``cli``: a cold ``tfcoach check --no-cache`` on the large generated file against
+  ``ruff check --no-cache`` on it: <= 6x.
+- ``tree``: a generated tree of ``--py-files`` modules (300) and ``--notebooks`` notebooks
+  (100): tfcoach and ruff each with their default cache, warm (filled) and cold (deleted
+  before each run), and tfcoach cold with ``--jobs 1`` (no process pool): warm <= 10x ruff.
+- ``all``: every mode, ``analysis`` first.
+
+    python benchmarks/bench_check.py --mode tree [--py-files 300] [--notebooks 100] [--cli-runs 5]
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import json
+import os
 import random
 import re
 import shutil
@@ -326,36 +343,260 @@ def find_ruff() -> str | None:
     return shutil.which("ruff")
 
 
+# ---------------------------------------------------------------------------
+# The command line, as a user runs it: start-up, one large file, a whole tree.
+
+
+def tfcoach_command() -> list[str]:
+    """The ``tfcoach`` console script next to this interpreter, else ``python -m``."""
+    script = Path(sys.executable).with_name("tfcoach")
+    if script.is_file():
+        return [str(script)]
+    return [sys.executable, "-m", "jupyterlab_tfcoach.cli"]
+
+
+# Commands run with bytecode caching on, as after a ``pip install`` (which compiles every
+# module), but with the .pyc files kept in a temporary folder, not in the checkout: an
+# environment with PYTHONDONTWRITEBYTECODE=1 would otherwise compile each module on every
+# start and time the compiler.
+COMMAND_ENV: dict[str, str] = {
+    name: value for name, value in os.environ.items() if name != "PYTHONDONTWRITEBYTECODE"
+}
+
+
+def run_quietly(command: list[str], cwd: Path) -> None:
+    """Run a linter; exit 1 means findings, anything else above that a crash."""
+    completed = subprocess.run(command, cwd=cwd, env=COMMAND_ENV, capture_output=True, check=False)
+    if completed.returncode not in (0, 1):
+        raise RuntimeError(f"{command}: {completed.stderr.decode(errors='replace')}")
+
+
+def command_timings(
+    command: list[str], cwd: Path, runs: int, before: Callable[[], None]
+) -> list[float]:
+    """Wall times of ``runs`` runs of ``command``, after one warm-up; ``before`` runs
+    (untimed) ahead of each, e.g. to delete a cache for cold runs."""
+    before()
+    run_quietly(command, cwd)  # warm-up: the OS file cache, .pyc files
+    durations = []
+    for _ in range(runs):
+        before()
+        start = time.perf_counter()
+        run_quietly(command, cwd)
+        durations.append(time.perf_counter() - start)
+    return durations
+
+
+def report_ratio(
+    label: str, ours: list[float], theirs: list[float], target: float | None = None
+) -> None:
+    ratio = statistics.median(ours) / statistics.median(theirs)
+    if target is None:
+        print(f"{label}: {ratio:.2f}x (medians)")
+        return
+    verdict = "within" if ratio <= target else "ABOVE"
+    print(f"{label}: {ratio:.2f}x (medians; target <= {target:g}x: {verdict})")
+
+
+def notebook_json(cells: list[str]) -> str:
+    """A minimal nbformat 4.5 notebook of code cells, each after a markdown cell."""
+    body = []
+    for index, source in enumerate(cells):
+        body.append(
+            {
+                "cell_type": "markdown",
+                "id": f"m{index}",
+                "metadata": {},
+                "source": f"## Part {index}",
+            }
+        )
+        body.append(
+            {
+                "cell_type": "code",
+                "id": f"c{index}",
+                "metadata": {},
+                "execution_count": None,
+                "outputs": [],
+                "source": source.strip("\n").splitlines(keepends=True),
+            }
+        )
+    metadata = {
+        "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
+        "language_info": {"name": "python"},
+    }
+    notebook = {"nbformat": 4, "nbformat_minor": 5, "metadata": metadata, "cells": body}
+    return json.dumps(notebook, indent=1) + "\n"
+
+
+def generate_notebook(seed: int, chunks: int = 6) -> str:
+    chooser = random.Random(seed)
+    cells = [HEADER]
+    for offset in range(chunks):
+        template = chooser.choice(TEMPLATES)
+        cells.append(template.format(i=seed * 100 + offset))
+    return notebook_json(cells)
+
+
+def generate_tree(root: Path, python_files: int, notebooks: int) -> int:
+    """``python_files`` modules of 60-250 lines and ``notebooks`` notebooks in nested
+    folders, all different; returns the number of Python lines (notebook cells included)."""
+    chooser = random.Random(1)
+    lines = 0
+    for index in range(python_files):
+        folder = root / f"package_{index % 10}" / f"sub_{index % 3}"
+        folder.mkdir(parents=True, exist_ok=True)
+        source = generate_source(chooser.randint(60, 250), seed=index)
+        (folder / f"module_{index}.py").write_text(source, encoding="utf-8")
+        lines += source.count("\n")
+    for index in range(notebooks):
+        folder = root / "notebooks" / f"topic_{index % 5}"
+        folder.mkdir(parents=True, exist_ok=True)
+        text = generate_notebook(index)
+        (folder / f"lesson_{index}.ipynb").write_text(text, encoding="utf-8")
+        lines += sum("".join(cell["source"]).count("\n") + 1 for cell in json.loads(text)["cells"])
+    return lines
+
+
+def remover(path: Path) -> Callable[[], None]:
+    return lambda: shutil.rmtree(path, ignore_errors=True)
+
+
+def nothing() -> None:
+    return None
+
+
+def bench_startup(runs: int) -> None:
+    """``tfcoach check`` on one small file and one notebook against bare Python."""
+    tfcoach = tfcoach_command()
+    with tempfile.TemporaryDirectory() as directory:
+        folder = Path(directory)
+        (folder / "one.py").write_text(HEADER + TEMPLATES[2].format(i=0), encoding="utf-8")
+        (folder / "one.ipynb").write_text(generate_notebook(0, chunks=3), encoding="utf-8")
+        bare = command_timings([sys.executable, "-c", "import ast, json"], folder, runs, nothing)
+        print(f"python -c 'import ast, json':          {describe(bare)}")
+        for name in ("one.py", "one.ipynb"):
+            for flags in ([], ["--no-cache"]):
+                command = [*tfcoach, "check", *flags, name]
+                durations = command_timings(command, folder, runs, nothing)
+                label = " ".join(["tfcoach check", *flags, name])
+                print(f"{label + ':':<39} {describe(durations)}")
+                report_ratio("  ratio to bare Python", durations, bare, 5)
+
+
+def bench_cli_large_file(source: str, runs: int, ruff: str | None) -> None:
+    """A cold ``tfcoach check --no-cache`` on the large file against ruff's."""
+    with tempfile.TemporaryDirectory() as directory:
+        folder = Path(directory)
+        (folder / "generated_training.py").write_text(source, encoding="utf-8")
+        command = [*tfcoach_command(), "check", "--no-cache", "generated_training.py"]
+        ours = command_timings(command, folder, runs, nothing)
+        print(f"tfcoach check --no-cache (large file): {describe(ours)}")
+        if ruff is None:
+            print("ruff not found: no comparison")
+            return
+        ruff_command = [
+            ruff,
+            "check",
+            "--no-cache",
+            "--isolated",
+            "--quiet",
+            "generated_training.py",
+        ]
+        theirs = command_timings(ruff_command, folder, runs, nothing)
+        print(f"ruff check --no-cache (large file):    {describe(theirs)}")
+        report_ratio("ratio tfcoach / ruff, cold, one large file", ours, theirs, 6)
+
+
+def bench_tree(python_files: int, notebooks: int, runs: int, ruff: str | None) -> None:
+    """A tree of modules and notebooks: cold (cache deleted before each run) and warm
+    (default cache, filled), tfcoach against ruff with its own default cache."""
+    with tempfile.TemporaryDirectory() as directory:
+        tree = Path(directory)
+        lines = generate_tree(tree, python_files, notebooks)
+        print(f"tree: {python_files} .py files and {notebooks} notebooks, {lines:,} lines")
+        tfcoach = [*tfcoach_command(), "check", "."]
+        ours_cold = command_timings(tfcoach, tree, runs, remover(tree / ".tfcoach_cache"))
+        ours_warm = command_timings(tfcoach, tree, runs, nothing)
+        serial = [*tfcoach_command(), "check", "--jobs", "1", "."]
+        ours_serial = command_timings(serial, tree, runs, remover(tree / ".tfcoach_cache"))
+        print(f"tfcoach check, cold:                   {describe(ours_cold)}")
+        print(f"tfcoach check, cold, --jobs 1:         {describe(ours_serial)}")
+        print(f"tfcoach check, warm cache:             {describe(ours_warm)}")
+        if ruff is None:
+            print("ruff not found: no comparison")
+            return
+        ruff_command = [ruff, "check", "--isolated", "--quiet", "."]
+        theirs_cold = command_timings(ruff_command, tree, runs, remover(tree / ".ruff_cache"))
+        theirs_warm = command_timings(ruff_command, tree, runs, nothing)
+        print(f"ruff check, cold:                      {describe(theirs_cold)}")
+        print(f"ruff check, warm cache:                {describe(theirs_warm)}")
+        report_ratio("ratio tfcoach / ruff, warm caches", ours_warm, theirs_warm, 10)
+        report_ratio("ratio tfcoach / ruff, cold", ours_cold, theirs_cold)
+        report_ratio("speed-up of the process pool, cold", ours_serial, ours_cold)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--mode",
+        choices=("analysis", "cli", "startup", "tree", "all"),
+        default="analysis",
+        help="analysis: analyze_source in-process (default); cli: a cold `tfcoach check "
+        "--no-cache` on the large file; startup: one small file and one notebook against bare "
+        "Python; tree: a whole tree, cold and warm cache; all: every one",
+    )
     parser.add_argument("--lines", type=int, default=5000, help="size of the generated file")
     parser.add_argument("--runs", type=int, default=10, help="timed analysis runs")
     parser.add_argument("--ruff-runs", type=int, default=5, help="timed ruff runs")
+    parser.add_argument("--cli-runs", type=int, default=5, help="timed runs of each command")
+    parser.add_argument("--py-files", type=int, default=300, help="tree mode: .py files")
+    parser.add_argument("--notebooks", type=int, default=100, help="tree mode: notebooks")
     parser.add_argument("--keep", type=Path, help="also write the generated file here")
     parser.add_argument("--against", metavar="REV", help="also compare with a git revision")
     args = parser.parse_args(argv)
 
-    # Imported here so `--help` works without the package on the path.
-    from jupyterlab_tfcoach.analysis import analyze_source
-
+    bytecode = tempfile.TemporaryDirectory()
+    COMMAND_ENV["PYTHONPYCACHEPREFIX"] = bytecode.name
     source = generate_source(args.lines)
     if args.keep:
         args.keep.write_text(source, encoding="utf-8")
-    line_count = source.count("\n")
+    ruff = find_ruff()
+    modes = ("analysis", "cli", "startup", "tree") if args.mode == "all" else (args.mode,)
+    for mode in modes:
+        if len(modes) > 1:
+            print(f"\n== {mode}")
+        if mode == "analysis":
+            bench_analysis(source, args.runs, args.ruff_runs, args.against, ruff)
+        elif mode == "cli":
+            bench_cli_large_file(source, args.cli_runs, ruff)
+        elif mode == "startup":
+            bench_startup(args.cli_runs)
+        else:
+            bench_tree(args.py_files, args.notebooks, args.cli_runs, ruff)
+    bytecode.cleanup()
+    return 0
 
+
+def bench_analysis(
+    source: str, runs: int, ruff_runs: int, against: str | None, ruff: str | None
+) -> None:
+    """``analyze_source`` in this process against ``ruff check --no-cache`` (issue 3)."""
+    # Imported here so `--help` works without the package on the path.
+    from jupyterlab_tfcoach.analysis import analyze_source
+
+    line_count = source.count("\n")
     findings = analyze_source(source)  # warm-up: imports, caches, course parsing
-    analysis_times = timings(lambda: analyze_source(source), args.runs)
+    analysis_times = timings(lambda: analyze_source(source), runs)
     codes = sorted({finding.code for finding in findings})
     print(f"generated file: {line_count} lines, {len(source):,} characters")
     print(f"findings: {len(findings)} ({', '.join(codes) or 'none'})")
     print(f"tfcoach analyze_source: {describe(analysis_times)}")
-    if args.against:
-        compare(source, analyze_source, args.against, args.runs)
+    if against:
+        compare(source, analyze_source, against, runs)
 
-    ruff = find_ruff()
     if ruff is None:
         print("ruff check --no-cache: ruff not found, no comparison")
-        return 0
+        return
     with tempfile.TemporaryDirectory() as directory:
         path = Path(directory) / "generated_training.py"
         path.write_text(source, encoding="utf-8")
@@ -368,11 +609,10 @@ def main(argv: list[str] | None = None) -> int:
                 raise RuntimeError(completed.stderr.decode(errors="replace"))
 
         run_ruff()  # warm-up: the first start pays for loading the binary
-        ruff_times = timings(run_ruff, args.ruff_runs)
+        ruff_times = timings(run_ruff, ruff_runs)
     print(f"ruff check --no-cache:  {describe(ruff_times)}")
     ratio = statistics.median(analysis_times) / statistics.median(ruff_times)
     print(f"ratio tfcoach / ruff:   {ratio:.2f}x (medians)")
-    return 0
 
 
 if __name__ == "__main__":

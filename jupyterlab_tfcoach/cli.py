@@ -1,42 +1,51 @@
 """``tfcoach``: check files for TensorFlow pitfalls and read the rules' docs.
 
     tfcoach check PATH... [--format text|json|sarif] [--select CODES] [--ignore CODES]
+                          [--no-cache] [--jobs N] [--max-file-size MB] [--verbose]
     tfcoach rules
     tfcoach rule CODE
 
 This module only adapts :mod:`jupyterlab_tfcoach.analysis` to a shell: it
-finds the files, applies the configuration, and hands the findings to a
-formatter in :mod:`jupyterlab_tfcoach.formats`.
+finds the files, applies the configuration, reuses cached results
+(:mod:`jupyterlab_tfcoach.cache`), analyses the others (in a pool of processes
+when there are many), and hands the findings to a formatter in
+:mod:`jupyterlab_tfcoach.formats`. Formatters are imported only when used, and
+nothing here imports nbformat: ``tfcoach check one.ipynb`` starts in about the
+time of Python itself plus the analysis modules.
 """
 
 from __future__ import annotations
 
 import argparse
+import errno
 import os
+import stat
 import sys
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
 from jupyterlab_tfcoach import __version__
 from jupyterlab_tfcoach.analysis import (
     RULES,
-    AnalysisInputError,
     Config,
     ConfigError,
     Finding,
     Rule,
-    analyze_path,
     load_config,
     rule_by_code,
 )
 from jupyterlab_tfcoach.analysis.config import normalize_codes
+from jupyterlab_tfcoach.cache import (
+    FileResult,
+    ResultCache,
+    analyze_file,
+    content_key,
+    default_cache_dir,
+)
 from jupyterlab_tfcoach.course import course_ref
-from jupyterlab_tfcoach.formats import CheckResult, InputProblem, RuleDescription
-from jupyterlab_tfcoach.formats.json_format import format_json
-from jupyterlab_tfcoach.formats.sarif import format_sarif
-from jupyterlab_tfcoach.formats.text import format_text
+from jupyterlab_tfcoach.formats import CheckResult, InputProblem, RuleDescription, plural
 
 EXIT_CLEAN = 0
 EXIT_FINDINGS = 1
@@ -47,19 +56,22 @@ CHECKED_SUFFIXES = (".py", ".ipynb")
 # environments and caches hold other people's code, not the user's.
 SKIPPED_DIRECTORIES = frozenset({"node_modules", "__pycache__", "__pypackages__", "site-packages"})
 
-FORMATTERS: dict[str, Callable[[CheckResult], str]] = {
-    "text": format_text,
-    "json": format_json,
-    "sarif": format_sarif,
-}
+# A larger file is reported, not read: generated code or a notebook full of outputs, whose
+# analysis would take minutes and gigabytes (a 5,000-line module is about 200 kB).
+DEFAULT_MAX_FILE_MB = 20.0
+# Below this many files to analyse, starting worker processes costs more than it saves.
+POOL_MIN_FILES = 16
+
+FORMAT_NAMES = ("text", "json", "sarif")
 
 CHECK_EPILOG = """\
 exit status:
   0  no findings
   1  findings were reported
   2  usage error, or some input could not be checked (missing path, file not
-     UTF-8, invalid notebook JSON, syntax error). Each such input gets one line
-     on stderr naming it; all other files are still checked and reported.
+     UTF-8, invalid notebook JSON, syntax error, symlink loop, folder that
+     cannot be read, file above --max-file-size). Each such input gets one
+     line on stderr naming it; all other files are still checked and reported.
      An input error wins over findings: the exit status is 2 whenever one
      occurred, so a broken file is never mistaken for a clean run.
 
@@ -71,7 +83,16 @@ configuration:
 
 folders are searched recursively for .py and .ipynb files, skipping hidden
 folders (.git, .venv, ...), node_modules, __pycache__, __pypackages__ and
-site-packages. Files named explicitly are always checked.
+site-packages; links to folders are not followed. A FIFO, socket or device
+with such a name is skipped with a note on stderr. Files named explicitly are
+always checked.
+
+cache: results are kept in .tfcoach_cache in the project root (the nearest
+folder with a pyproject.toml at or above the current one, else the current
+one; it holds a .gitignore of *, so it is never committed) and reused while
+the file, the rules its configuration enables and tfcoach are unchanged.
+--no-cache neither reads nor writes it; --cache-dir or TFCOACH_CACHE_DIR put
+it elsewhere. Concurrent runs share it safely.
 
 notebooks: findings name the code cell (0-based, counting code cells only) and
 count lines within that cell: notebook.ipynb:cell 2:3:5: ...
@@ -80,6 +101,26 @@ count lines within that cell: notebook.ipynb:cell 2:3:5: ...
 
 def _code_list(text: str) -> list[str]:
     return [part.strip() for part in text.split(",") if part.strip()]
+
+
+def _jobs(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError("must be 0 (one per core) or more")
+    return value
+
+
+def _megabytes(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError("must be above 0")
+    return value
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -102,7 +143,7 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("paths", nargs="+", metavar="PATH", help=".py file, .ipynb file or folder")
     check.add_argument(
         "--format",
-        choices=tuple(FORMATTERS),
+        choices=FORMAT_NAMES,
         default="text",
         help="output format (default: text)",
     )
@@ -118,6 +159,41 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="CODES",
         help="comma-separated rule codes or prefixes to disable (replaces the configuration's)",
     )
+    check.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="neither read nor write the result cache",
+    )
+    check.add_argument(
+        "--cache-dir",
+        type=Path,
+        metavar="DIR",
+        help="result cache folder (default: $TFCOACH_CACHE_DIR, else .tfcoach_cache in the "
+        "project root)",
+    )
+    check.add_argument(
+        "-j",
+        "--jobs",
+        type=_jobs,
+        default=0,
+        metavar="N",
+        help=f"processes analysing files when at least {POOL_MIN_FILES} need it "
+        "(default 0: one per available core; 1: no pool)",
+    )
+    check.add_argument(
+        "--max-file-size",
+        type=_megabytes,
+        default=DEFAULT_MAX_FILE_MB,
+        metavar="MB",
+        help="files larger than this are reported as input errors, not read "
+        f"(default: {DEFAULT_MAX_FILE_MB:g} MB)",
+    )
+    check.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="also print on stderr how many results came from the cache",
+    )
 
     commands.add_parser(
         "rules",
@@ -131,6 +207,21 @@ def build_parser() -> argparse.ArgumentParser:
     )
     rule.add_argument("code", metavar="CODE", help="rule code (TFC001) or name")
     return parser
+
+
+def formatter(name: str) -> Callable[[CheckResult], str]:
+    """The output format ``name``, imported on first use (each costs start-up time)."""
+    if name == "json":
+        from jupyterlab_tfcoach.formats.json_format import format_json
+
+        return format_json
+    if name == "sarif":
+        from jupyterlab_tfcoach.formats.sarif import format_sarif
+
+        return format_sarif
+    from jupyterlab_tfcoach.formats.text import format_text
+
+    return format_text
 
 
 # ---------------------------------------------------------------------------
@@ -172,42 +263,109 @@ class Target:
     path: Path
 
 
-def _walk_folder(folder: Path) -> Iterator[Path]:
-    for directory, subdirectories, names in os.walk(folder):
-        # Pruning in place stops os.walk from descending; sorting gives a stable order.
-        subdirectories[:] = sorted(
-            name
-            for name in subdirectories
-            if not name.startswith(".") and name not in SKIPPED_DIRECTORIES
-        )
-        for name in sorted(names):
-            if name.endswith(CHECKED_SUFFIXES) and not name.startswith("."):
-                yield Path(directory, name)
+@dataclass
+class Discovery:
+    """What a walk found: files to check, input errors, and notes (skipped special files)."""
+
+    targets: list[Target] = field(default_factory=list)
+    problems: list[InputProblem] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    _seen: set[object] = field(default_factory=set)
+
+    def add(self, path: Path, info: os.stat_result) -> None:
+        # One file named twice, or through a link, is checked once. Some network file
+        # systems report no inode numbers: there the resolved path tells.
+        key = (info.st_dev, info.st_ino) if info.st_ino else os.path.realpath(path)
+        if key not in self._seen:
+            self._seen.add(key)
+            self.targets.append(Target(str(path), path))
 
 
-def discover(paths: Iterable[str]) -> tuple[list[Target], list[InputProblem]]:
-    targets: list[Target] = []
-    problems: list[InputProblem] = []
-    seen: set[Path] = set()
+def _special_kind(mode: int) -> str:
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode):
+        return "a character device"
+    if stat.S_ISBLK(mode):
+        return "a block device"
+    return "not a regular file"
 
-    def add(path: Path) -> None:
-        key = path.resolve()
-        if key not in seen:
-            seen.add(key)
-            targets.append(Target(str(path), path))
 
+def _stat_problem(error: OSError) -> str:
+    if error.errno == errno.ELOOP:
+        return "symlink loop (too many levels of symbolic links)"
+    if error.errno in (errno.ENOENT, errno.ENOTDIR):
+        return "no such file or folder"
+    return f"cannot read: {error.strerror or error}"
+
+
+def _walk_folder(folder: Path, found: Discovery) -> None:
+    """Depth first, names sorted, files of a folder before its subfolders (as ``os.walk``).
+
+    Symbolic links to folders are not followed (no cycles, no escaping the tree); links to
+    files are checked like files. A link loop is an input error, as is a folder that
+    cannot be listed; a FIFO, socket or device with a checked suffix is skipped with a
+    note: opening a FIFO would wait for a writer forever.
+    """
+    pending = [folder]
+    while pending:
+        directory = pending.pop()
+        try:
+            with os.scandir(directory) as scan:
+                entries = sorted(scan, key=lambda entry: entry.name)
+        except OSError as error:
+            found.problems.append(
+                InputProblem(str(directory), f"cannot read folder: {error.strerror or error}")
+            )
+            continue
+        subfolders: list[Path] = []
+        for entry in entries:
+            name = entry.name
+            if name.startswith("."):
+                continue
+            path = directory / name
+            checked = name.endswith(CHECKED_SUFFIXES)
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    if name not in SKIPPED_DIRECTORIES:
+                        subfolders.append(path)
+                    continue
+                if not checked and not entry.is_symlink():
+                    continue
+                info = os.stat(path)  # follows a link: its loop or dangling end shows here
+            except OSError as error:
+                if error.errno == errno.ELOOP or checked:
+                    found.problems.append(InputProblem(str(path), _stat_problem(error)))
+                continue
+            if not checked or stat.S_ISDIR(info.st_mode):
+                continue  # a link to a folder: not followed
+            if stat.S_ISREG(info.st_mode):
+                found.add(path, info)
+            else:
+                found.notes.append(f"{path}: skipped, {_special_kind(info.st_mode)}")
+        pending.extend(reversed(subfolders))
+
+
+def discover(paths: Iterable[str]) -> Discovery:
+    found = Discovery()
     for raw in paths:
         path = Path(raw)
-        if path.is_dir():
-            for found in _walk_folder(path):
-                add(found)
-        elif path.is_file():
-            add(path)
-        elif path.exists():
-            problems.append(InputProblem(raw, "not a regular file or folder"))
+        try:
+            info = os.stat(path)
+        except OSError as error:
+            found.problems.append(InputProblem(raw, _stat_problem(error)))
+            continue
+        if stat.S_ISDIR(info.st_mode):
+            _walk_folder(path, found)
+        elif stat.S_ISREG(info.st_mode):
+            found.add(path, info)
         else:
-            problems.append(InputProblem(raw, "no such file or folder"))
-    return targets, problems
+            # Named explicitly, it was meant to be checked: an input error, not a note.
+            kind = _special_kind(info.st_mode)
+            found.problems.append(InputProblem(raw, f"not a regular file or folder ({kind})"))
+    return found
 
 
 # ---------------------------------------------------------------------------
@@ -228,13 +386,16 @@ class ConfigCache:
 
     def __init__(self, overrides: Overrides) -> None:
         self._overrides = overrides
-        self._by_folder: dict[Path, Config | ConfigError] = {}
+        self._by_folder: dict[str, Config | ConfigError] = {}
+        self._enabled: dict[Config, tuple[str, ...]] = {}
 
     def for_file(self, path: Path) -> Config:
-        folder = path.resolve().parent
+        # A linked file takes the configuration of the folder it really is in.
+        real = os.path.realpath(path) if os.path.islink(path) else os.path.abspath(path)
+        folder = os.path.dirname(real)
         if folder not in self._by_folder:
             try:
-                self._by_folder[folder] = self._overrides.apply(load_config(folder))
+                self._by_folder[folder] = self._overrides.apply(load_config(Path(folder)))
             except ConfigError as error:
                 self._by_folder[folder] = error
         cached = self._by_folder[folder]
@@ -242,39 +403,184 @@ class ConfigCache:
             raise cached
         return cached
 
+    def enabled_rules(self, config: Config) -> tuple[str, ...]:
+        """The rules that run under ``config``: the part of it a cached result depends on."""
+        if config not in self._enabled:
+            self._enabled[config] = tuple(r.code for r in RULES if config.is_enabled(r.code))
+        return self._enabled[config]
+
+
+class NotRead(Exception):
+    """A found file that is not read: too large, or no longer a regular file."""
+
+
+def _open_checked(path: Path, max_bytes: int, read: bool) -> tuple[bytes, os.stat_result]:
+    """The file's bytes (``b""`` unless ``read``) and its status, taken on the open file.
+
+    Opened non-blocking, so a file replaced by a FIFO since the walk cannot hang the run,
+    and checked through the descriptor, so what is checked is what is read.
+    """
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+    descriptor = os.open(path, flags)
+    with open(descriptor, "rb") as stream:
+        info = os.fstat(descriptor)
+        if not stat.S_ISREG(info.st_mode):
+            raise NotRead(f"skipped, {_special_kind(info.st_mode)}")
+        if info.st_size > max_bytes:
+            raise NotRead(
+                f"{_size(info.st_size)}, above the {max_bytes / 1e6:g} MB limit "
+                "(--max-file-size): not read"
+            )
+        return (stream.read() if read else b""), info
+
+
+def _size(count: int) -> str:
+    return f"{count / 1e6:.1f} MB" if count >= 100_000 else f"{count / 1e3:.1f} kB"
+
+
+def _unchanged(path: Path, before: os.stat_result) -> bool:
+    try:
+        after = os.stat(path)
+    except OSError:
+        return False
+    return (after.st_size, after.st_mtime_ns, after.st_ino, after.st_dev) == (
+        before.st_size,
+        before.st_mtime_ns,
+        before.st_ino,
+        before.st_dev,
+    )
+
+
+def available_cores() -> int:
+    if hasattr(os, "sched_getaffinity"):
+        return max(1, len(os.sched_getaffinity(0)))
+    return max(1, os.cpu_count() or 1)
+
+
+def analyze_files(
+    jobs: Sequence[tuple[Path, Config]], workers: int
+) -> tuple[list[FileResult], int]:
+    """Each file's result, in order, and how many processes computed them (1: this one)."""
+    workers = min(workers, len(jobs))
+    if workers > 1 and len(jobs) >= POOL_MIN_FILES:
+        # Imported here: a run on a few files never pays for multiprocessing.
+        from concurrent.futures import BrokenExecutor, ProcessPoolExecutor
+
+        paths = [path for path, _ in jobs]
+        configs = [config for _, config in jobs]
+        try:
+            with ProcessPoolExecutor(max_workers=workers) as pool:
+                # Chunks amortise the pickling; four per worker still balance the load.
+                chunk = max(1, len(jobs) // (workers * 4))
+                return list(pool.map(analyze_file, paths, configs, chunksize=chunk)), workers
+        except (OSError, NotImplementedError, BrokenExecutor):
+            pass  # no semaphores or fork here, or a worker died: do it in this process
+    return [analyze_file(path, config) for path, config in jobs], 1
+
+
+@dataclass
+class Checked:
+    findings: list[Finding] = field(default_factory=list)
+    problems: list[InputProblem] = field(default_factory=list)
+    base_urls: dict[str, str | None] = field(default_factory=dict)
+    examined: int = 0
+    from_cache: int = 0
+    analysed: int = 0
+    processes: int = 1
+
+
+@dataclass
+class _Pending:
+    index: int
+    target: Target
+    config: Config
+    key: str | None
+    before: os.stat_result
+
 
 def check_targets(
-    targets: Sequence[Target], configs: ConfigCache
-) -> tuple[list[Finding], list[InputProblem], dict[str, str | None]]:
-    findings: list[Finding] = []
-    problems: list[InputProblem] = []
-    base_urls: dict[str, str | None] = {}
-    for target in targets:
+    targets: Sequence[Target],
+    configs: ConfigCache,
+    cache: ResultCache | None = None,
+    workers: int = 1,
+    max_bytes: int = int(DEFAULT_MAX_FILE_MB * 1e6),
+) -> Checked:
+    checked = Checked()
+    results: list[FileResult | InputProblem | None] = [None] * len(targets)
+    file_configs: list[Config | None] = [None] * len(targets)
+    pending: list[_Pending] = []
+    for index, target in enumerate(targets):
         try:
             config = configs.for_file(target.path)
-            file_findings = analyze_path(target.path, config)
+            data, info = _open_checked(target.path, max_bytes, read=cache is not None)
         except ConfigError as error:
             # The message already names the pyproject.toml at fault.
-            problems.append(InputProblem(target.display, f"configuration error: {error}"))
+            results[index] = InputProblem(target.display, f"configuration error: {error}")
+            checked.examined += 1
             continue
-        except AnalysisInputError as error:
-            problems.append(InputProblem(target.display, error.problem))
-            # A notebook with one broken cell still has findings in the others.
-            file_findings = error.findings
+        except NotRead as reason:
+            results[index] = InputProblem(target.display, str(reason))
+            continue
         except OSError as error:
             # Unreadable after discovery (permissions, removed meanwhile).
-            problems.append(InputProblem(target.display, error.strerror or str(error)))
+            results[index] = InputProblem(target.display, _stat_problem(error))
+            checked.examined += 1
             continue
-        base_urls[target.display] = config.course_base_url
-        # analyze_path sorts by (cell, line, column, code); the path is shown as given.
-        findings.extend(finding.with_location(path=target.display) for finding in file_findings)
-    return findings, problems, base_urls
+        checked.examined += 1
+        file_configs[index] = config
+        key = None
+        if cache is not None:
+            kind = target.path.suffix.lower()
+            key = content_key(data, kind, configs.enabled_rules(config))
+            hit = cache.get(target.path, key, target.display)
+            if hit is not None:
+                results[index] = hit
+                checked.from_cache += 1
+                continue
+        pending.append(_Pending(index, target, config, key, info))
+
+    analysed, checked.processes = analyze_files(
+        [(item.target.path, item.config) for item in pending], workers
+    )
+    checked.analysed = len(analysed)
+    for item, result in zip(pending, analysed, strict=True):
+        results[item.index] = result
+        # A file edited while it was analysed: its result may belong to neither version.
+        if cache is not None and item.key is not None and _unchanged(item.target.path, item.before):
+            cache.put(item.target.path, item.key, result)
+
+    for target, config, result in zip(targets, file_configs, results, strict=True):
+        if isinstance(result, InputProblem):
+            checked.problems.append(result)
+            continue
+        assert result is not None and config is not None
+        if result.problem is not None:
+            checked.problems.append(InputProblem(target.display, result.problem))
+        checked.base_urls[target.display] = config.course_base_url
+        # analyze_path sorts by (cell, line, column, code) and names the file as given.
+        checked.findings.extend(
+            f if f.path == target.display else f.with_location(path=target.display)
+            for f in result.findings
+        )
+    return checked
 
 
 def _validated_codes(codes: list[str] | None, option: str) -> list[str] | None:
     if codes is not None:
         normalize_codes(codes, option)  # raises ConfigError naming the option
     return codes
+
+
+def _open_cache(args: argparse.Namespace) -> ResultCache | None:
+    if args.no_cache:
+        return None
+    if args.cache_dir is not None:
+        return ResultCache(args.cache_dir)
+    try:
+        cwd = Path.cwd()
+    except OSError:
+        return None  # the working folder was deleted: no project root to keep a cache in
+    return ResultCache(default_cache_dir(cwd))
 
 
 def run_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
@@ -287,27 +593,46 @@ def run_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         print(f"tfcoach check: {error}", file=err)
         return EXIT_ERROR
 
-    targets, problems = discover(args.paths)
-    findings, check_problems, base_urls = check_targets(targets, ConfigCache(overrides))
-    problems.extend(check_problems)
+    found = discover(args.paths)
+    for note in found.notes:
+        print(f"tfcoach: note: {note}", file=err)
+    cache = _open_cache(args)
+    checked = check_targets(
+        found.targets,
+        ConfigCache(overrides),
+        cache,
+        workers=args.jobs or available_cores(),
+        max_bytes=int(args.max_file_size * 1e6),
+    )
+    problems = found.problems + checked.problems
     for problem in problems:
         print(f"tfcoach: {problem}", file=err)
+    if args.verbose:
+        where = "no cache" if cache is None else f"cache {cache.root}"
+        if cache is not None and not cache.writable:
+            where += " (not writable: results not kept)"
+        pool = f" in {checked.processes} processes" if checked.processes > 1 else ""
+        print(
+            f"tfcoach: {plural(checked.examined, 'file')}: {checked.from_cache} from the cache, "
+            f"{checked.analysed} analysed{pool}; {where}",
+            file=err,
+        )
 
     result = CheckResult(
-        findings=tuple(findings),
-        files_examined=len(targets),
+        findings=tuple(checked.findings),
+        files_examined=checked.examined,
         problems=tuple(problems),
         rules=rule_descriptions(),
-        course_base_urls=base_urls,
+        course_base_urls=checked.base_urls,
         # Rule descriptions (SARIF helpUri) are not tied to one file: use the
         # project the command runs in. A broken pyproject there was already
         # reported for the files it covers.
         default_course_base_url=_cwd_course_base_url(report_errors_to=None),
     )
-    out.write(FORMATTERS[args.format](result))
+    out.write(formatter(args.format)(result))
     if problems:
         return EXIT_ERROR
-    return EXIT_FINDINGS if findings else EXIT_CLEAN
+    return EXIT_FINDINGS if checked.findings else EXIT_CLEAN
 
 
 def _cwd_course_base_url(report_errors_to: TextIO | None) -> str | None:

@@ -8,6 +8,9 @@
   not for notebook cells (``push_notebooks``, see ``notebooks.pulls_cells``).
 * A result is published only if its document version and settings generation
   are still current; a stale one is dropped (a newer pass is already queued).
+* A newer version cancels the passes of older ones that have not started: while
+  a slow pass runs, edits never pile up stale versions behind it. Each pass has
+  a time budget (``runner.py``).
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ ConfigFor = Callable[[Snapshot], Config]
 def result_id(part: PartResult) -> str:
     """Content-based, so an unchanged answer is recognised across versions."""
     digest = hashlib.blake2b(digest_size=12)
-    for d in part.diagnostics:
+    for d in part.published:
         digest.update(
             f"{d.code}|{d.range.start.line}:{d.range.start.character}-"
             f"{d.range.end.line}:{d.range.end.character}|{d.severity}|{d.message}|"
@@ -107,6 +110,11 @@ class DiagnosticsEngine:
         future = self._inflight.get(token)
         if future is not None:
             return future
+        # Passes queued for an older version (or settings) of the same document are now
+        # stale: cancel them, so they never run after a slow pass (a running one can't be).
+        for (key, version, _), queued in list(self._inflight.items()):
+            if key == snap.key and queued.cancel():
+                log.debug("cancelled the queued pass of %s v%s", key, version)
         config = self._config_for(snap)
         codec = self._server.workspace.position_codec
         future = self._executor.submit(self._analyzer.run, snap, config, codec, self.generation)
@@ -141,7 +149,7 @@ class DiagnosticsEngine:
         self._results[result.key] = result
         previous = self._published.get(result.key, set())
         for uri, part in result.parts.items():
-            self._publish(uri, list(part.diagnostics), result.version)
+            self._publish(uri, part.published, result.version)
         for uri in previous - set(result.parts):
             self._publish(uri, [], None)  # a cell that was deleted or became markdown
         self._published[result.key] = set(result.parts)
@@ -171,10 +179,18 @@ class DiagnosticsEngine:
         key = key_for(workspace, uri)
         result = self._results.get(key)
         if result is None or not self._is_current(result):
-            snap = snapshot(workspace, key)
-            if snap is None:
-                return None
-            result = await asyncio.shield(asyncio.wrap_future(self._submit(snap)))
+            while True:
+                snap = snapshot(workspace, key)
+                if snap is None:
+                    return None
+                future = self._submit(snap)
+                try:
+                    result = await asyncio.shield(asyncio.wrap_future(future))
+                    break
+                except asyncio.CancelledError:
+                    if not future.cancelled():
+                        raise  # this request itself was cancelled
+                    # A newer version superseded the queued pass: analyse that one.
             if self._is_current(result):
                 self._results[key] = result
                 self.on_result(key)

@@ -3,19 +3,23 @@
 
 jupyter_lsp calls ``spec(manager)`` and validates the returned mapping against
 its schema (spec version 2). The server runs with the same interpreter as the
-Jupyter server, so no PATH lookup is needed. jupyterlab-lsp sends a notebook as one
-Python text document at its ``.ipynb`` path; the server leaves those to the tfcoach
-JupyterLab extension (``--notebooks-in-jupyterlab``).
+Jupyter server, so no PATH lookup is needed, and nothing is imported from the
+working directory jupyter_lsp starts it in (a user's folder, which may hold an
+``lsp_server/`` or an ``argparse.py``): see ``server_command``. jupyterlab-lsp
+sends a notebook as one Python text document at its ``.ipynb`` path; the server
+leaves those to the tfcoach JupyterLab extension (``--notebooks-in-jupyterlab``).
 """
 
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 from typing import Any
 
 from lsp_server import SERVER_NAME
 
 SPEC_VERSION = 2
+CONSOLE_SCRIPTS = ("tfcoach-lsp", "tfcoach-lsp.exe")
 
 CONFIG_SCHEMA: dict[str, Any] = {
     "$schema": "http://json-schema.org/draft-07/schema#",
@@ -43,6 +47,43 @@ CONFIG_SCHEMA: dict[str, Any] = {
 }
 
 
+def console_script(python: str) -> str | None:
+    """The ``tfcoach-lsp`` script installed next to ``python`` (a venv's or conda env's
+    ``bin/`` or ``Scripts\\``), or None."""
+    folder = Path(python).parent
+    for name in CONSOLE_SCRIPTS:
+        candidate = folder / name
+        if candidate.is_file():
+            return str(candidate)
+    return None
+
+
+def module_command(python: str, version: tuple[int, int] = sys.version_info[:2]) -> list[str]:
+    """``python -m lsp_server`` without the working directory on ``sys.path``.
+
+    ``-m`` alone puts the working directory first on ``sys.path``, so its
+    ``lsp_server/`` or ``argparse.py`` would be imported instead of the installed
+    ones. Python 3.11+ has ``-P`` for exactly that (the user site and ``PYTHONPATH``
+    stay); on 3.10 ``-I`` (isolated mode) also leaves out the user site and every
+    ``PYTHON*`` variable, so a package installed only with ``pip install --user`` (or
+    found only through ``PYTHONPATH``) is not found there: install it into the
+    interpreter's environment (a venv) instead.
+    """
+    return [python, "-P" if version >= (3, 11) else "-I", "-m", "lsp_server"]
+
+
+def server_command(python: str | None = None) -> list[str]:
+    """How to start the server with ``python`` (default: this interpreter).
+
+    The console script next to the interpreter when there is one: it is run by the
+    interpreter named in its first line, with its own folder (not the working
+    directory) first on ``sys.path``. Otherwise ``module_command``.
+    """
+    python = python or sys.executable
+    script = console_script(python)
+    return [script] if script is not None else module_command(python)
+
+
 def spec(manager: Any = None) -> dict[str, dict[str, Any]]:
     """Return ``{"tfcoach-lsp": <spec>}`` for jupyter_lsp's LanguageServerManager."""
     return {
@@ -50,7 +91,7 @@ def spec(manager: Any = None) -> dict[str, dict[str, Any]]:
             # The tfcoach JupyterLab extension already shows notebook findings and
             # cards: the server leaves notebooks to it (one card per name, one mark per
             # finding) and still serves .py files in Lab's file editor.
-            "argv": [sys.executable, "-m", "lsp_server", "--notebooks-in-jupyterlab"],
+            "argv": [*server_command(), "--notebooks-in-jupyterlab"],
             "languages": ["python"],
             "version": SPEC_VERSION,
             "display_name": "tfcoach (TensorFlow coach)",

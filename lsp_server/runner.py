@@ -1,10 +1,19 @@
 """One analysis pass, run on the analysis thread: snapshot -> findings ->
 diagnostics. While a file (or a notebook cell) does not parse, the findings of
-the last good pass are kept where their lines are untouched."""
+the last good pass are kept where their lines are untouched.
+
+Each pass has a time budget (10 s; the environment variable
+``TFCOACH_ANALYSIS_BUDGET_MS`` sets another): past it, the findings made so far
+are published with one Information diagnostic on the first line of the file
+(of the first cell, for a notebook) saying "analysis stopped after N ms". A
+diagnostic rather than ``window/showMessage``: it belongs to that version of the
+document, goes away with the next pass that finishes in time, and does not pop
+up again at every keystroke while a huge file is being edited."""
 
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -12,6 +21,7 @@ from lsprotocol import types
 from pygls.workspace import PositionCodec
 
 from jupyterlab_tfcoach.analysis import AnalysisSyntaxError, analyze_source
+from jupyterlab_tfcoach.analysis.budget import time_budget
 from jupyterlab_tfcoach.analysis.config import Config
 from jupyterlab_tfcoach.analysis.findings import Finding
 from lsp_server.course_links import CourseLinks
@@ -21,13 +31,45 @@ from lsp_server.protocol import DocumentPart, to_diagnostics
 
 log = logging.getLogger(__name__)
 
+BUDGET_ENV = "TFCOACH_ANALYSIS_BUDGET_MS"
+DEFAULT_BUDGET_SECONDS = 10.0
+
+
+def budget_seconds() -> float:
+    """The time budget of one pass: ``TFCOACH_ANALYSIS_BUDGET_MS``, else 10 s."""
+    raw = os.environ.get(BUDGET_ENV, "").strip()
+    try:
+        return max(float(raw), 0.0) / 1000 if raw else DEFAULT_BUDGET_SECONDS
+    except ValueError:
+        log.warning("%s=%r is not a number of milliseconds; using 10 s", BUDGET_ENV, raw)
+        return DEFAULT_BUDGET_SECONDS
+
+
+def note_diagnostic(note: str, lines: Sequence[str], codec: PositionCodec) -> types.Diagnostic:
+    """The note of an analysis that ran out of time, on the first line."""
+    first = lines[0] if lines else ""
+    end = types.Position(line=0, character=codec.client_num_units(first))
+    return types.Diagnostic(
+        range=types.Range(start=types.Position(line=0, character=0), end=end),
+        message=note,
+        severity=types.DiagnosticSeverity.Information,
+        source="tfcoach",
+    )
+
 
 @dataclass(frozen=True)
 class PartResult:
     uri: str
     lines: tuple[str, ...]
     findings: tuple[Finding, ...]
-    diagnostics: tuple[types.Diagnostic, ...]
+    diagnostics: tuple[types.Diagnostic, ...]  # one per finding, in the same order
+    # The note of a pass that ran out of time (``note_diagnostic``), published with them.
+    notes: tuple[types.Diagnostic, ...] = ()
+
+    @property
+    def published(self) -> list[types.Diagnostic]:
+        """What the client is sent: the note (if any), then the findings."""
+        return [*self.notes, *self.diagnostics]
 
 
 @dataclass(frozen=True)
@@ -63,8 +105,9 @@ def keep_untouched(previous: PartResult | None, lines: Sequence[str]) -> tuple[F
 class Analyzer:
     """Lives on the (single) analysis thread; remembers the last good results."""
 
-    def __init__(self) -> None:
+    def __init__(self, budget: float | None = None) -> None:
         self._last_good: dict[str, PartResult] = {}
+        self.budget = budget_seconds() if budget is None else budget
 
     def forget(self, uris: Sequence[str]) -> None:
         for uri in uris:
@@ -75,7 +118,9 @@ class Analyzer:
     ) -> AnalysisResult:
         links = CourseLinks(config.course_base_url)
         path = str(snap.path) if snap.path else None
-        by_uri, broken = self._findings(snap, config, path)
+        with time_budget(self.budget) as budget:
+            by_uri, broken = self._findings(snap, config, path)
+        note = budget.note
         parts: dict[str, PartResult] = {}
         # Every part's document, in the order the analysis numbers notebook cells: a
         # finding's related locations may point into another cell.
@@ -88,7 +133,11 @@ class Analyzer:
             else:
                 findings = tuple(by_uri.get(part.uri, ()))
             diagnostics = tuple(to_diagnostics(findings, lines, codec, links, part.uri, cells))
-            result = PartResult(part.uri, lines, findings, diagnostics)
+            notes: tuple[types.Diagnostic, ...] = ()
+            if note is not None:
+                notes = (note_diagnostic(note, lines, codec),)
+                note = None  # once, on the first part
+            result = PartResult(part.uri, lines, findings, diagnostics, notes)
             parts[part.uri] = result
             if part.uri not in broken:
                 self._last_good[part.uri] = result

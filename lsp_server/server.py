@@ -157,9 +157,8 @@ def create_server(notebooks_in_jupyterlab: bool = False) -> TfCoachServer:
         ls.engine.mark_sent(params.text_document.uri, rid)
         if params.previous_result_id == rid:
             return types.RelatedUnchangedDocumentDiagnosticReport(result_id=rid)
-        return types.RelatedFullDocumentDiagnosticReport(
-            items=list(part.diagnostics), result_id=rid
-        )
+        # With the note of a pass that ran out of time, as a pushed report has it.
+        return types.RelatedFullDocumentDiagnosticReport(items=list(part.published), result_id=rid)
 
     @ls.feature(types.TEXT_DOCUMENT_HOVER)
     async def hover(ls: TfCoachServer, params: types.HoverParams) -> types.Hover | None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TypeVar
@@ -25,6 +26,9 @@ from tests.harness import (
 pytest_plugins = ["pytest_jupyter.jupyter_server"]
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+# `tfcoach check` keeps a result cache next to the nearest pyproject.toml: the repo's, for
+# tests that run it from here. Tests keep theirs out of the working tree.
+os.environ.setdefault("TFCOACH_CACHE_DIR", tempfile.mkdtemp(prefix="tfcoach-test-cache-"))
 
 # Playwright's sync API runs its own event loop on the main thread. pytest-jupyter's
 # autouse loop fixtures would adopt that running loop and then try to close it, so

@@ -970,7 +970,8 @@ def test_default_interpreter_comes_from_the_python_extension(
     page.keyboard.press("Control+Shift+M")
     page.locator(".markers-panel").wait_for()
     workbench.wait_for_diagnostics((workspace / FILE_NAME).read_text())
-    started = f"tfcoach language server started: {sys.executable} -m lsp_server"
+    # The console script next to the interpreter: it never runs modules of the workspace.
+    started = f"tfcoach language server started: {Path(sys.executable).parent / 'tfcoach-lsp'}"
     wait_until(
         lambda: started in code_server.output_channel(),
         UPDATE_TIMEOUT_MS,

@@ -1,5 +1,6 @@
 "use strict";
-// tfcoach for VS Code: starts `tfcoach-lsp` (`<interpreter> -m lsp_server`) over stdio.
+// tfcoach for VS Code: starts `tfcoach-lsp` (next to the interpreter, else
+// `<interpreter> -I -m lsp_server`) over stdio.
 const childProcess = require("child_process");
 const vscode = require("vscode");
 const {
@@ -12,7 +13,9 @@ const {
   DOCUMENT_SELECTOR,
   EXPERIMENTAL_CAPABILITIES,
   SETTINGS,
+  describeCommand,
   installCommand,
+  interpreterSetting,
   serverCommand,
   startFailureMessage,
   tfcoachSettings,
@@ -45,9 +48,17 @@ async function loadPythonApi() {
   }
 }
 
-/** The interpreter selected in the Python extension, if it is installed. */
+/** `tfcoach.interpreter`; in an untrusted workspace, the user's value only. */
+function configuredInterpreter() {
+  return interpreterSetting(vscode.workspace.isTrusted, vscode.workspace.getConfiguration("tfcoach"));
+}
+
+/**
+ * The interpreter selected in the Python extension, if it is installed. Not in an untrusted
+ * workspace: that choice may be the workspace's own `.venv` or a workspace setting.
+ */
 async function selectedInterpreter() {
-  if (!pythonApi) {
+  if (!pythonApi || !vscode.workspace.isTrusted) {
     return undefined;
   }
   const folders = vscode.workspace.workspaceFolders;
@@ -67,7 +78,7 @@ async function selectedInterpreter() {
   }
 }
 
-/** `<command> -m lsp_server --version`: resolves with the version, rejects with the reason. */
+/** `<command> <args> --version`: resolves with the version, rejects with the reason. */
 function probe(command, args, cwd) {
   return new Promise((resolve, reject) => {
     childProcess.execFile(command, [...args, "--version"], { cwd, timeout: 60000 }, (error, stdout, stderr) => {
@@ -80,15 +91,15 @@ function probe(command, args, cwd) {
   });
 }
 
-function reportStartFailure(command, error) {
-  const message = startFailureMessage(command, error);
+function reportStartFailure(server, error) {
+  const message = startFailureMessage(server, error);
   output.appendLine(message);
   // Not awaited: the notification stays until the user answers, activation must not wait.
   vscode.window
     .showErrorMessage(message, "Copy install command", "Open settings", "Show output")
     .then(async (choice) => {
       if (choice === "Copy install command") {
-        await vscode.env.clipboard.writeText(installCommand(command));
+        await vscode.env.clipboard.writeText(installCommand(server.python));
       } else if (choice === "Open settings") {
         await vscode.commands.executeCommand("workbench.action.openSettings", "tfcoach.interpreter");
       } else if (choice === "Show output") {
@@ -137,15 +148,22 @@ function buildClient(command, args, cwd) {
 }
 
 async function start() {
-  const interpreter = vscode.workspace.getConfiguration("tfcoach").get("interpreter");
+  const interpreter = configuredInterpreter();
   const fallback = typeof interpreter === "string" && interpreter.trim() ? undefined : await selectedInterpreter();
-  const { command, args } = serverCommand(interpreter, fallback);
+  const server = serverCommand(interpreter, fallback);
+  const { command, args } = server;
   const cwd = workspaceFolderPath();
+  if (!vscode.workspace.isTrusted) {
+    output.appendLine(
+      `tfcoach: untrusted workspace: the server runs with ${server.python}, not with an ` +
+        "interpreter the workspace chooses; trust the workspace to use its settings.",
+    );
+  }
   try {
     const version = await probe(command, args, cwd);
-    output.appendLine(`tfcoach: ${version} (${command} -m lsp_server)`);
+    output.appendLine(`tfcoach: ${version} (${describeCommand(server)})`);
   } catch (error) {
-    reportStartFailure(command, error);
+    reportStartFailure(server, error);
     return;
   }
   client = buildClient(command, args, cwd);
@@ -156,9 +174,9 @@ async function start() {
   });
   try {
     await client.start();
-    output.appendLine(`tfcoach language server started: ${command} -m lsp_server`);
+    output.appendLine(`tfcoach language server started: ${describeCommand(server)}`);
   } catch (error) {
-    reportStartFailure(command, error);
+    reportStartFailure(server, error);
   }
 }
 
@@ -185,6 +203,8 @@ async function activate(context) {
     output,
     vscode.commands.registerCommand("tfcoach.restartServer", restart),
     vscode.commands.registerCommand("tfcoach.showOutput", () => output.show(true)),
+    // Trusting the workspace makes its interpreter settings count: start again with them.
+    vscode.workspace.onDidGrantWorkspaceTrust(restart),
     vscode.workspace.onDidChangeConfiguration(async (event) => {
       if (event.affectsConfiguration("tfcoach.interpreter")) {
         await restart();
@@ -201,7 +221,7 @@ async function activate(context) {
   if (pythonApi && pythonApi.environments && pythonApi.environments.onDidChangeActiveEnvironmentPath) {
     context.subscriptions.push(
       pythonApi.environments.onDidChangeActiveEnvironmentPath(async () => {
-        const interpreter = vscode.workspace.getConfiguration("tfcoach").get("interpreter");
+        const interpreter = configuredInterpreter();
         if (!(typeof interpreter === "string" && interpreter.trim())) {
           await restart();
         }

@@ -12,6 +12,12 @@ those cells are left out and listed in ``check_cells(...).syntax_errors``;
 ``analyze_path`` then raises ``AnalysisInputError`` carrying the findings of
 the other cells in ``.findings``.
 
+Time budget: inside ``with time_budget(seconds) as budget:`` (``budget.py``), an
+analysis that runs out of time returns the findings made so far and
+``budget.note`` says it stopped; the long-running front ends (language server,
+Jupyter server extension) use one. Without it an analysis runs to the end; its
+cost is linear in the input whatever its shape (``bindings.MAX_REACHING``).
+
 Only ``ast`` is used: no TensorFlow, no jedi, nothing imported from the
 analysed code. A source that does not import TensorFlow yields no findings.
 """
@@ -26,9 +32,15 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from jupyterlab_tfcoach.analysis.budget import (
+    BudgetExceeded,
+    TimeBudget,
+    current_budget,
+    time_budget,
+)
 from jupyterlab_tfcoach.analysis.config import Config, ConfigError, is_suppressed, load_config
 from jupyterlab_tfcoach.analysis.context import RuleContext
-from jupyterlab_tfcoach.analysis.errors import AnalysisInputError, AnalysisSyntaxError
+from jupyterlab_tfcoach.analysis.errors import TOO_DEEP, AnalysisInputError, AnalysisSyntaxError
 from jupyterlab_tfcoach.analysis.findings import Edit, Finding, Fix, RelatedLocation, Severity
 from jupyterlab_tfcoach.analysis.model import Model
 from jupyterlab_tfcoach.analysis.notebook import CellSyntaxError, JoinedCells, join_cells
@@ -48,45 +60,43 @@ __all__ = [
     "Fix",
     "Rule",
     "Severity",
+    "TimeBudget",
     "analyze_cells",
     "analyze_path",
     "analyze_source",
     "check_cells",
     "load_config",
     "rule_by_code",
+    "time_budget",
 ]
 
 _DEFAULT_CONFIG = Config()
 
 
-_gc_lock = threading.Lock()
-_gc_pauses = 0
-
-
 @contextmanager
 def _gc_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector while one analysis runs.
+    """Pause the cyclic garbage collector while one analysis runs, in the main thread only.
 
     ``ast.parse`` allocates tens of thousands of objects that all stay alive,
     which makes the collector rescan them again and again (it more than
     doubled the time of a 5,000-line file). The analysis frees its own cycles
-    (``Model.release``), so nothing piles up meanwhile. Nested and concurrent
-    analyses share one pause; the collector is re-enabled by the last one out,
-    and only if it was enabled before.
+    (``Model.release``), so nothing piles up meanwhile.
+
+    The collector is process-wide: paused from a worker thread of a server (the
+    Jupyter server runs ``/analyze`` in an executor thread, the language server
+    analyses on its own thread), it would stay paused for every other request
+    of the process while the analysis runs. So only an analysis in the main
+    thread (the CLI) pauses it, for that one analysis; a nested one leaves it
+    to the outer one.
     """
-    global _gc_pauses
-    with _gc_lock:
-        if _gc_pauses == 0:
-            _gc_paused.was_enabled = gc.isenabled()  # type: ignore[attr-defined]
-            gc.disable()
-        _gc_pauses += 1
+    if threading.current_thread() is not threading.main_thread() or not gc.isenabled():
+        yield
+        return
+    gc.disable()
     try:
         yield
     finally:
-        with _gc_lock:
-            _gc_pauses -= 1
-            if _gc_pauses == 0 and _gc_paused.was_enabled:  # type: ignore[attr-defined]
-                gc.enable()
+        gc.enable()
 
 
 def _sort_key(finding: Finding) -> tuple[int, int, int, str]:
@@ -101,26 +111,35 @@ def _parse(text: str) -> ast.Module:
         raise AnalysisSyntaxError(error.msg, error.lineno, error.offset) from error
     except ValueError as error:  # "source code string cannot contain null bytes"
         raise AnalysisSyntaxError(str(error), None, None) from error
-    except (RecursionError, MemoryError) as error:
-        raise AnalysisSyntaxError("source is too deeply nested to parse", None, None) from error
+    except (RecursionError, MemoryError) as error:  # the parser's own depth limits
+        raise AnalysisSyntaxError(TOO_DEEP, None, None) from error
 
 
 def _run_rules(source: SourceLines, tree: ast.Module, config: Config) -> list[Finding]:
     if "tensorflow" not in source.text:
         return []  # no TensorFlow import can exist: skip building the model
+    budget = current_budget()
     model = None
+    findings: list[Finding] = []
     try:
-        model = Model(tree)
+        if budget is not None:
+            budget.check()
+        model = Model(tree, budget)
         if not model.imports.imports_tensorflow:
             return []
         context = RuleContext(source, model, RULES_BY_CODE)
-        findings = []
         for rule in RULES:
             if not config.is_enabled(rule.code):
                 continue
+            if budget is not None:
+                budget.check()
             for finding in rule.check(context):
                 if not is_suppressed(source.line_text(finding.line), finding.code):
                     findings.append(finding)
+    except BudgetExceeded:
+        # Out of time: what was found so far stands (each finding is complete).
+        assert budget is not None
+        budget.stop()
     except RecursionError:
         return []  # pathologically nested code: better no findings than a crash
     finally:
@@ -268,31 +287,61 @@ def _read_text(path: Path, shown: str) -> str:
 
 
 def _notebook_code_cells(text: str, shown: str) -> list[str] | None:
-    """The code cells' sources; None for a notebook in another language."""
-    import nbformat  # heavy: only when a notebook is actually read
+    """The code cells' sources; None for a notebook in another language.
+
+    Format 4 (all Jupyter has written since 2015) is read with ``json`` and checked as far
+    as the analysis relies on it: nbformat and jsonschema take longer to import than the
+    whole check of a notebook. Older formats go through nbformat's converters, imported
+    only then.
+    """
+    import json
+
+    def invalid(detail: str) -> AnalysisInputError:
+        return AnalysisInputError(shown, f"invalid notebook JSON: {detail}")
 
     try:
-        notebook = nbformat.reads(text, as_version=4)
-        metadata = notebook.get("metadata", {})
-        language = (metadata.get("language_info") or {}).get("name") or (
-            metadata.get("kernelspec") or {}
-        ).get("language")
-        if isinstance(language, str) and language.lower() not in ("python", "python3"):
-            return None
-        cells = []
-        for cell in notebook["cells"]:
-            if cell.get("cell_type") != "code":
-                continue
-            source = cell.get("source", "")
-            if isinstance(source, list):
-                source = "".join(source)
-            if not isinstance(source, str):
-                raise TypeError("a code cell's source is not text")
-            cells.append(source)
-    except Exception as error:  # nbformat raises many types (JSON, schema, version)
-        detail = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-        raise AnalysisInputError(shown, f"invalid notebook JSON: {detail}") from error
-    return cells
+        notebook = json.loads(text)
+    except (ValueError, RecursionError) as error:  # RecursionError: absurd nesting
+        raise invalid(str(error) or type(error).__name__) from error
+    if not isinstance(notebook, dict):
+        raise invalid("the top level is not an object")
+    version = notebook.get("nbformat")
+    if type(version) is not int:
+        raise invalid("no integer 'nbformat' version")
+    if version != 4:
+        import nbformat  # heavy: only for the formats it converts (or rejects)
+
+        try:
+            notebook = nbformat.reads(text, as_version=4)
+        except Exception as error:  # nbformat raises many types (JSON, schema, version)
+            message = str(error).strip()
+            raise invalid(message.splitlines()[0] if message else type(error).__name__) from error
+    metadata = notebook.get("metadata", {})
+    if not isinstance(metadata, dict):
+        raise invalid("'metadata' is not an object")
+    language_info = metadata.get("language_info") or {}
+    kernelspec = metadata.get("kernelspec") or {}
+    language = (language_info.get("name") if isinstance(language_info, dict) else None) or (
+        kernelspec.get("language") if isinstance(kernelspec, dict) else None
+    )
+    if isinstance(language, str) and language.lower() not in ("python", "python3"):
+        return None
+    cells = notebook.get("cells")
+    if not isinstance(cells, list):
+        raise invalid("no 'cells' list")
+    sources = []
+    for index, cell in enumerate(cells):
+        if not isinstance(cell, dict):
+            raise invalid(f"cells[{index}] is not an object")
+        if cell.get("cell_type") != "code":
+            continue
+        source = cell.get("source", "")
+        if isinstance(source, list) and all(isinstance(part, str) for part in source):
+            source = "".join(source)
+        if not isinstance(source, str):
+            raise invalid(f"cells[{index}]: 'source' is not text")
+        sources.append(source)
+    return sources
 
 
 def analyze_path(path: str | Path, config: Config | None = None) -> list[Finding]:

@@ -48,6 +48,18 @@ KERAS_LOSS = "keras_loss"  # an instance of a ``tf.keras.losses`` class: calling
 
 _MAX_DEPTH = 40
 
+# A read that more bindings than this may reach (a name rebound in thousands of ``if``
+# branches, from thousands of functions, or ``self.w`` in thousands of methods) resolves
+# to one ``UNRESOLVED`` binding: its value is unknown, so no rule reports on it. Finding
+# and merging them all would cost time proportional to their number at every read, which
+# makes such a file quadratic (2,000 if/else rebinds took 6 s).
+MAX_REACHING = 16
+# How many of a name's bindings a read may step over (bound later, or from another scope
+# via ``global``) before it gives up the same way.
+_MAX_SCANNED = 64
+# ``Binding.kind`` of that stand-in: every rule treats an unknown kind as unknown.
+UNRESOLVED = "unresolved"
+
 # Float-by-default constructors and the position of their ``dtype`` parameter.
 _DTYPE_POSITION = {"tf.zeros": 1, "tf.ones": 1, "tf.random.normal": 3, "tf.random.uniform": 3}
 
@@ -293,11 +305,29 @@ class Bindings:
         self._loss_objects: frozenset[str] | None = None
         self._calls_to: dict[str, list[Site]] = {}
         self._sorted_positions: dict[tuple[int, str], tuple[int, list[Position] | None]] = {}
+        # (scope id, name) -> (how many bindings the name had, what every read gets)
+        self._everything_cache: dict[tuple[int, str], tuple[int, Resolution | None]] = {}
+        # The ``UNRESOLVED`` stand-ins, kept alive: caches (here and in rules) key
+        # bindings by ``id``, which a freed object's successor could reuse.
+        self._unresolved: list[Binding] = []
+        self._budget = model.budget
+
+    def _unknown(
+        self, owner: Scope, name: str, pos: Position, path: Path, flow_sensitive: bool
+    ) -> Resolution:
+        """Too many bindings may reach this read: one stand-in binding of unknown value,
+        made where the read is (so a rule asking whether the value may come from an
+        enclosing loop gets yes)."""
+        binding = Binding(name, owner, pos, UNRESOLVED, owner.node, None, path)
+        self._unresolved.append(binding)
+        return Resolution(owner, (binding,), flow_sensitive)
 
     # -- names ----------------------------------------------------------------
 
     def resolve(self, scope: Scope, name: str, pos: Position, path: Path) -> Resolution | None:
         """The bindings ``name`` may refer to when read at ``pos`` in ``scope``; None: unbound."""
+        if self._budget is not None:
+            self._budget.tick()
         lookup = scope
         while lookup.kind == "comprehension" and name not in lookup.bindings:
             if lookup.parent is None:
@@ -325,10 +355,18 @@ class Bindings:
     def _everything(self, owner: Scope | None, name: str) -> Resolution | None:
         if owner is None:
             return None
-        found = tuple(
-            b for b in owner.bindings.get(name, ()) if not b.self_referential and b.kind != "del"
-        )
-        return Resolution(owner, found, False) if found else None
+        every = owner.bindings.get(name, ())
+        key = (id(owner), name)
+        cached = self._everything_cache.get(key)
+        if cached is not None and cached[0] == len(every):
+            return cached[1]  # the same for every read: built once
+        found = tuple(b for b in every if not b.self_referential and b.kind != "del")
+        if len(found) > MAX_REACHING:
+            resolution: Resolution | None = self._unknown(owner, name, (0, 0), (), False)
+        else:
+            resolution = Resolution(owner, found, False) if found else None
+        self._everything_cache[key] = (len(every), resolution)
+        return resolution
 
     def _before(self, owner: Scope, name: str, pos: Position, path: Path) -> Resolution | None:
         bindings = owner.bindings[name]
@@ -338,13 +376,18 @@ class Bindings:
                 return None
             return Resolution(owner, (binding,), True)
         candidates: list[Binding] = []
-        for index in range(self._count_at_or_before(owner, name, pos) - 1, -1, -1):
+        first = self._count_at_or_before(owner, name, pos) - 1
+        for index in range(first, -1, -1):
             binding = bindings[index]
             if binding.remote or binding.pos > pos:
+                if first - index >= _MAX_SCANNED:
+                    return self._unknown(owner, name, pos, path, True)
                 continue
             candidates.append(binding)
             if _is_prefix(binding.path, path):
                 break  # this binding always ran before the use: older ones are hidden
+            if len(candidates) >= MAX_REACHING or first - index >= _MAX_SCANNED:
+                return self._unknown(owner, name, pos, path, True)
         if not candidates:
             return None
         return Resolution(owner, tuple(candidates), True)
@@ -517,7 +560,10 @@ class Bindings:
         if instance_bindings is None or function is None or function.class_scope is None:
             return UNKNOWN  # not ``self.<attr>`` inside a method
         # ``class C: count = 0`` is the default ``self.count`` starts from.
-        bindings = [*instance_bindings, *function.class_scope.bindings.get(node.attr, ())]
+        class_bindings = function.class_scope.bindings.get(node.attr, ())
+        if len(instance_bindings) + len(class_bindings) > MAX_REACHING:
+            return UNKNOWN  # too many to merge at every read (see ``MAX_REACHING``)
+        bindings = [*instance_bindings, *class_bindings]
         if not bindings:
             return UNKNOWN
         values = [self.binding_value(b, depth + 1) for b in bindings if not b.self_referential]

@@ -8,7 +8,6 @@ so a sub-package's own packaging file does not hide the project settings).
 from __future__ import annotations
 
 import re
-import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -128,10 +127,8 @@ def config_from_table(table: Any, source: str) -> Config:
 def _parse_toml(path: Path, text: str) -> dict[str, Any]:
     # Imported here, not at module level: only reading a pyproject.toml needs the
     # TOML parser, so importing the analysis API (editors, kernels) stays cheaper.
-    if sys.version_info >= (3, 11):
-        import tomllib
-    else:  # pragma: no cover - exercised on Python 3.10 only
-        import tomli as tomllib
+    import tomllib
+
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:

@@ -9,6 +9,15 @@ if TYPE_CHECKING:
     from jupyterlab_tfcoach.analysis.findings import Finding
 
 
+# Python 3.11+ refuses to parse an expression (``1+1+...``, ``a.b.c...``) or an
+# ``elif`` chain nested a few thousand levels deep (RecursionError / MemoryError):
+# the analysis reports that as this input error, on every front end.
+TOO_DEEP = (
+    "too deeply nested to parse: an expression or elif chain nests deeper than "
+    "Python's parser allows (a few thousand levels)"
+)
+
+
 class AnalysisSyntaxError(SyntaxError):
     """The source is not valid Python; ``lineno`` and ``offset`` (characters) are 1-based."""
 

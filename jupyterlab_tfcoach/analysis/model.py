@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from jupyterlab_tfcoach.analysis.budget import TimeBudget
 from jupyterlab_tfcoach.analysis.imports import TFImports
 
 Position = tuple[int, int]  # (line, UTF-8 byte column) as ast reports; only compared
@@ -152,6 +153,7 @@ class Site:
 
 
 _FUNCTION_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
+_ELIF_BLOCKS = 32  # see ``Model._walk_if``
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
 # Popped from the walk stack and dropped at once: names, literals, and the None of an
 # absent optional child (``Slice.lower``, the key of ``**d`` in a dict display).
@@ -245,8 +247,9 @@ def refers_to(expression: ast.AST, target: ast.expr) -> bool:
 class Model:
     """Scopes, bindings and node indexes of one module."""
 
-    def __init__(self, tree: ast.Module) -> None:
+    def __init__(self, tree: ast.Module, budget: TimeBudget | None = None) -> None:
         self.tree = tree
+        self.budget = budget  # checked by the lazy inference (``bindings.py``)
         self.imports = TFImports()
         self.module = Scope("module", tree, None)
         self.scopes: list[Scope] = [self.module]
@@ -430,9 +433,28 @@ class Model:
         self._walk_else("while", node, scope, path)
 
     def _walk_if(self, node: ast.If, scope: Scope, path: Path) -> None:
-        self._walk_expression(node.test, scope, path)
-        self._walk_statements(node.body, scope, (*path, self._block("if", node, 0, node.body)))
-        self._walk_else("if", node, scope, path)
+        # An ``elif`` is an ``If`` alone in the ``else`` of the one before, and a chain may
+        # be thousands long (no indentation limits it): walked in a loop, not recursively.
+        # Its ``else`` blocks stop being added to the path after ``_ELIF_BLOCKS`` branches,
+        # or the paths (one per branch) would make a long chain quadratic. What a block in
+        # a path tells stays true: each branch has its own body block, and an ``elif`` test
+        # still precedes the later branches.
+        elifs = 0
+        while True:
+            self._walk_expression(node.test, scope, path)
+            body_path = (*path, self._block("if", node, 0, node.body))
+            self._walk_statements(node.body, scope, body_path)
+            orelse = node.orelse
+            if not orelse:
+                return
+            else_block = self._block("if", node, 1, orelse)
+            if len(orelse) != 1 or type(orelse[0]) is not ast.If:
+                self._walk_statements(orelse, scope, (*path, else_block))
+                return
+            if elifs < _ELIF_BLOCKS:
+                path = (*path, else_block)
+            elifs += 1
+            node = orelse[0]
 
     def _walk_with(self, node: ast.With | ast.AsyncWith, scope: Scope, path: Path) -> None:
         self.withs.append(Site(node, scope, path))

@@ -23,6 +23,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from jupyterlab_tfcoach.analysis.errors import TOO_DEEP
 from jupyterlab_tfcoach.analysis.positions import split_lines
 
 # ``x = !ls`` / ``files = %sx ls``: keep the binding, drop the shell command.
@@ -178,8 +179,10 @@ def _parses(text: str) -> SyntaxError | None:
         ast.parse(text)
     except SyntaxError as error:
         return error
-    except (ValueError, RecursionError, MemoryError) as error:  # null bytes, absurd nesting
+    except ValueError as error:  # null bytes
         return SyntaxError(str(error) or type(error).__name__)
+    except (RecursionError, MemoryError):  # the parser's own depth limits
+        return SyntaxError(TOO_DEEP)
     return None
 
 

@@ -52,10 +52,17 @@ class CheckResult:
     rules: tuple[RuleDescription, ...] = ()
     course_base_urls: dict[str, str | None] = field(default_factory=dict)
     default_course_base_url: str | None = None
+    # course_ref resolves a file path per call: thousands of findings share a few sections.
+    _course_refs: dict[tuple[str, str | None], dict[str, str]] = field(
+        default_factory=dict, compare=False, repr=False
+    )
 
     def course_for(self, finding: Finding) -> dict[str, str]:
         base_url = self.course_base_urls.get(finding.path or "", self.default_course_base_url)
-        return course_ref(finding.section_id, base_url)
+        key = (finding.section_id, base_url)
+        if key not in self._course_refs:
+            self._course_refs[key] = course_ref(finding.section_id, base_url)
+        return dict(self._course_refs[key])  # a copy: the caller may change it
 
     def course_for_rule(self, rule: RuleDescription) -> dict[str, str]:
         return course_ref(rule.section_id, self.default_course_base_url)

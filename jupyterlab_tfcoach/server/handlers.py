@@ -13,7 +13,9 @@
   -> ``{"path": str, "created": bool}``: copies the module's notebook into that
   folder of the server's contents (if no file of that name is there) and says where
 
-Errors are JSON ``{"message", "reason"}`` like every jupyter_server API error.
+Errors are JSON ``{"message", "reason"}`` like every jupyter_server API error. A body
+nested deeper than Python's JSON decoder goes (``[[[...]]]``) is a 400 like any other
+body that is not the expected JSON.
 Authentication and XSRF come from ``APIHandler`` (403 without a valid token or
 login cookie; POST with a cookie but no XSRF token: 403). Course modules are
 looked up by id among the packaged ones; the only path a route takes is the
@@ -52,6 +54,7 @@ from jupyterlab_tfcoach.server.kernels import ReportHub
 
 MAX_ANALYZE_BYTES = 1024 * 1024  # 1 MiB, checked before the body is parsed
 _BAD_BODY = object()  # json_body() already answered with an error
+_TOO_DEEP = "Request body is not valid JSON: arrays or objects are nested too deeply"
 SETTINGS_HUB = "tfcoach_hub"
 SETTINGS_COURSE_BASE_URL = "tfcoach_course_base_url"
 
@@ -87,6 +90,8 @@ class _TfCoachHandler(APIHandler):
             self.json_error(400, "Request body is not UTF-8")
         except json.JSONDecodeError as error:
             self.json_error(400, f"Request body is not valid JSON: {error}")
+        except RecursionError:
+            self.json_error(400, _TOO_DEEP)
         return _BAD_BODY
 
     @property
@@ -229,6 +234,9 @@ class CourseNotebookHandler(_TfCoachHandler):
         except (UnicodeDecodeError, json.JSONDecodeError):
             self.json_error(400, 'Expected a JSON object {"directory": str}')
             return
+        except RecursionError:
+            self.json_error(400, _TOO_DEEP)
+            return
         directory = payload.get("directory", "") if isinstance(payload, dict) else None
         if not isinstance(directory, str):
             self.json_error(400, '"directory" must be a string (a folder of the server\'s root)')
@@ -305,34 +313,46 @@ def _code_points(line: str, character: int) -> int:
     return len(line)
 
 
-def _analyze(payload: dict[str, Any], base_url: str | None) -> dict[str, Any]:
+def _analyze(
+    payload: dict[str, Any], base_url: str | None, budget_seconds: float = 10.0
+) -> dict[str, Any]:
     """Findings as CLI JSON objects, plus where the code does not parse.
 
     Code being edited often does not parse: that is a result, not a bad request.
     ``syntax_errors`` lists it (``cell`` null for ``source``; for ``cells``, the
     cells left out while the others were still analysed).
+
+    The analysis has ``budget_seconds`` (it runs in a thread of the shared server):
+    past it, the findings made so far are returned with ``"notes": ["analysis stopped
+    after N ms ..."]``; ``notes`` is absent otherwise.
     """
+    from jupyterlab_tfcoach.analysis.budget import time_budget
+
     syntax_errors: list[dict[str, Any]] = []
     findings: list[Finding] = []
-    try:
-        if "source" in payload:
-            findings = analyze_source(payload["source"])
-        else:
-            result = check_cells(payload["cells"])
-            findings = result.findings
+    with time_budget(budget_seconds) as budget:
+        try:
+            if "source" in payload:
+                findings = analyze_source(payload["source"])
+            else:
+                result = check_cells(payload["cells"])
+                findings = result.findings
+                syntax_errors = [
+                    {"cell": e.cell, "line": e.line, "column": e.column, "message": e.message}
+                    for e in result.syntax_errors
+                ]
+        except AnalysisSyntaxError as error:
             syntax_errors = [
-                {"cell": e.cell, "line": e.line, "column": e.column, "message": e.message}
-                for e in result.syntax_errors
+                {"cell": None, "line": error.lineno, "column": error.offset, "message": error.msg}
             ]
-    except AnalysisSyntaxError as error:
-        syntax_errors = [
-            {"cell": None, "line": error.lineno, "column": error.offset, "message": error.msg}
-        ]
     course = get_course()
-    return {
+    answer: dict[str, Any] = {
         "findings": [f.to_json(course.ref(f.section_id, base_url)) for f in findings],
         "syntax_errors": syntax_errors,
     }
+    if budget.note is not None:
+        answer["notes"] = [budget.note]
+    return answer
 
 
 def _too_large(size: int) -> str:

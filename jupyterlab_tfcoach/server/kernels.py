@@ -21,7 +21,18 @@ requests in arrival order. The reply's ``execution_count`` proves it: it is 0
 when no user cell ran first, and the hub logs a warning otherwise.
 
 Nothing a kernel sends is executed or interpreted beyond JSON decoding; reports
-are stored and forwarded as data.
+are stored and forwarded as data, and only once they have the documented shape
+(``report_problem``) and are at most ``MAX_REPORT_BYTES`` serialized. The history
+of a kernel is bounded by ``history_length`` reports and ``history_bytes`` bytes,
+the queue of events not yet emitted by ``MAX_PENDING`` / ``MAX_PENDING_BYTES``.
+
+The hub's iopub socket receives every message of the kernel (iopub topics are not
+message types, and the monitor sends its reports without a topic, so there is no
+narrower subscription; subscribing to the bare delimiter ``<IDS|MSG>`` would make
+ipykernel 7 publish an ``iopub_welcome`` that every other subscriber, jupyter_server's
+activity tracker included, rejects as badly signed). Messages are received without
+copying their frames into Python (``zmq.Frame``), and only the header frame is
+decoded (not verified, not the content) until the message type says it is a report.
 """
 
 from __future__ import annotations
@@ -29,6 +40,7 @@ from __future__ import annotations
 import asyncio
 import enum
 import logging
+import os
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -39,11 +51,23 @@ from typing import Any
 import zmq
 from zmq.eventloop.zmqstream import ZMQStream
 
+import jupyterlab_tfcoach
+
 KERNEL_ACTIONS_SCHEMA_ID = "https://events.jupyter.org/jupyter_server/kernel_actions/v1"
 REPORT_SCHEMA_ID = "https://events.jupyter.org/tfcoach/report/v1"
 REPORT_SCHEMA_PATH = Path(__file__).parent / "events" / "report.yaml"
 REPORT_MSG_TYPE = "tfcoach_report"
+REPORT_SCHEMA = "tfcoach.report/1"
 EXTENSION_MODULE = "jupyterlab_tfcoach"
+# The folder the server imported the package from (site-packages, or the source tree of
+# an editable install).
+INSTALLED_PARENT = os.path.dirname(os.path.dirname(os.path.abspath(jupyterlab_tfcoach.__file__)))
+
+# Bounds on what kernels send (docs/report.md, "Limits").
+MAX_REPORT_BYTES = 256 * 1024  # one report, as serialized on the wire
+MAX_HISTORY_BYTES = 8 * 1024 * 1024  # the reports kept per kernel
+MAX_PENDING = 1000  # reports received but not yet emitted on the event bus
+MAX_PENDING_BYTES = 16 * 1024 * 1024
 
 # Evaluated as a user expression of an otherwise empty, silent execute_request:
 # no output, no history entry, no execution count, and a failure (e.g. the
@@ -51,12 +75,52 @@ EXTENSION_MODULE = "jupyterlab_tfcoach"
 # reply instead of as a traceback on iopub.
 # ``load_for_panel`` loads the monitor through IPython's extension manager and tells it
 # the tfcoach panel shows its reports (so it prints nothing under cells).
+#
+# The package is imported from the kernel's own environment, never from its working
+# directory: IPython puts '' (the working directory, where the user's notebooks and
+# files are) on sys.path, so a plain ``import jupyterlab_tfcoach`` would run a
+# ``jupyterlab_tfcoach.py`` or ``jupyterlab_tfcoach/`` lying next to the notebook. For
+# the import of the package and its monitor only, sys.path loses '' and every relative
+# entry and every entry that is the working directory (unless it is the folder the
+# server itself imported the package from: an editable install opened in its own source
+# tree); sys.path is restored right after, so the user's own imports are unchanged. An
+# environment without the package still answers ``No module named 'jupyterlab_tfcoach'``
+# (MonitorState.NOT_IMPORTABLE), as before: the server's copy is not loaded into another
+# environment's interpreter. The code runs with a namespace of its own (nothing is
+# added to the user's) and sees nothing of the user's but ``get_ipython()``.
+_BOOTSTRAP_SOURCE = """
+def load(name, installed_parent, quiet_tensorflow_logs, ipython):
+    import importlib, os, sys
+
+    cwd = os.path.realpath(os.getcwd())
+    installed = os.path.realpath(installed_parent)
+
+    def from_cwd(entry):
+        if not isinstance(entry, str):
+            return False
+        if not os.path.isabs(entry):
+            return True
+        real = os.path.realpath(entry)
+        return real == cwd and real != installed
+
+    saved = list(sys.path)
+    sys.path[:] = [entry for entry in saved if not from_cwd(entry)]
+    try:
+        importlib.import_module(name + ".monitor.extension")
+    finally:
+        sys.path[:] = saved
+    return sys.modules[name].load_for_panel(ipython, quiet_tensorflow_logs=quiet_tensorflow_logs)
+"""
 
 
-def bootstrap_expression(quiet_tensorflow_logs: bool = True) -> str:
+def bootstrap_expression(
+    quiet_tensorflow_logs: bool = True, installed_parent: str = INSTALLED_PARENT
+) -> str:
+    """A user expression that loads the monitor for the panel (see ``_BOOTSTRAP_SOURCE``)."""
     return (
-        f"__import__({EXTENSION_MODULE!r}).load_for_panel(get_ipython(), "
-        f"quiet_tensorflow_logs={quiet_tensorflow_logs!r})"
+        f"(lambda ns: exec({_BOOTSTRAP_SOURCE!r}, ns) or ns['load']("
+        f"{EXTENSION_MODULE!r}, {installed_parent!r}, {quiet_tensorflow_logs!r}, "
+        "get_ipython()))({})"
     )
 
 
@@ -89,7 +153,9 @@ class _Watched:
     """The hub's state for one Python kernel."""
 
     kernel_id: str
-    history: deque[dict[str, Any]]
+    history: deque[dict[str, Any]] = field(default_factory=deque)
+    sizes: deque[int] = field(default_factory=deque)  # serialized bytes of each report
+    history_bytes: int = 0
     iopub: ZMQStream | None = None
     shell: ZMQStream | None = None
     bootstrap_msg_id: str | None = None
@@ -103,6 +169,7 @@ class _Pending:
     kernel_id: str
     report: dict[str, Any]
     parent_msg_id: str | None
+    size: int
 
 
 @dataclass
@@ -111,6 +178,8 @@ class HubSettings:
     history_length: int = 200
     bootstrap_timeout: float = 60.0
     quiet_tensorflow_logs: bool = True
+    history_bytes: int = MAX_HISTORY_BYTES
+    report_bytes: int = MAX_REPORT_BYTES
 
 
 @dataclass
@@ -124,6 +193,7 @@ class ReportHub:
     log: logging.Logger | logging.LoggerAdapter[Any]
     _kernels: dict[str, _Watched] = field(default_factory=dict)
     _pending: deque[_Pending] = field(default_factory=deque)
+    _pending_bytes: int = 0
     _emitter: asyncio.Task[None] | None = None
     # Test and benchmark hook: called with (kernel_id, report) when a report is stored.
     on_report: Callable[[str, dict[str, Any]], None] | None = None
@@ -188,17 +258,35 @@ class ReportHub:
             return
         watched = self._kernels.get(kernel_id)
         if watched is None:
-            watched = _Watched(kernel_id, deque(maxlen=self.settings.history_length))
+            watched = _Watched(kernel_id)
             self._kernels[kernel_id] = watched
+            self._on_death(kernel, kernel_id)
         self._close_channels(watched)
         session = kernel.session
         watched.iopub = _connect(kernel, "iopub")
-        watched.iopub.on_recv(partial(self._on_iopub, watched, session))
+        # Frames are not copied: most of what arrives is never decoded.
+        watched.iopub.on_recv(partial(self._on_iopub, watched, session), copy=False)
         if self.settings.autoload:
             self._bootstrap(watched, kernel)
         else:
             watched.monitor = MonitorState.NOT_REQUESTED
             self._mark_panel(watched, kernel)
+
+    def _on_death(self, kernel: Any, kernel_id: str) -> None:
+        """Stop reconnecting to a kernel its restarter gave up on.
+
+        The hub's sockets retry their connection every 10 ms (that is what lets the
+        bootstrap reach a starting kernel first); jupyter_server removes a kernel that
+        died for good from its map without a ``shutdown`` event, so without this the
+        sockets would go on trying to reach the dead ports for the server's lifetime.
+        """
+        add = getattr(kernel, "add_restart_callback", None)
+        if add is None:
+            return
+        try:
+            add(partial(self._forget, kernel_id), "dead")
+        except Exception as error:  # a kernel manager without restart events
+            self.log.debug("tfcoach: no restart callbacks for %s: %s", kernel_id, error)
 
     def _forget(self, kernel_id: str) -> None:
         watched = self._kernels.pop(kernel_id, None)
@@ -343,31 +431,67 @@ class ReportHub:
 
     # --------------------------------------------------------------- reports
 
-    def _on_iopub(self, watched: _Watched, session: Any, msg_list: list[bytes]) -> None:
+    def _on_iopub(self, watched: _Watched, session: Any, frames: list[zmq.Frame]) -> None:
+        kernel_id = watched.kernel_id
         try:
-            _idents, parts = session.feed_identities(msg_list)
-            # Peek at the header first: most iopub traffic (streams, rich outputs)
-            # is not ours and need not be verified and decoded.
-            if session.unpack(parts[1]).get("msg_type") != REPORT_MSG_TYPE:
+            _idents, parts = session.feed_identities(frames, copy=False)
+            # Peek at the header first: most iopub traffic (streams, rich outputs) is
+            # not ours, and its signature and content are neither checked nor decoded.
+            if session.unpack(parts[1].bytes).get("msg_type") != REPORT_MSG_TYPE:
                 return
-            msg = session.deserialize(parts)
+            size = len(parts[4])  # the content frame: the report as serialized
+            if size > self.settings.report_bytes:
+                self.log.warning(
+                    "tfcoach: dropped a report of %d bytes from kernel %s (limit %d)",
+                    size,
+                    kernel_id,
+                    self.settings.report_bytes,
+                )
+                return
+            msg = session.deserialize(parts, copy=False)
         except Exception as error:
-            self.log.warning("tfcoach: bad iopub message from %s: %s", watched.kernel_id, error)
+            self.log.warning("tfcoach: bad iopub message from %s: %s", kernel_id, error)
             return
         report = msg["content"]
-        if not isinstance(report, dict):
-            self.log.warning("tfcoach: ignoring a non-object report from %s", watched.kernel_id)
+        problem = report_problem(report)
+        if problem is not None:
+            self.log.warning(
+                "tfcoach: dropped a malformed report from kernel %s: %s", kernel_id, problem
+            )
             return
-        if self._kernels.get(watched.kernel_id) is not watched:
+        if self._kernels.get(kernel_id) is not watched:
             return
-        watched.history.append(report)
+        self._store(watched, report, size)
         if self.on_report is not None:
-            self.on_report(watched.kernel_id, report)
+            self.on_report(kernel_id, report)
         parent_msg_id = msg["parent_header"].get("msg_id")
-        self._enqueue(_Pending(watched.kernel_id, report, parent_msg_id or None))
+        self._enqueue(_Pending(kernel_id, report, parent_msg_id or None, size))
+
+    def _store(self, watched: _Watched, report: dict[str, Any], size: int) -> None:
+        """Keep the newest reports within ``history_length`` reports and ``history_bytes``."""
+        watched.history.append(report)
+        watched.sizes.append(size)
+        watched.history_bytes += size
+        while len(watched.history) > 1 and (
+            len(watched.history) > self.settings.history_length
+            or watched.history_bytes > self.settings.history_bytes
+        ):
+            watched.history.popleft()
+            watched.history_bytes -= watched.sizes.popleft()
 
     def _enqueue(self, pending: _Pending) -> None:
         self._pending.append(pending)
+        self._pending_bytes += pending.size
+        dropped = 0
+        while len(self._pending) > 1 and (
+            len(self._pending) > MAX_PENDING or self._pending_bytes > MAX_PENDING_BYTES
+        ):
+            self._pending_bytes -= self._pending.popleft().size
+            dropped += 1
+        if dropped:
+            self.log.warning(
+                "tfcoach: %d report event(s) dropped: the event bus is behind", dropped
+            )
         if self._emitter is None or self._emitter.done():
             self._emitter = asyncio.ensure_future(self._emit_pending())
 
@@ -377,6 +501,7 @@ class ReportHub:
         # outlives the server.
         while self._pending:
             pending = self._pending.popleft()
+            self._pending_bytes -= pending.size
             data: dict[str, Any] = {"kernel_id": pending.kernel_id, "report": pending.report}
             path = await self._session_path(pending.kernel_id)
             if path is not None:
@@ -399,6 +524,44 @@ class ReportHub:
             return None
         path = model.get("path") if isinstance(model, dict) else None
         return path if isinstance(path, str) else None
+
+
+# Top-level keys of a report and the JSON types each may have (docs/report.md).
+_REPORT_FIELDS: dict[str, tuple[type, ...]] = {
+    "schema": (str,),
+    "execution_count": (int, type(None)),
+    "cell_id": (str, type(None)),
+    "monitor_ms": (int, float),
+    "traces": (list,),
+    "variables": (list,),
+    "error": (dict, type(None)),
+    "notes": (list,),
+}
+
+
+def report_problem(report: Any) -> str | None:
+    """Why ``report`` is not a ``tfcoach.report/1`` report, or None.
+
+    The shape the panel and the REST clients rely on: every top-level key with its
+    type, traces and variables as objects, notes as objects (or strings, from older
+    monitors). Extra keys are allowed.
+    """
+    if not isinstance(report, dict):
+        return f"a JSON {type(report).__name__}, not an object"
+    if report.get("schema") != REPORT_SCHEMA:
+        return f"schema is not {REPORT_SCHEMA!r}"
+    for key, types in _REPORT_FIELDS.items():
+        if key not in report:
+            return f"no {key!r}"
+        value = report[key]
+        if not isinstance(value, types) or (isinstance(value, bool) and bool not in types):
+            return f"{key!r} is a {type(value).__name__}"
+    for key in ("traces", "variables"):
+        if not all(isinstance(item, dict) for item in report[key]):
+            return f"{key!r} holds something that is not an object"
+    if not all(isinstance(item, (dict, str)) for item in report["notes"]):
+        return "'notes' holds something that is neither an object nor a string"
+    return None
 
 
 def _kernel_language(kernel: Any) -> str | None:
@@ -428,6 +591,8 @@ def _connect(kernel: Any, channel: str) -> ZMQStream:
         socket.curve_publickey = curve_publickey
         socket.curve_serverkey = curve_publickey
     if socket_type == zmq.SUB:
+        # Everything: the monitor's reports have no topic to subscribe to (see the module
+        # docstring).
         socket.setsockopt(zmq.SUBSCRIBE, b"")
     socket.connect(url)
     return ZMQStream(socket)

@@ -53,6 +53,10 @@ Module 1, *GradientTape* (`gradient-tape`).
 def check(ctx: RuleContext) -> Iterator[Finding]:
     module = ctx.model.module
     for name, bindings in module.bindings.items():
+        # Computed once per name: comparing each tape binding with every other binding
+        # was quadratic for a name rebound to thousands of tapes.
+        has_remote = any(other.remote for other in bindings)
+        latest = max(other.pos for other in bindings)
         for binding in bindings:
             if binding.remote or binding.kind not in ("with", "assign"):
                 continue
@@ -66,10 +70,7 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
             if tape.kind != TAPE or tape.persistent is not True:
                 continue
             # A later ``del`` or rebinding (also from a function, via ``global``) releases it.
-            if any(
-                other is not binding and (other.remote or other.pos > binding.pos)
-                for other in bindings
-            ):
+            if has_remote or latest > binding.pos:
                 continue
             node = binding.node
             if isinstance(node, ast.withitem) and node.optional_vars is not None:

@@ -1,0 +1,79 @@
+"""A time budget for one analysis, used by the long-running front ends.
+
+The language server and the Jupyter server extension run the analysis inside
+``with time_budget(seconds) as budget:``. The analysis checks the budget
+between rules and inside its name-resolution loop; once it is spent, it stops
+and returns the findings made so far, and ``budget.note`` says so. Parsing and
+the model walk are not interrupted (both are linear in the input). Without a
+budget (the CLI, the library), an analysis runs to the end.
+
+The budget is held in a context variable: each thread (and each task) sees its
+own, so concurrent analyses in a server's worker threads never share one.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+
+
+class BudgetExceeded(Exception):
+    """Raised inside the analysis when its budget is spent; the API catches it."""
+
+
+class TimeBudget:
+    """How long one analysis may run; ``stopped_after_ms`` is set once it stopped early."""
+
+    __slots__ = ("_ticks", "deadline", "seconds", "started", "stopped_after_ms")
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.started = time.monotonic()
+        self.deadline = self.started + seconds
+        self.stopped_after_ms: int | None = None
+        self._ticks = 0
+
+    def check(self) -> None:
+        """Raise ``BudgetExceeded`` once the deadline has passed."""
+        if time.monotonic() > self.deadline:
+            raise BudgetExceeded
+
+    def tick(self) -> None:
+        """``check`` every 256th call: for loops that run once per name read."""
+        self._ticks += 1
+        if not self._ticks & 255:
+            self.check()
+
+    def stop(self) -> None:
+        if self.stopped_after_ms is None:
+            self.stopped_after_ms = round((time.monotonic() - self.started) * 1000)
+
+    @property
+    def note(self) -> str | None:
+        """What the answer should say when the analysis stopped early; None when it did not."""
+        if self.stopped_after_ms is None:
+            return None
+        return (
+            f"analysis stopped after {self.stopped_after_ms} ms (its time budget is "
+            f"{round(self.seconds * 1000)} ms): findings past that point are missing"
+        )
+
+
+_CURRENT: ContextVar[TimeBudget | None] = ContextVar("tfcoach_time_budget", default=None)
+
+
+@contextmanager
+def time_budget(seconds: float) -> Iterator[TimeBudget]:
+    """Every analysis run inside the block shares one budget of ``seconds``."""
+    budget = TimeBudget(seconds)
+    token = _CURRENT.set(budget)
+    try:
+        yield budget
+    finally:
+        _CURRENT.reset(token)
+
+
+def current_budget() -> TimeBudget | None:
+    return _CURRENT.get()

@@ -1,0 +1,196 @@
+"""Bounds of the REST routes and of what kernels send, on a real jupyter_server.
+
+- A JSON body nested deeper than the decoder goes is a 400 with a message, not a 500.
+- Reports a kernel publishes are stored and emitted only when they have the report's
+  shape and are at most 256 KiB; the history of a kernel stays within 8 MiB.
+- A kernel that died for good (its restarter gave up) is let go: the hub stops trying to
+  reconnect to its ports.
+
+The reports are sent from a cell, with the kernel's own session and iopub socket, the way
+the monitor publishes them (``monitor/report.py``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import pytest
+from tornado.httpclient import HTTPClientError
+
+from jupyterlab_tfcoach.server.kernels import (
+    MAX_HISTORY_BYTES,
+    MAX_REPORT_BYTES,
+    ReportHub,
+)
+from tests.harness import on_server_loop
+from tests.test_server_kernels import (
+    Bus,
+    Fetch,
+    RunningKernel,
+    bus,  # noqa: F401  (fixture)
+    hub,  # noqa: F401  (fixture)
+    server_errors,
+    start_kernel,  # noqa: F401  (fixture)
+    tfcoach_records,
+    wait_for,
+    write_kernel_spec,
+)
+
+DEPTH = 100_000
+DEEP = "[" * DEPTH + "]" * DEPTH
+
+
+@pytest.fixture
+def jp_server_config(jp_server_config: dict[str, Any]) -> dict[str, Any]:
+    """conftest's, with a restarter that gives up on the first death and notices it fast."""
+    return {**jp_server_config, "KernelRestarter": {"restart_limit": 0, "time_to_dead": 0.1}}
+
+
+async def status_and_message(fetch: Fetch, *path: str, body: str) -> tuple[int, str]:
+    with pytest.raises(HTTPClientError) as caught:
+        await fetch(*path, method="POST", body=body)
+    response = caught.value.response
+    assert response is not None
+    return caught.value.code, str(json.loads(response.body)["message"])
+
+
+@on_server_loop
+async def test_deeply_nested_json_is_a_400(
+    jp_fetch: Fetch, caplog: pytest.LogCaptureFixture
+) -> None:
+    course = json.loads((await jp_fetch("tfcoach", "api", "course")).body)
+    module = next(m["id"] for m in course["modules"] if m["notebook"])
+    for path in (
+        ("tfcoach", "api", "analyze"),
+        ("tfcoach", "api", "hover"),
+        ("tfcoach", "api", "course", module, "notebook"),
+    ):
+        code, message = await status_and_message(jp_fetch, *path, body=DEEP)
+        assert code == 400, path
+        assert "nested too deeply" in message, (path, message)
+    assert server_errors(caplog) == []
+
+
+def report(cell_id: str, **changes: Any) -> dict[str, Any]:
+    base: dict[str, Any] = {
+        "schema": "tfcoach.report/1",
+        "execution_count": None,
+        "cell_id": cell_id,
+        "monitor_ms": 0.1,
+        "traces": [],
+        "variables": [],
+        "error": None,
+        "notes": [],
+    }
+    base.update(changes)
+    return base
+
+
+# Each is sent on iopub as a tfcoach_report; none may be stored.
+MALFORMED: list[Any] = [
+    ["a", "list"],
+    "a string",
+    {"schema": "tfcoach.report/1", "cell_id": "bad-missing-keys"},
+    report("bad-schema", schema="tfcoach.report/999"),
+    report("bad-traces", traces="retraced"),
+    report("bad-variables", variables=[1, 2]),
+    report("bad-count", execution_count="7"),
+    report("bad-error", error=["ValueError"]),
+    report("bad-oversized", notes=[{"text": "x" * MAX_REPORT_BYTES, "course": None}]),
+]
+# The content goes out as packed JSON bytes, as Session.send accepts it, so that a
+# report which is not an object can be sent too.
+SEND = (
+    "import json as _json\n"
+    "_kernel = get_ipython().kernel\n"
+    "for _content in _json.loads({payload!r}):\n"
+    "    _kernel.session.send(_kernel.iopub_socket, 'tfcoach_report',\n"
+    "                         _json.dumps(_content).encode(), parent=_kernel.get_parent())\n"
+)
+
+
+def send_cell(*contents: Any) -> str:
+    return SEND.format(payload=json.dumps(list(contents)))
+
+
+@on_server_loop
+async def test_malformed_and_oversized_reports_are_dropped(
+    start_kernel: Callable[..., Awaitable[RunningKernel]],  # noqa: F811
+    hub: ReportHub,  # noqa: F811
+    bus: Bus,  # noqa: F811
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.WARNING)
+    kernel = await start_kernel()
+    good = report("good", notes=[{"text": "a hand-made report", "course": None}])
+    await kernel.ok(send_cell(*MALFORMED, good))
+    reports = await kernel.wait_reports(2)  # the hand-made one and the cell's own
+    ids = [r["cell_id"] for r in reports]
+    assert "good" in ids, ids
+    assert not [i for i in ids if isinstance(i, str) and i.startswith("bad")], ids
+    assert all(isinstance(r, dict) and r["schema"] == "tfcoach.report/1" for r in reports)
+    await wait_for(lambda: len(bus.events) >= len(reports), "report events")
+    assert [d["report"] for d in bus.data] == reports
+    assert len(tfcoach_records(caplog, "dropped a malformed report")) == len(MALFORMED) - 1
+    assert len(tfcoach_records(caplog, "dropped a report of")) == 1
+    # Nothing else the kernel sent (its iopub_welcome included) was taken for a bad message.
+    assert tfcoach_records(caplog, "bad iopub message") == []
+    assert server_errors(caplog) == []
+
+
+@on_server_loop
+async def test_history_is_bounded_in_bytes(
+    start_kernel: Callable[..., Awaitable[RunningKernel]],  # noqa: F811
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.WARNING)
+    kernel = await start_kernel()
+    size = 200 * 1024
+    count = MAX_HISTORY_BYTES // size + 10  # more than fit in the history
+    big = [
+        report(f"big-{index}", notes=[{"text": "x" * size, "course": None}])
+        for index in range(count)
+    ]
+    await kernel.ok(send_cell(*big, report("last")))
+    await wait_for_last(kernel)
+    reports = await kernel.reports()
+    stored = len(json.dumps({"reports": reports}).encode())
+    assert stored <= MAX_HISTORY_BYTES, stored
+    kept = [r["cell_id"] for r in reports if str(r["cell_id"]).startswith("big-")]
+    # The newest are kept, in order, and most of the budget is used.
+    assert kept == [f"big-{index}" for index in range(count - len(kept), count)]
+    assert len(kept) >= MAX_HISTORY_BYTES // size - 2
+    assert server_errors(caplog) == []
+
+
+async def wait_for_last(kernel: RunningKernel, timeout: float = 90.0) -> None:
+    deadline = time.monotonic() + timeout
+    while "last" not in [r["cell_id"] for r in await kernel.reports()]:
+        assert time.monotonic() < deadline, "the last hand-made report never arrived"
+        await asyncio.sleep(0.02)
+
+
+@on_server_loop
+async def test_a_kernel_that_died_for_good_is_let_go(
+    jp_kernel_dir: str,
+    jp_fetch: Fetch,
+    hub: ReportHub,  # noqa: F811
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.INFO)
+    # A "Python kernel" whose process exits at once: the hub connects to its ports and
+    # sends the bootstrap, then the restarter gives up on it.
+    argv = [sys.executable, "-c", "import sys; sys.exit(3)"]
+    write_kernel_spec(jp_kernel_dir, "dies-at-once", "python", argv)
+    response = await jp_fetch("api", "kernels", method="POST", body='{"name": "dies-at-once"}')
+    kernel_id = json.loads(response.body)["id"]
+    assert kernel_id in hub.watched_kernels()
+    await wait_for(
+        lambda: kernel_id not in hub.watched_kernels(), "the hub to let the dead kernel go", 30
+    )
