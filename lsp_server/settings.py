@@ -12,9 +12,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from jupyterlab_tfcoach.course import InvalidBaseUrlError, checked_base_url
+
 SECTION = "tfcoach"
 _CODE = re.compile(r"^[A-Z]+[0-9]*$")
-_URL = re.compile(r"^(https?|file)://\S+$")
 KNOWN_KEYS = frozenset({"select", "ignore", "courseBaseUrl", "debounceMs"})
 # Settings of editor clients (the VS Code extension's own `tfcoach.*` keys): clients that
 # send their whole `tfcoach` section must not earn a warning for them.
@@ -87,12 +88,12 @@ def parse_settings(raw: Any, is_known: Callable[[str], bool]) -> ParsedSettings:
     ignore = _codes("ignore", section.get("ignore"), is_known, warnings)
 
     base_url = section.get("courseBaseUrl")
-    if base_url is not None and not (isinstance(base_url, str) and _URL.match(base_url)):
-        if base_url != "":
-            warnings.append(
-                f"tfcoach.courseBaseUrl must be an http(s):// or file:// URL, got {base_url!r}; "
-                "using the packaged course"
-            )
+    try:
+        if base_url is not None and not isinstance(base_url, str):
+            raise InvalidBaseUrlError(f"tfcoach.courseBaseUrl must be a string, not {base_url!r}")
+        base_url = checked_base_url(base_url, "tfcoach.courseBaseUrl")
+    except InvalidBaseUrlError as error:
+        warnings.append(f"{error}; using the packaged course")
         base_url = None
 
     debounce = section.get("debounceMs", Settings.debounce_ms)

@@ -681,7 +681,11 @@ def test_sarif_is_valid_and_complete() -> None:
         assert rule["name"] == source.name
         assert rule["shortDescription"]["text"] == source.summary
         assert rule["fullDescription"]["text"]
-        assert rule["helpUri"] == course_ref(source.section)["url"]
+        # No course base URL configured: the packaged course's file:// link is not shared.
+        assert "helpUri" not in rule
+        assert rule["properties"]["course"] == {
+            key: value for key, value in course_ref(source.section).items() if key != "url"
+        }
         expected_level = {"error": "error", "warning": "warning"}.get(source.severity.value, "note")
         assert rule["defaultConfiguration"]["level"] == expected_level
 
@@ -711,6 +715,26 @@ def test_sarif_is_valid_and_complete() -> None:
                 edit["new_text"] for edit in finding["fix"]["edits"]
             ]
     assert any("fixes" in result for result in run["results"])
+
+
+def test_sarif_shares_no_path_of_this_installation(tmp_path: Path) -> None:
+    """A SARIF log is uploaded to code-scanning services: without a configured http(s)
+    course it names sections, never this machine's install paths."""
+    (tmp_path / "pitfalls.py").write_text((DATA / "pitfalls.py").read_text(encoding="utf-8"))
+    install = str(Path(course_ref("tracing")["url"].removeprefix("file://")).parent.parent)
+    code, log = _sarif("pitfalls.py", cwd=tmp_path)
+    assert code == 1 and log["runs"][0]["results"]
+    text = json.dumps(log)
+    assert install not in text and "site-packages" not in text
+    assert all("url" not in r["properties"]["course"] for r in log["runs"][0]["results"])
+
+    project = tmp_path / "configured"
+    _configured_project(project, 'course-base-url = "https://coach.example/course"')
+    _, log = _sarif("src/pitfalls.py", cwd=project)
+    rules = log["runs"][0]["tool"]["driver"]["rules"]
+    assert all(rule["helpUri"].startswith("https://coach.example/course/") for rule in rules)
+    result = log["runs"][0]["results"][0]
+    assert result["properties"]["course"]["url"].startswith("https://coach.example/course/")
 
 
 def test_sarif_related_locations(tmp_path: Path) -> None:

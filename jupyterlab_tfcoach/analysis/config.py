@@ -13,6 +13,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from jupyterlab_tfcoach.course import InvalidBaseUrlError, checked_base_url
+
 _CODE_PATTERN = re.compile(r"^[A-Z]+[0-9]*$")
 _KNOWN_KEYS = ("select", "ignore", "course-base-url")
 
@@ -116,6 +118,10 @@ def config_from_table(table: Any, source: str) -> Config:
     base_url = table.get("course-base-url")
     if base_url is not None and not isinstance(base_url, str):
         raise ConfigError(f"{source}: `course-base-url` must be a string")
+    try:
+        base_url = checked_base_url(base_url, f"{source}: `course-base-url`")
+    except InvalidBaseUrlError as error:
+        raise ConfigError(str(error)) from None
     return Config.from_options(
         select=_code_list(table, "select", source),
         ignore=_code_list(table, "ignore", source),

@@ -18,6 +18,7 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
+from urllib.parse import urlsplit
 
 MODULES_DIR = Path(__file__).parent / "modules"
 NOTEBOOKS_DIR = Path(__file__).parent / "notebooks"
@@ -51,6 +52,39 @@ class Module:
 
 class UnknownSectionError(KeyError):
     pass
+
+
+class InvalidBaseUrlError(ValueError):
+    """A course base URL that no front end accepts (the message says why)."""
+
+
+# Characters that would let a base URL break out of a Markdown link, an HTML attribute
+# or a SARIF/JSON consumer's idea of one URL.
+_URL_BREAKERS = frozenset(" \t\r\n\"'<>\\`")
+
+
+def checked_base_url(value: str | None, source: str = "course base URL") -> str | None:
+    """The one rule for course base URLs, wherever they come from (pyproject.toml, the
+    server's ``c.TfCoach.course_base_url``, an editor's ``tfcoach.courseBaseUrl``).
+
+    ``None`` or ``""`` mean the packaged course files. Anything else must be an
+    ``http://`` or ``https://`` URL with a host: links built from it are followed by
+    browsers, editors and code-scanning services, so no other scheme (``file:``,
+    ``javascript:``...) and no characters that end a URL in Markdown or HTML.
+    """
+    if value is None or value == "":
+        return None
+    parts = urlsplit(value)
+    if parts.scheme.lower() not in ("http", "https") or not parts.netloc:
+        raise InvalidBaseUrlError(
+            f"{source} must be an http:// or https:// URL (or empty for the packaged "
+            f"course), not {value!r}"
+        )
+    if any(char in _URL_BREAKERS for char in value):
+        raise InvalidBaseUrlError(
+            f"{source} must not contain spaces, quotes, angle brackets or backslashes: {value!r}"
+        )
+    return value
 
 
 class UnknownModuleError(KeyError):
@@ -163,6 +197,7 @@ class Course:
         works offline; otherwise ``<base_url>/<module-id>#<section-id>``.
         """
         section = self.section(section_id)
+        base_url = checked_base_url(base_url)
         if not base_url:
             path = self.module(section.module_id).path.resolve()
             return f"{path.as_uri()}#{section.id}"

@@ -95,19 +95,30 @@ def _related_location(
     }
 
 
+def _shareable(course: dict[str, str]) -> dict[str, str]:
+    """A course reference fit for a log that leaves this machine (code scanning): the
+    default link is a file:// URL into this installation, meaningless elsewhere and a
+    disclosure of its paths, so only a configured http(s) course keeps its URL."""
+    if course.get("url", "").startswith(("http://", "https://")):
+        return course
+    return {key: value for key, value in course.items() if key != "url"}
+
+
 def _rule_descriptor(rule: RuleDescription, result: CheckResult) -> dict[str, Any]:
-    course = result.course_for_rule(rule)
+    course = _shareable(result.course_for_rule(rule))
     what_it_does = _docs_section(rule.docs, "What it does") or rule.summary
-    return {
+    descriptor: dict[str, Any] = {
         "id": rule.code,
         "name": rule.name,
         "shortDescription": {"text": rule.summary},
         "fullDescription": {"text": what_it_does},
         "help": {"text": rule.docs, "markdown": rule.docs},
-        "helpUri": course["url"],
         "defaultConfiguration": {"level": SARIF_LEVELS[rule.severity]},
         "properties": {"severity": rule.severity.value, "course": course},
     }
+    if "url" in course:
+        descriptor["helpUri"] = course["url"]
+    return descriptor
 
 
 def _result(finding: Finding, rule_index: dict[str, int], result: CheckResult) -> dict[str, Any]:
@@ -131,7 +142,7 @@ def _result(finding: Finding, rule_index: dict[str, int], result: CheckResult) -
             "name": finding.name,
             "severity": finding.severity.value,
             "cell": finding.cell,
-            "course": result.course_for(finding),
+            "course": _shareable(result.course_for(finding)),
         },
     }
     if finding.related:

@@ -13,6 +13,7 @@ from jupyter_events.schema_registry import SchemaRegistryException
 from traitlets import Bool, Float, Int, TraitError, Unicode, validate
 from traitlets.config import Configurable
 
+from jupyterlab_tfcoach.course import InvalidBaseUrlError, checked_base_url
 from jupyterlab_tfcoach.server.handlers import (
     SETTINGS_COURSE_BASE_URL,
     SETTINGS_HUB,
@@ -48,7 +49,9 @@ class TfCoach(Configurable):
         allow_none=True,
         help=(
             "Base URL of the course for links in findings and course listings: "
-            "<base>/<module-id>#<section-id>. Default: the packaged Markdown files."
+            "<base>/<module-id>#<section-id>; an http:// or https:// URL (the same rule as "
+            "course-base-url in pyproject.toml and the editors' tfcoach.courseBaseUrl). "
+            "Default: the packaged Markdown files."
         ),
     ).tag(config=True)
 
@@ -65,6 +68,13 @@ class TfCoach(Configurable):
         60.0,
         help="Seconds to wait for a kernel to answer the monitor bootstrap before giving up.",
     ).tag(config=True)
+
+    @validate("course_base_url")
+    def _valid_course_base_url(self, proposal: Any) -> str | None:
+        try:
+            return checked_base_url(proposal["value"], "TfCoach.course_base_url")
+        except InvalidBaseUrlError as error:
+            raise TraitError(str(error)) from None
 
     @validate("history_length")
     def _positive_history(self, proposal: Any) -> int:
