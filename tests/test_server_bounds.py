@@ -144,15 +144,21 @@ async def test_malformed_and_oversized_reports_are_dropped(
     assert server_errors(caplog) == []
 
 
+@pytest.mark.parametrize(
+    ("tfcoach_config", "limit"),
+    [({}, MAX_HISTORY_BYTES), ({"history_bytes": 1024 * 1024}, 1024 * 1024)],
+    ids=["default", "c.TfCoach.history_bytes"],
+)
 @on_server_loop
 async def test_history_is_bounded_in_bytes(
     start_kernel: Callable[..., Awaitable[RunningKernel]],  # noqa: F811
     caplog: pytest.LogCaptureFixture,
+    limit: int,
 ) -> None:
     caplog.set_level(logging.WARNING)
     kernel = await start_kernel()
     size = 200 * 1024
-    count = MAX_HISTORY_BYTES // size + 10  # more than fit in the history
+    count = limit // size + 10  # more than fit in the history
     big = [
         report(f"big-{index}", notes=[{"text": "x" * size, "course": None}])
         for index in range(count)
@@ -161,11 +167,11 @@ async def test_history_is_bounded_in_bytes(
     await wait_for_last(kernel)
     reports = await kernel.reports()
     stored = len(json.dumps({"reports": reports}).encode())
-    assert stored <= MAX_HISTORY_BYTES, stored
+    assert stored <= limit, stored
     kept = [r["cell_id"] for r in reports if str(r["cell_id"]).startswith("big-")]
     # The newest are kept, in order, and most of the budget is used.
     assert kept == [f"big-{index}" for index in range(count - len(kept), count)]
-    assert len(kept) >= MAX_HISTORY_BYTES // size - 2
+    assert len(kept) >= limit // size - 2
     assert server_errors(caplog) == []
 
 

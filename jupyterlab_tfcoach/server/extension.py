@@ -21,10 +21,13 @@ from jupyterlab_tfcoach.server.handlers import (
 )
 from jupyterlab_tfcoach.server.kernels import (
     KERNEL_ACTIONS_SCHEMA_ID,
+    MAX_HISTORY_BYTES,
     REPORT_SCHEMA_PATH,
     HubSettings,
     ReportHub,
 )
+
+MIN_HISTORY_BYTES = 1024 * 1024
 
 
 class TfCoach(Configurable):
@@ -42,6 +45,14 @@ class TfCoach(Configurable):
     history_length = Int(
         200,
         help="How many reports the server keeps per kernel (oldest are dropped first).",
+    ).tag(config=True)
+
+    history_bytes = Int(
+        MAX_HISTORY_BYTES,
+        help=(
+            "How many bytes of reports the server keeps per kernel, as serialized "
+            "(oldest are dropped first); at least 1 MiB, since one report may be 256 KiB."
+        ),
     ).tag(config=True)
 
     course_base_url = Unicode(
@@ -83,6 +94,15 @@ class TfCoach(Configurable):
             raise TraitError(f"TfCoach.history_length must be at least 1, not {value}")
         return value
 
+    @validate("history_bytes")
+    def _history_bytes_hold_reports(self, proposal: Any) -> int:
+        value = int(proposal["value"])
+        if value < MIN_HISTORY_BYTES:
+            raise TraitError(
+                f"TfCoach.history_bytes must be at least {MIN_HISTORY_BYTES} (1 MiB), not {value}"
+            )
+        return value
+
     @validate("bootstrap_timeout")
     def _positive_timeout(self, proposal: Any) -> float:
         value = float(proposal["value"])
@@ -106,6 +126,7 @@ def load_server_extension(serverapp: Any) -> ReportHub:
         settings=HubSettings(
             autoload=options.autoload,
             history_length=options.history_length,
+            history_bytes=options.history_bytes,
             bootstrap_timeout=options.bootstrap_timeout,
             quiet_tensorflow_logs=options.quiet_tensorflow_logs,
         ),
