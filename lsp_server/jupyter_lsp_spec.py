@@ -58,18 +58,15 @@ def console_script(python: str) -> str | None:
     return None
 
 
-def module_command(python: str, version: tuple[int, int] = sys.version_info[:2]) -> list[str]:
+def module_command(python: str) -> list[str]:
     """``python -m lsp_server`` without the working directory on ``sys.path``.
 
     ``-m`` alone puts the working directory first on ``sys.path``, so its
     ``lsp_server/`` or ``argparse.py`` would be imported instead of the installed
-    ones. Python 3.11+ has ``-P`` for exactly that (the user site and ``PYTHONPATH``
-    stay); on 3.10 ``-I`` (isolated mode) also leaves out the user site and every
-    ``PYTHON*`` variable, so a package installed only with ``pip install --user`` (or
-    found only through ``PYTHONPATH``) is not found there: install it into the
-    interpreter's environment (a venv) instead.
+    ones. ``-P`` (Python 3.11+, which ``requires-python`` asks for) leaves it out and
+    keeps the user site and ``PYTHONPATH``.
     """
-    return [python, "-P" if version >= (3, 11) else "-I", "-m", "lsp_server"]
+    return [python, "-P", "-m", "lsp_server"]
 
 
 def server_command(python: str | None = None) -> list[str]:

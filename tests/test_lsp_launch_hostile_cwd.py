@@ -86,10 +86,9 @@ def test_console_script_next_to_the_interpreter(hostile: Path) -> None:
     assert markers_of(hostile) == []
 
 
-@pytest.mark.parametrize("version", [(3, 10), sys.version_info[:2]], ids=["-I", "current"])
-def test_module_command_without_a_console_script(hostile: Path, version: tuple[int, int]) -> None:
-    argv = module_command(sys.executable, version)
-    assert argv[1] == ("-P" if version >= (3, 11) else "-I")
+def test_module_command_without_a_console_script(hostile: Path) -> None:
+    argv = module_command(sys.executable)
+    assert argv[1] == "-P"
     assert version_from(argv, hostile) == f"tfcoach-lsp {__version__}"
     assert markers_of(hostile) == []
 
