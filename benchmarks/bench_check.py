@@ -483,6 +483,12 @@ def bench_startup(runs: int) -> None:
                 report_ratio("  ratio to bare Python", durations, bare, 5)
 
 
+# Python's own parse of the file: no tool written in Python can start below this.
+PARSE_ONLY = (
+    "import ast, gc, sys; gc.disable(); ast.parse(open(sys.argv[1], encoding='utf-8').read())"
+)
+
+
 def bench_cli_large_file(source: str, runs: int, ruff: str | None) -> None:
     """A cold ``tfcoach check --no-cache`` on the large file against ruff's."""
     with tempfile.TemporaryDirectory() as directory:
@@ -505,6 +511,17 @@ def bench_cli_large_file(source: str, runs: int, ruff: str | None) -> None:
         theirs = command_timings(ruff_command, folder, runs, nothing)
         print(f"ruff check --no-cache (large file):    {describe(theirs)}")
         report_ratio("ratio tfcoach / ruff, cold, one large file", ours, theirs, 6)
+        # Where the time goes: what any Python tool pays before its first rule runs.
+        print("the floor under any Python checker, as multiples of ruff's run:")
+        for label, code in (
+            ("python -c 'import ast, json'", "import ast, json"),
+            ("  + ast.parse of the file (GC off)", PARSE_ONLY),
+            ("  + importing the CLI and its rules", "import jupyterlab_tfcoach.cli; " + PARSE_ONLY),
+        ):
+            floor = command_timings(
+                [sys.executable, "-c", code, "generated_training.py"], folder, runs, nothing
+            )
+            report_ratio(f"  {label}: {statistics.median(floor) * 1000:.1f} ms", floor, theirs)
 
 
 def bench_tree(python_files: int, notebooks: int, runs: int, ruff: str | None) -> None:

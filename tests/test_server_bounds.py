@@ -3,8 +3,10 @@
 - A JSON body nested deeper than the decoder goes is a 400 with a message, not a 500.
 - Reports a kernel publishes are stored and emitted only when they have the report's
   shape and are at most 256 KiB; the history of a kernel stays within 8 MiB.
+- Reports waiting to be emitted while the event bus is behind are bounded in count and in
+  bytes: the oldest waiting ones are dropped (with a warning), the newest go out in order.
 - A kernel that died for good (its restarter gave up) is let go: the hub stops trying to
-  reconnect to its ports.
+  reconnect to its ports; until then (or with no restarter at all) the retries back off.
 
 The reports are sent from a cell, with the kernel's own session and iopub socket, the way
 the monitor publishes them (``monitor/report.py``).
@@ -21,10 +23,15 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
+import zmq
 from tornado.httpclient import HTTPClientError
+from zmq.utils.monitor import recv_monitor_message
 
 from jupyterlab_tfcoach.server.kernels import (
+    IOPUB_RECONNECT_MAX_MS,
     MAX_HISTORY_BYTES,
+    MAX_PENDING,
+    MAX_PENDING_BYTES,
     MAX_REPORT_BYTES,
     ReportHub,
 )
@@ -200,3 +207,149 @@ async def test_a_kernel_that_died_for_good_is_let_go(
     await wait_for(
         lambda: kernel_id not in hub.watched_kernels(), "the hub to let the dead kernel go", 30
     )
+
+
+class GatedSessions:
+    """The server's session manager, answering only once the gate opens.
+
+    The hub looks up each report's session path before emitting it, one event at a time,
+    so a closed gate is an event bus that has fallen behind the kernels.
+    """
+
+    def __init__(self, real: Any) -> None:
+        self.real = real
+        self.gate = asyncio.Event()
+
+    async def get_session(self, **kwargs: Any) -> Any:
+        await self.gate.wait()
+        return await self.real.get_session(**kwargs)
+
+
+async def send_while_the_bus_is_behind(
+    kernel: RunningKernel,
+    hub: ReportHub,  # noqa: F811
+    bus: Bus,  # noqa: F811
+    contents: list[dict[str, Any]],
+) -> list[dict[str, Any]]:
+    """Send ``contents`` (and the cell's own report) with the bus held; the events emitted."""
+    sessions = GatedSessions(hub.session_manager)
+    hub.session_manager = sessions
+    arrived: list[Any] = []
+    hub.on_report = lambda _kid, report: arrived.append(report["cell_id"])
+    await kernel.ok(send_cell(*contents))
+    # Everything reached the hub (the hand-made reports and the cell's own) before the
+    # bus moves again.
+    await wait_for(lambda: len(arrived) == len(contents) + 1, "every report to arrive", 90)
+    assert bus.events == []
+    sessions.gate.set()
+    await wait_for(lambda: bus.data and bus.data[-1]["report"]["cell_id"] == arrived[-1], "the bus")
+    await asyncio.sleep(0.2)  # nothing more comes
+    return [d["report"] for d in bus.data]
+
+
+def dropped_count(caplog: pytest.LogCaptureFixture) -> int:
+    records = tfcoach_records(caplog, "dropped: the event bus is behind")
+    return sum(int(message.split()[1]) for message in records)
+
+
+@on_server_loop
+async def test_reports_waiting_for_the_event_bus_are_bounded_in_count(
+    start_kernel: Callable[..., Awaitable[RunningKernel]],  # noqa: F811
+    hub: ReportHub,  # noqa: F811
+    bus: Bus,  # noqa: F811
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.WARNING)
+    kernel = await start_kernel()
+    sent = [report(f"small-{index}") for index in range(MAX_PENDING + 50)]
+    emitted = await send_while_the_bus_is_behind(kernel, hub, bus, sent)
+    ids = [str(r["cell_id"]) for r in emitted]
+    # The first was already being emitted when the bus stalled; of the rest, the newest
+    # MAX_PENDING went out, in order, ending with the cell's own report.
+    assert ids[0] == "small-0"
+    assert len(ids) == 1 + MAX_PENDING
+    assert ids[1:-1] == [f"small-{i}" for i in range(len(sent) - MAX_PENDING + 1, len(sent))]
+    assert emitted[-1]["cell_id"] == kernel_cell_id(emitted)
+    assert dropped_count(caplog) == len(sent) + 1 - 1 - MAX_PENDING
+    assert server_errors(caplog) == []
+
+
+@on_server_loop
+async def test_reports_waiting_for_the_event_bus_are_bounded_in_bytes(
+    start_kernel: Callable[..., Awaitable[RunningKernel]],  # noqa: F811
+    hub: ReportHub,  # noqa: F811
+    bus: Bus,  # noqa: F811
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.WARNING)
+    kernel = await start_kernel()
+    size = 200 * 1024
+    count = MAX_PENDING_BYTES // size + 10  # far fewer than MAX_PENDING, more than fit
+    sent = [
+        report(f"big-{index}", notes=[{"text": "x" * size, "course": None}])
+        for index in range(count)
+    ]
+    emitted = await send_while_the_bus_is_behind(kernel, hub, bus, sent)
+    ids = [str(r["cell_id"]) for r in emitted]
+    assert ids[0] == "big-0"
+    waited = emitted[1:]  # what was held in the queue
+    held = sum(len(json.dumps(r).encode()) for r in waited)
+    assert held <= MAX_PENDING_BYTES, held
+    assert held >= MAX_PENDING_BYTES - 2 * size, held  # the budget is used, not wasted
+    kept = ids[1:-1]
+    assert kept == [f"big-{i}" for i in range(count - len(kept), count)]
+    assert dropped_count(caplog) == count - 1 - len(kept)
+    assert server_errors(caplog) == []
+
+
+def kernel_cell_id(emitted: list[dict[str, Any]]) -> Any:
+    """The id of the monitor's own report for the sending cell: the one not hand-made."""
+    own = [r for r in emitted if not str(r["cell_id"]).startswith(("small-", "big-"))]
+    assert len(own) == 1, own
+    return own[0]["cell_id"]
+
+
+@on_server_loop
+async def test_reconnects_to_a_dead_kernel_back_off(
+    start_kernel: Callable[..., Awaitable[RunningKernel]],  # noqa: F811
+    jp_serverapp: Any,
+    hub: ReportHub,  # noqa: F811
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.WARNING)
+    kernel = await start_kernel()
+    await kernel.ok("1")
+    managed = jp_serverapp.kernel_manager.get_kernel(kernel.kernel_id)
+    # No restarter: nothing will revive the kernel or tell the hub it died for good, as
+    # under a kernel manager without one. The hub's iopub socket is left knocking.
+    managed.stop_restarter()
+    socket = hub._kernels[kernel.kernel_id].iopub.socket  # type: ignore[union-attr]
+    # The monitor's end of the inproc pair, as a plain socket of the hub's own context.
+    address = f"inproc://tfcoach-test-monitor-{kernel.kernel_id}"
+    socket.monitor(address, zmq.EVENT_CONNECT_RETRIED)
+    monitor = managed.context.socket(zmq.PAIR, socket_class=zmq.Socket)
+    monitor.connect(address)
+    kernel.close()
+    await managed.provisioner.kill()
+    intervals: list[int] = []
+    seconds = 2.0
+    deadline = time.monotonic() + seconds
+    try:
+        while time.monotonic() < deadline:
+            while monitor.poll(0):
+                event = recv_monitor_message(monitor)
+                intervals.append(int(event["value"]))
+            await asyncio.sleep(0.01)
+    finally:
+        socket.disable_monitor()
+        monitor.close(linger=0)
+    # ZeroMQ reports each retry with the interval it waits next (plus up to 10 ms of
+    # jitter): growing from 10 ms to the cap, then staying there.
+    assert intervals, "the hub never retried: the kernel did not die?"
+    assert intervals[0] < 30, intervals
+    assert max(intervals) >= IOPUB_RECONNECT_MAX_MS, intervals
+    assert all(value < IOPUB_RECONNECT_MAX_MS + 10 for value in intervals), intervals
+    assert intervals == sorted(intervals[:4]) + intervals[4:], intervals
+    # A fixed 10 ms interval would be about 130 retries in these two seconds.
+    assert len(intervals) <= seconds * 1000 / IOPUB_RECONNECT_MAX_MS + 5, len(intervals)
+    assert server_errors(caplog) == []

@@ -135,6 +135,16 @@ _NOT_IMPORTABLE = f"No module named {EXTENSION_MODULE!r}"
 # How often a not-yet-connected bootstrap/iopub socket retries while the kernel
 # process starts (ZeroMQ's default is 100 ms).
 _RECONNECT_INTERVAL_MS = 10
+# The iopub socket lives as long as the kernel, so it is the one that keeps knocking on
+# the ports of a kernel that died (before its restarter revives it or gives up, or for
+# ever under a kernel manager without a restarter). ZeroMQ doubles its retry interval
+# after each failed attempt, 10 -> 20 -> 40 -> 80 -> 100 ms, and starts again at 10 ms
+# once a connection was made and lost. The cap stays small because the same retries run
+# while a kernel starts: the iopub socket must be connected by the time the first cell's
+# report is published (the kernel binds its ports well over 100 ms before it runs a
+# cell). The bootstrap's shell socket keeps the fixed 10 ms: it is closed once the
+# kernel answers, and the race with the user's first cell needs it early.
+IOPUB_RECONNECT_MAX_MS = 100
 
 
 class MonitorState(str, enum.Enum):
@@ -584,6 +594,8 @@ def _connect(kernel: Any, channel: str) -> ZMQStream:
     socket = kernel.context.socket(socket_type, socket_class=zmq.Socket)
     socket.linger = 1000
     socket.setsockopt(zmq.RECONNECT_IVL, _RECONNECT_INTERVAL_MS)
+    if channel == "iopub":
+        socket.setsockopt(zmq.RECONNECT_IVL_MAX, IOPUB_RECONNECT_MAX_MS)
     curve_publickey = getattr(kernel, "curve_publickey", None)
     if curve_publickey is not None:
         # As jupyter_client's own connections when the kernel uses CURVE encryption.
