@@ -13,7 +13,7 @@ export PATH := $(abspath $(VENV))/bin:$(PATH)
 export TF_CPP_MIN_LOG_LEVEL ?= 2
 
 EXAMPLE_NOTEBOOK := module-01-tensors-variables-graphs.ipynb
-LABEXT_SOURCES := $(shell find labextension/src labextension/style schema -type f 2>/dev/null) \
+LABEXT_SOURCES := $(shell find labextension/src labextension/style labextension/schema -type f 2>/dev/null) \
 	package.json tsconfig.json
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 APT_GET := $(if $(filter 0,$(shell id -u)),,sudo) env DEBIAN_FRONTEND=noninteractive apt-get

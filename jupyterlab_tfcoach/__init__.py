@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__version__ = "0.1.0"
+from jupyterlab_tfcoach._version import __version__ as __version__
 
 
 def _jupyter_labextension_paths() -> list[dict[str, str]]:

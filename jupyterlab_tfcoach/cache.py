@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from jupyterlab_tfcoach import __version__
+from jupyterlab_tfcoach._version import __version__
 from jupyterlab_tfcoach.analysis import AnalysisInputError, Config, analyze_path
 from jupyterlab_tfcoach.analysis.findings import Edit, Finding, Fix, RelatedLocation, Severity
 

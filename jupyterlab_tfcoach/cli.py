@@ -26,17 +26,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
-from jupyterlab_tfcoach import __version__
+from jupyterlab_tfcoach._version import __version__
 from jupyterlab_tfcoach.analysis import (
     RULES,
     Config,
     ConfigError,
     Finding,
     Rule,
-    load_config,
     rule_by_code,
 )
-from jupyterlab_tfcoach.analysis.config import normalize_codes
+from jupyterlab_tfcoach.analysis.config import parse_codes
+from jupyterlab_tfcoach.analysis.project_config import ConfigResolver, default_resolver
 from jupyterlab_tfcoach.cache import (
     FileResult,
     ResultCache,
@@ -99,10 +99,6 @@ count lines within that cell: notebook.ipynb:cell 2:3:5: ...
 """
 
 
-def _code_list(text: str) -> list[str]:
-    return [part.strip() for part in text.split(",") if part.strip()]
-
-
 def _jobs(text: str) -> int:
     try:
         value = int(text)
@@ -149,13 +145,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     check.add_argument(
         "--select",
-        type=_code_list,
         metavar="CODES",
         help="comma-separated rule codes or prefixes to enable (replaces the configuration's)",
     )
     check.add_argument(
         "--ignore",
-        type=_code_list,
         metavar="CODES",
         help="comma-separated rule codes or prefixes to disable (replaces the configuration's)",
     )
@@ -374,18 +368,21 @@ def discover(paths: Iterable[str]) -> Discovery:
 
 @dataclass(frozen=True)
 class Overrides:
-    select: list[str] | None
-    ignore: list[str] | None
+    select: tuple[str, ...] | None
+    ignore: tuple[str, ...] | None
 
     def apply(self, config: Config) -> Config:
         return config.overridden(select=self.select, ignore=self.ignore)
 
 
 class ConfigCache:
-    """One ``load_config`` per folder: files in the same folder share a pyproject."""
+    """Each file's configuration for this run: the core resolver's answer (which reads
+    each ``pyproject.toml`` once), with the command line's overrides applied. Asked
+    once per folder: files in the same folder share a pyproject."""
 
-    def __init__(self, overrides: Overrides) -> None:
+    def __init__(self, overrides: Overrides, resolver: ConfigResolver | None = None) -> None:
         self._overrides = overrides
+        self._resolver = resolver or default_resolver()
         self._by_folder: dict[str, Config | ConfigError] = {}
         self._enabled: dict[Config, tuple[str, ...]] = {}
 
@@ -395,7 +392,9 @@ class ConfigCache:
         folder = os.path.dirname(real)
         if folder not in self._by_folder:
             try:
-                self._by_folder[folder] = self._overrides.apply(load_config(Path(folder)))
+                self._by_folder[folder] = self._overrides.apply(
+                    self._resolver.config_for(Path(folder))
+                )
             except ConfigError as error:
                 self._by_folder[folder] = error
         cached = self._by_folder[folder]
@@ -565,10 +564,12 @@ def check_targets(
     return checked
 
 
-def _validated_codes(codes: list[str] | None, option: str) -> list[str] | None:
-    if codes is not None:
-        normalize_codes(codes, option)  # raises ConfigError naming the option
-    return codes
+def _validated_codes(text: str | None, option: str) -> tuple[str, ...] | None:
+    """The codes of ``--select``/``--ignore`` (comma-separated), or None when not given."""
+    parsed = parse_codes(text, option)
+    if parsed.problems:
+        raise ConfigError(parsed.problems[0])  # names the option
+    return parsed.codes
 
 
 def _open_cache(args: argparse.Namespace) -> ResultCache | None:
@@ -637,7 +638,7 @@ def run_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 def _cwd_course_base_url(report_errors_to: TextIO | None) -> str | None:
     try:
-        return load_config(Path.cwd()).course_base_url
+        return default_resolver().config_for(Path.cwd()).course_base_url
     except ConfigError as error:
         if report_errors_to is not None:
             print(f"tfcoach: {error}", file=report_errors_to)

@@ -6,7 +6,7 @@ jedi (jedi is loaded lazily, only for the hover fallback).
 
 from __future__ import annotations
 
-from jupyterlab_tfcoach import __version__
+from jupyterlab_tfcoach._version import __version__
 
 SERVER_NAME = "tfcoach-lsp"
 

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from lsprotocol import types
 from pygls.workspace import PositionCodec
 
-from lsp_server.course_links import CourseLinks
+from jupyterlab_tfcoach.course.links import CourseLinks
 from lsp_server.protocol import SOURCE, overlaps, to_workspace_edit
 from lsp_server.runner import PartResult
 

@@ -1,6 +1,13 @@
 """The analysis Config for a document: ``[tool.tfcoach]`` from the nearest
-``pyproject.toml``, overridden by the editor's settings where they are set
-(editor first, like ruff's ``configurationPreference: editorFirst``)."""
+``pyproject.toml`` (the core resolver, :mod:`jupyterlab_tfcoach.analysis.project_config`),
+overridden by the editor's settings where they are set (editor first, like ruff's
+``configurationPreference: editorFirst``).
+
+An invalid ``pyproject.toml`` is reported through ``report_error`` (the server shows
+it with ``window/showMessage`` and logs it) once per version of that file, not on
+every keystroke; the document is then analysed with the defaults and the editor's
+settings.
+"""
 
 from __future__ import annotations
 
@@ -8,74 +15,42 @@ import logging
 from collections.abc import Callable
 from pathlib import Path
 
-from jupyterlab_tfcoach.analysis.config import (
-    Config,
-    ConfigError,
-    find_pyproject,
-    load_config,
-    normalize_codes,
-)
+from jupyterlab_tfcoach.analysis.config import Config, ConfigError
+from jupyterlab_tfcoach.analysis.config import is_known_code as is_known_code
+from jupyterlab_tfcoach.analysis.project_config import ConfigResolver, default_resolver
 from lsp_server.settings import Settings
 
 log = logging.getLogger(__name__)
 
-
-def is_known_code(code: str) -> bool:
-    """A rule code or prefix the analysis accepts (``TFC001``, ``TFC00``)."""
-    try:
-        normalize_codes([code], "tfcoach")
-    except ConfigError:
-        return False
-    return True
+# Broken pyproject versions remembered as reported (each is one message to the user).
+_MAX_REPORTED = 256
 
 
-def _pyproject_stamp(start: Path) -> tuple[tuple[Path, int], ...]:
-    """Every ``pyproject.toml`` above ``start`` with its mtime: one ``stat`` each, no
-    reads, so an unchanged project is recognised without re-reading any file."""
-    start = start.resolve()
-    directory = start if start.is_dir() else start.parent
-    stamp = []
-    for candidate_dir in (directory, *directory.parents):
-        candidate = candidate_dir / "pyproject.toml"
+class DocumentConfigs:
+    """Each document's Config: the project's, with the editor's settings on top."""
+
+    def __init__(
+        self, report_error: Callable[[str], None], resolver: ConfigResolver | None = None
+    ) -> None:
+        self._report_error = report_error
+        self._resolver = resolver or default_resolver()
+        self._reported: set[object] = set()
+
+    def project_config(self, start: Path) -> Config:
         try:
-            stamp.append((candidate, candidate.stat().st_mtime_ns))
-        except OSError:
-            continue
-    return tuple(stamp)
-
-
-class ConfigResolver:
-    """Caches ``[tool.tfcoach]`` per start path; re-read only when a ``pyproject.toml``
-    above it appears, disappears or changes (mtime)."""
-
-    def __init__(self, warn: Callable[[str], None]) -> None:
-        self._warn = warn
-        self._cache: dict[Path, tuple[tuple[tuple[Path, int], ...], Config]] = {}
-        self._warned: set[tuple[tuple[Path, int], ...]] = set()
-
-    def _project_config(self, start: Path) -> Config:
-        try:
-            stamp = _pyproject_stamp(start)
-            cached = self._cache.get(start)
-            if cached is not None and cached[0] == stamp:
-                return cached[1]
-            config = Config()
-            if find_pyproject(start) is not None:
-                try:
-                    config = load_config(start)
-                except ConfigError as error:
-                    if stamp not in self._warned:
-                        self._warned.add(stamp)
-                        self._warn(f"tfcoach: ignoring [tool.tfcoach]: {error}")
-            self._cache[start] = (stamp, config)
-            return config
-        except (OSError, ConfigError) as error:
-            log.warning("cannot read project config near %s: %s", start, error)
+            return self._resolver.config_for(start)
+        except ConfigError as error:
+            key = error.version if error.version is not None else str(error)
+            if key not in self._reported:
+                if len(self._reported) >= _MAX_REPORTED:
+                    self._reported.clear()
+                self._reported.add(key)
+                self._report_error(f"tfcoach: ignoring [tool.tfcoach]: {error}")
             return Config()
 
     def config_for(self, path: Path | None, root: Path | None, settings: Settings) -> Config:
         start = path if path is not None else root
-        base = self._project_config(start) if start is not None else Config()
+        base = self.project_config(start) if start is not None else Config()
         try:
             return base.overridden(
                 select=settings.select,

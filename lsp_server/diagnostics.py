@@ -196,11 +196,6 @@ class DiagnosticsEngine:
                 self.on_result(key)
         return result.parts.get(uri)
 
-    def latest(self, uri: str) -> PartResult | None:
-        """The last result that matched the current version (for code actions)."""
-        result = self._results.get(key_for(self._server.workspace, uri))
-        return result.parts.get(uri) if result is not None else None
-
     def _refresh_supported(self) -> bool:
         caps = self._server.client_capabilities.workspace
         return bool(caps and caps.diagnostics and caps.diagnostics.refresh_support)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 
+from jupyterlab_tfcoach.course.links import CourseLinks
 from jupyterlab_tfcoach.hover import (
     DottedName,
     Resolution,
@@ -13,7 +14,6 @@ from jupyterlab_tfcoach.hover import (
     dotted_at,
     resolve,
 )
-from lsp_server.course_links import CourseLinks
 
 __all__ = ["DottedName", "Resolution", "dotted_at", "escape_markdown", "render", "resolve"]
 

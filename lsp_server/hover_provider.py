@@ -3,7 +3,6 @@ document, a one-line lookup per hover, jedi only as a deadline-bound fallback.""
 
 from __future__ import annotations
 
-import ast
 import asyncio
 import logging
 from collections.abc import Callable
@@ -13,12 +12,13 @@ from dataclasses import dataclass
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
-from jupyterlab_tfcoach.analysis.notebook import join_cells
+from jupyterlab_tfcoach.analysis.errors import AnalysisSyntaxError
+from jupyterlab_tfcoach.analysis.parsing import parse_cells, parse_module
 from jupyterlab_tfcoach.analysis.positions import split_lines
 from jupyterlab_tfcoach.course.api_cards import api_card
-from jupyterlab_tfcoach.hover import UNPARSABLE, SymbolTable, build_symbols
+from jupyterlab_tfcoach.course.links import CourseLinks
+from jupyterlab_tfcoach.hover import SymbolTable, build_symbols
 from lsp_server import hover
-from lsp_server.course_links import CourseLinks
 from lsp_server.documents import Snapshot, fs_path, key_for, open_document, snapshot
 from lsp_server.jedi_fallback import JediFallback, is_user_module
 
@@ -36,18 +36,20 @@ class IndexedSource:
 
 
 def _index(snap: Snapshot) -> IndexedSource | None:
-    if snap.is_notebook:
-        joined = join_cells([part.source for part in snap.parts])
-        source = joined.source
-        first = {p.uri: joined.cell_first_line[i] for i, p in enumerate(snap.parts)}
-        indent = {p.uri: joined.indent_of(i) for i, p in enumerate(snap.parts)}
-    else:
-        source = snap.parts[0].source
-        first = {snap.key: 1}
-        indent = {}
     try:
-        tree = ast.parse(source)
-    except UNPARSABLE:
+        if snap.is_notebook:
+            # Joined and parsed as the analysis does it (so diagnostics and hovers agree
+            # on cells and lines, and a cell that breaks the whole is left out).
+            joined, tree = parse_cells([part.source for part in snap.parts])
+            source = joined.source
+            first = {p.uri: joined.cell_first_line[i] for i, p in enumerate(snap.parts)}
+            indent = {p.uri: joined.indent_of(i) for i, p in enumerate(snap.parts)}
+        else:
+            source = snap.parts[0].source
+            tree = parse_module(source)
+            first = {snap.key: 1}
+            indent = {}
+    except AnalysisSyntaxError:
         return None
     return IndexedSource(snap.version, build_symbols(tree), source, first, indent)
 

@@ -16,7 +16,7 @@ from lsprotocol import types
 from pygls.workspace import PositionCodec
 
 from jupyterlab_tfcoach.analysis.findings import Edit, Finding, Fix, RelatedLocation, Severity
-from lsp_server.course_links import CourseLinks
+from jupyterlab_tfcoach.course.links import CourseLinks
 
 SOURCE = "tfcoach"
 

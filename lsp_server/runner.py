@@ -24,7 +24,7 @@ from jupyterlab_tfcoach.analysis import AnalysisSyntaxError, analyze_source
 from jupyterlab_tfcoach.analysis.budget import time_budget
 from jupyterlab_tfcoach.analysis.config import Config
 from jupyterlab_tfcoach.analysis.findings import Finding
-from lsp_server.course_links import CourseLinks
+from jupyterlab_tfcoach.course.links import CourseLinks
 from lsp_server.documents import Snapshot
 from lsp_server.notebooks import analyze_notebook
 from lsp_server.protocol import DocumentPart, to_diagnostics

@@ -12,10 +12,10 @@ from pygls.exceptions import JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
 
 from jupyterlab_tfcoach.analysis.config import Config
+from jupyterlab_tfcoach.course.links import CourseLinks
 from lsp_server import SERVER_NAME, __version__
 from lsp_server.code_actions import OPEN_COURSE, code_actions
-from lsp_server.config import ConfigResolver, is_known_code
-from lsp_server.course_links import CourseLinks
+from lsp_server.config import DocumentConfigs, is_known_code
 from lsp_server.diagnostics import DiagnosticsEngine, result_id
 from lsp_server.documents import Snapshot, fs_path, key_for, open_document
 from lsp_server.hover_provider import HoverProvider
@@ -37,7 +37,7 @@ class TfCoachServer(LanguageServer):
             protocol_cls=TfCoachProtocol,
         )
         self.settings = Settings()
-        self.configs = ConfigResolver(self.warn)
+        self.configs = DocumentConfigs(self.show_error)
         self.engine = DiagnosticsEngine(self, self.config_for)
         self.hovers = HoverProvider(self, self.links_for)
         self.engine.on_result = self.hovers.prefetch
@@ -53,6 +53,12 @@ class TfCoachServer(LanguageServer):
         log.warning("%s", message)
         self.window_show_message(
             types.ShowMessageParams(type=types.MessageType.Warning, message=message)
+        )
+
+    def show_error(self, message: str) -> None:
+        log.error("%s", message)
+        self.window_show_message(
+            types.ShowMessageParams(type=types.MessageType.Error, message=message)
         )
 
     def root_path(self) -> Path | None:
@@ -77,139 +83,161 @@ class TfCoachServer(LanguageServer):
         self.engine.debounce_s = parsed.settings.debounce_ms / 1000
 
 
+# The one server of this process (as jedi-language-server has it): the handlers below
+# register on it at import; ``create_server`` sets its options.
+SERVER = TfCoachServer()
+
+
 def create_server(notebooks_in_jupyterlab: bool = False) -> TfCoachServer:
-    ls = TfCoachServer(notebooks_in_jupyterlab)
+    SERVER.notebooks_in_jupyterlab = notebooks_in_jupyterlab
+    return SERVER
 
-    @ls.feature(types.INITIALIZE)
-    def initialize(ls: TfCoachServer, params: types.InitializeParams) -> None:
-        text = params.capabilities.text_document
-        ls.engine.pull = bool(text and text.diagnostic)
-        ls.engine.push_notebooks = not pulls_cells(params.capabilities.experimental)
-        ls.apply_settings(params.initialization_options)
 
-    @ls.feature(types.INITIALIZED)
-    async def initialized(ls: TfCoachServer, params: types.InitializedParams) -> None:
-        workspace = ls.client_capabilities.workspace
-        if workspace and workspace.configuration:
-            before = ls.settings
-            await pull_configuration(ls)
-            if ls.settings != before:
-                ls.engine.reanalyze_all()
+@SERVER.feature(types.INITIALIZE)
+def initialize(ls: TfCoachServer, params: types.InitializeParams) -> None:
+    text = params.capabilities.text_document
+    ls.engine.pull = bool(text and text.diagnostic)
+    ls.engine.push_notebooks = not pulls_cells(params.capabilities.experimental)
+    ls.apply_settings(params.initialization_options)
 
-    @ls.feature(types.TEXT_DOCUMENT_DID_OPEN)
-    def did_open(ls: TfCoachServer, params: types.DidOpenTextDocumentParams) -> None:
-        if not ls.left_to_jupyterlab(params.text_document.uri):
-            ls.engine.schedule(params.text_document.uri, delay=0)
 
-    @ls.feature(types.TEXT_DOCUMENT_DID_CHANGE)
-    def did_change(ls: TfCoachServer, params: types.DidChangeTextDocumentParams) -> None:
-        if not ls.left_to_jupyterlab(params.text_document.uri):
-            ls.engine.schedule(params.text_document.uri)
+@SERVER.feature(types.INITIALIZED)
+async def initialized(ls: TfCoachServer, params: types.InitializedParams) -> None:
+    workspace = ls.client_capabilities.workspace
+    if workspace and workspace.configuration:
+        before = ls.settings
+        await pull_configuration(ls)
+        if ls.settings != before:
+            ls.engine.reanalyze_all()
 
-    @ls.feature(types.TEXT_DOCUMENT_DID_CLOSE)
-    def did_close(ls: TfCoachServer, params: types.DidCloseTextDocumentParams) -> None:
-        uri = params.text_document.uri
-        ls.engine.close(uri, [uri])
-        ls.hovers.forget(uri, [uri])
 
-    @ls.feature(types.NOTEBOOK_DOCUMENT_DID_OPEN)
-    def notebook_did_open(ls: TfCoachServer, params: types.DidOpenNotebookDocumentParams) -> None:
-        ls.engine.schedule(params.notebook_document.uri, delay=0)
+@SERVER.feature(types.TEXT_DOCUMENT_DID_OPEN)
+def did_open(ls: TfCoachServer, params: types.DidOpenTextDocumentParams) -> None:
+    if not ls.left_to_jupyterlab(params.text_document.uri):
+        ls.engine.schedule(params.text_document.uri, delay=0)
 
-    @ls.feature(types.NOTEBOOK_DOCUMENT_DID_CHANGE)
-    def notebook_did_change(
-        ls: TfCoachServer, params: types.DidChangeNotebookDocumentParams
-    ) -> None:
-        ls.engine.schedule(params.notebook_document.uri)
 
-    @ls.feature(types.NOTEBOOK_DOCUMENT_DID_CLOSE)
-    def notebook_did_close(ls: TfCoachServer, params: types.DidCloseNotebookDocumentParams) -> None:
-        uris = [cell.uri for cell in params.cell_text_documents]
-        ls.engine.close(params.notebook_document.uri, uris)
-        ls.hovers.forget(params.notebook_document.uri, uris)
+@SERVER.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+def did_change(ls: TfCoachServer, params: types.DidChangeTextDocumentParams) -> None:
+    if not ls.left_to_jupyterlab(params.text_document.uri):
+        ls.engine.schedule(params.text_document.uri)
 
-    @ls.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
-    async def did_change_configuration(
-        ls: TfCoachServer, params: types.DidChangeConfigurationParams
-    ) -> None:
-        workspace = ls.client_capabilities.workspace
-        if params.settings is None and workspace and workspace.configuration:
-            await pull_configuration(ls)
-        else:
-            ls.apply_settings(params.settings)
-        ls.engine.reanalyze_all()
 
-    @ls.feature(
-        types.TEXT_DOCUMENT_DIAGNOSTIC,
-        types.DiagnosticOptions(
-            identifier=SECTION, inter_file_dependencies=False, workspace_diagnostics=False
-        ),
+@SERVER.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+def did_close(ls: TfCoachServer, params: types.DidCloseTextDocumentParams) -> None:
+    uri = params.text_document.uri
+    ls.engine.close(uri, [uri])
+    ls.hovers.forget(uri, [uri])
+
+
+@SERVER.feature(types.NOTEBOOK_DOCUMENT_DID_OPEN)
+def notebook_did_open(ls: TfCoachServer, params: types.DidOpenNotebookDocumentParams) -> None:
+    ls.engine.schedule(params.notebook_document.uri, delay=0)
+
+
+@SERVER.feature(types.NOTEBOOK_DOCUMENT_DID_CHANGE)
+def notebook_did_change(ls: TfCoachServer, params: types.DidChangeNotebookDocumentParams) -> None:
+    ls.engine.schedule(params.notebook_document.uri)
+
+
+@SERVER.feature(types.NOTEBOOK_DOCUMENT_DID_CLOSE)
+def notebook_did_close(ls: TfCoachServer, params: types.DidCloseNotebookDocumentParams) -> None:
+    uris = [cell.uri for cell in params.cell_text_documents]
+    ls.engine.close(params.notebook_document.uri, uris)
+    ls.hovers.forget(params.notebook_document.uri, uris)
+
+
+@SERVER.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
+async def did_change_configuration(
+    ls: TfCoachServer, params: types.DidChangeConfigurationParams
+) -> None:
+    workspace = ls.client_capabilities.workspace
+    if params.settings is None and workspace and workspace.configuration:
+        await pull_configuration(ls)
+    else:
+        ls.apply_settings(params.settings)
+    ls.engine.reanalyze_all()
+
+
+@SERVER.feature(
+    types.TEXT_DOCUMENT_DIAGNOSTIC,
+    types.DiagnosticOptions(
+        identifier=SECTION, inter_file_dependencies=False, workspace_diagnostics=False
+    ),
+)
+async def diagnostic(
+    ls: TfCoachServer, params: types.DocumentDiagnosticParams
+) -> types.DocumentDiagnosticReport:
+    if ls.left_to_jupyterlab(params.text_document.uri):
+        return types.RelatedFullDocumentDiagnosticReport(items=[])
+    part = await ls.engine.pull_part(params.text_document.uri)
+    if part is None:
+        return types.RelatedFullDocumentDiagnosticReport(items=[])
+    rid = result_id(part)
+    ls.engine.mark_sent(params.text_document.uri, rid)
+    if params.previous_result_id == rid:
+        return types.RelatedUnchangedDocumentDiagnosticReport(result_id=rid)
+    # With the note of a pass that ran out of time, as a pushed report has it.
+    return types.RelatedFullDocumentDiagnosticReport(items=list(part.published), result_id=rid)
+
+
+@SERVER.feature(types.TEXT_DOCUMENT_HOVER)
+async def hover(ls: TfCoachServer, params: types.HoverParams) -> types.Hover | None:
+    if ls.left_to_jupyterlab(params.text_document.uri):
+        return None
+    return await ls.hovers.hover(params)
+
+
+@SERVER.feature(
+    types.TEXT_DOCUMENT_CODE_ACTION,
+    types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix]),
+)
+async def code_action(
+    ls: TfCoachServer, params: types.CodeActionParams
+) -> list[types.CodeAction] | None:
+    uri = params.text_document.uri
+    document = open_document(ls.workspace, uri)
+    if document is None or ls.left_to_jupyterlab(uri):
+        return None
+    part = await ls.engine.pull_part(uri)
+    if part is None:
+        return None
+    links = ls.links_for(uri)
+    edit_caps = ls.client_capabilities.workspace
+    document_changes = bool(
+        edit_caps and edit_caps.workspace_edit and edit_caps.workspace_edit.document_changes
     )
-    async def diagnostic(
-        ls: TfCoachServer, params: types.DocumentDiagnosticParams
-    ) -> types.DocumentDiagnosticReport:
-        if ls.left_to_jupyterlab(params.text_document.uri):
-            return types.RelatedFullDocumentDiagnosticReport(items=[])
-        part = await ls.engine.pull_part(params.text_document.uri)
-        if part is None:
-            return types.RelatedFullDocumentDiagnosticReport(items=[])
-        rid = result_id(part)
-        ls.engine.mark_sent(params.text_document.uri, rid)
-        if params.previous_result_id == rid:
-            return types.RelatedUnchangedDocumentDiagnosticReport(result_id=rid)
-        # With the note of a pass that ran out of time, as a pushed report has it.
-        return types.RelatedFullDocumentDiagnosticReport(items=list(part.published), result_id=rid)
-
-    @ls.feature(types.TEXT_DOCUMENT_HOVER)
-    async def hover(ls: TfCoachServer, params: types.HoverParams) -> types.Hover | None:
-        if ls.left_to_jupyterlab(params.text_document.uri):
-            return None
-        return await ls.hovers.hover(params)
-
-    @ls.feature(
-        types.TEXT_DOCUMENT_CODE_ACTION,
-        types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix]),
+    return code_actions(
+        part,
+        uri,
+        document.version,
+        params,
+        ls.workspace.position_codec,
+        links,
+        document_changes,
     )
-    async def code_action(
-        ls: TfCoachServer, params: types.CodeActionParams
-    ) -> list[types.CodeAction] | None:
-        uri = params.text_document.uri
-        document = open_document(ls.workspace, uri)
-        if document is None or ls.left_to_jupyterlab(uri):
-            return None
-        part = await ls.engine.pull_part(uri)
-        if part is None:
-            return None
-        links = ls.links_for(uri)
-        edit_caps = ls.client_capabilities.workspace
-        document_changes = bool(
-            edit_caps and edit_caps.workspace_edit and edit_caps.workspace_edit.document_changes
-        )
-        return code_actions(
-            part,
-            uri,
-            document.version,
-            params,
-            ls.workspace.position_codec,
-            links,
-            document_changes,
-        )
 
-    @ls.command(OPEN_COURSE)
-    async def open_course(ls: TfCoachServer, *args: Any) -> bool:
-        url = _course_url(ls, args)
-        window = ls.client_capabilities.window
-        if window and window.show_document and window.show_document.support:
-            result = await ls.window_show_document_async(
-                types.ShowDocumentParams(uri=url, external=True)
-            )
-            return result.success
-        ls.window_show_message(
-            types.ShowMessageParams(type=types.MessageType.Info, message=f"tfcoach course: {url}")
-        )
-        return True
 
-    return ls
+@SERVER.command(OPEN_COURSE)
+async def open_course(ls: TfCoachServer, *args: Any) -> bool:
+    url = _course_url(ls, args)
+    window = ls.client_capabilities.window
+    if window and window.show_document and window.show_document.support:
+        result = await ls.window_show_document_async(
+            types.ShowDocumentParams(uri=url, external=True)
+        )
+        return result.success
+    ls.window_show_message(
+        types.ShowMessageParams(type=types.MessageType.Info, message=f"tfcoach course: {url}")
+    )
+    return True
+
+
+@SERVER.feature(types.SHUTDOWN)
+def shutdown(ls: TfCoachServer, params: None) -> None:
+    """Stop the timers and worker threads before the client's ``exit``."""
+    ls.engine.shutdown()
+    ls.hovers.shutdown()
 
 
 async def pull_configuration(ls: TfCoachServer) -> None:
@@ -240,4 +268,4 @@ def _course_url(ls: TfCoachServer, args: tuple[Any, ...]) -> str:
     return url
 
 
-__all__ = ["TfCoachServer", "create_server"]
+__all__ = ["SERVER", "TfCoachServer", "create_server"]

@@ -7,15 +7,14 @@ Accepted shapes, as different clients send them:
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from jupyterlab_tfcoach.analysis.config import parse_codes
 from jupyterlab_tfcoach.course import InvalidBaseUrlError, checked_base_url
 
 SECTION = "tfcoach"
-_CODE = re.compile(r"^[A-Z]+[0-9]*$")
 KNOWN_KEYS = frozenset({"select", "ignore", "courseBaseUrl", "debounceMs"})
 # Settings of editor clients (the VS Code extension's own `tfcoach.*` keys): clients that
 # send their whole `tfcoach` section must not earn a warning for them.
@@ -54,27 +53,25 @@ def extract_section(raw: Any) -> Mapping[str, Any] | None:
 
 
 def _codes(
-    key: str, value: Any, is_known: Callable[[str], bool], warnings: list[str]
+    key: str, value: Any, is_known: Callable[[str], bool] | None, warnings: list[str]
 ) -> tuple[str, ...] | None:
-    if value is None:
+    """The core's code-list reader (:func:`parse_codes`, as the CLI and pyproject.toml);
+    unknown codes are dropped with a warning, a value that is no list means "not set"."""
+    parsed = parse_codes(value, f"{SECTION}.{key}")
+    if parsed.codes is None:
+        warnings.extend(f"{problem}; using default" for problem in parsed.problems)
         return None
-    if isinstance(value, str):
-        value = [part.strip() for part in value.split(",") if part.strip()]
-    if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
-        warnings.append(f"tfcoach.{key} must be a list of rule codes like TFC001; using default")
-        return None
-    codes: list[str] = []
-    for code in value:
-        normalized = code.strip().upper()
-        if _CODE.match(normalized) and is_known(normalized):
-            codes.append(normalized)
-        else:
-            warnings.append(f"tfcoach.{key}: unknown rule code {code!r} ignored")
-    return tuple(codes)
+    warnings.extend(f"{problem}; ignored" for problem in parsed.problems)
+    codes = tuple(code for code in parsed.codes if is_known is None or is_known(code))
+    warnings.extend(
+        f"{SECTION}.{key}: rule code {code!r} ignored" for code in parsed.codes if code not in codes
+    )
+    return codes
 
 
-def parse_settings(raw: Any, is_known: Callable[[str], bool]) -> ParsedSettings:
-    """Validate a ``tfcoach`` section; every bad value falls back to its default."""
+def parse_settings(raw: Any, is_known: Callable[[str], bool] | None = None) -> ParsedSettings:
+    """Validate a ``tfcoach`` section; every bad value falls back to its default.
+    ``is_known``, when given, narrows the rule codes accepted further."""
     warnings: list[str] = []
     if raw is not None and not isinstance(raw, Mapping):
         warnings.append("tfcoach settings must be an object; using the defaults")

@@ -19,6 +19,7 @@ from tests.harness import (
     CHROMIUM,
     CHROMIUM_ARGS,
     KernelSession,
+    KernelSetup,
     LabServer,
     NotebookServer,
 )
@@ -85,24 +86,15 @@ def jp_server_config(tfcoach_config: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-@pytest.fixture
-def kernel() -> Iterator[KernelSession]:
-    """A fresh IPython kernel for one test."""
-    session = KernelSession()
-    try:
-        yield session
-    finally:
-        session.shutdown()
-
-
 @pytest.fixture(scope="module")
-def module_kernel() -> Iterator[KernelSession]:
-    """One IPython kernel shared by a test module (TensorFlow imports once, ~5 s)."""
-    session = KernelSession()
-    try:
-        yield session
-    finally:
-        session.shutdown()
+def kernel(request: pytest.FixtureRequest) -> Iterator[KernelSession]:
+    """The test module's IPython kernel, one per module (TensorFlow imports once, ~5 s).
+
+    Prepared as the module's ``KERNEL`` (a ``KernelSetup``) says; by default the monitor
+    is loaded as the server extension loads it, then NumPy, TensorFlow and Keras imported.
+    """
+    setup = getattr(request.module, "KERNEL", KernelSetup())
+    yield from setup.start()
 
 
 _Server = TypeVar("_Server", bound=LabServer)

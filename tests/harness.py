@@ -18,7 +18,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -117,6 +117,158 @@ class KernelSession:
             self.client.stop_channels()
         finally:
             self.manager.shutdown_kernel(now=True)
+
+
+# --------------------------------------------------------- kernels with the monitor
+
+# All a cell that prints nothing may produce: anything else (streams, displays,
+# comms, errors) from such a cell would be the monitor's doing.
+QUIET_MESSAGE_TYPES = ("status", "execute_input", "tfcoach_report")
+IMPORTS = "import numpy as np\nimport tensorflow as tf\nimport keras"
+# Load the monitor as the server extension does (its reports go to the panel, none are
+# shown under cells); ``%load_ext`` in a kernel no panel listens to shows them inline.
+LOAD_FOR_PANEL = "__import__('jupyterlab_tfcoach').load_for_panel(get_ipython());"
+
+
+def start_kernel(panel: bool = True) -> KernelSession:
+    """A kernel that imports the package from the work tree. ``panel``: as the server
+    extension starts kernels (its panel shows the reports, sent on iopub); otherwise a
+    plain kernel, where the monitor shows reports under cells instead."""
+    extra = {"PYTHONPATH": str(REPO_ROOT)}
+    if panel:
+        extra["TFCOACH_PANEL"] = "1"
+    return KernelSession(env=quiet_env(**extra))
+
+
+@dataclass(frozen=True)
+class KernelSetup:
+    """How a test module's ``kernel`` fixture (conftest.py) prepares its kernel.
+
+    A module sets ``KERNEL = KernelSetup(...)``; without it the kernel gets the default.
+    ``before_load`` runs first (e.g. TensorFlow imported before the monitor, as when the
+    server loads it into a running kernel), then the monitor is loaded as the server
+    extension loads it (unless ``load_monitor`` is false: the module's tests load it),
+    then ``after_load``.
+    """
+
+    before_load: str = ""
+    load_monitor: bool = True
+    after_load: str = IMPORTS
+
+    def start(self) -> Iterator[KernelSession]:
+        session = start_kernel()
+        try:
+            if self.before_load:
+                run(session, self.before_load)
+            if self.load_monitor:
+                run(session, LOAD_FOR_PANEL)
+                if self.after_load:
+                    run(session, self.after_load)
+            yield session
+        finally:
+            session.shutdown()
+
+
+def run(kernel: KernelSession, code: str, *, ok: bool = True, timeout: float = 180) -> Execution:
+    """Run one cell; by default it must succeed."""
+    execution = kernel.execute(code, timeout=timeout)
+    if ok:
+        assert execution.reply["status"] == "ok", (code, execution.reply, execution.iopub)
+    return execution
+
+
+def run_quiet(kernel: KernelSession, code: str, timeout: float = 180) -> dict[str, Any]:
+    """Run a cell that prints nothing; the monitor must not print either. Its report."""
+    # A trailing `pass` keeps IPython from displaying the last expression's value.
+    execution = run(kernel, f"{code}\npass", timeout=timeout)
+    noise = [m for m in execution.iopub if m["header"]["msg_type"] not in QUIET_MESSAGE_TYPES]
+    assert not noise, f"unexpected output for {code!r}: {noise}"
+    return checked_report(execution)
+
+
+def checked_report(execution: Execution) -> dict[str, Any]:
+    """The one tfcoach_report of an execution, checked against the schema's shape."""
+    report = execution.report
+    messages = execution.of_type("tfcoach_report")
+    assert messages[0]["parent_header"]["msg_id"] == execution.msg_id
+    # Published before the kernel goes idle.
+    kinds = [m["header"]["msg_type"] for m in execution.iopub]
+    assert kinds.index("tfcoach_report") < len(kinds) - 1
+    assert set(report) == {
+        "schema",
+        "execution_count",
+        "cell_id",
+        "monitor_ms",
+        "traces",
+        "variables",
+        "error",
+        "notes",
+    }
+    assert report["schema"] == "tfcoach.report/1"
+    assert report["execution_count"] == execution.reply["execution_count"]
+    assert isinstance(report["monitor_ms"], float) and report["monitor_ms"] >= 0
+    for trace in report["traces"]:
+        assert set(trace) == {
+            "function",
+            "defined_at",
+            "new_traces",
+            "total_traces",
+            "reasons",
+            "course",
+        }
+        for reason in trace["reasons"]:
+            assert set(reason) == {"kind", "argument", "before", "after", "text"}
+            assert reason["kind"] in (
+                "first_trace",
+                "shape",
+                "dtype",
+                "python_value",
+                "kind",
+                "other",
+                "side_effect",
+                "stale_value",
+            )
+        assert set(trace["course"]) == {"module", "section", "title"}
+    for change in report["variables"]:
+        assert set(change) == {"name", "change", "before", "after", "text", "course"}
+        assert change["change"] in (
+            "rebound_to_tensor",
+            "attribute_rebound",
+            "trainable_flag",
+            "trainable_count",
+            "stopped_learning",
+        )
+        assert set(change["course"]) == {"module", "section", "title"}
+    if report["error"] is not None:
+        assert set(report["error"]) == {"type", "message", "explanation", "course"}
+    for note in report["notes"]:
+        assert set(note) == {"text", "course"}, note
+        assert isinstance(note["text"], str) and note["text"]
+        # Only notes about tfcoach itself have no course section.
+        if not note["text"].startswith("tfcoach "):
+            assert set(note["course"]) == {"module", "section", "title"}, note
+    json.dumps(report)
+    return report
+
+
+def value_of(kernel: KernelSession, expression: str) -> Any:
+    """Evaluate ``expression`` in the kernel and return it through JSON (via stdout)."""
+    execution = run(kernel, f"import json as _json\nprint(_json.dumps({expression}))")
+    return json.loads(execution.stdout)
+
+
+def trace_for(report: dict[str, Any], function: str) -> dict[str, Any]:
+    found = [trace for trace in report["traces"] if trace["function"] == function]
+    assert len(found) == 1, (function, report["traces"])
+    return found[0]
+
+
+def note_texts(report: dict[str, Any]) -> list[str]:
+    return [note["text"] for note in report["notes"]]
+
+
+def changes_of(report: dict[str, Any], change: str) -> list[dict[str, Any]]:
+    return [entry for entry in report["variables"] if entry["change"] == change]
 
 
 def free_port() -> int:

@@ -19,12 +19,12 @@ from jupyterlab_tfcoach.analysis import (
     load_config,
     rule_by_code,
 )
-from jupyterlab_tfcoach.analysis.config import noqa_codes
+from jupyterlab_tfcoach.analysis.noqa import noqa_codes
 from jupyterlab_tfcoach.analysis.notebook import join_cells
 from jupyterlab_tfcoach.analysis.rules import DOC_HEADINGS
 from jupyterlab_tfcoach.analysis.testing import span
 from jupyterlab_tfcoach.course import get_course
-from tests.test_course import ALL_ARCHITECTURE_IDS, ARCHITECTURE_IDS
+from tests.test_course import ALL_SECTION_IDS, SECTION_IDS
 
 PRINTS = textwrap.dedent(
     """\
@@ -36,9 +36,6 @@ PRINTS = textwrap.dedent(
         return x.numpy()
     """
 )
-
-# The section ids ARCHITECTURE.md lists, per module: rules must teach through one of them.
-ARCHITECTURE_SECTIONS = set(ALL_ARCHITECTURE_IDS)
 
 
 # -- columns ------------------------------------------------------------------
@@ -288,7 +285,7 @@ def test_registry_has_fourteen_documented_rules():
     for rule in RULES:
         positions = [rule.docs.index(heading) for heading in DOC_HEADINGS]
         assert positions == sorted(positions), rule.code
-        assert rule.section in ARCHITECTURE_SECTIONS
+        assert rule.section in ALL_SECTION_IDS
         assert rule.summary.endswith(".")
         assert rule_by_code(rule.code.lower()) is rule
         assert rule_by_code(rule.name) is rule
@@ -307,7 +304,7 @@ def test_rule_sections_exist_in_the_course():
     course = get_course()
     for rule in RULES:
         section = course.section(rule.section)
-        assert rule.section in ARCHITECTURE_IDS[section.module_id], rule.code
+        assert rule.section in SECTION_IDS[section.module_id], rule.code
 
 
 def test_garbage_collector_state_is_restored():

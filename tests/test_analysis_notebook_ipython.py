@@ -8,7 +8,8 @@ import ast
 import pytest
 from IPython.core.inputtransformer2 import TransformerManager
 
-from jupyterlab_tfcoach.analysis import check_cells, join_cells
+from jupyterlab_tfcoach.analysis import check_cells
+from jupyterlab_tfcoach.analysis.notebook import join_cells
 
 # Cells as notebooks have them (Colab, the TF guides, learners' own).
 CORPUS = [

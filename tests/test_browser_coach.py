@@ -214,18 +214,22 @@ def test_panel_shows_reports_of_the_example_notebook(coach: Coach) -> None:
     assert "3 traces" in scale.locator(".jp-tfcoach-badges").inner_text()
     assert "2 retraces" in scale.locator(".jp-tfcoach-badges").inner_text()
     shape = scale.locator(".jp-tfcoach-reason-shape")
-    assert shape.locator("code").inner_text() == "t"
+    assert shape.locator("code").first.inner_text() == "t"
     assert "shape (2,) \u2192 (3,)" in shape.inner_text()
+    # Under each summary line, the coaching exactly as the kernel's report words it.
+    explanation = shape.locator(".jp-tfcoach-explanation").inner_text()
+    assert "every new shape traces again" in explanation, explanation
     value = scale.locator(".jp-tfcoach-reason-python_value")
-    assert value.locator("code").inner_text() == "factor"
+    assert value.locator("code").first.inner_text() == "factor"
     assert "2.0 \u2192 3.0" in value.inner_text()
+    assert "pass a tensor instead" in value.inner_text()
 
     # The variable rebound to a tensor.
     rebound = coach.entry(coach.cell_id("w = w - 0.01 * g"))
     assert "1 variable" in rebound.locator(".jp-tfcoach-badges").inner_text()
     variable = rebound.locator(".jp-tfcoach-variable")
     assert variable.locator("code").first.inner_text() == "w"
-    assert "no longer trains" in variable.inner_text()
+    assert "stops training" in variable.locator(".jp-tfcoach-explanation").inner_text()
 
     # The dtype error, explained.
     dtype = coach.entry(coach.cell_id("counts + weights"))

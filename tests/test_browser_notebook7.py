@@ -142,10 +142,10 @@ def test_running_cells_shows_a_retrace_entry(nb7: Notebook7) -> None:
     badges = entry.locator(".jp-tfcoach-badges").inner_text()
     assert "3 traces" in badges and "2 retraces" in badges
     shape = entry.locator(".jp-tfcoach-reason-shape")
-    assert shape.locator("code").inner_text() == "t"
+    assert shape.locator("code").first.inner_text() == "t"
     assert "shape (2,) \u2192 (3,)" in shape.inner_text()
     value = entry.locator(".jp-tfcoach-reason-python_value")
-    assert value.locator("code").inner_text() == "factor"
+    assert value.locator("code").first.inner_text() == "factor"
     assert "2.0 \u2192 3.0" in value.inner_text()
     # Only the cell that reports has an entry (importing TensorFlow reports nothing).
     assert page.locator("#tfcoach-panel .jp-tfcoach-entry").count() == 1

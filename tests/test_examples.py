@@ -22,8 +22,7 @@ import pytest
 from jupyterlab_tfcoach.analysis import analyze_cells
 from jupyterlab_tfcoach.course import NOTEBOOKS_DIR
 from jupyterlab_tfcoach.server.kernels import BOOTSTRAP_EXPRESSION
-from tests.harness import Execution, KernelSession
-from tests.monitor_kernel import checked_report
+from tests.harness import Execution, KernelSession, checked_report
 
 NOTEBOOK = NOTEBOOKS_DIR / "module-01-tensors-variables-graphs.ipynb"
 CELL_TIMEOUT = 180.0

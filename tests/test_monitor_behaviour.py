@@ -7,16 +7,14 @@ file order and the TensorFlow import happens in one of them, after loading.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
-from tests.harness import KernelSession
-from tests.monitor_kernel import (
+from tests.harness import (
+    KernelSession,
+    KernelSetup,
     checked_report,
     run,
     run_quiet,
-    start_kernel,
     trace_for,
     value_of,
 )
@@ -57,13 +55,8 @@ hostile_list = [hostile]
 '''
 
 
-@pytest.fixture(scope="module")
-def kernel() -> Iterator[KernelSession]:
-    session = start_kernel()
-    try:
-        yield session
-    finally:
-        session.shutdown()
+# The tests load the monitor themselves.
+KERNEL = KernelSetup(load_monitor=False)
 
 
 def test_loading_without_tensorflow_imports_nothing(kernel: KernelSession) -> None:

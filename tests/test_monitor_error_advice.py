@@ -8,13 +8,17 @@ corrected cell and asserts it now succeeds with no error entry.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from tests.harness import KernelSession
-from tests.monitor_kernel import checked_report, monitored_kernel, run, value_of
+from tests.harness import (
+    KernelSession,
+    KernelSetup,
+    checked_report,
+    run,
+    value_of,
+)
 
 pytestmark = [pytest.mark.kernel, pytest.mark.timeout(300)]
 
@@ -25,9 +29,7 @@ keras.utils.set_random_seed(0)
 """
 
 
-@pytest.fixture(scope="module")
-def kernel() -> Iterator[KernelSession]:
-    yield from monitored_kernel(before_load=SETUP, after_load="")
+KERNEL = KernelSetup(before_load=SETUP, after_load="")
 
 
 def failing(kernel: KernelSession, code: str) -> dict[str, Any]:

@@ -2,26 +2,23 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from tests.harness import KernelSession
-from tests.monitor_kernel import LOAD_FOR_PANEL, checked_report, run, start_kernel
+from tests.harness import (
+    IMPORTS,
+    KernelSession,
+    KernelSetup,
+    checked_report,
+    run,
+)
 
 pytestmark = [pytest.mark.kernel, pytest.mark.timeout(300)]
 
 
-@pytest.fixture(scope="module")
-def kernel() -> Iterator[KernelSession]:
-    session = start_kernel()
-    try:
-        run(session, "import numpy as np\nimport tensorflow as tf\nimport keras")
-        run(session, LOAD_FOR_PANEL)
-        yield session
-    finally:
-        session.shutdown()
+# TensorFlow imported before the monitor loads (the usual notebook order).
+KERNEL = KernelSetup(before_load=IMPORTS, after_load="")
 
 
 def failing(kernel: KernelSession, code: str) -> dict[str, Any]:

@@ -9,8 +9,16 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-from tests.harness import REPO_ROOT, Execution, KernelSession, quiet_env
-from tests.monitor_kernel import LOAD_FOR_PANEL, note_texts, run, value_of
+from tests.harness import (
+    LOAD_FOR_PANEL,
+    REPO_ROOT,
+    Execution,
+    KernelSession,
+    note_texts,
+    quiet_env,
+    run,
+    value_of,
+)
 
 pytestmark = [pytest.mark.kernel, pytest.mark.timeout(300)]
 

@@ -4,19 +4,12 @@ cell: a read-only layer weight, variables created on every call, state added aft
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 
 import pytest
 
-from tests.harness import KernelSession
-from tests.monitor_kernel import checked_report, monitored_kernel, run, run_quiet, value_of
+from tests.harness import KernelSession, checked_report, run, run_quiet, value_of
 
 pytestmark = [pytest.mark.kernel, pytest.mark.timeout(300)]
-
-
-@pytest.fixture(scope="module")
-def kernel() -> Iterator[KernelSession]:
-    yield from monitored_kernel()
 
 
 def _error(kernel: KernelSession, code: str) -> dict:

@@ -9,12 +9,16 @@ become tensors, and a re-run defining cell starting its count from scratch.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
-from tests.harness import KernelSession
-from tests.monitor_kernel import LOAD_FOR_PANEL, note_texts, run, run_quiet, start_kernel, trace_for
+from tests.harness import (
+    KernelSession,
+    KernelSetup,
+    note_texts,
+    run,
+    run_quiet,
+    trace_for,
+)
 
 pytestmark = [pytest.mark.kernel, pytest.mark.timeout(300)]
 
@@ -29,15 +33,7 @@ targets = np.random.rand(100, 1).astype("float32")
 """
 
 
-@pytest.fixture(scope="module")
-def kernel() -> Iterator[KernelSession]:
-    session = start_kernel()
-    try:
-        run(session, SETUP)
-        run(session, LOAD_FOR_PANEL)
-        yield session
-    finally:
-        session.shutdown()
+KERNEL = KernelSetup(before_load=SETUP, after_load="")
 
 
 def _no_unreadable_note(report: dict) -> None:

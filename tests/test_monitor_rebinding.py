@@ -4,21 +4,14 @@ it, then the same cell with the fix the report gives, which must train and stay 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 
 import pytest
 
-from tests.harness import KernelSession
-from tests.monitor_kernel import monitored_kernel, note_texts, run, run_quiet, value_of
+from tests.harness import KernelSession, note_texts, run, run_quiet, value_of
 
 pytestmark = [pytest.mark.kernel, pytest.mark.timeout(300)]
 
 _FIX = re.compile(r"instead: `([^`]+)`")
-
-
-@pytest.fixture(scope="module")
-def kernel() -> Iterator[KernelSession]:
-    yield from monitored_kernel()
 
 
 def _only_entry(report: dict, change: str) -> dict:

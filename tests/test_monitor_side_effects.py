@@ -9,13 +9,18 @@ from __future__ import annotations
 import ast
 import re
 import types
-from collections.abc import Iterator
 
 import pytest
 
 from jupyterlab_tfcoach.monitor import trace_effects as fx
-from tests.harness import KernelSession
-from tests.monitor_kernel import checked_report, monitored_kernel, run, trace_for, value_of
+from tests.harness import (
+    KernelSession,
+    KernelSetup,
+    checked_report,
+    run,
+    trace_for,
+    value_of,
+)
 
 SETUP = """
 import numpy as np
@@ -28,9 +33,7 @@ targets = np.random.rand(64, 1).astype("float32")
 """
 
 
-@pytest.fixture(scope="module")
-def kernel() -> Iterator[KernelSession]:
-    yield from monitored_kernel(before_load=SETUP, after_load="")
+KERNEL = KernelSetup(before_load=SETUP, after_load="")
 
 
 def _report(kernel: KernelSession, code: str) -> dict:
@@ -416,7 +419,7 @@ shift(tf.constant(0.0))"""
     ],
 )
 def test_numpy_draws_become_tensorflow_draws(numpy_call: str, tf_call: str) -> None:
-    from jupyterlab_tfcoach.monitor.tracing import _tf_random_call
+    from jupyterlab_tfcoach.monitor.trace_advice import _tf_random_call
 
     call = ast.parse(numpy_call, mode="eval").body
     assert isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)

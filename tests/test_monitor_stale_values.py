@@ -8,12 +8,16 @@ applies the report's advice and must get no such entry, and give the new result.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 
 import pytest
 
-from tests.harness import KernelSession
-from tests.monitor_kernel import monitored_kernel, run_quiet, trace_for, value_of
+from tests.harness import (
+    KernelSession,
+    KernelSetup,
+    run_quiet,
+    trace_for,
+    value_of,
+)
 
 pytestmark = [pytest.mark.kernel, pytest.mark.timeout(300)]
 
@@ -25,9 +29,7 @@ values = tf.constant([0.2, 0.7, 1.2, 1.6])
 """
 
 
-@pytest.fixture(scope="module")
-def kernel() -> Iterator[KernelSession]:
-    yield from monitored_kernel(before_load=SETUP, after_load="")
+KERNEL = KernelSetup(before_load=SETUP, after_load="")
 
 
 def _stale(report: dict) -> list[dict]:

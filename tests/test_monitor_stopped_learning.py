@@ -4,15 +4,13 @@ part of the gradients. Each next to its corrected twin, which trains every weigh
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
-from tests.harness import KernelSession
-from tests.monitor_kernel import (
+from tests.harness import (
     IMPORTS,
+    KernelSession,
+    KernelSetup,
     changes_of,
-    monitored_kernel,
     note_texts,
     run,
     run_quiet,
@@ -22,13 +20,11 @@ from tests.monitor_kernel import (
 pytestmark = [pytest.mark.kernel, pytest.mark.timeout(300)]
 
 
-@pytest.fixture(scope="module")
-def kernel() -> Iterator[KernelSession]:
-    yield from monitored_kernel(
-        after_load=f"{IMPORTS}\n"
-        "x = np.random.rand(64, 3).astype('float32')\n"
-        "y = np.random.rand(64, 1).astype('float32')"
-    )
+KERNEL = KernelSetup(
+    after_load=f"{IMPORTS}\n"
+    "x = np.random.rand(64, 3).astype('float32')\n"
+    "y = np.random.rand(64, 1).astype('float32')"
+)
 
 
 SCALED = """class ScaledDense(keras.layers.Layer):

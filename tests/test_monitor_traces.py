@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
-from tests.harness import KernelSession
-from tests.monitor_kernel import (
+from tests.harness import (
     LOAD_FOR_PANEL,
+    KernelSession,
+    KernelSetup,
     note_texts,
     run,
     run_quiet,
-    start_kernel,
     trace_for,
     value_of,
 )
@@ -32,16 +30,8 @@ early(tf.constant([1.0, 2.0]))
 """
 
 
-@pytest.fixture(scope="module")
-def kernel() -> Iterator[KernelSession]:
-    """TensorFlow imported *before* the extension loads (the usual notebook order)."""
-    session = start_kernel()
-    try:
-        run(session, SETUP)
-        run(session, LOAD_FOR_PANEL)
-        yield session
-    finally:
-        session.shutdown()
+# TensorFlow imported *before* the extension loads (the usual notebook order).
+KERNEL = KernelSetup(before_load=SETUP, after_load="")
 
 
 def test_function_created_before_loading_is_found_and_diffed(kernel: KernelSession) -> None:

@@ -2,33 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
-from tests.harness import KernelSession
-from tests.monitor_kernel import (
-    LOAD_FOR_PANEL,
+from tests.harness import (
+    KernelSession,
     changes_of,
     note_texts,
-    run,
     run_quiet,
-    start_kernel,
     value_of,
 )
 
 pytestmark = [pytest.mark.kernel, pytest.mark.timeout(300)]
-
-
-@pytest.fixture(scope="module")
-def kernel() -> Iterator[KernelSession]:
-    session = start_kernel()
-    try:
-        run(session, LOAD_FOR_PANEL)
-        run(session, "import numpy as np\nimport tensorflow as tf\nimport keras")
-        yield session
-    finally:
-        session.shutdown()
 
 
 def test_variable_rebound_to_tensor(kernel: KernelSession) -> None:

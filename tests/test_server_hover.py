@@ -122,6 +122,21 @@ async def test_a_cell_that_does_not_parse_leaves_the_others_cards(jp_fetch: Fetc
     assert await hover(jp_fetch, cells, 2, 9, 0) == {"card": None}
 
 
+@on_server_loop
+async def test_a_cell_that_breaks_only_the_whole_notebook_leaves_the_others_cards(
+    jp_fetch: Fetch,
+) -> None:
+    # Each cell parses on its own; joined, the late __future__ import is an error. The
+    # analysis leaves that cell out and carries on: the hover cards must too.
+    cells = [
+        "import tensorflow as tf\n",
+        "from __future__ import annotations\n",
+        "f = tf.function(lambda x: x)\n",
+    ]
+    body = await hover(jp_fetch, cells, 2, 0, at(cells, 2, 0, "function"))
+    assert body["card"] is not None and body["card"]["title"] == "tf.function"
+
+
 @pytest.mark.parametrize(
     ("payload", "says"),
     [

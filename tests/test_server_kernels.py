@@ -21,6 +21,7 @@ import pytest
 from jupyter_client.asynchronous import AsyncKernelClient
 from tornado.httpclient import HTTPClientError, HTTPResponse
 
+from jupyterlab_tfcoach.course import course_ref
 from jupyterlab_tfcoach.server.handlers import SETTINGS_HUB
 from jupyterlab_tfcoach.server.kernels import REPORT_SCHEMA_ID, MonitorState, ReportHub
 from tests.harness import on_server_loop
@@ -387,3 +388,67 @@ async def test_kernel_that_dies_is_coached_again_after_its_auto_restart(
     assert [r["execution_count"] for r in reports] == [1, 1]
     assert hub.monitor_state(kernel.kernel_id) is MonitorState.LOADED
     assert server_errors(caplog) == []
+
+
+COURSE_BASE = "https://course.example.org/tf"
+LINKED_CELLS = [
+    "import tensorflow as tf\n"
+    "@tf.function\ndef halve(x):\n    return x / 2\n\n"
+    "halve(tf.constant([1.0]))\nhalve(tf.constant([[1.0]]))",
+    "w = tf.Variable(1.0)\nw = w - 0.1",
+    "tf.constant([1, 2]) + tf.constant([0.5, 1.0])",
+]
+
+
+def course_objects(report: dict[str, Any]) -> list[dict[str, Any]]:
+    found = [item.get("course") for item in (*report["traces"], *report["variables"])]
+    found += [note.get("course") for note in report["notes"] if isinstance(note, dict)]
+    if report["error"] is not None:
+        found.append(report["error"].get("course"))
+    return [course for course in found if course is not None]
+
+
+async def iopub_reports(kernel: RunningKernel, count: int) -> list[dict[str, Any]]:
+    """The reports as the kernel published them, before the server saw them."""
+    assert kernel.client is not None
+    reports: list[dict[str, Any]] = []
+    deadline = time.monotonic() + TIMEOUT
+    while len(reports) < count:
+        msg = await kernel.client.get_iopub_msg(timeout=max(0.1, deadline - time.monotonic()))
+        if msg["header"]["msg_type"] == "tfcoach_report":
+            reports.append(msg["content"])
+    return reports
+
+
+@pytest.mark.parametrize(
+    ("tfcoach_config", "base"),
+    [({"course_base_url": COURSE_BASE}, COURSE_BASE), ({}, None)],
+    ids=["c.TfCoach.course_base_url", "packaged course"],
+)
+@on_server_loop
+async def test_report_links_are_made_by_the_server(
+    start_kernel: Callable[..., Awaitable[RunningKernel]],
+    bus: Bus,
+    base: str | None,
+) -> None:
+    kernel = await start_kernel()
+    for code in LINKED_CELLS:
+        await kernel.execute(code)
+    published = await iopub_reports(kernel, len(LINKED_CELLS))
+    # The kernel names sections; it builds no link (no path of its machine, no guess at
+    # the server's base URL).
+    sent = [course for report in published for course in course_objects(report)]
+    assert len(sent) >= len(LINKED_CELLS), published
+    assert all(set(course) == {"module", "section", "title"} for course in sent), sent
+
+    stored = await kernel.wait_reports(len(LINKED_CELLS))
+    await wait_for(lambda: len(bus.events) >= len(LINKED_CELLS), "report events")
+    for reports in (stored, [d["report"] for d in bus.data]):
+        linked = [course for report in reports for course in course_objects(report)]
+        assert [c["section"] for c in linked] == [c["section"] for c in sent]
+        for course in linked:
+            assert course == course_ref(course["section"], base)
+            if base is None:
+                assert course["url"].startswith("file://")
+            else:
+                assert course["url"].startswith(f"{COURSE_BASE}/")

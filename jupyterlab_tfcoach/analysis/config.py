@@ -1,26 +1,44 @@
-"""Which rules run, where course links point, and ``# noqa`` suppression.
+"""Which rules run and where course links point: the ``Config`` every front end
+hands to the analysis, and the one reader of rule-code lists.
 
-``[tool.tfcoach]`` is read from the nearest ``pyproject.toml`` that has such a
-table (like ruff, a ``pyproject.toml`` without it does not stop the search,
-so a sub-package's own packaging file does not hide the project settings).
+Where a ``Config`` comes from (``[tool.tfcoach]`` in the nearest
+``pyproject.toml``, read once per version of the file) is
+:mod:`jupyterlab_tfcoach.analysis.project_config`; ``# noqa`` comments are
+:mod:`jupyterlab_tfcoach.analysis.noqa`.
+
+Rule-code lists (``select``/``ignore`` in ``[tool.tfcoach]``, ``--select``/``--ignore``,
+the editors' and JupyterLab's settings) are all read by :func:`parse_codes`: a list of
+strings, or one string of codes separated by commas or spaces; each code is
+upper-cased and must be a known code (``TFC001``) or a prefix of one (``TFC00``,
+``TFC``). ``ignore`` wins over ``select``; a list given by a front end replaces
+the file's (:meth:`Config.overridden`).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
-from pathlib import Path
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from jupyterlab_tfcoach.course import InvalidBaseUrlError, checked_base_url
 
-_CODE_PATTERN = re.compile(r"^[A-Z]+[0-9]*$")
+CODE_PATTERN = re.compile(r"^[A-Z]+[0-9]*$")
+_SEPARATORS = re.compile(r"[,\s]+")
 _KNOWN_KEYS = ("select", "ignore", "course-base-url")
 
 
 class ConfigError(ValueError):
-    """An invalid ``[tool.tfcoach]`` table or option; the message names the source."""
+    """An invalid ``[tool.tfcoach]`` table or option; the one-line message names the
+    source (the ``pyproject.toml``, or the option).
+
+    ``version`` identifies the version of the file at fault (path, mtime, size,
+    inode) when it came from one, so a front end can report each broken version once.
+    """
+
+    def __init__(self, message: str, version: tuple[object, ...] | None = None) -> None:
+        super().__init__(" ".join(message.split("\n")))
+        self.version = version
 
 
 def _known_codes() -> tuple[str, ...]:
@@ -29,22 +47,56 @@ def _known_codes() -> tuple[str, ...]:
     return tuple(rule.code for rule in RULES)
 
 
-def normalize_codes(codes: Iterable[str], source: str) -> frozenset[str]:
-    """Validate rule selectors: a full code (``TFC001``) or a prefix (``TFC``, ``TFC00``)."""
+@dataclass(frozen=True)
+class ParsedCodes:
+    """A rule-code list as read: ``codes`` None when it was not given (or not a list),
+    ``problems`` one message per value left out."""
+
+    codes: tuple[str, ...] | None
+    problems: tuple[str, ...] = field(default=())
+
+
+def parse_codes(value: Any, where: str) -> ParsedCodes:
+    """Read a rule-code list; ``where`` names it in messages (``--select``,
+    ``/p/pyproject.toml: `ignore```, ``tfcoach.select``). Never raises: bad entries
+    are left out and described in ``problems`` (see :func:`normalize_codes`)."""
+    if value is None:
+        return ParsedCodes(None)
+    if isinstance(value, str):
+        value = [part for part in _SEPARATORS.split(value) if part]
+    if not isinstance(value, list | tuple) or not all(isinstance(code, str) for code in value):
+        return ParsedCodes(None, (f"{where}: must be a list of rule codes like TFC001",))
     known = _known_codes()
-    selected: set[str] = set()
-    for raw in codes:
-        if not isinstance(raw, str):
-            raise ConfigError(f"{source}: rule codes must be strings, got {raw!r}")
+    codes: list[str] = []
+    problems: list[str] = []
+    for raw in value:
         code = raw.strip().upper()
         if not code:
             continue
-        if not _CODE_PATTERN.match(code) or not any(k.startswith(code) for k in known):
-            raise ConfigError(
-                f"{source}: unknown rule code {raw!r} (known: {known[0]}..{known[-1]})"
+        if CODE_PATTERN.match(code) and any(k.startswith(code) for k in known):
+            if code not in codes:
+                codes.append(code)
+        else:
+            problems.append(
+                f"{where}: unknown rule code {raw!r} (known: {known[0]}..{known[-1]}, "
+                "or a prefix such as TFC00)"
             )
-        selected.add(code)
-    return frozenset(selected)
+    return ParsedCodes(tuple(codes), tuple(problems))
+
+
+def normalize_codes(codes: Any, where: str) -> frozenset[str]:
+    """The codes of a list that must be valid: a ``ConfigError`` for the first problem."""
+    if isinstance(codes, Iterable) and not isinstance(codes, str | list | tuple):
+        codes = list(codes)  # a generator, a set: read once, as a list
+    parsed = parse_codes(codes, where)
+    if parsed.problems:
+        raise ConfigError(parsed.problems[0])
+    return frozenset(parsed.codes or ())
+
+
+def is_known_code(code: str) -> bool:
+    """A rule code or prefix the analysis accepts (``TFC001``, ``TFC00``)."""
+    return not parse_codes([code], "code").problems and bool(code.strip())
 
 
 @dataclass(frozen=True)
@@ -95,18 +147,15 @@ class Config:
         return any(code.startswith(prefix) for prefix in self.select)
 
 
-def _code_list(table: dict[str, Any], key: str, source: str) -> list[str] | None:
-    value = table.get(key)
-    if value is None:
-        return None
-    if isinstance(value, str):
-        value = [part for part in re.split(r"[,\s]+", value) if part]
-    if not isinstance(value, list):
-        raise ConfigError(f"{source}: `{key}` must be a list of rule codes")
-    return value
+def _table_codes(table: dict[str, Any], key: str, source: str) -> frozenset[str] | None:
+    parsed = parse_codes(table.get(key), f"{source}: `{key}`")
+    if parsed.problems:
+        raise ConfigError(parsed.problems[0])
+    return None if parsed.codes is None else frozenset(parsed.codes)
 
 
 def config_from_table(table: Any, source: str) -> Config:
+    """The ``Config`` of a ``[tool.tfcoach]`` table read from ``source`` (for messages)."""
     if not isinstance(table, dict):
         raise ConfigError(f"{source}: [tool.tfcoach] must be a table")
     unknown = sorted(set(table) - set(_KNOWN_KEYS))
@@ -122,108 +171,9 @@ def config_from_table(table: Any, source: str) -> Config:
         base_url = checked_base_url(base_url, f"{source}: `course-base-url`")
     except InvalidBaseUrlError as error:
         raise ConfigError(str(error)) from None
-    return Config.from_options(
-        select=_code_list(table, "select", source),
-        ignore=_code_list(table, "ignore", source),
-        course_base_url=base_url,
+    return Config(
+        select=_table_codes(table, "select", source),
+        ignore=_table_codes(table, "ignore", source) or frozenset(),
+        course_base_url=base_url or None,
         source=source,
     )
-
-
-def _parse_toml(path: Path, text: str) -> dict[str, Any]:
-    # Imported here, not at module level: only reading a pyproject.toml needs the
-    # TOML parser, so importing the analysis API (editors, kernels) stays cheaper.
-    import tomllib
-
-    try:
-        return tomllib.loads(text)
-    except tomllib.TOMLDecodeError as error:
-        raise ConfigError(f"{path}: invalid TOML: {error}") from error
-
-
-def _tfcoach_table(path: Path) -> Any:
-    """The ``tool.tfcoach`` value of a pyproject.toml (None when absent), in any TOML
-    spelling: ``[tool.tfcoach]``, ``[tool]`` + ``tfcoach = {...}``, dotted keys."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        raise ConfigError(f"{path}: cannot read: {error}") from error
-    if "tfcoach" not in text:  # cheap skip for packaging-only pyproject files
-        return None
-    tool = _parse_toml(path, text).get("tool")
-    return tool.get("tfcoach") if isinstance(tool, dict) else None
-
-
-def _nearest_table(start_path: str | Path) -> tuple[Path, Any] | None:
-    """The nearest ``pyproject.toml`` with a ``tool.tfcoach`` table, and that table."""
-    start = Path(start_path).resolve()
-    directory = start if start.is_dir() else start.parent
-    for candidate_dir in (directory, *directory.parents):
-        candidate = candidate_dir / "pyproject.toml"
-        if candidate.is_file() and (table := _tfcoach_table(candidate)) is not None:
-            return candidate, table
-    return None
-
-
-def find_pyproject(start_path: str | Path) -> Path | None:
-    """The nearest ``pyproject.toml`` with a ``tool.tfcoach`` table, or None."""
-    found = _nearest_table(start_path)
-    return found[0] if found is not None else None
-
-
-def load_config(start_path: str | Path = ".") -> Config:
-    """Settings from the nearest ``pyproject.toml`` above ``start_path`` (file or folder)."""
-    found = _nearest_table(start_path)  # one read of each file, not two
-    if found is None:
-        return Config()
-    pyproject, table = found
-    return config_from_table(table, str(pyproject))
-
-
-# A bare "noqa" comment, or "noqa: TFC001, TFC002" (ruff/flake8 spelling, any case).
-_NOQA = re.compile(r"#\s*noqa(?P<sep>\s*:\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?", re.I)
-
-
-def _comment_start(line: str) -> int:
-    """Index of the ``#`` starting the line's comment, ignoring ``#`` in string literals."""
-    quote: str | None = None
-    index = 0
-    while index < len(line):
-        char = line[index]
-        if quote:
-            if char == "\\":
-                index += 2
-                continue
-            if line.startswith(quote, index):
-                index += len(quote)
-                quote = None
-                continue
-        elif char == "#":
-            return index
-        elif char in "'\"":
-            quote = line[index : index + 3] if line[index : index + 3] in ("'''", '"""') else char
-            index += len(quote)
-            continue
-        index += 1
-    return -1
-
-
-def noqa_codes(line: str) -> frozenset[str] | None:
-    """None: no noqa; empty set: bare ``# noqa`` (everything); else the codes listed."""
-    if "noqa" not in line.lower():
-        return None
-    start = _comment_start(line)
-    if start < 0:
-        return None
-    match = _NOQA.search(line, start)
-    if match is None:
-        return None
-    codes = match.group("codes")
-    if not codes:
-        return frozenset()
-    return frozenset(code.upper() for code in re.split(r"[\s,]+", codes) if code)
-
-
-def is_suppressed(line: str, code: str) -> bool:
-    codes = noqa_codes(line)
-    return codes is not None and (not codes or code in codes)

@@ -9,7 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from jupyterlab_tfcoach.analysis.findings import Finding, Severity
-from jupyterlab_tfcoach.course import course_ref
+from jupyterlab_tfcoach.course import UnknownSectionError
+from jupyterlab_tfcoach.course.links import CourseLinks
 
 
 @dataclass(frozen=True)
@@ -52,20 +53,20 @@ class CheckResult:
     rules: tuple[RuleDescription, ...] = ()
     course_base_urls: dict[str, str | None] = field(default_factory=dict)
     default_course_base_url: str | None = None
-    # course_ref resolves a file path per call: thousands of findings share a few sections.
-    _course_refs: dict[tuple[str, str | None], dict[str, str]] = field(
-        default_factory=dict, compare=False, repr=False
-    )
 
     def course_for(self, finding: Finding) -> dict[str, str]:
         base_url = self.course_base_urls.get(finding.path or "", self.default_course_base_url)
-        key = (finding.section_id, base_url)
-        if key not in self._course_refs:
-            self._course_refs[key] = course_ref(finding.section_id, base_url)
-        return dict(self._course_refs[key])  # a copy: the caller may change it
+        return _known(CourseLinks(base_url).ref(finding.section_id), finding.section_id)
 
     def course_for_rule(self, rule: RuleDescription) -> dict[str, str]:
-        return course_ref(rule.section_id, self.default_course_base_url)
+        links = CourseLinks(self.default_course_base_url)
+        return _known(links.ref(rule.section_id), rule.section_id)
+
+
+def _known(ref: dict[str, str] | None, section_id: str) -> dict[str, str]:
+    if ref is None:  # a rule names a section the course lacks: a bug tests catch
+        raise UnknownSectionError(section_id)
+    return ref
 
 
 def plural(count: int, noun: str) -> str:

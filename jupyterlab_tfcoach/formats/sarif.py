@@ -24,8 +24,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from jupyterlab_tfcoach import __version__
+from jupyterlab_tfcoach._version import __version__
 from jupyterlab_tfcoach.analysis.findings import Edit, Finding, RelatedLocation, Severity
+from jupyterlab_tfcoach.course.links import is_external_url
 from jupyterlab_tfcoach.formats import CheckResult, RuleDescription
 
 SARIF_VERSION = "2.1.0"
@@ -99,7 +100,7 @@ def _shareable(course: dict[str, str]) -> dict[str, str]:
     """A course reference fit for a log that leaves this machine (code scanning): the
     default link is a file:// URL into this installation, meaningless elsewhere and a
     disclosure of its paths, so only a configured http(s) course keeps its URL."""
-    if course.get("url", "").startswith(("http://", "https://")):
+    if is_external_url(course.get("url", "")):
         return course
     return {key: value for key, value in course.items() if key != "url"}
 

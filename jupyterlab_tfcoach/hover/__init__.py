@@ -10,19 +10,18 @@ waits for the analysis. The card text itself is course data
 
 from __future__ import annotations
 
-import ast
 import bisect
 from dataclasses import dataclass
 from functools import lru_cache
 
-from jupyterlab_tfcoach.analysis.notebook import join_cells
+from jupyterlab_tfcoach.analysis.errors import AnalysisSyntaxError
+from jupyterlab_tfcoach.analysis.parsing import parse_cells
 from jupyterlab_tfcoach.analysis.positions import split_lines
 from jupyterlab_tfcoach.course.api_cards import ApiCard, api_card, methods_of
 from jupyterlab_tfcoach.hover.lexing import DottedName, code_mask, dotted_at
 from jupyterlab_tfcoach.hover.symbols import SymbolTable, build_symbols, dotted_expr
 
 __all__ = [
-    "UNPARSABLE",
     "CardText",
     "CellsIndex",
     "DottedName",
@@ -35,10 +34,6 @@ __all__ = [
     "index_cells",
     "resolve",
 ]
-
-# What ``ast.parse`` raises on text that is not a module: a SyntaxError, null bytes
-# (ValueError), or absurd nesting.
-UNPARSABLE = (SyntaxError, ValueError, RecursionError, MemoryError)
 
 
 @dataclass(frozen=True)
@@ -154,9 +149,9 @@ class CellsIndex:
 @lru_cache(maxsize=16)
 def index_cells(cells: tuple[str, ...]) -> CellsIndex:
     """Join and index ``cells`` (cached: the hovers of one notebook share one parse)."""
-    joined = join_cells(list(cells))
     try:
-        table: SymbolTable | None = build_symbols(ast.parse(joined.source))
-    except UNPARSABLE:
-        table = None
-    return CellsIndex(cells, table, tuple(joined.cell_first_line))
+        # As the analysis joins them: a cell that breaks the whole is left out.
+        joined, tree = parse_cells(cells)
+    except AnalysisSyntaxError:
+        return CellsIndex(cells, None, ())
+    return CellsIndex(cells, build_symbols(tree), tuple(joined.cell_first_line))

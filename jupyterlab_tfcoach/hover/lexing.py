@@ -6,6 +6,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from jupyterlab_tfcoach.analysis.lexing import code_mask
+
 _DOTTED = re.compile(r"[^\W\d]\w*(?:[ \t]*\.[ \t]*[^\W\d]\w*)*")
 
 
@@ -21,34 +23,6 @@ class DottedName:
     @property
     def text(self) -> str:
         return ".".join(self.parts)
-
-
-def code_mask(line: str) -> list[bool]:
-    """For each character: True when it is code (not inside a string or comment).
-
-    Strings that start on an earlier line are not seen; that only makes hover
-    answer on text inside a multi-line string, never crash.
-    """
-    mask = [True] * len(line)
-    i, n = 0, len(line)
-    while i < n:
-        ch = line[i]
-        if ch == "#":
-            for j in range(i, n):
-                mask[j] = False
-            break
-        if ch in "'\"":
-            quote = line[i : i + 3] if line[i : i + 3] in ('"""', "'''") else ch
-            j = i + len(quote)
-            while j < n and line[j : j + len(quote)] != quote:
-                j += 2 if line[j] == "\\" else 1
-            end = min(j + len(quote), n)
-            for k in range(i, end):
-                mask[k] = False
-            i = end
-            continue
-        i += 1
-    return mask
 
 
 def dotted_at(line: str, character: int) -> DottedName | None:

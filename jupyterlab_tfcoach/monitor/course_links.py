@@ -1,4 +1,11 @@
-"""Course links for reports: ``course`` objects as in the CLI (see docs/report.md)."""
+"""Course sections for reports: ``course`` objects naming a section (docs/report.md).
+
+A report names the section (``{"module", "section", "title"}``) and carries no link:
+the server that stores and forwards reports makes links with its own
+``c.TfCoach.course_base_url``, and a path of the kernel's machine means nothing to a
+browser elsewhere. Only the inline display, which runs where the kernel runs, links
+to the packaged course itself (``local_course_url``).
+"""
 
 from __future__ import annotations
 
@@ -8,7 +15,7 @@ _CACHE: dict[str, dict[str, str] | None] = {}
 
 
 def course_link(section_id: str) -> dict[str, Any] | None:
-    """``{"module", "section", "title", "url"}`` for a section; None if it is unknown.
+    """``{"module", "section", "title"}`` for a section; None if it is unknown.
 
     Looked up once per section: the course is packaged data that does not change
     while a kernel runs. A copy is returned so a caller cannot alter the cache.
@@ -17,8 +24,21 @@ def course_link(section_id: str) -> dict[str, Any] | None:
         try:
             from jupyterlab_tfcoach.course import course_ref
 
-            _CACHE[section_id] = course_ref(section_id)
+            ref = course_ref(section_id)
+            _CACHE[section_id] = {key: ref[key] for key in ("module", "section", "title")}
         except Exception:
             _CACHE[section_id] = None
     found = _CACHE[section_id]
     return dict(found) if found is not None else None
+
+
+def local_course_url(section_id: Any) -> str | None:
+    """The packaged course's link for a section, for displays in this kernel only."""
+    if not isinstance(section_id, str):
+        return None
+    try:
+        from jupyterlab_tfcoach.course import course_ref
+
+        return course_ref(section_id)["url"]
+    except Exception:
+        return None

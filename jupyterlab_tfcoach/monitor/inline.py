@@ -13,6 +13,7 @@ from __future__ import annotations
 import html
 from typing import Any
 
+from jupyterlab_tfcoach.monitor.course_links import local_course_url
 from jupyterlab_tfcoach.monitor.report import note_text
 
 REPORT_MIME = "application/vnd.tfcoach.report+json"
@@ -27,7 +28,13 @@ def _reasons_worth_telling(trace: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def _entry(heading: Any, text: Any, course: Any) -> tuple[str, str, dict[str, Any] | None]:
-    return str(heading), str(text)[:_MAX_TEXT], course if isinstance(course, dict) else None
+    if isinstance(course, dict):
+        # The report names the section; this display, shown where the kernel runs,
+        # links it to the packaged course here.
+        course = {**course, "url": local_course_url(course.get("section"))}
+    else:
+        course = None
+    return str(heading), str(text)[:_MAX_TEXT], course
 
 
 def _entries(report: dict[str, Any]) -> list[tuple[str, str, dict[str, Any] | None]]:

@@ -129,6 +129,7 @@ def load_server_extension(serverapp: Any) -> ReportHub:
             history_bytes=options.history_bytes,
             bootstrap_timeout=options.bootstrap_timeout,
             quiet_tensorflow_logs=options.quiet_tensorflow_logs,
+            course_base_url=options.course_base_url,
         ),
         log=serverapp.log,
     )

@@ -1,8 +1,16 @@
 """REST routes of docs/findings.md, all under the server's ``base_url``, all authenticated.
 
 - ``GET  tfcoach/api/kernels/{kernel_id}/reports`` -> ``{"reports": [...]}`` (oldest first)
-- ``POST tfcoach/api/analyze`` ``{"source": str}`` | ``{"cells": [str, ...]}``
-  -> ``{"findings": [CLI JSON objects], "syntax_errors": [{cell, line, column, message}]}``
+- ``POST tfcoach/api/analyze`` ``{"source": str}`` | ``{"cells": [str, ...]}``, optionally
+  with ``"path": str`` (the notebook's contents path, relative to the server's root) and
+  ``"settings": {"select": [str, ...], "ignore": [str, ...]}`` (JupyterLab's, each
+  optional) -> ``{"findings": [CLI JSON objects], "syntax_errors": [{cell, line, column,
+  message}]}``, plus ``"config_error": str`` when the ``pyproject.toml`` that applies, or
+  the settings, are invalid (the findings then use the defaults and the valid settings).
+  The configuration is ``[tool.tfcoach]`` of the nearest ``pyproject.toml`` above the
+  path's folder (the CLI's and the language server's resolver), with the settings' lists
+  replacing the file's where given; a path that is absolute, has a ``..`` part or leads
+  out of the root through a link is a 400
 - ``POST tfcoach/api/hover`` ``{"cells": [str, ...], "cell": int, "line": int, "character": int}``
   (0-based line in the cell, UTF-16 character as the browser counts) ->
   ``{"card": null}`` or ``{"card": {title, receiver, bound_to, bound_where, written,
@@ -18,15 +26,18 @@ nested deeper than Python's JSON decoder goes (``[[[...]]]``) is a 400 like any 
 body that is not the expected JSON.
 Authentication and XSRF come from ``APIHandler`` (403 without a valid token or
 login cookie; POST with a cookie but no XSRF token: 403). Course modules are
-looked up by id among the packaged ones; the only path a route takes is the
-folder a course notebook is copied into, and that goes through the server's
-contents manager (so it stays inside the server's root, as any Lab file save).
+looked up by id among the packaged ones. The paths routes take stay inside the
+server's root: the folder a course notebook is copied into goes through the
+server's contents manager (as any Lab file save), and analyze's ``path`` is only
+used to find the ``pyproject.toml`` that applies (see ``_notebook_location``).
 """
 
 from __future__ import annotations
 
 import json
+import os
 from http import HTTPStatus
+from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any
 
 import nbformat
@@ -38,11 +49,15 @@ from tornado.ioloop import IOLoop
 
 from jupyterlab_tfcoach.analysis import (
     AnalysisSyntaxError,
+    Config,
+    ConfigError,
     Finding,
     analyze_source,
     check_cells,
 )
+from jupyterlab_tfcoach.analysis.config import parse_codes
 from jupyterlab_tfcoach.analysis.positions import split_lines
+from jupyterlab_tfcoach.analysis.project_config import default_resolver
 from jupyterlab_tfcoach.course import (
     NoNotebookError,
     UnknownModuleError,
@@ -126,11 +141,30 @@ class AnalyzeHandler(_TfCoachHandler):
         if problem is not None:
             self.json_error(400, problem)
             return
-        base_url = self.course_base_url
-        # Analysis is pure CPU work on up to 1 MiB: keep the event loop (and every
-        # kernel's messages) moving while it runs.
-        result = await IOLoop.current().run_in_executor(None, _analyze, payload, base_url)
+        root = self._root_dir()
+        try:
+            notebook = _notebook_location(root, payload.get("path"))
+        except ValueError as error:
+            self.json_error(400, str(error))
+            return
+        # Reading the configuration and the analysis (pure CPU work on up to 1 MiB) run
+        # in a thread: keep the event loop (and every kernel's messages) moving.
+        result = await IOLoop.current().run_in_executor(
+            None, _analyze_configured, payload, self.course_base_url, root, notebook
+        )
         self.finish(json.dumps(result))
+
+    def _root_dir(self) -> Path | None:
+        """The folder contents paths are relative to (None: not a local file system)."""
+        root = getattr(self.contents_manager, "root_dir", None)
+        if not isinstance(root, str) or not root:
+            root = self.settings.get("server_root_dir")
+        if not isinstance(root, str) or not root:
+            return None
+        try:
+            return Path(os.path.expanduser(root)).resolve()
+        except (OSError, RuntimeError):
+            return None
 
 
 class HoverHandler(_TfCoachHandler):
@@ -281,7 +315,56 @@ def _shape_problem(payload: Any) -> str | None:
         for index, cell in enumerate(cells):
             if not isinstance(cell, str):
                 return f'"cells"[{index}] must be a string'
+    if payload.get("path") is not None and not isinstance(payload["path"], str):
+        return "\"path\" must be a string (the notebook's path in the server's contents)"
+    settings = payload.get("settings")
+    if settings is not None:
+        if not isinstance(settings, dict):
+            return '"settings" must be an object {"select": [str, ...], "ignore": [str, ...]}'
+        for key in ("select", "ignore"):
+            value = settings.get(key)
+            if value is not None and (
+                not isinstance(value, list) or not all(isinstance(c, str) for c in value)
+            ):
+                return f'"settings"."{key}" must be a list of rule codes (strings)'
     return None
+
+
+def _notebook_location(root: Path | None, path: Any) -> Path | None:
+    """The real file a contents path names, or None (no path, or no local root).
+
+    Raises ``ValueError`` (a 400) for a path that is absolute, has a ``..`` part, has a
+    NUL, or resolves (through links) to somewhere outside the root. The file need not
+    exist: a notebook not saved yet takes the configuration of its folder.
+    """
+    if not isinstance(path, str) or not path:
+        return None
+    shown = _quote(path)
+    if "\x00" in path:
+        raise ValueError(f'"path" {shown} contains a NUL character')
+    if (
+        path.startswith(("/", "\\"))
+        or PureWindowsPath(path).drive
+        or PurePosixPath(path).is_absolute()
+    ):
+        raise ValueError(
+            f'"path" {shown} must be relative to the server\'s root (a contents path such as '
+            '"folder/notebook.ipynb"), not absolute'
+        )
+    parts = path.replace("\\", "/").split("/")
+    if ".." in parts:
+        raise ValueError(
+            f'"path" {shown} must not contain ".." (it must stay in the server\'s root)'
+        )
+    if root is None:
+        return None
+    try:
+        real = (root / path).resolve()
+    except (OSError, RuntimeError):  # a symlink loop
+        raise ValueError(f'"path" {shown} cannot be resolved (a symlink loop?)') from None
+    if real != root and root not in real.parents:
+        raise ValueError(f'"path" {shown} leads outside the server\'s root (through a link)')
+    return real
 
 
 def _hover_problem(payload: Any) -> str | None:
@@ -313,8 +396,59 @@ def _code_points(line: str, character: int) -> int:
     return len(line)
 
 
+def _configuration(
+    payload: dict[str, Any], root: Path | None, notebook: Path | None
+) -> tuple[Config, list[str]]:
+    """The project's ``[tool.tfcoach]`` at ``notebook`` (through the core resolver), with
+    the page's settings on top; and the problems found (shown to the user)."""
+    problems: list[str] = []
+    config = Config()
+    if notebook is not None:
+        try:
+            config = default_resolver().config_for(notebook)
+        except ConfigError as error:
+            problems.append(f"ignoring [tool.tfcoach]: {_relative_message(error, root)}")
+    settings = payload.get("settings") or {}
+    overrides: dict[str, tuple[str, ...] | None] = {}
+    for key in ("select", "ignore"):
+        parsed = parse_codes(settings.get(key), f"settings: {key}")
+        problems.extend(f"{problem}; ignored" for problem in parsed.problems)
+        overrides[key] = parsed.codes
+    return config.overridden(select=overrides["select"], ignore=overrides["ignore"]), problems
+
+
+def _relative_message(error: ConfigError, root: Path | None) -> str:
+    """The resolver's message (it starts with the file's absolute path), with the path
+    relative to the server's root, as the user knows it, when the file is inside it."""
+    message = str(error)
+    if root is None or error.version is None:
+        return message
+    path_text = str(error.version[0])
+    if not message.startswith(path_text):
+        return message
+    try:
+        relative = Path(path_text).relative_to(root)
+    except ValueError:
+        return message
+    return relative.as_posix() + message[len(path_text) :]
+
+
+def _analyze_configured(
+    payload: dict[str, Any], base_url: str | None, root: Path | None, notebook: Path | None
+) -> dict[str, Any]:
+    config, problems = _configuration(payload, root, notebook)
+    # The server's own course_base_url is the front end's setting: it wins over the file's.
+    answer = _analyze(payload, base_url or config.course_base_url, config=config)
+    if problems:
+        answer["config_error"] = "\n".join(problems)
+    return answer
+
+
 def _analyze(
-    payload: dict[str, Any], base_url: str | None, budget_seconds: float = 10.0
+    payload: dict[str, Any],
+    base_url: str | None,
+    budget_seconds: float = 10.0,
+    config: Config | None = None,
 ) -> dict[str, Any]:
     """Findings as CLI JSON objects, plus where the code does not parse.
 
@@ -333,9 +467,9 @@ def _analyze(
     with time_budget(budget_seconds) as budget:
         try:
             if "source" in payload:
-                findings = analyze_source(payload["source"])
+                findings = analyze_source(payload["source"], config)
             else:
-                result = check_cells(payload["cells"])
+                result = check_cells(payload["cells"], config)
                 findings = result.findings
                 syntax_errors = [
                     {"cell": e.cell, "line": e.line, "column": e.column, "message": e.message}

@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import asyncio
 import enum
+import json
 import logging
 import os
 from collections import deque
@@ -52,6 +53,7 @@ import zmq
 from zmq.eventloop.zmqstream import ZMQStream
 
 import jupyterlab_tfcoach
+from jupyterlab_tfcoach.course.links import CourseLinks
 
 KERNEL_ACTIONS_SCHEMA_ID = "https://events.jupyter.org/jupyter_server/kernel_actions/v1"
 REPORT_SCHEMA_ID = "https://events.jupyter.org/tfcoach/report/v1"
@@ -190,6 +192,8 @@ class HubSettings:
     quiet_tensorflow_logs: bool = True
     history_bytes: int = MAX_HISTORY_BYTES
     report_bytes: int = MAX_REPORT_BYTES
+    # ``c.TfCoach.course_base_url``: the links of stored and emitted reports follow it.
+    course_base_url: str | None = None
 
 
 @dataclass
@@ -471,6 +475,9 @@ class ReportHub:
             return
         if self._kernels.get(kernel_id) is not watched:
             return
+        report = with_course_links(report, self.settings.course_base_url)
+        # What is kept and re-sent is the report with the server's links: count that.
+        size = len(json.dumps(report, separators=(",", ":")).encode())
         self._store(watched, report, size)
         if self.on_report is not None:
             self.on_report(kernel_id, report)
@@ -572,6 +579,43 @@ def report_problem(report: Any) -> str | None:
     if not all(isinstance(item, (dict, str)) for item in report["notes"]):
         return "'notes' holds something that is neither an object nor a string"
     return None
+
+
+def with_course_links(report: dict[str, Any], base_url: str | None) -> dict[str, Any]:
+    """``report`` with the server's link in each ``course`` object that names a section.
+
+    The kernel names sections (``{"module", "section", "title"}``); the server knows the
+    course base URL the page and the REST clients must follow, so links are made here,
+    once, for the stored and the emitted report alike. A section this server's course
+    does not know keeps what the kernel sent (a kernel with another tfcoach version),
+    with ``url`` set to ``None`` when it had none.
+    """
+    links = CourseLinks(base_url)
+
+    def linked(value: Any) -> Any:
+        if not isinstance(value, dict) or not isinstance(value.get("section"), str):
+            return value
+        ref = links.ref(value["section"])
+        if ref is not None:
+            return ref
+        return {**value, "url": value.get("url") if isinstance(value.get("url"), str) else None}
+
+    def each(items: list[Any]) -> list[Any]:
+        return [
+            {**item, "course": linked(item.get("course"))}
+            if isinstance(item, dict) and "course" in item
+            else item
+            for item in items
+        ]
+
+    enriched = dict(report)
+    enriched["traces"] = each(report["traces"])
+    enriched["variables"] = each(report["variables"])
+    enriched["notes"] = each(report["notes"])
+    error = report["error"]
+    if isinstance(error, dict) and "course" in error:
+        enriched["error"] = {**error, "course": linked(error["course"])}
+    return enriched
 
 
 def _kernel_language(kernel: Any) -> str | None:

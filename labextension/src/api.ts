@@ -1,9 +1,10 @@
 /**
- * The server side of the coach: REST routes (docs/findings.md), the jupyter_events
- * bus and the kernels' own `tfcoach_report` iopub messages.
+ * The server side of the coach: REST routes (docs/findings.md) and the reports the
+ * server emits on the jupyter_events bus (the kernels' `tfcoach_report` iopub
+ * messages, validated and stored by the server first).
  */
 import { URLExt } from '@jupyterlab/coreutils';
-import { Event, KernelMessage, ServerConnection } from '@jupyterlab/services';
+import { Event, ServerConnection } from '@jupyterlab/services';
 import { ISignal, Signal } from '@lumino/signaling';
 
 import {
@@ -13,10 +14,7 @@ import {
   asCourse,
   normalizeFinding,
   normalizeReport
-} from './model';
-
-/** The iopub message type the kernel monitor publishes. */
-export const REPORT_MSG_TYPE = 'tfcoach_report';
+} from './wire';
 
 /** The jupyter_events schema of reports re-emitted by the server extension. */
 export const REPORT_SCHEMA_ID = 'https://events.jupyter.org/tfcoach/report/v1';
@@ -85,6 +83,26 @@ export interface IHoverAnswer {
 const textOrNull = (value: unknown): string | null =>
   typeof value === 'string' && value ? value : null;
 
+/** Lab's rule settings for the analysis: a list given replaces the project's. */
+export interface IRuleSettings {
+  select?: string[];
+  ignore?: string[];
+}
+
+/** What `POST tfcoach/api/analyze` is told besides the cells. */
+export interface IAnalyzeOptions {
+  /** The notebook's path in the server's contents: its folder's `[tool.tfcoach]` applies. */
+  path?: string;
+  settings?: IRuleSettings;
+}
+
+/** What `POST tfcoach/api/analyze` answers. */
+export interface IAnalysis {
+  findings: IFinding[];
+  /** What is wrong with the configuration (e.g. an invalid pyproject.toml), or null. */
+  configError: string | null;
+}
+
 /** A typed client of the `tfcoach/api/...` routes. */
 export class CoachApi {
   constructor(readonly settings: ServerConnection.ISettings = ServerConnection.makeSettings()) {}
@@ -135,17 +153,33 @@ export class CoachApi {
     }
   }
 
-  /** Static findings for a notebook's code cells (cell = index in `cells`). */
-  async analyze(cells: string[]): Promise<IFinding[]> {
+  /**
+   * Static findings for a notebook's code cells (cell = index in `cells`). The server
+   * applies the `[tool.tfcoach]` of the folder of `options.path` (a contents path) and
+   * `options.settings` on top; `configError` says what is wrong with that configuration
+   * (the findings then use the defaults), null when nothing is.
+   */
+  async analyze(cells: string[], options: IAnalyzeOptions = {}): Promise<IAnalysis> {
+    const body: Record<string, unknown> = { cells };
+    if (options.path) {
+      body.path = options.path;
+    }
+    if (options.settings) {
+      body.settings = options.settings;
+    }
     const data = await this._request('analyze', {
       method: 'POST',
-      body: JSON.stringify({ cells })
+      body: JSON.stringify(body)
     });
-    const list =
-      data && typeof data === 'object' && Array.isArray((data as any).findings)
-        ? ((data as any).findings as unknown[])
-        : [];
-    return list.map(normalizeFinding).filter((f): f is IFinding => f !== null);
+    const record = (data && typeof data === 'object' ? data : {}) as Record<string, unknown>;
+    const list = Array.isArray(record.findings) ? (record.findings as unknown[]) : [];
+    return {
+      findings: list.map(normalizeFinding).filter((f): f is IFinding => f !== null),
+      configError:
+        typeof record.config_error === 'string' && record.config_error
+          ? record.config_error
+          : null
+    };
   }
 
   /**
@@ -220,19 +254,19 @@ export class CoachApi {
   }
 }
 
-/** A report for a given kernel, from any delivery path. */
+/** A report of a kernel, as the server emitted it on the event bus. */
 export interface IKernelReport {
   kernelId: string;
   report: IReport;
-  via: 'iopub' | 'events';
 }
 
 /**
- * Every report the frontend hears of: the jupyter_events bus (all kernels,
- * one subscription) and whatever iopub streams the notebooks forward.
- * Consumers filter by kernel id; the timeline drops duplicates.
+ * The one live path of reports to the page: the server's jupyter_events bus (one
+ * subscription for all kernels), which carries only the reports the server
+ * validated and stored. Consumers filter by kernel id; the REST history fills in
+ * what was emitted before the page listened.
  */
-export class ReportHub {
+export class LiveReports {
   private _received = new Signal<this, IKernelReport>(this);
 
   get received(): ISignal<this, IKernelReport> {
@@ -242,17 +276,6 @@ export class ReportHub {
   /** Subscribe to the server's event bus. */
   connectEvents(events: Event.IManager): void {
     events.stream.connect((_, emission) => this._onEmission(emission));
-  }
-
-  /** Feed one iopub message of a kernel (only `tfcoach_report` is kept). */
-  handleIopub(kernelId: string, msg: KernelMessage.IIOPubMessage): void {
-    if ((msg.header.msg_type as string) !== REPORT_MSG_TYPE) {
-      return;
-    }
-    const report = normalizeReport(msg.content);
-    if (report) {
-      this._received.emit({ kernelId, report, via: 'iopub' });
-    }
   }
 
   private _onEmission(emission: Event.Emission): void {
@@ -269,7 +292,7 @@ export class ReportHub {
     const kernelId = payload.kernel_id;
     const report = normalizeReport(payload.report);
     if (typeof kernelId === 'string' && report) {
-      this._received.emit({ kernelId, report, via: 'events' });
+      this._received.emit({ kernelId, report });
     }
   }
 }

@@ -6,7 +6,8 @@ import { Cell } from '@jupyterlab/cells';
 import { IDisposable } from '@lumino/disposable';
 
 import { el } from './dom';
-import { IEntry, cellBadgeText } from './model';
+import { cellBadgeText } from './summary';
+import { IEntry } from './timeline';
 import { NotebookCoach } from './notebook';
 import { CoachSettings } from './settings';
 

@@ -17,7 +17,8 @@ import { Widget } from '@lumino/widgets';
 
 import { CoachApi, ICourseModule, ICourseModuleEntry } from './api';
 import { el } from './dom';
-import { ICourseRef, isExternalCourseUrl } from './model';
+import { isExternalCourseUrl } from './links';
+import { ICourseRef } from './wire';
 import { coachIcon } from './panel/panel';
 
 export const OPEN_COURSE = 'tfcoach:open-course';

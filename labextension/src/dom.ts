@@ -2,7 +2,9 @@
  * Tiny DOM helpers. Strings always become text nodes (never HTML): everything
  * the coach shows comes from kernels or files.
  */
-import { ICourseRef, TextPart, isExternalCourseUrl } from './model';
+import { isExternalCourseUrl } from './links';
+import { ICourseRef } from './wire';
+import { TextPart } from './wording';
 
 export type Child = Node | string | null | undefined | false;
 
@@ -38,7 +40,7 @@ export function append(node: Node, ...children: Child[]): void {
   }
 }
 
-/** Text parts (from model.ts) as nodes: code spans in <code>, all as text. */
+/** Text parts (from wording.ts) as nodes: code spans in <code>, all as text. */
 export function textParts(parts: TextPart[]): Node[] {
   return parts.map(part =>
     part.code ? el('code', {}, part.text) : document.createTextNode(part.text)

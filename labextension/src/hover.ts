@@ -17,7 +17,7 @@ import { NotebookPanel } from '@jupyterlab/notebook';
 
 import { CoachApi, IHoverCard } from './api';
 import { CourseOpener, courseLink, el } from './dom';
-import { inlineCode } from './model';
+import { inlineCode } from './wording';
 import { cellView } from './lint';
 
 /** The name of the measure (hover asked -> card built) the benchmark reads. */

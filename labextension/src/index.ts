@@ -15,11 +15,11 @@ import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import { ISettingRegistry } from '@jupyterlab/settingregistry';
 import { SplitPanel, Widget } from '@lumino/widgets';
 
-import { CoachApi, ReportHub } from './api';
+import { CoachApi, LiveReports } from './api';
 import { CellBadges } from './badges';
 import { CourseOpener, OPEN_COURSE, OPEN_COURSE_NOTEBOOK } from './course';
 import { NotebookHovers, hoverCardsExtension } from './hover';
-import { ICourseRef } from './model';
+import { ICourseRef } from './wire';
 import { NotebookCoach } from './notebook';
 import { CoachPanel, PANEL_ID, coachIcon } from './panel/panel';
 import { CoachSettings } from './settings';
@@ -95,8 +95,8 @@ const plugin: JupyterFrontEndPlugin<void> = {
     editorExtensions: IEditorExtensionRegistry | null
   ) => {
     const api = new CoachApi(app.serviceManager.serverSettings);
-    const hub = new ReportHub();
-    hub.connectEvents(app.serviceManager.events);
+    const live = new LiveReports();
+    live.connectEvents(app.serviceManager.events);
     const settings = new CoachSettings();
     if (registry) {
       settings.connect(registry, PLUGIN_ID).catch(error => {
@@ -185,7 +185,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
       if (coaches.has(notebookPanel)) {
         return;
       }
-      const coach = new NotebookCoach(notebookPanel, api, hub, settings, openCourse);
+      const coach = new NotebookCoach(notebookPanel, api, live, settings, openCourse);
       const badges = new CellBadges(coach, settings, reveal);
       hoverCards.set(
         notebookPanel,

@@ -2,6 +2,9 @@
  * Static findings inline: the notebook's code cells are analysed through
  * `POST tfcoach/api/analyze` (debounced on edits) and shown in each cell
  * editor as CodeMirror 6 lint diagnostics (underline + message + course link).
+ * The page sends the notebook's path and the coach's rule settings: the server
+ * applies the `[tool.tfcoach]` of the notebook's folder and the settings on top,
+ * and says when that configuration is invalid (shown once in a notification).
  *
  * `@codemirror/lint` is not one of JupyterLab's shared singletons, so this
  * package bundles its own copy; it builds on the shared `@codemirror/state`
@@ -10,6 +13,7 @@
  */
 import { Diagnostic, setDiagnostics } from '@codemirror/lint';
 import { EditorView } from '@codemirror/view';
+import { Notification } from '@jupyterlab/apputils';
 import { Cell, ICellModel } from '@jupyterlab/cells';
 import { NotebookPanel } from '@jupyterlab/notebook';
 import { IDisposable } from '@lumino/disposable';
@@ -17,11 +21,16 @@ import { ISignal, Signal } from '@lumino/signaling';
 
 import { CoachApi } from './api';
 import { CourseOpener, courseLink, el, textParts } from './dom';
-import { IFinding, inlineCode, offsetOf } from './model';
+import { offsetOf } from './positions';
+import { IFinding } from './wire';
+import { inlineCode } from './wording';
 import { CoachSettings } from './settings';
 
 /** Wait this long after the last edit before analysing. */
 export const ANALYZE_DEBOUNCE_MS = 500;
+
+/** Configuration errors on screen: each is notified once, not on every analysis. */
+const shownConfigErrors = new Set<string>();
 
 const SEVERITY: Record<string, Diagnostic['severity']> = {
   error: 'error',
@@ -118,6 +127,8 @@ export class NotebookLinter implements IDisposable {
   private _changed = new Signal<this, void>(this);
   private _disposed = false;
   private _failed = false;
+  private _request = '';
+  private _configError: string | null = null;
 
   constructor(
     readonly panel: NotebookPanel,
@@ -136,6 +147,7 @@ export class NotebookLinter implements IDisposable {
       panel.model?.contentChanged.connect(this._onContentChanged, this);
       this.schedule(0);
     });
+    panel.context.pathChanged.connect(this._onPathChanged, this);
     _settings.changed.connect(this._onSettings, this);
   }
 
@@ -152,9 +164,14 @@ export class NotebookLinter implements IDisposable {
     return this._failed;
   }
 
-  /** Findings of the last analysis, without ignored rules. */
+  /** Findings of the last analysis (the server applied the configuration). */
   get findings(): IFinding[] {
-    return this._findings.filter(f => this._settings.accepts(f.code));
+    return this._findings;
+  }
+
+  /** What the server said is wrong with the notebook's configuration, or null. */
+  get configError(): string | null {
+    return this._configError;
   }
 
   /** The model id of the code cell a finding's `cell` index refers to. */
@@ -193,6 +210,8 @@ export class NotebookLinter implements IDisposable {
     this._disposed = true;
     window.clearTimeout(this._timer);
     this._settings.changed.disconnect(this._onSettings, this);
+    this.panel.context.pathChanged.disconnect(this._onPathChanged, this);
+    this._setConfigError(null);
     Signal.clearData(this);
   }
 
@@ -200,7 +219,10 @@ export class NotebookLinter implements IDisposable {
     const cells = this._codeCells();
     const sources = cells.map(c => c.model.sharedModel.getSource());
     const ids = cells.map(c => c.model.id);
+    const options = { path: this.panel.context.localPath, settings: this._settings.ruleSettings };
+    const request = JSON.stringify(options);
     if (
+      request === this._request &&
       sources.length === this._sources.length &&
       sources.every((s, i) => s === this._sources[i]) &&
       ids.every((id, i) => id === this._cellIds[i])
@@ -208,9 +230,12 @@ export class NotebookLinter implements IDisposable {
       this.apply();
       return;
     }
-    let findings: IFinding[];
+    let findings: IFinding[] = [];
+    let configError: string | null = null;
     try {
-      findings = sources.some(s => s.trim()) ? await this._api.analyze(sources) : [];
+      if (sources.some(s => s.trim())) {
+        ({ findings, configError } = await this._api.analyze(sources, options));
+      }
     } catch (error) {
       if (!this._failed) {
         console.warn('tfcoach: static analysis unavailable:', error);
@@ -226,6 +251,8 @@ export class NotebookLinter implements IDisposable {
     this._findings = findings;
     this._sources = sources;
     this._cellIds = ids;
+    this._request = request;
+    this._setConfigError(configError);
     this.apply();
     this._changed.emit();
   }
@@ -286,5 +313,25 @@ export class NotebookLinter implements IDisposable {
   private _onSettings(): void {
     this.apply();
     this._changed.emit();
+    this.schedule(0); // The rule settings are the server's to apply: ask again if they changed.
+  }
+
+  private _onPathChanged(): void {
+    this.schedule(0); // Moved or renamed: another folder's configuration may apply.
+  }
+
+  /** Notify a configuration error once (while it lasts), whichever notebook meets it. */
+  private _setConfigError(message: string | null): void {
+    if (message === this._configError) {
+      return;
+    }
+    if (this._configError) {
+      shownConfigErrors.delete(this._configError);
+    }
+    this._configError = message;
+    if (message && !shownConfigErrors.has(message)) {
+      shownConfigErrors.add(message);
+      Notification.error(`TF Coach: ${message}`, { autoClose: false });
+    }
   }
 }

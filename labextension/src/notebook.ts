@@ -1,18 +1,18 @@
 /**
  * The coach of one notebook: follows its kernel, collects the kernel's reports
- * (iopub, event bus, REST history) into a timeline, keeps static findings
+ * (live from the event bus, earlier ones from the REST history) into a timeline, keeps static findings
  * fresh, and finds cells for entries.
  */
 import { Cell } from '@jupyterlab/cells';
 import { NotebookPanel } from '@jupyterlab/notebook';
-import { KernelMessage } from '@jupyterlab/services';
 import { IDisposable } from '@lumino/disposable';
 import { ISignal, Signal } from '@lumino/signaling';
 
-import { CoachApi, IKernelReport, REPORT_MSG_TYPE, ReportHub } from './api';
+import { CoachApi, IKernelReport, LiveReports } from './api';
 import { CourseOpener } from './dom';
 import { NotebookLinter } from './lint';
-import { IEntry, IReport, Timeline, normalizeReport } from './model';
+import { IEntry, Timeline } from './timeline';
+import { IReport } from './wire';
 import { CoachSettings } from './settings';
 
 export class NotebookCoach implements IDisposable {
@@ -26,15 +26,14 @@ export class NotebookCoach implements IDisposable {
   constructor(
     readonly panel: NotebookPanel,
     private _api: CoachApi,
-    private _hub: ReportHub,
+    private _live: LiveReports,
     settings: CoachSettings,
     open: CourseOpener
   ) {
     this.linter = new NotebookLinter(panel, _api, settings, open);
     const session = panel.sessionContext;
     session.kernelChanged.connect(this._onKernelChanged, this);
-    session.iopubMessage.connect(this._onIopub, this);
-    _hub.received.connect(this._onHubReport, this);
+    _live.received.connect(this._onLiveReport, this);
     void session.ready.then(() => this._onKernelChanged());
     panel.disposed.connect(() => this.dispose());
   }
@@ -119,7 +118,7 @@ export class NotebookCoach implements IDisposable {
       return;
     }
     this._disposed = true;
-    this._hub.received.disconnect(this._onHubReport, this);
+    this._live.received.disconnect(this._onLiveReport, this);
     this.linter.dispose();
     Signal.clearData(this);
   }
@@ -143,17 +142,7 @@ export class NotebookCoach implements IDisposable {
     void this.loadHistory();
   }
 
-  private _onIopub(_: unknown, msg: KernelMessage.IMessage): void {
-    if ((msg.header.msg_type as string) !== REPORT_MSG_TYPE) {
-      return;
-    }
-    const report = normalizeReport(msg.content);
-    if (report) {
-      this.timeline.add(report, 'live');
-    }
-  }
-
-  private _onHubReport(_: ReportHub, received: IKernelReport): void {
+  private _onLiveReport(_: LiveReports, received: IKernelReport): void {
     if (received.kernelId === this._kernelId) {
       this.timeline.add(received.report, 'live');
     }

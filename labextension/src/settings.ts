@@ -1,6 +1,8 @@
-/** The coach's user settings (schema/plugin.json), with a change signal. */
+/** The coach's user settings (labextension/schema/plugin.json), with a change signal. */
 import { ISettingRegistry } from '@jupyterlab/settingregistry';
 import { ISignal, Signal } from '@lumino/signaling';
+
+import { IRuleSettings } from './api';
 
 export interface ICoachSettings {
   showInlineFindings: boolean;
@@ -26,9 +28,14 @@ export class CoachSettings {
     return this._changed;
   }
 
-  /** Whether findings of this rule code are shown. */
-  accepts(code: string): boolean {
-    return !this._value.ignoreRules.includes(code.toUpperCase());
+  /**
+   * The rule settings sent with each analysis (the server applies them on top of the
+   * notebook folder's `[tool.tfcoach]`): a non-empty ignore list replaces the project's,
+   * an empty one leaves the project's as it is.
+   */
+  get ruleSettings(): IRuleSettings {
+    const ignore = this._value.ignoreRules;
+    return ignore.length > 0 ? { ignore: [...ignore] } : {};
   }
 
   update(raw: Partial<Record<keyof ICoachSettings, unknown>>): void {

@@ -8,17 +8,17 @@ import { LabIcon } from '@jupyterlab/ui-components';
 import { Widget } from '@lumino/widgets';
 
 import { CourseOpener, courseLink, el, textParts } from '../dom';
+import { groupFindingsByCell } from '../positions';
+import { retraceCount } from '../summary';
+import { IEntry } from '../timeline';
+import { IFinding, ITraceInfo } from '../wire';
 import {
-  IEntry,
-  IFinding,
-  ITraceInfo,
   formatReason,
   formatValue,
   formatVariable,
-  groupFindingsByCell,
-  inlineCode,
-  retraceCount
-} from '../model';
+  hasDataSummary,
+  inlineCode
+} from '../wording';
 import { NotebookCoach } from '../notebook';
 
 export const PANEL_ID = 'tfcoach-panel';
@@ -374,15 +374,19 @@ export class CoachPanel extends Widget {
       (retraces > 0 ? ` (${retraces} ${retraces === 1 ? 'retrace' : 'retraces'})` : '');
     const reasons = el('ul', { className: 'jp-tfcoach-reasons' });
     for (const reason of trace.reasons) {
-      const item = el(
-        'li',
-        { className: `jp-tfcoach-reason jp-tfcoach-reason-${reason.kind}` },
-        ...textParts(formatReason(reason))
+      // The summary line, then the core's explanation and fix under it (a reason
+      // without data is its explanation already).
+      const explained = hasDataSummary(reason) && reason.text;
+      reasons.appendChild(
+        el(
+          'li',
+          { className: `jp-tfcoach-reason jp-tfcoach-reason-${reason.kind}` },
+          el('div', {}, ...textParts(formatReason(reason))),
+          explained
+            ? el('div', { className: 'jp-tfcoach-explanation' }, ...textParts(inlineCode(explained)))
+            : null
+        )
       );
-      if (reason.text) {
-        item.title = reason.text;
-      }
-      reasons.appendChild(item);
     }
     return el(
       'div',

@@ -1,12 +1,17 @@
-// Unit tests of the frontend's pure logic (labextension/src/model.ts), run with
-// `jlpm test` (node's built-in test runner on the tsc output in lib/).
-// model.ts imports nothing, so its compiled module loads from a data: URL.
+// Unit tests of the frontend's pure logic (labextension/src/wire.ts, wording.ts,
+// summary.ts, timeline.ts, positions.ts, links.ts), run with `jlpm test` (node's
+// built-in test runner on the tsc output in lib/, loaded by ../test-support/lib.mjs).
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 
-const source = readFileSync(new URL('../../lib/model.js', import.meta.url), 'utf8');
-const model = await import('data:text/javascript,' + encodeURIComponent(source));
+import { loadLib } from '../test-support/lib.mjs';
+
+const model = Object.assign(
+  {},
+  ...(await Promise.all(
+    ['wire', 'wording', 'summary', 'timeline', 'positions', 'links'].map(loadLib)
+  ))
+);
 
 const report = (fields = {}) => ({
   schema: 'tfcoach.report/1',
@@ -36,7 +41,15 @@ const scaleTrace = {
 test('reasons read in plain words with the argument as code', () => {
   assert.equal(model.reasonText(scaleTrace.reasons[1]), '`t`: shape (2,) \u2192 (3,)');
   assert.equal(model.reasonText(scaleTrace.reasons[2]), '`factor`: Python value 2.0 \u2192 3.0');
-  assert.equal(model.reasonText(scaleTrace.reasons[0]), 'first trace');
+  // A first trace is the core's own sentence; 'first trace' only when it sent none.
+  assert.equal(model.reasonText(scaleTrace.reasons[0]), 'First trace.');
+  assert.equal(model.reasonText({ kind: 'first_trace' }), 'first trace');
+  assert.equal(model.hasDataSummary(scaleTrace.reasons[1]), true);
+  assert.equal(model.hasDataSummary(scaleTrace.reasons[0]), false);
+  assert.deepEqual(model.formatVariable({ name: 'w', change: 'rebound_to_tensor', before: 'tf.Variable', after: 'tf.Tensor' }), [
+    { text: 'w', code: true },
+    { text: ': tf.Variable \u2192 tf.Tensor' }
+  ]);
   assert.equal(
     model.reasonText({ kind: 'dtype', argument: 'x', before: 'int32', after: 'float32' }),
     '`x`: dtype int32 \u2192 float32'

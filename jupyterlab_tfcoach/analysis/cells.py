@@ -1,0 +1,100 @@
+"""Notebook cells: joined into one module (names flow between cells), analysed once, each
+finding mapped back to its cell with lines and columns as the cell shows them."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from jupyterlab_tfcoach.analysis.config import Config
+from jupyterlab_tfcoach.analysis.engine import DEFAULT_CONFIG, gc_paused, run_rules, sort_key
+from jupyterlab_tfcoach.analysis.findings import Edit, Finding, Fix, RelatedLocation
+from jupyterlab_tfcoach.analysis.notebook import CellSyntaxError, JoinedCells
+from jupyterlab_tfcoach.analysis.parsing import parse_cells
+from jupyterlab_tfcoach.analysis.positions import SourceLines
+
+
+@dataclass(frozen=True)
+class CellsAnalysis:
+    findings: list[Finding]
+    syntax_errors: tuple[CellSyntaxError, ...]  # cells left out, positions within the cell
+
+
+def _to_cell(finding: Finding, joined: JoinedCells) -> Finding:
+    cell, line = joined.locate(finding.line)
+    end_cell, end_line = joined.locate(finding.end_line)
+    if end_cell != cell:  # cannot happen for one statement; stay inside the cell anyway
+        end_line = joined.cell_line_count[cell]
+    # An indented cell was analysed dedented, as IPython runs it: columns shift back.
+    shift = joined.indent_of(cell)
+    fix = finding.fix
+    if fix is not None:
+        edits = []
+        for edit in fix.edits:
+            edit_cell, edit_line = joined.locate(edit.line)
+            edit_end_cell, edit_end_line = joined.locate(edit.end_line)
+            if edit_cell != cell or edit_end_cell != cell:
+                fix = None  # the fix touches another cell: not expressible per cell
+                break
+            edits.append(
+                Edit(
+                    edit_line,
+                    edit.column + shift,
+                    edit_end_line,
+                    edit.end_column + shift,
+                    edit.new_text,
+                )
+            )
+        if fix is not None:
+            fix = Fix(fix.description, tuple(edits))
+    return finding.with_location(
+        line=line,
+        end_line=end_line,
+        cell=cell,
+        fix=fix,
+        column=finding.column + shift,
+        end_column=finding.end_column + shift,
+        related=tuple(_related_to_cell(related, joined) for related in finding.related),
+    )
+
+
+def _related_to_cell(related: RelatedLocation, joined: JoinedCells) -> RelatedLocation:
+    """A related location may sit in another cell than its finding (a call in a later
+    cell): it is mapped on its own, with its own cell's indent."""
+    cell, line = joined.locate(related.line)
+    end_cell, end_line = joined.locate(related.end_line)
+    if end_cell != cell:
+        end_line = joined.cell_line_count[cell]
+    shift = joined.indent_of(cell)
+    return replace(
+        related,
+        line=line,
+        end_line=end_line,
+        column=related.column + shift,
+        end_column=related.end_column + shift,
+        cell=cell,
+    )
+
+
+def check_cells(
+    cells: Sequence[str], config: Config | None = None, path: str | None = None
+) -> CellsAnalysis:
+    """Findings for notebook code cells, plus the cells left out for syntax errors."""
+    with gc_paused():
+        joined, tree = parse_cells(cells)
+        findings = run_rules(SourceLines(joined.source), tree, config or DEFAULT_CONFIG)
+        del tree  # freed while the collector is paused (see ``analyze_source``)
+    located = [_to_cell(f, joined) for f in findings]
+    if path is not None:
+        located = [f.with_location(path=path) for f in located]
+    return CellsAnalysis(sorted(located, key=sort_key), joined.syntax_errors)
+
+
+def analyze_cells(
+    cells: Sequence[str], config: Config | None = None, path: str | None = None
+) -> list[Finding]:
+    """Findings for notebook code cells (``cell`` set, lines within the cell).
+
+    Cells with syntax errors are left out; use ``check_cells`` to learn which.
+    """
+    return check_cells(cells, config, path).findings

@@ -1,0 +1,202 @@
+// The page's normalisers (labextension/src/wire.ts) against the JSON Schemas of the
+// wire shapes (schema/report.schema.json, schema/finding.schema.json), run with
+// `jlpm test`. Every example of a schema must come through its normaliser with every
+// field the schema marks required, at every depth, unchanged; values the schema rejects
+// at the top level (not an object, a required key missing or of the wrong type) that the
+// normalisers can tell apart must come out as null. No JSON Schema library: the little
+// the test needs of the schemas ($ref, oneOf, required, type, const) is read here.
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { test } from 'node:test';
+import { URL } from 'node:url';
+
+import { loadLib } from '../test-support/lib.mjs';
+
+const wire = await loadLib('wire');
+
+const readSchema = name =>
+  JSON.parse(readFileSync(new URL(`../../schema/${name}.schema.json`, import.meta.url), 'utf8'));
+const reportSchema = readSchema('report');
+const findingSchema = readSchema('finding');
+
+// Required fields the page does not keep, on purpose (it shows no related locations).
+const NOT_KEPT = { finding: new Set(['related']), report: new Set() };
+// Known differences, top-level key -> (example value, normalised value) => tolerated.
+const TOLERATED = { finding: {}, report: {} };
+
+const jsonType = value => {
+  if (value === null) {
+    return 'null';
+  }
+  if (Array.isArray(value)) {
+    return 'array';
+  }
+  if (typeof value === 'number') {
+    return Number.isInteger(value) ? 'integer' : 'number';
+  }
+  return typeof value;
+};
+
+const typeMatches = (types, value) => {
+  const actual = jsonType(value);
+  const wanted = Array.isArray(types) ? types : [types];
+  return wanted.includes(actual) || (actual === 'integer' && wanted.includes('number'));
+};
+
+function resolve(root, node) {
+  let current = node;
+  while (current && current.$ref) {
+    const path = current.$ref.replace(/^#\//, '').split('/');
+    current = path.reduce((at, key) => at[key], root);
+  }
+  return current;
+}
+
+/** The branch of a oneOf that the example's own JSON type selects. */
+function branch(root, node, value) {
+  const resolved = resolve(root, node);
+  if (!resolved || !resolved.oneOf) {
+    return resolved;
+  }
+  const matching = resolved.oneOf
+    .map(option => resolve(root, option))
+    .filter(option => option.type === undefined || typeMatches(option.type, value));
+  assert.equal(matching.length, 1, `one branch of oneOf for ${JSON.stringify(value)}`);
+  return matching[0];
+}
+
+/** Every field `node` marks required is in `normalized`, recursively, as in `example`. */
+function assertKept(root, node, example, normalized, where, notKept = new Set(), tolerated = {}) {
+  const schema = branch(root, node, example);
+  if (schema && jsonType(example) === 'object' && schema.required) {
+    assert.equal(jsonType(normalized), 'object', `${where} is kept as an object`);
+    for (const key of schema.required) {
+      if (notKept.has(key)) {
+        continue;
+      }
+      assert.ok(key in normalized, `${where}.${key} is kept`);
+      if (tolerated[key]?.(example[key], normalized[key])) {
+        continue;
+      }
+      assertKept(root, schema.properties[key], example[key], normalized[key], `${where}.${key}`);
+    }
+  } else if (schema && jsonType(example) === 'array' && schema.items) {
+    assert.equal(jsonType(normalized), 'array', `${where} is kept as an array`);
+    assert.equal(normalized.length, example.length, `${where} keeps every entry`);
+    example.forEach((item, index) =>
+      assertKept(root, schema.items, item, normalized[index], `${where}[${index}]`)
+    );
+  } else {
+    assert.deepEqual(normalized, example, `${where} keeps its value`);
+  }
+}
+
+/** Whether the schema rejects `value` on its top level alone. */
+function rejectedAtTopLevel(schema, value) {
+  if (jsonType(value) !== 'object') {
+    return true;
+  }
+  return schema.required.some(key => {
+    if (!(key in value)) {
+      return true;
+    }
+    const property = resolve(schema, schema.properties[key]);
+    if ('const' in property && value[key] !== property.const) {
+      return true;
+    }
+    return property.type !== undefined && !typeMatches(property.type, value[key]);
+  });
+}
+
+test('the schemas hold examples of both producers', () => {
+  assert.ok(reportSchema.examples.length >= 5);
+  assert.ok(findingSchema.examples.length >= 4);
+  assert.deepEqual(reportSchema.required, [
+    'schema',
+    'execution_count',
+    'cell_id',
+    'monitor_ms',
+    'traces',
+    'variables',
+    'error',
+    'notes'
+  ]);
+});
+
+test('normalizeReport keeps every required field of every report example', () => {
+  reportSchema.examples.forEach((example, index) => {
+    const normalized = wire.normalizeReport(JSON.parse(JSON.stringify(example)));
+    assert.notEqual(normalized, null, `example ${index}`);
+    assertKept(
+      reportSchema,
+      reportSchema,
+      example,
+      normalized,
+      `report[${index}]`,
+      NOT_KEPT.report,
+      TOLERATED.report
+    );
+  });
+});
+
+test('normalizeFinding keeps every required field of every finding example', () => {
+  findingSchema.examples.forEach((example, index) => {
+    const normalized = wire.normalizeFinding(JSON.parse(JSON.stringify(example)));
+    assert.notEqual(normalized, null, `example ${index}`);
+    assertKept(
+      findingSchema,
+      findingSchema,
+      example,
+      normalized,
+      `finding[${index}]`,
+      NOT_KEPT.finding,
+      TOLERATED.finding
+    );
+  });
+});
+
+test('values the report schema rejects at the top level are not reports', () => {
+  const example = reportSchema.examples[0];
+  const rejected = [
+    null,
+    'a string',
+    42,
+    ['a', 'list'],
+    [example],
+    {},
+    { foo: 1 },
+    { schema: 'tfcoach.report/1', cell_id: 'missing-keys' }
+  ];
+  for (const value of rejected) {
+    assert.ok(rejectedAtTopLevel(reportSchema, value), JSON.stringify(value));
+    assert.equal(wire.normalizeReport(value), null, JSON.stringify(value));
+  }
+  // The checker itself: the examples pass it.
+  for (const good of reportSchema.examples) {
+    assert.equal(rejectedAtTopLevel(reportSchema, good), false);
+  }
+});
+
+test('values the finding schema rejects at the top level are not findings', () => {
+  const example = findingSchema.examples[0];
+  const withoutCode = { ...example };
+  delete withoutCode.code;
+  const rejected = [
+    null,
+    'TFC001',
+    7,
+    [example],
+    {},
+    withoutCode,
+    { ...example, code: 1 },
+    { ...example, code: null },
+    { ...example, code: ['TFC001'] }
+  ];
+  for (const value of rejected) {
+    assert.ok(rejectedAtTopLevel(findingSchema, value), JSON.stringify(value));
+    assert.equal(wire.normalizeFinding(value), null, JSON.stringify(value));
+  }
+  for (const good of findingSchema.examples) {
+    assert.equal(rejectedAtTopLevel(findingSchema, good), false);
+  }
+});
