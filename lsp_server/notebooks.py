@@ -72,4 +72,7 @@ def analyze_notebook(
     for finding in checked.findings:
         if finding.cell is not None and 0 <= finding.cell < len(cells):
             by_uri.setdefault(cells[finding.cell][0], []).append(finding)
-    return CellFindings(by_uri, {cells[error.cell][0] for error in checked.syntax_errors})
+    if any(problem.cell is None for problem in checked.syntax_errors):
+        return CellFindings({}, {uri for uri, _ in cells})  # nothing of it parses
+    broken = {cells[p.cell][0] for p in checked.syntax_errors if p.cell is not None}
+    return CellFindings(by_uri, broken)

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from lsprotocol import types
 from pygls.workspace import PositionCodec
 
-from jupyterlab_tfcoach.analysis import AnalysisSyntaxError, analyze_source
+from jupyterlab_tfcoach.analysis import check_source
 from jupyterlab_tfcoach.analysis.budget import time_budget
 from jupyterlab_tfcoach.analysis.config import Config
 from jupyterlab_tfcoach.analysis.findings import Finding
@@ -149,15 +149,11 @@ class Analyzer:
     ) -> tuple[dict[str, list[Finding]], set[str]]:
         if not snap.is_notebook:
             (part,) = snap.parts
-            try:
-                return {part.uri: list(analyze_source(part.source, config, path))}, set()
-            except AnalysisSyntaxError as error:  # the analysis maps every parse failure to it
-                log.debug("%s does not parse: %s", part.uri, error)
+            checked = check_source(part.source, config, path)
+            if checked.syntax_errors:
+                log.debug("%s does not parse: %s", part.uri, checked.syntax_errors[0].message)
                 return {}, {part.uri}
+            return {part.uri: list(checked.findings)}, set()
         cells = [(part.uri, part.source) for part in snap.parts]
-        try:
-            result = analyze_notebook(cells, config, path)
-        except AnalysisSyntaxError as error:  # the analysis maps every parse failure to it
-            log.debug("%s does not parse: %s", snap.key, error)
-            return {}, {part.uri for part in snap.parts}
+        result = analyze_notebook(cells, config, path)
         return result.by_uri, result.broken

@@ -124,6 +124,17 @@ class KernelSession:
 # All a cell that prints nothing may produce: anything else (streams, displays,
 # comms, errors) from such a cell would be the monitor's doing.
 QUIET_MESSAGE_TYPES = ("status", "execute_input", "tfcoach_report")
+# The top-level keys of a report (docs/report.md, schema/report.schema.json).
+REPORT_KEYS = (
+    "schema",
+    "execution_count",
+    "cell_id",
+    "monitor_ms",
+    "traces",
+    "variables",
+    "error",
+    "notes",
+)
 IMPORTS = "import numpy as np\nimport tensorflow as tf\nimport keras"
 # Load the monitor as the server extension does (its reports go to the panel, none are
 # shown under cells); ``%load_ext`` in a kernel no panel listens to shows them inline.
@@ -194,16 +205,7 @@ def checked_report(execution: Execution) -> dict[str, Any]:
     # Published before the kernel goes idle.
     kinds = [m["header"]["msg_type"] for m in execution.iopub]
     assert kinds.index("tfcoach_report") < len(kinds) - 1
-    assert set(report) == {
-        "schema",
-        "execution_count",
-        "cell_id",
-        "monitor_ms",
-        "traces",
-        "variables",
-        "error",
-        "notes",
-    }
+    assert set(report) == set(REPORT_KEYS)
     assert report["schema"] == "tfcoach.report/1"
     assert report["execution_count"] == execution.reply["execution_count"]
     assert isinstance(report["monitor_ms"], float) and report["monitor_ms"] >= 0

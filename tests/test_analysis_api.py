@@ -319,3 +319,22 @@ def test_garbage_collector_state_is_restored():
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+def test_sources_and_cells_give_one_result_type():
+    from jupyterlab_tfcoach.analysis import Analysis, check_source
+
+    rebound = "import tensorflow as tf\nw = tf.Variable(1.0)\nw = w - 1.0\n"
+    ok = check_source(rebound)
+    assert isinstance(ok, Analysis)
+    assert [f.code for f in ok.findings] == ["TFC001"] and ok.syntax_errors == ()
+    broken = check_source("import tensorflow as tf\ndef broken(:\n")
+    assert broken.findings == []
+    assert [(p.cell, p.line) for p in broken.syntax_errors] == [(None, 2)]
+    assert broken.syntax_errors[0].to_json()["cell"] is None
+    cells = check_cells(
+        ["import tensorflow as tf\n", "def broken(:\n", "w = tf.Variable(1.0)\nw = w - 1.0\n"]
+    )
+    assert isinstance(cells, Analysis)
+    assert [(p.cell, p.line) for p in cells.syntax_errors] == [(1, 1)]
+    assert [(f.code, f.cell) for f in cells.findings] == [("TFC001", 2)]

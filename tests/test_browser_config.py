@@ -16,20 +16,12 @@ import pytest
 from tests.conftest import ConsoleLog
 from tests.harness import LabServer
 from tests.notebook_page import NOTEBOOK_PANEL_JS
+from tests.test_server_analyze_config import CELLS
 
 pytestmark = pytest.mark.browser
 
-# One code cell with a TFC001 (variable rebound to a tensor) and a TFC002 (print in tf.function).
-SOURCE = (
-    "import tensorflow as tf\n"
-    "w = tf.Variable(1.0)\n"
-    "w = w - 0.1\n"
-    "\n"
-    "@tf.function\n"
-    "def step(x):\n"
-    "    print('tracing', x)\n"
-    "    return x * 2\n"
-)
+# One code cell with a TFC001 and a TFC002, as the server test sends it.
+SOURCE = CELLS[0]
 
 # How many inline marks of a rule the notebook at ``path`` shows (-1: not open yet).
 MARKS_JS = f"""({{path, code}}) => {{

@@ -22,21 +22,18 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from jupyterlab_tfcoach.server.kernels import MAX_REPORT_BYTES, report_problem
-from tests.harness import REPO_ROOT, KernelSession, checked_report, on_server_loop, run
+from tests.harness import (
+    REPO_ROOT,
+    REPORT_KEYS,
+    KernelSession,
+    checked_report,
+    on_server_loop,
+    run,
+)
 from tests.test_server_bounds import MALFORMED
 from tests.test_server_routes import Fetch, analyze_body
 
 SCHEMA_DIR = REPO_ROOT / "schema"
-REPORT_KEYS = (
-    "schema",
-    "execution_count",
-    "cell_id",
-    "monitor_ms",
-    "traces",
-    "variables",
-    "error",
-    "notes",
-)
 
 
 def load_schema(name: str) -> dict[str, Any]:

@@ -6,11 +6,13 @@ cell), ``analyze_path`` a ``.py`` file or an ``.ipynb`` notebook. Findings are
 sorted by (cell, line, column, code); positions are 1-based with character
 columns and ``end_column`` one past the end (see ``findings.py``).
 
-Syntax errors: ``analyze_source`` raises ``AnalysisSyntaxError`` (a
-``SyntaxError``). Notebooks are analysed even when some cells are broken:
-those cells are left out and listed in ``check_cells(...).syntax_errors``;
-``analyze_path`` then raises ``AnalysisInputError`` carrying the findings of
-the other cells in ``.findings``.
+One result type: ``check_source`` and ``check_cells`` return an ``Analysis``
+(``findings`` and ``syntax_errors``, a ``SyntaxProblem`` per cell left out, or one
+with ``cell`` None for a source that does not parse); the front ends use those.
+``analyze_source`` / ``analyze_cells`` return the findings alone (``analyze_source``
+raises ``AnalysisSyntaxError``, a ``SyntaxError``); ``analyze_path`` raises
+``AnalysisInputError`` for a file it cannot analyse, carrying the findings of a
+notebook's other cells in ``.findings``.
 
 Time budget: inside ``with time_budget(seconds) as budget:`` (``budget.py``), an
 analysis that runs out of time returns the findings made so far and
@@ -25,22 +27,21 @@ analysed code. A source that does not import TensorFlow yields no findings.
 from __future__ import annotations
 
 from jupyterlab_tfcoach.analysis.budget import TimeBudget, time_budget
-from jupyterlab_tfcoach.analysis.cells import CellsAnalysis, analyze_cells, check_cells
+from jupyterlab_tfcoach.analysis.cells import analyze_cells, check_cells
 from jupyterlab_tfcoach.analysis.config import Config, ConfigError
-from jupyterlab_tfcoach.analysis.engine import analyze_source
+from jupyterlab_tfcoach.analysis.engine import Analysis, analyze_source, check_source
 from jupyterlab_tfcoach.analysis.errors import AnalysisInputError, AnalysisSyntaxError
 from jupyterlab_tfcoach.analysis.files import analyze_path
 from jupyterlab_tfcoach.analysis.findings import Edit, Finding, Fix, Severity
-from jupyterlab_tfcoach.analysis.notebook import CellSyntaxError
+from jupyterlab_tfcoach.analysis.notebook import SyntaxProblem
 from jupyterlab_tfcoach.analysis.project_config import load_config
 from jupyterlab_tfcoach.analysis.rules import RULES, Rule, rule_by_code
 
 __all__ = [
     "RULES",
+    "Analysis",
     "AnalysisInputError",
     "AnalysisSyntaxError",
-    "CellSyntaxError",
-    "CellsAnalysis",
     "Config",
     "ConfigError",
     "Edit",
@@ -48,11 +49,13 @@ __all__ = [
     "Fix",
     "Rule",
     "Severity",
+    "SyntaxProblem",
     "TimeBudget",
     "analyze_cells",
     "analyze_path",
     "analyze_source",
     "check_cells",
+    "check_source",
     "load_config",
     "rule_by_code",
     "time_budget",

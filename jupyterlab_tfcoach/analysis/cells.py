@@ -4,20 +4,22 @@ finding mapped back to its cell with lines and columns as the cell shows them.""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from jupyterlab_tfcoach.analysis.config import Config
-from jupyterlab_tfcoach.analysis.engine import DEFAULT_CONFIG, gc_paused, run_rules, sort_key
+from jupyterlab_tfcoach.analysis.engine import (
+    DEFAULT_CONFIG,
+    Analysis,
+    gc_paused,
+    run_rules,
+    sort_key,
+    unparsed,
+)
+from jupyterlab_tfcoach.analysis.errors import AnalysisSyntaxError
 from jupyterlab_tfcoach.analysis.findings import Edit, Finding, Fix, RelatedLocation
-from jupyterlab_tfcoach.analysis.notebook import CellSyntaxError, JoinedCells
+from jupyterlab_tfcoach.analysis.notebook import JoinedCells
 from jupyterlab_tfcoach.analysis.parsing import parse_cells
 from jupyterlab_tfcoach.analysis.positions import SourceLines
-
-
-@dataclass(frozen=True)
-class CellsAnalysis:
-    findings: list[Finding]
-    syntax_errors: tuple[CellSyntaxError, ...]  # cells left out, positions within the cell
 
 
 def _to_cell(finding: Finding, joined: JoinedCells) -> Finding:
@@ -78,16 +80,20 @@ def _related_to_cell(related: RelatedLocation, joined: JoinedCells) -> RelatedLo
 
 def check_cells(
     cells: Sequence[str], config: Config | None = None, path: str | None = None
-) -> CellsAnalysis:
-    """Findings for notebook code cells, plus the cells left out for syntax errors."""
+) -> Analysis:
+    """Findings for notebook code cells, plus the cells left out for syntax errors (all of
+    them, as one problem with ``cell`` None, when leaving cells out cannot help)."""
     with gc_paused():
-        joined, tree = parse_cells(cells)
+        try:
+            joined, tree = parse_cells(cells)
+        except AnalysisSyntaxError as error:
+            return unparsed(error)
         findings = run_rules(SourceLines(joined.source), tree, config or DEFAULT_CONFIG)
         del tree  # freed while the collector is paused (see ``analyze_source``)
     located = [_to_cell(f, joined) for f in findings]
     if path is not None:
         located = [f.with_location(path=path) for f in located]
-    return CellsAnalysis(sorted(located, key=sort_key), joined.syntax_errors)
+    return Analysis(sorted(located, key=sort_key), joined.syntax_errors)
 
 
 def analyze_cells(

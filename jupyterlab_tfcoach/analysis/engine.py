@@ -8,6 +8,7 @@ import gc
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 
 from jupyterlab_tfcoach.analysis.budget import (
     BudgetExceeded,
@@ -15,9 +16,11 @@ from jupyterlab_tfcoach.analysis.budget import (
 )
 from jupyterlab_tfcoach.analysis.config import Config
 from jupyterlab_tfcoach.analysis.context import RuleContext
+from jupyterlab_tfcoach.analysis.errors import AnalysisSyntaxError
 from jupyterlab_tfcoach.analysis.findings import Finding
 from jupyterlab_tfcoach.analysis.model import Model
 from jupyterlab_tfcoach.analysis.noqa import is_suppressed
+from jupyterlab_tfcoach.analysis.notebook import SyntaxProblem
 from jupyterlab_tfcoach.analysis.parsing import parse_module
 from jupyterlab_tfcoach.analysis.positions import SourceLines
 from jupyterlab_tfcoach.analysis.rules import RULES, RULES_BY_CODE
@@ -105,3 +108,26 @@ def analyze_source(
     if path is not None:
         findings = [f.with_location(path=path) for f in findings]
     return sorted(findings, key=sort_key)
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """What one analysis found, for a source and for notebook cells alike."""
+
+    findings: list[Finding]
+    # Code left out because it does not parse: cells (the others were analysed), or the
+    # whole source (then there are no findings).
+    syntax_errors: tuple[SyntaxProblem, ...]
+
+
+def unparsed(error: AnalysisSyntaxError) -> Analysis:
+    """The analysis of code that does not parse at all: no findings, one problem."""
+    return Analysis([], (SyntaxProblem(None, error.lineno, error.offset, error.msg),))
+
+
+def check_source(source: str, config: Config | None = None, path: str | None = None) -> Analysis:
+    """Findings for one Python source, or why it does not parse (never raises for that)."""
+    try:
+        return Analysis(analyze_source(source, config, path), ())
+    except AnalysisSyntaxError as error:
+        return unparsed(error)

@@ -22,6 +22,7 @@ import ast
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from jupyterlab_tfcoach.analysis.errors import TOO_DEEP
 from jupyterlab_tfcoach.analysis.positions import split_lines
@@ -31,13 +32,23 @@ _ASSIGNED_ESCAPE = re.compile(r"^(?P<target>[A-Za-z_][\w.]*(?:\s*,\s*[A-Za-z_][\
 
 
 @dataclass(frozen=True)
-class CellSyntaxError:
-    """A code cell left out of the analysis; ``line``/``column`` are within the cell (1-based)."""
+class SyntaxProblem:
+    """Code left out of the analysis because it does not parse: a notebook cell
+    (``cell`` its index, ``line``/``column`` within it, 1-based) or a whole source
+    (``cell`` None; ``line``/``column`` None when the parser gave no position)."""
 
-    cell: int
-    line: int
-    column: int
+    cell: int | None
+    line: int | None
+    column: int | None
     message: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "cell": self.cell,
+            "line": self.line,
+            "column": self.column,
+            "message": self.message,
+        }
 
 
 @dataclass(frozen=True)
@@ -45,7 +56,7 @@ class JoinedCells:
     source: str
     cell_first_line: tuple[int, ...]  # 1-based line of each cell's first line in ``source``
     cell_line_count: tuple[int, ...]
-    syntax_errors: tuple[CellSyntaxError, ...]
+    syntax_errors: tuple[SyntaxProblem, ...]
     # Characters of leading indentation removed from each cell (IPython strips the first
     # line's indentation from every line): add them back to columns within the cell.
     cell_indent: tuple[int, ...] = ()
@@ -187,14 +198,14 @@ def _parses(text: str) -> SyntaxError | None:
 
 
 def join_cells(
-    cells: Sequence[str], blank: Mapping[int, CellSyntaxError] | None = None
+    cells: Sequence[str], blank: Mapping[int, SyntaxProblem] | None = None
 ) -> JoinedCells:
     """One source for all code cells; broken cells (and those in ``blank``) become blank lines."""
     pieces: list[str] = []
     first_lines: list[int] = []
     counts: list[int] = []
     indents: list[int] = []
-    errors: list[CellSyntaxError] = []
+    errors: list[SyntaxProblem] = []
     next_line = 1
     for index, cell in enumerate(cells):
         lines = split_lines(cell)
@@ -219,7 +230,7 @@ def join_cells(
                 # Where it fails once IPython's own syntax is set aside: in a ``%%time``
                 # cell that is the body's error, not the magic line.
                 errors.append(
-                    CellSyntaxError(
+                    SyntaxProblem(
                         cell=index,
                         line=max(masked_error.lineno or 1, 1),
                         column=max(masked_error.offset or 1, 1) + indent,

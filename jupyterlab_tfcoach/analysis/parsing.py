@@ -7,7 +7,7 @@ import ast
 from collections.abc import Sequence
 
 from jupyterlab_tfcoach.analysis.errors import TOO_DEEP, AnalysisSyntaxError
-from jupyterlab_tfcoach.analysis.notebook import CellSyntaxError, JoinedCells, join_cells
+from jupyterlab_tfcoach.analysis.notebook import JoinedCells, SyntaxProblem, join_cells
 
 
 def parse_module(text: str) -> ast.Module:
@@ -29,7 +29,7 @@ def parse_cells(cells: Sequence[str]) -> tuple[JoinedCells, ast.Module]:
     ``__future__`` import), the cell holding the error is blanked and the rest tried
     again; ``AnalysisSyntaxError`` only when that cannot help.
     """
-    blank: dict[int, CellSyntaxError] = {}
+    blank: dict[int, SyntaxProblem] = {}
     while True:
         joined = join_cells(cells, blank)
         try:
@@ -38,4 +38,4 @@ def parse_cells(cells: Sequence[str]) -> tuple[JoinedCells, ast.Module]:
             cell, line = joined.locate(error.lineno or 1)
             if cell in blank or not joined.cell_first_line:
                 raise
-            blank[cell] = CellSyntaxError(cell, line, error.offset or 1, error.msg)
+            blank[cell] = SyntaxProblem(cell, line, error.offset or 1, error.msg)

@@ -48,12 +48,10 @@ from tornado import web
 from tornado.ioloop import IOLoop
 
 from jupyterlab_tfcoach.analysis import (
-    AnalysisSyntaxError,
     Config,
     ConfigError,
-    Finding,
-    analyze_source,
     check_cells,
+    check_source,
 )
 from jupyterlab_tfcoach.analysis.config import parse_codes
 from jupyterlab_tfcoach.analysis.positions import split_lines
@@ -462,27 +460,15 @@ def _analyze(
     """
     from jupyterlab_tfcoach.analysis.budget import time_budget
 
-    syntax_errors: list[dict[str, Any]] = []
-    findings: list[Finding] = []
     with time_budget(budget_seconds) as budget:
-        try:
-            if "source" in payload:
-                findings = analyze_source(payload["source"], config)
-            else:
-                result = check_cells(payload["cells"], config)
-                findings = result.findings
-                syntax_errors = [
-                    {"cell": e.cell, "line": e.line, "column": e.column, "message": e.message}
-                    for e in result.syntax_errors
-                ]
-        except AnalysisSyntaxError as error:
-            syntax_errors = [
-                {"cell": None, "line": error.lineno, "column": error.offset, "message": error.msg}
-            ]
+        if "source" in payload:
+            result = check_source(payload["source"], config)
+        else:
+            result = check_cells(payload["cells"], config)
     course = get_course()
     answer: dict[str, Any] = {
-        "findings": [f.to_json(course.ref(f.section_id, base_url)) for f in findings],
-        "syntax_errors": syntax_errors,
+        "findings": [f.to_json(course.ref(f.section_id, base_url)) for f in result.findings],
+        "syntax_errors": [problem.to_json() for problem in result.syntax_errors],
     }
     if budget.note is not None:
         answer["notes"] = [budget.note]
