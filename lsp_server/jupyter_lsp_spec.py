@@ -21,6 +21,8 @@ from lsp_server import SERVER_NAME
 SPEC_VERSION = 2
 CONSOLE_SCRIPTS = ("tfcoach-lsp", "tfcoach-lsp.exe")
 
+# A rule code or a prefix of codes, in any case: what the core's code lists accept.
+CODE_OR_PREFIX = r"^\s*[Tt][Ff][Cc][0-9]{0,3}\s*$"
 CONFIG_SCHEMA: dict[str, Any] = {
     "$schema": "http://json-schema.org/draft-07/schema#",
     "title": "tfcoach language server",
@@ -28,15 +30,15 @@ CONFIG_SCHEMA: dict[str, Any] = {
     "properties": {
         "tfcoach.select": {
             "type": ["array", "null"],
-            "items": {"type": "string", "pattern": "^TFC[0-9]{3}$"},
+            "items": {"type": "string", "pattern": CODE_OR_PREFIX},
             "default": None,
-            "description": "Only report these rule codes (default: all rules).",
+            "description": "Only report these rule codes or prefixes (default: all rules).",
         },
         "tfcoach.ignore": {
             "type": "array",
-            "items": {"type": "string", "pattern": "^TFC[0-9]{3}$"},
+            "items": {"type": "string", "pattern": CODE_OR_PREFIX},
             "default": [],
-            "description": "Never report these rule codes.",
+            "description": "Never report these rule codes or prefixes (TFC00: TFC001-TFC009).",
         },
         "tfcoach.courseBaseUrl": {
             "type": ["string", "null"],

@@ -90,7 +90,11 @@ def parse_settings(raw: Any, is_known: Callable[[str], bool] | None = None) -> P
             raise InvalidBaseUrlError(f"tfcoach.courseBaseUrl must be a string, not {base_url!r}")
         base_url = checked_base_url(base_url, "tfcoach.courseBaseUrl")
     except InvalidBaseUrlError as error:
-        warnings.append(f"{error}; using the packaged course")
+        # Ignored, not replaced: the project's course-base-url (else the packaged course)
+        # applies, as when the setting is absent.
+        warnings.append(
+            f"{error}; ignored (the project's course-base-url applies, else the packaged course)"
+        )
         base_url = None
 
     debounce = section.get("debounceMs", Settings.debounce_ms)
