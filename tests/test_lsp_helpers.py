@@ -144,6 +144,17 @@ async def initialize(
     )
 
 
+async def alive(client: LanguageClient, uri: str) -> bool:
+    """Whether the server still answers (a hover at the top of ``uri``)."""
+    result = await client.text_document_hover_async(
+        types.HoverParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            position=types.Position(line=0, character=0),
+        )
+    )
+    return result is None or isinstance(result, types.Hover)
+
+
 def open_text(client: LanguageClient, uri: str, text: str, version: int = 1) -> None:
     client.text_document_did_open(
         types.DidOpenTextDocumentParams(

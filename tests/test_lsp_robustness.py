@@ -19,6 +19,7 @@ from pytest_lsp import ClientServerConfig, LanguageClient
 from tests.test_lsp_helpers import (
     DATA,
     SERVER_COMMAND,
+    alive,
     codes,
     config,
     initialize,
@@ -40,16 +41,6 @@ async def client(lsp_client: LanguageClient) -> Any:
     await initialize(lsp_client, root=DATA)
     yield
     await lsp_client.shutdown_session()
-
-
-async def alive(client: LanguageClient, uri: str) -> bool:
-    result = await client.text_document_hover_async(
-        types.HoverParams(
-            text_document=types.TextDocumentIdentifier(uri=uri),
-            position=types.Position(line=0, character=0),
-        )
-    )
-    return result is None or isinstance(result, types.Hover)
 
 
 async def test_syntax_error_keeps_findings_on_untouched_lines(client: LanguageClient) -> None:

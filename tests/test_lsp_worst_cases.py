@@ -21,6 +21,7 @@ from pytest_lsp import LanguageClient
 from jupyterlab_tfcoach.analysis.testing import WORST_CASE_SHAPES, deep_sum
 from tests.test_lsp_helpers import (
     DATA,
+    alive,
     codes,
     config,
     initialize,
@@ -53,16 +54,6 @@ async def client(lsp_client: LanguageClient) -> Any:
     await initialize(lsp_client, root=DATA)
     yield
     await lsp_client.shutdown_session()
-
-
-async def alive(client: LanguageClient, uri: str) -> bool:
-    result = await client.text_document_hover_async(
-        types.HoverParams(
-            text_document=types.TextDocumentIdentifier(uri=uri),
-            position=types.Position(line=0, character=0),
-        )
-    )
-    return result is None or isinstance(result, types.Hover)
 
 
 async def test_a_spent_budget_publishes_one_note_on_the_first_line(spent: LanguageClient) -> None:

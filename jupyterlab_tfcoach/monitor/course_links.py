@@ -37,8 +37,8 @@ def local_course_url(section_id: Any) -> str | None:
     if not isinstance(section_id, str):
         return None
     try:
-        from jupyterlab_tfcoach.course import course_ref
+        from jupyterlab_tfcoach.course.links import CourseLinks  # cached per section
 
-        return course_ref(section_id)["url"]
+        return CourseLinks().url(section_id)
     except Exception:
         return None
