@@ -13,9 +13,18 @@ from jupyterlab_tfcoach.hover import (
     card_text,
     dotted_at,
     resolve,
+    source_column,
 )
 
-__all__ = ["DottedName", "Resolution", "dotted_at", "escape_markdown", "render", "resolve"]
+__all__ = [
+    "DottedName",
+    "Resolution",
+    "dotted_at",
+    "escape_markdown",
+    "render",
+    "resolve",
+    "source_column",
+]
 
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#+\-.!|~&])")
 

@@ -1,10 +1,12 @@
-"""Hover requests: symbol tables built off the protocol thread and cached per
+"""Hover requests: the binding model built off the protocol thread and cached per
 document, a one-line lookup per hover, jedi only as a deadline-bound fallback."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import threading
+from collections import OrderedDict
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -17,7 +19,7 @@ from jupyterlab_tfcoach.analysis.parsing import parse_cells, parse_module
 from jupyterlab_tfcoach.analysis.positions import split_lines
 from jupyterlab_tfcoach.course.api_cards import api_card
 from jupyterlab_tfcoach.course.links import CourseLinks
-from jupyterlab_tfcoach.hover import SymbolTable, build_symbols
+from jupyterlab_tfcoach.hover import NameLookup
 from lsp_server import hover
 from lsp_server.documents import Snapshot, fs_path, key_for, open_document, snapshot
 from lsp_server.jedi_fallback import JediFallback, is_user_module
@@ -28,7 +30,7 @@ log = logging.getLogger(__name__)
 @dataclass(frozen=True)
 class IndexedSource:
     version: int | None
-    table: SymbolTable
+    lookup: NameLookup
     source: str  # what jedi sees (a notebook's joined cells)
     first_line: dict[str, int]  # part uri -> 1-based line of its first line in ``source``
     # part uri -> characters of leading indentation the analysis removed (an indented cell)
@@ -51,7 +53,7 @@ def _index(snap: Snapshot) -> IndexedSource | None:
             indent = {}
     except AnalysisSyntaxError:
         return None
-    return IndexedSource(snap.version, build_symbols(tree), source, first, indent)
+    return IndexedSource(snap.version, NameLookup(tree), source, first, indent)
 
 
 def to_code_points(line: str, character: int, units: Callable[[str], int]) -> int:
@@ -64,13 +66,22 @@ def to_code_points(line: str, character: int, units: Callable[[str], int]) -> in
     return len(line)
 
 
+# Documents whose index is kept, least recently hovered dropped first. Each index holds
+# its syntax tree and binding model (about 15 MB for a 5,000-line file).
+MAX_INDEXED = 8
+
+
 class HoverProvider:
     def __init__(self, server: LanguageServer, links_for: Callable[[str], CourseLinks]) -> None:
         self._server = server
         self._links_for = links_for
-        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tfcoach-symbols")
-        self._indexes: dict[str, IndexedSource] = {}
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tfcoach-hover-index")
+        # Stored by the index thread, read by the protocol thread.
+        self._indexes: OrderedDict[str, IndexedSource] = OrderedDict()
+        self._indexes_lock = threading.Lock()
         self._pending: dict[str, tuple[int | None, Future[IndexedSource | None]]] = {}
+        self._prefetching: Future[IndexedSource | None] | None = None
+        self._awaited: set[Future[IndexedSource | None]] = set()  # a hover waits for these
         self._lines: dict[str, tuple[int | None, list[str]]] = {}
         self.jedi = JediFallback()
 
@@ -82,40 +93,71 @@ class HoverProvider:
         self._pending[snap.key] = (snap.version, future)
 
         def store(done: Future[IndexedSource | None]) -> None:
-            if self._pending.get(snap.key, (None, None))[1] is done:
-                self._pending.pop(snap.key, None)
-            if not done.cancelled() and done.exception() is None and done.result() is not None:
+            # Also run, at once, by ``cancel()``. Only the document's latest build is
+            # kept: not one superseded by a newer version's, nor one of a closed document.
+            if self._pending.get(snap.key, (None, None))[1] is not done:
+                return
+            self._pending.pop(snap.key, None)
+            if done.cancelled() or done.exception() is not None or done.result() is None:
+                return
+            with self._indexes_lock:
                 self._indexes[snap.key] = done.result()  # type: ignore[assignment]
+                self._indexes.move_to_end(snap.key)
+                while len(self._indexes) > MAX_INDEXED:
+                    self._indexes.popitem(last=False)
 
         future.add_done_callback(store)
         return future
 
     def prefetch(self, key: str) -> None:
         """Index a document the first time it was analysed, so that the first hover
-        does not wait for the parse; later edits re-index lazily, on hover."""
+        does not wait for the parse; later edits re-index lazily, on hover.
+
+        Only the document analysed last is indexed ahead: when an editor opens many
+        files at once, the hover comes in the one being edited, and its index must not
+        wait behind the others'. A queued index of an earlier one is dropped, unless a
+        hover already waits for it."""
         if key in self._indexes or key in self._pending:
             return
+        previous = self._prefetching
+        if previous is not None and previous not in self._awaited:
+            previous.cancel()  # only if it has not started; a running one finishes
         snap = snapshot(self._server.workspace, key)
         if snap is not None:
-            self._build(snap)
+            self._prefetching = self._build(snap)
 
     def forget(self, key: str, uris: list[str]) -> None:
-        self._indexes.pop(key, None)
-        self._pending.pop(key, None)
+        with self._indexes_lock:
+            self._indexes.pop(key, None)
+        pending = self._pending.pop(key, None)
+        if pending is not None:
+            pending[1].cancel()  # not started: never runs; running: not stored
         for uri in uris:
             self._lines.pop(uri, None)
+
+    def _indexed(self, key: str) -> IndexedSource | None:
+        with self._indexes_lock:
+            index = self._indexes.get(key)
+            if index is not None:
+                self._indexes.move_to_end(key)
+            return index
 
     async def _index_for(self, key: str) -> IndexedSource | None:
         snap = snapshot(self._server.workspace, key)
         if snap is None:
             return None
-        index = self._indexes.get(key)
+        index = self._indexed(key)
         if index is not None:
             if index.version != snap.version:
-                self._build(snap)  # answer from the slightly stale table meanwhile
+                self._build(snap)  # answer from the slightly stale index meanwhile
             return index
-        await asyncio.shield(asyncio.wrap_future(self._build(snap)))
-        return self._indexes.get(key)
+        future = self._build(snap)
+        self._awaited.add(future)
+        try:
+            await asyncio.shield(asyncio.wrap_future(future))
+        finally:
+            self._awaited.discard(future)
+        return self._indexed(key)
 
     def _line(self, uri: str, number: int) -> str | None:
         document = open_document(self._server.workspace, uri)
@@ -143,11 +185,12 @@ class HoverProvider:
         if index is None or uri not in index.first_line:
             return None
         line = index.first_line[uri] + position.line
-        resolution = hover.resolve(dotted, index.table, line)
+        indent = index.indent.get(uri, 0)  # the parse saw an indented cell dedented
+        at = hover.source_column(line_text, dotted.start, indent)
+        resolution = hover.resolve(dotted, index.lookup, line, at)
         if resolution is None:
-            # jedi reads the joined source, where an indented cell sits dedented.
-            shifted = max(column - index.indent.get(uri, 0), 0)
-            resolution = await self._jedi(dotted, index, key, line, shifted)
+            shifted = max(column - indent, 0)
+            resolution = await self._jedi(dotted, index, key, line, shifted, at)
         if resolution is None:
             return None
         links = self._links_for(uri)
@@ -173,9 +216,15 @@ class HoverProvider:
         return types.MarkupKind.Markdown
 
     async def _jedi(
-        self, dotted: hover.DottedName, index: IndexedSource, key: str, line: int, column: int
+        self,
+        dotted: hover.DottedName,
+        index: IndexedSource,
+        key: str,
+        line: int,
+        column: int,
+        source_column: int,
     ) -> hover.Resolution | None:
-        imported = index.table.foreign_imports.get(dotted.parts[0])
+        imported = index.lookup.imported_from(dotted.parts[0], (line, source_column))
         if imported is None:
             return None
         path = fs_path(key)

@@ -12,6 +12,7 @@ from lsprotocol import types
 from pytest_lsp import LanguageClient
 
 from jupyterlab_tfcoach.course import course_ref
+from lsp_server.hover_provider import MAX_INDEXED
 from tests.test_lsp_helpers import DATA, config, initialize, open_text, utf16_column
 
 pytestmark = [pytest.mark.asyncio(loop_scope="module"), pytest.mark.timeout(60)]
@@ -66,6 +67,7 @@ async def hover(client: LanguageClient, position: types.Position, uri: str | Non
         ("my_var_.assign_add", 10, "tf.Variable.assign_add", "rebinding-variables"),
         ("my_var_.assign(2.0)", 9, "tf.Variable.assign", "rebinding-variables"),
         ("self.w.assign_sub", 8, "tf.Variable.assign_sub", "rebinding-variables"),
+        ("also_kept.assign", 12, "tf.Variable.assign", "rebinding-variables"),  # an alias
     ],
 )
 async def test_card(client: LanguageClient, needle: str, at: int, title: str, section: str) -> None:
@@ -104,6 +106,7 @@ async def test_user_text_is_escaped(client: LanguageClient) -> None:
         ("import tensorflow", 2),  # a keyword
         ("my_var_.assign(3.0)", 9),  # `my_var_` was rebound to a tensor on the line before
         ("tf_alias.function", 10),  # imported from a module that is not the user's
+        ("my_var_.assign(0.5)", 9),  # a parameter that shares the module variable's name
     ],
 )
 async def test_no_card_elsewhere(client: LanguageClient, needle: str, at: int) -> None:
@@ -132,3 +135,23 @@ async def test_jedi_resolves_names_from_user_modules(client: LanguageClient) -> 
         await asyncio.sleep(0.5)
     assert result is not None
     assert result.contents.value.startswith("**tf.function**")
+
+
+async def test_many_open_documents_each_keep_their_cards(client: LanguageClient) -> None:
+    # An editor restoring a session opens many files at once. Only the last analysed is
+    # indexed ahead and at most MAX_INDEXED indexes are kept: the others are built again
+    # on their first hover, and each document's cards are its own.
+    count = MAX_INDEXED + 4
+    uris = [(DATA / f"opened_{n}.py").as_uri() for n in range(count)]
+    for n, uri in enumerate(uris):
+        open_text(
+            client, uri, f"import tensorflow as tf\nw{n} = tf.Variable({n}.0)\nw{n}.assign(1.0)\n"
+        )
+    await client.wait_for_notification("textDocument/publishDiagnostics")
+    for n, uri in enumerate(reversed(uris)):
+        index = count - 1 - n
+        position = types.Position(line=2, character=len(f"w{index}.as"))
+        result = await hover(client, position, uri=uri)
+        assert result is not None, uri
+        assert result.contents.value.startswith("**tf.Variable.assign**")
+        assert f"w{index} is bound to a tf.Variable on line 2" in result.contents.value

@@ -108,6 +108,7 @@ MALFORMED: list[Any] = [
     report("bad-traces", traces="retraced"),
     report("bad-variables", variables=[1, 2]),
     report("bad-count", execution_count="7"),
+    report("bad-fractional-count", execution_count=7.5),
     report("bad-error", error=["ValueError"]),
     report("bad-oversized", notes=[{"text": "x" * MAX_REPORT_BYTES, "course": None}]),
 ]
@@ -136,10 +137,14 @@ async def test_malformed_and_oversized_reports_are_dropped(
     caplog.set_level(logging.WARNING)
     kernel = await start_kernel()
     good = report("good", notes=[{"text": "a hand-made report", "course": None}])
-    await kernel.ok(send_cell(*MALFORMED, good))
-    reports = await kernel.wait_reports(2)  # the hand-made one and the cell's own
+    # JSON's integer 7 as another serialiser may write it: kept, and stored as 7.
+    float_count = report("float-count", execution_count=7.0)
+    await kernel.ok(send_cell(*MALFORMED, good, float_count))
+    reports = await kernel.wait_reports(3)  # the two hand-made ones and the cell's own
     ids = [r["cell_id"] for r in reports]
     assert "good" in ids, ids
+    stored_count = next(r["execution_count"] for r in reports if r["cell_id"] == "float-count")
+    assert stored_count == 7 and type(stored_count) is int
     assert not [i for i in ids if isinstance(i, str) and i.startswith("bad")], ids
     assert all(isinstance(r, dict) and r["schema"] == "tfcoach.report/1" for r in reports)
     await wait_for(lambda: len(bus.events) >= len(reports), "report events")

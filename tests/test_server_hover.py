@@ -111,6 +111,68 @@ async def test_names_that_are_not_tensorflow_get_no_card(
     assert body == {"card": None}
 
 
+# A learner's notebook in the forms real code takes. What a name holds is what the rules
+# see (one binding model): each card below has a twin where the same method call gets no
+# card, because the name holds something else there.
+REAL = [
+    "import tensorflow as tf\n",
+    "class Linear(tf.Module):\n    def __init__(self):\n        self.w = tf.Variable(0.5)\n\n"
+    "    def __call__(self, x):\n        return self.w * x\n\n\nmodel = Linear()\n"
+    "model.w.assign(1.0)\n",
+    "import keras\n\n\nclass Scale(keras.layers.Layer):\n    def build(self, shape):\n"
+    "        self.k = self.add_weight(shape=(1,))\n\n    def call(self, x):\n"
+    "        self.k.assign([1.0])\n        return x * self.k\n",
+    "w = tf.Variable(2.0)\nfor step in range(3):\n    with tf.GradientTape() as tape:\n"
+    "        loss = w * w\n    grad = tape.gradient(loss, w)\n    w.assign_sub(0.1 * grad)\n",
+    "def rescale(w):\n    w.assign(1.0)  # whatever the caller passes\n",
+    "current = w\ncurrent.assign(3.0)\n",
+    "v = tf.Variable(1.0)\nv = v - 0.1\nv.assign(0.0)\n",
+    "%%time\nw.assign_add(1.0)\n",
+    "!pip install -q \\\n    tensorflow-datasets\nw.assign(0.0)\n",
+]
+
+
+@pytest.mark.parametrize(
+    ("cell", "line", "call", "receiver", "bound_where"),
+    [
+        (1, 9, "model.w.assign", "model.w", "line 3"),  # a tf.Module's variable
+        (2, 8, "self.k.assign", "self.k", "line 6"),  # Keras 3 add_weight, in another method
+        (3, 4, "tape.gradient", "tape", "line 3"),  # a training loop's tape
+        (3, 5, "w.assign_sub", "w", "line 1"),  # created and trained in one cell
+        (5, 1, "current.assign", "current", "line 1"),  # an alias of the variable
+        (7, 1, "w.assign_add", "w", "line 1 of code cell 4"),  # a %%time cell
+        (8, 2, "w.assign", "w", "line 1 of code cell 4"),  # after a Colab `!pip ... \` line
+    ],
+)
+@on_server_loop
+async def test_real_code_methods_get_the_card_of_what_the_name_holds(
+    jp_fetch: Fetch, cell: int, line: int, call: str, receiver: str, bound_where: str
+) -> None:
+    method = call.rsplit(".", 1)[1]
+    body = await hover(jp_fetch, REAL, cell, line, at(REAL, cell, line, call) + len(call) - 1)
+    card = body["card"]
+    assert card is not None, call
+    kind = "GradientTape" if receiver == "tape" else "Variable"
+    assert card["title"] == f"tf.{kind}.{method}"
+    assert (card["receiver"], card["bound_to"]) == (receiver, f"tf.{kind}")
+    assert card["bound_where"] == bound_where
+
+
+@pytest.mark.parametrize(
+    ("cell", "line", "call"),
+    [
+        (4, 1, "w.assign"),  # a parameter named `w`: not the notebook's variable
+        (6, 2, "v.assign"),  # `v = v - 0.1` made `v` a tensor: it has no assign
+    ],
+)
+@on_server_loop
+async def test_the_same_calls_on_names_that_hold_something_else_get_no_card(
+    jp_fetch: Fetch, cell: int, line: int, call: str
+) -> None:
+    body = await hover(jp_fetch, REAL, cell, line, at(REAL, cell, line, call) + len(call) - 1)
+    assert body == {"card": None}
+
+
 @on_server_loop
 async def test_a_cell_that_does_not_parse_leaves_the_others_cards(jp_fetch: Fetch) -> None:
     cells = ["import tensorflow as tf\n", "def broken(:\n", "f = tf.function(lambda x: x)\n"]

@@ -132,6 +132,7 @@ VALUES: list[Any] = [
     False,
     0,
     7,
+    7.0,  # JSON's integer 7, written as a float by some serialisers
     -1,
     0.25,
     "",

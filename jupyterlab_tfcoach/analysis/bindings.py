@@ -554,6 +554,19 @@ class Bindings:
             return None
         return function.class_scope.attr_bindings.get(node.attr, [])
 
+    def instance_attribute_bindings(
+        self, node: ast.Attribute, scope: Scope, path: Path
+    ) -> list[Binding] | None:
+        """For ``obj.attr`` where ``obj = C(...)`` with a class ``C`` of this file (a
+        ``tf.Module``, a Keras layer), the ``self.attr = ...`` bindings of ``C``'s methods;
+        None when ``obj`` is not known to be such an instance."""
+        if not isinstance(node.value, ast.Name):
+            return None
+        class_scope = self.instance_class(scope, node.value, path)
+        if class_scope is None:
+            return None
+        return class_scope.attr_bindings.get(node.attr, [])
+
     def _attribute_value(self, node: ast.Attribute, scope: Scope, path: Path, depth: int) -> Value:
         instance_bindings = self.self_attribute_bindings(node, scope)
         function = scope.function

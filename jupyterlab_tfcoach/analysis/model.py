@@ -267,6 +267,9 @@ class Model:
         # ``name = f(...)`` name bindings, in walk order: lets rules find the names bound
         # to a call (``step = tf.function(f)``) without scanning every binding.
         self.call_assignments: list[Binding] = []
+        # ``id`` of a statement list -> its block, for finding the path of a position
+        # afterwards (``lookup.py``). Only lists that are blocks in some path are here.
+        self.blocks: dict[int, Block] = {}
         self._walk_statements(tree.body, self.module, ())
 
     def release(self) -> None:
@@ -383,7 +386,9 @@ class Model:
                 handler(self, statement, scope, path)
 
     def _block(self, kind: str, owner: ast.AST, branch: int, body: list[ast.stmt]) -> Block:
-        return Block(kind, owner, branch, _exits(body), _leaves_iteration(body))
+        block = Block(kind, owner, branch, _exits(body), _leaves_iteration(body))
+        self.blocks[id(body)] = block
+        return block
 
     def _walk_expr_statement(self, node: ast.Expr, scope: Scope, path: Path) -> None:
         self._walk_expression(node.value, scope, path)
@@ -447,12 +452,12 @@ class Model:
             orelse = node.orelse
             if not orelse:
                 return
-            else_block = self._block("if", node, 1, orelse)
-            if len(orelse) != 1 or type(orelse[0]) is not ast.If:
-                self._walk_statements(orelse, scope, (*path, else_block))
+            is_elif = len(orelse) == 1 and type(orelse[0]) is ast.If
+            if not is_elif:
+                self._walk_statements(orelse, scope, (*path, self._block("if", node, 1, orelse)))
                 return
             if elifs < _ELIF_BLOCKS:
-                path = (*path, else_block)
+                path = (*path, self._block("if", node, 1, orelse))
             elifs += 1
             node = orelse[0]
 

@@ -2,9 +2,10 @@
 what the card says. Shared by the language server (Markdown hovers) and the
 JupyterLab extension (``POST tfcoach/api/hover``, cards in notebook cells).
 
-A hover is a regex on one line (``lexing``) plus lookups in a table built from
-one parse of the file or of a notebook's joined cells (``symbols``), so it never
-waits for the analysis. The card text itself is course data
+A hover is a regex on one line (``lexing``) plus a question to the rules' own
+binding model, built once per parse of the file or of a notebook's joined cells
+(``analysis.lookup``), so it never waits for the analysis and never disagrees
+with it on what a name holds. The card text itself is course data
 (``jupyterlab_tfcoach.course.api_cards``).
 """
 
@@ -14,26 +15,30 @@ import bisect
 from dataclasses import dataclass
 from functools import lru_cache
 
+from jupyterlab_tfcoach.analysis.bindings import TAPE, VARIABLE
 from jupyterlab_tfcoach.analysis.errors import AnalysisSyntaxError
+from jupyterlab_tfcoach.analysis.lookup import BoundValue, NameLookup
 from jupyterlab_tfcoach.analysis.parsing import parse_cells
 from jupyterlab_tfcoach.analysis.positions import split_lines
 from jupyterlab_tfcoach.course.api_cards import ApiCard, api_card, methods_of
 from jupyterlab_tfcoach.hover.lexing import DottedName, code_mask, dotted_at
-from jupyterlab_tfcoach.hover.symbols import SymbolTable, build_symbols, dotted_expr
 
 __all__ = [
     "CardText",
     "CellsIndex",
     "DottedName",
+    "NameLookup",
     "Resolution",
-    "SymbolTable",
-    "build_symbols",
     "card_text",
     "code_mask",
     "dotted_at",
     "index_cells",
     "resolve",
+    "source_column",
 ]
+
+# The values whose methods and constructors have cards, by the binding model's kind.
+_CARD_KINDS = {VARIABLE: "Variable", TAPE: "GradientTape"}
 
 
 @dataclass(frozen=True)
@@ -45,23 +50,38 @@ class Resolution:
     bound_on_line: int | None = None
 
 
-def resolve(dotted: DottedName, table: SymbolTable, line: int) -> Resolution | None:
-    """The card for ``dotted`` at 1-based ``line`` (in the coordinates of the table)."""
-    card = api_card(table.resolve(dotted_expr(dotted.parts)))
+def source_column(line_text: str, start: int, indent: int = 0) -> int:
+    """The UTF-8 column (as ``ast`` counts) of code point ``start`` of ``line_text``, in
+    a parse whose lines lost ``indent`` leading characters (an indented cell)."""
+    return max(len(line_text[:start].encode("utf-8")) - indent, 0)
+
+
+def _card_kind(bound: BoundValue | None) -> str | None:
+    return _CARD_KINDS.get(bound.value.kind) if bound is not None else None
+
+
+def resolve(dotted: DottedName, lookup: NameLookup, line: int, column: int) -> Resolution | None:
+    """The card for ``dotted`` starting at 1-based ``line`` and UTF-8 ``column`` (in the
+    coordinates of the parse behind ``lookup``)."""
+    card = api_card(lookup.canonical(dotted.parts))
     if card is not None:
         return Resolution(card, dotted)
+    pos = (line, column)
     if len(dotted.parts) >= 2:
-        receiver, method = ".".join(dotted.parts[:-1]), dotted.parts[-1]
-        binding = table.binding_at(receiver, line)
-        if binding is not None and binding.kind and method in methods_of(binding.kind):
-            card = api_card(f"{binding.kind}.{method}")
+        receiver = lookup.value_at(dotted.parts[:-1], pos)
+        kind = _card_kind(receiver)
+        method = dotted.parts[-1]
+        if receiver is not None and kind is not None and method in methods_of(kind):
+            card = api_card(f"{kind}.{method}")
             if card is not None:
-                return Resolution(card, dotted, receiver, binding.kind, binding.line)
-    binding = table.binding_at(dotted.text, line)
-    if binding is not None and binding.kind:
-        card = api_card(f"tf.{binding.kind}")
+                name = ".".join(dotted.parts[:-1])
+                return Resolution(card, dotted, name, kind, receiver.line)
+    bound = lookup.value_at(dotted.parts, pos)
+    kind = _card_kind(bound)
+    if bound is not None and kind is not None:
+        card = api_card(f"tf.{kind}")
         if card is not None:
-            return Resolution(card, dotted, dotted.text, binding.kind, binding.line)
+            return Resolution(card, dotted, dotted.text, kind, bound.line)
     return None
 
 
@@ -117,13 +137,14 @@ class CellsIndex:
     """A notebook's code cells, joined and indexed once for many hovers."""
 
     cells: tuple[str, ...]
-    table: SymbolTable | None  # None when the joined cells do not parse
+    lookup: NameLookup | None  # None when the joined cells do not parse
     cell_first_line: tuple[int, ...]
+    cell_indent: tuple[int, ...]  # leading characters the join removed from each cell
 
     def card_at(self, cell: int, line: int, column: int) -> tuple[CardText, int, int] | None:
         """The card for the name at 0-based ``line``/``column`` (code points) of ``cell``,
         with the name's code-point span on that line."""
-        if self.table is None or not 0 <= cell < len(self.cells):
+        if self.lookup is None or not 0 <= cell < len(self.cells):
             return None
         lines = split_lines(self.cells[cell])
         if not 0 <= line < len(lines):
@@ -131,7 +152,8 @@ class CellsIndex:
         dotted = dotted_at(lines[line], column)
         if dotted is None:
             return None
-        resolution = resolve(dotted, self.table, self.cell_first_line[cell] + line)
+        at = source_column(lines[line], dotted.start, self.cell_indent[cell])
+        resolution = resolve(dotted, self.lookup, self.cell_first_line[cell] + line, at)
         if resolution is None:
             return None
         where = None
@@ -146,12 +168,15 @@ class CellsIndex:
         return f"line {line}" if owner == reader_cell else f"line {line} of code cell {owner + 1}"
 
 
-@lru_cache(maxsize=16)
+# Each entry holds a notebook's syntax tree and binding model (about 115 MB for a 1 MiB
+# notebook, the largest request the route takes): a few notebooks, not a classroom's.
+@lru_cache(maxsize=4)
 def index_cells(cells: tuple[str, ...]) -> CellsIndex:
     """Join and index ``cells`` (cached: the hovers of one notebook share one parse)."""
     try:
         # As the analysis joins them: a cell that breaks the whole is left out.
         joined, tree = parse_cells(cells)
     except AnalysisSyntaxError:
-        return CellsIndex(cells, None, ())
-    return CellsIndex(cells, build_symbols(tree), tuple(joined.cell_first_line))
+        return CellsIndex(cells, None, (), ())
+    indents = tuple(joined.indent_of(index) for index in range(len(cells)))
+    return CellsIndex(cells, NameLookup(tree), tuple(joined.cell_first_line), indents)

@@ -571,6 +571,8 @@ def report_problem(report: Any) -> str | None:
         if key not in report:
             return f"no {key!r}"
         value = report[key]
+        if key == "execution_count" and _integral_float(value):
+            continue  # JSON has one number type: 7.0 is the integer 7 (kept as 7)
         if not isinstance(value, types) or (isinstance(value, bool) and bool not in types):
             return f"{key!r} is a {type(value).__name__}"
     for key in ("traces", "variables"):
@@ -579,6 +581,10 @@ def report_problem(report: Any) -> str | None:
     if not all(isinstance(item, (dict, str)) for item in report["notes"]):
         return "'notes' holds something that is neither an object nor a string"
     return None
+
+
+def _integral_float(value: Any) -> bool:
+    return isinstance(value, float) and value.is_integer()
 
 
 def with_course_links(report: dict[str, Any], base_url: str | None) -> dict[str, Any]:
@@ -609,6 +615,8 @@ def with_course_links(report: dict[str, Any], base_url: str | None) -> dict[str,
         ]
 
     enriched = dict(report)
+    if _integral_float(report["execution_count"]):
+        enriched["execution_count"] = int(report["execution_count"])
     enriched["traces"] = each(report["traces"])
     enriched["variables"] = each(report["variables"])
     enriched["notes"] = each(report["notes"])

@@ -29,3 +29,12 @@ class Model:
 my_var_ = my_var_ * 2
 my_var_.assign(3.0)
 tf_alias.function
+
+
+def rescale(my_var_):
+    my_var_.assign(0.5)  # the parameter, not the module's variable
+
+
+kept = T.Variable(5.0)
+also_kept = kept
+also_kept.assign(6.0)
