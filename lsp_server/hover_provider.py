@@ -21,7 +21,14 @@ from jupyterlab_tfcoach.course.api_cards import api_card
 from jupyterlab_tfcoach.course.links import CourseLinks
 from jupyterlab_tfcoach.hover import NameLookup
 from lsp_server import hover
-from lsp_server.documents import Snapshot, fs_path, key_for, open_document, snapshot
+from lsp_server.documents import (
+    Snapshot,
+    current_version,
+    fs_path,
+    key_for,
+    open_document,
+    snapshot,
+)
 from lsp_server.jedi_fallback import JediFallback, is_user_module
 
 log = logging.getLogger(__name__)
@@ -44,7 +51,12 @@ def _index(snap: Snapshot) -> IndexedSource | None:
             # on cells and lines, and a cell that breaks the whole is left out).
             joined, tree = parse_cells([part.source for part in snap.parts])
             source = joined.source
-            first = {p.uri: joined.cell_first_line[i] for i, p in enumerate(snap.parts)}
+            # A cell left out of the parse gets no card: its names are not in the tree.
+            first = {
+                p.uri: joined.cell_first_line[i]
+                for i, p in enumerate(snap.parts)
+                if joined.has_code(i)
+            }
             indent = {p.uri: joined.indent_of(i) for i, p in enumerate(snap.parts)}
         else:
             source = snap.parts[0].source
@@ -187,7 +199,9 @@ class HoverProvider:
         line = index.first_line[uri] + position.line
         indent = index.indent.get(uri, 0)  # the parse saw an indented cell dedented
         at = hover.source_column(line_text, dotted.start, indent)
-        resolution = hover.resolve(dotted, index.lookup, line, at)
+        # A stale index (the text changed since) cannot tell which name is at a position.
+        exact = index.version == current_version(self._server.workspace, key)
+        resolution = hover.resolve(dotted, index.lookup, line, at, exact)
         if resolution is None:
             shifted = max(column - indent, 0)
             resolution = await self._jedi(dotted, index, key, line, shifted, at)

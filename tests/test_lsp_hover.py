@@ -13,7 +13,14 @@ from pytest_lsp import LanguageClient
 
 from jupyterlab_tfcoach.course import course_ref
 from lsp_server.hover_provider import MAX_INDEXED
-from tests.test_lsp_helpers import DATA, config, initialize, open_text, utf16_column
+from tests.test_lsp_helpers import (
+    DATA,
+    config,
+    initialize,
+    open_text,
+    replace_all,
+    utf16_column,
+)
 
 pytestmark = [pytest.mark.asyncio(loop_scope="module"), pytest.mark.timeout(60)]
 
@@ -155,3 +162,26 @@ async def test_many_open_documents_each_keep_their_cards(client: LanguageClient)
         assert result is not None, uri
         assert result.contents.value.startswith("**tf.Variable.assign**")
         assert f"w{index} is bound to a tf.Variable on line 2" in result.contents.value
+
+
+async def test_cards_survive_an_edit_that_moves_the_lines(client: LanguageClient) -> None:
+    # The index of the older text answers while the new one is built: its positions
+    # have moved, so it is asked about the name without checking what is written there.
+    uri = (DATA / "edited_while_hovering.py").as_uri()
+    text = "import tensorflow as tf\nw = tf.Variable(1.0)\nw.assign(2.0)\n"
+    open_text(client, uri, text)
+    position = types.Position(line=2, character=len("w.as"))
+    first = await hover(client, position, uri=uri)
+    assert first is not None and first.contents.value.startswith("**tf.Variable.assign**")
+    replace_all(client, uri, "# a new first line\n" + text, version=2)
+    moved = types.Position(line=3, character=len("w.as"))
+    result = await hover(client, moved, uri=uri)
+    assert result is not None and result.contents.value.startswith("**tf.Variable.assign**")
+    assert result.range.start.line == 3
+    # Once the new text is indexed, the card says where `w` is bound now.
+    for _ in range(100):
+        result = await hover(client, moved, uri=uri)
+        if "bound to a tf.Variable on line 3" in result.contents.value:
+            break
+        await asyncio.sleep(0.05)
+    assert "w is bound to a tf.Variable on line 3" in result.contents.value

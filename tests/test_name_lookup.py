@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 from pathlib import Path
+from typing import Any
 
 import nbformat
 import pytest
@@ -76,9 +77,21 @@ def compare_values(path: Path) -> tuple[int, list[object]]:
         rules_receiver = rules_site.node.func.value  # type: ignore[attr-defined]
         expected = rules.infer(rules_receiver, rules_site.scope, rules_site.path)
         compared += 1
-        if at_cursor.value.kind != expected.kind or at_cursor.value.dtype != expected.dtype:
-            wrong.append((receiver.lineno, receiver.id, at_cursor.value.kind, expected.kind))
+        if at_cursor.value.kind == expected.kind and at_cursor.value.dtype == expected.dtype:
+            continue
+        if at_cursor.value.kind == "unknown" and derived_changes_kind(
+            rules, rules_receiver, rules_site, expected.kind
+        ):
+            continue  # the one exception the lookup documents (see its docstring)
+        wrong.append((receiver.lineno, receiver.id, at_cursor.value.kind, expected.kind))
     return compared, wrong
+
+
+def derived_changes_kind(rules: Any, name: ast.Name, site: Any, kind: str) -> bool:
+    """Whether ``name`` is also rebound from itself (``w = w - 1``) to another kind."""
+    resolution = rules.resolve(site.scope, name.id, (name.lineno, name.col_offset), site.path)
+    owner = resolution.owner.bindings.get(name.id, []) if resolution is not None else []
+    return any(b.self_referential and rules.binding_value(b).kind != kind for b in owner)
 
 
 @pytest.mark.parametrize("path", CORPUS, ids=lambda path: path.name)

@@ -173,6 +173,84 @@ async def test_the_same_calls_on_names_that_hold_something_else_get_no_card(
     assert body == {"card": None}
 
 
+# Where real code makes a name hold something else than it seems, each next to its twin.
+TWINS = [
+    "import tensorflow as tf\nw = tf.Variable(1.0)\n",
+    # 1: a loop that rebinds `u` to a tensor at its end; its twin updates in place.
+    "u = tf.Variable(1.0)\nfor step in range(3):\n    with tf.GradientTape() as tape:\n"
+    "        loss = u * u\n    g = tape.gradient(loss, u)\n    u = u - 0.1 * g\n",
+    "v = tf.Variable(1.0)\nfor step in range(3):\n    with tf.GradientTape() as tape:\n"
+    "        loss = v * v\n    g = tape.gradient(loss, v)\n    v.assign_sub(0.1 * g)\n",
+    # 3: a parameter, a keyword argument's name, a generator's own `w`, a docstring.
+    '"""Notes.\n\nCall w.assign(0.0) to start again.\n"""\n'
+    "def rescale(w, factor=2.0):\n    return w * factor\n\n\nrescale(w=w)\n"
+    "print([x for x in [1] if any(w.assign(0.0) for w in [x])])\n",
+    # 4: a class that rebinds `self.w` to a tensor in one method; its twin does not.
+    "class Drifting(tf.Module):\n    def __init__(self):\n        self.w = tf.Variable(1.0)\n\n"
+    "    def step(self, g):\n        self.w = self.w - 0.1 * g\n\n"
+    "    def reset(self):\n        self.w.assign(0.0)\n",
+    "class Steady(tf.Module):\n    def __init__(self):\n        self.w = tf.Variable(1.0)\n\n"
+    "    def step(self, g):\n        self.w.assign_sub(0.1 * g)\n\n"
+    "    def reset(self):\n        self.w.assign(0.0)\n",
+    # 6: an instance whose attribute the notebook replaces; a layer's placeholder.
+    "drifting = Drifting()\ndrifting.w = tf.constant(3.0)\ndrifting.w.assign(1.0)\n",
+    "import keras\n\n\nclass Scale(keras.layers.Layer):\n    def __init__(self):\n"
+    "        super().__init__()\n        self.k = None\n\n    def build(self, shape):\n"
+    "        self.k = self.add_weight(shape=(1,))\n\n    def call(self, x):\n"
+    "        return x * self.k\n",
+    # 8: a cell that is another file's text, not the notebook's code.
+    "%%writefile helpers.py\nimport tensorflow as tf\nw = tf.constant(1.0)\nw.assign(2.0)\n",
+]
+
+
+def place(cells: list[str], cell: int, needle: str, occurrence: int = 1) -> tuple[int, int]:
+    """(line, UTF-16 column) of the n-th ``needle`` in the cell."""
+    seen = 0
+    for line, text in enumerate(cells[cell].split("\n")):
+        start = text.find(needle)
+        while start >= 0:
+            seen += 1
+            if seen == occurrence:
+                return line, len(text[:start].encode("utf-16-le")) // 2
+            start = text.find(needle, start + 1)
+    raise AssertionError(f"{needle!r} #{occurrence} not in cell {cell}")
+
+
+@pytest.mark.parametrize(
+    ("cell", "needle", "occurrence", "expected"),
+    [
+        # `u` is a tensor from the loop's second pass on: no card says it is a variable.
+        (1, "u * u", 1, None),
+        (1, "u = u", 1, None),  # what the target becomes: a tensor
+        (1, "tape.gradient", 1, ("tf.GradientTape.gradient", "tape", "line 3")),
+        (2, "v * v", 1, ("tf.Variable", "v", "line 1")),
+        (2, "v.assign_sub", 1, ("tf.Variable.assign_sub", "v", "line 1")),
+        (3, "w, factor", 1, None),  # the parameter's name
+        (3, "w.assign(0.0) to", 1, None),  # in a string of several lines
+        (3, "w=w", 1, None),  # the keyword's name ...
+        (3, "w)", 1, ("tf.Variable", "w", "line 2 of code cell 1")),  # ... and its value
+        (3, "w.assign(0.0) for", 1, None),  # the generator's own `w`
+        (4, "self.w.assign(0.0)", 1, None),  # `step` may have made it a tensor
+        (5, "self.w.assign(0.0)", 1, ("tf.Variable.assign", "self.w", "line 3")),
+        (6, "drifting.w.assign", 1, None),  # replaced by a tensor on the line before
+        (7, "self.k", 3, ("tf.Variable", "self.k", "line 10")),  # not the None line
+        (8, "w.assign", 1, None),
+    ],
+)
+@on_server_loop
+async def test_what_a_name_holds_in_real_code_and_its_twin(
+    jp_fetch: Fetch, cell: int, needle: str, occurrence: int, expected: Any
+) -> None:
+    line, column = place(TWINS, cell, needle, occurrence)
+    # On the first name of the needle's dotted name, or its method when it has one.
+    first = needle.split("(")[0].split(" ")[0].split("=")[0].rstrip(",)")
+    offset = len(first) - 1 if "." in first else 0
+    body = await hover(jp_fetch, TWINS, cell, line, column + offset)
+    card = body["card"]
+    got = None if card is None else (card["title"], card["receiver"], card["bound_where"])
+    assert got == expected
+
+
 @on_server_loop
 async def test_a_cell_that_does_not_parse_leaves_the_others_cards(jp_fetch: Fetch) -> None:
     cells = ["import tensorflow as tf\n", "def broken(:\n", "f = tf.function(lambda x: x)\n"]

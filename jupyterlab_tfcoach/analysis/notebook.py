@@ -22,6 +22,7 @@ import ast
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from jupyterlab_tfcoach.analysis.errors import TOO_DEEP
@@ -63,6 +64,22 @@ class JoinedCells:
 
     def indent_of(self, cell: int) -> int:
         return self.cell_indent[cell] if cell < len(self.cell_indent) else 0
+
+    @cached_property
+    def _cells_with_code(self) -> frozenset[int]:
+        lines = self.source.split("\n")
+        return frozenset(
+            cell
+            for cell, (first, count) in enumerate(
+                zip(self.cell_first_line, self.cell_line_count, strict=True)
+            )
+            if any(line.strip() for line in lines[first - 1 : first - 1 + count])
+        )
+
+    def has_code(self, cell: int) -> bool:
+        """Whether any of the cell's code is in ``source``: a cell that does not parse,
+        or a cell magic whose body is not Python (``%%writefile``), is left out."""
+        return cell in self._cells_with_code
 
     def locate(self, line: int) -> tuple[int, int]:
         """Joined-source line -> (cell index, 1-based line within that cell)."""

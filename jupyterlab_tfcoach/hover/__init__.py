@@ -52,7 +52,10 @@ class Resolution:
 
 def source_column(line_text: str, start: int, indent: int = 0) -> int:
     """The UTF-8 column (as ``ast`` counts) of code point ``start`` of ``line_text``, in
-    a parse whose lines lost ``indent`` leading characters (an indented cell)."""
+    a parse whose lines lost ``indent`` leading whitespace characters (an indented cell;
+    a line that did not start with that whitespace kept its text)."""
+    if not line_text[:indent].isspace() or len(line_text) < indent:
+        indent = 0
     return max(len(line_text[:start].encode("utf-8")) - indent, 0)
 
 
@@ -60,15 +63,18 @@ def _card_kind(bound: BoundValue | None) -> str | None:
     return _CARD_KINDS.get(bound.value.kind) if bound is not None else None
 
 
-def resolve(dotted: DottedName, lookup: NameLookup, line: int, column: int) -> Resolution | None:
+def resolve(
+    dotted: DottedName, lookup: NameLookup, line: int, column: int, exact: bool = True
+) -> Resolution | None:
     """The card for ``dotted`` starting at 1-based ``line`` and UTF-8 ``column`` (in the
-    coordinates of the parse behind ``lookup``)."""
+    coordinates of the parse behind ``lookup``; ``exact=False`` when that parse is of an
+    older version of the text, see ``NameLookup.value_at``)."""
     card = api_card(lookup.canonical(dotted.parts))
     if card is not None:
         return Resolution(card, dotted)
     pos = (line, column)
     if len(dotted.parts) >= 2:
-        receiver = lookup.value_at(dotted.parts[:-1], pos)
+        receiver = lookup.value_at(dotted.parts[:-1], pos, exact)
         kind = _card_kind(receiver)
         method = dotted.parts[-1]
         if receiver is not None and kind is not None and method in methods_of(kind):
@@ -76,7 +82,7 @@ def resolve(dotted: DottedName, lookup: NameLookup, line: int, column: int) -> R
             if card is not None:
                 name = ".".join(dotted.parts[:-1])
                 return Resolution(card, dotted, name, kind, receiver.line)
-    bound = lookup.value_at(dotted.parts, pos)
+    bound = lookup.value_at(dotted.parts, pos, exact)
     kind = _card_kind(bound)
     if bound is not None and kind is not None:
         card = api_card(f"tf.{kind}")
@@ -140,12 +146,15 @@ class CellsIndex:
     lookup: NameLookup | None  # None when the joined cells do not parse
     cell_first_line: tuple[int, ...]
     cell_indent: tuple[int, ...]  # leading characters the join removed from each cell
+    cell_has_code: tuple[bool, ...]  # False: left out of the parse (see ``JoinedCells``)
 
     def card_at(self, cell: int, line: int, column: int) -> tuple[CardText, int, int] | None:
         """The card for the name at 0-based ``line``/``column`` (code points) of ``cell``,
         with the name's code-point span on that line."""
         if self.lookup is None or not 0 <= cell < len(self.cells):
             return None
+        if not self.cell_has_code[cell]:
+            return None  # its names are not in the parse: none of them would be right
         lines = split_lines(self.cells[cell])
         if not 0 <= line < len(lines):
             return None
@@ -177,6 +186,7 @@ def index_cells(cells: tuple[str, ...]) -> CellsIndex:
         # As the analysis joins them: a cell that breaks the whole is left out.
         joined, tree = parse_cells(cells)
     except AnalysisSyntaxError:
-        return CellsIndex(cells, None, (), ())
+        return CellsIndex(cells, None, (), (), ())
     indents = tuple(joined.indent_of(index) for index in range(len(cells)))
-    return CellsIndex(cells, NameLookup(tree), tuple(joined.cell_first_line), indents)
+    has_code = tuple(joined.has_code(index) for index in range(len(cells)))
+    return CellsIndex(cells, NameLookup(tree), tuple(joined.cell_first_line), indents, has_code)
