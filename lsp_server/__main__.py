@@ -97,6 +97,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     sys.setswitchinterval(0.001)
 
     server = _create_server(notebooks_in_jupyterlab=args.notebooks_in_jupyterlab)
+    # This process runs the language server only: its analyses and hover indexes may
+    # pause the collector on their worker threads (see ``gc_paused``).
+    from jupyterlab_tfcoach.analysis.engine import pause_gc_in_any_thread
+
+    pause_gc_in_any_thread()
     if args.tcp:
         server.start_tcp(args.host, args.port)
     else:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
+from jupyterlab_tfcoach.analysis.engine import gc_paused
 from jupyterlab_tfcoach.analysis.errors import AnalysisSyntaxError
 from jupyterlab_tfcoach.analysis.parsing import parse_cells, parse_module
 from jupyterlab_tfcoach.analysis.positions import split_lines
@@ -45,6 +46,11 @@ class IndexedSource:
 
 
 def _index(snap: Snapshot) -> IndexedSource | None:
+    with gc_paused():  # the parse and the model: allocations that all stay alive
+        return _build_index(snap)
+
+
+def _build_index(snap: Snapshot) -> IndexedSource | None:
     try:
         if snap.is_notebook:
             # Joined and parsed as the analysis does it (so diagnostics and hovers agree
@@ -81,6 +87,8 @@ def to_code_points(line: str, character: int, units: Callable[[str], int]) -> in
 # Documents whose index is kept, least recently hovered dropped first. Each index holds
 # its syntax tree and binding model (about 15 MB for a 5,000-line file).
 MAX_INDEXED = 8
+# How long after a hover answered from a stale index the document is indexed again.
+REINDEX_DELAY_S = 0.05
 
 
 class HoverProvider:
@@ -94,6 +102,7 @@ class HoverProvider:
         self._pending: dict[str, tuple[int | None, Future[IndexedSource | None]]] = {}
         self._prefetching: Future[IndexedSource | None] | None = None
         self._awaited: set[Future[IndexedSource | None]] = set()  # a hover waits for these
+        self._reindexing: dict[str, asyncio.TimerHandle] = {}
         self._lines: dict[str, tuple[int | None, list[str]]] = {}
         self.jedi = JediFallback()
 
@@ -139,6 +148,8 @@ class HoverProvider:
             self._prefetching = self._build(snap)
 
     def forget(self, key: str, uris: list[str]) -> None:
+        if (timer := self._reindexing.pop(key, None)) is not None:
+            timer.cancel()
         with self._indexes_lock:
             self._indexes.pop(key, None)
         pending = self._pending.pop(key, None)
@@ -146,6 +157,12 @@ class HoverProvider:
             pending[1].cancel()  # not started: never runs; running: not stored
         for uri in uris:
             self._lines.pop(uri, None)
+
+    def _reindex(self, key: str) -> None:
+        self._reindexing.pop(key, None)
+        snap = snapshot(self._server.workspace, key)
+        if snap is not None:
+            self._build(snap)
 
     def _indexed(self, key: str) -> IndexedSource | None:
         with self._indexes_lock:
@@ -160,8 +177,12 @@ class HoverProvider:
             return None
         index = self._indexed(key)
         if index is not None:
-            if index.version != snap.version:
-                self._build(snap)  # answer from the slightly stale index meanwhile
+            if index.version != snap.version and key not in self._reindexing:
+                # Answer from the slightly stale index now, re-index just after: the
+                # parse holds the interpreter lock (about 100 ms for 5,000 lines), and
+                # started at once it would hold up this very answer.
+                loop = asyncio.get_running_loop()
+                self._reindexing[key] = loop.call_later(REINDEX_DELAY_S, self._reindex, key)
             return index
         future = self._build(snap)
         self._awaited.add(future)
@@ -253,5 +274,8 @@ class HoverProvider:
         return hover.Resolution(card, dotted) if card is not None else None
 
     def shutdown(self) -> None:
+        for timer in self._reindexing.values():
+            timer.cancel()
+        self._reindexing.clear()
         self._executor.shutdown(wait=False, cancel_futures=True)
         self.jedi.shutdown()

@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import gc
+import json
 import subprocess
 import sys
 import threading
@@ -144,6 +145,73 @@ def test_the_garbage_collector_keeps_running_during_an_analysis_in_a_worker_thre
         gc.callbacks.remove(count)
     assert "worker" in collections
     assert gc.isenabled()
+
+
+# Run in a child process: the opt-in is for the whole process (the language server's).
+PAUSED_IN_WORKERS = """
+import gc, json, threading
+from jupyterlab_tfcoach.analysis import analyze_source
+from jupyterlab_tfcoach.analysis.engine import gc_paused, pause_gc_in_any_thread
+from jupyterlab_tfcoach.analysis.testing import WORST_CASE_SHAPES
+
+source = WORST_CASE_SHAPES["tf_function"](1600)
+collections = []
+gc.callbacks.append(lambda phase, info: phase == "start" and collections.append(
+    threading.current_thread().name))
+def collections_in_a_worker():
+    collections.clear()
+    worker = threading.Thread(target=analyze_source, args=(source,), name="worker")
+    worker.start()
+    worker.join()
+    return collections.count("worker")
+seen = {"by_default": collections_in_a_worker()}
+pause_gc_in_any_thread()
+seen["opted_in"] = collections_in_a_worker()  # one may come as the pause ends
+seen["after_one"] = gc.isenabled()
+# Two overlapping pauses from two threads: the collector resumes after the last one.
+first_in, second_in, first_may_end, first_out = (threading.Event() for _ in range(4))
+def first():
+    with gc_paused():
+        first_in.set()
+        first_may_end.wait()
+    first_out.set()
+def second():
+    first_in.wait()
+    with gc_paused():
+        second_in.set()
+        first_out.wait()
+        seen["paused_while_one_runs"] = not gc.isenabled()
+threads = [threading.Thread(target=first), threading.Thread(target=second)]
+for thread in threads:
+    thread.start()
+second_in.wait()
+first_may_end.set()
+for thread in threads:
+    thread.join()
+seen["after_both"] = gc.isenabled()
+gc.disable()  # disabled by someone else: an analysis leaves it so
+analyze_source(source)
+seen["left_disabled"] = not gc.isenabled()
+print(json.dumps(seen))
+"""
+
+
+def test_a_process_that_runs_only_the_analysis_pauses_the_collector_in_workers() -> None:
+    result = subprocess.run(
+        [sys.executable, "-c", PAUSED_IN_WORKERS],
+        capture_output=True,
+        timeout=120,
+        check=True,
+        cwd=Path(__file__).resolve().parents[1],
+    )
+    seen = json.loads(result.stdout)
+    assert seen.pop("by_default") > 10 and seen.pop("opted_in") <= 1
+    assert seen == {
+        "after_one": True,
+        "paused_while_one_runs": True,
+        "after_both": True,
+        "left_disabled": True,
+    }
 
 
 def test_server_analyze_reports_a_deep_expression_as_a_syntax_error() -> None:
