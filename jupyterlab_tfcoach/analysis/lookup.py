@@ -31,7 +31,7 @@ from jupyterlab_tfcoach.analysis.bindings import (
     merge_values,
 )
 from jupyterlab_tfcoach.analysis.imports import canonical_module
-from jupyterlab_tfcoach.analysis.model import Binding, Model, Path, Position, Scope
+from jupyterlab_tfcoach.analysis.model import Binding, Model, Path, Position, Scope, parameters
 
 _SCOPE_STATEMENTS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _FUNCTION_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -90,12 +90,6 @@ def _covering(nodes: list[ast.AST], pos: Position) -> list[ast.AST]:
 
 def _begins_at(node: ast.AST, pos: Position) -> bool:
     return (node.lineno, node.col_offset) == pos  # type: ignore[attr-defined]
-
-
-def _parameters(arguments: ast.arguments) -> list[ast.arg]:
-    every = [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]
-    every += [a for a in (arguments.vararg, arguments.kwarg) if a is not None]
-    return every
 
 
 def _statement_lists(statement: ast.stmt) -> list[list[ast.stmt]]:
@@ -220,7 +214,7 @@ class NameLookup:
         """Down the statement's own expressions to the name at ``pos``; lambdas and
         comprehensions open scopes on the way, a parameter belongs to its function."""
         if isinstance(statement, _FUNCTION_DEFS):
-            for parameter in _parameters(statement.args):
+            for parameter in parameters(statement.args):
                 if _begins_at(parameter, pos):
                     return Place(self._scopes[statement], (), parameter)
         roots = _header(statement)
@@ -237,7 +231,7 @@ class NameLookup:
             if isinstance(node, ast.Name) and _begins_at(node, pos):
                 found = node
             if isinstance(node, ast.Lambda):
-                for parameter in _parameters(node.args):
+                for parameter in parameters(node.args):
                     if _begins_at(parameter, pos):
                         return Place(self._scopes[node], (), parameter)
                 if _covers(node.body, pos):

@@ -208,6 +208,13 @@ def _end(node: ast.AST) -> Position:
     return (node.end_lineno, node.end_col_offset)  # type: ignore[attr-defined]
 
 
+def parameters(arguments: ast.arguments) -> list[ast.arg]:
+    """Every parameter a ``def`` or ``lambda`` binds, in order."""
+    every = [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]
+    every += [a for a in (arguments.vararg, arguments.kwarg) if a is not None]
+    return every
+
+
 def refers_to(expression: ast.AST, target: ast.expr) -> bool:
     """Whether ``expression`` reads ``target`` (a Name, or ``obj.attr``) anywhere."""
     if isinstance(target, ast.Name):
@@ -543,12 +550,7 @@ class Model:
                 self._walk_expression(default, scope, path)
 
     def _bind_parameters(self, arguments: ast.arguments, scope: Scope, pos: Position) -> None:
-        every = [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]
-        if arguments.vararg:
-            every.append(arguments.vararg)
-        if arguments.kwarg:
-            every.append(arguments.kwarg)
-        for argument in every:
+        for argument in parameters(arguments):
             self._bind(scope, argument.arg, pos, "param", argument, None, ())
 
     def _walk_function(
