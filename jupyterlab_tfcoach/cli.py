@@ -38,6 +38,7 @@ from jupyterlab_tfcoach.analysis import (
 from jupyterlab_tfcoach.analysis.config import parse_codes
 from jupyterlab_tfcoach.analysis.project_config import ConfigResolver, default_resolver
 from jupyterlab_tfcoach.cache import (
+    CacheDirRefused,
     FileResult,
     ResultCache,
     analyze_file,
@@ -92,7 +93,11 @@ folder with a pyproject.toml at or above the current one, else the current
 one; it holds a .gitignore of *, so it is never committed) and reused while
 the file, the rules its configuration enables and tfcoach are unchanged.
 --no-cache neither reads nor writes it; --cache-dir or TFCOACH_CACHE_DIR put
-it elsewhere. Concurrent runs share it safely.
+it elsewhere. Concurrent runs share it safely. tfcoach uses only a cache folder
+that it created (tagged with its CACHEDIR.TAG), a new one or an empty one: a
+folder that is a symbolic link, or is not empty and not tfcoach's, is refused
+(exit status 2, nothing checked), and the cache only ever deletes entries it
+wrote.
 
 notebooks: findings name the code cell (0-based, counting code cells only) and
 count lines within that cell: notebook.ipynb:cell 2:3:5: ...
@@ -573,6 +578,8 @@ def _validated_codes(text: str | None, option: str) -> tuple[str, ...] | None:
 
 
 def _open_cache(args: argparse.Namespace) -> ResultCache | None:
+    """This run's result cache, or None; :class:`CacheDirRefused` when its folder is a
+    link, or is not empty and not tfcoach's (the cache would write, and prune, there)."""
     if args.no_cache:
         return None
     if args.cache_dir is not None:
@@ -594,10 +601,16 @@ def run_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         print(f"tfcoach check: {error}", file=err)
         return EXIT_ERROR
 
+    try:
+        cache = _open_cache(args)
+    except CacheDirRefused as error:
+        # Before anything is checked, like any usage error: a run quietly without the
+        # cache would leave the folder's problem unseen; the user picks another or --no-cache.
+        print(f"tfcoach check: {error}", file=err)
+        return EXIT_ERROR
     found = discover(args.paths)
     for note in found.notes:
         print(f"tfcoach: note: {note}", file=err)
-    cache = _open_cache(args)
     checked = check_targets(
         found.targets,
         ConfigCache(overrides),

@@ -11,6 +11,8 @@
 * A newer version cancels the passes of older ones that have not started: while
   a slow pass runs, edits never pile up stale versions behind it. Each pass has
   a time budget (``runner.py``).
+* A document over the size limit (``maxDocumentCharacters``) is never queued for a
+  pass: its result, one "not checked" note, is made at once (``size_limit.py``).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from pygls.lsp.server import LanguageServer
 from jupyterlab_tfcoach.analysis.config import Config
 from lsp_server.documents import Snapshot, current_version, key_for, snapshot
 from lsp_server.runner import AnalysisResult, Analyzer, PartResult
+from lsp_server.size_limit import done, is_too_large, too_large_result
 
 log = logging.getLogger(__name__)
 
@@ -55,9 +58,12 @@ def _call_soon(loop: asyncio.AbstractEventLoop, callback: Callable[..., None], *
 
 
 class DiagnosticsEngine:
-    def __init__(self, server: LanguageServer, config_for: ConfigFor) -> None:
+    def __init__(
+        self, server: LanguageServer, config_for: ConfigFor, max_characters: Callable[[], int]
+    ) -> None:
         self._server = server
         self._config_for = config_for
+        self._max_characters = max_characters  # the current maxDocumentCharacters
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tfcoach-analysis")
         self._analyzer = Analyzer()
         self._timers: dict[str, asyncio.TimerHandle] = {}
@@ -115,8 +121,14 @@ class DiagnosticsEngine:
         for (key, version, _), queued in list(self._inflight.items()):
             if key == snap.key and queued.cancel():
                 log.debug("cancelled the queued pass of %s v%s", key, version)
-        config = self._config_for(snap)
         codec = self._server.workspace.position_codec
+        limit = self._max_characters()
+        if is_too_large(snap, limit):
+            log.info("%s v%s is over %s characters: not checked", snap.key, snap.version, limit)
+            # Its last good findings (from when it was smaller) are never needed again.
+            self._executor.submit(self._analyzer.forget, [part.uri for part in snap.parts])
+            return done(too_large_result(snap, limit, codec, self.generation))
+        config = self._config_for(snap)
         future = self._executor.submit(self._analyzer.run, snap, config, codec, self.generation)
         self._inflight[token] = future
         future.add_done_callback(lambda _: self._inflight.pop(token, None))

@@ -1,5 +1,9 @@
 """Hover requests: the binding model built off the protocol thread and cached per
-document, a one-line lookup per hover, jedi only as a deadline-bound fallback."""
+document, a one-line lookup per hover, jedi only as a deadline-bound fallback.
+
+A document over the size limit (``size_limit.py``) is never indexed: a hover in it
+answers None before its lines are even split, and whatever was kept for it (index,
+lines) is dropped."""
 
 from __future__ import annotations
 
@@ -31,6 +35,7 @@ from lsp_server.documents import (
     snapshot,
 )
 from lsp_server.jedi_fallback import JediFallback, is_user_module
+from lsp_server.size_limit import is_too_large
 
 log = logging.getLogger(__name__)
 
@@ -92,9 +97,15 @@ REINDEX_DELAY_S = 0.05
 
 
 class HoverProvider:
-    def __init__(self, server: LanguageServer, links_for: Callable[[str], CourseLinks]) -> None:
+    def __init__(
+        self,
+        server: LanguageServer,
+        links_for: Callable[[str], CourseLinks],
+        max_characters: Callable[[], int],
+    ) -> None:
         self._server = server
         self._links_for = links_for
+        self._max_characters = max_characters  # the current maxDocumentCharacters
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tfcoach-hover-index")
         # Stored by the index thread, read by the protocol thread.
         self._indexes: OrderedDict[str, IndexedSource] = OrderedDict()
@@ -106,7 +117,18 @@ class HoverProvider:
         self._lines: dict[str, tuple[int | None, list[str]]] = {}
         self.jedi = JediFallback()
 
+    def _too_large(self, snap: Snapshot) -> bool:
+        """Whether ``snap`` is over the size limit; if so, nothing is kept for it."""
+        if not is_too_large(snap, self._max_characters()):
+            return False
+        self.forget(snap.key, [part.uri for part in snap.parts])
+        return True
+
     def _build(self, snap: Snapshot) -> Future[IndexedSource | None]:
+        if self._too_large(snap):
+            never: Future[IndexedSource | None] = Future()
+            never.set_result(None)
+            return never
         pending = self._pending.get(snap.key)
         if pending is not None and pending[0] == snap.version:
             return pending[1]
@@ -138,14 +160,15 @@ class HoverProvider:
         files at once, the hover comes in the one being edited, and its index must not
         wait behind the others'. A queued index of an earlier one is dropped, unless a
         hover already waits for it."""
+        snap = snapshot(self._server.workspace, key)
+        if snap is None or self._too_large(snap):
+            return
         if key in self._indexes or key in self._pending:
             return
         previous = self._prefetching
         if previous is not None and previous not in self._awaited:
             previous.cancel()  # only if it has not started; a running one finishes
-        snap = snapshot(self._server.workspace, key)
-        if snap is not None:
-            self._prefetching = self._build(snap)
+        self._prefetching = self._build(snap)
 
     def forget(self, key: str, uris: list[str]) -> None:
         if (timer := self._reindexing.pop(key, None)) is not None:
@@ -171,10 +194,8 @@ class HoverProvider:
                 self._indexes.move_to_end(key)
             return index
 
-    async def _index_for(self, key: str) -> IndexedSource | None:
-        snap = snapshot(self._server.workspace, key)
-        if snap is None:
-            return None
+    async def _index_for(self, snap: Snapshot) -> IndexedSource | None:
+        key = snap.key
         index = self._indexed(key)
         if index is not None:
             if index.version != snap.version and key not in self._reindexing:
@@ -205,6 +226,10 @@ class HoverProvider:
 
     async def hover(self, params: types.HoverParams) -> types.Hover | None:
         uri, position = params.text_document.uri, params.position
+        key = key_for(self._server.workspace, uri)
+        snap = snapshot(self._server.workspace, key)
+        if snap is None or self._too_large(snap):
+            return None
         line_text = self._line(uri, position.line)
         if line_text is None or not line_text.strip():
             return None
@@ -213,8 +238,7 @@ class HoverProvider:
         dotted = hover.dotted_at(line_text, column)
         if dotted is None:
             return None
-        key = key_for(self._server.workspace, uri)
-        index = await self._index_for(key)
+        index = await self._index_for(snap)
         if index is None or uri not in index.first_line:
             return None
         line = index.first_line[uri] + position.line

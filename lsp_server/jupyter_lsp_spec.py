@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from lsp_server import SERVER_NAME
+from lsp_server import DEFAULT_MAX_DOCUMENT_CHARACTERS, SERVER_NAME
 
 SPEC_VERSION = 2
 CONSOLE_SCRIPTS = ("tfcoach-lsp", "tfcoach-lsp.exe")
@@ -44,6 +44,15 @@ CONFIG_SCHEMA: dict[str, Any] = {
             "type": ["string", "null"],
             "default": None,
             "description": "Base URL of the course; links become <base>/<module>#<section>.",
+        },
+        "tfcoach.maxDocumentCharacters": {
+            "type": "integer",
+            "minimum": 1,
+            "default": DEFAULT_MAX_DOCUMENT_CHARACTERS,
+            "description": (
+                "Files larger than this many characters are not checked (one note says so); "
+                "hovers in them show nothing."
+            ),
         },
     },
 }

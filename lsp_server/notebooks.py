@@ -5,7 +5,7 @@ findings go back to each cell's own URI."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from lsprotocol import types
@@ -14,6 +14,7 @@ from pygls.workspace import TextDocument, Workspace
 from jupyterlab_tfcoach.analysis import check_cells
 from jupyterlab_tfcoach.analysis.config import Config
 from jupyterlab_tfcoach.analysis.findings import Finding
+from jupyterlab_tfcoach.analysis.notebook import DEPTH, SyntaxProblem
 
 NOTEBOOK_TYPE = "jupyter-notebook"
 PYTHON_LANGUAGES = frozenset({"python", "", None})
@@ -41,6 +42,8 @@ def pulls_cells(experimental: Any) -> bool:
 class CellFindings:
     by_uri: dict[str, list[Finding]]
     broken: set[str]  # cells left out because they do not parse (yet)
+    # Code nested too deeply to check, by cell (the first cell when no line is known).
+    too_deep: dict[str, list[SyntaxProblem]] = field(default_factory=dict)
 
 
 def code_cells(
@@ -72,7 +75,13 @@ def analyze_notebook(
     for finding in checked.findings:
         if finding.cell is not None and 0 <= finding.cell < len(cells):
             by_uri.setdefault(cells[finding.cell][0], []).append(finding)
-    if any(problem.cell is None for problem in checked.syntax_errors):
+    syntax = [problem for problem in checked.syntax_errors if problem.kind != DEPTH]
+    if any(problem.cell is None for problem in syntax):
         return CellFindings({}, {uri for uri, _ in cells})  # nothing of it parses
-    broken = {cells[p.cell][0] for p in checked.syntax_errors if p.cell is not None}
-    return CellFindings(by_uri, broken)
+    broken = {cells[p.cell][0] for p in syntax if p.cell is not None}
+    too_deep: dict[str, list[SyntaxProblem]] = {}
+    for problem in checked.syntax_errors:
+        if problem.kind == DEPTH:
+            cell = problem.cell if problem.cell is not None and problem.cell < len(cells) else 0
+            too_deep.setdefault(cells[cell][0], []).append(problem)
+    return CellFindings(by_uri, broken, too_deep)

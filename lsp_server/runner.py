@@ -8,7 +8,12 @@ are published with one Information diagnostic on the first line of the file
 (of the first cell, for a notebook) saying "analysis stopped after N ms". A
 diagnostic rather than ``window/showMessage``: it belongs to that version of the
 document, goes away with the next pass that finishes in time, and does not pop
-up again at every keystroke while a huge file is being edited."""
+up again at every keystroke while a huge file is being edited.
+
+Syntax errors publish nothing (the editor's Python support shows them), but code nested
+too deeply to check (``SyntaxProblem`` of kind ``DEPTH``) is valid Python no other tool
+flags: each such problem is one Warning diagnostic on its line, published with the
+findings of the rest of the file."""
 
 from __future__ import annotations
 
@@ -24,6 +29,7 @@ from jupyterlab_tfcoach.analysis import check_source
 from jupyterlab_tfcoach.analysis.budget import time_budget
 from jupyterlab_tfcoach.analysis.config import Config
 from jupyterlab_tfcoach.analysis.findings import Finding
+from jupyterlab_tfcoach.analysis.notebook import DEPTH, SyntaxProblem
 from jupyterlab_tfcoach.course.links import CourseLinks
 from lsp_server.documents import Snapshot
 from lsp_server.notebooks import analyze_notebook
@@ -57,13 +63,33 @@ def note_diagnostic(note: str, lines: Sequence[str], codec: PositionCodec) -> ty
     )
 
 
+def depth_diagnostic(
+    problem: SyntaxProblem, lines: Sequence[str], codec: PositionCodec
+) -> types.Diagnostic:
+    """A part of the code left out as nested too deeply to check, from where it starts (the
+    first line when the analysis could not tell) to the end of that line."""
+    line = min(max((problem.line or 1) - 1, 0), max(len(lines) - 1, 0))
+    text = lines[line] if lines else ""
+    column = max((problem.column or 1) - 1, 0) if problem.line is not None else 0
+    return types.Diagnostic(
+        range=types.Range(
+            start=types.Position(line=line, character=codec.client_num_units(text[:column])),
+            end=types.Position(line=line, character=codec.client_num_units(text)),
+        ),
+        message=problem.message,
+        severity=types.DiagnosticSeverity.Warning,
+        source="tfcoach",
+    )
+
+
 @dataclass(frozen=True)
 class PartResult:
     uri: str
     lines: tuple[str, ...]
     findings: tuple[Finding, ...]
     diagnostics: tuple[types.Diagnostic, ...]  # one per finding, in the same order
-    # The note of a pass that ran out of time (``note_diagnostic``), published with them.
+    # The note of a pass that ran out of time (``note_diagnostic``) and the code nested too
+    # deeply to check (``depth_diagnostic``), published with them.
     notes: tuple[types.Diagnostic, ...] = ()
 
     @property
@@ -119,7 +145,7 @@ class Analyzer:
         links = CourseLinks(config.course_base_url)
         path = str(snap.path) if snap.path else None
         with time_budget(self.budget) as budget:
-            by_uri, broken = self._findings(snap, config, path)
+            by_uri, broken, too_deep = self._findings(snap, config, path)
         note = budget.note
         parts: dict[str, PartResult] = {}
         # Every part's document, in the order the analysis numbers notebook cells: a
@@ -137,6 +163,7 @@ class Analyzer:
             if note is not None:
                 notes = (note_diagnostic(note, lines, codec),)
                 note = None  # once, on the first part
+            notes += tuple(depth_diagnostic(p, lines, codec) for p in too_deep.get(part.uri, ()))
             result = PartResult(part.uri, lines, findings, diagnostics, notes)
             parts[part.uri] = result
             if part.uri not in broken:
@@ -146,14 +173,17 @@ class Analyzer:
     @staticmethod
     def _findings(
         snap: Snapshot, config: Config, path: str | None
-    ) -> tuple[dict[str, list[Finding]], set[str]]:
+    ) -> tuple[dict[str, list[Finding]], set[str], dict[str, list[SyntaxProblem]]]:
+        """Findings and ``DEPTH`` problems by document URI, and the documents that do not
+        parse."""
         if not snap.is_notebook:
             (part,) = snap.parts
             checked = check_source(part.source, config, path)
-            if checked.syntax_errors:
+            too_deep = [p for p in checked.syntax_errors if p.kind == DEPTH]
+            if len(too_deep) < len(checked.syntax_errors):
                 log.debug("%s does not parse: %s", part.uri, checked.syntax_errors[0].message)
-                return {}, {part.uri}
-            return {part.uri: list(checked.findings)}, set()
+                return {}, {part.uri}, {}
+            return {part.uri: list(checked.findings)}, set(), {part.uri: too_deep}
         cells = [(part.uri, part.source) for part in snap.parts]
         result = analyze_notebook(cells, config, path)
-        return result.by_uri, result.broken
+        return result.by_uri, result.broken, result.too_deep

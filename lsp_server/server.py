@@ -38,8 +38,8 @@ class TfCoachServer(LanguageServer):
         )
         self.settings = Settings()
         self.configs = DocumentConfigs(self.show_error)
-        self.engine = DiagnosticsEngine(self, self.config_for)
-        self.hovers = HoverProvider(self, self.links_for)
+        self.engine = DiagnosticsEngine(self, self.config_for, self.max_document_characters)
+        self.hovers = HoverProvider(self, self.links_for, self.max_document_characters)
         self.engine.on_result = self.hovers.prefetch
         self.notebooks_in_jupyterlab = notebooks_in_jupyterlab
 
@@ -68,6 +68,10 @@ class TfCoachServer(LanguageServer):
     def config_for(self, snap: Snapshot | None) -> Config:
         path = snap.path if snap is not None else None
         return self.configs.config_for(path, self.root_path(), self.settings)
+
+    def max_document_characters(self) -> int:
+        """Documents larger than this are not checked (``size_limit.py``)."""
+        return self.settings.max_document_characters
 
     def links_for(self, uri: str) -> CourseLinks:
         """Course links for a document (a cell's config is its notebook's)."""

@@ -13,9 +13,13 @@ from typing import Any
 
 from jupyterlab_tfcoach.analysis.config import parse_codes
 from jupyterlab_tfcoach.course import InvalidBaseUrlError, checked_base_url
+from lsp_server import DEFAULT_MAX_DOCUMENT_CHARACTERS
 
 SECTION = "tfcoach"
-KNOWN_KEYS = frozenset({"select", "ignore", "courseBaseUrl", "debounceMs"})
+MAX_DOCUMENT_CHARACTERS_KEY = "maxDocumentCharacters"
+KNOWN_KEYS = frozenset(
+    {"select", "ignore", "courseBaseUrl", "debounceMs", MAX_DOCUMENT_CHARACTERS_KEY}
+)
 # Settings of editor clients (the VS Code extension's own `tfcoach.*` keys): clients that
 # send their whole `tfcoach` section must not earn a warning for them.
 CLIENT_KEYS = frozenset({"interpreter", "trace", "server"})
@@ -29,6 +33,9 @@ class Settings:
     ignore: tuple[str, ...] | None = None
     course_base_url: str | None = None
     debounce_ms: int = 200
+    # Larger documents (a notebook: its code cells together) are not checked at all; see
+    # ``size_limit.py``. Characters (code points), not bytes: ``len`` of the text, at no cost.
+    max_document_characters: int = DEFAULT_MAX_DOCUMENT_CHARACTERS
 
 
 @dataclass(frozen=True)
@@ -102,7 +109,32 @@ def parse_settings(raw: Any, is_known: Callable[[str], bool] | None = None) -> P
         warnings.append(f"tfcoach.debounceMs must be an integer 0..5000, got {debounce!r}")
         debounce = Settings.debounce_ms
 
+    max_characters = _max_document_characters(section, warnings)
+
     unknown = sorted(set(section) - KNOWN_KEYS - CLIENT_KEYS)
     if unknown:
         warnings.append(f"tfcoach: unknown settings ignored: {', '.join(unknown)}")
-    return ParsedSettings(Settings(select, ignore, base_url, debounce), warnings)
+    settings = Settings(
+        select=select,
+        ignore=ignore,
+        course_base_url=base_url,
+        debounce_ms=debounce,
+        max_document_characters=max_characters,
+    )
+    return ParsedSettings(settings, warnings)
+
+
+def _max_document_characters(section: Mapping[str, Any], warnings: list[str]) -> int:
+    """``maxDocumentCharacters``: a positive integer; absent or null: the default; anything
+    else: the default with a warning."""
+    default = Settings.max_document_characters
+    value = section.get(MAX_DOCUMENT_CHARACTERS_KEY)
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        warnings.append(
+            f"{SECTION}.{MAX_DOCUMENT_CHARACTERS_KEY} must be a positive integer, got {value!r};"
+            f" using {default}"
+        )
+        return default
+    return value

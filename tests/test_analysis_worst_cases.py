@@ -5,6 +5,9 @@
   rebinds costs (compared in this process, with a generous ratio; before the
   fix the conditional shapes were quadratic, 30-100 times the baseline here).
 - A deeply nested expression is an input error, in process and through the CLI.
+- So is an expression nested deeper than the analysis walks (``MAX_NESTING``, issue #24):
+  the code around it is still checked, whatever the caller's stack depth; a recursion limit
+  hit anyway is reported too, never an empty answer.
 - A time budget stops a long analysis with the findings made so far and a note.
 """
 
@@ -18,13 +21,28 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from jupyterlab_tfcoach.analysis import AnalysisSyntaxError, analyze_source, check_cells
+from jupyterlab_tfcoach.analysis import (
+    Analysis,
+    AnalysisInputError,
+    AnalysisSyntaxError,
+    SyntaxProblem,
+    analyze_path,
+    analyze_source,
+    check_cells,
+    check_source,
+)
 from jupyterlab_tfcoach.analysis.budget import time_budget
+from jupyterlab_tfcoach.analysis.errors import MAX_NESTING, AnalysisDepthError
+from jupyterlab_tfcoach.analysis.notebook import DEPTH
 from jupyterlab_tfcoach.analysis.testing import WORST_CASE_SHAPES, deep_sum, straight_rebinds
 from jupyterlab_tfcoach.server.handlers import _analyze
+from tests.harness import on_server_loop
 
 REBINDS = 1600
 RATIO = 3.0  # linear shapes measure 0.5-1.6; quadratic ones were 30-100 at this size
@@ -221,3 +239,162 @@ def test_server_analyze_reports_a_deep_expression_as_a_syntax_error() -> None:
         "too deeply nested to parse"
     ]
     assert "notes" not in answer
+
+
+# -- nesting deeper than the analysis walks (issue #24, item 3) ----------------------------
+# 500 nested lambdas on one line used to make the walk hit RecursionError, which was
+# caught and turned into no findings at all: exit 0, a CI gate passed without a trace.
+
+PITFALL = "import tensorflow as tf\n\nw = tf.Variable(1.0)\ng = 1.0\nw = w - 0.1 * g\n"  # TFC001, 5
+DEEP_SHAPES: dict[str, Callable[[int], str]] = {
+    "lambdas": lambda depth: "lambda: " * depth + "0",
+    "calls": lambda depth: "f" + "()" * depth,
+    "subscripts": lambda depth: "x" + "[0]" * depth,
+    "nested_calls": lambda depth: "f(" * depth + "0" + ")" * depth,  # parser: 200 brackets
+    "negations": lambda depth: "-" * depth + "1",
+    "attributes": lambda depth: "x" + ".a" * depth,
+    "sum": lambda depth: " + ".join(["g"] * (depth + 1)),
+}
+
+
+def _nested(shape: str, depth: int) -> str:
+    """The pitfall, then ``f = <expression nested depth levels>`` on line 6."""
+    return PITFALL + "f = " + DEEP_SHAPES[shape](depth) + "\n"
+
+
+def _answer(analysis: Analysis) -> tuple[list[tuple[str, int | None, int]], list[SyntaxProblem]]:
+    return [(f.code, f.cell, f.line) for f in analysis.findings], list(analysis.syntax_errors)
+
+
+def _frames_in_use() -> int:
+    frame, count = sys._getframe(1), 0
+    while frame is not None:
+        frame, count = frame.f_back, count + 1
+    return count
+
+
+def _deeper(frames: int, run: Callable[[], Analysis]) -> Analysis:
+    if frames > 0:
+        return _deeper(frames - 1, run)
+    return run()
+
+
+def _with_frames_left(left: int | None, run: Callable[[], Analysis]) -> Analysis:
+    """``run()`` called where only ``left`` frames of Python's recursion limit are left
+    (None: from here)."""
+    if left is None:
+        return run()
+    return _deeper(sys.getrecursionlimit() - _frames_in_use() - left, run)
+
+
+def test_nested_lambdas_are_an_input_problem_and_the_rest_is_checked() -> None:
+    source = _nested("lambdas", 500)
+    result = check_source(source)
+    assert [(f.code, f.line) for f in result.findings] == [("TFC001", 5)]
+    (problem,) = result.syntax_errors
+    assert problem.message.startswith("too deeply nested to check: an expression nests more")
+    # Where the 201st lambda starts: the expression is cut there.
+    assert (problem.cell, problem.line, problem.column, problem.kind) == (
+        None,
+        6,
+        len("f = ") + MAX_NESTING * len("lambda: ") + 1,
+        DEPTH,
+    )
+    with pytest.raises(AnalysisDepthError, match="too deeply nested to check") as raised:
+        analyze_source(source)
+    assert raised.value.lineno == 6
+    assert [(f.code, f.line) for f in raised.value.findings] == [("TFC001", 5)]
+
+
+def test_nested_lambdas_in_a_notebook_cell_are_an_input_problem_of_that_cell() -> None:
+    result = check_cells([PITFALL, "y = 1\nf = " + DEEP_SHAPES["lambdas"](500) + "\n"])
+    assert [(f.code, f.cell, f.line) for f in result.findings] == [("TFC001", 0, 5)]
+    assert [(p.cell, p.line, p.kind) for p in result.syntax_errors] == [(1, 2, DEPTH)]
+    assert result.syntax_errors[0].message.startswith("too deeply nested to check")
+
+
+def test_nested_lambdas_through_analyze_path_keep_the_findings(tmp_path: Path) -> None:
+    path = tmp_path / "deep.py"
+    path.write_text(_nested("lambdas", 500), encoding="utf-8")
+    with pytest.raises(AnalysisInputError) as raised:
+        analyze_path(path)
+    assert raised.value.problem.startswith("line 6, column ")
+    assert "too deeply nested to check" in raised.value.problem
+    assert [(f.code, f.line) for f in raised.value.findings] == [("TFC001", 5)]
+
+
+def test_the_answer_does_not_depend_on_the_callers_stack() -> None:
+    # The language server and the Jupyter server analyse in worker threads, the CLI in its
+    # main thread, each from another stack depth: the limit is the same in all of them.
+    source = _nested("lambdas", 500)
+    expected = _answer(check_source(source))
+    assert expected[0] == [("TFC001", None, 5)] and len(expected[1]) == 1
+    for left in (900, 750, 600):
+        assert _answer(_with_frames_left(left, lambda: check_source(source))) == expected
+    in_thread: list[Analysis] = []
+    worker = threading.Thread(target=lambda: in_thread.append(check_source(source)))
+    worker.start()
+    worker.join()
+    assert _answer(in_thread[0]) == expected
+
+
+@pytest.mark.parametrize("left", [350, 200, 100, 40])
+def test_a_recursion_limit_hit_anyway_is_reported(left: int) -> None:
+    # 200 lambdas are not cut, but with only this many frames left the model walk (or the
+    # parser) runs out of Python's recursion limit: reported, never an empty answer.
+    source = _nested("lambdas", MAX_NESTING)
+    assert _answer(check_source(source))[0] == [("TFC001", None, 5)]
+    findings, problems = _answer(_with_frames_left(left, lambda: check_source(source)))
+    assert findings or problems
+    assert all(p.message.startswith("too deeply nested to") for p in problems)
+
+
+def _silent(analysis: Analysis) -> bool:
+    return not analysis.findings and not analysis.syntax_errors
+
+
+@settings(max_examples=80, derandomize=True, database=None, deadline=None)
+@given(
+    shape=st.sampled_from(sorted(DEEP_SHAPES)),
+    depth=st.integers(100, 3000),
+    left=st.sampled_from([None, None, None, 600, 300, 60]),  # frames of the stack left
+    in_cells=st.booleans(),
+)
+def test_any_nesting_gives_findings_or_a_reported_problem(
+    shape: str, depth: int, left: int | None, in_cells: bool
+) -> None:
+    source = _nested(shape, depth)
+    if in_cells:
+        cells = [PITFALL, source[len(PITFALL) :]]
+        result = _with_frames_left(left, lambda: check_cells(cells))
+    else:
+        result = _with_frames_left(left, lambda: check_source(source))
+    assert not _silent(result), (shape, depth, left)
+    if left is None and not any(p.kind != DEPTH for p in result.syntax_errors):
+        # It parses: the pitfall outside the deep expression is always found, and the
+        # expression is reported exactly when it nests past the limit.
+        assert [(f.code, f.line) for f in result.findings] == [("TFC001", 5)]
+        assert bool(result.syntax_errors) == (depth > MAX_NESTING), (shape, depth)
+
+
+def test_server_analyze_returns_nested_lambdas_as_a_syntax_problem() -> None:
+    answer = _analyze({"source": _nested("lambdas", 500)}, None)
+    assert [(f["code"], f["line"]) for f in answer["findings"]] == [("TFC001", 5)]
+    assert [(e["cell"], e["line"]) for e in answer["syntax_errors"]] == [(None, 6)]
+    assert answer["syntax_errors"][0]["message"].startswith("too deeply nested to check")
+
+
+@on_server_loop
+async def test_post_analyze_answers_nested_lambdas_with_a_syntax_problem(jp_fetch: Any) -> None:
+    cells = [PITFALL, "f = " + DEEP_SHAPES["lambdas"](500) + "\n"]
+    for payload in ({"source": "".join(cells)}, {"cells": cells}):
+        response = await jp_fetch(
+            "tfcoach", "api", "analyze", method="POST", body=json.dumps(payload)
+        )
+        answer = json.loads(response.body)
+        assert [(f["code"], f["cell"], f["line"]) for f in answer["findings"]] == [
+            ("TFC001", None if "source" in payload else 0, 5)
+        ]
+        (problem,) = answer["syntax_errors"]
+        assert (problem["cell"], problem["line"]) == ((None, 6) if "source" in payload else (1, 1))
+        assert problem["message"].startswith("too deeply nested to check")

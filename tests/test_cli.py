@@ -365,6 +365,22 @@ def test_a_broken_notebook_cell_does_not_hide_the_other_cells() -> None:
     assert completed.stdout.splitlines()[-1] == "1 finding in 1 file; 1 input error (see above)"
 
 
+def test_nested_lambdas_are_an_input_error_and_the_rest_is_still_checked(tmp_path: Path) -> None:
+    # Issue #24: 500 nested lambdas once made the analysis give up silently, exit 0.
+    (tmp_path / "deep.py").write_text(
+        "import tensorflow as tf\n\nw = tf.Variable(1.0)\ng = 1.0\nw = w - 0.1 * g\n"
+        "f = " + "lambda: " * 500 + "0\n",
+        encoding="utf-8",
+    )
+    for run in ("analysed", "from the cache"):
+        completed = run_tfcoach("check", "deep.py", cwd=tmp_path)
+        assert completed.returncode == 2, (run, completed)
+        (error,) = completed.stderr.splitlines()
+        assert error.startswith("tfcoach: deep.py: line 6, column 1605: too deeply nested to check")
+        assert "deep.py:5:1: TFC001 " in completed.stdout, run
+        assert completed.stdout.splitlines()[-1] == "1 finding in 1 file; 1 input error (see above)"
+
+
 def test_other_files_are_still_checked_and_the_error_wins() -> None:
     bad = ["not_utf8.py", "broken.ipynb", "syntax_error.py", "missing.py"]
     completed = run_tfcoach(

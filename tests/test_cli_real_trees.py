@@ -303,10 +303,13 @@ def test_entries_of_old_engines_are_pruned(tmp_path: Path) -> None:
     run_tfcoach("check", ".", cwd=tmp_path)
     cache = tmp_path / CACHE
     [current] = [path.name for path in cache.iterdir() if path.is_dir()]
+    # The tag tfcoach writes in each engine folder it creates: only a tagged one is deleted.
+    engine_tag = (cache / current / "ENGINE.TAG").read_bytes()
     shutil.rmtree(cache / current)
     day = 24 * 3600
     for age, name in enumerate(("0.0.1-newest", "0.0.1-older", "0.0.1-oldest"), start=1):
         (cache / name).mkdir()
+        (cache / name / "ENGINE.TAG").write_bytes(engine_tag)
         (cache / name / "entry.json").write_text("{}", encoding="utf-8")
         os.utime(cache / name, (os.path.getmtime(cache) - age * day,) * 2)
     again = run_tfcoach("check", "--verbose", ".", cwd=tmp_path)

@@ -3,7 +3,9 @@
 A pass that runs out of its time budget publishes what it found plus one
 Information diagnostic on the first line; a file of thousands of conditional
 rebinds is analysed in about the time of a straight-line one; a too-deep
-expression and Hypothesis-generated programs never take the server down."""
+expression and Hypothesis-generated programs never take the server down; an
+expression nested too deeply to check (issue #24) is one Warning beside the
+findings of the rest, in a file and in a notebook cell."""
 
 from __future__ import annotations
 
@@ -156,3 +158,62 @@ async def test_stale_versions_do_not_queue_behind_a_slow_pass(client: LanguageCl
     published = await wait_published(client, uri, version=9, timeout=60)
     assert published.diagnostics
     assert time.monotonic() - started < 5 * one_pass
+
+
+# Issue #24: 500 nested lambdas on one line once made the analysis give up without a word
+# (no diagnostics at all). The expression is cut, said in one Warning, the rest checked.
+PITFALL = "import tensorflow as tf\n\nw = tf.Variable(1.0)\ng = 1.0\nw = w - 0.1 * g\n"
+NESTED_LAMBDAS = "f = " + "lambda: " * 500 + "0\n"
+CUT_AT = len("f = ") + 200 * len("lambda: ")  # where the 201st lambda starts
+
+
+def _too_deep_warning(diagnostics: list[types.Diagnostic]) -> types.Diagnostic:
+    (warning,) = [d for d in diagnostics if d.code is None]
+    assert warning.severity == types.DiagnosticSeverity.Warning
+    assert warning.source == "tfcoach"
+    assert warning.message.startswith("too deeply nested to check: an expression nests more")
+    return warning
+
+
+async def test_nested_lambdas_publish_a_warning_beside_the_findings(
+    client: LanguageClient,
+) -> None:
+    uri = (DATA / "nested_lambdas.py").as_uri()
+    open_text(client, uri, PITFALL + NESTED_LAMBDAS)
+    published = await wait_published(client, uri, version=1, timeout=30)
+    warning = _too_deep_warning(published.diagnostics)
+    assert warning.range.start == types.Position(line=5, character=CUT_AT)
+    assert warning.range.end == types.Position(line=5, character=len(NESTED_LAMBDAS) - 1)
+    (finding,) = [d for d in published.diagnostics if d.code is not None]
+    assert (finding.code, finding.range.start.line) == ("TFC001", 4)
+    assert await alive(client, uri)
+
+
+async def test_nested_lambdas_in_a_notebook_cell_publish_a_warning_on_that_cell(
+    client: LanguageClient,
+) -> None:
+    path = (DATA / "nested_lambdas.ipynb").as_posix()
+    cells = {"setup": PITFALL, "deep": "y = 1\n" + NESTED_LAMBDAS}
+    uris = {name: f"vscode-notebook-cell:{path}#{name}" for name in cells}
+    client.notebook_document_did_open(
+        types.DidOpenNotebookDocumentParams(
+            notebook_document=types.NotebookDocument(
+                uri=(DATA / "nested_lambdas.ipynb").as_uri(),
+                notebook_type="jupyter-notebook",
+                version=1,
+                cells=[
+                    types.NotebookCell(kind=types.NotebookCellKind.Code, document=uris[name])
+                    for name in cells
+                ],
+            ),
+            cell_text_documents=[
+                types.TextDocumentItem(uri=uris[name], language_id="python", version=1, text=text)
+                for name, text in cells.items()
+            ],
+        )
+    )
+    setup = await wait_published(client, uris["setup"], version=1, timeout=30)
+    deep = await wait_published(client, uris["deep"], version=1, timeout=30)
+    assert codes(setup.diagnostics) == ["TFC001"]
+    (warning,) = deep.diagnostics
+    assert _too_deep_warning([warning]).range.start == types.Position(line=1, character=CUT_AT)

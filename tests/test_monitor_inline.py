@@ -147,7 +147,14 @@ def test_tensorflow_start_up_messages_are_hidden_and_that_is_said_once() -> None
         assert any("TF_CPP_MIN_LOG_LEVEL=1" in text for text in note_texts(load.report))
         imported = run(kernel, IMPORT_TENSORFLOW)
         assert "cpu_feature_guard" not in _stderr_of(imported)
-        assert "I0000" not in _stderr_of(imported)
+        # Every INFO line the log level governs is gone. On CPUs where TensorFlow uses
+        # oneDNN, TF 2.21 also logs "oneDNN custom operations are on" (port.cc) before its
+        # logging is initialised, at every TF_CPP_MIN_LOG_LEVEL (checked with 1, 2 and 3):
+        # no level can hide that one line, so it is the only INFO line allowed.
+        info_lines = [
+            line for line in _stderr_of(imported).splitlines() if line.startswith("I0000")
+        ]
+        assert all("port.cc" in line and "oneDNN" in line for line in info_lines), info_lines
         assert note_texts(imported.report) == []  # said once
         assert value_of(kernel, "__import__('os').environ['TF_CPP_MIN_LOG_LEVEL']") == "1"
         status = run(kernel, "%tfcoach").stdout

@@ -191,3 +191,116 @@ async def test_malformed_path_or_settings_are_400(
     assert caught.value.code == 400
     assert caught.value.response is not None
     assert fragment in json.loads(caught.value.response.body)["message"]
+
+
+def links(answer: dict[str, Any]) -> list[str]:
+    return [f["course"]["url"] for f in answer["findings"]]
+
+
+PLANTED = 'select = ["TFC002"]\ncourse-base-url = "https://planted.example/course"'
+
+
+@on_server_loop
+async def test_a_pyproject_above_the_root_does_not_apply(
+    jp_fetch: Fetch, jp_root_dir: Path
+) -> None:
+    # Planted in the folder that holds the server's root (as anyone can in /tmp).
+    project(jp_root_dir.parent, ".", PLANTED)
+    for path in ("nb.ipynb", "course/week1/nb.ipynb"):
+        answer = await analyze(jp_fetch, path=path)
+        assert codes(answer) == BOTH and "config_error" not in answer
+        assert not any("planted.example" in url for url in links(answer))
+    # The root's own pyproject.toml is the last one that counts.
+    project(jp_root_dir, ".", 'ignore = ["TFC001"]')
+    answer = await analyze(jp_fetch, path="course/week1/nb.ipynb")
+    assert codes(answer) == ["TFC002"]
+    assert not any("planted.example" in url for url in links(answer))
+
+
+@on_server_loop
+async def test_a_pyproject_linked_from_outside_the_root_is_not_read(
+    jp_fetch: Fetch, jp_root_dir: Path, tmp_path: Path
+) -> None:
+    outside = tmp_path / "elsewhere"
+    project(outside, ".", PLANTED)
+    project(jp_root_dir, "inside", 'ignore = ["TFC001"]')
+    (jp_root_dir / "linked").mkdir()
+    (jp_root_dir / "aliased").mkdir()
+    try:
+        os.symlink(outside / "pyproject.toml", jp_root_dir / "linked" / "pyproject.toml")
+        os.symlink(
+            jp_root_dir / "inside" / "pyproject.toml", jp_root_dir / "aliased" / "pyproject.toml"
+        )
+    except (OSError, NotImplementedError):
+        pytest.skip("no symbolic links here")
+    answer = await analyze(jp_fetch, path="linked/nb.ipynb")
+    assert codes(answer) == BOTH
+    assert not any("planted.example" in url for url in links(answer))
+    message = answer["config_error"]
+    assert message.startswith("ignoring [tool.tfcoach]: linked/pyproject.toml: ")
+    assert "outside the server's root" in message and "not read" in message
+    assert str(tmp_path) not in message and "elsewhere" not in message
+    # A link to a file inside the root is read.
+    assert codes(await analyze(jp_fetch, path="aliased/nb.ipynb")) == ["TFC002"]
+
+
+@on_server_loop
+async def test_a_pyproject_over_1_mib_is_a_config_error(jp_fetch: Fetch, jp_root_dir: Path) -> None:
+    padding = "# " + "x" * 78 + "\n"
+    project(jp_root_dir, "huge", 'ignore = ["TFC001"]\n' + padding * (2 * 1024 * 1024 // 81))
+    size = (jp_root_dir / "huge" / "pyproject.toml").stat().st_size
+    assert size > 2 * 1024 * 1024 - 100
+    answer = await analyze(jp_fetch, path="huge/nb.ipynb")
+    assert answer["config_error"] == (
+        f"ignoring [tool.tfcoach]: huge/pyproject.toml: {size} bytes, over the limit of "
+        "1048576 bytes (1 MiB) for a pyproject.toml; not read"
+    )
+    assert codes(answer) == BOTH  # the defaults
+
+
+@on_server_loop
+async def test_a_pyproject_too_deep_to_parse_is_a_config_error(
+    jp_fetch: Fetch, jp_root_dir: Path
+) -> None:
+    depth = 100_000
+    project(jp_root_dir, "deep", 'ignore = ["TFC001"]\nx = ' + "[" * depth + "]" * depth)
+    answer = await analyze(jp_fetch, path="deep/nb.ipynb")
+    assert answer["config_error"] == (
+        "ignoring [tool.tfcoach]: deep/pyproject.toml: nested too deeply to parse"
+    )
+    assert codes(answer) == BOTH
+
+
+@pytest.mark.parametrize(
+    ("table", "secret", "fragment"),
+    [
+        ('select = ["sk-live-0123456789abcdef"]', "sk-live", "unknown rule code (known:"),
+        ('ignore = "TFC001, hunter2-password"', "hunter2", "`ignore`: unknown rule code"),
+        ('course-base-url = "ftp://secret.example/x"', "secret.example", "`course-base-url`"),
+        ('course-base-url = "https://a.example/<secret>"', "secret", "`course-base-url`"),
+        ('"a key holding a secret: ' + "s" * 100 + '" = 1', "s" * 50, "unknown key(s) a key"),
+    ],
+)
+@on_server_loop
+async def test_config_errors_name_the_file_and_key_but_not_its_text(
+    jp_fetch: Fetch, jp_root_dir: Path, table: str, secret: str, fragment: str
+) -> None:
+    project(jp_root_dir, "course", table)
+    message = (await analyze(jp_fetch, path="course/nb.ipynb"))["config_error"]
+    assert message.startswith("ignoring [tool.tfcoach]: course/pyproject.toml: ")
+    assert fragment in message
+    assert secret not in message and str(jp_root_dir) not in message
+
+
+@on_server_loop
+async def test_a_pyproject_that_is_not_utf8_is_named_without_its_bytes(
+    jp_fetch: Fetch, jp_root_dir: Path
+) -> None:
+    (jp_root_dir / "latin").mkdir()
+    (jp_root_dir / "latin" / "pyproject.toml").write_bytes(
+        b'[tool.tfcoach]\nignore = ["TFC001"]  # r\xe9sum\xe9\n'
+    )
+    message = (await analyze(jp_fetch, path="latin/nb.ipynb"))["config_error"]
+    assert message == (
+        "ignoring [tool.tfcoach]: latin/pyproject.toml: cannot read: not UTF-8 (at byte 39)"
+    )

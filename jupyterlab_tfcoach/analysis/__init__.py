@@ -8,9 +8,11 @@ columns and ``end_column`` one past the end (see ``findings.py``).
 
 One result type: ``check_source`` and ``check_cells`` return an ``Analysis``
 (``findings`` and ``syntax_errors``, a ``SyntaxProblem`` per cell left out, or one
-with ``cell`` None for a source that does not parse); the front ends use those.
-``analyze_source`` / ``analyze_cells`` return the findings alone (``analyze_source``
-raises ``AnalysisSyntaxError``, a ``SyntaxError``); ``analyze_path`` raises
+with ``cell`` None for a source that does not parse, and one of kind ``DEPTH`` where an
+expression nested too deeply to check was left out while the rest was checked); the front
+ends use those. ``analyze_source`` / ``analyze_cells`` return the findings alone
+(``analyze_source`` raises ``AnalysisSyntaxError``, a ``SyntaxError``, or for a ``DEPTH``
+problem its subclass ``AnalysisDepthError`` with the findings of the rest); ``analyze_path`` raises
 ``AnalysisInputError`` for a file it cannot analyse, carrying the findings of a
 notebook's other cells in ``.findings``.
 

@@ -4,8 +4,15 @@ The language server and the Jupyter server extension run the analysis inside
 ``with time_budget(seconds) as budget:``. The analysis checks the budget
 between rules and inside its name-resolution loop; once it is spent, it stops
 and returns the findings made so far, and ``budget.note`` says so. Parsing and
-the model walk are not interrupted (both are linear in the input). Without a
-budget (the CLI, the library), an analysis runs to the end.
+the model walk are not interrupted (both are linear in the input, and the parse
+is one call into C), but the model walk is not started past the deadline. Without
+a budget (the CLI, the library), an analysis runs to the end.
+
+A server counts the whole request against the budget, the time it waited for a
+worker included: ``time_budget(seconds, waited=...)`` starts the clock that long
+ago. A request that waited past its deadline is not analysed at all (``refuse``;
+its note says why), so a busy server answers late requests at once instead of
+running every one of them to the end.
 
 The budget is held in a context variable: each thread (and each task) sees its
 own, so concurrent analyses in a server's worker threads never share one.
@@ -24,16 +31,35 @@ class BudgetExceeded(Exception):
 
 
 class TimeBudget:
-    """How long one analysis may run; ``stopped_after_ms`` is set once it stopped early."""
+    """How long one analysis may run; ``stopped_after_ms`` is set once it stopped early.
 
-    __slots__ = ("_ticks", "deadline", "seconds", "started", "stopped_after_ms")
+    ``waited``: seconds the request had already spent (in a server's queue) when the
+    analysis began; they count against ``seconds``.
+    """
 
-    def __init__(self, seconds: float) -> None:
+    __slots__ = (
+        "_ticks",
+        "deadline",
+        "not_started",
+        "seconds",
+        "started",
+        "stopped_after_ms",
+        "waited",
+    )
+
+    def __init__(self, seconds: float, waited: float = 0.0) -> None:
         self.seconds = seconds
-        self.started = time.monotonic()
+        self.waited = max(waited, 0.0)
+        self.started = time.monotonic() - self.waited
         self.deadline = self.started + seconds
         self.stopped_after_ms: int | None = None
+        self.not_started = False
         self._ticks = 0
+
+    @property
+    def spent(self) -> bool:
+        """Whether the deadline has passed."""
+        return time.monotonic() >= self.deadline
 
     def check(self) -> None:
         """Raise ``BudgetExceeded`` once the deadline has passed."""
@@ -50,14 +76,25 @@ class TimeBudget:
         if self.stopped_after_ms is None:
             self.stopped_after_ms = round((time.monotonic() - self.started) * 1000)
 
+    def refuse(self) -> None:
+        """Stop before any work began: the request waited past its deadline."""
+        self.not_started = True
+        self.stop()
+
     @property
     def note(self) -> str | None:
         """What the answer should say when the analysis stopped early; None when it did not."""
         if self.stopped_after_ms is None:
             return None
+        budget_ms = round(self.seconds * 1000)
+        if self.not_started:
+            return (
+                f"analysis not started: the request waited {self.stopped_after_ms} ms for the "
+                f"busy server, past its time budget of {budget_ms} ms; no findings this time"
+            )
         return (
             f"analysis stopped after {self.stopped_after_ms} ms (its time budget is "
-            f"{round(self.seconds * 1000)} ms): findings past that point are missing"
+            f"{budget_ms} ms): findings past that point are missing"
         )
 
 
@@ -65,9 +102,10 @@ _CURRENT: ContextVar[TimeBudget | None] = ContextVar("tfcoach_time_budget", defa
 
 
 @contextmanager
-def time_budget(seconds: float) -> Iterator[TimeBudget]:
-    """Every analysis run inside the block shares one budget of ``seconds``."""
-    budget = TimeBudget(seconds)
+def time_budget(seconds: float, waited: float = 0.0) -> Iterator[TimeBudget]:
+    """Every analysis run inside the block shares one budget of ``seconds``, of which
+    ``waited`` (the time the request already waited) is already gone."""
+    budget = TimeBudget(seconds, waited)
     token = _CURRENT.set(budget)
     try:
         yield budget

@@ -88,12 +88,12 @@ def check_cells(
             joined, tree = parse_cells(cells)
         except AnalysisSyntaxError as error:
             return unparsed(error)
-        findings = run_rules(SourceLines(joined.source), tree, config or DEFAULT_CONFIG)
+        findings, unchecked = run_rules(SourceLines(joined.source), tree, config or DEFAULT_CONFIG)
         del tree  # freed while the collector is paused (see ``analyze_source``)
     located = [_to_cell(f, joined) for f in findings]
     if path is not None:
         located = [f.with_location(path=path) for f in located]
-    return Analysis(sorted(located, key=sort_key), joined.syntax_errors)
+    return Analysis(sorted(located, key=sort_key), joined.problems_with(unchecked))
 
 
 def analyze_cells(

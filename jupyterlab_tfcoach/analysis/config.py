@@ -12,6 +12,11 @@ strings, or one string of codes separated by commas or spaces; each code is
 upper-cased and must be a known code (``TFC001``) or a prefix of one (``TFC00``,
 ``TFC``). ``ignore`` wins over ``select``; a list given by a front end replaces
 the file's (:meth:`Config.overridden`).
+
+Messages about a ``pyproject.toml`` name the file and the key, not the file's text:
+a value is quoted only when it is a short word of letters and digits (what a
+mistyped rule code looks like, ``NOPE42``), never a base URL or a longer string (a
+misplaced secret must not reach a notification, a log or a REST answer).
 """
 
 from __future__ import annotations
@@ -26,6 +31,10 @@ from jupyterlab_tfcoach.course import InvalidBaseUrlError, checked_base_url
 CODE_PATTERN = re.compile(r"^[A-Z]+[0-9]*$")
 _SEPARATORS = re.compile(r"[,\s]+")
 _KNOWN_KEYS = ("select", "ignore", "course-base-url")
+# A file's value quoted in a message: a short word (a mistyped code), nothing longer.
+_QUOTABLE = re.compile(r"^[A-Za-z0-9]{1,16}$")
+_SHOWN_KEYS = 5  # unknown keys named in a message, each cut to _SHOWN_KEY_CHARS
+_SHOWN_KEY_CHARS = 40
 
 
 class ConfigError(ValueError):
@@ -56,10 +65,12 @@ class ParsedCodes:
     problems: tuple[str, ...] = field(default=())
 
 
-def parse_codes(value: Any, where: str) -> ParsedCodes:
+def parse_codes(value: Any, where: str, from_file: bool = False) -> ParsedCodes:
     """Read a rule-code list; ``where`` names it in messages (``--select``,
     ``/p/pyproject.toml: `ignore```, ``tfcoach.select``). Never raises: bad entries
-    are left out and described in ``problems`` (see :func:`normalize_codes`)."""
+    are left out and described in ``problems`` (see :func:`normalize_codes`).
+    ``from_file``: the list comes from a file, whose text messages quote only when
+    it is a short word."""
     if value is None:
         return ParsedCodes(None)
     if isinstance(value, str):
@@ -77,9 +88,10 @@ def parse_codes(value: Any, where: str) -> ParsedCodes:
             if code not in codes:
                 codes.append(code)
         else:
+            shown = repr(raw) if not from_file or _QUOTABLE.match(raw.strip()) else ""
             problems.append(
-                f"{where}: unknown rule code {raw!r} (known: {known[0]}..{known[-1]}, "
-                "or a prefix such as TFC00)"
+                f"{where}: unknown rule code{' ' if shown else ''}{shown} "
+                f"(known: {known[0]}..{known[-1]}, or a prefix such as TFC00)"
             )
     return ParsedCodes(tuple(codes), tuple(problems))
 
@@ -148,7 +160,7 @@ class Config:
 
 
 def _table_codes(table: dict[str, Any], key: str, source: str) -> frozenset[str] | None:
-    parsed = parse_codes(table.get(key), f"{source}: `{key}`")
+    parsed = parse_codes(table.get(key), f"{source}: `{key}`", from_file=True)
     if parsed.problems:
         raise ConfigError(parsed.problems[0])
     return None if parsed.codes is None else frozenset(parsed.codes)
@@ -160,20 +172,36 @@ def config_from_table(table: Any, source: str) -> Config:
         raise ConfigError(f"{source}: [tool.tfcoach] must be a table")
     unknown = sorted(set(table) - set(_KNOWN_KEYS))
     if unknown:
+        shown = [_shown_key(key) for key in unknown[:_SHOWN_KEYS]]
+        if len(unknown) > _SHOWN_KEYS:
+            shown.append(f"and {len(unknown) - _SHOWN_KEYS} more")
         raise ConfigError(
-            f"{source}: unknown key(s) {', '.join(unknown)} in [tool.tfcoach] "
+            f"{source}: unknown key(s) {', '.join(shown)} in [tool.tfcoach] "
             f"(allowed: {', '.join(_KNOWN_KEYS)})"
         )
     base_url = table.get("course-base-url")
     if base_url is not None and not isinstance(base_url, str):
         raise ConfigError(f"{source}: `course-base-url` must be a string")
     try:
-        base_url = checked_base_url(base_url, f"{source}: `course-base-url`")
-    except InvalidBaseUrlError as error:
-        raise ConfigError(str(error)) from None
+        base_url = checked_base_url(base_url)
+    except InvalidBaseUrlError:
+        # The checker's message quotes the URL: say what is wrong without it.
+        raise ConfigError(
+            f"{source}: `course-base-url` must be an http:// or https:// URL with a host "
+            "and without spaces, quotes, angle brackets or backslashes (or empty for the "
+            "packaged course)"
+        ) from None
     return Config(
         select=_table_codes(table, "select", source),
         ignore=_table_codes(table, "ignore", source) or frozenset(),
         course_base_url=base_url or None,
         source=source,
     )
+
+
+def _shown_key(key: str) -> str:
+    """A key of the file as a message names it: cut short, on one line."""
+    one_line = " ".join(str(key).split())
+    if len(one_line) > _SHOWN_KEY_CHARS:
+        return one_line[: _SHOWN_KEY_CHARS - 3] + "..."
+    return one_line

@@ -1,6 +1,11 @@
 """One analysis: parse, run the enabled rules over one model, drop what ``# noqa`` silences;
 the collector paused around it in the main thread (the CLI), or in any thread of a
-process that runs nothing else (the language server)."""
+process that runs nothing else (the language server).
+
+Nesting never silences the analysis: expressions nested past ``errors.MAX_NESTING`` are
+cut before the model walks them (``nesting.py``) and reported, and should the model or a
+rule still exceed Python's recursion limit (or memory), that is reported too; both are
+``SyntaxProblem``s of kind ``DEPTH``, given with the findings of the rest."""
 
 from __future__ import annotations
 
@@ -17,11 +22,16 @@ from jupyterlab_tfcoach.analysis.budget import (
 )
 from jupyterlab_tfcoach.analysis.config import Config
 from jupyterlab_tfcoach.analysis.context import RuleContext
-from jupyterlab_tfcoach.analysis.errors import AnalysisSyntaxError
+from jupyterlab_tfcoach.analysis.errors import (
+    TOO_DEEP_TO_CHECK,
+    AnalysisDepthError,
+    AnalysisSyntaxError,
+    too_deep_for,
+)
 from jupyterlab_tfcoach.analysis.findings import Finding
 from jupyterlab_tfcoach.analysis.model import Model
 from jupyterlab_tfcoach.analysis.noqa import is_suppressed
-from jupyterlab_tfcoach.analysis.notebook import SyntaxProblem
+from jupyterlab_tfcoach.analysis.notebook import DEPTH, SyntaxProblem
 from jupyterlab_tfcoach.analysis.parsing import parse_module
 from jupyterlab_tfcoach.analysis.positions import SourceLines
 from jupyterlab_tfcoach.analysis.rules import RULES, RULES_BY_CODE
@@ -88,55 +98,89 @@ def sort_key(finding: Finding) -> tuple[int, int, int, str]:
     return (cell, finding.line, finding.column, finding.code)
 
 
-def run_rules(source: SourceLines, tree: ast.Module, config: Config) -> list[Finding]:
+def _unchecked(part: str) -> SyntaxProblem:
+    return SyntaxProblem(None, None, None, too_deep_for(part), DEPTH)
+
+
+def run_rules(
+    source: SourceLines, tree: ast.Module, config: Config
+) -> tuple[list[Finding], tuple[SyntaxProblem, ...]]:
+    """The findings, and the ``DEPTH`` problems (``cell`` None, lines of ``source``): one
+    for each statement whose expressions nested too deeply were cut (``Model.cut``), and
+    one for each part of the analysis (the model, a rule) that exceeded Python's
+    recursion limit or memory anyway. Never an empty answer that hides either."""
     if "tensorflow" not in source.text:
-        return []  # no TensorFlow import can exist: skip building the model
+        return [], ()  # no TensorFlow import can exist: skip building the model
     budget = current_budget()
     model = None
     findings: list[Finding] = []
+    unchecked: list[SyntaxProblem] = []
     try:
         if budget is not None:
             budget.check()
-        model = Model(tree, budget)
+        try:
+            model = Model(tree, budget, source.lines)
+        except (RecursionError, MemoryError):
+            return [], (_unchecked("the model of the code"),)
         if not model.imports.imports_tensorflow:
-            return []
+            return [], ()
+        for node in model.cut:
+            line: int = node.lineno  # type: ignore[attr-defined]
+            column = source.char_column(line, node.col_offset) + 1  # type: ignore[attr-defined]
+            unchecked.append(SyntaxProblem(None, line, column, TOO_DEEP_TO_CHECK, DEPTH))
         context = RuleContext(source, model, RULES_BY_CODE)
         for rule in RULES:
             if not config.is_enabled(rule.code):
                 continue
             if budget is not None:
                 budget.check()
-            for finding in rule.check(context):
-                if not is_suppressed(source.line_text(finding.line), finding.code):
-                    findings.append(finding)
+            try:
+                for finding in rule.check(context):
+                    if not is_suppressed(source.line_text(finding.line), finding.code):
+                        findings.append(finding)
+            except (RecursionError, MemoryError):
+                # Its findings so far stand (each is complete); the next rules start from
+                # a fresh context, as the binding caches may be half built.
+                unchecked.append(_unchecked(f"rule {rule.code}"))
+                context = RuleContext(source, model, RULES_BY_CODE)
     except BudgetExceeded:
         # Out of time: what was found so far stands (each finding is complete).
         assert budget is not None
         budget.stop()
-    except RecursionError:
-        return []  # pathologically nested code: better no findings than a crash
     finally:
         if model is not None:
             model.release()
-    return findings
+    return findings, tuple(unchecked)
 
 
-def analyze_source(
-    source: str, config: Config | None = None, path: str | None = None
-) -> list[Finding]:
-    """Findings for one Python source; raises ``AnalysisSyntaxError`` if it does not parse."""
+def _check(source: str, config: Config | None, path: str | None) -> Analysis:
+    """``check_source``, raising ``AnalysisSyntaxError`` for a source that does not parse."""
     if source.startswith("\ufeff"):
         source = source[1:]
     with gc_paused():
         tree = parse_module(source)
-        findings = run_rules(SourceLines(source), tree, config or DEFAULT_CONFIG)
+        findings, unchecked = run_rules(SourceLines(source), tree, config or DEFAULT_CONFIG)
         # Free the tree while the collector is still paused: it has no cycles, so
         # reference counting frees it at once. Left alive past ``gc.enable()``, its
         # hundreds of thousands of nodes would all be scanned by the next collection.
         del tree
     if path is not None:
         findings = [f.with_location(path=path) for f in findings]
-    return sorted(findings, key=sort_key)
+    return Analysis(sorted(findings, key=sort_key), unchecked)
+
+
+def analyze_source(
+    source: str, config: Config | None = None, path: str | None = None
+) -> list[Finding]:
+    """Findings for one Python source; raises ``AnalysisSyntaxError`` if it does not parse,
+    and its subclass ``AnalysisDepthError`` (with the findings of the rest in
+    ``.findings``) if part of it nests too deeply to check."""
+    analysis = _check(source, config, path)
+    if analysis.syntax_errors:
+        first, *others = analysis.syntax_errors
+        message = first.message + (f" (and in {len(others)} more place(s))" if others else "")
+        raise AnalysisDepthError(message, first.line, first.column, analysis.findings)
+    return analysis.findings
 
 
 @dataclass(frozen=True)
@@ -144,8 +188,9 @@ class Analysis:
     """What one analysis found, for a source and for notebook cells alike."""
 
     findings: list[Finding]
-    # Code left out because it does not parse: cells (the others were analysed), or the
-    # whole source (then there are no findings).
+    # Code left out: cells that do not parse (the others were analysed), or the whole
+    # source (then there are no findings); and, kind ``DEPTH``, expressions nested too
+    # deeply to check (the code around them was analysed).
     syntax_errors: tuple[SyntaxProblem, ...]
 
 
@@ -155,8 +200,9 @@ def unparsed(error: AnalysisSyntaxError) -> Analysis:
 
 
 def check_source(source: str, config: Config | None = None, path: str | None = None) -> Analysis:
-    """Findings for one Python source, or why it does not parse (never raises for that)."""
+    """Findings for one Python source, and what was left out: all of it when it does not
+    parse, an expression nested too deeply (never raises for either)."""
     try:
-        return Analysis(analyze_source(source, config, path), ())
+        return _check(source, config, path)
     except AnalysisSyntaxError as error:
         return unparsed(error)

@@ -8,8 +8,13 @@ from pathlib import Path
 from jupyterlab_tfcoach.analysis.cells import check_cells
 from jupyterlab_tfcoach.analysis.config import Config
 from jupyterlab_tfcoach.analysis.engine import analyze_source
-from jupyterlab_tfcoach.analysis.errors import AnalysisInputError, AnalysisSyntaxError
+from jupyterlab_tfcoach.analysis.errors import (
+    AnalysisDepthError,
+    AnalysisInputError,
+    AnalysisSyntaxError,
+)
 from jupyterlab_tfcoach.analysis.findings import Finding
+from jupyterlab_tfcoach.analysis.notebook import DEPTH, SyntaxProblem
 from jupyterlab_tfcoach.analysis.project_config import load_config
 
 
@@ -95,7 +100,8 @@ def analyze_path(path: str | Path, config: Config | None = None) -> list[Finding
 
     ``config`` None: read ``[tool.tfcoach]`` from the nearest ``pyproject.toml``.
     Raises ``AnalysisInputError`` for unreadable, non-UTF-8, invalid-notebook or
-    syntactically invalid input (``ConfigError`` for an invalid configuration).
+    syntactically invalid input, and for code nested too deeply to check (then with the
+    findings of the rest in ``.findings``); ``ConfigError`` for an invalid configuration.
     """
     file_path = Path(path)
     shown = str(path)
@@ -112,13 +118,27 @@ def analyze_path(path: str | Path, config: Config | None = None) -> list[Finding
             more = len(result.syntax_errors) - 1
             raise AnalysisInputError(
                 shown,
-                f"syntax error in code cell {first.cell} at line {first.line}, column "
-                f"{first.column}: {first.message}"
-                + (f" (and {more} more cell(s); the other cells were checked)" if more else ""),
+                _cell_problem(first)
+                + (f" (and {more} more problem(s); the rest was checked)" if more else ""),
                 result.findings,
             )
         return result.findings
     try:
         return analyze_source(text, config, shown)
+    except AnalysisDepthError as error:  # the rest of the file was checked: its findings
+        raise AnalysisInputError(shown, str(error), error.findings) from error
     except AnalysisSyntaxError as error:
         raise AnalysisInputError(shown, str(error)) from error
+
+
+def _cell_problem(problem: SyntaxProblem) -> str:
+    if problem.kind != DEPTH:
+        return (
+            f"syntax error in code cell {problem.cell} at line {problem.line}, column "
+            f"{problem.column}: {problem.message}"
+        )
+    if problem.cell is None:  # the analysis exceeded the recursion limit, somewhere
+        return problem.message
+    return (
+        f"code cell {problem.cell}, line {problem.line}, column {problem.column}: {problem.message}"
+    )

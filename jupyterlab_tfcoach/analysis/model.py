@@ -7,17 +7,29 @@ at (calls, binary operations, assignments, loops, ``with`` statements,
 path. Nothing is resolved or inferred here: imports are only collected, and
 ``bindings.py`` evaluates values lazily, on a rule's demand, once all imports
 are known.
+
+Before the walk goes into a statement's expressions, those nested too deeply to check
+are cut (``nesting.py``); ``Model.cut`` holds the first node cut from each statement. Every
+rule runs after the walk, on the cut tree, so nothing of the analysis recurses past
+``errors.MAX_NESTING`` levels.
 """
 
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from jupyterlab_tfcoach.analysis.budget import TimeBudget
+from jupyterlab_tfcoach.analysis.errors import MAX_NESTING
 from jupyterlab_tfcoach.analysis.imports import TFImports
+from jupyterlab_tfcoach.analysis.nesting import (
+    NOT_CHILD_FIELDS,
+    LineSpans,
+    cut_statement,
+    line_starts,
+)
 
 Position = tuple[int, int]  # (line, UTF-8 byte column) as ast reports; only compared
 
@@ -153,20 +165,14 @@ class Site:
 
 
 _FUNCTION_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
+# A statement on lines of at most this many characters cannot nest ``MAX_NESTING`` levels
+# (``nesting.py``): it is walked without looking further.
+_SHORT = MAX_NESTING // 2
 _ELIF_BLOCKS = 32  # see ``Model._walk_if``
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
 # Popped from the walk stack and dropped at once: names, literals, and the None of an
 # absent optional child (``Slice.lower``, the key of ``**d`` in a dict display).
 _LEAF_TYPES = frozenset({ast.Name, ast.Constant, type(None)})
-
-# Fields that never hold child expressions. Those that may be None or a string
-# (``keyword.arg`` for ``**kw``) must be listed: the first node seen cannot tell.
-_NOT_CHILDREN = frozenset(
-    {
-        "ctx", "op", "ops", "type_comment", "id", "attr", "arg", "name", "asname", "module",
-        "rest", "conversion", "kind", "str", "is_async", "level",
-    }
-)  # fmt: skip
 
 # Per expression type, its child fields in ``_fields`` order, each with whether it is
 # a list. Built from the first node of each type seen: list fields are always lists,
@@ -180,7 +186,9 @@ def _child_plan(node: ast.AST) -> tuple[tuple[str, bool], ...]:
     if plan is None:
         fields = []
         for name in type(node)._fields:
-            if name in _NOT_CHILDREN:
+            # Fields that never hold children; those that may be None or a string
+            # (``keyword.arg`` for ``**kw``) must be listed: the first node cannot tell.
+            if name in NOT_CHILD_FIELDS:
                 continue
             child = getattr(node, name, None)
             if child is None or isinstance(child, ast.AST):
@@ -254,7 +262,14 @@ def refers_to(expression: ast.AST, target: ast.expr) -> bool:
 class Model:
     """Scopes, bindings and node indexes of one module."""
 
-    def __init__(self, tree: ast.Module, budget: TimeBudget | None = None) -> None:
+    def __init__(
+        self,
+        tree: ast.Module,
+        budget: TimeBudget | None = None,
+        lines: Sequence[str] | None = None,
+    ) -> None:
+        """``lines``: the source's (``positions.split_lines``), if known: they make the check
+        for deep nesting cheaper (``nesting.py``), not different."""
         self.tree = tree
         self.budget = budget  # checked by the lazy inference (``bindings.py``)
         self.imports = TFImports()
@@ -277,6 +292,9 @@ class Model:
         # ``id`` of a statement list -> its block, for finding the path of a position
         # afterwards (``lookup.py``). Only lists that are blocks in some path are here.
         self.blocks: dict[int, Block] = {}
+        # The first node cut from each statement nested too deeply to check, in walk order.
+        self.cut: list[ast.AST] = []
+        self._spans = LineSpans(line_starts(lines) if lines is not None else None)
         self._walk_statements(tree.body, self.module, ())
 
     def release(self) -> None:
@@ -385,12 +403,27 @@ class Model:
     def _walk_statements(self, statements: list[ast.stmt], scope: Scope, path: Path) -> None:
         # One dict lookup per statement instead of a chain of isinstance checks.
         handlers = _STATEMENT_HANDLERS
+        spans = self._spans
+        starts = spans.starts
         for statement in statements:
+            # Most statements fit in ``_SHORT`` characters: told here, without a call.
+            short = False
+            if starts is not None:
+                first = statement.lineno
+                last = statement.end_lineno  # type: ignore[attr-defined]
+                short = starts[last] - starts[first - 1] + (last - first) <= _SHORT
+            if not short and spans.may_nest_too_deep(statement):
+                self._cut_too_deep(statement)
             handler = handlers.get(type(statement))
             if handler is None:
                 self._walk_other(statement, scope, path)
             else:
                 handler(self, statement, scope, path)
+
+    def _cut_too_deep(self, statement: ast.stmt) -> None:
+        first_cut = cut_statement(statement, self._spans)
+        if first_cut is not None:
+            self.cut.append(first_cut)
 
     def _block(self, kind: str, owner: ast.AST, branch: int, body: list[ast.stmt]) -> Block:
         block = Block(kind, owner, branch, _exits(body), _leaves_iteration(body))
@@ -467,6 +500,8 @@ class Model:
                 path = (*path, self._block("if", node, 1, orelse))
             elifs += 1
             node = orelse[0]
+            if self._spans.may_nest_too_deep(node):  # not walked by ``_walk_statements``
+                self._cut_too_deep(node)
 
     def _walk_with(self, node: ast.With | ast.AsyncWith, scope: Scope, path: Path) -> None:
         self.withs.append(Site(node, scope, path))

@@ -32,16 +32,32 @@ from jupyterlab_tfcoach.analysis.positions import split_lines
 _ASSIGNED_ESCAPE = re.compile(r"^(?P<target>[A-Za-z_][\w.]*(?:\s*,\s*[A-Za-z_][\w.]*)*)\s*=\s*[!%]")
 
 
+# ``SyntaxProblem.kind``: the code does not parse (a syntax error, or nesting Python's own
+# parser refuses) ...
+SYNTAX = "syntax"
+# ... or it is valid Python nested deeper than the analysis goes (``errors.MAX_NESTING``):
+# the code around it was checked. Editors flag syntax errors themselves, not this: a front
+# end that stays quiet about syntax errors (the language server) shows this one.
+DEPTH = "depth"
+
+
 @dataclass(frozen=True)
 class SyntaxProblem:
-    """Code left out of the analysis because it does not parse: a notebook cell
-    (``cell`` its index, ``line``/``column`` within it, 1-based) or a whole source
-    (``cell`` None; ``line``/``column`` None when the parser gave no position)."""
+    """Code left out of the analysis: a notebook cell (``cell`` its index,
+    ``line``/``column`` within it, 1-based) or a whole source (``cell`` None;
+    ``line``/``column`` None when there is no position).
+
+    ``kind`` ``SYNTAX``: the cell, or the whole source, does not parse and was left
+    out. ``DEPTH``: an expression nested too deeply was left out at that position
+    (``cell`` None with no position: an analysis that exceeded Python's recursion
+    limit anyway, see ``errors.too_deep_for``); the rest was checked.
+    """
 
     cell: int | None
     line: int | None
     column: int | None
     message: str
+    kind: str = SYNTAX
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -80,6 +96,23 @@ class JoinedCells:
         """Whether any of the cell's code is in ``source``: a cell that does not parse,
         or a cell magic whose body is not Python (``%%writefile``), is left out."""
         return cell in self._cells_with_code
+
+    def problems_with(self, found: Sequence[SyntaxProblem]) -> tuple[SyntaxProblem, ...]:
+        """``syntax_errors`` and the problems the analysis of ``source`` ``found`` (lines
+        of ``source``, ``cell`` None) placed in their cells, in cell order. A problem
+        without a line (the analysis exceeded the recursion limit somewhere) stays
+        without a cell."""
+        placed = list(self.syntax_errors)
+        for problem in found:
+            if problem.line is None:
+                placed.append(problem)
+                continue
+            cell, line = self.locate(problem.line)
+            # An indented cell was analysed dedented: columns shift back (``cells.py``).
+            column = None if problem.column is None else problem.column + self.indent_of(cell)
+            placed.append(SyntaxProblem(cell, line, column, problem.message, problem.kind))
+        placed.sort(key=lambda problem: -1 if problem.cell is None else problem.cell)
+        return tuple(placed)
 
     def locate(self, line: int) -> tuple[int, int]:
         """Joined-source line -> (cell index, 1-based line within that cell)."""
@@ -130,6 +163,10 @@ def _statement_start(stripped: str) -> int | None:
         body = ast.parse(statement).body
     except (SyntaxError, ValueError):
         return None
+    except (RecursionError, MemoryError):
+        # Nested past the parser's limits: kept, so that the cell's own parse reports it
+        # as too deeply nested (masked as a magic, it would vanish without a word).
+        return position
     if len(body) != 1 or isinstance(body[0], _COMPOUND_STATEMENTS):
         return None
     return position

@@ -11,7 +11,9 @@ user code, remembers where (plain data only). It works whether the object was
 made in this cell or earlier, and inside loops and traced ``call()`` methods.
 
 The hook adds one dict lookup per attribute assignment and always performs the
-assignment itself, whatever happens in the check.
+assignment itself, whatever happens in the check. It reads the object's ``__dict__``
+and, of the variable, only what TensorFlow's and Keras's own descriptors return
+(``library_attribute``): no property of the user's classes runs in it.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
+from jupyterlab_tfcoach.monitor.stored_state import instance_dict, library_attribute
 from jupyterlab_tfcoach.monitor.tftypes import HOOK_MARK
 
 AUTOTRACKABLE_MODULE = "tensorflow.python.trackable.autotrackable"
@@ -54,10 +57,13 @@ class AttributeRebind:
 
 def rank_of(value: Any) -> int | None:
     """Dimensions of a variable or tensor the monitor identified by its type; None when
-    unknown."""
+    unknown (or when its ``shape`` is not TensorFlow's or Keras's own)."""
+    shape = library_attribute(value, "shape")
+    if shape is None:
+        return None
     try:
-        return len(value.shape)
-    except Exception:  # unknown rank, or not what its type says
+        return len(shape)
+    except Exception:  # unknown rank
         return None
 
 
@@ -132,8 +138,8 @@ class AttributeWatcher:
     def _check(self, obj: Any, name: Any, value: Any) -> None:
         if type(name) is not str:
             return
-        attributes = object.__getattribute__(obj, "__dict__")
-        if type(attributes) is not dict:
+        attributes = instance_dict(obj)
+        if attributes is None:
             return
         old = attributes.get(name)
         if old is None:

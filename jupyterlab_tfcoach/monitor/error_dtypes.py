@@ -52,6 +52,15 @@ _FIRST_INPUTS = ("x", "a")
 _LABEL_NAMES = re.compile(r"(^|_)(y|labels?|y_true|targets?|classes|ys)($|_|\[)")
 
 
+def _op_name(name: str) -> str:
+    """The op as the user's code built it: on CPUs where TensorFlow uses oneDNN, eager
+    kernels report the rewritten op (``_MklMatMul``, ``_MklNativeBatchMatMulV2``)."""
+    for prefix in ("_MklNative", "_Mkl"):
+        if name.startswith(prefix) and name[len(prefix) :] in _OPS:
+            return name[len(prefix) :]
+    return name
+
+
 def _dtype(name: str) -> str:
     return _DTYPE_NAMES.get(name, name)
 
@@ -90,7 +99,7 @@ def _parse(parsed: ParsedError) -> tuple[str, tuple[str, str], str] | None:
     where = " inside a tf.function" if parsed.inside_tf_function else ""
     eager = _EAGER_DTYPE.search(parsed.message)
     if eager:
-        op, index = eager.group("op"), int(eager.group("index"))
+        op, index = _op_name(eager.group("op")), int(eager.group("index"))
         expected, actual = _dtype(eager.group("expected")), _dtype(eager.group("actual"))
         if index not in (0, 1):
             return None
@@ -103,7 +112,7 @@ def _parse(parsed: ParsedError) -> tuple[str, tuple[str, str], str] | None:
         return op, dtypes, detail
     graph = _GRAPH_DTYPE.search(parsed.message)
     if graph:
-        op = graph.group("op")
+        op = _op_name(graph.group("op"))
         expected, actual = graph.group("expected"), graph.group("actual")
         first = graph.group("argument") in _FIRST_INPUTS
         dtypes = (expected, actual) if first else (actual, expected)

@@ -32,8 +32,9 @@ from jupyterlab_tfcoach.monitor.variables import (
 
 MAGIC_NAME = "tfcoach"
 MAX_NAMED = 20_000
-# TensorFlow's C++ start-up lines (CPU features, oneDNN, absl) are INFO messages;
-# level 1 hides INFO and keeps warnings and errors.
+# TensorFlow's C++ start-up lines (CPU features, absl) are INFO messages; level 1 hides
+# INFO and keeps warnings and errors. TF 2.21's oneDNN line is logged before the level is
+# read and shows at every level.
 TF_LOG_VARIABLE = "TF_CPP_MIN_LOG_LEVEL"
 TF_LOG_QUIET_LEVEL = "1"
 _INLINE_MODES = {"on": True, "off": False, "auto": None}
@@ -87,8 +88,10 @@ class Monitor:
         self._setup_notes.append(
             reports.note(
                 f"tfcoach set {TF_LOG_VARIABLE}={TF_LOG_QUIET_LEVEL} before TensorFlow "
-                "loaded, so its start-up messages (CPU features, oneDNN) are not printed; "
-                "warnings and errors still are. To see them, set the variable yourself "
+                "loaded, so its start-up messages (CPU features) are not printed; "
+                "warnings and errors still are (a line saying oneDNN is on may remain: "
+                "TensorFlow prints it before reading the variable). To see them, set the "
+                "variable yourself "
                 "before loading tfcoach (or c.TfCoach.quiet_tensorflow_logs = False)."
             )
         )

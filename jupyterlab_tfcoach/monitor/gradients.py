@@ -4,7 +4,9 @@ TensorFlow returns None (no error) for a source the tape did not watch (a
 tensor, or a variable with ``trainable=False``) or that the target does not
 depend on. A hook on ``GradientTape.gradient`` looks at the result after the
 real call returns (it passes arguments and result through untouched) and
-leaves a note naming the cell line and why the gradient is None.
+leaves a note naming the cell line and why the gradient is None. A source's
+``trainable`` and ``dtype`` are read only through TensorFlow's and Keras's own
+descriptors (``library_attribute``): a user's subclass overriding them is not run.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from typing import Any
 
 from jupyterlab_tfcoach.monitor.locations import CellLocator, caller_frame
 from jupyterlab_tfcoach.monitor.report import note
+from jupyterlab_tfcoach.monitor.stored_state import library_attribute
 from jupyterlab_tfcoach.monitor.tftypes import BACKPROP_MODULE, HOOK_MARK
 from jupyterlab_tfcoach.monitor.variables import KERAS_VARIABLE, TENSOR, TF_VARIABLE, KindClassifier
 
@@ -194,11 +197,12 @@ class GradientWatcher:
                 "tape-watch",
             )
         if kind in (TF_VARIABLE, KERAS_VARIABLE):
-            try:
-                trainable = source.trainable
-                dtype_name = str(source.dtype.name)
-            except Exception:
-                trainable, dtype_name = True, ""
+            trainable = library_attribute(source, "trainable", True)
+            dtype = library_attribute(source, "dtype")
+            # A tf.DType has a name; a Keras variable's dtype is already one ("float32").
+            dtype_name = dtype if type(dtype) is str else library_attribute(dtype, "name", "")
+            if type(dtype_name) is not str:
+                dtype_name = ""
             if trainable is False:
                 return (
                     "it is a variable created with trainable=False, which the tape does not "

@@ -6,6 +6,11 @@ After each cell we classify every user name by ``type(value)`` only (never
 each name and, for ``tf.Module``/Keras objects, the kinds of their attributes,
 their layers' ``trainable`` flags and trainable-variable counts. Objects are
 remembered by weak reference and id, never held.
+
+None of these is read through the object's properties: a user's subclass may
+override ``trainable``, ``trainable_variables`` or ``variables`` (and Keras's own
+properties call such overrides on every sublayer), so flags, layers and variables
+come from what TensorFlow and Keras store in the instances (``stored_state``).
 """
 
 from __future__ import annotations
@@ -19,6 +24,17 @@ from typing import Any
 
 from jupyterlab_tfcoach.monitor.course_links import course_link
 from jupyterlab_tfcoach.monitor.report import note
+from jupyterlab_tfcoach.monitor.stored_state import (
+    contained_values,
+    instance_dict,
+    keras_layers,
+    keras_trainable_variables,
+    keras_variables,
+    library_attribute,
+    module_variables,
+    stored,
+    trainable_flag_in,
+)
 from jupyterlab_tfcoach.monitor.tftypes import TfTypes
 
 TF_VARIABLE = "tf.Variable"
@@ -32,10 +48,14 @@ VARIABLE_KINDS = frozenset({TF_VARIABLE, KERAS_VARIABLE})
 HOLDER_KINDS = frozenset({TF_MODULE, KERAS_LAYER, KERAS_MODEL})
 MAX_HOLDERS = 200
 MAX_LAYERS_PER_MODEL = 2000
-# A tf.Module's trainable_variables walk costs ~35 us per variable (350 ms for 10,000):
-# beyond this many items in its attributes it is not counted.
+# Listing a tf.Module's trainable variables from its attributes costs ~1.5 us per variable
+# (3 ms for 2,000; TensorFlow's own walk 2-5 times that): beyond this many items in its
+# attributes it is not counted, as that would run after every cell.
 MAX_MODULE_ITEMS = 2000
 MAX_LAYER_WEIGHTS = 1000
+# Values looked at (layers, variables, list items) to list one holder's trainable
+# variables: beyond this, its count is unknown rather than slow.
+MAX_TRAINABLE_WALK = 20_000
 
 
 class KindClassifier:
@@ -115,25 +135,38 @@ def _module_contents(module: Any) -> tuple[Any, ...] | None:
     """What a tf.Module holds, as ids: its attribute values and the items of its lists,
     tuples and dicts (``m.ws[0] = ...`` changes no attribute). None when it holds more than
     ``MAX_MODULE_ITEMS`` items: too big to walk every cell."""
-    attributes = object.__getattribute__(module, "__dict__")
-    if type(attributes) is not dict:
+    attributes = instance_dict(module)
+    if attributes is None:
         return None
     parts: list[Any] = []
     items = 0
     for name, value in list(attributes.items()):
         parts.append((name, id(value)))
-        value_type = type(value)
-        if issubclass(value_type, (list, tuple)):
-            items += len(value)
+        contained = contained_values(value)
+        if contained is not None:
+            items += len(contained)
             if items > MAX_MODULE_ITEMS:
                 return None
-            parts.append(tuple(map(id, value)))
-        elif issubclass(value_type, dict):
-            items += len(value)
-            if items > MAX_MODULE_ITEMS:
-                return None
-            parts.append(tuple(map(id, dict.values(value))))
+            parts.append(tuple(map(id, contained)))
     return tuple(parts)
+
+
+def trainable_variables_of(
+    holder: Any, kind: str | None, kind_of: Callable[[Any], str | None]
+) -> list[Any] | None:
+    """``holder.trainable_variables`` as TensorFlow or Keras computes it, from what they
+    store, without running any property of the holder or its layers (a user's override
+    included); None when unknown or too big to list (``MAX_TRAINABLE_WALK``)."""
+    if kind == TF_MODULE:
+        return module_variables(
+            holder,
+            lambda value: kind_of(value) == TF_VARIABLE,
+            lambda value: kind_of(value) == TF_MODULE,
+            MAX_TRAINABLE_WALK,
+        )
+    if kind in (KERAS_LAYER, KERAS_MODEL):
+        return keras_trainable_variables(holder, MAX_TRAINABLE_WALK)
+    return None
 
 
 def _variable_change(
@@ -305,10 +338,7 @@ class VariableWatcher:
 
     @staticmethod
     def _untrainable_variable_note(name: str, value: Any) -> dict[str, Any] | None:
-        try:
-            trainable = value.trainable
-        except Exception:
-            return None
+        trainable = library_attribute(value, "trainable")
         if trainable is not False:
             return None
         return note(
@@ -344,18 +374,22 @@ class VariableWatcher:
     def _layers_of(holder: Any, kind: str) -> list[Any]:
         if kind == TF_MODULE:
             return [holder]
-        flatten = getattr(holder, "_flatten_layers", None)
-        layers = list(flatten(include_self=True, recursive=True)) if flatten else [holder]
-        return layers[:MAX_LAYERS_PER_MODEL]
+        return keras_layers(holder, MAX_LAYERS_PER_MODEL)
 
     @staticmethod
     def _path(holder: Any, layer: Any) -> str:
         if layer is holder:
             return ""
-        layer_name = layer.name
+        layer_name = stored(layer, "name")
         return f".get_layer({layer_name!r})" if type(layer_name) is str else ".get_layer(?)"
 
-    def _attribute_kinds(self, layer: Any, full: bool, memos: dict[int, LayerMemo]) -> bool:
+    def _attribute_kinds(
+        self,
+        layer: Any,
+        attributes: dict[str, Any] | None,
+        full: bool,
+        memos: dict[int, LayerMemo],
+    ) -> bool:
         """Record which attributes of ``layer`` hold variables/tensors; True if unchanged.
 
         A Keras layer has ~60 attributes and a model may have hundreds of layers.
@@ -364,8 +398,7 @@ class VariableWatcher:
         tensors are looked at again. ``full`` forces a complete read (tf.Module:
         usually small, and ``self.w = None`` then a variable is a common pattern).
         """
-        attributes = object.__getattribute__(layer, "__dict__")
-        if type(attributes) is not dict:
+        if attributes is None:
             attributes = {}
         kind_of = self.classifier.kind_of
         memo = self._layer_memos.get(id(layer))
@@ -414,17 +447,18 @@ class VariableWatcher:
         unchanged = True
         flags: list[Any] = []
         for layer in layers:
+            attributes = instance_dict(layer)  # read once: kinds and flag come from it
             if id(layer) not in memos:
-                unchanged = self._attribute_kinds(layer, full, memos) and unchanged
+                unchanged = self._attribute_kinds(layer, attributes, full, memos) and unchanged
             if kind != TF_MODULE:
-                flags.append(layer.trainable)
+                flags.append(trainable_flag_in(attributes) if attributes is not None else None)
         flag_values = tuple(flags)
         contents = _module_contents(holder) if kind == TF_MODULE else None
         previous_contents = previous.contents if previous is not None else None
         # Keras reuses a traced train step until compile() resets it to None. It is
         # stale only if it was built before this cell: `trainable = False` then the
         # first fit() in one cell builds a step that already sees the new flag.
-        train_function = getattr(holder, "train_function", None) if kind == KERAS_MODEL else None
+        train_function = stored(holder, "train_function") if kind == KERAS_MODEL else None
         train_function_ref = None
         if train_function is not None:
             try:
@@ -465,7 +499,8 @@ class VariableWatcher:
             if kind != TF_MODULE and type(flag_values[index]) is bool:
                 snapshot.trainable_flags[path] = (id(layer), flag_values[index])
         if kind != TF_MODULE or contents is not None:
-            snapshot.trainable_count = len(holder.trainable_variables)
+            trainable = trainable_variables_of(holder, kind, self.classifier.kind_of)
+            snapshot.trainable_count = len(trainable) if trainable is not None else None
         return snapshot
 
     def trainable_count(self, holder: Any) -> int | None:
@@ -563,10 +598,11 @@ class VariableWatcher:
         if layer is None:
             return []
         variable_ids: set[int] = set()
-        for variable in list(layer.weights)[:MAX_LAYER_WEIGHTS]:
+        weights = keras_variables(layer, with_seed_state=False, limit=MAX_LAYER_WEIGHTS)
+        for variable in weights[:MAX_LAYER_WEIGHTS]:
             variable_ids.add(id(variable))
             # A Keras variable keeps its tf.Variable in ``value``: graphs capture that one.
-            inner = getattr(variable, "value", None)
+            inner = library_attribute(variable, "value")
             if inner is not None:
                 variable_ids.add(id(inner))
         return self.stale_training_steps(variable_ids)

@@ -8,9 +8,11 @@
   message}]}``, plus ``"config_error": str`` when the ``pyproject.toml`` that applies, or
   the settings, are invalid (the findings then use the defaults and the valid settings).
   The configuration is ``[tool.tfcoach]`` of the nearest ``pyproject.toml`` above the
-  path's folder (the CLI's and the language server's resolver), with the settings' lists
-  replacing the file's where given; a path that is absolute, has a ``..`` part or leads
-  out of the root through a link is a 400
+  path's folder and inside the server's root (the CLI's and the language server's
+  resolver, bounded by the root), with the settings' lists replacing the file's where
+  given; a path over ``MAX_PATH_CHARS`` characters or ``MAX_PATH_PARTS`` parts (checked
+  before anything else), that is absolute, has a ``..`` part or leads out of the root
+  through a link is a 400. Resolving it touches the file system: off the event loop
 - ``POST tfcoach/api/hover`` ``{"cells": [str, ...], "cell": int, "line": int, "character": int}``
   (0-based line in the cell, UTF-16 character as the browser counts) ->
   ``{"card": null}`` or ``{"card": {title, receiver, bound_to, bound_where, written,
@@ -36,6 +38,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from http import HTTPStatus
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any
@@ -47,12 +50,7 @@ from jupyter_server.utils import ensure_async, url_path_join
 from tornado import web
 from tornado.ioloop import IOLoop
 
-from jupyterlab_tfcoach.analysis import (
-    Config,
-    ConfigError,
-    check_cells,
-    check_source,
-)
+from jupyterlab_tfcoach.analysis import Config, ConfigError
 from jupyterlab_tfcoach.analysis.config import parse_codes
 from jupyterlab_tfcoach.analysis.positions import split_lines
 from jupyterlab_tfcoach.analysis.project_config import default_resolver
@@ -62,12 +60,17 @@ from jupyterlab_tfcoach.course import (
     get_course,
     notebook_for,
 )
-from jupyterlab_tfcoach.hover import index_cells
+from jupyterlab_tfcoach.server import lanes, work
 from jupyterlab_tfcoach.server.kernels import ReportHub
 
 MAX_ANALYZE_BYTES = 1024 * 1024  # 1 MiB, checked before the body is parsed
+# A notebook's contents path, checked before it is used: PATH_MAX's length, and
+# more folders than any project has (each part costs a lookup when resolved).
+MAX_PATH_CHARS = 4096
+MAX_PATH_PARTS = 256
 _BAD_BODY = object()  # json_body() already answered with an error
 _TOO_DEEP = "Request body is not valid JSON: arrays or objects are nested too deeply"
+_WORKER_DIED = "The analysis worker process ended unexpectedly (out of memory?); try again"
 SETTINGS_HUB = "tfcoach_hub"
 SETTINGS_COURSE_BASE_URL = "tfcoach_course_base_url"
 
@@ -139,30 +142,43 @@ class AnalyzeHandler(_TfCoachHandler):
         if problem is not None:
             self.json_error(400, problem)
             return
-        root = self._root_dir()
+        path = payload.get("path")
         try:
-            notebook = _notebook_location(root, payload.get("path"))
+            _check_path(path)  # the bounds, before any work on it
+        except ValueError as error:
+            self.json_error(400, str(error))
+            return
+        # Resolving the root and the path follows links on the file system, which can take
+        # long (a slow disk, a path through many links): in a thread, not on the event loop
+        # that serves every other request and every kernel's messages.
+        try:
+            root, notebook = await IOLoop.current().run_in_executor(
+                None, _located, self._root_setting(), path
+            )
         except ValueError as error:
             self.json_error(400, str(error))
             return
         # Reading the configuration and the analysis (pure CPU work on up to 1 MiB) run
-        # in a thread: keep the event loop (and every kernel's messages) moving.
-        result = await IOLoop.current().run_in_executor(
-            None, _analyze_configured, payload, self.course_base_url, root, notebook
-        )
-        self.finish(json.dumps(result))
+        # off the event loop, the analysis in the lane for its size (``lanes.py``): the
+        # loop keeps serving every other request and every kernel's messages.
+        try:
+            answer = await _analyze_configured(
+                payload, self.course_base_url, root, notebook, _arrived(self)
+            )
+        except lanes.WorkerDiedError:
+            self.json_error(503, _WORKER_DIED)
+            return
+        self.finish(answer)
 
-    def _root_dir(self) -> Path | None:
-        """The folder contents paths are relative to (None: not a local file system)."""
+    def _root_setting(self) -> str | None:
+        """The folder contents paths are relative to, as configured (None: not a local
+        file system); :func:`_resolved_root` finds where it really is."""
         root = getattr(self.contents_manager, "root_dir", None)
         if not isinstance(root, str) or not root:
             root = self.settings.get("server_root_dir")
         if not isinstance(root, str) or not root:
             return None
-        try:
-            return Path(os.path.expanduser(root)).resolve()
-        except (OSError, RuntimeError):
-            return None
+        return root
 
 
 class HoverHandler(_TfCoachHandler):
@@ -185,10 +201,23 @@ class HoverHandler(_TfCoachHandler):
         text = lines[line]
         column = _code_points(text, payload["character"])
         # One parse per notebook version (the hovers between two edits share it), off the
-        # event loop: a large notebook must not stall the server's other requests.
-        found = await IOLoop.current().run_in_executor(
-            None, lambda: index_cells(cells).card_at(cell, line, column)
-        )
+        # event loop, in the lane for the notebook's size (``lanes.py``); past its budget
+        # the answer is no card.
+        arrived = _arrived(self)
+        try:
+            found = await lanes.hover_lane(sum(map(len, cells))).run(
+                work.hover_card,
+                cells,
+                cell,
+                line,
+                column,
+                work.HOVER_BUDGET_S,
+                arrived,
+                deadline=_deadline(arrived, work.HOVER_BUDGET_S),
+                when_late=lambda started: None,
+            )
+        except lanes.WorkerDiedError:
+            found = None  # the index's worker died (out of memory?): no card
         if found is None:
             self.finish(json.dumps({"card": None}))
             return
@@ -328,15 +357,25 @@ def _shape_problem(payload: Any) -> str | None:
     return None
 
 
-def _notebook_location(root: Path | None, path: Any) -> Path | None:
-    """The real file a contents path names, or None (no path, or no local root).
-
-    Raises ``ValueError`` (a 400) for a path that is absolute, has a ``..`` part, has a
-    NUL, or resolves (through links) to somewhere outside the root. The file need not
-    exist: a notebook not saved yet takes the configuration of its folder.
+def _check_path(path: Any) -> None:
+    """Raise ``ValueError`` (a 400) for a contents path over the bounds (more than
+    ``MAX_PATH_CHARS`` characters or ``MAX_PATH_PARTS`` parts), or that is absolute,
+    has a ``..`` part or a NUL. Only looks at the string, the length first: a path of
+    any size is refused in time proportional to the bound, not to the path.
     """
     if not isinstance(path, str) or not path:
-        return None
+        return
+    if len(path) > MAX_PATH_CHARS:
+        raise ValueError(
+            f'"path" has {len(path)} characters, over the limit of {MAX_PATH_CHARS} for a '
+            "notebook's contents path"
+        )
+    parts = path.count("/") + path.count("\\") + 1
+    if parts > MAX_PATH_PARTS:
+        raise ValueError(
+            f'"path" has {parts} parts (folders and the file name), over the limit of '
+            f"{MAX_PATH_PARTS} for a notebook's contents path"
+        )
     shown = _quote(path)
     if "\x00" in path:
         raise ValueError(f'"path" {shown} contains a NUL character')
@@ -349,18 +388,45 @@ def _notebook_location(root: Path | None, path: Any) -> Path | None:
             f'"path" {shown} must be relative to the server\'s root (a contents path such as '
             '"folder/notebook.ipynb"), not absolute'
         )
-    parts = path.replace("\\", "/").split("/")
-    if ".." in parts:
+    if ".." in path.replace("\\", "/").split("/"):
         raise ValueError(
             f'"path" {shown} must not contain ".." (it must stay in the server\'s root)'
         )
-    if root is None:
+
+
+def _resolved_root(setting: str | None) -> Path | None:
+    """The server's root folder, links resolved (None: none, or it cannot be resolved)."""
+    if setting is None:
         return None
+    try:
+        return Path(os.path.expanduser(setting)).resolve()
+    except (OSError, RuntimeError):
+        return None
+
+
+def _located(root_setting: str | None, path: Any) -> tuple[Path | None, Path | None]:
+    """The resolved root and the real file ``path`` names in it (file system work: run
+    it off the event loop). ``ValueError`` as :func:`_notebook_location`."""
+    root = _resolved_root(root_setting)
+    return root, _notebook_location(root, path)
+
+
+def _notebook_location(root: Path | None, path: Any) -> Path | None:
+    """The real file a contents path names, or None (no path, or no local root).
+
+    Raises ``ValueError`` (a 400) for a path :func:`_check_path` refuses, or that
+    resolves (through links) to somewhere outside the root. The file need not exist: a
+    notebook not saved yet takes the configuration of its folder.
+    """
+    _check_path(path)
+    if not isinstance(path, str) or not path or root is None:
+        return None
+    shown = _quote(path)
     try:
         real = (root / path).resolve()
     except (OSError, RuntimeError):  # a symlink loop
         raise ValueError(f'"path" {shown} cannot be resolved (a symlink loop?)') from None
-    if real != root and root not in real.parents:
+    if not real.is_relative_to(root):
         raise ValueError(f'"path" {shown} leads outside the server\'s root (through a link)')
     return real
 
@@ -401,11 +467,18 @@ def _configuration(
     the page's settings on top; and the problems found (shown to the user)."""
     problems: list[str] = []
     config = Config()
-    if notebook is not None:
+    if notebook is not None and root is not None:
         try:
-            config = default_resolver().config_for(notebook)
+            # Only the root's pyproject files count: one above it (in /tmp, a shared
+            # folder) is not the project's, and a link out of the root is not read.
+            config = default_resolver().config_for(notebook, root=root)
         except ConfigError as error:
             problems.append(f"ignoring [tool.tfcoach]: {_relative_message(error, root)}")
+        except Exception as error:  # the resolver says ConfigError; a 500 is worse still
+            problems.append(
+                f"ignoring [tool.tfcoach]: the configuration could not be read "
+                f"({type(error).__name__})"
+            )
     settings = payload.get("settings") or {}
     overrides: dict[str, tuple[str, ...] | None] = {}
     for key in ("select", "ignore"):
@@ -417,62 +490,87 @@ def _configuration(
 
 def _relative_message(error: ConfigError, root: Path | None) -> str:
     """The resolver's message (it starts with the file's absolute path), with the path
-    relative to the server's root, as the user knows it, when the file is inside it."""
+    relative to the server's root, as the user knows it; no other mention of where the
+    root is on the server's disk is left in it."""
     message = str(error)
-    if root is None or error.version is None:
+    if root is None:
         return message
-    path_text = str(error.version[0])
-    if not message.startswith(path_text):
-        return message
-    try:
-        relative = Path(path_text).relative_to(root)
-    except ValueError:
-        return message
-    return relative.as_posix() + message[len(path_text) :]
+    path_text = str(error.version[0]) if error.version is not None else None
+    if path_text is not None and message.startswith(path_text):
+        try:
+            relative = Path(path_text).relative_to(root)
+        except ValueError:
+            pass
+        else:
+            message = relative.as_posix() + message[len(path_text) :]
+    root_text = str(root)
+    if root_text != os.sep:
+        message = message.replace(root_text + os.sep, "").replace(root_text, ".")
+    return message
 
 
-def _analyze_configured(
-    payload: dict[str, Any], base_url: str | None, root: Path | None, notebook: Path | None
-) -> dict[str, Any]:
-    config, problems = _configuration(payload, root, notebook)
+def _arrived(handler: web.RequestHandler) -> float:
+    """When the request arrived (wall clock, as ``work.py`` counts budgets): tornado's
+    clock starts when the request's headers were read, so the time its body took to come
+    in, and any wait since, count against the budget."""
+    return time.time() - handler.request.request_time()
+
+
+def _deadline(arrived: float, budget_seconds: float) -> float:
+    """The ``time.monotonic()`` time a request that ``arrived`` runs out of its budget."""
+    return time.monotonic() - work.waited_since(arrived) + budget_seconds
+
+
+async def _analyze_configured(
+    payload: dict[str, Any],
+    base_url: str | None,
+    root: Path | None,
+    notebook: Path | None,
+    arrived: float,
+) -> str:
+    """The analyze route's answer, as JSON text. The configuration is read in a thread
+    (files), the analysis runs in the lane for the code's size, within the analysis
+    budget from ``arrived``: a request still waiting for a worker at its deadline gets
+    the "not started" note, one still running past the grace the "stopped" note
+    (``work.late_json``)."""
+    budget_seconds = work.ANALYZE_BUDGET_S
+    config, problems = await IOLoop.current().run_in_executor(
+        None, _configuration, payload, root, notebook
+    )
+    code = {"source": payload["source"]} if "source" in payload else {"cells": payload["cells"]}
     # The server's own course_base_url is the front end's setting: it wins over the file's.
-    answer = _analyze(payload, base_url or config.course_base_url, config=config)
-    if problems:
-        answer["config_error"] = "\n".join(problems)
-    return answer
+    return await lanes.analysis_lane(lanes.code_chars(code)).run(
+        work.analysis_json,
+        code,
+        base_url or config.course_base_url,
+        config,
+        problems,
+        budget_seconds,
+        arrived,
+        deadline=_deadline(arrived, budget_seconds),
+        when_late=lambda started: work.late_json(started, problems, budget_seconds, arrived),
+        # A running analysis stops at its next budget check and answers what it found.
+        grace=work.ANALYZE_GRACE_S,
+    )
 
 
 def _analyze(
     payload: dict[str, Any],
     base_url: str | None,
-    budget_seconds: float = 10.0,
+    budget_seconds: float = work.ANALYZE_BUDGET_S,
     config: Config | None = None,
 ) -> dict[str, Any]:
-    """Findings as CLI JSON objects, plus where the code does not parse.
+    """Findings as CLI JSON objects, plus where the code does not parse (the route's
+    answer without its configuration problems; see ``work.analysis_answer``).
 
     Code being edited often does not parse: that is a result, not a bad request.
     ``syntax_errors`` lists it (``cell`` null for ``source``; for ``cells``, the
     cells left out while the others were still analysed).
 
-    The analysis has ``budget_seconds`` (it runs in a thread of the shared server):
-    past it, the findings made so far are returned with ``"notes": ["analysis stopped
-    after N ms ..."]``; ``notes`` is absent otherwise.
+    The analysis has ``budget_seconds``: past it, the findings made so far are returned
+    with ``"notes": ["analysis stopped after N ms ..."]``; ``notes`` is absent otherwise.
     """
-    from jupyterlab_tfcoach.analysis.budget import time_budget
-
-    with time_budget(budget_seconds) as budget:
-        if "source" in payload:
-            result = check_source(payload["source"], config)
-        else:
-            result = check_cells(payload["cells"], config)
-    course = get_course()
-    answer: dict[str, Any] = {
-        "findings": [f.to_json(course.ref(f.section_id, base_url)) for f in result.findings],
-        "syntax_errors": [problem.to_json() for problem in result.syntax_errors],
-    }
-    if budget.note is not None:
-        answer["notes"] = [budget.note]
-    return answer
+    return work.analysis_answer(payload, base_url, config, budget_seconds)
 
 
 def _too_large(size: int) -> str:

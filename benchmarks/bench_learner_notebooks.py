@@ -1,0 +1,128 @@
+"""How far the kernel monitor reaches on learner notebooks it was not built for.
+
+usage: python benchmarks/bench_learner_notebooks.py <folder> [--out results.json]
+
+Each notebook in ``<folder>`` runs top to bottom in a real kernel (nbclient) after
+``%load_ext jupyterlab_tfcoach``, which shows each cell's report inline; the report travels in
+the cell's outputs under ``application/vnd.tfcoach.report+json``. The figures printed compare
+them with the folder's ``answers.json`` (see ``benchmarks/learner_notebooks/README.md``).
+Nothing is written into the folder.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import nbformat
+from nbclient import NotebookClient
+
+REPORT_MIME = "application/vnd.tfcoach.report+json"
+
+
+def report_entries(report: dict[str, Any]) -> list[dict[str, Any]]:
+    """Everything a report says to the learner, as (kind, text, course) records."""
+    found: list[dict[str, Any]] = []
+    for trace in report.get("traces") or []:
+        for reason in trace.get("reasons") or []:
+            if reason.get("kind") != "first_trace":
+                found.append(
+                    {"kind": "trace", "text": reason.get("text", ""), "course": trace.get("course")}
+                )
+    for change in report.get("variables") or []:
+        found.append(
+            {"kind": "variable", "text": change.get("text", ""), "course": change.get("course")}
+        )
+    error = report.get("error")
+    if isinstance(error, dict):
+        found.append(
+            {"kind": "error", "text": error.get("explanation", ""), "course": error.get("course")}
+        )
+    for note in report.get("notes") or []:
+        text = note.get("text", "") if isinstance(note, dict) else str(note)
+        course = note.get("course") if isinstance(note, dict) else None
+        found.append({"kind": "note", "text": text, "course": course})
+    return found
+
+
+def run_notebook(path: Path) -> list[dict[str, Any]]:
+    notebook = nbformat.read(path, as_version=4)
+    code_cells = [cell for cell in notebook.cells if cell.cell_type == "code"]
+    notebook.cells = [nbformat.v4.new_code_cell("%load_ext jupyterlab_tfcoach"), *code_cells]
+    client = NotebookClient(
+        notebook,
+        timeout=180,
+        allow_errors=True,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(path.parent)}},
+    )
+    started = time.perf_counter()
+    client.execute()
+    print(f"{path.name}: ran in {time.perf_counter() - started:.0f} s", file=sys.stderr)
+    records = []
+    for index, cell in enumerate(notebook.cells[1:]):
+        error = None
+        entries: list[dict[str, Any]] = []
+        for output in cell.get("outputs", []):
+            if output.get("output_type") == "error":
+                error = {"ename": output.get("ename"), "evalue": str(output.get("evalue"))[:300]}
+            report = (output.get("data") or {}).get(REPORT_MIME)
+            if isinstance(report, dict):
+                entries.extend(report_entries(report))
+        records.append(
+            {
+                "notebook": path.name,
+                "cell": index,
+                "source": cell.source,
+                "error": error,
+                "entries": entries,
+            }
+        )
+    return records
+
+
+def figures(records: list[dict[str, Any]], answers: list[dict[str, Any]]) -> str:
+    expected = {(answer["notebook"], answer["cell"]): answer for answer in answers}
+    mistakes = reached = named = correct = silent = 0
+    for record in records:
+        answer = expected.get((record["notebook"], record["cell"]))
+        if answer is None:
+            continue
+        said = " ".join(entry["text"] for entry in record["entries"])
+        if answer["kind"] == "mistake":
+            mistakes += 1
+            if record["entries"]:
+                reached += 1
+                identifiers = answer.get("identifiers") or []
+                if all(identifier in said for identifier in identifiers):
+                    named += 1
+        else:
+            correct += 1
+            silent += not record["entries"]
+    return (
+        f"mistakes with an entry: {reached}/{mistakes}\n"
+        f"mistakes whose entries name every expected identifier: {named}/{mistakes}\n"
+        f"correct cells left silent: {silent}/{correct}"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("folder", type=Path)
+    parser.add_argument("--out", type=Path, help="write each cell's entries here as JSON")
+    args = parser.parse_args()
+    records = [
+        record for path in sorted(args.folder.glob("*.ipynb")) for record in run_notebook(path)
+    ]
+    if args.out is not None:
+        args.out.write_text(json.dumps(records, indent=1), encoding="utf-8")
+    answers = json.loads((args.folder / "answers.json").read_text(encoding="utf-8"))
+    print(figures(records, answers))
+
+
+if __name__ == "__main__":
+    main()
