@@ -14,7 +14,7 @@ and prints the latency of each kind of request, from the client's send to its an
 min / median / p95 / max, how many large analyses answered with a budget note and how many
 hovers with a card, then how long a hover on the first hover's notebook takes afterwards
 (its index, if it was built, is cached). Before the load, the same probes on the idle
-server give the baseline. The probes run in a thread of their own (their own loop and
+server give the baseline. The probes run in processes of their own (their own loop and
 client), as a browser would be apart from whoever sends the load; bodies go out as
 JupyterLab sends them (``Content-Type: application/json``). The load average is printed
 too: on a machine shared with other work the figures move with it.
@@ -33,12 +33,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import multiprocessing
 import os
 import statistics
 import tempfile
-import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -96,21 +96,29 @@ def hover_position(cells: list[str]) -> tuple[int, int, int]:
 
 
 async def timed(
-    server: Server, path: str, body: Any = None, client: AsyncHTTPClient | None = None
+    server: Server | tuple[str, str],
+    path: str,
+    body: Any = None,
+    client: AsyncHTTPClient | None = None,
 ) -> tuple[float, Any]:
-    """(milliseconds from send to answer, the JSON answer) for one request."""
+    """(milliseconds from send to answer, the JSON answer) for one request; ``server``
+    may be its base URL and token alone (with a ``client``)."""
+    base, token = server if isinstance(server, tuple) else (server.base, TOKEN)
     request = HTTPRequest(
-        server.base + path,
+        base + path,
         method="GET" if body is None else "POST",
         body=None if body is None else json.dumps(body),
         # As JupyterLab sends them (ServerConnection.makeRequest): without it, tornado's
         # client says form-urlencoded and the server parses each body as a form first.
-        headers={"Authorization": f"token {TOKEN}", "Content-Type": "application/json"},
+        headers={"Authorization": f"token {token}", "Content-Type": "application/json"},
         request_timeout=300,
     )
     started = time.perf_counter()
     try:
-        response = await (client or server.http).fetch(request)
+        if client is None:
+            assert not isinstance(server, tuple)
+            client = server.http
+        response = await client.fetch(request)
     except HTTPClientError as error:
         body = error.response.body if error.response else b""
         raise RuntimeError(f"{path}: HTTP {error.code} {body[:300]!r}") from error
@@ -129,16 +137,17 @@ def summary(name: str, values_ms: list[float]) -> str:
 
 
 def probe(
-    server: Server,
+    server: tuple[str, str],  # base URL, token
     every_s: float,
     path: str,
     body: Any,
-    stop: threading.Event,
+    stop: Any,  # a multiprocessing Event
     first_after_s: float = 0.0,
 ) -> list[float]:
     """Latencies of one request repeated every ``every_s`` until ``stop`` (never two at
-    once). Run in a thread of its own, with its own loop and client, as a browser apart
-    from whoever sends the load: this process's main loop is busy sending 24 MiB."""
+    once). Run in a process of its own, as a browser apart from whoever sends the load:
+    this process encodes 24 MiB of bodies and decodes 12 answers of ~1 MB, and in a thread
+    of it the probe's times would include waits for this process's interpreter lock."""
 
     async def repeat() -> list[float]:
         client = AsyncHTTPClient(force_instance=True)
@@ -177,13 +186,19 @@ async def load(server: Server, large: int, hovers: int, kib: int) -> None:
         f"Load: {large} analyses and {hovers} hovers at once, bodies "
         f"{min(sizes):.0f}-{max(sizes):.0f} KiB"
     )
-    stop = threading.Event()
-    probes = ThreadPoolExecutor(2)
+    spawn = multiprocessing.get_context("spawn")
+    manager = spawn.Manager()  # its Event's proxy can be sent to the probes
+    stop = manager.Event()
+    probes = ProcessPoolExecutor(2, mp_context=spawn)
+    # Both probe processes started (and their imports done) before the load goes out.
+    list(probes.map(time.sleep, [0.1, 0.1]))
     started = time.perf_counter()
-    status_probe = probes.submit(probe, server, STATUS_EVERY_S, "api/status", None, stop)
+    status_probe = probes.submit(
+        probe, (server.base, TOKEN), STATUS_EVERY_S, "api/status", None, stop
+    )
     tiny_probe = probes.submit(
         probe,
-        server,
+        (server.base, TOKEN),
         TINY_EVERY_S,
         "tfcoach/api/analyze",
         {"source": TINY},
@@ -201,6 +216,7 @@ async def load(server: Server, large: int, hovers: int, kib: int) -> None:
     stop.set()
     status_ms, tiny_ms = status_probe.result(), tiny_probe.result()
     probes.shutdown()
+    manager.shutdown()
     noted = sum(1 for _, answer in answered_large if answer.get("notes"))
     findings = [len(answer["findings"]) for _, answer in answered_large]
     cards = sum(1 for _, answer in answered_hovers if answer.get("card"))

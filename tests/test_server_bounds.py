@@ -27,6 +27,7 @@ import zmq
 from tornado.httpclient import HTTPClientError
 from zmq.utils.monitor import recv_monitor_message
 
+from jupyterlab_tfcoach.server.handlers import DECODE_ON_LOOP_BYTES
 from jupyterlab_tfcoach.server.kernels import (
     IOPUB_RECONNECT_MAX_MS,
     MAX_HISTORY_BYTES,
@@ -59,7 +60,7 @@ def jp_server_config(jp_server_config: dict[str, Any]) -> dict[str, Any]:
     return {**jp_server_config, "KernelRestarter": {"restart_limit": 0, "time_to_dead": 0.1}}
 
 
-async def status_and_message(fetch: Fetch, *path: str, body: str) -> tuple[int, str]:
+async def status_and_message(fetch: Fetch, *path: str, body: str | bytes) -> tuple[int, str]:
     with pytest.raises(HTTPClientError) as caught:
         await fetch(*path, method="POST", body=body)
     response = caught.value.response
@@ -81,6 +82,30 @@ async def test_deeply_nested_json_is_a_400(
         code, message = await status_and_message(jp_fetch, *path, body=DEEP)
         assert code == 400, path
         assert "nested too deeply" in message, (path, message)
+    assert server_errors(caplog) == []
+
+
+@on_server_loop
+async def test_bodies_that_are_not_json_are_a_400_small_or_large(
+    jp_fetch: Fetch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Bodies over ``DECODE_ON_LOOP_BYTES`` are decoded in a thread: same answers."""
+    padding = " " * (DECODE_ON_LOOP_BYTES + 1)
+    for body, expected in (
+        ('{"source": "x = 1"', "not valid JSON"),
+        ('{"source": "x = 1"' + padding, "not valid JSON"),
+        (b'{"source": "\xff"}', "not UTF-8"),
+        (b'{"source": "\xff"}' + padding.encode(), "not UTF-8"),
+    ):
+        for path in (("tfcoach", "api", "analyze"), ("tfcoach", "api", "hover")):
+            code, message = await status_and_message(jp_fetch, *path, body=body)
+            assert (code, expected in message) == (400, True), (path, len(body), message)
+    # and a large valid body is still read: its analysis answers
+    source = "import tensorflow as tf\nw = tf.Variable(1.0)\nw = w + 1\n" + padding
+    answer = await jp_fetch(
+        "tfcoach", "api", "analyze", method="POST", body=json.dumps({"source": source})
+    )
+    assert [f["code"] for f in json.loads(answer.body)["findings"]] == ["TFC001"]
     assert server_errors(caplog) == []
 
 

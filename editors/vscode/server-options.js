@@ -3,7 +3,8 @@
 const fs = require("fs");
 const path = require("path");
 
-const SETTINGS = ["select", "ignore", "courseBaseUrl"];
+// The server's keys (`KNOWN_KEYS` in lsp_server/settings.py), each a `tfcoach.<key>` in package.json.
+const SETTINGS = ["select", "ignore", "courseBaseUrl", "debounceMs", "maxDocumentCharacters"];
 const INSTALL_PACKAGE = "jupyterlab-tfcoach";
 const CONSOLE_SCRIPTS = ["tfcoach-lsp", "tfcoach-lsp.exe"];
 

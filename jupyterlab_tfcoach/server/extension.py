@@ -14,6 +14,7 @@ from traitlets import Bool, Float, Int, TraitError, Unicode, validate
 from traitlets.config import Configurable
 
 from jupyterlab_tfcoach.course import InvalidBaseUrlError, checked_base_url
+from jupyterlab_tfcoach.server import lanes
 from jupyterlab_tfcoach.server.handlers import (
     SETTINGS_COURSE_BASE_URL,
     SETTINGS_HUB,
@@ -87,6 +88,23 @@ class TfCoach(Configurable):
         except InvalidBaseUrlError as error:
             raise TraitError(str(error)) from None
 
+    worker_idle_timeout = Float(
+        lanes.DEFAULT_WORKER_IDLE_SECONDS,
+        config=True,
+        help=(
+            "Seconds a worker process for large analyses and hovers waits for work before it "
+            "ends itself (it holds 100-200 MB; the next large request starts a new one). "
+            "0 keeps workers for the server's lifetime."
+        ),
+    )
+
+    @validate("worker_idle_timeout")
+    def _idle_timeout_not_negative(self, proposal: Any) -> float:
+        value = float(proposal["value"])
+        if not value >= 0:  # NaN too
+            raise TraitError(f"TfCoach.worker_idle_timeout must be 0 or more, not {value}")
+        return value
+
     @validate("history_length")
     def _positive_history(self, proposal: Any) -> int:
         value = int(proposal["value"])
@@ -134,6 +152,7 @@ def load_server_extension(serverapp: Any) -> ReportHub:
         log=serverapp.log,
     )
     event_logger.add_listener(schema_id=KERNEL_ACTIONS_SCHEMA_ID, listener=hub.on_kernel_action)
+    lanes.worker_idle_seconds = options.worker_idle_timeout
     web_app = serverapp.web_app
     web_app.settings[SETTINGS_HUB] = hub
     web_app.settings[SETTINGS_COURSE_BASE_URL] = options.course_base_url

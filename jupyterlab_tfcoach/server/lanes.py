@@ -21,8 +21,10 @@ picks a lane by the size of the code it got (``SMALL_CHARS``):
 Each worker process belongs to one lane thread and serves one request at a time; it is
 started on that thread's first request (``python -m jupyterlab_tfcoach.server.worker``,
 which imports the analysis alone: ``multiprocessing``'s spawn would also import the
-server's main script, jupyter_server, in every worker), and again after it died. If none
-can be started, the lane runs the work in its own threads (and says so in the log).
+server's main script, jupyter_server, in every worker), and again after it died or after
+it ended itself, idle for ``worker_idle_seconds`` (``c.TfCoach.worker_idle_timeout``: an
+idle worker holds 100-200 MB). If none can be started, the lane runs the work in its own
+threads (and says so in the log).
 
 Deadlines: a request's budget counts from its arrival (see ``work.py``). ``Lane.run``
 cancels work still waiting for a lane thread at the deadline and answers ``when_late``
@@ -53,6 +55,8 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import IO, Any, TypeVar
 
+from jupyterlab_tfcoach.server.worker import IDLE_EXIT_STATUS
+
 T = TypeVar("T")
 
 log = logging.getLogger(__name__)
@@ -61,6 +65,9 @@ log = logging.getLogger(__name__)
 SMALL_CHARS = 64 * 1024
 # How much lower than the server's the priority of worker processes is (their nice).
 WORKER_NICENESS = 5
+# How long a worker process waits for a request before it ends itself (0: never).
+DEFAULT_WORKER_IDLE_SECONDS = 300.0
+worker_idle_seconds = DEFAULT_WORKER_IDLE_SECONDS
 # The folder holding the package: the worker imports the same copy as the server.
 _PACKAGE_PARENT = str(Path(__file__).resolve().parents[2])
 
@@ -71,6 +78,10 @@ class WorkerDiedError(RuntimeError):
 
 class _WriteFailedError(Exception):
     """A request could not be written to the worker: it is gone."""
+
+
+class _IdleExitError(Exception):
+    """The worker ended idle before it read the request."""
 
 
 # Every worker process running, to end them when the server exits.
@@ -87,7 +98,12 @@ class WorkerProcess:
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [_PACKAGE_PARENT, env.get("PYTHONPATH")]))
         process = subprocess.Popen(
-            [sys.executable, "-m", "jupyterlab_tfcoach.server.worker"],
+            [
+                sys.executable,
+                "-m",
+                "jupyterlab_tfcoach.server.worker",
+                f"--idle-exit={worker_idle_seconds}",
+            ],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             env=env,
@@ -98,18 +114,28 @@ class WorkerProcess:
 
     def call(self, fn: Callable[..., T], args: tuple[Any, ...]) -> T:
         request = pickle.dumps((fn, args), protocol=pickle.HIGHEST_PROTOCOL)
+        try:
+            ok, value = self._exchange(request)
+        except _IdleExitError:
+            # It ended idle just as the request was written, unread: a new worker gets it.
+            ok, value = self._exchange(request)
+        if not ok:
+            raise RuntimeError(f"in the worker process:\n{value}")
+        return value  # type: ignore[no-any-return]
+
+    def _exchange(self, request: bytes) -> tuple[bool, Any]:
         process = self._send(request)
         answers = process.stdout
         assert answers is not None
         try:
-            ok, value = pickle.load(answers)
+            return pickle.load(answers)  # type: ignore[no-any-return]
         except (OSError, EOFError, pickle.UnpicklingError) as error:
-            # It died on this request: not tried again (the request may be what kills it).
+            idle = _exit_status(process) == IDLE_EXIT_STATUS
             self.stop()
+            if idle:
+                raise _IdleExitError from error
+            # It died on this request: not tried again (the request may be what kills it).
             raise WorkerDiedError("the worker process ended before it answered") from error
-        if not ok:
-            raise RuntimeError(f"in the worker process:\n{value}")
-        return value  # type: ignore[no-any-return]
 
     def _send(self, request: bytes) -> subprocess.Popen[bytes]:
         """Write the request to a live worker. One that died while idle (killed, or
@@ -140,6 +166,14 @@ class WorkerProcess:
         process, self._process = self._process, None
         if process is not None:
             _end(process)
+
+
+def _exit_status(process: subprocess.Popen[bytes]) -> int | None:
+    """How the process ended (it closed its answers' pipe), None if it did not soon."""
+    try:
+        return process.wait(timeout=1)
+    except subprocess.TimeoutExpired:
+        return None
 
 
 def _lower_priority(pid: int) -> None:

@@ -1,5 +1,5 @@
 /**
- * The server side of the coach: REST routes (docs/findings.md) and the reports the
+ * The server side of the coach: REST routes (docs/rest.md) and the reports the
  * server emits on the jupyter_events bus (the kernels' `tfcoach_report` iopub
  * messages, validated and stored by the server first).
  */
@@ -10,9 +10,12 @@ import { ISignal, Signal } from '@lumino/signaling';
 import {
   ICourseRef,
   IFinding,
+  IInputProblem,
   IReport,
   asCourse,
   normalizeFinding,
+  normalizeInputProblem,
+  normalizeNotes,
   normalizeReport
 } from './wire';
 
@@ -101,6 +104,10 @@ export interface IAnalysis {
   findings: IFinding[];
   /** What is wrong with the configuration (e.g. an invalid pyproject.toml), or null. */
   configError: string | null;
+  /** Code left out of the analysis (`syntax_errors`): it does not parse, or nests too deeply. */
+  problems: IInputProblem[];
+  /** What limited the analysis as a whole (its time budget ran out), usually none. */
+  notes: string[];
 }
 
 /** A typed client of the `tfcoach/api/...` routes. */
@@ -157,7 +164,8 @@ export class CoachApi {
    * Static findings for a notebook's code cells (cell = index in `cells`). The server
    * applies the `[tool.tfcoach]` of the folder of `options.path` (a contents path) and
    * `options.settings` on top; `configError` says what is wrong with that configuration
-   * (the findings then use the defaults), null when nothing is.
+   * (the findings then use the defaults), null when nothing is. `problems` is the code
+   * the analysis left out, `notes` what cut the analysis short (docs/rest.md).
    */
   async analyze(cells: string[], options: IAnalyzeOptions = {}): Promise<IAnalysis> {
     const body: Record<string, unknown> = { cells };
@@ -173,12 +181,19 @@ export class CoachApi {
     });
     const record = (data && typeof data === 'object' ? data : {}) as Record<string, unknown>;
     const list = Array.isArray(record.findings) ? (record.findings as unknown[]) : [];
+    const problems = Array.isArray(record.syntax_errors)
+      ? (record.syntax_errors as unknown[])
+      : [];
     return {
       findings: list.map(normalizeFinding).filter((f): f is IFinding => f !== null),
       configError:
         typeof record.config_error === 'string' && record.config_error
           ? record.config_error
-          : null
+          : null,
+      problems: problems
+        .map(normalizeInputProblem)
+        .filter((p): p is IInputProblem => p !== null),
+      notes: normalizeNotes(record.notes)
     };
   }
 

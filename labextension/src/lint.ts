@@ -6,6 +6,14 @@
  * applies the `[tool.tfcoach]` of the notebook's folder and the settings on top,
  * and says when that configuration is invalid (shown once in a notification).
  *
+ * Code the analysis left out is never silent (#24). An expression nested too
+ * deeply to check is a warning at its position, in the server's words: nothing
+ * else tells the learner that code was not checked. Code that does not parse is
+ * only an 'info' mark at the error: Python says so loudly when the cell runs, but
+ * while it is being edited the mark explains why its findings are gone. What has
+ * no cell (the analysis ran out of time, or exceeded Python's recursion limit)
+ * is a notification, once per notebook while it lasts.
+ *
  * `@codemirror/lint` is not one of JupyterLab's shared singletons, so this
  * package bundles its own copy; it builds on the shared `@codemirror/state`
  * and `@codemirror/view`, and `setDiagnostics` installs the lint state field
@@ -22,7 +30,7 @@ import { ISignal, Signal } from '@lumino/signaling';
 import { CoachApi } from './api';
 import { CourseOpener, courseLink, el, textParts } from './dom';
 import { offsetOf } from './positions';
-import { IFinding } from './wire';
+import { IFinding, IInputProblem } from './wire';
 import { inlineCode } from './wording';
 import { CoachSettings } from './settings';
 
@@ -31,6 +39,9 @@ export const ANALYZE_DEBOUNCE_MS = 500;
 
 /** Configuration errors on screen: each is notified once, not on every analysis. */
 const shownConfigErrors = new Set<string>();
+
+/** How long a notice of the analysis (not an error of the user's) stays as a toast. */
+const NOTICE_TOAST_MS = 8000;
 
 const SEVERITY: Record<string, Diagnostic['severity']> = {
   error: 'error',
@@ -48,6 +59,51 @@ export function cellView(cell: Cell): EditorView | null {
     return view;
   }
   return null;
+}
+
+/**
+ * What the learner reads for code the analysis left out, in a cell or (without a
+ * cell) the notebook: the server's words, which say what a depth problem left out.
+ */
+export function problemText(problem: IInputProblem): string {
+  if (problem.kind === 'depth') {
+    return problem.message;
+  }
+  const where = problem.cell === null ? 'this notebook' : 'this cell';
+  return `TF Coach checks ${where} once it parses: ${problem.message}`;
+}
+
+/**
+ * Code left out of the analysis to diagnostics for one cell whose text is `text`:
+ * a depth problem underlines from its position to the end of the line (the
+ * expression left out starts there), a syntax error one character.
+ */
+export function problemDiagnostics(problems: IInputProblem[], text: string): Diagnostic[] {
+  return problems.map(problem => {
+    let from = offsetOf(text, problem.line ?? 1, problem.column ?? 1);
+    const newline = text.indexOf('\n', from);
+    const lineEnd = newline < 0 ? text.length : newline;
+    const wholeRest = problem.kind === 'depth' || problem.line === null;
+    const to = wholeRest ? lineEnd : Math.min(from + 1, lineEnd);
+    if (to === from && from > 0) {
+      from -= 1; // At the end of a line (or of the cell): mark the character before.
+    }
+    const message = problemText(problem);
+    return {
+      from,
+      to,
+      severity: problem.kind === 'depth' ? 'warning' : 'info',
+      source: 'tfcoach',
+      message,
+      markClass: `jp-tfcoach-problem jp-tfcoach-problem-${problem.kind}`,
+      renderMessage: () =>
+        el(
+          'span',
+          { className: 'jp-tfcoach-diagnostic' },
+          el('span', { className: 'jp-tfcoach-diagnostic-message' }, ...textParts(inlineCode(message)))
+        )
+    };
+  });
 }
 
 /** Findings to CodeMirror diagnostics for one cell whose text is `text`. */
@@ -119,6 +175,10 @@ export function toDiagnostics(
 /** Keeps one notebook's static findings fresh and shown in its editors. */
 export class NotebookLinter implements IDisposable {
   private _findings: IFinding[] = [];
+  private _problems: IInputProblem[] = [];
+  private _notes: string[] = [];
+  /** The notices notified for this notebook (digits masked), while they last. */
+  private _shownNotices = new Set<string>();
   private _sources: string[] = [];
   private _cellIds: string[] = [];
   private _timer: number | undefined;
@@ -169,13 +229,23 @@ export class NotebookLinter implements IDisposable {
     return this._findings;
   }
 
+  /** Code the last analysis left out (does not parse, or nests too deeply). */
+  get problems(): IInputProblem[] {
+    return this._problems;
+  }
+
+  /** What cut the last analysis short (e.g. its time budget), usually nothing. */
+  get notes(): string[] {
+    return this._notes;
+  }
+
   /** What the server said is wrong with the notebook's configuration, or null. */
   get configError(): string | null {
     return this._configError;
   }
 
   /** The model id of the code cell a finding's `cell` index refers to. */
-  cellIdOf(finding: IFinding): string | null {
+  cellIdOf(finding: { cell: number | null }): string | null {
     return finding.cell === null ? null : (this._cellIds[finding.cell] ?? null);
   }
 
@@ -232,9 +302,11 @@ export class NotebookLinter implements IDisposable {
     }
     let findings: IFinding[] = [];
     let configError: string | null = null;
+    let problems: IInputProblem[] = [];
+    let notes: string[] = [];
     try {
       if (sources.some(s => s.trim())) {
-        ({ findings, configError } = await this._api.analyze(sources, options));
+        ({ findings, configError, problems, notes } = await this._api.analyze(sources, options));
       }
     } catch (error) {
       if (!this._failed) {
@@ -249,10 +321,13 @@ export class NotebookLinter implements IDisposable {
     }
     this._failed = false;
     this._findings = findings;
+    this._problems = problems;
+    this._notes = notes;
     this._sources = sources;
     this._cellIds = ids;
     this._request = request;
     this._setConfigError(configError);
+    this._notify();
     this.apply();
     this._changed.emit();
   }
@@ -270,19 +345,33 @@ export class NotebookLinter implements IDisposable {
         byCell.set(id, [...(byCell.get(id) ?? []), finding]);
       }
     }
+    const problemsByCell = new Map<string, IInputProblem[]>();
+    for (const problem of this._problems) {
+      const id = this.cellIdOf(problem);
+      if (id) {
+        problemsByCell.set(id, [...(problemsByCell.get(id) ?? []), problem]);
+      }
+    }
     for (const cell of this._codeCells()) {
       const index = this._cellIds.indexOf(cell.model.id);
       const analysed = index >= 0 ? this._sources[index] : undefined;
       const wanted = show ? (byCell.get(cell.model.id) ?? []) : [];
-      this._applyToCell(cell, wanted, analysed);
+      const problems = show ? (problemsByCell.get(cell.model.id) ?? []) : [];
+      this._applyToCell(cell, wanted, problems, analysed);
     }
   }
 
-  private _applyToCell(cell: Cell, findings: IFinding[], analysed: string | undefined): void {
+  private _applyToCell(
+    cell: Cell,
+    findings: IFinding[],
+    problems: IInputProblem[],
+    analysed: string | undefined
+  ): void {
+    const shown = findings.length + problems.length;
     const view = cellView(cell);
     if (!view) {
       // Editors of windowed-out cells appear later.
-      if (findings.length > 0) {
+      if (shown > 0) {
         void cell.ready.then(() => {
           if (!this._disposed && cellView(cell)) {
             this.apply();
@@ -292,11 +381,15 @@ export class NotebookLinter implements IDisposable {
       return;
     }
     const text = view.state.doc.toString();
-    if (findings.length > 0 && text !== analysed) {
+    if (shown > 0 && text !== analysed) {
       return; // Edited since: the next analysis replaces these.
     }
+    const diagnostics = [
+      ...problemDiagnostics(problems, text),
+      ...toDiagnostics(findings, text, this._open)
+    ];
     try {
-      view.dispatch(setDiagnostics(view.state, toDiagnostics(findings, text, this._open)));
+      view.dispatch(setDiagnostics(view.state, diagnostics));
     } catch (error) {
       console.warn('tfcoach: could not show findings in a cell', error);
     }
@@ -318,6 +411,32 @@ export class NotebookLinter implements IDisposable {
 
   private _onPathChanged(): void {
     this.schedule(0); // Moved or renamed: another folder's configuration may apply.
+  }
+
+  /**
+   * Notify what the last analysis says about the notebook as a whole (its notes, and
+   * code left out that has no cell), each once while it lasts: typing reanalyses, and
+   * a note's time ("stopped after N ms") changes every time.
+   */
+  private _notify(): void {
+    const notices = [
+      ...this._notes.map(text => ({ text, type: 'warning' as const })),
+      ...this._problems
+        .filter(problem => this.cellIdOf(problem) === null)
+        .map(problem => ({
+          text: problemText({ ...problem, cell: null }),
+          type: problem.kind === 'depth' ? ('warning' as const) : ('info' as const)
+        }))
+    ];
+    const keys = new Set<string>();
+    for (const { text, type } of notices) {
+      const key = text.replace(/\d+/g, '#');
+      keys.add(key);
+      if (!this._shownNotices.has(key)) {
+        Notification.emit(`TF Coach: ${text}`, type, { autoClose: NOTICE_TOAST_MS });
+      }
+    }
+    this._shownNotices = keys;
   }
 
   /** Notify a configuration error once (while it lasts), whichever notebook meets it. */

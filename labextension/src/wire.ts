@@ -1,8 +1,10 @@
 /**
  * The wire shapes the page receives, and their normalisers: a kernel report
- * (schema/report.schema.json, docs/report.md) and a static finding
- * (schema/finding.schema.json, docs/findings.md). Everything from a kernel or
- * the server passes through `normalizeReport` / `normalizeFinding` first.
+ * (schema/report.schema.json, docs/report.md), a static finding
+ * (schema/finding.schema.json, docs/findings.md) and the rest of the analyze
+ * route's answer (code left out, notes; docs/rest.md). Everything from a kernel
+ * or the server passes through `normalizeReport` / `normalizeFinding` /
+ * `normalizeInputProblem` / `normalizeNotes` first.
  * Pure TypeScript: no DOM, no JupyterLab imports.
  */
 
@@ -247,4 +249,63 @@ export function normalizeFinding(value: unknown): IFinding | null {
         }
       : null
   };
+}
+
+/**
+ * Code the analysis left out (`syntax_errors` of `POST tfcoach/api/analyze`,
+ * docs/rest.md): `syntax`, code that does not parse (Python says so too when it
+ * runs), or `depth`, valid code nested too deeply to check (nothing else says so).
+ */
+export interface IInputProblem {
+  /** The 0-based code cell index, null when the problem has no cell. */
+  cell: number | null;
+  /** 1-based line within the cell, null when the problem has no position. */
+  line: number | null;
+  /** 1-based column in code points (as finding columns), null without a position. */
+  column: number | null;
+  message: string;
+  kind: 'syntax' | 'depth';
+}
+
+/** How the server's message for an expression nested too deeply to check starts. */
+export const TOO_DEEP_TO_CHECK = 'too deeply nested to check';
+
+const positiveInteger = (value: unknown): number | null =>
+  typeof value === 'number' && Number.isInteger(value) && value >= 1 ? value : null;
+
+/**
+ * Coerce untrusted JSON into an input problem, or null. The answer has no `kind`
+ * field: a depth problem is told by its documented message (an explicit `kind`
+ * wins, should the server send one).
+ */
+export function normalizeInputProblem(value: unknown): IInputProblem | null {
+  if (!isObject(value) || typeof value.message !== 'string' || !value.message) {
+    return null;
+  }
+  const cell =
+    typeof value.cell === 'number' && Number.isInteger(value.cell) && value.cell >= 0
+      ? value.cell
+      : null;
+  const line = positiveInteger(value.line);
+  const kind =
+    value.kind === 'depth' || value.kind === 'syntax'
+      ? value.kind
+      : value.message.startsWith(TOO_DEEP_TO_CHECK)
+        ? 'depth'
+        : 'syntax';
+  return {
+    cell,
+    line,
+    column: line === null ? null : (positiveInteger(value.column) ?? 1),
+    message: value.message,
+    kind
+  };
+}
+
+/** Coerce untrusted JSON into the analysis's notes: non-empty strings, each once. */
+export function normalizeNotes(value: unknown): string[] {
+  const notes = asArray<unknown>(value).filter(
+    (note): note is string => typeof note === 'string' && note !== ''
+  );
+  return [...new Set(notes)];
 }

@@ -1,8 +1,10 @@
 "use strict";
 // Plain Node checks of the extension's pure helpers: `npm run check`.
 const assert = require("node:assert/strict");
+const path = require("node:path");
 const {
   DOCUMENT_SELECTOR,
+  SETTINGS,
   describeCommand,
   installCommand,
   interpreterSetting,
@@ -51,6 +53,23 @@ assert.deepEqual(tfcoachSettings((key) => values[key]), {
   select: ["TFC001"],
   courseBaseUrl: "https://example.org/course",
 });
+
+// The debounce and size limit reach the server too; 0 (no debounce) is a value, not "unset".
+const tuned = { debounceMs: 0, maxDocumentCharacters: 4000000, interpreter: "py" };
+assert.deepEqual(tfcoachSettings((key) => tuned[key]), { debounceMs: 0, maxDocumentCharacters: 4000000 });
+
+// Every server setting declared in package.json is forwarded, and nothing else is: with
+// nothing set, VS Code's `get` returns the declared defaults, and those are what is sent.
+const declared = require(path.join(__dirname, "..", "package.json")).contributes.configuration.properties;
+const clientOnly = new Set(["tfcoach.interpreter", "tfcoach.trace.server"]);
+const serverKeys = Object.keys(declared)
+  .filter((name) => !clientOnly.has(name))
+  .map((name) => name.slice("tfcoach.".length));
+assert.deepEqual([...SETTINGS].sort(), serverKeys.sort());
+assert.deepEqual(
+  tfcoachSettings((key) => declared[`tfcoach.${key}`]?.default),
+  { debounceMs: 200, maxDocumentCharacters: 1048576 },
+);
 
 assert.ok(DOCUMENT_SELECTOR.some((s) => s.notebook && s.notebook.notebookType === "jupyter-notebook"));
 assert.equal(installCommand("/opt/venv/bin/python"), "/opt/venv/bin/python -m pip install jupyterlab-tfcoach");
