@@ -18,11 +18,12 @@ LABEXT_SOURCES := $(shell find labextension/src labextension/style labextension/
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 APT_GET := $(if $(filter 0,$(shell id -u)),,sudo) env DEBIAN_FRONTEND=noninteractive apt-get
 
-.PHONY: lab test install lint format pytest system-deps vsix clean help screenshots
+.PHONY: lab test test-fast install lint format pytest system-deps vsix clean help screenshots
 
 help:
 	@echo "make lab    install into $(VENV) if needed and start JupyterLab on examples/ (ARGS=...)"
 	@echo "make test   install if needed, lint, and run the whole test suite"
+	@echo "make test-fast  the tests without TensorFlow, a browser, an editor or a hub (while editing)"
 	@echo "make vsix   package the VS Code extension (editors/vscode)"
 	@echo "make screenshots  refresh the README's screenshots in docs/ from the browser tests"
 
@@ -85,14 +86,27 @@ format: install
 	$(VENV)/bin/ruff format .
 	$(VENV)/bin/ruff check --fix .
 
+# Tiers (markers in pyproject.toml, added from what a test uses in tests/conftest.py): the
+# fast tier runs on both cores; the rest (real kernels with TensorFlow, browsers, editors,
+# a hub, megabyte inputs and timing) one test at a time, as their budgets assume.
+HEAVY := kernel or tensorflow or browser or editor or hub or slow
+
+test-fast: install
+	$(PY) -m pytest -n 2 -q -m "not ($(HEAVY))" $(PYTEST_ARGS)
+
 pytest: install system-deps
+ifeq ($(PYTEST_ARGS),)
+	$(PY) -m pytest -n 2 -m "not ($(HEAVY))"
+	$(PY) -m pytest -m "$(HEAVY)"
+else
 	$(PY) -m pytest $(PYTEST_ARGS)
+endif
 
 test: lint pytest
 
 # The README's screenshots (docs/*.png): only this target writes them, never `make test`.
 screenshots: install system-deps
-	TFCOACH_UPDATE_SCREENSHOTS=1 $(PY) -m pytest tests/test_browser_coach.py tests/test_vscode_e2e.py
+	TFCOACH_UPDATE_SCREENSHOTS=1 $(PY) -m pytest tests/frontend/test_browser_coach.py tests/e2e/test_vscode_e2e.py
 
 vsix: install
 	cd editors/vscode && npm ci --no-audit --no-fund && npx --yes @vscode/vsce@3.9.1 package --allow-missing-repository -o tfcoach.vsix

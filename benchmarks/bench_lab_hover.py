@@ -29,9 +29,9 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from tests.frontend.notebook_page import NOTEBOOK, open_notebook  # noqa: E402
+from tests.frontend.test_browser_hover import CARD, TOKEN_BOX_JS  # noqa: E402
 from tests.harness import CHROMIUM, CHROMIUM_ARGS, LabServer  # noqa: E402
-from tests.notebook_page import NOTEBOOK, open_notebook  # noqa: E402
-from tests.test_browser_hover import CARD, TOKEN_BOX_JS  # noqa: E402
 
 NOTEBOOKS = REPO / "jupyterlab_tfcoach" / "course" / "notebooks"
 TF_NAME = re.compile(r"\btf\.[A-Za-z_]\w*")

@@ -35,8 +35,14 @@ from jupyterlab_tfcoach.analysis import (
     Rule,
     rule_by_code,
 )
-from jupyterlab_tfcoach.analysis.config import parse_codes
-from jupyterlab_tfcoach.analysis.project_config import ConfigResolver, default_resolver
+from jupyterlab_tfcoach.analysis.configuration import (
+    Configuration,
+    Overrides,
+    RawOverrides,
+    configuration_for,
+    read_overrides,
+)
+from jupyterlab_tfcoach.analysis.project_config import ConfigResolver
 from jupyterlab_tfcoach.cache import (
     CacheDirRefused,
     FileResult,
@@ -99,8 +105,9 @@ folder that is a symbolic link, or is not empty and not tfcoach's, is refused
 (exit status 2, nothing checked), and the cache only ever deletes entries it
 wrote.
 
-notebooks: findings name the code cell (0-based, counting code cells only) and
-count lines within that cell: notebook.ipynb:cell 2:3:5: ...
+notebooks: findings name the code cell (counted from 1, code cells only; the
+JSON "cell" is the 0-based index) and count lines within that cell:
+notebook.ipynb:code cell 3:3:5: ...
 """
 
 
@@ -371,41 +378,32 @@ def discover(paths: Iterable[str]) -> Discovery:
 # Checking
 
 
-@dataclass(frozen=True)
-class Overrides:
-    select: tuple[str, ...] | None
-    ignore: tuple[str, ...] | None
-
-    def apply(self, config: Config) -> Config:
-        return config.overridden(select=self.select, ignore=self.ignore)
-
-
 class ConfigCache:
-    """Each file's configuration for this run: the core resolver's answer (which reads
-    each ``pyproject.toml`` once), with the command line's overrides applied. Asked
-    once per folder: files in the same folder share a pyproject."""
+    """Each file's configuration for this run: the core's one configuration path
+    (``configuration_for``: the resolver reads each ``pyproject.toml`` once), with the
+    command line's overrides on top. Asked once per folder: files in the same folder
+    share a pyproject."""
 
     def __init__(self, overrides: Overrides, resolver: ConfigResolver | None = None) -> None:
         self._overrides = overrides
-        self._resolver = resolver or default_resolver()
-        self._by_folder: dict[str, Config | ConfigError] = {}
+        self._resolver = resolver
+        self._by_folder: dict[str, Configuration] = {}
         self._enabled: dict[Config, tuple[str, ...]] = {}
 
     def for_file(self, path: Path) -> Config:
+        """``ConfigError`` when the project's configuration cannot be used: unlike the
+        servers, the CLI does not check such a file with the defaults (an input error)."""
         # A linked file takes the configuration of the folder it really is in.
         real = os.path.realpath(path) if os.path.islink(path) else os.path.abspath(path)
         folder = os.path.dirname(real)
         if folder not in self._by_folder:
-            try:
-                self._by_folder[folder] = self._overrides.apply(
-                    self._resolver.config_for(Path(folder))
-                )
-            except ConfigError as error:
-                self._by_folder[folder] = error
-        cached = self._by_folder[folder]
-        if isinstance(cached, ConfigError):
-            raise cached
-        return cached
+            self._by_folder[folder] = configuration_for(
+                Path(folder), None, self._overrides, self._resolver
+            )
+        configuration = self._by_folder[folder]
+        if configuration.file_problem is not None:
+            raise ConfigError(configuration.file_problem.detail)
+        return configuration.config
 
     def enabled_rules(self, config: Config) -> tuple[str, ...]:
         """The rules that run under ``config``: the part of it a cached result depends on."""
@@ -569,14 +567,6 @@ def check_targets(
     return checked
 
 
-def _validated_codes(text: str | None, option: str) -> tuple[str, ...] | None:
-    """The codes of ``--select``/``--ignore`` (comma-separated), or None when not given."""
-    parsed = parse_codes(text, option)
-    if parsed.problems:
-        raise ConfigError(parsed.problems[0])  # names the option
-    return parsed.codes
-
-
 def _open_cache(args: argparse.Namespace) -> ResultCache | None:
     """This run's result cache, or None; :class:`CacheDirRefused` when its folder is a
     link, or is not empty and not tfcoach's (the cache would write, and prune, there)."""
@@ -592,13 +582,13 @@ def _open_cache(args: argparse.Namespace) -> ResultCache | None:
 
 
 def run_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    try:
-        overrides = Overrides(
-            select=_validated_codes(args.select, "--select"),
-            ignore=_validated_codes(args.ignore, "--ignore"),
-        )
-    except ConfigError as error:
-        print(f"tfcoach check: {error}", file=err)
+    # --select/--ignore (comma-separated), read as every front end's lists are; a bad
+    # code is a usage error (the first problem names the option), not left out.
+    overrides, bad_codes = read_overrides(
+        RawOverrides({"select": args.select, "ignore": args.ignore}, name="--{key}")
+    )
+    if bad_codes:
+        print(f"tfcoach check: {bad_codes[0]}", file=err)
         return EXIT_ERROR
 
     try:
@@ -650,12 +640,12 @@ def run_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def _cwd_course_base_url(report_errors_to: TextIO | None) -> str | None:
-    try:
-        return default_resolver().config_for(Path.cwd()).course_base_url
-    except ConfigError as error:
-        if report_errors_to is not None:
-            print(f"tfcoach: {error}", file=report_errors_to)
-        return None
+    """The course base URL of the project the command runs in (the defaults' when its
+    configuration cannot be used: said on ``report_errors_to`` when given)."""
+    configuration = configuration_for(Path.cwd())
+    if configuration.file_problem is not None and report_errors_to is not None:
+        print(f"tfcoach: {configuration.file_problem.detail}", file=report_errors_to)
+    return configuration.config.course_base_url
 
 
 def run_rules(out: TextIO) -> int:

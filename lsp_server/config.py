@@ -1,7 +1,8 @@
-"""The analysis Config for a document: ``[tool.tfcoach]`` from the nearest
-``pyproject.toml`` (the core resolver, :mod:`jupyterlab_tfcoach.analysis.project_config`),
-overridden by the editor's settings where they are set (editor first, like ruff's
-``configurationPreference: editorFirst``).
+"""The analysis Config for a document: the core's one configuration path
+(:func:`jupyterlab_tfcoach.analysis.configuration.configuration_for`), with
+``[tool.tfcoach]`` from the nearest ``pyproject.toml`` overridden by the editor's
+settings where they are set (editor first, like ruff's ``configurationPreference:
+editorFirst``), the editor's course base URL included.
 
 An invalid ``pyproject.toml`` is reported through ``report_error`` (the server shows
 it with ``window/showMessage`` and logs it) once per version of that file, not on
@@ -15,8 +16,9 @@ import logging
 from collections.abc import Callable
 from pathlib import Path
 
-from jupyterlab_tfcoach.analysis.config import Config, ConfigError
+from jupyterlab_tfcoach.analysis.config import Config
 from jupyterlab_tfcoach.analysis.config import is_known_code as is_known_code
+from jupyterlab_tfcoach.analysis.configuration import FileProblem, Overrides, configuration_for
 from jupyterlab_tfcoach.analysis.project_config import ConfigResolver, default_resolver
 from lsp_server.settings import Settings
 
@@ -36,27 +38,22 @@ class DocumentConfigs:
         self._resolver = resolver or default_resolver()
         self._reported: set[object] = set()
 
-    def project_config(self, start: Path) -> Config:
-        try:
-            return self._resolver.config_for(start)
-        except ConfigError as error:
-            key = error.version if error.version is not None else str(error)
-            if key not in self._reported:
-                if len(self._reported) >= _MAX_REPORTED:
-                    self._reported.clear()
-                self._reported.add(key)
-                self._report_error(f"tfcoach: ignoring [tool.tfcoach]: {error}")
-            return Config()
-
     def config_for(self, path: Path | None, root: Path | None, settings: Settings) -> Config:
+        """``path``'s configuration; without a document, the workspace root's. The search
+        is not bounded by the workspace (a project may open one of its subfolders)."""
         start = path if path is not None else root
-        base = self.project_config(start) if start is not None else Config()
-        try:
-            return base.overridden(
-                select=settings.select,
-                ignore=settings.ignore,
-                course_base_url=settings.course_base_url,
-            )
-        except ConfigError as error:  # settings are validated already; belt and braces
-            log.warning("invalid editor settings: %s", error)
-            return base
+        overrides = Overrides(settings.select, settings.ignore, settings.course_base_url)
+        configuration = configuration_for(start, None, overrides, self._resolver)
+        if configuration.file_problem is not None:
+            self._report_once(configuration.file_problem)
+        for problem in configuration.override_problems:  # settings are validated already
+            log.warning("invalid editor settings: %s", problem)
+        return configuration.config
+
+    def _report_once(self, problem: FileProblem) -> None:
+        key = problem.version if problem.version is not None else problem.detail
+        if key not in self._reported:
+            if len(self._reported) >= _MAX_REPORTED:
+                self._reported.clear()
+            self._reported.add(key)
+            self._report_error(f"tfcoach: {problem.message}")

@@ -38,10 +38,17 @@ def _safe_url(url: str) -> str:
     return url.replace(" ", "%20").replace("(", "%28").replace(")", "%29")
 
 
-def render(resolution: Resolution, links: CourseLinks, markdown: bool = True) -> str:
+def render(
+    resolution: Resolution,
+    links: CourseLinks,
+    markdown: bool = True,
+    bound_where: str | None = None,
+) -> str:
     """The card as Markdown (user text escaped) or, for clients that only take plain text
-    (e.g. eglot 1.9 without markdown-mode), as plain text with the link spelled out."""
-    card = card_text(resolution)
+    (e.g. eglot 1.9 without markdown-mode), as plain text with the link spelled out.
+    ``bound_where``: where the receiver was bound, as the reader finds it, when the
+    parse's lines are not the reader's (a notebook's joined cells; see ``card_text``)."""
+    card = card_text(resolution, bound_where)
     escape = escape_markdown if markdown else str
     lines = [f"**{card.title}**" if markdown else card.title]
     if card.receiver is not None:

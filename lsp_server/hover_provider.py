@@ -20,8 +20,13 @@ from pygls.lsp.server import LanguageServer
 
 from jupyterlab_tfcoach.analysis.engine import gc_paused
 from jupyterlab_tfcoach.analysis.errors import AnalysisSyntaxError
+from jupyterlab_tfcoach.analysis.notebook import CellPositions
 from jupyterlab_tfcoach.analysis.parsing import parse_cells, parse_module
-from jupyterlab_tfcoach.analysis.positions import split_lines
+from jupyterlab_tfcoach.analysis.positions import (
+    code_points_to_units,
+    split_lines,
+    units_to_code_points,
+)
 from jupyterlab_tfcoach.course.api_cards import api_card
 from jupyterlab_tfcoach.course.links import CourseLinks
 from jupyterlab_tfcoach.hover import NameLookup
@@ -45,9 +50,29 @@ class IndexedSource:
     version: int | None
     lookup: NameLookup
     source: str  # what jedi sees (a notebook's joined cells)
-    first_line: dict[str, int]  # part uri -> 1-based line of its first line in ``source``
-    # part uri -> characters of leading indentation the analysis removed (an indented cell)
-    indent: dict[str, int]
+    # part uri -> its code cell, for the parts whose code is in the parse (every cell of
+    # a notebook but those left out of it; a file: its own uri, cell 0)
+    cell_of: dict[str, int]
+    positions: CellPositions | None  # a notebook's cells in ``source``; None: a file
+
+    def source_line(self, uri: str, line: int) -> tuple[int, int] | None:
+        """0-based ``line`` of the part ``uri`` -> (its 1-based line in ``source``, the
+        indentation the parse removed from it); None for a part not in the parse."""
+        cell = self.cell_of.get(uri)
+        if cell is None:
+            return None
+        if self.positions is None:
+            return line + 1, 0
+        return self.positions.joined_line(cell, line + 1), self.positions.indent_of(cell)
+
+    def bound_where(self, uri: str, resolution: hover.Resolution) -> str | None:
+        """Where the receiver was bound, as the reader of the part ``uri`` finds it (``line
+        1 of code cell 2``): a notebook's lines in ``source`` are not its cells' lines.
+        None for a file, whose lines are the parse's (the card says ``line N``)."""
+        cell = self.cell_of.get(uri)
+        if self.positions is None or cell is None or resolution.bound_on_line is None:
+            return None
+        return self.positions.where(resolution.bound_on_line, cell)
 
 
 def _index(snap: Snapshot) -> IndexedSource | None:
@@ -63,30 +88,15 @@ def _build_index(snap: Snapshot) -> IndexedSource | None:
             joined, tree = parse_cells([part.source for part in snap.parts])
             source = joined.source
             # A cell left out of the parse gets no card: its names are not in the tree.
-            first = {
-                p.uri: joined.cell_first_line[i]
-                for i, p in enumerate(snap.parts)
-                if joined.has_code(i)
-            }
-            indent = {p.uri: joined.indent_of(i) for i, p in enumerate(snap.parts)}
+            cell_of = {p.uri: i for i, p in enumerate(snap.parts) if joined.has_code(i)}
+            positions: CellPositions | None = joined.positions
         else:
             source = snap.parts[0].source
             tree = parse_module(source)
-            first = {snap.key: 1}
-            indent = {}
+            cell_of, positions = {snap.key: 0}, None
     except AnalysisSyntaxError:
         return None
-    return IndexedSource(snap.version, NameLookup(tree), source, first, indent)
-
-
-def to_code_points(line: str, character: int, units: Callable[[str], int]) -> int:
-    """A client column (UTF-16 units by default) -> a code-point index on ``line``."""
-    count = 0
-    for index, char in enumerate(line):
-        if count >= character:
-            return index
-        count += units(char)
-    return len(line)
+    return IndexedSource(snap.version, NameLookup(tree), source, cell_of, positions)
 
 
 # Documents whose index is kept, least recently hovered dropped first. Each index holds
@@ -234,15 +244,17 @@ class HoverProvider:
         if line_text is None or not line_text.strip():
             return None
         codec = self._server.workspace.position_codec
-        column = to_code_points(line_text, position.character, codec.client_num_units)
+        column = units_to_code_points(line_text, position.character, codec.client_num_units)
         dotted = hover.dotted_at(line_text, column)
         if dotted is None:
             return None
         index = await self._index_for(snap)
-        if index is None or uri not in index.first_line:
+        if index is None:
             return None
-        line = index.first_line[uri] + position.line
-        indent = index.indent.get(uri, 0)  # the parse saw an indented cell dedented
+        in_source = index.source_line(uri, position.line)
+        if in_source is None:
+            return None
+        line, indent = in_source  # the parse saw an indented cell dedented
         at = hover.source_column(line_text, dotted.start, indent)
         # A stale index (the text changed since) cannot tell which name is at a position.
         exact = index.version == current_version(self._server.workspace, key)
@@ -254,11 +266,13 @@ class HoverProvider:
             return None
         links = self._links_for(uri)
         kind = self._content_kind()
-        start = codec.client_num_units(line_text[: dotted.start])
-        end = codec.client_num_units(line_text[: dotted.end])
+        start = code_points_to_units(line_text, dotted.start, codec.client_num_units)
+        end = code_points_to_units(line_text, dotted.end, codec.client_num_units)
+        markdown = kind == types.MarkupKind.Markdown
+        where = index.bound_where(uri, resolution)
         return types.Hover(
             contents=types.MarkupContent(
-                kind=kind, value=hover.render(resolution, links, kind == types.MarkupKind.Markdown)
+                kind=kind, value=hover.render(resolution, links, markdown, where)
             ),
             range=types.Range(
                 start=types.Position(line=position.line, character=start),

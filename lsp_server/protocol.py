@@ -2,7 +2,8 @@
 
 A Finding counts 1-based lines and 1-based *code point* columns (``end_column``
 one past the last character); LSP counts 0-based lines and columns in the
-negotiated position encoding (UTF-16 unless the client offered another).
+negotiated position encoding (UTF-16 unless the client offered another), converted
+by ``analysis/positions.py`` with the codec's counter.
 A finding's related locations become the Diagnostic's ``relatedInformation``,
 in the finding's own document or, for a notebook, in the cell they are in.
 """
@@ -16,6 +17,7 @@ from lsprotocol import types
 from pygls.workspace import PositionCodec
 
 from jupyterlab_tfcoach.analysis.findings import Edit, Finding, Fix, RelatedLocation, Severity
+from jupyterlab_tfcoach.analysis.positions import code_points_to_units
 from jupyterlab_tfcoach.course.links import CourseLinks
 
 SOURCE = "tfcoach"
@@ -36,8 +38,8 @@ def to_position(
     if index >= len(lines):
         return types.Position(line=index, character=0)
     text = lines[index].rstrip("\r\n")
-    chars = min(max(column - 1, 0), len(text))
-    return types.Position(line=index, character=codec.client_num_units(text[:chars]))
+    character = code_points_to_units(text, column - 1, codec.client_num_units)
+    return types.Position(line=index, character=character)
 
 
 def to_range(

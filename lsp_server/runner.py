@@ -26,10 +26,11 @@ from lsprotocol import types
 from pygls.workspace import PositionCodec
 
 from jupyterlab_tfcoach.analysis import check_source
-from jupyterlab_tfcoach.analysis.budget import time_budget
+from jupyterlab_tfcoach.analysis.budget import ANALYSIS_BUDGET_S, time_budget
 from jupyterlab_tfcoach.analysis.config import Config
 from jupyterlab_tfcoach.analysis.findings import Finding
 from jupyterlab_tfcoach.analysis.notebook import DEPTH, SyntaxProblem
+from jupyterlab_tfcoach.analysis.positions import code_points_to_units
 from jupyterlab_tfcoach.course.links import CourseLinks
 from lsp_server.documents import Snapshot
 from lsp_server.notebooks import analyze_notebook
@@ -38,16 +39,21 @@ from lsp_server.protocol import DocumentPart, to_diagnostics
 log = logging.getLogger(__name__)
 
 BUDGET_ENV = "TFCOACH_ANALYSIS_BUDGET_MS"
-DEFAULT_BUDGET_SECONDS = 10.0
+DEFAULT_BUDGET_SECONDS = ANALYSIS_BUDGET_S  # the core's, as POST tfcoach/api/analyze's
 
 
 def budget_seconds() -> float:
-    """The time budget of one pass: ``TFCOACH_ANALYSIS_BUDGET_MS``, else 10 s."""
+    """The time budget of one pass: ``TFCOACH_ANALYSIS_BUDGET_MS``, else the core's (10 s)."""
     raw = os.environ.get(BUDGET_ENV, "").strip()
     try:
         return max(float(raw), 0.0) / 1000 if raw else DEFAULT_BUDGET_SECONDS
     except ValueError:
-        log.warning("%s=%r is not a number of milliseconds; using 10 s", BUDGET_ENV, raw)
+        log.warning(
+            "%s=%r is not a number of milliseconds; using %g s",
+            BUDGET_ENV,
+            raw,
+            DEFAULT_BUDGET_SECONDS,
+        )
         return DEFAULT_BUDGET_SECONDS
 
 
@@ -73,7 +79,9 @@ def depth_diagnostic(
     column = max((problem.column or 1) - 1, 0) if problem.line is not None else 0
     return types.Diagnostic(
         range=types.Range(
-            start=types.Position(line=line, character=codec.client_num_units(text[:column])),
+            start=types.Position(
+                line=line, character=code_points_to_units(text, column, codec.client_num_units)
+            ),
             end=types.Position(line=line, character=codec.client_num_units(text)),
         ),
         message=problem.message,

@@ -37,6 +37,31 @@ os.environ.setdefault("TFCOACH_CACHE_DIR", tempfile.mkdtemp(prefix="tfcoach-test
 _OWN_LOOP_MARKERS = ("browser", "vscode")
 
 
+# Tiers (README, "Tests"): a test that uses a kernel fixture, a browser or TensorFlow in a
+# child process gets its marker from what it uses, so a new test lands in the right tier
+# without anyone remembering to mark it; `make test-fast` leaves these out.
+# Fixtures that start a kernel which imports TensorFlow (the modules' own ones by name),
+# and one that starts a plain kernel.
+_TENSORFLOW_KERNEL_FIXTURES = frozenset({"kernel", "monitor_run", "executed", "executions"})
+_KERNEL_FIXTURES = _TENSORFLOW_KERNEL_FIXTURES | {"start_kernel"}
+_BROWSER_FIXTURES = frozenset({"browser", "lab_page"})
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        fixtures = frozenset(getattr(item, "fixturenames", ()))
+        if fixtures & _KERNEL_FIXTURES:
+            item.add_marker(pytest.mark.kernel)
+        if fixtures & _TENSORFLOW_KERNEL_FIXTURES:
+            item.add_marker(pytest.mark.tensorflow)
+        if fixtures & _BROWSER_FIXTURES:
+            item.add_marker(pytest.mark.browser)
+        function = getattr(item, "function", None)
+        code = getattr(function, "__code__", None)
+        if code is not None and "run_tensorflow" in code.co_names:  # ``tests/tf_runner.py``
+            item.add_marker(pytest.mark.tensorflow)
+
+
 def _drives_a_browser(request: pytest.FixtureRequest) -> bool:
     return any(request.node.get_closest_marker(name) for name in _OWN_LOOP_MARKERS)
 

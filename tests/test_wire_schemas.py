@@ -30,8 +30,8 @@ from tests.harness import (
     on_server_loop,
     run,
 )
-from tests.test_server_bounds import MALFORMED
-from tests.test_server_routes import Fetch, analyze_body
+from tests.server.test_server_bounds import MALFORMED
+from tests.server.test_server_routes import Fetch, analyze_body
 
 SCHEMA_DIR = REPO_ROOT / "schema"
 

@@ -16,6 +16,10 @@ running every one of them to the end.
 
 The budget is held in a context variable: each thread (and each task) sees its
 own, so concurrent analyses in a server's worker threads never share one.
+
+How long an analysis may take is set here, once: ``ANALYSIS_BUDGET_S``, the budget of a
+language server pass (its ``TFCOACH_ANALYSIS_BUDGET_MS`` may set another) and of a ``POST
+tfcoach/api/analyze`` request, counted from its arrival.
 """
 
 from __future__ import annotations
@@ -24,6 +28,10 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
+
+# The time budget of one analysis in the long-running front ends: past it, a user who
+# waits for findings gets those made so far (and a note) rather than nothing.
+ANALYSIS_BUDGET_S = 10.0
 
 
 class BudgetExceeded(Exception):

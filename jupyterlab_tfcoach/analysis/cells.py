@@ -17,24 +17,21 @@ from jupyterlab_tfcoach.analysis.engine import (
 )
 from jupyterlab_tfcoach.analysis.errors import AnalysisSyntaxError
 from jupyterlab_tfcoach.analysis.findings import Edit, Finding, Fix, RelatedLocation
-from jupyterlab_tfcoach.analysis.notebook import JoinedCells
+from jupyterlab_tfcoach.analysis.notebook import CellPositions
 from jupyterlab_tfcoach.analysis.parsing import parse_cells
 from jupyterlab_tfcoach.analysis.positions import SourceLines
 
 
-def _to_cell(finding: Finding, joined: JoinedCells) -> Finding:
-    cell, line = joined.locate(finding.line)
-    end_cell, end_line = joined.locate(finding.end_line)
-    if end_cell != cell:  # cannot happen for one statement; stay inside the cell anyway
-        end_line = joined.cell_line_count[cell]
+def _to_cell(finding: Finding, cells: CellPositions) -> Finding:
+    cell, line, end_line = cells.locate_span(finding.line, finding.end_line)
     # An indented cell was analysed dedented, as IPython runs it: columns shift back.
-    shift = joined.indent_of(cell)
+    shift = cells.indent_of(cell)
     fix = finding.fix
     if fix is not None:
         edits = []
         for edit in fix.edits:
-            edit_cell, edit_line = joined.locate(edit.line)
-            edit_end_cell, edit_end_line = joined.locate(edit.end_line)
+            edit_cell, edit_line = cells.locate(edit.line)
+            edit_end_cell, edit_end_line = cells.locate(edit.end_line)
             if edit_cell != cell or edit_end_cell != cell:
                 fix = None  # the fix touches another cell: not expressible per cell
                 break
@@ -56,18 +53,15 @@ def _to_cell(finding: Finding, joined: JoinedCells) -> Finding:
         fix=fix,
         column=finding.column + shift,
         end_column=finding.end_column + shift,
-        related=tuple(_related_to_cell(related, joined) for related in finding.related),
+        related=tuple(_related_to_cell(related, cells) for related in finding.related),
     )
 
 
-def _related_to_cell(related: RelatedLocation, joined: JoinedCells) -> RelatedLocation:
+def _related_to_cell(related: RelatedLocation, cells: CellPositions) -> RelatedLocation:
     """A related location may sit in another cell than its finding (a call in a later
     cell): it is mapped on its own, with its own cell's indent."""
-    cell, line = joined.locate(related.line)
-    end_cell, end_line = joined.locate(related.end_line)
-    if end_cell != cell:
-        end_line = joined.cell_line_count[cell]
-    shift = joined.indent_of(cell)
+    cell, line, end_line = cells.locate_span(related.line, related.end_line)
+    shift = cells.indent_of(cell)
     return replace(
         related,
         line=line,
@@ -90,7 +84,7 @@ def check_cells(
             return unparsed(error)
         findings, unchecked = run_rules(SourceLines(joined.source), tree, config or DEFAULT_CONFIG)
         del tree  # freed while the collector is paused (see ``analyze_source``)
-    located = [_to_cell(f, joined) for f in findings]
+    located = [_to_cell(f, joined.positions) for f in findings]
     if path is not None:
         located = [f.with_location(path=path) for f in located]
     return Analysis(sorted(located, key=sort_key), joined.problems_with(unchecked))

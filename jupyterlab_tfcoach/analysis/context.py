@@ -6,11 +6,13 @@ import ast
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from jupyterlab_tfcoach.analysis.bindings import Bindings, TraceReach, Value
+from jupyterlab_tfcoach.analysis.bindings import Bindings
 from jupyterlab_tfcoach.analysis.findings import Edit, Finding, Fix, Severity
 from jupyterlab_tfcoach.analysis.imports import TFImports
 from jupyterlab_tfcoach.analysis.model import Model, Scope, Site
 from jupyterlab_tfcoach.analysis.positions import Range, SourceLines, shorten
+from jupyterlab_tfcoach.analysis.traced import TraceReach
+from jupyterlab_tfcoach.analysis.values import Value
 
 if TYPE_CHECKING:
     from jupyterlab_tfcoach.analysis.rules.base import Rule
@@ -31,7 +33,7 @@ class RuleContext:
 
     def calls_to(self, canonical: str) -> list[Site]:
         """Calls whose callee is the TensorFlow name ``canonical`` (``tf.Variable``)."""
-        return self.bindings.calls_to(canonical)
+        return self.bindings.names.calls_to(canonical)
 
     def calls_named(self, *names: str) -> list[Site]:
         """Calls ``name(...)`` or ``obj.name(...)`` for any of ``names``, in source order."""
@@ -45,15 +47,15 @@ class RuleContext:
         return self.bindings.infer(node, site.scope, site.path)
 
     def tf_function_body(self, scope: Scope) -> Scope | None:
-        return self.bindings.tf_function_body(scope)
+        return self.bindings.traced.tf_function_body(scope)
 
     def trace_reach(self, scope: Scope) -> TraceReach | None:
         """The tf.function whose trace runs ``scope``'s code, and the helper it is in, if any."""
-        return self.bindings.trace_reach(scope)
+        return self.bindings.traced.trace_reach(scope)
 
     def traced_scopes(self) -> dict[Scope, TraceReach]:
         """``trace_reach`` for every scope that has one: for loops over every call."""
-        return self.bindings.traced_scopes()
+        return self.bindings.traced.traced_scopes()
 
     def tf_ref(self, canonical: str) -> str | None:
         """How this file spells a TensorFlow name (``t.print``), None if it cannot."""
@@ -80,10 +82,6 @@ class RuleContext:
     def insert_after(self, node: ast.AST, new_text: str) -> Edit:
         span = self.range_of(node)
         return Edit(span.end_line, span.end_column, span.end_line, span.end_column, new_text)
-
-    def insert_before(self, node: ast.AST, new_text: str) -> Edit:
-        span = self.range_of(node)
-        return Edit(span.line, span.column, span.line, span.column, new_text)
 
     def finding(
         self,

@@ -14,7 +14,7 @@ from jupyterlab_tfcoach.analysis.errors import (
     AnalysisSyntaxError,
 )
 from jupyterlab_tfcoach.analysis.findings import Finding
-from jupyterlab_tfcoach.analysis.notebook import DEPTH, SyntaxProblem
+from jupyterlab_tfcoach.analysis.notebook import DEPTH, SyntaxProblem, cell_label
 from jupyterlab_tfcoach.analysis.project_config import load_config
 
 
@@ -133,12 +133,15 @@ def analyze_path(path: str | Path, config: Config | None = None) -> list[Finding
 
 def _cell_problem(problem: SyntaxProblem) -> str:
     if problem.kind != DEPTH:
+        if problem.cell is None:  # the joined cells fail as a whole (``parse_cells``)
+            return f"syntax error in the notebook's code: {problem.message}"
         return (
-            f"syntax error in code cell {problem.cell} at line {problem.line}, column "
+            f"syntax error in {cell_label(problem.cell)} at line {problem.line}, column "
             f"{problem.column}: {problem.message}"
         )
     if problem.cell is None:  # the analysis exceeded the recursion limit, somewhere
         return problem.message
     return (
-        f"code cell {problem.cell}, line {problem.line}, column {problem.column}: {problem.message}"
+        f"{cell_label(problem.cell)}, line {problem.line}, column {problem.column}: "
+        f"{problem.message}"
     )

@@ -21,17 +21,11 @@ import bisect
 import threading
 from dataclasses import dataclass
 
-from jupyterlab_tfcoach.analysis.bindings import (
-    MAX_REACHING,
-    PY_NONE,
-    UNKNOWN,
-    Bindings,
-    Resolution,
-    Value,
-    merge_values,
-)
+from jupyterlab_tfcoach.analysis.bindings import Bindings
 from jupyterlab_tfcoach.analysis.imports import canonical_module
 from jupyterlab_tfcoach.analysis.model import Binding, Model, Path, Position, Scope, parameters
+from jupyterlab_tfcoach.analysis.resolution import MAX_REACHING, Resolution
+from jupyterlab_tfcoach.analysis.values import PY_NONE, UNKNOWN, Value, merge_values
 
 _SCOPE_STATEMENTS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _FUNCTION_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -273,12 +267,12 @@ class NameLookup:
             if target is not None:
                 return BoundValue(self.bindings.binding_value(target), _line_of(target))
             if isinstance(expression, ast.Name):
-                resolution = self.bindings.resolve(scope, expression.id, pos, path)
+                resolution = self.bindings.names.resolve(scope, expression.id, pos, path)
                 if resolution is None:
                     return None
                 others = resolution.owner.bindings.get(expression.id, [])
                 return self._bound(expression, place, resolution.bindings, others, resolution)
-            found = self.bindings.self_attribute_bindings(expression, scope)  # type: ignore[arg-type]
+            found = self.bindings.names.self_attribute_bindings(expression, scope)  # type: ignore[arg-type]
             if found is not None:
                 reaching = tuple(b for b in found if not b.self_referential)
                 return self._bound(expression, place, reaching, found, None)
@@ -329,7 +323,7 @@ class NameLookup:
             return None
         if (expression.value.id, expression.attr) in self._assigned_attributes():
             return None
-        found = self.bindings.instance_attribute_bindings(expression, place.scope, place.path)
+        found = self.bindings.names.instance_attribute_bindings(expression, place.scope, place.path)
         if found is not None and len(found) > MAX_REACHING:
             return None  # too many to merge at every read, as for ``self.w`` (the rules')
         given: list[tuple[Value, Binding]] = []
@@ -376,7 +370,7 @@ class NameLookup:
         from a module that is not TensorFlow (where jedi may find what it is)."""
         with self._lock:
             scope, path = self.scope_at(pos)
-            resolution = self.bindings.resolve(scope, name, pos, path)
+            resolution = self.bindings.names.resolve(scope, name, pos, path)
         reaching = resolution.bindings if resolution is not None else ()
         if len(reaching) != 1 or reaching[0].kind != "import":
             return None
@@ -407,7 +401,7 @@ class NameLookup:
             owner = self.model.module if expression.id in scope.global_names else scope
             candidates = owner.bindings.get(expression.id, ())
         elif isinstance(expression, ast.Attribute):
-            candidates = self.bindings.self_attribute_bindings(expression, scope) or ()
+            candidates = self.bindings.names.self_attribute_bindings(expression, scope) or ()
         else:
             return None
         for binding in candidates:

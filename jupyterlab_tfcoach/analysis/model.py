@@ -4,9 +4,9 @@ The walk builds the scopes with their name bindings (in source order, with
 the conditional blocks each binding sits in) and indexes the nodes rules look
 at (calls, binary operations, assignments, loops, ``with`` statements,
 ``del`` statements, function definitions), each with its scope and block
-path. Nothing is resolved or inferred here: imports are only collected, and
-``bindings.py`` evaluates values lazily, on a rule's demand, once all imports
-are known.
+path. Nothing is resolved or inferred here: imports are only collected;
+``resolution.py`` resolves names and ``bindings.py`` evaluates values lazily, on a
+rule's demand, once all imports are known.
 
 Before the walk goes into a statement's expressions, those nested too deeply to check
 are cut (``nesting.py``); ``Model.cut`` holds the first node cut from each statement. Every
@@ -271,7 +271,7 @@ class Model:
         """``lines``: the source's (``positions.split_lines``), if known: they make the check
         for deep nesting cheaper (``nesting.py``), not different."""
         self.tree = tree
-        self.budget = budget  # checked by the lazy inference (``bindings.py``)
+        self.budget = budget  # checked at each name lookup (``resolution.py``)
         self.imports = TFImports()
         self.module = Scope("module", tree, None)
         self.scopes: list[Scope] = [self.module]

@@ -14,11 +14,15 @@ cell magic whose body is Python (``%%time``, ``%%timeit``, ``%%capture``,
 A cell that still is not valid Python is blanked too and reported in
 ``JoinedCells.syntax_errors``: one broken cell, typical while editing, must not
 hide the findings of all the others.
+
+``CellPositions`` is the one mapping between a line of the joined source and a line of
+a cell, both ways: findings, syntax problems and hover cards all go through it.
 """
 
 from __future__ import annotations
 
 import ast
+import bisect
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -68,18 +72,73 @@ class SyntaxProblem:
         }
 
 
+def cell_label(cell: int) -> str:
+    """How text for people names the code cell with 0-based index ``cell``: ``code cell
+    N``, N counted from 1 among code cells (index 2 is ``code cell 3``).
+
+    The one place a label is spelled (``docs/findings.md``, "Naming cells"): CLI text
+    locations and input errors, hover cards. Machine fields (JSON, SARIF, REST ``cell``)
+    stay 0-based indexes; runtime reports keep IPython's ``Cell In[n]``, which names an
+    execution, not a position.
+    """
+    return f"code cell {cell + 1}"
+
+
+@dataclass(frozen=True)
+class CellPositions:
+    """Where each cell's lines are in the joined source (lines 1-based, cells 0-based).
+
+    Every cell takes at least one line (an empty cell: one empty line), so the first
+    lines increase strictly. A cell's lines are split as Python counts them
+    (``split_lines``: ``\\r\\n``, ``\\r`` or ``\\n``) and joined with ``\\n``: lines
+    map one to one whatever a cell's line ends."""
+
+    first_line: tuple[int, ...]  # each cell's first line in the joined source
+    line_count: tuple[int, ...]
+    # Characters of leading indentation removed from each cell (IPython strips the first
+    # line's indentation from every line): add them back to columns within the cell.
+    indent: tuple[int, ...] = ()
+
+    def locate(self, line: int) -> tuple[int, int]:
+        """Joined-source line -> (cell index, 1-based line within that cell)."""
+        cell = max(bisect.bisect_right(self.first_line, line) - 1, 0)
+        return cell, line - self.first_line[cell] + 1
+
+    def locate_span(self, line: int, end_line: int) -> tuple[int, int, int]:
+        """Joined-source lines of a span -> (cell, line, end line) in the cell of its
+        start; an end in a later cell (not for one statement) stops at the cell's end."""
+        cell, line_in_cell = self.locate(line)
+        end_cell, end_line_in_cell = self.locate(end_line)
+        if end_cell != cell:
+            end_line_in_cell = self.line_count[cell]
+        return cell, line_in_cell, end_line_in_cell
+
+    def where(self, joined_line: int, reader_cell: int) -> str:
+        """A line of the joined source as the reader of ``reader_cell`` finds it: ``line
+        3`` in that same cell, ``line 1 of code cell 2`` in another (hover cards)."""
+        cell, line = self.locate(joined_line)
+        return f"line {line}" if cell == reader_cell else f"line {line} of {cell_label(cell)}"
+
+    def joined_line(self, cell: int, line: int) -> int:
+        """1-based ``line`` of ``cell`` -> its line in the joined source."""
+        return self.first_line[cell] + line - 1
+
+    def indent_of(self, cell: int) -> int:
+        return self.indent[cell] if cell < len(self.indent) else 0
+
+
 @dataclass(frozen=True)
 class JoinedCells:
     source: str
     cell_first_line: tuple[int, ...]  # 1-based line of each cell's first line in ``source``
     cell_line_count: tuple[int, ...]
     syntax_errors: tuple[SyntaxProblem, ...]
-    # Characters of leading indentation removed from each cell (IPython strips the first
-    # line's indentation from every line): add them back to columns within the cell.
-    cell_indent: tuple[int, ...] = ()
+    cell_indent: tuple[int, ...] = ()  # see ``CellPositions.indent``
 
-    def indent_of(self, cell: int) -> int:
-        return self.cell_indent[cell] if cell < len(self.cell_indent) else 0
+    @cached_property
+    def positions(self) -> CellPositions:
+        """Positions in ``source`` <-> positions in the cells."""
+        return CellPositions(self.cell_first_line, self.cell_line_count, self.cell_indent)
 
     @cached_property
     def _cells_with_code(self) -> frozenset[int]:
@@ -107,23 +166,13 @@ class JoinedCells:
             if problem.line is None:
                 placed.append(problem)
                 continue
-            cell, line = self.locate(problem.line)
+            cell, line = self.positions.locate(problem.line)
             # An indented cell was analysed dedented: columns shift back (``cells.py``).
-            column = None if problem.column is None else problem.column + self.indent_of(cell)
+            shift = self.positions.indent_of(cell)
+            column = None if problem.column is None else problem.column + shift
             placed.append(SyntaxProblem(cell, line, column, problem.message, problem.kind))
         placed.sort(key=lambda problem: -1 if problem.cell is None else problem.cell)
         return tuple(placed)
-
-    def locate(self, line: int) -> tuple[int, int]:
-        """Joined-source line -> (cell index, 1-based line within that cell)."""
-        low, high = 0, len(self.cell_first_line) - 1
-        while low < high:
-            middle = (low + high + 1) // 2
-            if self.cell_first_line[middle] <= line:
-                low = middle
-            else:
-                high = middle - 1
-        return low, line - self.cell_first_line[low] + 1
 
 
 # Line magics that run the rest of their line as a Python statement in the user's

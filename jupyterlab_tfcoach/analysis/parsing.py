@@ -35,7 +35,7 @@ def parse_cells(cells: Sequence[str]) -> tuple[JoinedCells, ast.Module]:
         try:
             return joined, parse_module(joined.source)
         except AnalysisSyntaxError as error:
-            cell, line = joined.locate(error.lineno or 1)
+            cell, line = joined.positions.locate(error.lineno or 1)
             if cell in blank or not joined.cell_first_line:
                 raise
             blank[cell] = SyntaxProblem(cell, line, error.offset or 1, error.msg)

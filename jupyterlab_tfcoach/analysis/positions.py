@@ -1,16 +1,24 @@
-"""Source text indexed by line, and the byte-to-character column conversion.
+"""Source text by line; columns in ``ast``'s bytes, in code points, in a client's units.
 
 ``ast`` reports ``col_offset`` in UTF-8 *bytes*; findings use 1-based
 *character* (code point) columns. Lines are split exactly as Python's
 tokenizer counts them (``\\r\\n``, ``\\r`` or ``\\n``), not with
 ``str.splitlines``, which also breaks on form feeds and Unicode separators
 and would shift every line number after them.
+
+Clients count columns in code units of their own encoding: the browser (JavaScript
+strings) and LSP clients by default in UTF-16, where a character outside the Basic
+Multilingual Plane (an emoji) takes two units; an LSP client may negotiate UTF-8 or
+UTF-32. ``code_points_to_units`` and ``units_to_code_points`` are the only conversions
+between the two, for the Jupyter server's routes (UTF-16) and the language server (its
+``PositionCodec.client_num_units`` as the counter) alike.
 """
 
 from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Callable
 from typing import NamedTuple
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
@@ -23,6 +31,35 @@ def split_lines(text: str) -> list[str]:
     if len(lines) > 1 and lines[-1] == "":
         lines.pop()
     return lines
+
+
+# How many code units a string takes in a client's encoding.
+UnitCounter = Callable[[str], int]
+
+
+def utf16_units(text: str) -> int:
+    """Length of ``text`` in UTF-16 code units (the browser's string offsets, and LSP's
+    default position encoding). A lone surrogate (JSON can carry one) is one unit, as in
+    JavaScript."""
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
+
+
+def code_points_to_units(line: str, index: int, units: UnitCounter = utf16_units) -> int:
+    """A 0-based code-point index on ``line`` -> the client's offset, in ``units``; an
+    index past the end of the line is its end, a negative one its start."""
+    return units(line[: max(index, 0)])
+
+
+def units_to_code_points(line: str, offset: int, units: UnitCounter = utf16_units) -> int:
+    """A client's 0-based offset on ``line``, in ``units`` -> a code-point index. An
+    offset inside a character (between the halves of a surrogate pair) counts as the
+    index after it; one past the end of the line is the line's end."""
+    count = 0
+    for index, char in enumerate(line):
+        if count >= offset:
+            return index
+        count += units(char)
+    return len(line)
 
 
 class Range(NamedTuple):

@@ -9,8 +9,10 @@
 
     2 findings in 3 files
 
-Notebook findings name the code cell (0-based, as in the JSON output) before
-the line, which counts within that cell: ``nb.ipynb:cell 2:3:5: ...``. A
+Notebook findings name the code cell as text for people does (``cell_label``:
+``code cell N``, counted from 1 among code cells; the JSON output's ``cell`` is the
+0-based index) before the line, which counts within that cell:
+``nb.ipynb:code cell 3:3:5: ...`` is JSON ``"cell": 2``. A
 finding's related locations (other places of the same problem) follow it,
 indented, one ``also <location>: <message>`` line each.
 """
@@ -18,18 +20,23 @@ indented, one ``also <location>: <message>`` line each.
 from __future__ import annotations
 
 from jupyterlab_tfcoach.analysis.findings import Finding, RelatedLocation
+from jupyterlab_tfcoach.analysis.notebook import cell_label
 from jupyterlab_tfcoach.formats import CheckResult, plural
 
 
+def _cell_prefix(cell: int | None) -> str:
+    return f"{cell_label(cell)}:" if cell is not None else ""
+
+
 def location(finding: Finding) -> str:
-    cell = f"cell {finding.cell}:" if finding.cell is not None else ""
+    cell = _cell_prefix(finding.cell)
     return f"{finding.path}:{cell}{finding.line}:{finding.column}"
 
 
 def related_location(finding: Finding, related: RelatedLocation) -> str:
     """Where a related location is, spelled like a finding's location (same file), so
     editors that jump to ``path:line:column`` jump there too."""
-    cell = f"cell {related.cell}:" if related.cell is not None else ""
+    cell = _cell_prefix(related.cell)
     return f"{finding.path}:{cell}{related.line}:{related.column}"
 
 

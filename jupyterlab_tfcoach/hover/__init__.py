@@ -11,15 +11,15 @@ with it on what a name holds. The card text itself is course data
 
 from __future__ import annotations
 
-import bisect
 from dataclasses import dataclass
 from functools import lru_cache
 
-from jupyterlab_tfcoach.analysis.bindings import TAPE, VARIABLE
 from jupyterlab_tfcoach.analysis.errors import AnalysisSyntaxError
 from jupyterlab_tfcoach.analysis.lookup import BoundValue, NameLookup
+from jupyterlab_tfcoach.analysis.notebook import CellPositions
 from jupyterlab_tfcoach.analysis.parsing import parse_cells
 from jupyterlab_tfcoach.analysis.positions import split_lines
+from jupyterlab_tfcoach.analysis.values import TAPE, VARIABLE
 from jupyterlab_tfcoach.course.api_cards import ApiCard, api_card, methods_of
 from jupyterlab_tfcoach.hover.lexing import DottedName, code_mask, dotted_at
 
@@ -144,8 +144,7 @@ class CellsIndex:
 
     cells: tuple[str, ...]
     lookup: NameLookup | None  # None when the joined cells do not parse
-    cell_first_line: tuple[int, ...]
-    cell_indent: tuple[int, ...]  # leading characters the join removed from each cell
+    positions: CellPositions  # the cells' lines in the parse behind ``lookup``
     cell_has_code: tuple[bool, ...]  # False: left out of the parse (see ``JoinedCells``)
 
     def card_at(self, cell: int, line: int, column: int) -> tuple[CardText, int, int] | None:
@@ -161,20 +160,14 @@ class CellsIndex:
         dotted = dotted_at(lines[line], column)
         if dotted is None:
             return None
-        at = source_column(lines[line], dotted.start, self.cell_indent[cell])
-        resolution = resolve(dotted, self.lookup, self.cell_first_line[cell] + line, at)
+        at = source_column(lines[line], dotted.start, self.positions.indent_of(cell))
+        resolution = resolve(dotted, self.lookup, self.positions.joined_line(cell, line + 1), at)
         if resolution is None:
             return None
         where = None
         if resolution.bound_on_line is not None:
-            where = self.where(resolution.bound_on_line, cell)
+            where = self.positions.where(resolution.bound_on_line, cell)
         return card_text(resolution, where), dotted.start, dotted.end
-
-    def where(self, joined_line: int, reader_cell: int) -> str:
-        """A line of the joined cells as the reader of ``reader_cell`` finds it."""
-        owner = bisect.bisect_right(self.cell_first_line, joined_line) - 1
-        line = joined_line - self.cell_first_line[owner] + 1
-        return f"line {line}" if owner == reader_cell else f"line {line} of code cell {owner + 1}"
 
 
 # Each entry holds a notebook's syntax tree and binding model (about 115 MB for a 1 MiB
@@ -186,7 +179,6 @@ def index_cells(cells: tuple[str, ...]) -> CellsIndex:
         # As the analysis joins them: a cell that breaks the whole is left out.
         joined, tree = parse_cells(cells)
     except AnalysisSyntaxError:
-        return CellsIndex(cells, None, (), (), ())
-    indents = tuple(joined.indent_of(index) for index in range(len(cells)))
+        return CellsIndex(cells, None, CellPositions((), ()), ())
     has_code = tuple(joined.has_code(index) for index in range(len(cells)))
-    return CellsIndex(cells, NameLookup(tree), tuple(joined.cell_first_line), indents, has_code)
+    return CellsIndex(cells, NameLookup(tree), joined.positions, has_code)

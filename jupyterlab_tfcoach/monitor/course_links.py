@@ -9,12 +9,21 @@ to the packaged course itself (``local_course_url``).
 
 from __future__ import annotations
 
-from typing import Any
-
-_CACHE: dict[str, dict[str, str] | None] = {}
+from typing import Any, TypedDict
 
 
-def course_link(section_id: str) -> dict[str, Any] | None:
+class CourseSection(TypedDict):
+    """The course section that teaches a report entry (the server adds ``url``)."""
+
+    module: str
+    section: str
+    title: str
+
+
+_CACHE: dict[str, CourseSection | None] = {}
+
+
+def course_link(section_id: str) -> CourseSection | None:
     """``{"module", "section", "title"}`` for a section; None if it is unknown.
 
     Looked up once per section: the course is packaged data that does not change
@@ -25,11 +34,13 @@ def course_link(section_id: str) -> dict[str, Any] | None:
             from jupyterlab_tfcoach.course import course_ref
 
             ref = course_ref(section_id)
-            _CACHE[section_id] = {key: ref[key] for key in ("module", "section", "title")}
+            _CACHE[section_id] = CourseSection(
+                module=ref["module"], section=ref["section"], title=ref["title"]
+            )
         except Exception:
             _CACHE[section_id] = None
     found = _CACHE[section_id]
-    return dict(found) if found is not None else None
+    return CourseSection(**found) if found is not None else None
 
 
 def local_course_url(section_id: Any) -> str | None:

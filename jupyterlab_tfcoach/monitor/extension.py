@@ -15,20 +15,18 @@ from typing import Any
 
 from jupyterlab_tfcoach.monitor import errors, inline
 from jupyterlab_tfcoach.monitor import report as reports
-from jupyterlab_tfcoach.monitor.attributes import AttributeWatcher
 from jupyterlab_tfcoach.monitor.course_links import course_link
-from jupyterlab_tfcoach.monitor.gradients import GradientWatcher
-from jupyterlab_tfcoach.monitor.learning import LearningWatcher
 from jupyterlab_tfcoach.monitor.locations import CellLocator
-from jupyterlab_tfcoach.monitor.rebinds import cell_rebinds
-from jupyterlab_tfcoach.monitor.rebound import ReboundReporter
+from jupyterlab_tfcoach.monitor.report import ErrorEntry, Note, Report, TraceEntry, VariableChange
 from jupyterlab_tfcoach.monitor.tftypes import TfTypes, tensorflow_module
-from jupyterlab_tfcoach.monitor.tracing import TraceRegistry
-from jupyterlab_tfcoach.monitor.variables import (
-    TENSOR,
-    VARIABLE_KINDS,
-    VariableWatcher,
-)
+from jupyterlab_tfcoach.monitor.traces.registry import TraceRegistry
+from jupyterlab_tfcoach.monitor.variables.attribute_hook import AttributeWatcher
+from jupyterlab_tfcoach.monitor.variables.kinds import TENSOR, VARIABLE_KINDS
+from jupyterlab_tfcoach.monitor.variables.namespace_diff import VariableWatcher
+from jupyterlab_tfcoach.monitor.variables.rebind_entries import ReboundReporter
+from jupyterlab_tfcoach.monitor.variables.rebind_statements import cell_rebinds
+from jupyterlab_tfcoach.monitor.variables.stopped_learning import LearningWatcher
+from jupyterlab_tfcoach.monitor.variables.tape_gradients import GradientWatcher
 
 MAGIC_NAME = "tfcoach"
 MAX_NAMED = 20_000
@@ -62,7 +60,7 @@ class Monitor:
         self.learning: LearningWatcher | None = None
         self._learning_hooked = False
         self._attributes_hooked = False
-        self._setup_notes: list[dict[str, Any]] = []
+        self._setup_notes: list[Note] = []
         self._cell_source = ""
         self._names_by_id: dict[int, str] | None = None
 
@@ -228,11 +226,14 @@ class Monitor:
         except BaseException:
             pass
 
-    def build_report(self, result: Any) -> dict[str, Any]:
+    def build_report(self, result: Any) -> Report:
         started = time.perf_counter()
         info = getattr(result, "info", None)
-        report = reports.new_report(self._execution_count(result), getattr(info, "cell_id", None))
-        notes: list[dict[str, Any]] = report["notes"]
+        execution_count, cell_id = self._execution_count(result), getattr(info, "cell_id", None)
+        traces: list[TraceEntry] = []
+        variables: list[VariableChange] = []
+        error: ErrorEntry | None = None
+        notes: list[Note] = []
         try:
             self._attach_tensorflow(imported_during_cell=True)
             self._refresh_types()
@@ -240,24 +241,26 @@ class Monitor:
                 notes.extend(self._setup_notes)
                 self._setup_notes = []
             if self.traces is not None:
-                report["traces"], trace_notes = self.traces.collect()
+                traces, trace_notes = self.traces.collect()
                 notes.extend(trace_notes)
             explained: set[int] = set()
             if self.variables is not None:
                 failed = getattr(result, "error_in_exec", None) is not None
-                report["variables"], variable_notes = self._variable_entries(explained, failed)
+                variables, variable_notes = self._variable_entries(explained, failed)
                 notes.extend(variable_notes)
             if self.gradients is not None:
                 notes.extend(self.gradients.take_notes(explained))
-            report["error"] = errors.explain(getattr(result, "error_in_exec", None), self.shell)
+            error = errors.explain(getattr(result, "error_in_exec", None), self.shell)
         except Exception:
             notes.append(reports.note("tfcoach could not finish this report (internal error)."))
-        report["monitor_ms"] = round((time.perf_counter() - started) * 1000.0, 3)
-        return report
+        monitor_ms = round((time.perf_counter() - started) * 1000.0, 3)
+        return reports.assemble_report(
+            execution_count, cell_id, monitor_ms, traces, variables, error, notes
+        )
 
     def _variable_entries(
         self, explained: set[int], cell_failed: bool = False
-    ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    ) -> tuple[list[VariableChange], list[Note]]:
         """Variables that left training: from the setattr hook, the cell's source and
         the namespace diff, each cause once. ``explained`` gets the ids of the
         tensors that replaced variables (gradient notes about them say the same)."""
@@ -266,7 +269,7 @@ class Monitor:
         cell = cell_rebinds(self._cell_source)
         rebound = self.rebound
         hooked: set[int] = set()
-        entries: list[dict[str, Any]] = []
+        entries: list[VariableChange] = []
         previous_kinds = {
             r.target: self.variables.known_kind(r.target)
             for r in cell.rebinds

@@ -1,36 +1,160 @@
-"""The per-cell report (schema ``tfcoach.report/1``, see ``docs/report.md``): build, keep,
-publish, print."""
+"""The per-cell report (schema ``tfcoach.report/1``, see ``docs/report.md``): its entries'
+shapes and builders, the report's assembly, and keeping, publishing and printing it.
+
+Every dict a report holds is made here, by one builder per entry kind (``note``,
+``retrace_reason``, ``trace_entry``, ``variable_change``, ``error_entry``) and by
+``assemble_report`` for the report itself; the ``TypedDict`` classes say what each holds
+(``schema/report.schema.json`` is the contract). Entries stay plain dicts, in the key order
+the builders give them, because the watchers complete them as a cell's evidence comes in
+(a trace entry counts its traces, a text gains a sentence) and the report goes on the wire
+as JSON as it is.
+"""
 
 from __future__ import annotations
 
 import copy
-from typing import Any
+from typing import Any, TypedDict
 
-from jupyterlab_tfcoach.monitor.course_links import course_link
+from jupyterlab_tfcoach.monitor.course_links import CourseSection, course_link
 
 SCHEMA = "tfcoach.report/1"
 MESSAGE_TYPE = "tfcoach_report"
 
+
+class Note(TypedDict):
+    text: str
+    course: CourseSection | None  # None only for notes about tfcoach itself
+
+
+class RetraceReason(TypedDict):
+    """Why a function traced (or what its traced code does): ``traces[].reasons[]``."""
+
+    kind: str
+    argument: str | None
+    before: Any
+    after: Any
+    text: str
+
+
+class TraceEntry(TypedDict):
+    """One tf.function's traces during a cell: ``traces[]``."""
+
+    function: str
+    defined_at: str | None
+    new_traces: int
+    total_traces: int
+    reasons: list[RetraceReason]
+    course: CourseSection | None
+
+
+class VariableChange(TypedDict):
+    """A variable that left training: ``variables[]``."""
+
+    name: str
+    change: str
+    before: Any
+    after: Any
+    text: str
+    course: CourseSection | None
+
+
+class ErrorEntry(TypedDict):
+    """The cell's exception, explained: ``error``."""
+
+    type: str
+    message: str
+    explanation: str
+    course: CourseSection | None
+
+
+class Report(TypedDict):
+    schema: str
+    execution_count: int | None
+    cell_id: str | None
+    monitor_ms: float
+    traces: list[TraceEntry]
+    variables: list[VariableChange]
+    error: ErrorEntry | None
+    notes: list[Note]
+
+
 _last: dict[str, Any] | None = None
 
 
-def new_report(execution_count: Any, cell_id: Any) -> dict[str, Any]:
+# ----------------------------------------------------------------- entries
+def note(text: str, section: str | None = None) -> Note:
+    """One entry of a report's ``notes``: what to tell the learner and where the course
+    teaches it (``course`` is None only for notes about tfcoach itself)."""
+    return {"text": text, "course": course_link(section) if section else None}
+
+
+def retrace_reason(
+    kind: str, argument: str | None, before: Any, after: Any, text: str
+) -> RetraceReason:
+    return {"kind": kind, "argument": argument, "before": before, "after": after, "text": text}
+
+
+def trace_entry(function: str, defined_at: str | None) -> TraceEntry:
+    """A function's entry before its traces are counted and its reasons added."""
+    return {
+        "function": function,
+        "defined_at": defined_at,
+        "new_traces": 0,
+        "total_traces": 0,
+        "reasons": [],
+        "course": None,
+    }
+
+
+def variable_change(
+    name: str, change: str, before: Any, after: Any, text: str, section: str
+) -> VariableChange:
+    return {
+        "name": name,
+        "change": change,
+        "before": before,
+        "after": after,
+        "text": text,
+        "course": course_link(section),
+    }
+
+
+def error_entry(type_name: str, message: str, explanation: str, section: str) -> ErrorEntry:
+    return {
+        "type": type_name,
+        "message": message,
+        "explanation": explanation,
+        "course": course_link(section),
+    }
+
+
+# ------------------------------------------------------------------ report
+def assemble_report(
+    execution_count: Any,
+    cell_id: Any,
+    monitor_ms: float = 0.0,
+    traces: list[TraceEntry] | None = None,
+    variables: list[VariableChange] | None = None,
+    error: ErrorEntry | None = None,
+    notes: list[Note] | None = None,
+) -> Report:
+    """The report of one cell, from what the watchers found (the one place a report's
+    top level is written: a field computed from the entries belongs here)."""
     return {
         "schema": SCHEMA,
         "execution_count": execution_count if type(execution_count) is int else None,
         "cell_id": cell_id if type(cell_id) is str else None,
-        "monitor_ms": 0.0,
-        "traces": [],
-        "variables": [],
-        "error": None,
-        "notes": [],
+        "monitor_ms": monitor_ms,
+        "traces": traces if traces is not None else [],
+        "variables": variables if variables is not None else [],
+        "error": error,
+        "notes": notes if notes is not None else [],
     }
 
 
-def note(text: str, section: str | None = None) -> dict[str, Any]:
-    """One entry of a report's ``notes``: what to tell the learner and where the course
-    teaches it (``course`` is None only for notes about tfcoach itself)."""
-    return {"text": text, "course": course_link(section) if section else None}
+def new_report(execution_count: Any, cell_id: Any) -> Report:
+    """An empty report: nothing traced, changed or explained."""
+    return assemble_report(execution_count, cell_id)
 
 
 def note_text(value: Any) -> str:

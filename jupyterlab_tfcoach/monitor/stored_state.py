@@ -94,9 +94,13 @@ def class_attribute(cls: type, name: str) -> Any:
 
 
 def instance_dict(obj: Any) -> dict[str, Any] | None:
-    """``obj.__dict__`` without the object's attribute hooks (None if it has none)."""
+    """``obj.__dict__`` without the object's attribute hooks (None if it has none).
+
+    The one way the monitor reads what an object stores: ``stored`` and the readers here,
+    the attribute hook, the rebinding and learning reports, the traced body's ``self``
+    and the error explanations' names all go through it."""
     try:
-        attributes = object.__getattribute__(obj, "__dict__")
+        attributes = _object_getattribute(obj, "__dict__")
     except Exception:
         return None
     return attributes if type(attributes) is dict else None
@@ -292,14 +296,6 @@ KERAS_SUBLAYERS = "_layers"
 
 # These run for every layer of every model after every cell: each reads the layer's
 # ``__dict__`` once and takes Keras's plain lists as they are.
-def _attributes(obj: Any) -> dict[str, Any] | None:
-    try:
-        attributes = _object_getattribute(obj, "__dict__")
-    except Exception:
-        return None
-    return attributes if type(attributes) is dict else None
-
-
 def _sequence(value: Any) -> list[Any] | tuple[Any, ...]:
     if type(value) is list:
         return value
@@ -310,11 +306,8 @@ def _sequence(value: Any) -> list[Any] | tuple[Any, ...]:
 
 def keras_trainable_flag(layer: Any) -> bool | None:
     """The flag Keras's ``trainable`` property returns (``_trainable``); None if unknown."""
-    try:
-        attributes = _object_getattribute(layer, "__dict__")
-    except Exception:
-        return None
-    return trainable_flag_in(attributes) if type(attributes) is dict else None
+    attributes = instance_dict(layer)
+    return trainable_flag_in(attributes) if attributes is not None else None
 
 
 def trainable_flag_in(attributes: dict[str, Any]) -> bool | None:
@@ -324,7 +317,7 @@ def trainable_flag_in(attributes: dict[str, Any]) -> bool | None:
 
 
 def keras_sublayers(layer: Any) -> list[Any] | tuple[Any, ...]:
-    attributes = _attributes(layer)
+    attributes = instance_dict(layer)
     return _sequence(attributes.get(KERAS_SUBLAYERS)) if attributes is not None else ()
 
 
@@ -341,11 +334,8 @@ def keras_layers(root: Any, limit: int) -> list[Any]:
             continue
         seen.add(id(layer))
         layers.append(layer)
-        try:
-            attributes = _object_getattribute(layer, "__dict__")
-        except Exception:
-            continue
-        if type(attributes) is not dict:
+        attributes = instance_dict(layer)
+        if attributes is None:
             continue
         sublayers = attributes.get(KERAS_SUBLAYERS)
         # Keras puts a sublayer's own sublayers first, last one first (deque.extendleft).
@@ -370,11 +360,8 @@ def keras_variables(root: Any, with_seed_state: bool, limit: int) -> list[Any]:
         if id(layer) in visited:
             continue
         visited.add(id(layer))
-        try:
-            attributes = _object_getattribute(layer, "__dict__")
-        except Exception:
-            continue
-        if type(attributes) is not dict:
+        attributes = instance_dict(layer)
+        if attributes is None:
             continue
         own = (
             _sequence(attributes.get(KERAS_TRAINABLE_VARIABLES)),

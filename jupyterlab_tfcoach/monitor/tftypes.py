@@ -14,8 +14,6 @@ from typing import Any
 
 POLYMORPHIC_FUNCTION_MODULE = "tensorflow.python.eager.polymorphic_function.polymorphic_function"
 BACKPROP_MODULE = "tensorflow.python.eager.backprop"
-# Set on every hook we install, pointing at the original it wraps.
-HOOK_MARK = "__tfcoach_original__"
 
 # (module, attribute) pairs, most specific first; the public name is the fallback.
 _TF_VARIABLE = (("tensorflow.python.ops.variables", "Variable"), ("tensorflow", "Variable"))
@@ -43,6 +41,12 @@ def _lookup(candidates: tuple[tuple[str, str], ...]) -> type | None:
         if isinstance(found, type):
             return found
     return None
+
+
+def loaded_class(module_name: str, class_name: str) -> type | None:
+    """``module_name.class_name`` if the user's imports loaded that module and it is a class
+    (the classes whose methods the monitor hooks: ``hooks.py``)."""
+    return _lookup(((module_name, class_name),))
 
 
 @dataclass

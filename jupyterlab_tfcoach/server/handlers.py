@@ -1,37 +1,13 @@
-"""REST routes of docs/findings.md, all under the server's ``base_url``, all authenticated.
+"""The REST routes under ``tfcoach/api/`` (all under the server's ``base_url``, all
+authenticated). What each route takes and answers, and every status code, is described
+once, in ``docs/rest.md``; this module only adapts HTTP to the core (``work.py`` runs the
+analyses and hovers, in the lanes of ``lanes.py``).
 
-- ``GET  tfcoach/api/kernels/{kernel_id}/reports`` -> ``{"reports": [...]}`` (oldest first)
-- ``POST tfcoach/api/analyze`` ``{"source": str}`` | ``{"cells": [str, ...]}``, optionally
-  with ``"path": str`` (the notebook's contents path, relative to the server's root) and
-  ``"settings": {"select": [str, ...], "ignore": [str, ...]}`` (JupyterLab's, each
-  optional) -> ``{"findings": [CLI JSON objects], "syntax_errors": [{cell, line, column,
-  message}]}``, plus ``"config_error": str`` when the ``pyproject.toml`` that applies, or
-  the settings, are invalid (the findings then use the defaults and the valid settings).
-  The configuration is ``[tool.tfcoach]`` of the nearest ``pyproject.toml`` above the
-  path's folder and inside the server's root (the CLI's and the language server's
-  resolver, bounded by the root), with the settings' lists replacing the file's where
-  given; a path over ``MAX_PATH_CHARS`` characters or ``MAX_PATH_PARTS`` parts (checked
-  before anything else), that is absolute, has a ``..`` part or leads out of the root
-  through a link is a 400. Resolving it touches the file system: off the event loop
-- ``POST tfcoach/api/hover`` ``{"cells": [str, ...], "cell": int, "line": int, "character": int}``
-  (0-based line in the cell, UTF-16 character as the browser counts) ->
-  ``{"card": null}`` or ``{"card": {title, receiver, bound_to, bound_where, written,
-  summary, pitfall, course}, "range": {"start", "end"}}`` (UTF-16 offsets on that line)
-- ``GET  tfcoach/api/course`` -> ``{"modules": [{id, title, sections: [{id, title, url}]}]}``
-- ``GET  tfcoach/api/course/{module_id}`` -> ``{id, title, markdown, sections, notebook}``
-- ``POST tfcoach/api/course/{module_id}/notebook`` ``{"directory": str}``
-  -> ``{"path": str, "created": bool}``: copies the module's notebook into that
-  folder of the server's contents (if no file of that name is there) and says where
-
-Errors are JSON ``{"message", "reason"}`` like every jupyter_server API error. A body
-nested deeper than Python's JSON decoder goes (``[[[...]]]``) is a 400 like any other
-body that is not the expected JSON.
-Authentication and XSRF come from ``APIHandler`` (403 without a valid token or
-login cookie; POST with a cookie but no XSRF token: 403). Course modules are
-looked up by id among the packaged ones. The paths routes take stay inside the
-server's root: the folder a course notebook is copied into goes through the
-server's contents manager (as any Lab file save), and analyze's ``path`` is only
-used to find the ``pyproject.toml`` that applies (see ``_notebook_location``).
+Errors are JSON ``{"message", "reason"}`` like every jupyter_server API error.
+Authentication and XSRF come from ``APIHandler``. The paths the routes take stay inside
+the server's root: the folder a course notebook is copied into goes through the server's
+contents manager (as any Lab file save), and analyze's ``path`` is only used to find the
+``pyproject.toml`` that applies (see ``_notebook_location``).
 """
 
 from __future__ import annotations
@@ -51,10 +27,13 @@ from jupyter_server.utils import ensure_async, url_path_join
 from tornado import web
 from tornado.ioloop import IOLoop
 
-from jupyterlab_tfcoach.analysis import Config, ConfigError
-from jupyterlab_tfcoach.analysis.config import parse_codes
-from jupyterlab_tfcoach.analysis.positions import split_lines
-from jupyterlab_tfcoach.analysis.project_config import default_resolver
+from jupyterlab_tfcoach.analysis import Config
+from jupyterlab_tfcoach.analysis.configuration import RawOverrides, configuration_for
+from jupyterlab_tfcoach.analysis.positions import (
+    code_points_to_units,
+    split_lines,
+    units_to_code_points,
+)
 from jupyterlab_tfcoach.course import (
     NoNotebookError,
     UnknownModuleError,
@@ -202,7 +181,7 @@ class HoverHandler(_TfCoachHandler):
             self.finish(json.dumps({"card": None}))
             return
         text = lines[line]
-        column = _code_points(text, payload["character"])
+        column = units_to_code_points(text, payload["character"])
         # One parse per notebook version (the hovers between two edits share it), off the
         # event loop, in the lane for the notebook's size (``lanes.py``); past its budget
         # the answer is no card.
@@ -230,7 +209,10 @@ class HoverHandler(_TfCoachHandler):
             json.dumps(
                 {
                     "card": {**card.to_json(), "course": course},
-                    "range": {"start": _utf16(text[:start]), "end": _utf16(text[:end])},
+                    "range": {
+                        "start": code_points_to_units(text, start),
+                        "end": code_points_to_units(text, end),
+                    },
                 }
             )
         )
@@ -448,68 +430,17 @@ def _hover_problem(payload: Any) -> str | None:
     return None
 
 
-def _utf16(text: str) -> int:
-    """Length of ``text`` in UTF-16 code units (the browser's string offsets)."""
-    return len(text.encode("utf-16-le")) // 2
-
-
-def _code_points(line: str, character: int) -> int:
-    """A UTF-16 offset on ``line`` -> a code-point index."""
-    count = 0
-    for index, char in enumerate(line):
-        if count >= character:
-            return index
-        count += 2 if ord(char) > 0xFFFF else 1
-    return len(line)
-
-
 def _configuration(
-    payload: dict[str, Any], root: Path | None, notebook: Path | None
+    payload: dict[str, Any], base_url: str | None, root: Path | None, notebook: Path | None
 ) -> tuple[Config, list[str]]:
-    """The project's ``[tool.tfcoach]`` at ``notebook`` (through the core resolver), with
-    the page's settings on top; and the problems found (shown to the user)."""
-    problems: list[str] = []
-    config = Config()
-    if notebook is not None and root is not None:
-        try:
-            # Only the root's pyproject files count: one above it (in /tmp, a shared
-            # folder) is not the project's, and a link out of the root is not read.
-            config = default_resolver().config_for(notebook, root=root)
-        except ConfigError as error:
-            problems.append(f"ignoring [tool.tfcoach]: {_relative_message(error, root)}")
-        except Exception as error:  # the resolver says ConfigError; a 500 is worse still
-            problems.append(
-                f"ignoring [tool.tfcoach]: the configuration could not be read "
-                f"({type(error).__name__})"
-            )
-    settings = payload.get("settings") or {}
-    overrides: dict[str, tuple[str, ...] | None] = {}
-    for key in ("select", "ignore"):
-        parsed = parse_codes(settings.get(key), f"settings: {key}")
-        problems.extend(f"{problem}; ignored" for problem in parsed.problems)
-        overrides[key] = parsed.codes
-    return config.overridden(select=overrides["select"], ignore=overrides["ignore"]), problems
-
-
-def _relative_message(error: ConfigError, root: Path | None) -> str:
-    """The resolver's message (it starts with the file's absolute path), with the path
-    relative to the server's root, as the user knows it; no other mention of where the
-    root is on the server's disk is left in it."""
-    message = str(error)
-    if root is None:
-        return message
-    path_text = str(error.version[0]) if error.version is not None else None
-    if path_text is not None and message.startswith(path_text):
-        try:
-            relative = Path(path_text).relative_to(root)
-        except ValueError:
-            pass
-        else:
-            message = relative.as_posix() + message[len(path_text) :]
-    root_text = str(root)
-    if root_text != os.sep:
-        message = message.replace(root_text + os.sep, "").replace(root_text, ".")
-    return message
+    """The configuration at ``notebook``, with the page's settings and the server's
+    course base URL on top, and its problems (shown to the user): the core's one path
+    (``analysis/configuration.py``). Only the root's pyproject files count: one above it
+    (in /tmp, a shared folder) is not the project's, and a link out of the root is not
+    read; messages name the file relative to the root."""
+    settings = RawOverrides(payload.get("settings") or {}, base_url, name="settings: {key}")
+    configuration = configuration_for(notebook, root, settings)
+    return configuration.config, configuration.problems
 
 
 def _arrived(handler: web.RequestHandler) -> float:
@@ -537,15 +468,15 @@ async def _analyze_configured(
     the "not started" note, one still running past the grace the "stopped" note
     (``work.late_json``)."""
     budget_seconds = work.ANALYZE_BUDGET_S
+    # The server's own course_base_url is the front end's setting: it wins over the file's.
     config, problems = await IOLoop.current().run_in_executor(
-        None, _configuration, payload, root, notebook
+        None, _configuration, payload, base_url, root, notebook
     )
     code = {"source": payload["source"]} if "source" in payload else {"cells": payload["cells"]}
-    # The server's own course_base_url is the front end's setting: it wins over the file's.
     return await lanes.analysis_lane(lanes.code_chars(code)).run(
         work.analysis_json,
         code,
-        base_url or config.course_base_url,
+        config.course_base_url,
         config,
         problems,
         budget_seconds,

@@ -149,7 +149,7 @@ _RECONNECT_INTERVAL_MS = 10
 IOPUB_RECONNECT_MAX_MS = 100
 
 
-class MonitorState(str, enum.Enum):
+class MonitorState(enum.StrEnum):
     """What the hub knows about the monitor in one kernel."""
 
     PENDING = "pending"  # bootstrap sent, no reply yet

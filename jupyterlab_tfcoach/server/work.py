@@ -18,13 +18,14 @@ import time
 from typing import Any
 
 from jupyterlab_tfcoach.analysis import Config, check_cells, check_source
-from jupyterlab_tfcoach.analysis.budget import TimeBudget, time_budget
+from jupyterlab_tfcoach.analysis.budget import ANALYSIS_BUDGET_S, TimeBudget, time_budget
 from jupyterlab_tfcoach.analysis.engine import Analysis, gc_paused
 from jupyterlab_tfcoach.course import get_course
 from jupyterlab_tfcoach.hover import CardText, index_cells
 
-# How long a request may take from its arrival to its answer, queueing included.
-ANALYZE_BUDGET_S = 10.0
+# How long a request may take from its arrival to its answer, queueing included: the
+# core's analysis budget, as the language server's.
+ANALYZE_BUDGET_S = ANALYSIS_BUDGET_S
 # How long past its budget the route still waits for an analysis that is running: it
 # stops at its next check, but not within a parse (up to ~1 s for 1 MiB, unloaded).
 ANALYZE_GRACE_S = 1.0

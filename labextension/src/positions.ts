@@ -1,9 +1,20 @@
 /**
- * Finding positions: grouping by cell, and the code-point columns of the
- * analysis as UTF-16 offsets (what CodeMirror counts).
+ * Finding positions: grouping by cell, how a cell is named for the learner, and
+ * the code-point columns of the analysis as UTF-16 offsets (what CodeMirror
+ * counts).
  */
 
 import { IFinding } from './wire';
+
+/**
+ * How text for people names the code cell with 0-based index `cell` (among code
+ * cells): `code cell N`, N counted from 1, as the CLI and hover cards say it
+ * (docs/findings.md, "Naming cells"). Runtime reports keep their execution
+ * count instead (`[5]`, as IPython's `Cell In[5]`).
+ */
+export function cellLabel(cell: number): string {
+  return `code cell ${cell + 1}`;
+}
 
 /** Group findings by code cell index (null: not in a cell), in cell order. */
 export function groupFindingsByCell(findings: IFinding[]): Map<number | null, IFinding[]> {

@@ -133,6 +133,11 @@ test('findings group by cell and positions convert to UTF-16 offsets', () => {
   assert.equal(model.offsetOf(text, 9, 1), text.length);
 });
 
+test('a code cell is named as the CLI and hover cards name it, counted from 1', () => {
+  assert.equal(model.cellLabel(0), 'code cell 1');
+  assert.equal(model.cellLabel(2), 'code cell 3', 'the finding with "cell": 2');
+});
+
 test('backticks become code parts; only http(s) course URLs are external', () => {
   assert.deepEqual(model.inlineCode('use `tf.print` here'), [
     { text: 'use ' },

@@ -6,11 +6,12 @@ import ast
 import re
 from typing import TYPE_CHECKING
 
-# ``in_eager_only_branch`` is re-exported for the rules: it lives in bindings, next to the
-# tf.function lookups that also need it.
-from jupyterlab_tfcoach.analysis.bindings import TraceReach
-from jupyterlab_tfcoach.analysis.bindings import in_eager_only_branch as in_eager_only_branch
 from jupyterlab_tfcoach.analysis.model import Path, Scope
+
+# ``in_eager_only_branch`` is re-exported for the rules: it lives in traced.py, next to the
+# tf.function lookups that also need it.
+from jupyterlab_tfcoach.analysis.traced import TraceReach
+from jupyterlab_tfcoach.analysis.traced import in_eager_only_branch as in_eager_only_branch
 
 if TYPE_CHECKING:
     from jupyterlab_tfcoach.analysis.context import RuleContext

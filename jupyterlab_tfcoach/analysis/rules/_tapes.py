@@ -7,9 +7,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from jupyterlab_tfcoach.analysis.bindings import TAPE, Value
 from jupyterlab_tfcoach.analysis.context import RuleContext
 from jupyterlab_tfcoach.analysis.model import Binding, Site
+from jupyterlab_tfcoach.analysis.values import TAPE, Value
 
 
 class TapeCall(NamedTuple):  # one per tape method call in the file: cheap to build
@@ -34,7 +34,7 @@ def tape_calls(ctx: RuleContext, methods: frozenset[str]) -> Iterator[TapeCall]:
         ):
             continue
         name = func.value
-        resolution = ctx.bindings.resolve(
+        resolution = ctx.bindings.names.resolve(
             site.scope, name.id, (name.lineno, name.col_offset), site.path
         )
         # Only a tape bound in this very scope: from a nested function we cannot
@@ -113,7 +113,7 @@ def helper_tape_uses(ctx: RuleContext, methods: frozenset[str]) -> Iterator[Help
         assert isinstance(call, ast.Call)
         if not isinstance(call.func, ast.Name):
             continue  # ``obj.helper(tape)``: which definition runs is not known here
-        callee = ctx.bindings.resolve(
+        callee = ctx.bindings.names.resolve(
             site.scope, call.func.id, (call.func.lineno, call.func.col_offset), site.path
         )
         if callee is None or len(callee.bindings) != 1 or callee.bindings[0].kind != "def":
@@ -128,7 +128,7 @@ def helper_tape_uses(ctx: RuleContext, methods: frozenset[str]) -> Iterator[Help
             parameter = _parameter_for(definition, call, argument)
             if parameter is None or parameter not in per_parameter:
                 continue
-            resolution = ctx.bindings.resolve(
+            resolution = ctx.bindings.names.resolve(
                 site.scope, argument.id, (argument.lineno, argument.col_offset), site.path
             )
             if resolution is None or not resolution.flow_sensitive:

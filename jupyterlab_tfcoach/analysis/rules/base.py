@@ -29,7 +29,6 @@ class Rule:
     severity: Severity
     section: str  # course section id (ARCHITECTURE.md)
     docs: str  # Markdown with DOC_HEADINGS, in that order
-    fixable: bool
     check: Callable[[RuleContext], Iterable[Finding]]
 
     @property
@@ -52,6 +51,5 @@ class Rule:
             severity=module.SEVERITY,
             section=module.SECTION,
             docs=module.DOCS.strip() + "\n",
-            fixable=module.FIXABLE,
             check=module.check,
         )

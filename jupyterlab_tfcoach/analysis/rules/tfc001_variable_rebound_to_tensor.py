@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from jupyterlab_tfcoach.analysis.bindings import PY_NUMBER, VARIABLE, keyword, positional
+from jupyterlab_tfcoach.analysis.arguments import keyword, positional
 from jupyterlab_tfcoach.analysis.context import RuleContext
 from jupyterlab_tfcoach.analysis.findings import Finding, Fix, Severity
 from jupyterlab_tfcoach.analysis.model import Site, refers_to
@@ -15,12 +15,12 @@ from jupyterlab_tfcoach.analysis.rules._common import (
     parenthesized,
     same_reference,
 )
+from jupyterlab_tfcoach.analysis.values import PY_NUMBER, VARIABLE
 
 CODE = "TFC001"
 NAME = "variable-rebound-to-tensor"
 SEVERITY = Severity.WARNING
 SECTION = "rebinding-variables"
-FIXABLE = True
 
 DOCS = """
 ## What it does
@@ -233,7 +233,7 @@ def _valid_target(ctx: RuleContext, target: ast.expr, site: Site) -> bool:
     if isinstance(target, ast.Subscript):
         return isinstance(target.value, ast.Name)
     if isinstance(target, ast.Attribute):
-        return ctx.bindings.self_attribute_bindings(target, site.scope) is not None
+        return ctx.bindings.names.self_attribute_bindings(target, site.scope) is not None
     return isinstance(target, ast.Name)
 
 
@@ -292,7 +292,7 @@ def _is_local_alias(ctx: RuleContext, target: ast.expr, site: Site) -> bool:
     """
     if not isinstance(target, ast.Name) or not isinstance(site.node, ast.Assign):
         return False
-    resolution = ctx.bindings.resolve(
+    resolution = ctx.bindings.names.resolve(
         site.scope, target.id, (target.lineno, target.col_offset), site.path
     )
     return resolution is not None and any(
@@ -343,7 +343,7 @@ def _holds_variables(ctx: RuleContext, target: ast.Subscript, site: Site) -> boo
     """
     container = target.value
     assert isinstance(container, ast.Name)
-    resolution = ctx.bindings.resolve(
+    resolution = ctx.bindings.names.resolve(
         site.scope, container.id, (container.lineno, container.col_offset), site.path
     )
     if resolution is None:

@@ -17,7 +17,6 @@ CODE = "TFC002"
 NAME = "print-in-tf-function"
 SEVERITY = Severity.WARNING
 SECTION = "side-effects"
-FIXABLE = True
 
 DOCS = """
 ## What it does
@@ -117,7 +116,7 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
         reach = ctx.trace_reach(site.scope)
         if reach is None or in_eager_only_branch(ctx.imports, site.path):
             continue
-        if not ctx.bindings.is_builtin(
+        if not ctx.bindings.names.is_builtin(
             site.scope, "print", (func.lineno, func.col_offset), site.path
         ):
             continue

@@ -5,13 +5,6 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from jupyterlab_tfcoach.analysis.bindings import (
-    PY_CONTAINER,
-    PY_NUMBER,
-    VARIABLE,
-    TraceReach,
-    Value,
-)
 from jupyterlab_tfcoach.analysis.context import RuleContext
 from jupyterlab_tfcoach.analysis.findings import Finding, Severity
 from jupyterlab_tfcoach.analysis.model import Scope, Site, refers_to
@@ -22,12 +15,13 @@ from jupyterlab_tfcoach.analysis.rules._common import (
     names_tracing,
     traced_code,
 )
+from jupyterlab_tfcoach.analysis.traced import TraceReach
+from jupyterlab_tfcoach.analysis.values import PY_CONTAINER, PY_NUMBER, VARIABLE, Value
 
 CODE = "TFC003"
 NAME = "python-side-effect-in-tf-function"
 SEVERITY = Severity.WARNING
 SECTION = "side-effects"
-FIXABLE = False
 
 DOCS = """
 ## What it does
@@ -106,7 +100,7 @@ def _outer_container(ctx: RuleContext, receiver: ast.expr, site: Site, reach: Tr
     while isinstance(receiver, ast.Subscript):
         receiver = receiver.value  # ``history["loss"]`` changes what ``history`` holds
     if isinstance(receiver, ast.Name):
-        resolution = ctx.bindings.resolve(
+        resolution = ctx.bindings.names.resolve(
             site.scope, receiver.id, (receiver.lineno, receiver.col_offset), site.path
         )
         if (
@@ -120,7 +114,7 @@ def _outer_container(ctx: RuleContext, receiver: ast.expr, site: Site, reach: Tr
             return Value()
         value = ctx.value(receiver, site)
     elif isinstance(receiver, ast.Attribute):
-        if ctx.bindings.self_attribute_bindings(receiver, site.scope) is None:
+        if ctx.bindings.names.self_attribute_bindings(receiver, site.scope) is None:
             return Value()
         value = ctx.value(receiver, site)
     else:
@@ -203,7 +197,10 @@ def _assignment_findings(ctx: RuleContext, site: Site, reach: TraceReach) -> Ite
                 and isinstance(statement.value, (ast.BinOp, ast.UnaryOp))
                 and refers_to(statement.value, target)
             )
-            if not increments or ctx.bindings.self_attribute_bindings(target, site.scope) is None:
+            if (
+                not increments
+                or ctx.bindings.names.self_attribute_bindings(target, site.scope) is None
+            ):
                 continue
             if ctx.value(target, site).kind != PY_NUMBER:
                 continue
@@ -232,7 +229,7 @@ def _assignment_findings(ctx: RuleContext, site: Site, reach: TraceReach) -> Ite
 
 def _binder(ctx: RuleContext, target: ast.Name, site: Site) -> Scope | None:
     """The scope that owns the name a ``nonlocal`` declaration refers to."""
-    resolution = ctx.bindings.resolve(
+    resolution = ctx.bindings.names.resolve(
         site.scope, target.id, (target.lineno, target.col_offset), site.path
     )
     return resolution.owner if resolution is not None else None

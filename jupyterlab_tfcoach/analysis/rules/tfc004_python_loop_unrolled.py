@@ -5,17 +5,16 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable, Iterator
 
-from jupyterlab_tfcoach.analysis.bindings import PY_NUMBER
 from jupyterlab_tfcoach.analysis.context import RuleContext
 from jupyterlab_tfcoach.analysis.findings import Finding, Fix, Severity
 from jupyterlab_tfcoach.analysis.model import Site
 from jupyterlab_tfcoach.analysis.rules._common import function_label, number_literal
+from jupyterlab_tfcoach.analysis.values import PY_NUMBER
 
 CODE = "TFC004"
 NAME = "python-loop-unrolled"
 SEVERITY = Severity.INFORMATION
 SECTION = "python-loops"
-FIXABLE = True
 
 # Up to this many iterations, unrolling is the normal, often faster, way to write a short
 # fixed loop (the layers of a model, a few scales); the course says as much. Past it, the
@@ -127,7 +126,7 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
         fix = None
         if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name):
             func = iterable.func
-            if func.id != "range" or not ctx.bindings.is_builtin(
+            if func.id != "range" or not ctx.bindings.names.is_builtin(
                 site.scope, "range", (func.lineno, func.col_offset), site.path
             ):
                 continue

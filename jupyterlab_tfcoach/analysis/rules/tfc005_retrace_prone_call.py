@@ -6,17 +6,17 @@ import ast
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
-from jupyterlab_tfcoach.analysis.bindings import TF_FUNCTION, keyword, positional
+from jupyterlab_tfcoach.analysis.arguments import keyword, positional
 from jupyterlab_tfcoach.analysis.context import RuleContext
 from jupyterlab_tfcoach.analysis.findings import Finding, RelatedLocation, Severity
 from jupyterlab_tfcoach.analysis.model import Binding, Scope, Site
 from jupyterlab_tfcoach.analysis.rules._common import number_literal
+from jupyterlab_tfcoach.analysis.values import TF_FUNCTION
 
 CODE = "TFC005"
 NAME = "retrace-prone-call"
 SEVERITY = Severity.WARNING
 SECTION = "retracing"
-FIXABLE = False
 
 DOCS = """
 ## What it does
@@ -115,10 +115,10 @@ def _method_callee(
     ctx: RuleContext, class_scope: Scope, attr: str, label: str, receiver: tuple[int, str]
 ) -> _Callee | None:
     """A ``@tf.function`` method ``attr`` of ``class_scope`` (or of a base in this file)."""
-    binding = ctx.bindings.method_binding(class_scope, attr)
+    binding = ctx.bindings.names.method_binding(class_scope, attr)
     if binding is None or binding.kind != "def" or not _is_instance_method(binding.node):
         return None
-    value = ctx.bindings.tf_function_defs().get(binding.node)
+    value = ctx.bindings.traced.tf_function_defs().get(binding.node)
     if value is None or _has_signature(value.creator):
         return None
     return _Callee(label, binding.node, _parameters(value.node, skip_self=True), receiver)
@@ -147,10 +147,10 @@ def _callee(ctx: RuleContext, call: ast.Call, site: Site) -> _Callee | None:
             receiver = (id(function.class_scope), owner.id)
             return _method_callee(ctx, function.class_scope, func.attr, label, receiver)
         # ``clf = Classifier(...)`` then ``clf.train_step(...)``.
-        class_scope = ctx.bindings.instance_class(site.scope, owner, site.path)
+        class_scope = ctx.bindings.names.instance_class(site.scope, owner, site.path)
         if class_scope is None:
             return None
-        resolution = ctx.bindings.resolve(
+        resolution = ctx.bindings.names.resolve(
             site.scope, owner.id, (owner.lineno, owner.col_offset), site.path
         )
         owner_scope = resolution.owner if resolution is not None else site.scope
@@ -196,7 +196,7 @@ def _numbers_literal(node: ast.AST | None) -> bool:
 
 def _names_numbers(ctx: RuleContext, site: Site, name: ast.Name) -> bool:
     """Whether every binding ``name`` may have here is a literal list/tuple of numbers."""
-    resolution = ctx.bindings.resolve(
+    resolution = ctx.bindings.names.resolve(
         site.scope, name.id, (name.lineno, name.col_offset), site.path
     )
     return resolution is not None and all(
@@ -211,7 +211,7 @@ def _iterates_numbers(ctx: RuleContext, site: Site, loop: ast.For) -> bool:
     iterable = loop.iter
     if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name):
         func = iterable.func
-        return func.id == "range" and ctx.bindings.is_builtin(
+        return func.id == "range" and ctx.bindings.names.is_builtin(
             site.scope, "range", (func.lineno, func.col_offset), site.path
         )
     if isinstance(iterable, ast.Name):
@@ -234,14 +234,14 @@ def _enumerate_counter(ctx: RuleContext, site: Site, loop: ast.For, name: str) -
     ):
         return False
     func = iterable.func
-    return ctx.bindings.is_builtin(
+    return ctx.bindings.names.is_builtin(
         site.scope, "enumerate", (func.lineno, func.col_offset), site.path
     )
 
 
 def _enclosing_for(ctx: RuleContext, site: Site, name: ast.Name) -> ast.For | None:
     """The enclosing ``for`` whose target binds ``name``, if that binding still holds here."""
-    resolution = ctx.bindings.resolve(
+    resolution = ctx.bindings.names.resolve(
         site.scope, name.id, (name.lineno, name.col_offset), site.path
     )
     if resolution is None or not resolution.flow_sensitive or len(resolution.bindings) != 1:
@@ -320,7 +320,7 @@ class _Counters:
         """(the loop, one step in it) when ``name`` is a Python number counter that the
         innermost loop around ``site`` rebinding it only ever steps by a number."""
         ctx = self.ctx
-        resolution = ctx.bindings.resolve(
+        resolution = ctx.bindings.names.resolve(
             site.scope, name.id, (name.lineno, name.col_offset), site.path
         )
         if resolution is None or not resolution.flow_sensitive:
@@ -338,7 +338,7 @@ class _Counters:
             # Its value on entering the loop: every binding reaching the loop statement
             # must be a number literal (``epoch = tf.constant(0)`` then ``+= 1`` is a tensor).
             loop = block.owner
-            entering = ctx.bindings.resolve(
+            entering = ctx.bindings.names.resolve(
                 site.scope,
                 name.id,
                 (loop.lineno, loop.col_offset),  # type: ignore[attr-defined]
@@ -409,7 +409,7 @@ def _in_loop(site: Site) -> bool:
 
 def _candidate_names(ctx: RuleContext) -> list[str]:
     """Names that may be bound to a tf.function anywhere; other calls need no inference."""
-    tf_function_defs = ctx.bindings.tf_function_defs()
+    tf_function_defs = ctx.bindings.traced.tf_function_defs()
     names = {node.name for node in tf_function_defs}  # type: ignore[attr-defined]
     resolve = ctx.imports.resolve
     for binding in ctx.model.call_assignments:
@@ -500,7 +500,7 @@ def _varies_per_iteration(ctx: RuleContext, wrapped: ast.expr, site: Site) -> bo
     for node in ast.walk(wrapped):
         if not isinstance(node, ast.Name):
             continue
-        resolution = ctx.bindings.resolve(
+        resolution = ctx.bindings.names.resolve(
             site.scope, node.id, (node.lineno, node.col_offset), site.path
         )
         if resolution is None or not resolution.flow_sensitive:
@@ -525,7 +525,7 @@ def _created_in_loops(ctx: RuleContext) -> Iterator[Finding]:
         if _varies_per_iteration(ctx, wrapped, site):
             continue
         yield ctx.finding(CODE, call, message.format(ctx.short(wrapped, 30)))
-    tf_function_defs = ctx.bindings.tf_function_defs()
+    tf_function_defs = ctx.bindings.traced.tf_function_defs()
     for site in ctx.model.defs:
         value = tf_function_defs.get(site.node)
         if value is None or value.creator not in site.node.decorator_list:  # type: ignore[attr-defined]

@@ -6,7 +6,7 @@ import ast
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from jupyterlab_tfcoach.analysis.bindings import keyword, positional
+from jupyterlab_tfcoach.analysis.arguments import keyword, positional
 from jupyterlab_tfcoach.analysis.context import RuleContext
 from jupyterlab_tfcoach.analysis.findings import Edit, Finding, Fix, Severity
 from jupyterlab_tfcoach.analysis.model import Binding, Path, Site
@@ -16,7 +16,6 @@ CODE = "TFC006"
 NAME = "tape-reused"
 SEVERITY = Severity.WARNING
 SECTION = "gradient-tape"
-FIXABLE = True
 
 DOCS = """
 ## What it does

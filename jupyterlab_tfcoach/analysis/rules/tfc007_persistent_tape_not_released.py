@@ -5,15 +5,14 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from jupyterlab_tfcoach.analysis.bindings import TAPE
 from jupyterlab_tfcoach.analysis.context import RuleContext
 from jupyterlab_tfcoach.analysis.findings import Finding, Severity
+from jupyterlab_tfcoach.analysis.values import TAPE
 
 CODE = "TFC007"
 NAME = "persistent-tape-not-released"
 SEVERITY = Severity.HINT
 SECTION = "gradient-tape"
-FIXABLE = False
 
 DOCS = """
 ## What it does

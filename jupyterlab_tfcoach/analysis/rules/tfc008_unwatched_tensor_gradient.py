@@ -5,16 +5,16 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from jupyterlab_tfcoach.analysis.bindings import PY_CONTAINER, TENSOR, keyword, positional
+from jupyterlab_tfcoach.analysis.arguments import keyword, positional
 from jupyterlab_tfcoach.analysis.context import RuleContext
 from jupyterlab_tfcoach.analysis.findings import Finding, Severity
 from jupyterlab_tfcoach.analysis.rules._tapes import TapeCall, tape_calls
+from jupyterlab_tfcoach.analysis.values import PY_CONTAINER, TENSOR
 
 CODE = "TFC008"
 NAME = "unwatched-tensor-gradient"
 SEVERITY = Severity.WARNING
 SECTION = "tape-watch"
-FIXABLE = False
 
 DOCS = """
 ## What it does
@@ -59,7 +59,7 @@ def _names(node: ast.AST | None) -> list[ast.Name]:
 
 def _is_parameter(ctx: RuleContext, name: ast.Name, tape_call: TapeCall) -> bool:
     site = tape_call.site
-    resolution = ctx.bindings.resolve(
+    resolution = ctx.bindings.names.resolve(
         site.scope, name.id, (name.lineno, name.col_offset), site.path
     )
     return resolution is not None and all(b.kind == "param" for b in resolution.bindings)

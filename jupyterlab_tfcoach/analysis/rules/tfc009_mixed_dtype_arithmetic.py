@@ -5,22 +5,17 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from jupyterlab_tfcoach.analysis.bindings import (
-    dtype_category,
-    has_unpacking,
-    keyword,
-    positional,
-)
+from jupyterlab_tfcoach.analysis.arguments import has_unpacking, keyword, positional
 from jupyterlab_tfcoach.analysis.context import RuleContext
 from jupyterlab_tfcoach.analysis.findings import Finding, Fix, Severity
 from jupyterlab_tfcoach.analysis.model import Site
 from jupyterlab_tfcoach.analysis.rules._common import ARITHMETIC_OPERATORS, number_literal
+from jupyterlab_tfcoach.analysis.values import dtype_category
 
 CODE = "TFC009"
 NAME = "mixed-dtype-arithmetic"
 SEVERITY = Severity.WARNING
 SECTION = "dtype-casting"
-FIXABLE = True
 
 DOCS = """
 ## What it does

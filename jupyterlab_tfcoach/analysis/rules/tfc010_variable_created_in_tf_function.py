@@ -12,7 +12,6 @@ CODE = "TFC010"
 NAME = "variable-created-in-tf-function"
 SEVERITY = Severity.WARNING
 SECTION = "variables-in-functions"
-FIXABLE = False
 
 DOCS = """
 ## What it does

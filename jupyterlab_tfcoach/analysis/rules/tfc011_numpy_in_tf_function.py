@@ -5,7 +5,6 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from jupyterlab_tfcoach.analysis.bindings import TraceReach
 from jupyterlab_tfcoach.analysis.context import RuleContext
 from jupyterlab_tfcoach.analysis.findings import Finding, Fix, Severity
 from jupyterlab_tfcoach.analysis.model import Scope, Site
@@ -15,12 +14,12 @@ from jupyterlab_tfcoach.analysis.rules._common import (
     init_scope_spans,
     traced_code,
 )
+from jupyterlab_tfcoach.analysis.traced import TraceReach
 
 CODE = "TFC011"
 NAME = "numpy-in-tf-function"
 SEVERITY = Severity.WARNING
 SECTION = "numpy-in-graphs"
-FIXABLE = True
 
 DOCS = """
 ## What it does
@@ -127,7 +126,7 @@ def _numpy_function(ctx: RuleContext, func: ast.expr, site: Site) -> str | None:
         root = root.value
     if not isinstance(root, ast.Name):
         return None
-    resolution = ctx.bindings.resolve(
+    resolution = ctx.bindings.names.resolve(
         site.scope, root.id, (root.lineno, root.col_offset), site.path
     )
     if resolution is None or not resolution.bindings:
@@ -155,7 +154,7 @@ def _numpy_function(ctx: RuleContext, func: ast.expr, site: Site) -> str | None:
 def _tensor_argument(ctx: RuleContext, argument: ast.expr, site: Site, reach: TraceReach) -> bool:
     """A parameter of the tf.function itself (a tensor in practice), or a known tensor."""
     if isinstance(argument, ast.Name):
-        resolution = ctx.bindings.resolve(
+        resolution = ctx.bindings.names.resolve(
             site.scope, argument.id, (argument.lineno, argument.col_offset), site.path
         )
         if (

@@ -5,16 +5,16 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from jupyterlab_tfcoach.analysis.bindings import PY_NUMBER, keyword, positional
+from jupyterlab_tfcoach.analysis.arguments import keyword, positional
 from jupyterlab_tfcoach.analysis.context import RuleContext
 from jupyterlab_tfcoach.analysis.findings import Finding, Fix, Severity
 from jupyterlab_tfcoach.analysis.model import Site
+from jupyterlab_tfcoach.analysis.values import PY_NUMBER
 
 CODE = "TFC012"
 NAME = "fixed-batch-in-signature"
 SEVERITY = Severity.HINT
 SECTION = "batch-dimension"
-FIXABLE = True
 
 DOCS = """
 ## What it does
@@ -91,7 +91,7 @@ def _specs(
     elif isinstance(node, ast.Starred):
         yield from _specs(ctx, node.value, site, hops)
     elif isinstance(node, ast.Name) and hops < _MAX_NAME_HOPS:
-        resolution = ctx.bindings.resolve(
+        resolution = ctx.bindings.names.resolve(
             site.scope, node.id, (node.lineno, node.col_offset), site.path
         )
         if resolution is None:

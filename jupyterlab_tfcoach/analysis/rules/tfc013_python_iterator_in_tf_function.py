@@ -5,17 +5,16 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from jupyterlab_tfcoach.analysis.bindings import FUNCTION, PY_CONTAINER
 from jupyterlab_tfcoach.analysis.context import RuleContext
 from jupyterlab_tfcoach.analysis.findings import Finding, Severity
 from jupyterlab_tfcoach.analysis.model import Binding, Path, Scope, Site
 from jupyterlab_tfcoach.analysis.rules._common import function_label, in_eager_only_branch
+from jupyterlab_tfcoach.analysis.values import FUNCTION, PY_CONTAINER
 
 CODE = "TFC013"
 NAME = "python-iterator-in-tf-function"
 SEVERITY = Severity.WARNING
 SECTION = "python-iterators"
-FIXABLE = False
 
 DOCS = """
 ## What it does
@@ -98,13 +97,15 @@ class _IteratorFinder:
     # -- names ----------------------------------------------------------------
 
     def _bindings(self, name: ast.Name, scope: Scope, path: Path) -> tuple[Binding, ...]:
-        resolution = self.ctx.bindings.resolve(scope, name.id, (name.lineno, name.col_offset), path)
+        resolution = self.ctx.bindings.names.resolve(
+            scope, name.id, (name.lineno, name.col_offset), path
+        )
         return resolution.bindings if resolution is not None else ()
 
     def builtin(self, node: ast.expr, scope: Scope, path: Path) -> str | None:
         if not isinstance(node, ast.Name):
             return None
-        if self.ctx.bindings.is_builtin(scope, node.id, (node.lineno, node.col_offset), path):
+        if self.ctx.bindings.names.is_builtin(scope, node.id, (node.lineno, node.col_offset), path):
             return node.id
         return None
 
@@ -252,7 +253,7 @@ def _outer_iterator(finder: _IteratorFinder, name: ast.expr, site: Site, functio
     iterator."""
     if not isinstance(name, ast.Name):
         return False
-    resolution = finder.ctx.bindings.resolve(
+    resolution = finder.ctx.bindings.names.resolve(
         site.scope, name.id, (name.lineno, name.col_offset), site.path
     )
     if resolution is None or resolution.owner.function is function:

@@ -5,16 +5,15 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from jupyterlab_tfcoach.analysis.bindings import TAPE, TF_FUNCTION
 from jupyterlab_tfcoach.analysis.context import RuleContext
 from jupyterlab_tfcoach.analysis.findings import Finding, Severity
 from jupyterlab_tfcoach.analysis.model import Binding, Path, Scope, Site
+from jupyterlab_tfcoach.analysis.values import TAPE, TF_FUNCTION
 
 CODE = "TFC014"
 NAME = "device-round-trip-per-step"
 SEVERITY = Severity.INFORMATION
 SECTION = "host-device-copies"
-FIXABLE = False
 
 DOCS = """
 ## What it does
@@ -88,7 +87,7 @@ _CONVERSIONS = frozenset({"float", "int"})
 def _tf_function_names(ctx: RuleContext) -> set[str]:
     """Names a ``tf.function`` may be called by: decorated (or wrapped) ``def`` names and
     names assigned ``tf.function(...)``."""
-    names = {getattr(node, "name", "") for node in ctx.bindings.tf_function_defs()}
+    names = {getattr(node, "name", "") for node in ctx.bindings.traced.tf_function_defs()}
     for binding in ctx.model.call_assignments:
         call = binding.value
         assert isinstance(call, ast.Call)
@@ -242,7 +241,9 @@ class _TrainingLoops:
                 yield site
 
     def _bindings(self, name: ast.Name, scope: Scope, path: Path) -> tuple[Binding, ...]:
-        resolution = self.ctx.bindings.resolve(scope, name.id, (name.lineno, name.col_offset), path)
+        resolution = self.ctx.bindings.names.resolve(
+            scope, name.id, (name.lineno, name.col_offset), path
+        )
         return resolution.bindings if resolution is not None else ()
 
     def runs_every_step(self, site: Site) -> bool:
@@ -334,7 +335,7 @@ def _conversions(ctx: RuleContext, reads: list[Site], loops: _TrainingLoops) -> 
                 yield call  # (``tf.experimental.numpy`` resolves: a module, not a tensor)
             continue
         assert isinstance(func, ast.Name)
-        if not ctx.bindings.is_builtin(
+        if not ctx.bindings.names.is_builtin(
             site.scope, func.id, (func.lineno, func.col_offset), site.path
         ):
             continue

@@ -8,7 +8,7 @@ import { LabIcon } from '@jupyterlab/ui-components';
 import { Widget } from '@lumino/widgets';
 
 import { CourseOpener, courseLink, el, textParts } from '../dom';
-import { groupFindingsByCell } from '../positions';
+import { cellLabel, groupFindingsByCell } from '../positions';
 import { retraceCount } from '../summary';
 import { IEntry } from '../timeline';
 import { IFinding, ITraceInfo } from '../wire';
@@ -465,8 +465,10 @@ export class CoachPanel extends Widget {
   ): HTMLElement {
     const cellId = coach.linter.cellIdOf(finding);
     const cell = cellId ? codeCells.find(c => c.model.id === cellId) : undefined;
-    const position = cell ? coach.panel.content.widgets.indexOf(cell) + 1 : null;
-    const where = `${position !== null ? `cell ${position}` : cellIndex !== null ? `code cell ${cellIndex + 1}` : 'notebook'}, line ${finding.line}`;
+    // Among the code cells shown now (a cell inserted since the analysis moves it), else
+    // as the analysis counted them.
+    const codeIndex = cell ? codeCells.indexOf(cell) : cellIndex;
+    const where = `${codeIndex !== null ? cellLabel(codeIndex) : 'notebook'}, line ${finding.line}`;
     const jump = el(
       'button',
       {

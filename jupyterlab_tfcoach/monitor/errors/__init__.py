@@ -1,0 +1,174 @@
+"""The cell's exception explained, for the errors the course covers: the report's ``error``.
+
+Only exceptions whose type comes from Python itself or from TensorFlow/Keras
+are read (``str(exc)``): a user's own exception class may do anything in its
+``__str__``. Errors raised inside a ``tf.function`` arrive wrapped as
+``in user code: <frames> <InnerType>: <message>``; the inner part is explained.
+Anything not recognised gives ``None``: no explanation, no noise.
+
+This package: ``explain`` and ``parse`` here try the explainers in ``_EXPLAINERS`` in
+order (the few that need only the message are here too); each returns ``(text, course
+section)`` or None. The others, by what went wrong:
+
+- ``context.py``: what an explainer may know besides the message (the failing statement
+  in the user's cells, what a name there holds), read without running user code;
+- ``dtypes.py``: operands of different dtypes, arithmetic on a ``None`` gradient;
+- ``graph.py``: graph building (AutoGraph branches, tensors as Python bools, tensors that
+  leak out of a trace, variables created on a later trace);
+- ``keras.py``: where Keras weights live (read-only weights, an optimizer meeting new
+  variables, state added to a built layer);
+- ``shapes.py``: a missing batch or channel axis.
+"""
+
+from __future__ import annotations
+
+import builtins
+import re
+from collections.abc import Callable
+from typing import Any
+
+from jupyterlab_tfcoach.monitor.errors.context import ErrorContext, ParsedError, strip_ansi
+from jupyterlab_tfcoach.monitor.errors.dtypes import explain_dtype_mismatch, explain_none_gradient
+from jupyterlab_tfcoach.monitor.errors.graph import (
+    explain_escaped_tensor,
+    explain_new_variables,
+    explain_tensor_as_bool,
+    explain_uninitialized_branch,
+)
+from jupyterlab_tfcoach.monitor.errors.keras import (
+    explain_read_only_weight,
+    explain_state_after_build,
+    explain_unknown_variable,
+)
+from jupyterlab_tfcoach.monitor.errors.shapes import explain_missing_axis
+from jupyterlab_tfcoach.monitor.locations import CellLocator
+from jupyterlab_tfcoach.monitor.report import ErrorEntry, error_entry
+
+MAX_MESSAGE = 2000
+_TRUSTED_MODULE_PREFIXES = ("tensorflow.", "keras.")
+
+_INNER_ERROR = re.compile(
+    r"^\s*(?P<type>[A-Za-z_][\w.]*(?:Error|Exception)): (?P<message>.*)$", re.MULTILINE
+)
+
+Explanation = tuple[str, str]
+
+
+def _is_trusted(exception_type: type) -> bool:
+    module = getattr(exception_type, "__module__", "")
+    if module == "builtins":
+        return getattr(builtins, exception_type.__name__, None) is exception_type
+    return type(module) is str and module.startswith(_TRUSTED_MODULE_PREFIXES)
+
+
+def parse(exception: BaseException) -> ParsedError | None:
+    exception_type = type(exception)
+    if not _is_trusted(exception_type):
+        return None
+    # The whole text is searched (TF puts key phrases near the end of long messages);
+    # only the stored ``message`` is capped.
+    # Keras 3 wraps parts of its messages in terminal bold escapes.
+    full = strip_ansi(str(exception))
+    type_name = exception_type.__name__
+    if full.lstrip().startswith("in user code:"):
+        inner = list(_INNER_ERROR.finditer(full))
+        if inner:
+            last = inner[-1]
+            rest = full[last.end() :].strip()
+            text = (last.group("message") + (f"\n{rest}" if rest else "")).strip()
+            return ParsedError(
+                last.group("type").rsplit(".", 1)[-1], text[:MAX_MESSAGE], True, full
+            )
+        return ParsedError(type_name, full[:MAX_MESSAGE], True, full)
+    return ParsedError(type_name, full[:MAX_MESSAGE], False, full)
+
+
+def _tape_reused(parsed: ParsedError, context: ErrorContext) -> Explanation | None:
+    if "non-persistent GradientTape can only be used to compute one set" not in parsed.message:
+        return None
+    return (
+        "A GradientTape releases its recorded operations after the first gradient() (or "
+        "jacobian()) call, so a second call fails. Create it with "
+        "tf.GradientTape(persistent=True) to take several gradients (then `del tape`), or "
+        "pass all sources to one gradient() call.",
+        "gradient-tape",
+    )
+
+
+def _numpy_in_function(parsed: ParsedError, context: ErrorContext) -> Explanation | None:
+    # `np.mean(x)` while a tf.function traces: the tensor is symbolic, not one that escaped.
+    numpy_call = parsed.inside_tf_function and "to a numpy array" in parsed.message
+    if "'SymbolicTensor' object has no attribute 'numpy'" not in parsed.message and not numpy_call:
+        return None
+    return (
+        "Inside a tf.function, tensors are symbolic placeholders while the graph is traced: they "
+        "have no value yet, so .numpy() does not exist and NumPy functions cannot take them. "
+        "Keep the computation in TensorFlow ops (tf.reduce_mean rather than np.mean; use "
+        "tf.print to see values) and call .numpy() on the function's result outside.",
+        "numpy-in-graphs",
+    )
+
+
+def _no_gradients(parsed: ParsedError, context: ErrorContext) -> Explanation | None:
+    if "No gradients provided for any variable" not in parsed.message:
+        return None
+    return (
+        "The optimizer got None as the gradient for every variable: the loss does not depend on "
+        "the trainable variables it was given. Typical causes: a variable rebound to a tensor "
+        "(`w = w - ...` or `self.w = self.w - ...`), the computation done outside the "
+        "GradientTape, or a conversion through NumPy that cuts the graph.",
+        "trainable-weights",
+    )
+
+
+def _augmented_assignment(parsed: ParsedError, context: ErrorContext) -> Explanation | None:
+    if "with `tf.Variable`s is not supported" not in parsed.message:
+        return None
+    return (
+        "`w -= x` / `w += x` on a tf.Variable is not supported: it would replace the variable with "
+        "a new tensor. Update the variable in place with w.assign_sub(x) / w.assign_add(x).",
+        "rebinding-variables",
+    )
+
+
+_EXPLAINERS: tuple[Callable[[ParsedError, ErrorContext], Explanation | None], ...] = (
+    explain_dtype_mismatch,
+    explain_missing_axis,
+    explain_none_gradient,
+    _tape_reused,
+    explain_new_variables,
+    _numpy_in_function,
+    explain_tensor_as_bool,
+    explain_uninitialized_branch,
+    explain_escaped_tensor,
+    _no_gradients,
+    _augmented_assignment,
+    explain_read_only_weight,
+    explain_unknown_variable,
+    explain_state_after_build,
+)
+
+
+def explain(exception: BaseException | None, shell: Any = None) -> ErrorEntry | None:
+    """The report's ``error`` object, or None for no error / an unknown one.
+
+    With the IPython ``shell``, an explanation can name the user's own expressions (the
+    cells' source and the user namespace); without it, it stays generic.
+    """
+    if exception is None:
+        return None
+    try:
+        parsed = parse(exception)
+        if parsed is None:
+            return None
+        namespace = getattr(shell, "user_ns", None) if shell is not None else None
+        cell_files = CellLocator(shell).cell_files() if shell is not None else None
+        context = ErrorContext(exception, parsed, namespace, cell_files)
+        for explainer in _EXPLAINERS:
+            found = explainer(parsed, context)
+            if found is not None:
+                explanation, section = found
+                return error_entry(parsed.type, parsed.message, explanation, section)
+    except Exception:
+        return None
+    return None

@@ -1,0 +1,348 @@
+"""What an error explanation may know besides the message: where in the user's cells it
+failed, the source of that statement, and what kind of value a name holds.
+
+Everything here is read-only and short-lived: a context lives for one ``explain`` call,
+so the frame locals and namespace it reads are not kept. Values found through names are
+only classified by exact ``type()`` checks against classes from ``sys.modules`` (never
+``isinstance``, ``getattr`` or ``str`` on user objects, which may run user code).
+"""
+
+from __future__ import annotations
+
+import abc
+import ast
+import linecache
+import re
+import sys
+from dataclasses import dataclass, field
+from types import GetSetDescriptorType, TracebackType
+from typing import Any
+
+from jupyterlab_tfcoach.monitor.stored_state import instance_dict
+
+# Frames TensorFlow lists in an "in user code:" message: ``File "<path>", line <n>, in <fn>``.
+_USER_CODE_FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+), in ', re.MULTILINE)
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+# Cells longer than this are not parsed: an explanation must stay cheap.
+_MAX_CELL_CHARS = 100_000
+
+
+def strip_ansi(text: str) -> str:
+    """Keras 3 wraps parts of its messages in terminal bold escapes."""
+    return _ANSI.sub("", text)
+
+
+@dataclass(frozen=True)
+class ParsedError:
+    type: str
+    message: str
+    inside_tf_function: bool
+    # The whole text, uncapped: key phrases of long TF messages sit near the end.
+    full_message: str = ""
+
+
+@dataclass(frozen=True)
+class Position:
+    """A source range in a cell, as in ``ast`` (1-based lines, UTF-8 byte columns)."""
+
+    line: int
+    end_line: int | None = None
+    column: int | None = None
+    end_column: int | None = None
+
+
+@dataclass
+class CellFrame:
+    """One place in a notebook cell the error went through, innermost first in a context."""
+
+    filename: str
+    position: Position
+    # A function frame's locals (a copy made by Python); None for frames known only
+    # from TF's message, and for module frames (their locals are the namespace).
+    local_names: Any = None
+    _tree: ast.Module | None = field(default=None, repr=False)
+    _source: str | None = field(default=None, repr=False)
+
+    def source(self) -> str:
+        if self._source is None:
+            self._source = "".join(linecache.getlines(self.filename))
+        return self._source
+
+    def tree(self) -> ast.Module | None:
+        if self._tree is None:
+            source = self.source()
+            if not source or len(source) > _MAX_CELL_CHARS:
+                return None
+            try:
+                self._tree = ast.parse(source)
+            except (SyntaxError, ValueError):
+                return None
+        return self._tree
+
+    def statement(self) -> ast.stmt | None:
+        """The innermost statement containing the failing line."""
+        tree = self.tree()
+        if tree is None:
+            return None
+        line = self.position.line
+        found: ast.stmt | None = None
+        body: list[ast.stmt] = tree.body
+        while True:
+            inner = None
+            for statement in body:
+                end = statement.end_lineno or statement.lineno
+                if statement.lineno <= line <= end:
+                    inner = statement
+                    break
+            if inner is None:
+                return found
+            found = inner
+            body = [
+                child
+                for name in ("body", "orelse", "finalbody", "handlers")
+                for child in getattr(inner, name, []) or []
+                if isinstance(child, ast.stmt)
+            ]
+            for handler in getattr(inner, "handlers", []) or []:
+                body.extend(handler.body)
+
+    def following(self, statement: ast.stmt) -> ast.stmt | None:
+        """The statement right after ``statement`` in the same block, if any."""
+        tree = self.tree()
+        if tree is None:
+            return None
+        for node in ast.walk(tree):
+            for name in ("body", "orelse", "finalbody"):
+                block = getattr(node, name, None)
+                if type(block) is list and any(child is statement for child in block):
+                    index = next(i for i, child in enumerate(block) if child is statement)
+                    return block[index + 1] if index + 1 < len(block) else None
+        return None
+
+    def header(self) -> list[ast.AST]:
+        """The parts of the failing statement that run on its line: a compound
+        statement's condition or iterable, not its body."""
+        statement = self.statement()
+        if statement is None:
+            return []
+        if isinstance(statement, (ast.If, ast.While)):
+            return [statement.test]
+        if isinstance(statement, (ast.For, ast.AsyncFor)):
+            return [statement.iter]
+        if isinstance(statement, (ast.With, ast.AsyncWith)):
+            return [item.context_expr for item in statement.items]
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            return list(statement.decorator_list)
+        if isinstance(statement, ast.Try):
+            return []
+        return [statement]
+
+    def segment(self, node: ast.AST) -> str | None:
+        return ast.get_source_segment(self.source(), node)
+
+    def at_position(self, node: ast.AST) -> bool:
+        """Whether ``node`` is exactly the expression the failing instruction belongs to."""
+        position = self.position
+        if position.column is None:
+            return False
+        return (
+            getattr(node, "lineno", None) == position.line
+            and getattr(node, "end_lineno", None) == position.end_line
+            and getattr(node, "col_offset", None) == position.column
+            and getattr(node, "end_col_offset", None) == position.end_column
+        )
+
+
+class ErrorContext:
+    """The cells an error went through, innermost first, and the user's names."""
+
+    def __init__(
+        self,
+        exception: BaseException,
+        parsed: ParsedError,
+        namespace: dict[str, Any] | None,
+        cell_files: dict[str, int] | None,
+    ) -> None:
+        self.namespace = namespace if type(namespace) is dict else {}
+        self._cell_files = cell_files if type(cell_files) is dict else {}
+        self._exception = exception
+        self._parsed = parsed
+        self._frames: list[CellFrame] | None = None
+
+    def frames(self) -> list[CellFrame]:
+        if self._frames is None:
+            try:
+                self._frames = self._collect_frames()
+            except Exception:
+                self._frames = []
+        return self._frames
+
+    def _collect_frames(self) -> list[CellFrame]:
+        files = self._cell_files
+        if not files:
+            return []
+        frames: list[CellFrame] = []
+        traceback: TracebackType | None = self._exception.__traceback__
+        while traceback is not None:
+            code = traceback.tb_frame.f_code
+            if code.co_filename in files:
+                frames.append(
+                    CellFrame(
+                        code.co_filename,
+                        _position(traceback),
+                        None if code.co_name == "<module>" else traceback.tb_frame.f_locals,
+                    )
+                )
+            traceback = traceback.tb_next
+        # Inside a tf.function the user's frames only appear in TF's message (the
+        # traceback runs through AutoGraph's generated copy); they are deeper still.
+        if self._parsed.inside_tf_function:
+            for match in _USER_CODE_FRAME.finditer(self._parsed.full_message):
+                if match.group("file") in files:
+                    frames.append(
+                        CellFrame(match.group("file"), Position(int(match.group("line"))))
+                    )
+        frames.reverse()
+        return frames
+
+    def lookup(self, name: str, frame: CellFrame | None) -> tuple[bool, Any]:
+        """The value ``name`` has where ``frame`` runs: its locals, else the namespace."""
+        if frame is not None and frame.local_names is not None and name in frame.local_names:
+            return True, frame.local_names[name]
+        if name in self.namespace:
+            return True, self.namespace[name]
+        return False, None
+
+    def module_alias(self, module_name: str, default: str) -> str:
+        """The name the user imported a module under (``tf``, ``np``)."""
+        module = sys.modules.get(module_name)
+        if module is None:
+            return default
+        if self.namespace.get(default) is module:
+            return default
+        for name, value in self.namespace.items():
+            if value is module and type(name) is str and not name.startswith("_"):
+                return name
+        return default
+
+    def resolve(self, node: ast.AST, frame: CellFrame | None) -> tuple[bool, Any]:
+        """The value of a plain name, ``name.attr`` chain or ``name[int]`` without running
+        user code: attributes only from instance dictionaries, items only from lists."""
+        if isinstance(node, ast.Name):
+            return self.lookup(node.id, frame)
+        if isinstance(node, ast.Attribute):
+            found, value = self.resolve(node.value, frame)
+            if not found:
+                return False, None
+            return _instance_attribute(value, node.attr)
+        if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
+            found, value = self.resolve(node.value, frame)
+            index = node.slice.value
+            if (
+                found
+                and type(value) is list
+                and type(index) is int
+                and -len(value) <= index < len(value)
+            ):
+                return True, value[index]
+        return False, None
+
+
+def _position(traceback: TracebackType) -> Position:
+    line = traceback.tb_lineno
+    try:
+        positions = list(traceback.tb_frame.f_code.co_positions())
+        start, end, column, end_column = positions[traceback.tb_lasti // 2]
+        if start == line and None not in (end, column, end_column):
+            return Position(line, end, column, end_column)
+    except Exception:
+        pass
+    return Position(line)
+
+
+def _instance_attribute(value: Any, name: str) -> tuple[bool, Any]:
+    """An object's own ``__dict__`` entry (``stored_state.instance_dict``), only when that
+    dictionary is Python's own slot: a class may define ``__dict__`` itself, as a property
+    whose code would run."""
+    slot = next((vars(cls)["__dict__"] for cls in _mro(value) if "__dict__" in vars(cls)), None)
+    if type(slot) is not GetSetDescriptorType:
+        return False, None
+    attributes = instance_dict(value)
+    if attributes is not None and name in attributes:
+        return True, attributes[name]
+    return False, None
+
+
+def _class_from(module_name: str, class_name: str) -> type | None:
+    module = sys.modules.get(module_name)
+    found = getattr(module, class_name, None) if module is not None else None
+    return found if isinstance(found, type) else None
+
+
+def _mro(value: Any) -> tuple[type, ...]:
+    cls = type(value)
+    # Only plain metaclasses: a custom one could compute __mro__ in user code.
+    if type(cls) not in (type, abc.ABCMeta):
+        return ()
+    mro = cls.__mro__
+    return mro if type(mro) is tuple else ()
+
+
+def kind_of(value: Any) -> str | None:
+    """``"array"``, ``"tensor"``, ``"symbolic"``, ``"dataset"``, ``"keras"`` or None."""
+    cls = type(value)
+    numpy = sys.modules.get("numpy")
+    if numpy is not None and cls is getattr(numpy, "ndarray", None):
+        return "array"
+    ops = "tensorflow.python.framework.ops"
+    if cls is _class_from(ops, "EagerTensor"):
+        return "tensor"
+    if cls is _class_from(ops, "SymbolicTensor"):
+        return "symbolic"
+    mro = _mro(value)
+    dataset = _class_from("tensorflow.python.data.ops.dataset_ops", "DatasetV2")
+    if dataset is not None and dataset in mro:
+        return "dataset"
+    layer = _class_from("keras.src.layers.layer", "Layer")
+    if layer is not None and layer in mro:
+        return "keras"
+    return None
+
+
+def dotted_root(node: ast.AST) -> ast.Name | None:
+    """``x`` for ``x``, ``x.a.b``, ``x[0]``: the name an expression starts from."""
+    while isinstance(node, (ast.Attribute, ast.Subscript)):
+        node = node.value
+    return node if isinstance(node, ast.Name) else None
+
+
+def is_postfix_safe(node: ast.AST) -> bool:
+    """Whether ``<source>[...]`` / ``<source>.batch(...)`` needs no parentheses."""
+    return isinstance(node, (ast.Name, ast.Attribute, ast.Subscript, ast.Call))
+
+
+def _offset(lines: list[str], line: int, column: int) -> int:
+    # ast columns count UTF-8 bytes; string offsets count characters.
+    before = sum(len(text) for text in lines[: line - 1])
+    return before + len(lines[line - 1].encode("utf-8")[:column].decode("utf-8", "ignore"))
+
+
+def rewrite(frame: CellFrame, outer: ast.AST, inner: ast.AST, replacement: str) -> str | None:
+    """The source of ``outer`` with the part that is ``inner`` replaced."""
+    try:
+        lines = frame.source().splitlines(keepends=True)
+        start = _offset(lines, outer.lineno, outer.col_offset)  # type: ignore[attr-defined]
+        end = _offset(lines, outer.end_lineno, outer.end_col_offset)  # type: ignore[attr-defined]
+        inner_start = _offset(lines, inner.lineno, inner.col_offset)  # type: ignore[attr-defined]
+        inner_end = _offset(lines, inner.end_lineno, inner.end_col_offset)  # type: ignore[attr-defined]
+    except Exception:
+        return None
+    if not start <= inner_start <= inner_end <= end:
+        return None
+    source = frame.source()
+    return source[start:inner_start] + replacement + source[inner_end:end]
+
+
+def code(text: str) -> str:
+    """Inline code in an explanation: the frontend and the tests read backtick spans."""
+    return f"`{text}`"

@@ -1,0 +1,320 @@
+"""Operands of different dtypes, and arithmetic on a ``None`` gradient.
+
+The dtype fix names the operand to cast, found in the failing line by the op the message
+names (``Sub`` is ``-`` or ``tf.subtract``), and always casts towards the float side:
+integers go to the float dtype, float64 goes to float32, never a float down to an int.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from jupyterlab_tfcoach.monitor.errors.context import (
+    CellFrame,
+    ErrorContext,
+    ParsedError,
+    code,
+    kind_of,
+    rewrite,
+)
+
+_EAGER_DTYPE = re.compile(
+    r"cannot compute (?P<op>\w+) as input #(?P<index>\d+)\(zero-based\) was expected to be "
+    r"a (?P<expected>\w+) tensor but is a (?P<actual>\w+) tensor"
+)
+_GRAPH_DTYPE = re.compile(
+    r"Input '(?P<input>\w+)' of '(?P<op>\w+)' Op has type (?P<actual>\w+) that does not match "
+    r"type (?P<expected>\w+) of argument '(?P<argument>\w+)'"
+)
+# Python's `/` on tensors checks dtypes before any op runs.
+_DIVISION_DTYPE = re.compile(
+    r"`x` and `y` must have the same dtype, got tf\.(?P<left>\w+) != tf\.(?P<right>\w+)"
+)
+# Eager kernels name float32 "float" and float64 "double".
+_DTYPE_NAMES = {"float": "float32", "double": "float64", "half": "float16"}
+# Op -> (Python operator node, its symbol, the tf functions that build it).
+_OPS: dict[str, tuple[type[ast.operator], str, tuple[str, ...]]] = {
+    "AddV2": (ast.Add, "+", ("add",)),
+    "Add": (ast.Add, "+", ("add",)),
+    "Sub": (ast.Sub, "-", ("subtract",)),
+    "Mul": (ast.Mult, "*", ("multiply",)),
+    "RealDiv": (ast.Div, "/", ("divide", "truediv")),
+    "MatMul": (ast.MatMult, "@", ("matmul",)),
+    "BatchMatMulV2": (ast.MatMult, "@", ("matmul",)),
+    "BatchMatMulV3": (ast.MatMult, "@", ("matmul",)),
+    "Pow": (ast.Pow, "**", ("pow",)),
+    "FloorDiv": (ast.FloorDiv, "//", ("floordiv",)),
+    "FloorMod": (ast.Mod, "%", ("floormod", "mod")),
+}
+# Graph ops name their inputs; the first one is the left operand.
+_FIRST_INPUTS = ("x", "a")
+_LABEL_NAMES = re.compile(r"(^|_)(y|labels?|y_true|targets?|classes|ys)($|_|\[)")
+
+
+def _op_name(name: str) -> str:
+    """The op as the user's code built it: on CPUs where TensorFlow uses oneDNN, eager
+    kernels report the rewritten op (``_MklMatMul``, ``_MklNativeBatchMatMulV2``)."""
+    for prefix in ("_MklNative", "_Mkl"):
+        if name.startswith(prefix) and name[len(prefix) :] in _OPS:
+            return name[len(prefix) :]
+    return name
+
+
+def _dtype(name: str) -> str:
+    return _DTYPE_NAMES.get(name, name)
+
+
+def _is_float(dtype: str) -> bool:
+    return dtype.startswith(("float", "bfloat", "half"))
+
+
+def _is_int(dtype: str) -> bool:
+    return dtype.startswith(("int", "uint"))
+
+
+def _cast_plan(dtypes: tuple[str, str]) -> tuple[int, str] | None:
+    """Which operand (0 = left) to cast and to what; never a float down to an int."""
+    left, right = dtypes
+    if _is_int(left) and _is_float(right):
+        return 0, right
+    if _is_float(left) and _is_int(right):
+        return 1, left
+    if _is_float(left) and _is_float(right):
+        if "float32" in dtypes:
+            return (0 if right == "float32" else 1), "float32"
+        return None
+    if _is_int(left) and _is_int(right):
+        # The narrower integer goes to the wider one (no values lost).
+        def width(dtype: str) -> int:
+            digits = "".join(ch for ch in dtype if ch.isdigit())
+            return int(digits) if digits else 0
+
+        return (0, right) if width(left) < width(right) else (1, left)
+    return None
+
+
+def _parse(parsed: ParsedError) -> tuple[str, tuple[str, str], str] | None:
+    """(op, (left dtype, right dtype), a sentence saying what TF reported)."""
+    where = " inside a tf.function" if parsed.inside_tf_function else ""
+    eager = _EAGER_DTYPE.search(parsed.message)
+    if eager:
+        op, index = _op_name(eager.group("op")), int(eager.group("index"))
+        expected, actual = _dtype(eager.group("expected")), _dtype(eager.group("actual"))
+        if index not in (0, 1):
+            return None
+        other = 1 - index
+        dtypes = (actual, expected) if index == 0 else (expected, actual)
+        detail = (
+            f"Input #{index} (zero-based) of the {op} op{where} is {actual} but the op expected "
+            f"{expected}, the dtype of input #{other}."
+        )
+        return op, dtypes, detail
+    graph = _GRAPH_DTYPE.search(parsed.message)
+    if graph:
+        op = _op_name(graph.group("op"))
+        expected, actual = graph.group("expected"), graph.group("actual")
+        first = graph.group("argument") in _FIRST_INPUTS
+        dtypes = (expected, actual) if first else (actual, expected)
+        detail = (
+            f"The {op} op{where} got operands of different dtypes: "
+            f"'{graph.group('argument')}' is {expected} and '{graph.group('input')}' is {actual}."
+        )
+        return op, dtypes, detail
+    division = _DIVISION_DTYPE.search(parsed.message)
+    if division:
+        left, right = division.group("left"), division.group("right")
+        detail = f"A division `/`{where} got a {left} tensor on the left and {right} on the right."
+        return "RealDiv", (left, right), detail
+    return None
+
+
+def _operations(op: str, frame: CellFrame) -> list[tuple[ast.expr, ast.expr, ast.expr]]:
+    """(node, left, right) for each place in the failing line that builds ``op``."""
+    if op not in _OPS:
+        return []
+    operator, _symbol, functions = _OPS[op]
+    found: list[tuple[ast.expr, ast.expr, ast.expr]] = []
+    for part in frame.header():
+        for node in ast.walk(part):
+            if isinstance(node, ast.BinOp) and type(node.op) is operator:
+                found.append((node, node.left, node.right))
+            elif isinstance(node, ast.Call) and len(node.args) >= 2:
+                func = node.func
+                name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+                if name in functions and not any(isinstance(a, ast.Starred) for a in node.args[:2]):
+                    found.append((node, node.args[0], node.args[1]))
+    return found
+
+
+def _dtype_of(node: ast.expr, frame: CellFrame, context: ErrorContext) -> str | None:
+    found, value = context.resolve(node, frame)
+    if not found or kind_of(value) not in ("tensor", "array"):
+        return None
+    try:
+        dtype = value.dtype
+        name = dtype.name if kind_of(value) == "tensor" else str(dtype)
+    except Exception:
+        return None
+    return name if type(name) is str else None
+
+
+def _locate(
+    op: str, dtypes: tuple[str, str], context: ErrorContext
+) -> tuple[CellFrame, ast.expr, ast.expr, ast.expr] | None:
+    for frame in context.frames():
+        candidates = _operations(op, frame)
+        if not candidates:
+            continue
+        exact = [c for c in candidates if frame.at_position(c[0])]
+        if exact:
+            return (frame, *exact[0])
+        # Several candidates: keep those whose named operands have the reported dtypes.
+        fitting = [
+            c
+            for c in candidates
+            if all(
+                _dtype_of(operand, frame, context) in (None, dtype)
+                for operand, dtype in zip(c[1:], dtypes, strict=True)
+            )
+        ]
+        if len(fitting) == 1:
+            return (frame, *fitting[0])
+        return None
+    return None
+
+
+def explain_dtype_mismatch(parsed: ParsedError, context: ErrorContext) -> tuple[str, str] | None:
+    found = _parse(parsed)
+    if found is None:
+        return None
+    op, dtypes, detail = found
+    plan = _cast_plan(dtypes)
+    never = "TensorFlow never converts dtypes between tensors by itself."
+    if plan is None:
+        return (
+            f"{detail} {never} Create both operands with the same dtype or cast one with tf.cast.",
+            "dtype-casting",
+        )
+    index, target = plan
+    tf = context.module_alias("tensorflow", "tf")
+    side = "left" if index == 0 else "right"
+    symbol = _OPS[op][1] if op in _OPS else ""
+    where = f"the {side} side of `{symbol}`" if symbol else f"input #{index}"
+    located = _locate(op, dtypes, context)
+    if located is not None:
+        frame, node, left, right = located
+        operand = (left, right)[index]
+        if isinstance(node, ast.Call):
+            where = f"the {('first', 'second')[index]} argument"
+        node_source, operand_source = frame.segment(node), frame.segment(operand)
+        other_source = frame.segment((left, right)[1 - index])
+        cast = f"{tf}.cast({operand_source}, {tf}.{target})"
+        fixed = rewrite(frame, node, operand, cast) if operand_source else None
+        if node_source and fixed and "\n" not in node_source and "\n" not in fixed:
+            return (
+                f"In {code(node_source)}, {code(operand_source or '')} ({where}) is "
+                f"{dtypes[index]} while {code(other_source or '')} is {dtypes[1 - index]}. "
+                f"{never}{_labels_hint(operand_source or '', dtypes[index])} Cast "
+                f"{code(operand_source or '')} to {target}: {code(fixed)}.",
+                "dtype-casting",
+            )
+    return (
+        f"{detail} {never} Cast the {dtypes[index]} operand ({where}) to {target}: "
+        f"{code(f'{tf}.cast(x, {tf}.{target})')} with x that operand.",
+        "dtype-casting",
+    )
+
+
+def _labels_hint(source: str, dtype: str) -> str:
+    if _is_int(dtype) and _LABEL_NAMES.search(source):
+        return (
+            " Integer class labels are the usual int side: cast them where they meet float values."
+        )
+    return ""
+
+
+# ------------------------------------------------------------------ None gradients
+_NONE_OPERAND = re.compile(
+    r"unsupported operand type\(s\) for (?P<symbol>\*\*|[*+/@-]): "
+    r"'(?P<left>\w+)' and '(?P<right>\w+)'"
+)
+_SYMBOL_OPS: dict[str, type[ast.operator]] = {
+    "*": ast.Mult,
+    "+": ast.Add,
+    "-": ast.Sub,
+    "/": ast.Div,
+    "@": ast.MatMult,
+    "**": ast.Pow,
+}
+_GRADIENT_NAMES = re.compile(r"^(g|dw|db|dv|d_\w+|\w*grads?\w*|\w*gradients?\w*)(\[[^\]]*\])?$")
+
+
+def explain_none_gradient(parsed: ParsedError, context: ErrorContext) -> tuple[str, str] | None:
+    match = _NONE_OPERAND.search(parsed.message)
+    if match is None or "NoneType" not in (match.group("left"), match.group("right")):
+        return None
+    frames = context.frames()
+    if not frames:
+        return None
+    # Only the line that failed: gradient arithmetic, not any None in unrelated code.
+    frame = frames[0]
+    operator = _SYMBOL_OPS[match.group("symbol")]
+    none_on_left = match.group("left") == "NoneType"
+    gradient: str | None = None
+    for part in frame.header():
+        for node in ast.walk(part):
+            if not (isinstance(node, ast.BinOp) and type(node.op) is operator):
+                continue
+            operand = node.left if none_on_left else node.right
+            source = frame.segment(operand) or ""
+            found, value = context.resolve(operand, frame)
+            # A None from tape.gradient: a gradient-like name, or a None in a cell that
+            # computes gradients. Any other None is not ours to explain.
+            if _GRADIENT_NAMES.match(source) or (
+                found and value is None and ".gradient(" in frame.source()
+            ):
+                gradient = source
+                break
+        if gradient:
+            break
+    if not gradient:
+        return None
+    statement = frame.statement()
+    why = (
+        f"{code(gradient)} is None: tape.gradient returned None for that source. It does so "
+        f"when the source is not a tf.Variable the loss was computed from: most often a "
+        f"variable rebound to a plain tensor in an earlier step (`w = w - lr * g` makes `w` "
+        f"a tensor the tape does not watch), or a variable that takes no part in the loss."
+    )
+    rebinding = _rebinding(statement, frame)
+    if rebinding is not None:
+        name, change = rebinding
+        fix = (
+            f" Update the variable in place so it stays a tf.Variable (re-create it first if "
+            f"it is already a tensor): {code(f'{name}.assign_sub({change})')}."
+        )
+    else:
+        fix = (
+            " Make the loss use every variable you ask gradients for (inside the tape), "
+            "update variables with assign_sub rather than `w = w - ...`, and pass only "
+            "variables that take part in the loss."
+        )
+    return why + fix, "rebinding-variables"
+
+
+def _rebinding(statement: ast.stmt | None, frame: CellFrame) -> tuple[str, str] | None:
+    """``w = w - lr * g`` -> ("w", "lr * g")."""
+    if not (
+        isinstance(statement, ast.Assign)
+        and len(statement.targets) == 1
+        and isinstance(statement.value, ast.BinOp)
+        and isinstance(statement.value.op, ast.Sub)
+    ):
+        return None
+    target = frame.segment(statement.targets[0])
+    left = frame.segment(statement.value.left)
+    change = frame.segment(statement.value.right)
+    if not target or target != left or not change or "\n" in change:
+        return None
+    return target, change

@@ -1,0 +1,299 @@
+"""Errors raised while a graph is built: AutoGraph branches, tensors as Python bools,
+graph tensors that leak out of a trace, and variables created on a later trace."""
+
+from __future__ import annotations
+
+import ast
+import re
+from typing import Any
+
+from jupyterlab_tfcoach.monitor.errors.context import (
+    CellFrame,
+    ErrorContext,
+    ParsedError,
+    code,
+    kind_of,
+)
+
+_BRANCH = re.compile(r"'(?P<name>\w+)' must also be initialized in the (?P<branch>\w+) branch")
+_CALL_CLASS = re.compile(r"Exception encountered when calling (?P<cls>\w+)\.call\(\)")
+_ESCAPED_NAME = re.compile(
+    r"<tf\.Tensor '(?P<a>[^']+)'[^>]*> is out of scope|symbolic tf\.Tensor \((?P<b>[^)]+)\)"
+)
+_ESCAPED_PHRASES = (
+    "is out of scope and cannot be used here",
+    "Cannot convert a symbolic tf.Tensor",
+    "Cannot convert a symbolic Tensor",
+)
+_NEW_VARIABLES = (
+    "only supports singleton tf.Variables created on the first call",
+    "Creating variables on a non-first call to a function decorated with tf.function",
+)
+# Namespace scan for a leaked graph tensor: bounded, the explanation must stay cheap.
+_MAX_NAMES, _MAX_ITEMS = 2000, 200
+
+
+def explain_uninitialized_branch(
+    parsed: ParsedError, context: ErrorContext
+) -> tuple[str, str] | None:
+    match = _BRANCH.search(parsed.message)
+    if match is None:
+        return None
+    name, branch = match.group("name"), match.group("branch")
+    for frame in context.frames():
+        statement = frame.statement()
+        if not isinstance(statement, ast.If):
+            continue
+        condition = frame.segment(statement.test)
+        value = _assigned_value(statement, name, frame)
+        if condition and value and "\n" not in value:
+            why = (
+                f"Inside the tf.function, AutoGraph turns `if {condition}:` into tf.cond, "
+                f"and a graph needs `{name}` to exist whichever branch runs: it is only "
+                f"assigned when the condition is true, not in the {branch} branch."
+            )
+            unchanged = _transformed_input(statement, name)
+            if unchanged is not None:
+                # `clipped = g * max_norm / norm`: when the condition is false the value is
+                # the input as it is.
+                return (
+                    f"{why} Before the `if`, give `{name}` the value it has when the "
+                    f"condition is false (the `if` then replaces it when the condition "
+                    f"holds): {code(f'{name} = {unchanged}')}.",
+                    "autograph-conditions",
+                )
+            # A factor computed only in some cases (`scale = tf.reduce_max(x)`): neutral is 1.
+            tf = context.module_alias("tensorflow", "tf")
+            return (
+                f"{why} Give `{name}` the value it should have when the condition is false, "
+                f"before the `if`; for a factor that is 1: "
+                f"{code(f'{name} = {tf}.ones_like({value})')} (or assign it in both branches).",
+                "autograph-conditions",
+            )
+    return (
+        f"Inside the tf.function, AutoGraph turns an `if` on a tensor into tf.cond, and "
+        f"`{name}` is assigned in one branch only ({branch} branch missing). Give `{name}` "
+        f"a value before the `if` or assign it in both branches.",
+        "autograph-conditions",
+    )
+
+
+def _transformed_input(statement: ast.If, name: str) -> str | None:
+    """``g`` for a branch assigning ``name = g * max_norm / norm``: the value the branch
+    transforms by arithmetic, a plain name other than ``name`` itself."""
+    for child in statement.body:
+        if (
+            isinstance(child, ast.Assign)
+            and len(child.targets) == 1
+            and isinstance(child.targets[0], ast.Name)
+            and child.targets[0].id == name
+        ):
+            node = child.value
+            while isinstance(node, ast.BinOp):
+                node = node.left
+            if isinstance(node, ast.Name) and node.id != name:
+                return node.id
+    return None
+
+
+def _assigned_value(statement: ast.If, name: str, frame: CellFrame) -> str | None:
+    for branch in (statement.body, statement.orelse):
+        for child in branch:
+            if (
+                isinstance(child, ast.Assign)
+                and len(child.targets) == 1
+                and isinstance(child.targets[0], ast.Name)
+                and child.targets[0].id == name
+            ):
+                return frame.segment(child.value)
+    return None
+
+
+def explain_tensor_as_bool(parsed: ParsedError, context: ErrorContext) -> tuple[str, str] | None:
+    if parsed.type != "OperatorNotAllowedInGraphError" and (
+        "as a Python `bool` is not allowed" not in parsed.message
+    ):
+        return None
+    layer = _CALL_CLASS.search(parsed.message)
+    owner = f"`{layer.group('cls')}.call()`" if layer else "a graph"
+    tf = context.module_alias("tensorflow", "tf")
+    why = (
+        f"A Python `if` (or `while`, `and`, `or`, `bool()`) needs True or False, but in "
+        f"{owner} the tensor it tests is symbolic while the graph is built: it has no value "
+        f"yet. Write the choice as a tensor operation instead"
+    )
+    for frame in context.frames():
+        statement = frame.statement()
+        if not isinstance(statement, ast.If):
+            continue
+        choice = _where_rewrite(statement, frame, tf)
+        if choice is not None:
+            condition = frame.segment(statement.test) or ""
+            return (
+                f"{why}: `if {condition}:` becomes {code(choice)} (both sides are computed, "
+                f"{tf}.where picks element by element).",
+                "autograph-conditions",
+            )
+        condition = frame.segment(statement.test)
+        if condition and "\n" not in condition:
+            return (
+                f"{why}: replace `if {condition}:` by {tf}.where({condition}, <value if true>, "
+                f"<value if false>) or {tf}.cond({condition}, lambda: ..., lambda: ...).",
+                "autograph-conditions",
+            )
+    return (
+        f"{why}: {tf}.where(condition, value_if_true, value_if_false) or "
+        f"{tf}.cond(condition, true_fn, false_fn).",
+        "autograph-conditions",
+    )
+
+
+def _where_rewrite(statement: ast.If, frame: CellFrame, tf: str) -> str | None:
+    """``if c: return a`` + ``return b`` -> ``return tf.where(c, a, b)``; same for one
+    name assigned in both branches."""
+    condition = frame.segment(statement.test)
+    if not condition or len(statement.body) != 1:
+        return None
+    first = statement.body[0]
+    if isinstance(first, ast.Return) and first.value is not None:
+        otherwise = (
+            statement.orelse[0] if len(statement.orelse) == 1 else frame.following(statement)
+        )
+        if isinstance(otherwise, ast.Return) and otherwise.value is not None:
+            true, false = frame.segment(first.value), frame.segment(otherwise.value)
+            if true and false:
+                return f"return {tf}.where({condition}, {true}, {false})"
+    if isinstance(first, ast.Assign) and len(statement.orelse) == 1:
+        other = statement.orelse[0]
+        if isinstance(other, ast.Assign):
+            target, other_target = frame.segment(first.targets[0]), frame.segment(other.targets[0])
+            true, false = frame.segment(first.value), frame.segment(other.value)
+            if target and target == other_target and true and false:
+                return f"{target} = {tf}.where({condition}, {true}, {false})"
+    return None
+
+
+def explain_escaped_tensor(parsed: ParsedError, context: ErrorContext) -> tuple[str, str] | None:
+    if not any(phrase in parsed.message for phrase in _ESCAPED_PHRASES):
+        return None
+    match = _ESCAPED_NAME.search(parsed.message)
+    tensor = (match.group("a") or match.group("b")) if match else None
+    holder = _holder(tensor, context)
+    what = f"The graph tensor {tensor}" if tensor else "A graph tensor"
+    where = f", kept in {code(holder)}," if holder else ""
+    return (
+        f"{what}{where} was made while a tf.function (or a Keras layer) was being traced: it "
+        f"belongs to that graph and has no value outside it, so it cannot be used later or "
+        f"given to NumPy. Return the values you need from the function and keep those "
+        f"(`result = f(x)`, then append `result`), or store them in a tf.Variable with "
+        f"`.assign()`; do not append graph tensors to Python lists or set them on `self`.",
+        "escaped-tensors",
+    )
+
+
+def _holder(tensor: str | None, context: ErrorContext) -> str | None:
+    """The attribute, list or name that kept the leaked tensor."""
+    for frame in context.frames():
+        for part in frame.header():
+            for node in ast.walk(part):
+                if not isinstance(node, (ast.Name, ast.Attribute, ast.Subscript)):
+                    continue
+                found, value = context.resolve(node, frame)
+                if found and _leaks(value, tensor):
+                    source = frame.segment(node)
+                    if source and "\n" not in source:
+                        return source
+    for count, (name, value) in enumerate(context.namespace.items()):
+        if count > _MAX_NAMES:
+            break
+        if type(name) is str and not name.startswith("_") and _leaks(value, tensor, deep=False):
+            return name
+    return None
+
+
+def _leaks(value: Any, tensor: str | None, deep: bool = True) -> bool:
+    kind = kind_of(value)
+    if kind == "symbolic":
+        return deep and _named(value, tensor)
+    if type(value) in (list, tuple):
+        return any(
+            kind_of(item) == "symbolic" and _named(item, tensor) for item in value[:_MAX_ITEMS]
+        )
+    return False
+
+
+def _named(value: Any, tensor: str | None) -> bool:
+    if tensor is None:
+        return True
+    try:
+        return value.name == tensor
+    except Exception:
+        return False
+
+
+def explain_new_variables(parsed: ParsedError, context: ErrorContext) -> tuple[str, str] | None:
+    if not any(phrase in parsed.full_message for phrase in _NEW_VARIABLES):
+        return None
+    why = (
+        "A tf.function may create tf.Variables only while it is traced the first time. Here "
+        "variables were created later: either a tf.Variable is created inside the function's "
+        "body, or an object that creates variables on first use (a new optimizer or model) "
+        "was passed to a function that was already traced."
+    )
+    for frame in reversed(context.frames()):
+        for part in frame.header():
+            for node in ast.walk(part):
+                fix = _created_argument(node, frame)
+                if fix is not None:
+                    return f"{why} {fix}", "variables-in-functions"
+                keras_call = _keras_training_call(node, frame)
+                if keras_call is not None:
+                    # Keras builds its train function (and the optimizer's variables) on
+                    # the first fit; a first fit that failed leaves it half-built.
+                    return (
+                        f"{code(keras_call)} reuses a training function that an earlier, "
+                        f"failed call left half-built (the optimizer's variables were never "
+                        f"created). Call `compile(...)` on the model again, then run "
+                        f"{code(keras_call)}.",
+                        "variables-in-functions",
+                    )
+    return (
+        f"{why} Create the variable, optimizer or model once, outside the function (or in "
+        f"__init__, or guarded by `if self.v is None`), and pass or reuse that same object on "
+        f"every call.",
+        "variables-in-functions",
+    )
+
+
+def _created_argument(node: ast.AST, frame: CellFrame) -> str | None:
+    """``train(model, keras.optimizers.Adam(0.1), x, y)``: advice in those names."""
+    if not isinstance(node, ast.Call):
+        return None
+    for argument in node.args:
+        if not isinstance(argument, ast.Call):
+            continue
+        created = frame.segment(argument)
+        call = frame.segment(node)
+        if not created or not call or "\n" in call:
+            continue
+        name = "optimizer" if "optimizers." in created else "model"
+        if name == "model" and not re.search(r"Sequential|Model\b|models\.", created):
+            continue
+        rewritten = call.replace(created, name, 1)
+        return (
+            f"{code(call)} creates a new object on every call. Create it once, before the "
+            f"first call, and pass the same one each time: {code(f'{name} = {created}')}, "
+            f"then {code(rewritten)}."
+        )
+    return None
+
+
+def _keras_training_call(node: ast.AST, frame: CellFrame) -> str | None:
+    if not (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr in ("fit", "train_on_batch", "evaluate", "predict")
+    ):
+        return None
+    source = frame.segment(node)
+    return source if source and "\n" not in source else None

@@ -1,0 +1,400 @@
+"""Shape errors that mean a missing axis: the batch axis (one example given to a model, a
+``tf.data`` pipeline without ``.batch()``) or the channel axis (``Conv2D`` fed ``(N, 28, 28)``).
+
+The fix is written in the user's own expression: the call that failed is found in the
+cell (``model.predict(ARG)``, ``model(ARG)``, ``model.fit(ARG, ...)``) and ARG rewritten.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from jupyterlab_tfcoach.monitor.errors.context import (
+    CellFrame,
+    ErrorContext,
+    ParsedError,
+    code,
+    dotted_root,
+    is_postfix_safe,
+    kind_of,
+    rewrite,
+    strip_ansi,
+)
+
+# Keras 3 (``InputSpec`` of a model built from ``keras.Input``).
+_EXPECTED_SHAPE = re.compile(
+    r"Expected shape \((?P<expected>[^)]*)\), but input has incompatible shape \((?P<given>[^)]*)\)"
+)
+# Keras 3 layer input checks (``Conv2D`` has min_ndim=4, ``Dense`` min_ndim=2).
+_NDIM = re.compile(
+    r"of layer '(?P<layer>[^']+)' is incompatible with the layer: expected (?:min_)?"
+    r"ndim=(?P<expected>\d+), found ndim=(?P<found>\d+)\. Full shape received: \((?P<given>[^)]*)\)"
+)
+# Keras cannot infer the batch shape of an unbatched pipeline with some models.
+_UNKNOWN_RANK = (
+    "Cannot take the length of shape with unknown rank",
+    "as_list() is not defined on an unknown TensorShape",
+)
+_MODEL_METHODS = frozenset(
+    {
+        "fit",
+        "predict",
+        "evaluate",
+        "predict_on_batch",
+        "train_on_batch",
+        "test_on_batch",
+        "__call__",
+    }
+)
+# Dataset methods that return a new dataset: an argument that calls one is a pipeline,
+# and one called as a statement of its own was thrown away.
+_DATASET_METHODS = frozenset(
+    {"batch", "shuffle", "map", "prefetch", "cache", "repeat", "filter", "padded_batch"}
+)
+_BATCH, _CHANNEL, _BOTH, _DATASET = "batch", "channel", "batch+channel", "dataset"
+_WHOLE = "batch-if-whole"
+_IMAGE_CHANNELS = (1, 3, 4)
+
+
+def _shape(text: str) -> list[int | None] | None:
+    dims: list[int | None] = []
+    for part in text.split(","):
+        part = part.strip()
+        if not part:
+            continue
+        if part == "None":
+            dims.append(None)
+        elif part.isdigit():
+            dims.append(int(part))
+        else:
+            return None
+    return dims
+
+
+def _matches(expected: list[int | None], given: list[int | None]) -> bool:
+    return len(expected) == len(given) and all(
+        e is None or g is None or e == g for e, g in zip(expected, given, strict=True)
+    )
+
+
+def _show(dims: list[int | None]) -> str:
+    inner = ", ".join("None" if d is None else str(d) for d in dims)
+    return f"({inner},)" if len(dims) == 1 else f"({inner})"
+
+
+def _missing_axis(parsed: ParsedError) -> tuple[str, str] | None:
+    """Which axis is missing, and a sentence naming the expected and the given shape."""
+    message = strip_ansi(parsed.message)
+    match = _EXPECTED_SHAPE.search(message)
+    if match:
+        expected, given = _shape(match.group("expected")), _shape(match.group("given"))
+        if expected is None or given is None or not expected:
+            return None
+        shapes = (
+            f"the model expects a batch of shape {_show(expected)} but got shape {_show(given)}"
+        )
+        if _matches(expected[1:], given):
+            return _BATCH, shapes
+        if len(expected) == len(given) + 2 and _matches(expected[1:-1], given):
+            return _BOTH, shapes
+        if _matches(expected[:-1], given) and expected[-1] in _IMAGE_CHANNELS:
+            return _CHANNEL, shapes
+        return None
+    match = _NDIM.search(message)
+    if match:
+        expected_rank, found = int(match.group("expected")), int(match.group("found"))
+        given = _shape(match.group("given"))
+        if given is None:
+            return None
+        shapes = (
+            f"layer '{match.group('layer')}' needs inputs with {expected_rank} axes but got "
+            f"shape {_show(given)} ({found} axes)"
+        )
+        if expected_rank - found == 2:
+            return _BOTH, shapes
+        if expected_rank - found != 1:
+            return None
+        # (28, 28, 1) is one image without its batch axis; (32, 28, 28) is a batch of
+        # images without their channel axis.
+        if expected_rank >= 4 and given and given[-1] not in _IMAGE_CHANNELS:
+            return _CHANNEL, shapes
+        # (32,) for Dense may be a batch of scalars: only a batch axis if the whole
+        # argument has that shape (checked once the call is found).
+        return (_BATCH if expected_rank >= 4 else _WHOLE), shapes
+    if any(phrase in parsed.message for phrase in _UNKNOWN_RANK):
+        return _DATASET, ""
+    return None
+
+
+def _model_call(context: ErrorContext) -> tuple[CellFrame, ast.Call, ast.expr] | None:
+    """The failing ``model.predict(ARG)`` / ``model(ARG)`` / ``model.fit(ARG, ...)``."""
+    for frame in context.frames():
+        calls = [
+            node
+            for part in frame.header()
+            for node in ast.walk(part)
+            if isinstance(node, ast.Call) and _is_model_call(node, frame, context)
+        ]
+        exact = [call for call in calls if frame.at_position(call)]
+        for call in exact + calls:
+            argument = _first_argument(call)
+            if argument is not None:
+                return frame, call, argument
+    return None
+
+
+def _is_model_call(call: ast.Call, frame: CellFrame, context: ErrorContext) -> bool:
+    if isinstance(call.func, ast.Attribute) and call.func.attr in _MODEL_METHODS:
+        return True
+    found, value = context.resolve(call.func, frame)
+    return found and kind_of(value) == "keras"
+
+
+def _first_argument(call: ast.Call) -> ast.expr | None:
+    if call.args and not isinstance(call.args[0], ast.Starred):
+        return call.args[0]
+    for keyword in call.keywords:
+        if keyword.arg in ("x", "inputs"):
+            return keyword.value
+    return None
+
+
+def _is_dataset(argument: ast.expr, frame: CellFrame, context: ErrorContext) -> bool:
+    found, value = context.resolve(argument, frame)
+    if found:
+        return kind_of(value) == "dataset"
+    # An inline pipeline: tf.data.Dataset.from_tensor_slices(...).shuffle(...)
+    return (
+        isinstance(argument, ast.Call)
+        and isinstance(argument.func, ast.Attribute)
+        and argument.func.attr in _DATASET_METHODS
+    )
+
+
+def _array_like(argument: ast.expr, frame: CellFrame, context: ErrorContext) -> bool:
+    """Whether ARG (or the array it indexes) is a NumPy array or a tensor, so that
+    ``[None, ...]`` indexing works on it."""
+    found, value = context.resolve(argument, frame)
+    if not found:
+        root = dotted_root(argument)
+        if root is None:
+            return False
+        found, value = context.lookup(root.id, frame)
+    return found and kind_of(value) in ("array", "tensor")
+
+
+def _fixed_argument(
+    axis: str, argument: ast.expr, source: str, frame: CellFrame, context: ErrorContext
+) -> str:
+    np = context.module_alias("numpy", "np")
+    tf = context.module_alias("tensorflow", "tf")
+    wrapped = source if is_postfix_safe(argument) else f"({source})"
+    if axis == _DATASET:
+        return f"{wrapped}.batch(32)"
+    array_like = _array_like(argument, frame, context)
+    index = _single_index(argument)
+    if array_like and index is not None:
+        # x[3] -> x[3:4]: the same example, with its batch axis kept.
+        base = frame.segment(argument.value) or ""  # type: ignore[attr-defined]
+        if isinstance(index, ast.Constant) and type(index.value) is int and index.value >= 0:
+            start = index.value
+            window = ":1" if start == 0 else f"{start}:{start + 1}"
+        else:
+            text = frame.segment(index) or ""
+            window = f"{text}:{text} + 1"
+        if base and window:
+            return f"{base}[{window}, ..., None]" if axis == _BOTH else f"{base}[{window}]"
+    if axis == _BATCH:
+        return f"{wrapped}[None, ...]" if array_like else f"{np}.expand_dims({source}, 0)"
+    if axis == _CHANNEL:
+        return f"{wrapped}[..., None]" if array_like else f"{tf}.expand_dims({source}, -1)"
+    return f"{wrapped}[None, ..., None]" if array_like else f"{np}.expand_dims({source}, (0, -1))"
+
+
+def _single_index(argument: ast.expr) -> ast.expr | None:
+    if not isinstance(argument, ast.Subscript):
+        return None
+    index = argument.slice
+    if isinstance(index, (ast.Slice, ast.Tuple)):
+        return None
+    if isinstance(index, ast.Constant) and type(index.value) is not int:
+        return None
+    return index
+
+
+_WHAT = {
+    _BATCH: "the leading batch axis is missing",
+    _CHANNEL: "the channel axis (last) is missing",
+    _BOTH: "both the batch axis (first) and the channel axis (last) are missing",
+}
+_HOW = {
+    _BATCH: "Give it a batch of one example",
+    _CHANNEL: "Add the channel axis",
+    _BOTH: "Add both axes",
+}
+
+
+def explain_missing_axis(parsed: ParsedError, context: ErrorContext) -> tuple[str, str] | None:
+    found = _missing_axis(parsed)
+    if found is None:
+        return None
+    axis, shapes = found
+    located = _model_call(context)
+    if located is not None:
+        frame, call, argument = located
+        call_source, argument_source = frame.segment(call), frame.segment(argument)
+        if call_source and argument_source and "\n" not in call_source:
+            if axis in (_BATCH, _WHOLE, _DATASET) and _is_dataset(argument, frame, context):
+                return _unbatched_dataset(parsed, shapes, frame, call, argument, context)
+            if axis == _DATASET:
+                # After a failed call Keras retraces with a relaxed shape and reports an
+                # unknown rank: compare the argument with the model's declared input.
+                found = _against_model_input(call, argument, frame, context)
+                if found is None:
+                    return None
+                axis, shapes = found
+            if axis == _WHOLE:
+                if not _has_shape(argument, frame, context, parsed):
+                    return None
+                axis = _BATCH
+            fixed = rewrite(
+                frame,
+                call,
+                argument,
+                _fixed_argument(axis, argument, argument_source, frame, context),
+            )
+            if fixed:
+                return (
+                    f"In {code(call_source)}, {shapes}: {_WHAT[axis]} (None stands for "
+                    f"the batch size). {_HOW[axis]}: {code(fixed)}.",
+                    "batch-dimension",
+                )
+    if axis in (_DATASET, _WHOLE):
+        return None
+    return _generic(axis, shapes, context)
+
+
+def _against_model_input(
+    call: ast.Call, argument: ast.expr, frame: CellFrame, context: ErrorContext
+) -> tuple[str, str] | None:
+    model_node = call.func.value if isinstance(call.func, ast.Attribute) else call.func
+    found, model = context.resolve(model_node, frame)
+    # Only Keras' own model classes: a subclass's input_shape may be user code.
+    module = getattr(type(model), "__module__", "") if found else ""
+    if type(module) is not str or not module.startswith("keras.") or kind_of(model) != "keras":
+        return None
+    found, value = context.resolve(argument, frame)
+    if not found or kind_of(value) not in ("array", "tensor"):
+        return None
+    try:
+        expected = [None if d is None else int(d) for d in model.input_shape]
+        given: list[int | None] = [int(d) for d in value.shape]
+    except Exception:
+        return None
+    if not expected:
+        return None
+    shapes = f"the model expects a batch of shape {_show(expected)} but got shape {_show(given)}"
+    if _matches(expected[1:], given):
+        return _BATCH, shapes
+    if len(expected) == len(given) + 2 and _matches(expected[1:-1], given):
+        return _BOTH, shapes
+    return None
+
+
+def _has_shape(
+    argument: ast.expr, frame: CellFrame, context: ErrorContext, parsed: ParsedError
+) -> bool:
+    """Whether the argument is an array of exactly the shape the layer received."""
+    found, value = context.resolve(argument, frame)
+    if not found or kind_of(value) not in ("array", "tensor"):
+        return False
+    match = _NDIM.search(strip_ansi(parsed.message))
+    try:
+        shape = [int(d) for d in value.shape]
+    except Exception:
+        return False
+    return match is not None and shape == _shape(match.group("given"))
+
+
+def _unbatched_dataset(
+    parsed: ParsedError,
+    shapes: str,
+    frame: CellFrame,
+    call: ast.Call,
+    argument: ast.expr,
+    context: ErrorContext,
+) -> tuple[str, str] | None:
+    source = frame.segment(argument) or ""
+    fixed = rewrite(
+        frame, call, argument, _fixed_argument(_DATASET, argument, source, frame, context)
+    )
+    if not fixed:
+        return None
+    given = f" ({shapes})" if shapes else ""
+    discarded = _discarded_batch(source, context)
+    if discarded is not None:
+        # `ds.batch(16)` on its own line: a new dataset, thrown away.
+        return (
+            f"{code(source)} yields single examples, not batches{given}: "
+            f"{code(discarded)} made a new, batched dataset and threw it away (dataset "
+            f"methods never change the dataset they are called on, they return a new one). "
+            f"Keep the result: "
+            f"{code(f'{source} = {discarded}')}, then run {code(frame.segment(call) or '')} "
+            "again.",
+            "tf-data",
+        )
+    return (
+        f"{code(source)} yields single examples, not batches{given}. Keras takes a tf.data "
+        f"pipeline as it is (batch_size does not apply to it), so batch it: {code(fixed)}.",
+        "batch-dimension",
+    )
+
+
+def _discarded_batch(name: str, context: ErrorContext) -> str | None:
+    """``ds.batch(16)`` as a statement of its own in one of the last cells (IPython keeps
+    their source in ``In``): the learner meant ``ds = ds.batch(16)``."""
+    if not name.isidentifier() or context.namespace is None:
+        return None
+    history = context.namespace.get("In")
+    if type(history) is not list:
+        return None
+    for cell in reversed(history[-20:]):
+        if type(cell) is not str or f"{name}.batch(" not in cell or len(cell) > 20_000:
+            continue
+        try:
+            tree = ast.parse(cell)
+        except SyntaxError:
+            continue
+        # Every dataset method the cell called on ``name`` and threw away, in order
+        # (`ds.shuffle(64)` then `ds.batch(16)`): the learner meant them chained.
+        thrown: list[str] = []
+        for node in tree.body:
+            if (
+                isinstance(node, ast.Expr)
+                and isinstance(node.value, ast.Call)
+                and isinstance(node.value.func, ast.Attribute)
+                and node.value.func.attr in _DATASET_METHODS
+                and isinstance(node.value.func.value, ast.Name)
+                and node.value.func.value.id == name
+            ):
+                call = ast.get_source_segment(cell, node.value)
+                if call is not None:
+                    thrown.append(call[len(name) :])  # ".shuffle(64)"
+        if any(part.startswith(".batch(") for part in thrown):
+            return name + "".join(thrown)
+    return None
+
+
+def _generic(axis: str, shapes: str, context: ErrorContext) -> tuple[str, str]:
+    np = context.module_alias("numpy", "np")
+    if axis == _BATCH:
+        fix = (
+            f"slice instead of indexing (`x[:1]` rather than `x[0]`), or add the axis to "
+            f"one example `x_new`: `{np}.expand_dims(x_new, 0)`"
+        )
+    elif axis == _CHANNEL:
+        fix = f"add the axis to the images: `{np}.expand_dims(images, -1)`"
+    else:
+        fix = f"add both to one image: `{np}.expand_dims(image, (0, -1))`"
+    return (f"The {shapes}: {_WHAT[axis]}. To fix it, {fix}.", "batch-dimension")

@@ -1,0 +1,136 @@
+"""A cell's ``traces`` entries and notes, from the trace events the registry recorded.
+
+``registry.py`` records one ``TraceEvent`` per trace (and per call that reused a trace with
+a stale value) as it happens; after the cell they become one entry per function: its new
+and total traces, its reasons (side effects and frozen values once per name, similar
+retraces condensed), the course section that teaches the most important of them. A cell
+that traced more functions than a report should list gets the rest in a note, and
+functions recreated inside the cell get a note each.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from jupyterlab_tfcoach.monitor.course_links import course_link
+from jupyterlab_tfcoach.monitor.report import (
+    CourseSection,
+    Note,
+    RetraceReason,
+    TraceEntry,
+    note,
+    trace_entry,
+)
+from jupyterlab_tfcoach.monitor.traces.identity import KERAS, FunctionIdentity
+from jupyterlab_tfcoach.monitor.traces.reason_condensing import condense
+
+MAX_REASONS_PER_ENTRY = 20
+# A cell that calls 100 functions gets 100 entries otherwise; the rest go in a note.
+MAX_ENTRIES_PER_REPORT = 30
+_PYTHON_KINDS = ("side_effect", "stale_value")
+
+
+@dataclass
+class TraceEvent:
+    """One trace seen during the current cell, as plain data."""
+
+    group: tuple[Any, ...]  # the entry it belongs to (``registry.py`` groups them)
+    identity: FunctionIdentity
+    counted: bool
+    reasons: list[RetraceReason]
+    total_after: int
+    recreated_in_cell: bool = False
+
+
+def entry_course(reasons: list[RetraceReason]) -> CourseSection | None:
+    """The course section for an entry: what changes results first, then retracing."""
+    kinds = {reason["kind"] for reason in reasons}
+    sections = []
+    if "side_effect" in kinds:
+        sections.append("side-effects")
+    if "stale_value" in kinds:
+        sections.append("frozen-python-values")
+    if kinds - {"first_trace", "side_effect", "stale_value"}:
+        sections.append("retracing")
+    sections.append("tracing")
+    for section in sections:
+        link = course_link(section)
+        if link is not None:
+            return link
+    return None
+
+
+def _ordered_reasons(reasons: list[RetraceReason]) -> list[RetraceReason]:
+    """The first retrace reason, then side effects and frozen values (once per entry and
+    name, however many traces), then the other retrace reasons, condensed and capped."""
+    seen: set[tuple[Any, ...]] = set()
+    python: list[RetraceReason] = []
+    for reason in reasons:
+        if reason["kind"] in _PYTHON_KINDS:
+            key = (reason["kind"], reason["argument"], reason["after"])
+            if key not in seen:
+                seen.add(key)
+                python.append(reason)
+    others = condense([r for r in reasons if r["kind"] not in _PYTHON_KINDS])
+    return (others[:1] + python + others[1:])[:MAX_REASONS_PER_ENTRY]
+
+
+def trace_entries(events: list[TraceEvent]) -> tuple[list[TraceEntry], list[Note]]:
+    """The ``traces`` entries for a cell's events, and a note for those left out."""
+    entries: dict[tuple[Any, ...], TraceEntry] = {}
+    origins: dict[tuple[Any, ...], str] = {}
+    for event in events:
+        entry = entries.get(event.group)
+        if entry is None:
+            entry = trace_entry(event.identity.name, event.identity.defined_at)
+            entries[event.group] = entry
+            origins[event.group] = event.identity.origin
+        if event.counted:
+            entry["new_traces"] += 1
+        entry["total_traces"] = max(entry["total_traces"], event.total_after)
+        for reason in event.reasons:
+            # The first trace of a step function Keras builds is what every fit()
+            # does: not worth a line. Its retraces and side effects are.
+            if event.identity.origin == KERAS and reason["kind"] == "first_trace":
+                continue
+            entry["reasons"].append(reason)
+    for entry in entries.values():
+        entry["reasons"] = _ordered_reasons(entry["reasons"])
+        entry["course"] = entry_course(entry["reasons"])
+    listed = [
+        entry
+        for group, entry in entries.items()
+        if entry["reasons"] or (entry["new_traces"] and origins[group] != KERAS)
+    ]
+    notes: list[Note] = []
+    if len(listed) > MAX_ENTRIES_PER_REPORT:
+        rest = listed[MAX_ENTRIES_PER_REPORT:]
+        names = ", ".join(entry["function"] for entry in rest[:10])
+        more = f" and {len(rest) - 10} more" if len(rest) > 10 else ""
+        notes.append(
+            note(
+                f"{len(rest)} more tf.functions traced in this cell and are not listed "
+                f"({sum(entry['new_traces'] for entry in rest)} traces): {names}{more}.",
+                "tracing",
+            )
+        )
+        listed = listed[:MAX_ENTRIES_PER_REPORT]
+    return listed, notes
+
+
+def recreation_notes(events: list[TraceEvent]) -> list[Note]:
+    """One note per function recreated (a new tf.function object) within the cell."""
+    counts: dict[str, int] = {}
+    for event in events:
+        if event.recreated_in_cell:
+            counts[event.identity.name] = counts.get(event.identity.name, 0) + 1
+    return [
+        note(
+            f"{name} was recreated {count} time{'s' if count > 1 else ''} in this cell: "
+            "each tf.function(...) call makes a new function object that traces again. "
+            "These are recreations, not retraces; create the tf.function once and reuse it.",
+            "retracing",
+        )
+        for name, count in counts.items()
+    ]

@@ -1,0 +1,240 @@
+"""Why a function traced again, in the user's terms: one reason per changed argument
+(shape, dtype, Python value, kind), each with the fix it calls for."""
+
+from __future__ import annotations
+
+from jupyterlab_tfcoach.monitor.report import RetraceReason, retrace_reason
+from jupyterlab_tfcoach.monitor.traces import signatures as sig
+
+MAX_REASONS_PER_TRACE = 4
+
+
+def at_site(call_site: str | None) -> str:
+    return f" (call at {call_site})" if call_site else ""
+
+
+def _dimensions(shape: str | None) -> list[str] | None:
+    """``"(32, 4)"`` -> ``["32", "4"]``; None for an unknown rank."""
+    if shape is None or not shape.startswith("("):
+        return None
+    return [part.strip() for part in shape.strip("(),").split(",") if part.strip()]
+
+
+def _is_smaller_batch(before: str | None, after: str | None) -> bool:
+    """Only the first of two or more dimensions changed, and it got smaller: a last
+    partial batch. A 1-D tensor that got shorter is as likely a shorter sequence."""
+    old, new = _dimensions(before), _dimensions(after)
+    if not old or not new or len(old) < 2 or len(old) != len(new) or old[1:] != new[1:]:
+        return False
+    return old[0].isdigit() and new[0].isdigit() and int(new[0]) < int(old[0])
+
+
+def _is_flag(value: str | None) -> bool:
+    """A bool, None or string Python argument: usually a mode switch with few values."""
+    return value is not None and (value in ("True", "False", "None") or value[:1] in ("'", '"'))
+
+
+def _is_simple_name(path: str) -> bool:
+    return path.isidentifier()
+
+
+def tensor_dtype_for(signature: sig.Signature | None, value: str | None) -> str:
+    """The dtype a Python number argument should become: the one the function works in.
+
+    ``tf.constant(0.1)`` is float32 but ``tf.constant(1)`` is int32: an int passed to a
+    function whose tensors are float must still become a float tensor.
+    """
+    dtypes = [
+        leaf.dtype for leaf in (signature or {}).values() if leaf.kind == sig.TENSOR and leaf.dtype
+    ]
+    floats = [d for d in dtypes if d.startswith(("float", "bfloat", "half"))]
+    if floats:
+        return max(set(floats), key=floats.count)
+    text = value or ""
+    is_float = any(mark in text for mark in (".", "e", "inf", "nan"))
+    if not is_float:
+        ints = [d for d in dtypes if d.startswith(("int", "uint"))]
+        return max(set(ints), key=ints.count) if ints else "int32"
+    return "float32"
+
+
+def _spec(leaf: sig.Leaf, varying: set[int] | None, rank_changed: bool) -> str | None:
+    """``tf.TensorSpec(shape=[None, 4], dtype=tf.float32)`` for one tensor leaf."""
+    dims = _dimensions(leaf.shape)
+    if dims is None or rank_changed:
+        shape = "None"
+    else:
+        shape = (
+            "["
+            + ", ".join("None" if i in (varying or set()) else dim for i, dim in enumerate(dims))
+            + "]"
+        )
+    return f"tf.TensorSpec(shape={shape}, dtype=tf.{leaf.dtype})"
+
+
+def _varying_dimensions(
+    found: list[sig.Difference],
+) -> tuple[dict[str, set[int]], set[str]]:
+    varying: dict[str, set[int]] = {}
+    rank_changed: set[str] = set()
+    for difference in found:
+        if difference.kind != "shape":
+            continue
+        old, new = _dimensions(difference.before), _dimensions(difference.after)
+        if old is None or new is None or len(old) != len(new):
+            rank_changed.add(difference.argument)
+            continue
+        varying[difference.argument] = {
+            i for i, (a, b) in enumerate(zip(old, new, strict=True)) if a != b
+        }
+    return varying, rank_changed
+
+
+def _shape_fix(signature: sig.Signature | None, found: list[sig.Difference]) -> str:
+    """The input_signature to write, in the function's own argument names and dtypes."""
+    varying, rank_changed = _varying_dimensions(found)
+    leaves = list((signature or {}).items())
+    if leaves and all(leaf.kind == sig.TENSOR and _is_simple_name(path) for path, leaf in leaves):
+        specs = [_spec(leaf, varying.get(path), path in rank_changed) for path, leaf in leaves]
+        decorator = f"@tf.function(input_signature=[{', '.join(s for s in specs if s)}])"
+        return (
+            "Fix: declare the shapes once, with None where the size varies: "
+            f"{decorator} (or use tf.function(reduce_retracing=True))."
+        )
+    first = next((d for d in found if d.kind == "shape"), None)
+    leaf = (signature or {}).get(first.argument) if first is not None else None
+    if first is not None and leaf is not None and leaf.kind == sig.TENSOR:
+        example = _spec(leaf, varying.get(first.argument), first.argument in rank_changed)
+        return (
+            "Fix: give the tf.function an input_signature with None where the size varies "
+            f"(for `{first.argument}`: {example}), or use tf.function(reduce_retracing=True)."
+        )
+    return (
+        "Fix: give the tf.function an input_signature with None in the dimension that varies "
+        "(e.g. tf.TensorSpec(shape=[None, ...])), or use tf.function(reduce_retracing=True)."
+    )
+
+
+def difference_reason(
+    difference: sig.Difference,
+    call_site: str | None,
+    shape_retraces: int,
+    first_shape_in_trace: bool = True,
+    signature: sig.Signature | None = None,
+    found: list[sig.Difference] | None = None,
+) -> RetraceReason:
+    argument, before, after = difference.argument, difference.before, difference.after
+    where = at_site(call_site)
+    if difference.kind == "shape":
+        if after is not None and "None" in after and (before is None or "None" not in before):
+            text = (
+                f"Retraced{where}: TensorFlow relaxed the shape of `{argument}` from {before} "
+                f"to {after} (reduce_retracing=True), so other sizes in that dimension "
+                "reuse this trace."
+            )
+        elif not first_shape_in_trace:
+            # Same trace, same cause, same fix: said once (a batch (x, y) changes both).
+            text = (
+                f"Retraced{where}: the shape of `{argument}` changed from {before} to {after} "
+                "too (same trace, same fix)."
+            )
+        else:
+            repeat = (
+                f" This function has now retraced {shape_retraces} times on shape changes."
+                if shape_retraces > 1
+                else ""
+            )
+            batch = (
+                " A smaller first dimension is typically the last, partial batch of a "
+                "dataset: .batch(n, drop_remainder=True) drops it, or keep it and use None "
+                "for the batch dimension."
+                if _is_smaller_batch(before, after)
+                else ""
+            )
+            text = (
+                f"Retraced{where}: the shape of `{argument}` changed from {before} to {after}; "
+                f"every new shape traces again.{repeat}{batch} "
+                f"{_shape_fix(signature, found or [difference])}"
+            )
+    elif difference.kind == "dtype":
+        text = (
+            f"Retraced{where}: the dtype of `{argument}` changed from {before} to {after}; "
+            "every new dtype traces again. Cast inputs to one dtype (tf.cast) before the call."
+        )
+    elif difference.kind == "python_value" and _is_flag(before) and _is_flag(after):
+        text = (
+            f"Retraced{where}: the Python value of `{argument}` changed from {before} to "
+            f"{after}. Each distinct Python value gets its own trace (and reuses it when the "
+            "value comes back): fine for a switch with a few values such as training=True/"
+            "False; only a value that keeps changing needs to become a tensor."
+        )
+    elif difference.kind == "python_value":
+        dtype = tensor_dtype_for(signature, after)
+        text = (
+            f"Retraced{where}: the Python value of `{argument}` changed from {before} to {after}. "
+            "A Python argument is part of the trace key, so each new value traces again; "
+            f"pass a tensor instead, in the dtype the function works in: "
+            f"tf.constant({argument}, tf.{dtype})."
+        )
+    elif difference.kind == "kind":
+        text = (
+            f"Retraced{where}: `{argument}` changed from a {before} to a {after}. A Python value "
+            "and a tensor trace separately; pass the same kind every time (preferably a tensor)."
+        )
+    elif before is None and after is None:
+        text = (
+            f"Retraced{where}: the structure of `{argument}` changed. Nested Python lists, "
+            "tuples and dicts are part of the trace key (their length and every Python value "
+            "in them); pass a tensor instead."
+        )
+    elif after is not None and "traced by identity" in after:
+        text = (
+            f"Retraced{where}: `{argument}` is {after}. Create it once and pass the same "
+            "object on every call."
+        )
+    else:
+        text = f"Retraced{where}: `{argument}` changed from {before} to {after}."
+        if "tf.Variable" in str(before) and "tf.Variable" in str(after):
+            text += " A tf.Variable argument traces once per shape and dtype."
+    return retrace_reason(difference.kind, argument, before, after, text)
+
+
+def keras_reason(differences: list[sig.Difference], call_site: str | None) -> RetraceReason:
+    """One reason for a retrace of a step function Keras built (not the user's tf.function).
+
+    The generic advice (give it an input_signature) cannot be followed for a
+    function Keras owns, and a batch (x, y, sample_weight) changes several
+    arguments at once: one line says what changed and what the user controls.
+    """
+    where = at_site(call_site)
+    first = differences[0]
+    changed = ", ".join(
+        (
+            f"`{d.argument}` {d.before} -> {d.after}"
+            if d.before or d.after
+            else f"`{d.argument}` structure"
+        )
+        for d in differences[:MAX_REASONS_PER_TRACE]
+    )
+    relaxed = all(
+        d.kind == "shape"
+        and d.after is not None
+        and "None" in d.after
+        and "None" not in (d.before or "")
+        for d in differences
+    )
+    if relaxed:
+        text = (
+            f"Retraced{where}: Keras builds its step functions with reduce_retracing=True, so "
+            f"a batch of another size (typically the last, smaller batch) relaxed the shape "
+            f"({changed}); later batches of any size reuse this trace. Expected; nothing to fix."
+        )
+    else:
+        text = (
+            f"Retraced{where}: the batch given to this step function Keras built changed "
+            f"({changed}). Keras retraces it when the batch shape or structure changes, e.g. "
+            "train_on_batch()/test_on_batch()/predict_on_batch() with a new batch size or with "
+            "and without sample weights. Once is harmless; if it happens on every call, keep "
+            "the batch size and arguments the same (or use fit()/evaluate()/predict())."
+        )
+    return retrace_reason(first.kind, first.argument, first.before, first.after, text)

@@ -1,0 +1,158 @@
+"""The course catalogue: every id other parts link to exists, and links resolve."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from urllib.parse import unquote, urlparse
+
+import pytest
+
+from jupyterlab_tfcoach.course import (
+    MODULES_DIR,
+    Course,
+    DuplicateSectionError,
+    UnknownModuleError,
+    UnknownSectionError,
+    course_ref,
+    get_course,
+)
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+# Section ids are the one thing rules, monitor, cards and panel share about teaching;
+# they come from the course itself (its Markdown anchors), through the course API.
+SECTION_IDS = {module.id: [s.id for s in module.sections] for module in get_course().modules}
+ALL_SECTION_IDS = [section_id for ids in SECTION_IDS.values() for section_id in ids]
+
+
+def test_the_course_has_its_modules_and_sections() -> None:
+    assert set(SECTION_IDS) == {"module-01", "module-02"}
+    assert len(SECTION_IDS["module-01"]) >= 22
+    assert len(SECTION_IDS["module-02"]) >= 7
+    # The ids every front end links to, published in reports, SARIF and hover cards.
+    for stable in ("rebinding-variables", "retracing", "tracing", "gradient-tape", "tape-watch"):
+        assert stable in ALL_SECTION_IDS, stable
+
+
+@pytest.mark.parametrize("section_id", ALL_SECTION_IDS)
+def test_every_section_resolves_in_its_module(section_id: str) -> None:
+    expected_module = next(m for m, ids in SECTION_IDS.items() if section_id in ids)
+    section = get_course().section(section_id)
+    assert section.id == section_id
+    assert section.module_id == expected_module
+    assert course_ref(section_id)["module"] == expected_module
+
+
+def test_modules_have_the_expected_titles() -> None:
+    course = get_course()
+    assert course.module("module-01").title == "Tensors, variables and computation graphs"
+    assert course.module("module-02").title == "TensorFlow's architecture and execution model"
+
+
+def test_section_ids_are_unique_and_every_anchor_starts_a_section() -> None:
+    course = get_course()
+    ids = [section.id for module in course.modules for section in module.sections]
+    assert len(ids) == len(set(ids))
+    for module in course.modules:
+        anchors = re.findall(r'<a id="([^"]+)"', module.markdown)
+        # An anchor not directly followed by a `## ` heading would be silently dropped.
+        assert anchors == [section.id for section in module.sections], module.id
+
+
+def test_duplicate_ids_across_modules_are_rejected(tmp_path: Path) -> None:
+    for name in ("module-a", "module-b"):
+        (tmp_path / f"{name}.md").write_text(
+            f'# {name}\n\n<a id="same"></a>\n## Same\n\nText.\n', encoding="utf-8"
+        )
+    with pytest.raises(DuplicateSectionError, match="same"):
+        Course.load(tmp_path)
+
+
+def test_titles_and_bodies_are_not_empty() -> None:
+    for section in get_course().sections:
+        assert section.title.strip(), section.id
+        body = section.markdown.split("\n", 2)[2].strip()
+        assert len(body) > 200, f"{section.id} has almost no text"
+        assert section.markdown.startswith(f'<a id="{section.id}"></a>\n## {section.title}\n')
+
+
+def test_code_examples_are_valid_python() -> None:
+    for module in get_course().modules:
+        blocks = re.findall(r"```python\n(.*?)```", module.markdown, re.S)
+        assert blocks, module.id
+        for block in blocks:
+            compile(block, f"{module.id} example", "exec")
+
+
+def test_default_url_is_a_file_url_to_the_packaged_module() -> None:
+    url = get_course().url_for("retracing")
+    parsed = urlparse(url)
+    assert parsed.scheme == "file"
+    assert parsed.fragment == "retracing"
+    path = Path(unquote(parsed.path))
+    assert path.is_file()
+    assert path == (MODULES_DIR / "module-01.md").resolve()
+    assert '<a id="retracing"></a>' in path.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("base_url", ["https://example.org/course", "https://example.org/course/"])
+def test_custom_base_url(base_url: str) -> None:
+    assert (
+        get_course().url_for("tf-data", base_url) == "https://example.org/course/module-02#tf-data"
+    )
+
+
+def test_ref_has_the_contract_shape() -> None:
+    ref = course_ref("gradient-tape", "http://localhost:8888/tfcoach/course")
+    assert ref == {
+        "module": "module-01",
+        "section": "gradient-tape",
+        "title": "GradientTape",
+        "url": "http://localhost:8888/tfcoach/course/module-01#gradient-tape",
+    }
+    assert course_ref("tape-watch")["url"].startswith("file://")
+
+
+def test_unknown_ids_raise() -> None:
+    course = get_course()
+    with pytest.raises(UnknownSectionError):
+        course.section("no-such-section")
+    with pytest.raises(UnknownSectionError):
+        course.url_for("no-such-section")
+    with pytest.raises(UnknownSectionError):
+        course_ref("no-such-section")
+    with pytest.raises(UnknownModuleError):
+        course.module("module-99")
+    # Both are KeyErrors, so callers can treat a missing id like a missing key.
+    assert issubclass(UnknownSectionError, KeyError)
+
+
+# Each module reads as a course: what you will be able to do, then the sections, then the
+# takeaways and review questions (answers collapsed in <details>).
+_REVIEW_MINIMUM = {"module-01": 6, "module-02": 4}
+
+
+@pytest.mark.parametrize("module_id", sorted(_REVIEW_MINIMUM))
+def test_module_has_objectives_takeaways_and_review(module_id: str) -> None:
+    text = get_course().module(module_id).markdown
+    assert "After this module you will be able to:" in text
+    takeaways = text.index("\n## Key takeaways\n")
+    review = text.index("\n## Review\n")
+    last_section = max(
+        text.index(f'<a id="{s.id}"') for s in get_course().module(module_id).sections
+    )
+    assert last_section < takeaways < review
+    answers = re.findall(
+        r"<details><summary>[^<\n]+\?</summary>\n\n.+?\n\n</details>", text[review:], re.S
+    )
+    assert len(answers) >= _REVIEW_MINIMUM[module_id]
+    assert text[review:].count("<details>") == len(answers)  # every question has its answer
+
+
+def test_a_section_ends_before_the_takeaways() -> None:
+    for module in get_course().modules:
+        last = module.sections[-1]
+        assert last.markdown.startswith(f'<a id="{last.id}">')
+        for later in ("## Your turn", "## Key takeaways", "<details>"):
+            assert later not in last.markdown, (module.id, later)
