@@ -135,6 +135,9 @@ REPORT_KEYS = (
     "error",
     "notes",
 )
+# What the monitor computes from those entries (docs/report.md, "What a report means"):
+# optional in the schema, so that reports of older monitors still validate.
+REPORT_MEANING_KEYS = ("level", "summary", "counts")
 IMPORTS = "import numpy as np\nimport tensorflow as tf\nimport keras"
 # Load the monitor as the server extension does (its reports go to the panel, none are
 # shown under cells); ``%load_ext`` in a kernel no panel listens to shows them inline.
@@ -205,7 +208,7 @@ def checked_report(execution: Execution) -> dict[str, Any]:
     # Published before the kernel goes idle.
     kinds = [m["header"]["msg_type"] for m in execution.iopub]
     assert kinds.index("tfcoach_report") < len(kinds) - 1
-    assert set(report) == set(REPORT_KEYS)
+    assert set(report) == {*REPORT_KEYS, *REPORT_MEANING_KEYS}
     assert report["schema"] == "tfcoach.report/1"
     assert report["execution_count"] == execution.reply["execution_count"]
     assert isinstance(report["monitor_ms"], float) and report["monitor_ms"] >= 0
@@ -215,11 +218,13 @@ def checked_report(execution: Execution) -> dict[str, Any]:
             "defined_at",
             "new_traces",
             "total_traces",
+            "retraces",
             "reasons",
             "course",
         }
         for reason in trace["reasons"]:
-            assert set(reason) == {"kind", "argument", "before", "after", "text"}
+            assert set(reason) == {"kind", "argument", "before", "after", "text", "counts_as"}
+            assert reason["counts_as"] in ("first_trace", "retrace", "tip")
             assert reason["kind"] in (
                 "first_trace",
                 "shape",
@@ -244,7 +249,8 @@ def checked_report(execution: Execution) -> dict[str, Any]:
     if report["error"] is not None:
         assert set(report["error"]) == {"type", "message", "explanation", "course"}
     for note in report["notes"]:
-        assert set(note) == {"text", "course"}, note
+        assert set(note) == {"text", "course", "kind"}, note
+        assert note["kind"] == ("information" if note["course"] is None else "coaching")
         assert isinstance(note["text"], str) and note["text"]
         # Only notes about tfcoach itself have no course section.
         if not note["text"].startswith("tfcoach "):

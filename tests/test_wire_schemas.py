@@ -21,10 +21,12 @@ import nbformat
 import pytest
 from jsonschema import Draft202012Validator
 
+from jupyterlab_tfcoach.monitor import report as monitor_report
 from jupyterlab_tfcoach.server.kernels import MAX_REPORT_BYTES, report_problem
 from tests.harness import (
     REPO_ROOT,
     REPORT_KEYS,
+    REPORT_MEANING_KEYS,
     KernelSession,
     checked_report,
     on_server_loop,
@@ -73,6 +75,69 @@ def test_report_examples_cover_the_documented_cases() -> None:
     assert any(e["error"] and e["error"]["explanation"] for e in examples)
     assert any(e["notes"] for e in examples)
     assert any(not (e["traces"] or e["variables"] or e["error"] or e["notes"]) for e in examples)
+
+
+def test_report_examples_cover_what_a_report_means() -> None:
+    examples = REPORT_SCHEMA["examples"]
+    assert {e["level"] for e in examples} == {"error", "warning", "info", "none"}
+    reasons = [r for e in examples for t in e["traces"] for r in t["reasons"]]
+    assert {r["counts_as"] for r in reasons} == {"first_trace", "retrace", "tip"}
+    assert {n["kind"] for e in examples for n in e["notes"]} == {"coaching", "information"}
+    assert any(t["retraces"] for e in examples for t in e["traces"])
+
+
+def without_meaning(report: dict[str, Any]) -> dict[str, Any]:
+    """``report`` as a monitor before its meaning fields sent it (docs/report.md)."""
+    old = {k: v for k, v in report.items() if k not in REPORT_MEANING_KEYS}
+    old["traces"] = [
+        {
+            **{k: v for k, v in trace.items() if k != "retraces"},
+            "reasons": [{k: v for k, v in r.items() if k != "counts_as"} for r in trace["reasons"]],
+        }
+        for trace in report["traces"]
+    ]
+    old["notes"] = [
+        {k: v for k, v in note.items() if k != "kind"} if isinstance(note, dict) else note
+        for note in report["notes"]
+    ]
+    return old
+
+
+@pytest.mark.parametrize("index", range(len(REPORT_SCHEMA["examples"])))
+def test_report_examples_mean_what_the_monitor_computes(index: int) -> None:
+    """The meaning fields of each example are what ``assemble_report`` computes from its
+    entries, the reasons' and notes' as their builders set them."""
+    example = REPORT_SCHEMA["examples"][index]
+    old = without_meaning(example)
+    traces = [
+        {
+            **trace,
+            "reasons": [
+                {**r, "counts_as": monitor_report.reason_counts_as(r["kind"])}
+                for r in trace["reasons"]
+            ],
+        }
+        for trace in old["traces"]
+    ]
+    notes = [{**note, "kind": monitor_report.note_kind(note["course"])} for note in old["notes"]]
+    assembled = monitor_report.assemble_report(
+        old["execution_count"],
+        old["cell_id"],
+        old["monitor_ms"],
+        traces,  # type: ignore[arg-type]
+        old["variables"],
+        old["error"],
+        notes,  # type: ignore[arg-type]
+    )
+    assert assembled == example
+
+
+@pytest.mark.parametrize("index", range(len(REPORT_SCHEMA["examples"])))
+def test_reports_of_older_monitors_stay_valid(index: int) -> None:
+    old = without_meaning(REPORT_SCHEMA["examples"][index])
+    assert not set(REPORT_MEANING_KEYS) & set(old)
+    assert problems(REPORTS, old) == []
+    assert report_problem(old) is None
 
 
 def test_finding_examples_show_both_producers() -> None:
@@ -167,6 +232,27 @@ def test_the_server_and_the_schema_agree_on_every_top_level_type(key: str) -> No
     del missing[key]
     assert report_problem(missing) is not None
     assert problems(REPORTS, missing) != []
+
+
+@pytest.mark.parametrize("key", REPORT_MEANING_KEYS)
+def test_the_server_and_the_schema_agree_on_the_optional_top_level_keys(key: str) -> None:
+    """``level``, ``summary`` and ``counts`` may be missing (older monitors); when present
+    the server and the schema accept the same types."""
+    example = REPORT_SCHEMA["examples"][0]
+    disagreements = []
+    for value in [*VALUES, {}, example[key]]:
+        report = empty_report(**{key: value})
+        server_keeps = report_problem(report) is None
+        schema_accepts = problems(REPORTS, report) == []
+        # The schema describes what is inside counts; the server looks at its type only.
+        if key == "counts" and isinstance(value, dict) and value != example[key]:
+            assert server_keeps and not schema_accepts
+            continue
+        if server_keeps != schema_accepts:
+            disagreements.append((value, server_keeps, schema_accepts))
+    assert disagreements == []
+    assert report_problem(empty_report()) is None
+    assert problems(REPORTS, empty_report()) == []
 
 
 def test_the_server_and_the_schema_allow_extra_keys() -> None:
@@ -304,3 +390,11 @@ def test_kernel_reports_validate(kernel: KernelSession) -> None:
     assert [v["change"] for v in reports["rebind"]["variables"]] == ["rebound_to_tensor"]
     assert reports["error"]["error"]["type"] == "InvalidArgumentError"
     assert reports["no gradient"]["notes"]
+    # What each report means, as the monitor computes it (tests/monitor/test_monitor_meaning.py).
+    assert [(r["level"], r["summary"]) for r in reports.values()] == [
+        ("warning", "3 retraces"),
+        ("warning", "1 variable"),
+        ("error", "InvalidArgumentError"),
+        ("warning", "1 tip"),
+        ("none", ""),
+    ]

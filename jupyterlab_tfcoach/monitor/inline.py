@@ -6,6 +6,11 @@ displays a compact report as a rich output of the cell, but only for a cell that
 something to say. The bundle carries ``text/plain`` (terminals, VS Code), ``text/html``
 (every string from the kernel escaped; links only to ``http``, ``https`` and ``file``
 URLs) and the report itself under ``REPORT_MIME`` for tools.
+
+What the report means is the core's (``report.py``), read here from the report as the
+panel reads it: its one-line ``summary`` heads the display, its ``level`` colours it, and
+each reason says what it ``counts_as``. The one choice this display makes is to leave out
+first traces, the normal cost of a tf.function (the panel's timeline lists them).
 """
 
 from __future__ import annotations
@@ -14,17 +19,28 @@ import html
 from typing import Any
 
 from jupyterlab_tfcoach.monitor.course_links import local_course_url
-from jupyterlab_tfcoach.monitor.report import note_text
+from jupyterlab_tfcoach.monitor.report import (
+    FIRST_TRACE,
+    LEVEL_ERROR,
+    LEVEL_INFO,
+    LEVEL_NONE,
+    note_text,
+)
 
 REPORT_MIME = "application/vnd.tfcoach.report+json"
 _LINK_SCHEMES = ("http://", "https://", "file://")
 _MAX_TEXT = 2_000  # characters of one entry; reports are already short
+_MAX_SUMMARY = 200  # characters of the one-line summary
+# The display's border, by the report's level (as the panel marks its entries): an error
+# red, information only grey, coaching (the rest) orange.
+_LEVEL_COLOURS = {LEVEL_ERROR: "#d32f2f", LEVEL_INFO: "#9e9e9e"}
+_COACHING_COLOUR = "#ff8f00"
 
 
 def _reasons_worth_telling(trace: dict[str, Any]) -> list[dict[str, Any]]:
     # A first trace is the normal cost of a tf.function: the panel's timeline lists it,
     # but a line under every cell that calls a new function would drown the rest.
-    return [r for r in trace.get("reasons") or [] if r.get("kind") != "first_trace"]
+    return [r for r in trace.get("reasons") or [] if r.get("counts_as") != FIRST_TRACE]
 
 
 def _entry(heading: Any, text: Any, course: Any) -> tuple[str, str, dict[str, Any] | None]:
@@ -63,8 +79,13 @@ def _course_title(course: dict[str, Any] | None) -> str | None:
     return None
 
 
-def _plain(entries: list[tuple[str, str, dict[str, Any] | None]]) -> str:
-    lines = ["tfcoach:"]
+def _summary(report: dict[str, Any]) -> str:
+    summary = report.get("summary")
+    return " ".join(summary.split())[:_MAX_SUMMARY] if isinstance(summary, str) else ""
+
+
+def _plain(summary: str, entries: list[tuple[str, str, dict[str, Any] | None]]) -> str:
+    lines = [f"tfcoach: {summary}" if summary else "tfcoach:"]
     for heading, text, course in entries:
         lines.append(f"- {heading}: {text}")
         title = _course_title(course)
@@ -74,7 +95,7 @@ def _plain(entries: list[tuple[str, str, dict[str, Any] | None]]) -> str:
     return "\n".join(lines)
 
 
-def _html(entries: list[tuple[str, str, dict[str, Any] | None]]) -> str:
+def _html(summary: str, level: str, entries: list[tuple[str, str, dict[str, Any] | None]]) -> str:
     items = []
     for heading, text, course in entries:
         item = f"<b>{html.escape(heading)}</b>: {html.escape(text)}"
@@ -89,9 +110,11 @@ def _html(entries: list[tuple[str, str, dict[str, Any] | None]]) -> str:
             else:
                 item += f" (course: {html.escape(title)})"
         items.append(f"<li>{item}</li>")
+    colour = _LEVEL_COLOURS.get(level, _COACHING_COLOUR)
+    heading = "<b>tfcoach</b>" + (f": {html.escape(summary)}" if summary else "")
     return (
-        '<div class="tfcoach-inline-report" style="border-left: 3px solid #ff8f00; '
-        'padding: 2px 8px; margin: 4px 0;"><b>tfcoach</b><ul style="margin: 2px 0;">'
+        f'<div class="tfcoach-inline-report" style="border-left: 3px solid {colour}; '
+        f'padding: 2px 8px; margin: 4px 0;">{heading}<ul style="margin: 2px 0;">'
         + "".join(items)
         + "</ul></div>"
     )
@@ -99,10 +122,18 @@ def _html(entries: list[tuple[str, str, dict[str, Any] | None]]) -> str:
 
 def render(report: dict[str, Any]) -> dict[str, Any] | None:
     """The MIME bundle for ``report``; None when the cell has nothing to say."""
+    if report.get("level") == LEVEL_NONE:
+        return None
     entries = _entries(report)
     if not entries:
         return None
-    return {"text/plain": _plain(entries), "text/html": _html(entries), REPORT_MIME: report}
+    level = report.get("level")
+    summary = _summary(report)
+    return {
+        "text/plain": _plain(summary, entries),
+        "text/html": _html(summary, level if isinstance(level, str) else "", entries),
+        REPORT_MIME: report,
+    }
 
 
 def show(report: dict[str, Any]) -> bool:

@@ -554,6 +554,13 @@ _REPORT_FIELDS: dict[str, tuple[type, ...]] = {
     "error": (dict, type(None)),
     "notes": (list,),
 }
+# What the monitor computes from the entries (docs/report.md, "What a report means"):
+# absent from reports of older monitors, of this type when present.
+_OPTIONAL_REPORT_FIELDS: dict[str, tuple[type, ...]] = {
+    "level": (str,),
+    "summary": (str,),
+    "counts": (dict,),
+}
 
 
 def report_problem(report: Any) -> str | None:
@@ -561,7 +568,8 @@ def report_problem(report: Any) -> str | None:
 
     The shape the panel and the REST clients rely on: every top-level key with its
     type, traces and variables as objects, notes as objects (or strings, from older
-    monitors). Extra keys are allowed.
+    monitors); ``level``, ``summary`` and ``counts`` with their type when present. Extra
+    keys are allowed.
     """
     if not isinstance(report, dict):
         return f"a JSON {type(report).__name__}, not an object"
@@ -575,6 +583,9 @@ def report_problem(report: Any) -> str | None:
             continue  # JSON has one number type: 7.0 is the integer 7 (kept as 7)
         if not isinstance(value, types) or (isinstance(value, bool) and bool not in types):
             return f"{key!r} is a {type(value).__name__}"
+    for key, types in _OPTIONAL_REPORT_FIELDS.items():
+        if key in report and not isinstance(report[key], types):
+            return f"{key!r} is a {type(report[key]).__name__}"
     for key in ("traces", "variables"):
         if not all(isinstance(item, dict) for item in report[key]):
             return f"{key!r} holds something that is not an object"

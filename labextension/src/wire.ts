@@ -5,6 +5,14 @@
  * route's answer (code left out, notes; docs/rest.md). Everything from a kernel
  * or the server passes through `normalizeReport` / `normalizeFinding` /
  * `normalizeInputProblem` / `normalizeNotes` first.
+ *
+ * What a report means (a reason's `counts_as`, a note's `kind`, a function's
+ * `retraces`, the report's `level`, `summary` and `counts`) is the kernel
+ * monitor's decision, carried in the report and kept here as sent. Only a
+ * report of an older monitor, without those fields, gets them computed here,
+ * by the monitor's rules (docs/report.md, "What a report means"):
+ * labextension/test/wire.test.mjs keeps that fallback equal to the monitor's
+ * on every example of the schema.
  * Pure TypeScript: no DOM, no JupyterLab imports.
  */
 
@@ -26,12 +34,16 @@ export type ReasonKind =
   | 'side_effect'
   | 'stale_value';
 
+/** What a reason counts as: information (a first trace), a retrace, or a tip. */
+export type CountsAs = 'first_trace' | 'retrace' | 'tip';
+
 export interface IRetraceReason {
   kind: ReasonKind | string;
   argument?: string | null;
   before?: unknown;
   after?: unknown;
   text?: string | null;
+  counts_as: CountsAs;
 }
 
 export interface ITraceInfo {
@@ -39,6 +51,8 @@ export interface ITraceInfo {
   defined_at?: string | null;
   new_traces: number;
   total_traces: number;
+  /** Of this cell's traces, the retraces. */
+  retraces: number;
   reasons: IRetraceReason[];
   course?: ICourseRef | null;
 }
@@ -59,10 +73,27 @@ export interface IErrorInfo {
   course?: ICourseRef | null;
 }
 
+/** Whether a note teaches something or informs about tfcoach itself. */
+export type NoteKind = 'coaching' | 'information';
+
 /** A note: advice that is not tied to one trace, variable or error. */
 export interface INote {
   text: string;
   course: ICourseRef | null;
+  kind: NoteKind;
+}
+
+/** What a report amounts to: an explained error, coaching, information, nothing. */
+export type ReportLevel = 'error' | 'warning' | 'info' | 'none';
+
+/** The counts behind a report's level, summary and badges. */
+export interface IReportCounts {
+  traces: number;
+  retraces: number;
+  variables: number;
+  errors: number;
+  tips: number;
+  information: number;
 }
 
 /** A kernel report, schema `tfcoach.report/1`. */
@@ -75,6 +106,10 @@ export interface IReport {
   variables: IVariableChange[];
   error: IErrorInfo | null;
   notes: INote[];
+  level: ReportLevel;
+  /** One line for people, most important first; '' when there is nothing to report. */
+  summary: string;
+  counts: IReportCounts;
 }
 
 export interface IFixEdit {
@@ -136,9 +171,115 @@ export const asCourse = (value: unknown): ICourseRef | null => {
   };
 };
 
+const COUNTS_AS: readonly CountsAs[] = ['first_trace', 'retrace', 'tip'];
+const NOTE_KINDS: readonly NoteKind[] = ['coaching', 'information'];
+const LEVELS: readonly ReportLevel[] = ['error', 'warning', 'info', 'none'];
+const COUNT_KEYS: readonly (keyof IReportCounts)[] = [
+  'traces',
+  'retraces',
+  'variables',
+  'errors',
+  'tips',
+  'information'
+];
+
+const oneOf = <T extends string>(values: readonly T[], value: unknown): T | null =>
+  values.includes(value as T) ? (value as T) : null;
+
+const isCount = (value: unknown): value is number =>
+  typeof value === 'number' && Number.isInteger(value) && value >= 0;
+
+// ---- Reports of older monitors only: the monitor's rules (monitor/report.py).
+
+/** Reason kinds that are not retraces; every other kind is one. */
+const NOT_RETRACES = new Map<string, CountsAs>([
+  ['first_trace', 'first_trace'],
+  ['side_effect', 'tip'],
+  ['stale_value', 'tip']
+]);
+
+function legacyRetraces(trace: Omit<ITraceInfo, 'retraces'>): number {
+  if (trace.reasons.length > 0) {
+    return trace.reasons.filter(r => r.counts_as === 'retrace').length;
+  }
+  // No reasons: every trace but a first one is a retrace.
+  const firstHere = trace.total_traces > 0 && trace.total_traces === trace.new_traces;
+  return Math.max(0, trace.new_traces - (firstHere ? 1 : 0));
+}
+
+function legacyCounts(
+  traces: ITraceInfo[],
+  variables: IVariableChange[],
+  error: IErrorInfo | null,
+  notes: INote[]
+): IReportCounts {
+  const coaching = notes.filter(n => n.kind === 'coaching').length;
+  const tipReasons = traces.reduce(
+    (n, t) => n + t.reasons.filter(r => r.counts_as === 'tip').length,
+    0
+  );
+  return {
+    traces: traces.reduce((n, t) => n + Math.max(0, t.new_traces), 0),
+    retraces: traces.reduce((n, t) => n + t.retraces, 0),
+    variables: variables.length,
+    errors: error ? 1 : 0,
+    tips: tipReasons + coaching,
+    information: notes.length - coaching
+  };
+}
+
+function legacyLevel(counts: IReportCounts): ReportLevel {
+  if (counts.errors > 0) {
+    return 'error';
+  }
+  if (counts.retraces > 0 || counts.variables > 0 || counts.tips > 0) {
+    return 'warning';
+  }
+  return counts.traces > 0 || counts.information > 0 ? 'info' : 'none';
+}
+
+const plural = (n: number, one: string, many: string): string =>
+  `${n} ${n === 1 ? one : many}`;
+
+function legacySummary(counts: IReportCounts, error: IErrorInfo | null): string {
+  const parts: string[] = error ? [error.type || 'error'] : [];
+  if (counts.retraces > 0) {
+    parts.push(plural(counts.retraces, 'retrace', 'retraces'));
+  }
+  if (counts.variables > 0) {
+    parts.push(plural(counts.variables, 'variable', 'variables'));
+  }
+  if (counts.tips > 0) {
+    parts.push(plural(counts.tips, 'tip', 'tips'));
+  }
+  if (parts.length === 0 && counts.traces > 0) {
+    parts.push(plural(counts.traces, 'trace', 'traces'));
+  }
+  if (parts.length === 0 && counts.information > 0) {
+    parts.push(plural(counts.information, 'note', 'notes'));
+  }
+  return parts.join(' \u00b7 ');
+}
+
+// ---- Normalisers.
+
+/** The report's counts as sent, or null when they are missing or malformed. */
+function sentCounts(value: unknown): IReportCounts | null {
+  if (!isObject(value) || !COUNT_KEYS.every(key => isCount(value[key]))) {
+    return null;
+  }
+  const counts = {} as IReportCounts;
+  for (const key of COUNT_KEYS) {
+    counts[key] = value[key] as number;
+  }
+  return counts;
+}
+
 /**
  * Coerce untrusted JSON (from a kernel or the server) into a report, or null
  * when it is not one. Every string stays a string: callers render text only.
+ * The meaning fields are kept as sent; a report without them (an older
+ * monitor) gets them computed by the monitor's rules.
  */
 export function normalizeReport(value: unknown): IReport | null {
   if (!isObject(value)) {
@@ -154,25 +295,35 @@ export function normalizeReport(value: unknown): IReport | null {
   }
   const traces = asArray<unknown>(value.traces)
     .filter(isObject)
-    .map(t => ({
-      function: asString(t.function) || '(anonymous function)',
-      defined_at: t.defined_at === undefined ? null : asString(t.defined_at),
-      new_traces: asNumber(t.new_traces),
-      total_traces: asNumber(t.total_traces),
-      reasons: asArray<unknown>(t.reasons)
-        .filter(isObject)
-        .map(r => ({
-          kind: asString(r.kind) || 'other',
-          argument:
-            r.argument === null || r.argument === undefined
-              ? null
-              : asString(r.argument),
-          before: r.before,
-          after: r.after,
-          text: r.text === null || r.text === undefined ? null : asString(r.text)
-        })),
-      course: asCourse(t.course)
-    }));
+    .map(t => {
+      const trace = {
+        function: asString(t.function) || '(anonymous function)',
+        defined_at: t.defined_at === undefined ? null : asString(t.defined_at),
+        new_traces: asNumber(t.new_traces),
+        total_traces: asNumber(t.total_traces),
+        reasons: asArray<unknown>(t.reasons)
+          .filter(isObject)
+          .map(r => {
+            const kind = asString(r.kind) || 'other';
+            return {
+              kind,
+              argument:
+                r.argument === null || r.argument === undefined
+                  ? null
+                  : asString(r.argument),
+              before: r.before,
+              after: r.after,
+              text: r.text === null || r.text === undefined ? null : asString(r.text),
+              counts_as: oneOf(COUNTS_AS, r.counts_as) ?? NOT_RETRACES.get(kind) ?? 'retrace'
+            };
+          }),
+        course: asCourse(t.course)
+      };
+      return {
+        ...trace,
+        retraces: isCount(t.retraces) ? t.retraces : legacyRetraces(trace)
+      };
+    });
   const variables = asArray<unknown>(value.variables)
     .filter(isObject)
     .map(v => ({
@@ -196,6 +347,17 @@ export function normalizeReport(value: unknown): IReport | null {
       }
     : null;
   const count = value.execution_count;
+  const notes = asArray<unknown>(value.notes)
+    .map(n => {
+      const note = isObject(n)
+        ? { text: asString(n.text), course: asCourse(n.course) }
+        : { text: asString(n), course: null };
+      const sent = isObject(n) ? oneOf(NOTE_KINDS, n.kind) : null;
+      const kind: NoteKind = sent ?? (note.course !== null ? 'coaching' : 'information');
+      return { ...note, kind };
+    })
+    .filter(n => n.text !== '');
+  const counts = sentCounts(value.counts) ?? legacyCounts(traces, variables, error, notes);
   return {
     schema: asString(value.schema),
     execution_count: typeof count === 'number' ? count : null,
@@ -205,13 +367,11 @@ export function normalizeReport(value: unknown): IReport | null {
     traces,
     variables,
     error,
-    notes: asArray<unknown>(value.notes)
-      .map(n =>
-        isObject(n)
-          ? { text: asString(n.text), course: asCourse(n.course) }
-          : { text: asString(n), course: null }
-      )
-      .filter(n => n.text !== '')
+    notes,
+    level: oneOf(LEVELS, value.level) ?? legacyLevel(counts),
+    summary:
+      typeof value.summary === 'string' ? value.summary : legacySummary(counts, error),
+    counts
   };
 }
 

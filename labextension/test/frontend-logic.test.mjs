@@ -13,7 +13,10 @@ const model = Object.assign(
   ))
 );
 
-const report = (fields = {}) => ({
+// A report as the wire sends it; `report` normalises it, as every report the page uses is.
+// Without the meaning fields (level, summary, counts, ...) it is a report of an older
+// monitor: the normaliser computes them by the monitor's rules.
+const raw = (fields = {}) => ({
   schema: 'tfcoach.report/1',
   execution_count: 5,
   cell_id: 'cell-a',
@@ -24,6 +27,7 @@ const report = (fields = {}) => ({
   notes: [],
   ...fields
 });
+const report = (fields = {}) => model.normalizeReport(raw(fields));
 
 const scaleTrace = {
   function: 'scale',
@@ -79,8 +83,9 @@ test('badges count traces, retraces, variables and errors', () => {
   assert.equal(model.reportLevel(r), 'error');
   assert.equal(model.cellBadgeText(report({ traces: [{ ...scaleTrace, new_traces: 1, total_traces: 1, reasons: [] }] })), '1 trace');
   // Without reasons, traces beyond a first one are retraces.
-  assert.equal(model.retraceCount({ ...scaleTrace, reasons: [], new_traces: 2, total_traces: 2 }), 1);
-  assert.equal(model.retraceCount({ ...scaleTrace, reasons: [], new_traces: 2, total_traces: 4 }), 2);
+  const retracesOf = trace => report({ traces: [trace] }).traces[0].retraces;
+  assert.equal(retracesOf({ ...scaleTrace, reasons: [], new_traces: 2, total_traces: 2 }), 1);
+  assert.equal(retracesOf({ ...scaleTrace, reasons: [], new_traces: 2, total_traces: 4 }), 2);
 });
 
 test('untrusted JSON is normalized, non-reports are rejected', () => {
@@ -153,7 +158,7 @@ test('backticks become code parts; only http(s) course URLs are external', () =>
 test('notes carry their course link; advice reasons are not retraces', () => {
   const course = { module: 'module-01', section: 'side-effects', title: 'Side effects', url: 'file:///x.md#side-effects' };
   const r = model.normalizeReport(
-    report({
+    raw({
       notes: [{ text: 'tape.gradient returned None', course }, 'old plain note', { text: 'tfcoach cannot hook X', course: null }],
       traces: [
         {
@@ -169,17 +174,71 @@ test('notes carry their course link; advice reasons are not retraces', () => {
       ]
     })
   );
-  assert.deepEqual(r.notes[0], { text: 'tape.gradient returned None', course });
-  assert.deepEqual(r.notes[1], { text: 'old plain note', course: null });
+  assert.deepEqual(r.notes[0], { text: 'tape.gradient returned None', course, kind: 'coaching' });
+  assert.deepEqual(r.notes[1], { text: 'old plain note', course: null, kind: 'information' });
   assert.equal(model.coachingNotes(r).length, 1);
-  assert.equal(model.retraceCount(r.traces[0]), 0);
+  assert.deepEqual(r.notes.map(n => n.kind), ['coaching', 'information', 'information']);
+  assert.equal(r.traces[0].retraces, 0);
+  assert.deepEqual(r.traces[0].reasons.map(reason => reason.counts_as), ['first_trace', 'tip']);
   assert.deepEqual(model.reportBadges(r).map(b => b.label), ['1 trace', '2 tips']);
   assert.equal(model.reportLevel(r), 'warning');
   const parts = model.formatReason(r.traces[0].reasons[1]);
   assert.deepEqual(parts.filter(p => p.code).map(p => p.text), ['steps_done', 'steps_done.assign_add(1)']);
   // A report whose only content is a teaching note still gets an entry.
-  const onlyNote = model.normalizeReport(report({ notes: [{ text: 'x', course }] }));
+  const onlyNote = report({ notes: [{ text: 'x', course }] });
   assert.equal(model.hasSomethingToReport(onlyNote), true);
-  const internal = model.normalizeReport(report({ notes: [{ text: 'tfcoach cannot hook X', course: null }] }));
-  assert.equal(model.hasSomethingToReport(internal), false);
+  // So does one whose only content is a note about tfcoach itself (as under a cell): the
+  // learner is told once what tfcoach did or cannot do; it is information, not a tip.
+  const internal = report({ notes: [{ text: 'tfcoach cannot hook X', course: null }] });
+  assert.equal(model.hasSomethingToReport(internal), true);
+  assert.equal(model.reportLevel(internal), 'info');
+  assert.deepEqual(model.reportBadges(internal).map(b => [b.kind, b.label]), [['information', '1 note']]);
+  assert.equal(model.cellBadgeText(internal), '1 note');
+  assert.equal(model.coachingNotes(internal).length, 0);
+});
+
+test('the panel reads what a report means from the report, deciding nothing again', () => {
+  // Fields that disagree with the entries on purpose: what shows is what the core sent.
+  const sent = report({
+    traces: [scaleTrace],
+    notes: [{ text: 'tfcoach cannot hook X', course: null, kind: 'coaching' }],
+    level: 'info',
+    summary: 'as the core says',
+    counts: { traces: 9, retraces: 7, variables: 0, errors: 0, tips: 1, information: 0 }
+  });
+  assert.equal(model.cellBadgeText(sent), 'as the core says');
+  assert.equal(model.reportLevel(sent), 'info');
+  assert.deepEqual(model.reportBadges(sent).map(b => b.label), ['9 traces', '7 retraces', '1 tip']);
+  assert.equal(model.coachingNotes(sent).length, 1);
+  const timeline = new model.Timeline();
+  const entry = timeline.add(sent, 'live');
+  assert.equal(entry.level, 'info');
+  assert.deepEqual(entry.badges.map(b => b.label), ['9 traces', '7 retraces', '1 tip']);
+  // A function's retraces and a reason's counts_as are kept as sent as well.
+  const trace = report({
+    traces: [{ ...scaleTrace, retraces: 5, reasons: [{ ...scaleTrace.reasons[1], counts_as: 'tip' }] }]
+  }).traces[0];
+  assert.equal(trace.retraces, 5);
+  assert.equal(trace.reasons[0].counts_as, 'tip');
+  // The core said there is nothing to report: no entry, whatever the entries hold.
+  const nothing = report({ traces: [scaleTrace], level: 'none', summary: '' });
+  assert.equal(model.hasSomethingToReport(nothing), false);
+  assert.equal(timeline.add(nothing, 'live'), null);
+});
+
+test('a report with only side effects or frozen values is summed up as tips', () => {
+  const stale = report({
+    traces: [
+      {
+        function: 'count_above',
+        new_traces: 0,
+        total_traces: 1,
+        reasons: [{ kind: 'stale_value', argument: 'threshold', before: '0.5', after: '1.0', text: '...' }]
+      }
+    ]
+  });
+  // Before, the cell badge of such a report was empty: the summary counts its tip.
+  assert.equal(model.cellBadgeText(stale), '1 tip');
+  assert.equal(model.reportLevel(stale), 'warning');
+  assert.deepEqual(model.reportBadges(stale).map(b => b.label), ['1 tip']);
 });

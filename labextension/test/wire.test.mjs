@@ -139,6 +139,58 @@ test('normalizeReport keeps every required field of every report example', () =>
   });
 });
 
+// What the monitor computes from a report's entries (docs/report.md, "What a report means"):
+// optional in the schema, absent from the reports of older monitors.
+const MEANING = { report: ['level', 'summary', 'counts'], trace: ['retraces'], reason: ['counts_as'], note: ['kind'] };
+
+/** The example as an older monitor would have sent it: no meaning fields, at any depth. */
+function withoutMeaning(example) {
+  const copy = JSON.parse(JSON.stringify(example));
+  const drop = (object, keys) => keys.forEach(key => delete object[key]);
+  drop(copy, MEANING.report);
+  for (const trace of copy.traces) {
+    drop(trace, MEANING.trace);
+    trace.reasons.forEach(reason => drop(reason, MEANING.reason));
+  }
+  copy.notes.filter(note => typeof note === 'object').forEach(note => drop(note, MEANING.note));
+  return copy;
+}
+
+test('normalizeReport keeps what the monitor says a report means, as sent', () => {
+  reportSchema.examples.forEach((example, index) => {
+    const where = `report[${index}]`;
+    const normalized = wire.normalizeReport(JSON.parse(JSON.stringify(example)));
+    for (const key of MEANING.report) {
+      assert.ok(key in example, `${where} holds ${key}`);
+      assert.deepEqual(normalized[key], example[key], `${where}.${key}`);
+    }
+    example.traces.forEach((trace, t) => {
+      assert.equal(normalized.traces[t].retraces, trace.retraces, `${where}.traces[${t}]`);
+      trace.reasons.forEach((reason, r) =>
+        assert.equal(normalized.traces[t].reasons[r].counts_as, reason.counts_as, `${where} reason ${r}`)
+      );
+    });
+    example.notes.forEach((note, n) => assert.equal(normalized.notes[n].kind, note.kind, `${where}.notes[${n}]`));
+  });
+});
+
+test('a report of an older monitor gets the meaning the monitor would have sent', () => {
+  // The fallback follows the monitor's rules: on every example, the same as what it sent.
+  reportSchema.examples.forEach((example, index) => {
+    const old = withoutMeaning(example);
+    assert.ok(!('summary' in old) && !('counts_as' in (old.traces[0]?.reasons[0] ?? {})));
+    assert.deepEqual(
+      wire.normalizeReport(old),
+      wire.normalizeReport(JSON.parse(JSON.stringify(example))),
+      `report[${index}]`
+    );
+  });
+  // Plain-string notes of the oldest monitors are information.
+  const oldest = wire.normalizeReport({ ...withoutMeaning(reportSchema.examples[0]), notes: ['a plain note'] });
+  assert.deepEqual(oldest.notes, [{ text: 'a plain note', course: null, kind: 'information' }]);
+  assert.equal(oldest.counts.information, 1);
+});
+
 test('normalizeFinding keeps every required field of every finding example', () => {
   findingSchema.examples.forEach((example, index) => {
     const normalized = wire.normalizeFinding(JSON.parse(JSON.stringify(example)));

@@ -144,7 +144,10 @@ def test_augmented_assignment_on_variable(kernel: KernelSession) -> None:
 
 def test_unknown_errors_have_no_explanation(kernel: KernelSession) -> None:
     assert failing(kernel, "1 / 0")["error"] is None
-    assert failing(kernel, "tf.reshape(tf.ones([6]), [4])")["error"] is None
+    # Issue #25: every TensorFlow error raised through a cell gets an entry.
+    explanation = failing(kernel, "tf.reshape(tf.ones([6]), [4])")["error"]["explanation"]
+    assert explanation.startswith("Line 1 of this cell: `tf.reshape(tf.ones([6]), [4])` raised")
+    assert "6 values cannot fill a shape of 4" in explanation
     code = """class Sneaky(Exception):
     def __str__(self):
         raise RuntimeError("no")

@@ -86,10 +86,12 @@ def test_cells_with_nothing_to_say_print_nothing(cells: dict) -> None:
 def test_retrace_is_reported_under_the_cell_as_text_and_safe_html(cells: dict) -> None:
     [output] = _reports(cells["retrace"])
     plain = output.data["text/plain"]
-    assert plain.startswith("tfcoach:\n- tf.function <img src=x onerror=alert(1)>:")
+    # Headed by the report's one-line summary, as the panel's badge on the cell.
+    assert plain.startswith("tfcoach: 2 retraces\n- tf.function <img src=x onerror=alert(1)>:")
     assert "factor" in plain and "course: " in plain
     page = output.data["text/html"]
     assert "&lt;img src=x onerror=alert(1)&gt;" in page
+    assert "<b>tfcoach</b>: 2 retraces<ul" in page
     assert "<img" not in page and "onerror=alert(1)>" not in page
     assert 'href="file://' in page and "Course: " in page
     report = output.data[REPORT_MIME]
@@ -100,7 +102,9 @@ def test_retrace_is_reported_under_the_cell_as_text_and_safe_html(cells: dict) -
 def test_rebinding_report_gives_a_fix_that_runs(cells: dict) -> None:
     [output] = _reports(cells["rebind"])
     plain = output.data["text/plain"]
-    assert plain.startswith("tfcoach:\n- w: Line 2: `w = w - 0.5` replaced the tf.Variable `w`")
+    assert plain.startswith(
+        "tfcoach: 1 variable\n- w: Line 2: `w = w - 0.5` replaced the tf.Variable `w`"
+    )
     assert "`w.assign(w - 0.5)`" in plain  # a vector: assign_sub(0.5) would not broadcast
     assert "course: Rebinding a variable to a tensor" in plain
 

@@ -17,7 +17,11 @@ section)`` or None. The others, by what went wrong:
   leak out of a trace, variables created on a later trace);
 - ``keras.py``: where Keras weights live (read-only weights, an optimizer meeting new
   variables, state added to a built layer);
-- ``shapes.py``: a missing batch or channel axis.
+- ``shapes.py``: a missing batch or channel axis;
+- ``failing_line.py``: the failing line read as a teacher reads it (the call, what each
+  value named there holds), and ``families.py``: the last explainer, which gives every
+  TensorFlow/Keras error raised through the user's code an entry naming them, with the
+  rule and fix of the error's family when one is recognised.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from typing import Any
 
 from jupyterlab_tfcoach.monitor.errors.context import ErrorContext, ParsedError, strip_ansi
 from jupyterlab_tfcoach.monitor.errors.dtypes import explain_dtype_mismatch, explain_none_gradient
+from jupyterlab_tfcoach.monitor.errors.families import explain_failing_line
 from jupyterlab_tfcoach.monitor.errors.graph import (
     explain_escaped_tensor,
     explain_new_variables,
@@ -146,6 +151,8 @@ _EXPLAINERS: tuple[Callable[[ParsedError, ErrorContext], Explanation | None], ..
     explain_read_only_weight,
     explain_unknown_variable,
     explain_state_after_build,
+    # Last: every other TF/Keras error raised through the user's code, by its failing line.
+    explain_failing_line,
 )
 
 

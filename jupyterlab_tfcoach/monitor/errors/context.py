@@ -169,6 +169,15 @@ class ErrorContext:
         self._parsed = parsed
         self._frames: list[CellFrame] | None = None
 
+    @property
+    def exception(self) -> BaseException:
+        return self._exception
+
+    @property
+    def cell_files(self) -> dict[str, int]:
+        """The cells' code file names -> their ``In[n]`` numbers."""
+        return self._cell_files
+
     def frames(self) -> list[CellFrame]:
         if self._frames is None:
             try:
@@ -234,7 +243,7 @@ class ErrorContext:
             found, value = self.resolve(node.value, frame)
             if not found:
                 return False, None
-            return _instance_attribute(value, node.attr)
+            return instance_attribute(value, node.attr)
         if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
             found, value = self.resolve(node.value, frame)
             index = node.slice.value
@@ -260,7 +269,7 @@ def _position(traceback: TracebackType) -> Position:
     return Position(line)
 
 
-def _instance_attribute(value: Any, name: str) -> tuple[bool, Any]:
+def instance_attribute(value: Any, name: str) -> tuple[bool, Any]:
     """An object's own ``__dict__`` entry (``stored_state.instance_dict``), only when that
     dictionary is Python's own slot: a class may define ``__dict__`` itself, as a property
     whose code would run."""

@@ -9,7 +9,6 @@ import { Widget } from '@lumino/widgets';
 
 import { CourseOpener, courseLink, el, textParts } from '../dom';
 import { cellLabel, groupFindingsByCell } from '../positions';
-import { retraceCount } from '../summary';
 import { IEntry } from '../timeline';
 import { IFinding, ITraceInfo } from '../wire';
 import {
@@ -365,7 +364,7 @@ export class CoachPanel extends Widget {
   }
 
   private _renderTrace(trace: ITraceInfo): HTMLElement {
-    const retraces = retraceCount(trace);
+    const retraces = trace.retraces;
     const counts =
       trace.new_traces === 0
         ? 'reused an earlier trace'
