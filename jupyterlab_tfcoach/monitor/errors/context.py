@@ -19,6 +19,7 @@ from types import GetSetDescriptorType, TracebackType
 from typing import Any
 
 from jupyterlab_tfcoach.monitor.stored_state import instance_dict
+from jupyterlab_tfcoach.monitor.tftypes import loaded_class
 
 # Frames TensorFlow lists in an "in user code:" message: ``File "<path>", line <n>, in <fn>``.
 _USER_CODE_FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+), in ', re.MULTILINE)
@@ -282,12 +283,6 @@ def instance_attribute(value: Any, name: str) -> tuple[bool, Any]:
     return False, None
 
 
-def _class_from(module_name: str, class_name: str) -> type | None:
-    module = sys.modules.get(module_name)
-    found = getattr(module, class_name, None) if module is not None else None
-    return found if isinstance(found, type) else None
-
-
 def _mro(value: Any) -> tuple[type, ...]:
     cls = type(value)
     # Only plain metaclasses: a custom one could compute __mro__ in user code.
@@ -304,15 +299,15 @@ def kind_of(value: Any) -> str | None:
     if numpy is not None and cls is getattr(numpy, "ndarray", None):
         return "array"
     ops = "tensorflow.python.framework.ops"
-    if cls is _class_from(ops, "EagerTensor"):
+    if cls is loaded_class(ops, "EagerTensor"):
         return "tensor"
-    if cls is _class_from(ops, "SymbolicTensor"):
+    if cls is loaded_class(ops, "SymbolicTensor"):
         return "symbolic"
     mro = _mro(value)
-    dataset = _class_from("tensorflow.python.data.ops.dataset_ops", "DatasetV2")
+    dataset = loaded_class("tensorflow.python.data.ops.dataset_ops", "DatasetV2")
     if dataset is not None and dataset in mro:
         return "dataset"
-    layer = _class_from("keras.src.layers.layer", "Layer")
+    layer = loaded_class("keras.src.layers.layer", "Layer")
     if layer is not None and layer in mro:
         return "keras"
     return None

@@ -43,6 +43,7 @@ from jupyterlab_tfcoach.monitor.stored_state import (
     module_variables,
     stored,
 )
+from jupyterlab_tfcoach.monitor.tftypes import loaded_class
 
 MAX_OPERANDS = 8
 _MAX_CALL_CHARS = 120
@@ -372,27 +373,22 @@ def tracked_variables(owner: Any, kind: str, trainable: bool) -> list[Any] | Non
 
 
 # ------------------------------------------------------------------ describing
-_CLASSES: dict[str, tuple[tuple[str, str], ...]] = {
-    "eager": (("tensorflow.python.framework.ops", "EagerTensor"),),
-    "symbolic": (("tensorflow.python.framework.ops", "SymbolicTensor"),),
-    "tensor": (("tensorflow.python.framework.tensor", "Tensor"),),
-    "variable": (("tensorflow.python.ops.variables", "Variable"),),
-    "keras_variable": (("keras.src.backend.common.variables", "Variable"),),
-    "keras_tensor": (("keras.src.backend.common.keras_tensor", "KerasTensor"),),
-    "layer": (("keras.src.layers.layer", "Layer"),),
-    "model": (("keras.src.models.model", "Model"),),
-    "module": (("tensorflow.python.module.module", "Module"),),
-    "dataset": (("tensorflow.python.data.ops.dataset_ops", "DatasetV2"),),
+_CLASSES: dict[str, tuple[str, str]] = {
+    "eager": ("tensorflow.python.framework.ops", "EagerTensor"),
+    "symbolic": ("tensorflow.python.framework.ops", "SymbolicTensor"),
+    "tensor": ("tensorflow.python.framework.tensor", "Tensor"),
+    "variable": ("tensorflow.python.ops.variables", "Variable"),
+    "keras_variable": ("keras.src.backend.common.variables", "Variable"),
+    "keras_tensor": ("keras.src.backend.common.keras_tensor", "KerasTensor"),
+    "layer": ("keras.src.layers.layer", "Layer"),
+    "model": ("keras.src.models.model", "Model"),
+    "module": ("tensorflow.python.module.module", "Module"),
+    "dataset": ("tensorflow.python.data.ops.dataset_ops", "DatasetV2"),
 }
 
 
 def _class(key: str) -> type | None:
-    for module_name, name in _CLASSES[key]:
-        module = sys.modules.get(module_name)
-        found = getattr(module, name, None) if module is not None else None
-        if isinstance(found, type):
-            return found
-    return None
+    return loaded_class(*_CLASSES[key])
 
 
 def _mro(value: Any) -> tuple[type, ...]:
