@@ -223,7 +223,9 @@ def checked_report(execution: Execution) -> dict[str, Any]:
             "course",
         }
         for reason in trace["reasons"]:
-            assert set(reason) == {"kind", "argument", "before", "after", "text", "counts_as"}
+            keys = {"kind", "argument", "before", "after", "text", "counts_as", "count"}
+            assert set(reason) == keys
+            assert isinstance(reason["count"], int) and reason["count"] >= 1
             assert reason["counts_as"] in ("first_trace", "retrace", "tip")
             assert reason["kind"] in (
                 "first_trace",

@@ -43,9 +43,12 @@ from jupyterlab_tfcoach.analysis.values import (
 )
 
 KERAS_LOSSES = "tf.keras.losses."
+KERAS_OPS = "tf.keras.ops."
+# ``Value.origin`` of a Keras 3 variable (``keras.Variable``, a layer's ``add_weight``).
+KERAS_ORIGIN = "keras"
 
 # Calls of a method, known by its name alone (the object's class is not inferred).
-METHOD_RESULTS: dict[str, Value] = {"add_weight": Value(VARIABLE)}  # Keras layers' weights
+METHOD_RESULTS: dict[str, Value] = {"add_weight": Value(VARIABLE, origin=KERAS_ORIGIN)}
 # Calling a Keras loss object: Keras computes losses in float32 (also under a
 # mixed-precision policy).
 LOSS_OBJECT_RESULT = Value(TENSOR, dtype="float32")
@@ -307,6 +310,47 @@ def variable_result(call: ApiCall) -> Value:
     return Value(VARIABLE, dtype=dtype)
 
 
+def keras_variable_result(call: ApiCall) -> Value:
+    """``keras.Variable(initializer, shape=None, dtype=None, ...)``: ``dtype``, else the
+    initial value's (``keras.Variable(1.0)`` is float32, ``keras.Variable(1)`` int32); a
+    named initializer (``"ones"``) takes Keras's default float type, not known here."""
+    node = call.node
+    explicit = keyword(node, "dtype") or positional(node, 2)
+    initial = positional(node, 0) or keyword(node, "initializer")
+    if explicit is not None:
+        dtype = call.dtype_named(explicit)
+    elif initial is not None and not (
+        isinstance(initial, ast.Constant) and isinstance(initial.value, str)
+    ):
+        dtype = call.argument_dtype(initial)
+    else:
+        dtype = None
+    return Value(VARIABLE, dtype=dtype, origin=KERAS_ORIGIN)
+
+
+# ``keras.ops`` functions that do not return one tensor (measured, Keras 3.15 on TF 2.21):
+# ``shape`` gives a tuple, ``convert_to_numpy`` a NumPy array, the others tuples, lists,
+# bools or whatever the function they run returns.
+_KERAS_OPS_NOT_TENSOR = frozenset(
+    {
+        "shape", "convert_to_numpy", "is_tensor", "dtype", "unstack", "split", "array_split",
+        "meshgrid", "eig", "eigh", "qr", "svd", "lu_factor", "top_k", "nonzero", "histogram",
+        "unique", "cond", "switch", "while_loop", "fori_loop", "scan", "map",
+        "vectorized_map", "associative_scan", "custom_gradient", "stft", "rfft", "fft",
+        "fft2", "ifft2", "irfft", "istft",
+    }
+)  # fmt: skip
+
+
+def keras_ops_result(call: ApiCall) -> Value:
+    """``keras.ops.mean(x)``: a tensor (its dtype is not read here), but for the functions
+    in ``_KERAS_OPS_NOT_TENSOR`` and the submodules' (``keras.ops.nn.*``), left unknown."""
+    name = call.canonical[len(KERAS_OPS) :]
+    if not name.isidentifier() or name in _KERAS_OPS_NOT_TENSOR:
+        return UNKNOWN
+    return Value(TENSOR)
+
+
 def cast_result(call: ApiCall) -> Value:
     return Value(
         TENSOR, dtype=call.dtype_named(positional(call.node, 1) or keyword(call.node, "dtype"))
@@ -462,6 +506,7 @@ API_RESULTS: dict[str, ResultRow] = _table(
         "tf.constant": constant_result,
         "tf.convert_to_tensor": convert_to_tensor_result,
         "tf.Variable": variable_result,
+        "tf.keras.Variable": keras_variable_result,
         "tf.cast": cast_result,
         "tf.range": range_result,
         "tf.where": where_result,
@@ -494,4 +539,6 @@ def result_row(canonical: str) -> ResultRow | None:
     row = API_RESULTS.get(canonical)
     if row is None and canonical.startswith(KERAS_LOSSES):
         return keras_loss_result
+    if row is None and canonical.startswith(KERAS_OPS):
+        return keras_ops_result
     return row

@@ -29,6 +29,7 @@ from jupyterlab_tfcoach.analysis.errors import (
     too_deep_for,
 )
 from jupyterlab_tfcoach.analysis.findings import Finding
+from jupyterlab_tfcoach.analysis.imports import IMPORT_MARKERS
 from jupyterlab_tfcoach.analysis.model import Model
 from jupyterlab_tfcoach.analysis.noqa import is_suppressed
 from jupyterlab_tfcoach.analysis.notebook import DEPTH, SyntaxProblem
@@ -109,8 +110,9 @@ def run_rules(
     for each statement whose expressions nested too deeply were cut (``Model.cut``), and
     one for each part of the analysis (the model, a rule) that exceeded Python's
     recursion limit or memory anyway. Never an empty answer that hides either."""
-    if "tensorflow" not in source.text:
-        return [], ()  # no TensorFlow import can exist: skip building the model
+    text = source.text
+    if not any(marker in text for marker in IMPORT_MARKERS):
+        return [], ()  # no TensorFlow or Keras import can exist: skip building the model
     budget = current_budget()
     model = None
     findings: list[Finding] = []

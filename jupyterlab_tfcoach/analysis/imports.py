@@ -1,8 +1,14 @@
-"""Which local names refer to TensorFlow, under whatever alias the file chose.
+"""Which local names refer to TensorFlow or Keras, under whatever alias the file chose.
 
 Every TensorFlow name is reported in one canonical spelling rooted at ``tf``
 (``tf.function``, ``tf.Variable``, ``tf.keras.layers``), so rules compare
 strings and never care how the file imported things.
+
+Keras 3 (``import keras``, ``from keras import layers, ops``) is the package ``tf.keras``
+is with TensorFlow 2.16 and later (``tf.keras.Variable is keras.Variable``, measured with
+TF 2.21 and Keras 3): its names are spelled ``tf.keras.<name>``, so ``keras.ops.mean``,
+``tf.keras.ops.mean`` and ``ops.mean`` after ``from keras import ops`` are one name, and
+a file that imports only Keras is analysed like one that imports TensorFlow.
 """
 
 from __future__ import annotations
@@ -15,11 +21,14 @@ TF_ROOT = "tf"
 _CANONICAL_MODULES = {
     "tensorflow": TF_ROOT,
     "tensorflow.compat.v2": TF_ROOT,
+    "keras": TF_ROOT + ".keras",
 }
+# Cheap text tests before any parsing: a source naming none of these imports neither.
+IMPORT_MARKERS = ("tensorflow", "keras")
 
 
 def canonical_module(dotted: str) -> str | None:
-    """``tensorflow.keras`` -> ``tf.keras``; non-TensorFlow paths -> None."""
+    """``tensorflow.keras`` / ``keras`` -> ``tf.keras``; other paths -> None."""
     best = ""
     for prefix in _CANONICAL_MODULES:
         if (dotted == prefix or dotted.startswith(prefix + ".")) and len(prefix) > len(best):
@@ -30,7 +39,10 @@ def canonical_module(dotted: str) -> str | None:
 
 
 class TFImports:
-    """Local name -> canonical TensorFlow name, fed with every import of a file."""
+    """Local name -> canonical TensorFlow name, fed with every import of a file.
+
+    ``imports_tensorflow``: the file imports TensorFlow or Keras (either is enough for
+    the rules to apply)."""
 
     def __init__(self) -> None:
         self.names: dict[str, str] = {}

@@ -1,14 +1,29 @@
-"""Helpers for testing rules: run one rule, read ranges, apply and re-parse fixes; inputs
-of the worst-case shapes (tests and `benchmarks/bench_worst_cases.py`)."""
+"""Helpers for testing rules: run one rule, read ranges, apply fixes and prove them; inputs
+of the worst-case shapes (tests and `benchmarks/bench_worst_cases.py`).
+
+Every fix a test applies goes through `fixed`, which proves it (issue #26): the result
+(a) parses, (b) no longer has the finding, and (c) gets no new finding from any rule. A
+finding counts as the same before and after the fix when its rule and its start, moved
+through the fix's edits, agree (or its rule and message do): the fix shifts the text after
+it, and a finding containing the edit may change its message, not its place.
+
+Rule test modules also declare `FIX_CASES` (`FixCase`): sources whose fixes
+`tests/analysis/test_fixes_proven.py` proves as above and, for the runnable ones (they end by
+printing a result), (d) runs under TensorFlow: the fixed code prints what the intended code
+prints.
+"""
 
 from __future__ import annotations
 
 import ast
 import textwrap
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 
 from jupyterlab_tfcoach.analysis import Config, Finding, analyze_cells, analyze_source
+from jupyterlab_tfcoach.analysis.findings import Edit
 from jupyterlab_tfcoach.analysis.fixes import apply_edits
+from jupyterlab_tfcoach.analysis.positions import split_lines
 
 
 def only(code: str) -> Config:
@@ -28,12 +43,122 @@ def span(finding: Finding) -> tuple[int, int, int, int]:
     return (finding.line, finding.column, finding.end_line, finding.end_column)
 
 
-def fixed(source: str, finding: Finding) -> str:
-    """The source with the finding's fix applied; fails if the result does not parse."""
+def fixed(source: str, finding: Finding, reveals: int = 0) -> str:
+    """The (dedented) source with the finding's fix applied, proven: fails unless the
+    result parses, no longer has the finding and has no finding (of any rule) it did not
+    have before. ``reveals``: how many findings of the same rule the fix brings to light,
+    exactly (the same mistake written again later, hidden until now by this one)."""
     assert finding.fix is not None, f"{finding.code} has no fix"
-    result = apply_edits(textwrap.dedent(source), finding.fix.edits)
+    before_text = textwrap.dedent(source)
+    result = apply_edits(before_text, finding.fix.edits)
     ast.parse(result)
+    before = analyze_source(before_text)
+    after = analyze_source(result)
+    move = _position_map(before_text, finding.fix.edits)
+    was_at = {(f.code, *move(f.line, f.column)) for f in before}
+    was_said = {(f.code, f.message) for f in before}
+    fixed_at = (finding.code, *move(finding.line, finding.column))
+    remaining = [f for f in after if (f.code, f.line, f.column) == fixed_at]
+    assert not remaining, f"the fix of {finding.code} left its finding: {remaining[0].message}"
+    new = [
+        f
+        for f in after
+        if (f.code, f.line, f.column) not in was_at and (f.code, f.message) not in was_said
+    ]
+    if reveals:
+        revealed = [f for f in new if f.code == finding.code]
+        assert len(revealed) == reveals, f"the fix of {finding.code} revealed {len(revealed)}"
+        new = [f for f in new if f.code != finding.code]
+    assert not new, "the fix of {} brought new findings: {}".format(
+        finding.code, "; ".join(f"{f.code} at {f.line}:{f.column}: {f.message}" for f in new)
+    )
     return result
+
+
+def _position_map(text: str, edits: Iterable[Edit]) -> Callable[[int, int], tuple[int, int]]:
+    """Where a (line, column) of ``text`` is after ``edits``: text after an edit shifts by
+    what the edit adds; a position inside a replaced span moves to the span's start."""
+    lines = split_lines(text)
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line) + 1)
+    spans = sorted(
+        (
+            starts[edit.line - 1] + edit.column - 1,
+            starts[edit.end_line - 1] + edit.end_column - 1,
+            len(edit.new_text),
+        )
+        for edit in edits
+    )
+    new_text = apply_edits(text, edits)
+    new_starts = [0]
+    for line in split_lines(new_text):
+        new_starts.append(new_starts[-1] + len(line) + 1)
+
+    def move(line: int, column: int) -> tuple[int, int]:
+        offset = starts[line - 1] + column - 1
+        moved = offset
+        for start, end, added in spans:
+            if end <= offset and (start < offset or start == end):
+                moved += added - (end - start)
+            elif start <= offset < end:
+                moved -= offset - start
+        new_line = next(i for i in range(len(new_starts) - 1, -1, -1) if new_starts[i] <= moved)
+        return new_line + 1, moved - new_starts[new_line] + 1
+
+    return move
+
+
+@dataclass(frozen=True)
+class FixCase:
+    """A source (dedented) with findings of rule ``code`` that have fixes.
+
+    ``intended``: code doing what the source means to do, whose printed output the fixed
+    source must print too; None when the source itself runs as meant (a fix for speed or
+    clarity). Only sources ending in a top-level ``print(...)`` are run.
+    """
+
+    code: str
+    source: str
+    intended: str | None = None
+    note: str = ""  # what the case shows, for the test's id
+
+    @property
+    def runnable(self) -> bool:
+        body = ast.parse(textwrap.dedent(self.source)).body
+        last = body[-1] if body else None
+        return (
+            isinstance(last, ast.Expr)
+            and isinstance(last.value, ast.Call)
+            and isinstance(last.value.func, ast.Name)
+            and last.value.func.id == "print"
+        )
+
+    def fully_fixed(self) -> str:
+        """The source with every fix of its rule applied, one at a time (each proven by
+        `fixed`), re-checking after each; fails if the case has no fix at all."""
+        text = textwrap.dedent(self.source)
+        applied = 0
+        while True:
+            fixable = [f for f in check(text, self.code) if f.fix is not None]
+            if not fixable:
+                break
+            text = fixed(text, fixable[0])
+            applied += 1
+            assert applied <= 50, f"{self.code}: the fixes do not converge"
+        assert applied, f"{self.code} offers no fix for {self.note or self.source[:60]!r}"
+        return text
+
+    def intended_source(self) -> str:
+        return textwrap.dedent(self.intended if self.intended is not None else self.source)
+
+
+def eagerly(source: str) -> str:
+    """``source`` with its tf.functions run as plain Python (from its TensorFlow import on):
+    what a tf.function means is what its Python code does eagerly."""
+    head, import_line, rest = textwrap.dedent(source).partition("import tensorflow as tf\n")
+    assert import_line, "the source imports TensorFlow as tf"
+    return f"{head}{import_line}tf.config.run_functions_eagerly(True)\n{rest}"
 
 
 # -- worst-case inputs (issue #13): shapes the analysis must handle in linear time --------

@@ -3,6 +3,24 @@
 and the plain functions those bodies call directly (helpers). Code in an
 ``if tf.executing_eagerly():`` branch never runs in the graph.
 
+Two more kinds of function are traced without a ``tf.function`` in sight (``TraceReach.by``):
+
+- Keras methods. Keras 3 runs ``Layer.call`` and ``Model.train_step`` / ``test_step`` /
+  ``predict_step`` inside a tf.function when a compiled model's ``fit`` / ``evaluate`` /
+  ``predict`` run with the default ``run_eagerly=False`` (measured, Keras 3.15 on TF 2.21:
+  a ``print`` in ``call`` ran 3 times in 2 epochs of 8 steps; 17 times with
+  ``run_eagerly=True``). Statically, "compiled" is: the file calls ``<name>.compile(...)``
+  without ``run_eagerly=True`` (and sets no ``<name>.run_eagerly = True``, calls no
+  ``tf.config.run_functions_eagerly(True)``). A ``keras.Model`` subclass (any alias,
+  ``tf.keras`` too, or a subclass of such a class of the file) is traced when an instance
+  of it is so compiled, or when a model of unknown class is and no instance of it is
+  compiled eagerly; a ``keras.Layer`` subclass's ``call`` is traced when any model of the
+  file is compiled so (the layer is in practice part of it). The same methods of a class
+  whose only compiled models run eagerly, and every other method (``__init__``, ``build``),
+  are not traced.
+- ``Dataset.map`` functions: the function (a ``def`` or a ``lambda``) that ``map`` /
+  ``filter`` / ``flat_map`` of a ``tf.data`` dataset gets is always traced once, by tf.data.
+
 Rules about graph-time pitfalls (``print``, Python side effects, ``.numpy()``, variables
 created per trace) ask this module where they are. Neighbours: ``resolution.py`` tells
 which ``def`` a name or a ``tf.function(f)`` argument is bound to; ``bindings.py`` gives a
@@ -14,19 +32,40 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
+from jupyterlab_tfcoach.analysis.arguments import keyword, positional
 from jupyterlab_tfcoach.analysis.imports import TFImports
 from jupyterlab_tfcoach.analysis.model import Model, Path, Scope, Site
 from jupyterlab_tfcoach.analysis.resolution import NameResolver
 from jupyterlab_tfcoach.analysis.values import TF_FUNCTION, Value
 
+# ``TraceReach.by``: what traces the function.
+BY_TF_FUNCTION = "tf.function"
+BY_KERAS = "keras"  # a compiled Keras model's fit / evaluate / predict
+BY_DATASET = "dataset"  # ``Dataset.map`` and its kin
+
+# Keras base classes by their canonical names (``imports.py``: ``keras.X`` is ``tf.keras.X``).
+_KERAS_LAYERS = frozenset({"tf.keras.Layer", "tf.keras.layers.Layer"})
+_KERAS_MODELS = frozenset(
+    {"tf.keras.Model", "tf.keras.models.Model", "tf.keras.Sequential", "tf.keras.models.Sequential"}
+)
+# The methods Keras runs inside its train / test / predict functions.
+_LAYER_TRACED = frozenset({"call"})
+_MODEL_TRACED = frozenset({"call", "train_step", "test_step", "predict_step"})
+# ``tf.data.Dataset`` methods whose function argument tf.data traces.
+_DATASET_TRACING = ("map", "filter", "flat_map")
+_DATASET_FACTORIES = ("tf.data.", "tf.keras.utils.")  # ``image_dataset_from_directory``
+_MAX_BASES = 40  # classes visited up a chain of bases, as ``resolution.method_binding``
+
 
 @dataclass(frozen=True)
 class TraceReach:
-    """Code that runs while ``function`` (a tf.function) traces: its own body, or the body
-    of ``helper``, a plain function it calls directly."""
+    """Code that runs while ``function`` traces: its own body, or the body of ``helper``, a
+    plain function it calls directly. ``by``: what makes ``function`` traced (a
+    ``tf.function``, Keras, ``Dataset.map``)."""
 
     function: Scope
     helper: Scope | None = None
+    by: str = BY_TF_FUNCTION
 
 
 class TracedCode:
@@ -40,6 +79,8 @@ class TracedCode:
         self._tf_bodies: dict[int, Scope | None] = {}
         self._traced_helpers: dict[Scope, TraceReach] | None = None
         self._traced_scopes: dict[Scope, TraceReach] | None = None
+        self._roots: dict[Scope, TraceReach] | None = None
+        self._keras_classes: dict[Scope, str | None] = {}
 
     def tf_function_defs(self) -> dict[ast.AST, Value]:
         """Every ``def`` that is a tf.function, decorated or wrapped later in the file."""
@@ -97,16 +138,13 @@ class TracedCode:
             return self._traced_scopes
         found: dict[Scope, TraceReach] = {}
         reach_of: dict[Scope, TraceReach | None] = {}  # per function; its inner scopes share it
-        tf_defs, helpers = self.tf_function_defs(), self.traced_helpers()
+        roots, helpers = self.roots(), self.traced_helpers()
         for scope in self.model.scopes:
             function = scope.function
             if function is None:
                 continue
             if function not in reach_of:
-                if function.kind == "function" and function.node in tf_defs:
-                    reach_of[function] = TraceReach(function)
-                else:
-                    reach_of[function] = helpers.get(function)
+                reach_of[function] = roots.get(function) or helpers.get(function)
             reach = reach_of[function]
             if reach is not None:
                 found[scope] = reach
@@ -130,14 +168,17 @@ class TracedCode:
         found: dict[Scope, TraceReach] = {}
         self._traced_helpers = found
         tf_defs = self.tf_function_defs()
+        roots = self.roots()
+        if not roots:
+            return found
         scope_of_def = {s.node: s for s in self.model.scopes if s.kind == "function"}
-        # The scopes that run as part of a tf.function's own body (comprehensions in it
+        # The scopes that run as part of a traced function's own body (comprehensions in it
         # included), found once per scope; calls elsewhere are skipped with one lookup.
-        bodies: dict[Scope, Scope] = {}
+        bodies: dict[Scope, TraceReach] = {}
         for scope in self.model.scopes:
-            function = scope.function  # as ``tf_function_body``, without a call per scope
-            if function is not None and function.kind == "function" and function.node in tf_defs:
-                bodies[scope] = function
+            function = scope.function
+            if function is not None and function in roots:
+                bodies[scope] = roots[function]
         if not bodies:
             return found
         # A helper is called by its ``def``'s own name (``helper(x)``, ``self.helper(x)``):
@@ -146,19 +187,218 @@ class TracedCode:
         def_names = {site.node.name for site in self.model.defs}  # type: ignore[attr-defined]
         calls_by_name = self.model.calls_by_name
         for site in (site for name in def_names for site in calls_by_name.get(name, ())):
-            function = bodies.get(site.scope)
-            if function is None:
+            root = bodies.get(site.scope)
+            if root is None:
                 continue
             func = site.node.func  # type: ignore[attr-defined]
             if in_eager_only_branch(self.imports, site.path):
                 continue  # an eager-only branch never runs while tracing
-            for definition in self._called_defs(func, site, function):
+            for definition in self._called_defs(func, site, root.function):
                 if definition in tf_defs or definition.decorator_list:  # type: ignore[attr-defined]
                     continue
                 helper = scope_of_def.get(definition)
-                if helper is not None and helper not in found:
-                    found[helper] = TraceReach(function, helper)
+                if helper is not None and helper not in found and helper not in roots:
+                    found[helper] = TraceReach(root.function, helper, root.by)
         return found
+
+    # -- what is traced without a tf.function ---------------------------------------
+
+    def roots(self) -> dict[Scope, TraceReach]:
+        """Every function traced by itself: tf.functions, the Keras methods a compiled
+        model traces, and ``Dataset.map`` functions (the module docstring says which);
+        a tf.function wins over the others. Computed once."""
+        if self._roots is not None:
+            return self._roots
+        found: dict[Scope, TraceReach] = {}
+        self._roots = found
+        tf_defs = self.tf_function_defs()
+        function_scopes = [s for s in self.model.scopes if s.kind in ("function", "lambda")]
+        for scope in function_scopes:
+            if scope.kind == "function" and scope.node in tf_defs:
+                found[scope] = TraceReach(scope)
+        if not self.imports.names:
+            return found
+        for scope in self._keras_traced_methods():
+            found.setdefault(scope, TraceReach(scope, by=BY_KERAS))
+        mapped = self._dataset_functions()
+        if mapped:
+            for scope in function_scopes:
+                if scope.node in mapped:
+                    found.setdefault(scope, TraceReach(scope, by=BY_DATASET))
+        return found
+
+    def keras_class_kind(self, class_scope: Scope) -> str | None:
+        """``"model"`` / ``"layer"`` for a class deriving a Keras ``Model`` / ``Layer``
+        (under any alias, or through classes of this file); None for any other class."""
+        if class_scope in self._keras_classes:
+            return self._keras_classes[class_scope]
+        kind: str | None = None
+        seen: set[int] = set()
+        pending = [class_scope]
+        while pending and kind != "model" and len(seen) <= _MAX_BASES:
+            current = pending.pop()
+            if id(current) in seen or not isinstance(current.node, ast.ClassDef):
+                continue
+            seen.add(id(current))
+            for base in current.node.bases:
+                canonical = self.imports.resolve(base)
+                if canonical in _KERAS_MODELS:
+                    kind = "model"
+                elif canonical in _KERAS_LAYERS:
+                    kind = kind or "layer"
+                elif isinstance(base, ast.Name) and current.parent is not None:
+                    parent_class = self.names.class_named(
+                        current.parent, base, current.definition_path
+                    )
+                    if parent_class is not None:
+                        pending.append(parent_class)
+        self._keras_classes[class_scope] = kind
+        return kind
+
+    def _keras_traced_methods(self) -> list[Scope]:
+        """The ``call`` / ``train_step`` / ... scopes a compiled model traces."""
+        classes = [
+            (scope, kind)
+            for scope in self.model.scopes
+            if scope.kind == "class" and (kind := self.keras_class_kind(scope)) is not None
+        ]
+        if not classes:
+            return []
+        graph, eager, unknown_graph = self._compiled_classes()
+        if not graph and not unknown_graph:
+            return []
+        traced: list[ast.AST] = []
+        for class_scope, kind in classes:
+            if kind == "model":
+                if class_scope not in graph and (not unknown_graph or class_scope in eager):
+                    continue
+                methods = _MODEL_TRACED
+            else:
+                methods = _LAYER_TRACED
+            for name in methods:
+                for binding in class_scope.bindings.get(name, ()):
+                    if binding.kind == "def":
+                        traced.append(binding.node)
+        wanted = {id(node) for node in traced}
+        return [s for s in self.model.scopes if s.kind == "function" and id(s.node) in wanted]
+
+    def _compiled_classes(self) -> tuple[set[Scope], set[Scope], bool]:
+        """Classes of this file whose instances are compiled to run traced / eagerly, and
+        whether a model of unknown class (``keras.Sequential(...)``, one a function
+        returns) is compiled to run traced."""
+        graph: set[Scope] = set()
+        eager: set[Scope] = set()
+        unknown_graph = False
+        if any(
+            _is_true(positional(site.node, 0) or keyword(site.node, "run_eagerly"))  # type: ignore[arg-type]
+            for site in self.names.calls_to("tf.config.run_functions_eagerly")
+        ):
+            return graph, eager, unknown_graph  # every function runs eagerly
+        compiles = self.model.calls_by_name.get("compile", ())
+        eager_names = self._run_eagerly_names() if compiles else frozenset()
+        for site in compiles:
+            call = site.node
+            assert isinstance(call, ast.Call)
+            receiver = call.func.value if isinstance(call.func, ast.Attribute) else None
+            if receiver is None or self._names_a_module(receiver, site):
+                continue  # ``re.compile(...)``: not a model
+            flag = keyword(call, "run_eagerly")
+            runs_eagerly = _is_true(flag) or (
+                isinstance(receiver, ast.Name) and receiver.id in eager_names
+            )
+            if flag is not None and not runs_eagerly and not _is_false(flag):
+                continue  # ``run_eagerly=debug``: not known
+            class_scope = (
+                self.names.instance_class(site.scope, receiver, site.path)
+                if isinstance(receiver, ast.Name)
+                else None
+            )
+            if class_scope is None:
+                unknown_graph = unknown_graph or not runs_eagerly
+            else:
+                (eager if runs_eagerly else graph).add(class_scope)
+        return graph, eager, unknown_graph
+
+    def _run_eagerly_names(self) -> frozenset[str]:
+        """Names whose model is set to run eagerly: ``model.run_eagerly = True``."""
+        names = set()
+        for site in self.model.assignments:
+            statement = site.node
+            # Type tests first: most assignments are dismissed by their value's type.
+            value = getattr(statement, "value", None)
+            if type(value) is not ast.Constant or value.value is not True:  # type: ignore[union-attr]
+                continue
+            if type(statement) is not ast.Assign:
+                continue  # ``flag: bool = True``, ``n += True``: no ``targets``
+            for target in statement.targets:  # type: ignore[attr-defined]
+                if (
+                    isinstance(target, ast.Attribute)
+                    and target.attr == "run_eagerly"
+                    and isinstance(target.value, ast.Name)
+                ):
+                    names.add(target.value.id)
+        return frozenset(names)
+
+    def _names_a_module(self, receiver: ast.expr, site: Site) -> bool:
+        root = receiver
+        while isinstance(root, ast.Attribute):
+            root = root.value
+        if not isinstance(root, ast.Name):
+            return False
+        resolution = self.names.resolve(
+            site.scope, root.id, (root.lineno, root.col_offset), site.path
+        )
+        return resolution is not None and any(b.kind == "import" for b in resolution.bindings)
+
+    def _dataset_functions(self) -> set[ast.AST]:
+        """The ``def`` / ``lambda`` nodes handed to ``map`` / ``filter`` / ``flat_map`` of a
+        ``tf.data`` dataset (``tf.data.Dataset...`` in the chain, or a name bound to one)."""
+        found: set[ast.AST] = set()
+        for name in _DATASET_TRACING:
+            for site in self.model.calls_by_name.get(name, ()):
+                call = site.node
+                assert isinstance(call, ast.Call)
+                func = call.func
+                if not isinstance(func, ast.Attribute):
+                    continue
+                mapped = (
+                    positional(call, 0) or keyword(call, "map_func") or keyword(call, "predicate")
+                )
+                if mapped is None or not self._is_dataset(func.value, site, 0):
+                    continue
+                if isinstance(mapped, ast.Lambda):
+                    found.add(mapped)
+                elif isinstance(mapped, ast.Name):
+                    position = (mapped.lineno, mapped.col_offset)
+                    resolution = self.names.resolve(site.scope, mapped.id, position, site.path)
+                    bindings = resolution.bindings if resolution is not None else ()
+                    if bindings and all(b.kind == "def" for b in bindings):
+                        found.update(b.node for b in bindings)
+        return found
+
+    def _is_dataset(self, node: ast.expr, site: Site, depth: int) -> bool:
+        """``tf.data.Dataset.range(3).batch(2)``, or a name bound only to such chains."""
+        while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            canonical = self.imports.resolve(node.func)
+            if canonical is not None:
+                return canonical.startswith(_DATASET_FACTORIES)
+            node = node.func.value  # a method of the chain: ``.batch(2)``
+        if isinstance(node, ast.Call):
+            canonical = self.imports.resolve(node.func)
+            return canonical is not None and canonical.startswith(_DATASET_FACTORIES)
+        if not isinstance(node, ast.Name) or depth > 2:
+            return False
+        resolution = self.names.resolve(
+            site.scope, node.id, (node.lineno, node.col_offset), site.path
+        )
+        if resolution is None or not resolution.bindings:
+            return False
+        return all(
+            b.kind == "assign"
+            and b.value is not None
+            and self._is_dataset(b.value, Site(b.node, b.value_scope, b.path), depth + 1)
+            for b in resolution.bindings
+        )
 
     def _called_defs(self, func: ast.expr, site: Site, function: Scope) -> list[ast.AST]:
         """The ``def`` statements a call's callee (``helper`` / ``self.helper``) may be."""
@@ -179,6 +419,14 @@ class TracedCode:
         if not bindings or any(b.kind != "def" for b in bindings):
             return []  # rebound to something else somewhere: not known to be this def
         return [b.node for b in bindings]
+
+
+def _is_true(node: ast.AST | None) -> bool:
+    return isinstance(node, ast.Constant) and node.value is True
+
+
+def _is_false(node: ast.AST | None) -> bool:
+    return isinstance(node, ast.Constant) and node.value is False
 
 
 # Calls that are true only when a tf.function body runs eagerly (``run_functions_eagerly``).

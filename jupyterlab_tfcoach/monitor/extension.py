@@ -18,15 +18,19 @@ from jupyterlab_tfcoach.monitor import report as reports
 from jupyterlab_tfcoach.monitor.course_links import course_link
 from jupyterlab_tfcoach.monitor.locations import CellLocator
 from jupyterlab_tfcoach.monitor.report import ErrorEntry, Note, Report, TraceEntry, VariableChange
+from jupyterlab_tfcoach.monitor.symptoms.broadcast import BroadcastFinder
+from jupyterlab_tfcoach.monitor.symptoms.datasets import DatasetWatcher
 from jupyterlab_tfcoach.monitor.tftypes import TfTypes, tensorflow_module
 from jupyterlab_tfcoach.monitor.traces.registry import TraceRegistry
+from jupyterlab_tfcoach.monitor.training.fit_symptoms import fit_entries
+from jupyterlab_tfcoach.monitor.training.fit_watch import FitWatcher
 from jupyterlab_tfcoach.monitor.variables.attribute_hook import AttributeWatcher
 from jupyterlab_tfcoach.monitor.variables.kinds import TENSOR, VARIABLE_KINDS
 from jupyterlab_tfcoach.monitor.variables.namespace_diff import VariableWatcher
 from jupyterlab_tfcoach.monitor.variables.rebind_entries import ReboundReporter
 from jupyterlab_tfcoach.monitor.variables.rebind_statements import cell_rebinds
 from jupyterlab_tfcoach.monitor.variables.stopped_learning import LearningWatcher
-from jupyterlab_tfcoach.monitor.variables.tape_gradients import GradientWatcher
+from jupyterlab_tfcoach.monitor.variables.tape_gradients import NOT_CONNECTED, GradientWatcher
 
 MAGIC_NAME = "tfcoach"
 MAX_NAMED = 20_000
@@ -39,6 +43,22 @@ _INLINE_MODES = {"on": True, "off": False, "auto": None}
 # Set in the kernel's environment by the server extension: a tfcoach panel shows this
 # kernel's reports (also when its user loads the monitor by hand).
 PANEL_ENV = "TFCOACH_PANEL"
+# Entries that already explain a variable a training loop replaced by a tensor.
+_REBINDING_CHANGES = ("rebound_to_tensor", "attribute_rebound")
+
+
+def _explains_none_gradient(error: ErrorEntry | None) -> bool:
+    """Whether the cell's error entry is a None gradient (``g * lr`` on the None that
+    tape.gradient returned) explained with its cause: the note about that tape.gradient
+    call would tell the same None gradient again, less precisely."""
+    if error is None:
+        return False
+    return (
+        error["type"] == "TypeError"
+        and "NoneType" in error["message"]
+        and " is None" in error["explanation"]
+        and ".gradient" in error["explanation"]
+    )
 
 
 class Monitor:
@@ -58,7 +78,11 @@ class Monitor:
         self.attributes: AttributeWatcher | None = None
         self.rebound: ReboundReporter | None = None
         self.learning: LearningWatcher | None = None
+        self.broadcasts: BroadcastFinder | None = None
+        self.datasets: DatasetWatcher | None = None
         self._learning_hooked = False
+        self.fits: FitWatcher | None = None
+        self._fits_hooked = False
         self._attributes_hooked = False
         self._setup_notes: list[Note] = []
         self._cell_source = ""
@@ -119,6 +143,10 @@ class Monitor:
             self.attributes.uninstall()
         if self.learning is not None:
             self.learning.uninstall()
+        if self.datasets is not None:
+            self.datasets.uninstall()
+        if self.fits is not None:
+            self.fits.uninstall()
 
     def _attach_tensorflow(self, imported_during_cell: bool) -> None:
         """Hook TensorFlow once the user has imported it (never import it here)."""
@@ -136,6 +164,12 @@ class Monitor:
         self.rebound = ReboundReporter(self.locator, self._kind_of)
         self.learning = LearningWatcher(self._kind_of)
         self._learning_hooked = self.learning.install()
+        self.broadcasts = BroadcastFinder(self.locator)
+        self.traces.on_new_traces = self.broadcasts.scan_concrete
+        self.datasets = DatasetWatcher(self.locator, self.broadcasts.scan_graph)
+        self.datasets.install()
+        self.fits = FitWatcher()
+        self._fits_hooked = self.fits.install()
         # Load the course index now, with the other one-time costs, rather than in the
         # report of the first cell that has something to say (~12 ms).
         course_link("tracing")
@@ -193,10 +227,10 @@ class Monitor:
                 self.traces.begin_cell(self.locator.cell_token())
             self._names_by_id = None
             if self.gradients is not None:
-                self.gradients.take_notes()
-                self.gradients.take_sources_with_gradient()
+                self.gradients.begin_cell()
                 self.gradients.cell_source = self._cell_source
                 self.gradients.name_of = self._name_of
+                self.gradients.symptoms.namespace = self._namespace
             if self.attributes is not None:
                 self.attributes.take()
             if self.learning is not None:
@@ -204,6 +238,17 @@ class Monitor:
                     # Keras' optimizers may be imported after TensorFlow (tf.keras is lazy).
                     self._learning_hooked = self.learning.install()
                 self.learning.begin_cell()
+            if self.broadcasts is not None:
+                self.broadcasts.begin_cell()
+            if self.datasets is not None:
+                # tf.data's modules load with TensorFlow; retried until they are there.
+                self.datasets.install()
+                self.datasets.begin_cell()
+            if self.fits is not None:
+                if not self._fits_hooked:
+                    # Keras's trainer module loads with the first keras model, maybe later.
+                    self._fits_hooked = self.fits.install()
+                self.fits.begin_cell()
         except BaseException:
             pass
 
@@ -248,15 +293,51 @@ class Monitor:
                 failed = getattr(result, "error_in_exec", None) is not None
                 variables, variable_notes = self._variable_entries(explained, failed)
                 notes.extend(variable_notes)
+            if self.fits is not None:
+                fit_variables, fit_notes = fit_entries(
+                    self.fits.take(), self._namespace(), self._cell_source, explained
+                )
+                variables.extend(fit_variables)
+                notes.extend(fit_notes)
+            rebinds = [v["name"] for v in variables if v["change"] in _REBINDING_CHANGES]
+            error = errors.explain(getattr(result, "error_in_exec", None), self.shell, rebinds)
             if self.gradients is not None:
-                notes.extend(self.gradients.take_notes(explained))
-            error = errors.explain(getattr(result, "error_in_exec", None), self.shell)
+                if getattr(result, "error_in_exec", None) is None:
+                    notes.extend(self.gradients.take_symptom_notes(bool(rebinds)))
+                gradient_notes = self.gradients.take_notes(explained)
+                if _explains_none_gradient(error):
+                    # The error already tells this None gradient: keep only a note whose
+                    # cause is more precise than "not connected" (NumPy in a helper, a
+                    # no-gradient op, an untrainable or integer variable).
+                    gradient_notes = [n for n in gradient_notes if NOT_CONNECTED not in n["text"]]
+                notes.extend(gradient_notes)
+            notes.extend(self._symptom_notes(getattr(result, "error_in_exec", None) is None))
         except Exception:
             notes.append(reports.note("tfcoach could not finish this report (internal error)."))
         monitor_ms = round((time.perf_counter() - started) * 1000.0, 3)
         return reports.assemble_report(
             execution_count, cell_id, monitor_ms, traces, variables, error, notes
         )
+
+    def _symptom_notes(self, cell_completed: bool) -> list[Note]:
+        """Silent bugs found by their symptoms (``symptoms/``): broadcasts in this cell's
+        graphs and expressions, used-up dataset iterators, Python work in dataset
+        functions. A cell that raised may not have reached its expressions: the names
+        there could still hold an earlier cell's values, so they are not read."""
+        notes: list[Note] = []
+        try:
+            if self.broadcasts is not None:
+                if cell_completed:
+                    self.broadcasts.scan_cell(self._cell_source, self._namespace())
+                notes.extend(self.broadcasts.take_notes())
+        except Exception:
+            pass
+        try:
+            if self.datasets is not None:
+                notes.extend(self.datasets.take_notes(self._namespace(), self._cell_source))
+        except Exception:
+            pass
+        return notes
 
     def _variable_entries(
         self, explained: set[int], cell_failed: bool = False

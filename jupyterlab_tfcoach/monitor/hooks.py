@@ -4,9 +4,11 @@ The monitor sees what happens inside a cell by replacing a few methods of the li
 classes with wrappers that call the original: ``Function.__init__``/``__call__``
 (``traces/registry.py``), ``AutoTrackable.__setattr__`` and Keras ``Layer.__setattr__``
 (``variables/attribute_hook.py``), ``GradientTape.gradient``
-(``variables/tape_gradients.py``) and ``BaseOptimizer._filter_empty_gradients``
-(``variables/stopped_learning.py``). ``MethodHooks`` does the installing and restoring
-for all of them, the same way:
+(``variables/tape_gradients.py``), ``BaseOptimizer._filter_empty_gradients``
+(``variables/stopped_learning.py``), Keras 3's ``fit``/``evaluate``/``predict``
+(``training/fit_watch.py``), tf.data's ``OwnedIterator.__next__`` and
+``StructuredFunctionWrapper.__init__`` (``symptoms/datasets.py``). ``MethodHooks`` does the
+installing and restoring for all of them, the same way:
 
 - the original is the method the class itself defines (its own ``__dict__``: nothing
   inherited, no descriptor run); a class that does not define it is not hooked;

@@ -59,6 +59,7 @@ class RetraceReason(TypedDict):
     after: Any
     text: str
     counts_as: str  # FIRST_TRACE, RETRACE or TIP, from ``kind``
+    count: int  # the traces this reason stands for: >1 once repeats of one cause are merged
 
 
 class TraceEntry(TypedDict):
@@ -150,6 +151,7 @@ def retrace_reason(
         "after": after,
         "text": text,
         "counts_as": reason_counts_as(kind),
+        "count": 1,
     }
 
 
@@ -190,11 +192,12 @@ def error_entry(type_name: str, message: str, explanation: str, section: str) ->
 
 # --------------------------------------------------------- what it means
 def retraces_of(trace: TraceEntry) -> int:
-    """How many of a function's traces in this cell were retraces: one per reason that
-    counts as a retrace; for an entry without reasons, every new trace but a first one."""
+    """How many of a function's traces in this cell were retraces: the ``count`` of every
+    reason that counts as a retrace (a reason stands for all the retraces of one cause);
+    for an entry without reasons, every new trace but a first one."""
     reasons = trace["reasons"]
     if reasons:
-        return sum(1 for reason in reasons if reason["counts_as"] == RETRACE)
+        return sum(reason.get("count", 1) for reason in reasons if reason["counts_as"] == RETRACE)
     new, total = trace["new_traces"], trace["total_traces"]
     first_here = total > 0 and total == new
     return max(0, new - (1 if first_here else 0))

@@ -44,6 +44,8 @@ export interface IRetraceReason {
   after?: unknown;
   text?: string | null;
   counts_as: CountsAs;
+  /** How many traces the reason stands for (1 unless it sums up repeats of one cause). */
+  count: number;
 }
 
 export interface ITraceInfo {
@@ -200,7 +202,9 @@ const NOT_RETRACES = new Map<string, CountsAs>([
 
 function legacyRetraces(trace: Omit<ITraceInfo, 'retraces'>): number {
   if (trace.reasons.length > 0) {
-    return trace.reasons.filter(r => r.counts_as === 'retrace').length;
+    return trace.reasons
+      .filter(r => r.counts_as === 'retrace')
+      .reduce((n, r) => n + r.count, 0);
   }
   // No reasons: every trace but a first one is a retrace.
   const firstHere = trace.total_traces > 0 && trace.total_traces === trace.new_traces;
@@ -314,7 +318,8 @@ export function normalizeReport(value: unknown): IReport | null {
               before: r.before,
               after: r.after,
               text: r.text === null || r.text === undefined ? null : asString(r.text),
-              counts_as: oneOf(COUNTS_AS, r.counts_as) ?? NOT_RETRACES.get(kind) ?? 'retrace'
+              counts_as: oneOf(COUNTS_AS, r.counts_as) ?? NOT_RETRACES.get(kind) ?? 'retrace',
+              count: isCount(r.count) && r.count > 0 ? r.count : 1
             };
           }),
         course: asCourse(t.course)

@@ -191,6 +191,23 @@ test('a report of an older monitor gets the meaning the monitor would have sent'
   assert.equal(oldest.counts.information, 1);
 });
 
+test('a reason that sums up repeats of one cause counts all its retraces', () => {
+  const merged = reportSchema.examples.find(e => e.traces.some(t => t.reasons.some(r => r.count > 1)));
+  assert.ok(merged, 'an example has a reason with a count');
+  const trace = wire.normalizeReport(JSON.parse(JSON.stringify(merged))).traces[0];
+  assert.deepEqual(trace.reasons.map(r => r.count), [1, 3]);
+  // An older monitor sent neither retraces nor counts_as: the count is still summed.
+  const old = wire.normalizeReport(withoutMeaning(merged));
+  assert.equal(old.traces[0].retraces, 3);
+  assert.equal(old.counts.retraces, 3);
+  assert.equal(old.summary, '3 retraces');
+  // A reason without a count (older monitors) stands for one trace.
+  const noCount = withoutMeaning(merged);
+  noCount.traces[0].reasons.forEach(r => delete r.count);
+  assert.equal(wire.normalizeReport(noCount).traces[0].retraces, 1);
+  assert.deepEqual(wire.normalizeReport(noCount).traces[0].reasons.map(r => r.count), [1, 1]);
+});
+
 test('normalizeFinding keeps every required field of every finding example', () => {
   findingSchema.examples.forEach((example, index) => {
     const normalized = wire.normalizeFinding(JSON.parse(JSON.stringify(example)));

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import textwrap
 
-from jupyterlab_tfcoach.analysis.testing import check, check_cells, fixed, span
+from jupyterlab_tfcoach.analysis.testing import FixCase, check, check_cells, fixed, span
 from tests.tf_runner import run_tensorflow
 
 CODE = "TFC001"
@@ -49,7 +49,9 @@ def test_augmented_assignments_map_to_assign_methods():
         """
     findings = check(source, CODE)
     assert [span(f) for f in findings] == [(3, 1, 3, 9), (4, 1, 4, 7), (5, 1, 5, 11)]
-    assert fixed(source, findings[0]).splitlines()[2] == "a.assign(a - 0.5)"  # any shape
+    # `assign`, not `assign_sub`: any shape. Fixed, the line-6 update rebinds the variable
+    # too: reported then.
+    assert fixed(source, findings[0], reveals=1).splitlines()[2] == "a.assign(a - 0.5)"
     assert fixed(source, findings[1]).splitlines()[3] == "b.assign(b + 1)"
     assert fixed(source, findings[2]).splitlines()[4] == "c.assign(c * (2 + 1))"
 
@@ -288,9 +290,9 @@ def test_tuple_assignment_and_tensorflow_ops_rebind_variables():
     assert "rebinds them to plain tensors" in findings[0].message
     assert "`v = tf.subtract(v, 0.5)`" in findings[1].message
     # After the first rebinding `v` is a tensor: the clip on line 9 is not a second report.
-    repaired = TUPLE_AND_OP_REBINDS
-    for finding in reversed(findings):
-        repaired = fixed(repaired, finding)
+    # Fixed, `v = tf.subtract(...)` leaves `v` a variable: the clip on line 9 is reported then.
+    repaired = fixed(TUPLE_AND_OP_REBINDS, findings[1], reveals=1)
+    repaired = fixed(repaired, findings[0])
     lines = repaired.splitlines()
     assert lines[5:8] == [
         "w.assign_sub(0.1 * dw)",
@@ -397,3 +399,98 @@ def test_scalar_steps_get_assign_because_assign_sub_does_not_broadcast():
     assert len(repaired_run.probes["b"]) == 1 and repaired_run.probes["b"][0] > 0.0
     assert repaired_run.probes["shift"] == [-0.03, -0.03]
     assert naive_run.error == "InvalidArgumentError"  # shapes [1] and [] must be equal
+
+
+# -- Keras 3 (issue #26): keras.Variable and add_weight, without TensorFlow imported --------
+
+
+def test_keras_variable_rebound_without_tensorflow_import():
+    source = """\
+        import keras
+        from keras import Variable as KV
+
+        bias = keras.Variable(0.5)
+        bias -= 0.1
+        gain = KV([1.0, 2.0])
+        gain = gain - 0.5 * keras.ops.ones((2,))
+        """
+    first, second = check(source, CODE)
+    assert span(first) == (5, 1, 5, 12)
+    assert "`bias` is a Keras variable" in first.message
+    assert fixed(source, first).splitlines()[4] == "bias.assign(bias - 0.1)"
+    assert "`gain` is a Keras variable" in second.message
+    assert fixed(source, second).splitlines()[6] == "gain.assign_sub(0.5 * keras.ops.ones((2,)))"
+
+
+def test_tf_keras_variable_and_keras_look_alikes():
+    source = """\
+        import tensorflow as tf
+        import keras
+
+        w = tf.keras.Variable(2.0)
+        w = w * 0.5
+        w.assign_sub(0.1)
+        t = keras.ops.ones((3,))
+        t = t - 1.0
+        """
+    [finding] = check(source, CODE)
+    assert finding.line == 5 and "`w` is a Keras variable" in finding.message
+
+
+KERAS_LAYER_DECAY = """\
+    import keras
+    import numpy as np
+
+    class Decay(keras.layers.Layer):
+        def build(self, input_shape):
+            self.scale = self.add_weight(shape=(), initializer="ones")
+
+        def call(self, x):
+            self.scale -= 0.25
+            return x * self.scale
+
+    layer = Decay()
+    layer(np.ones((1, 2), "float32"))
+    layer(np.ones((1, 2), "float32"))
+    """
+
+
+def test_add_weight_rebound_in_a_keras_layer_and_the_fix_keeps_a_variable():
+    [finding] = check(KERAS_LAYER_DECAY, CODE)
+    assert finding.line == 9 and "`self.scale` is a Keras variable" in finding.message
+    repaired = fixed(KERAS_LAYER_DECAY, finding)
+    assert check(repaired, CODE) == []
+    probes = {
+        "is_variable": "isinstance(layer.scale, keras.Variable)",
+        "weights": "len(layer.trainable_weights)",
+        "scale": "round(float(np.asarray(layer.scale)), 3)",
+    }
+    broken, repaired_run = run_tensorflow(textwrap.dedent(KERAS_LAYER_DECAY), repaired, **probes)
+    assert broken.error is None and repaired_run.error is None
+    assert broken.probes["is_variable"] is False  # the pitfall: a tensor, silently
+    assert repaired_run.probes["is_variable"] is True
+    assert repaired_run.probes["weights"] == 1
+    assert repaired_run.probes["scale"] == 0.5  # two updates of 0.25, in place
+
+
+# Proven by tests/analysis/test_fixes_proven.py: each fix applied and re-checked with every
+# rule and, the runnable ones, run against code that does what the source means to do.
+DESCENT_BY_HAND = """\
+    import tensorflow as tf
+
+    w = tf.Variable([1.0, 2.0])
+    for step in range(3):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_sum(w * w)
+        grad = tape.gradient(loss, w)
+        w = w - 0.1 * grad
+    print(type(w).__name__, w.numpy().round(4).tolist())
+    """
+FIX_CASES = (
+    FixCase(
+        CODE,
+        DESCENT_BY_HAND,
+        DESCENT_BY_HAND.replace("w = w - 0.1 * grad", "w.assign(w - 0.1 * grad)"),
+        "gradient descent by hand",
+    ),
+)

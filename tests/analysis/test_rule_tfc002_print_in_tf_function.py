@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from jupyterlab_tfcoach.analysis.testing import check, check_cells, fixed, span
+from jupyterlab_tfcoach.analysis.testing import FixCase, check, check_cells, fixed, span
 
 CODE = "TFC002"
 
@@ -313,3 +313,158 @@ def test_trace_counting_print_in_a_helper_names_the_helper():
     assert finding.message.startswith(
         "`announce` is called from tf.function `step`, so `print(...)` in it runs once per trace"
     )
+
+
+# -- Keras 3 (issue #26): methods a compiled model traces, without TensorFlow imported -------
+
+
+def test_print_in_call_of_a_layer_of_a_compiled_model():
+    source = """\
+        import keras
+        from keras import layers
+
+        class Clip(layers.Layer):
+            def __init__(self, limit):
+                super().__init__()
+                print("limit", limit)
+
+            def build(self, input_shape):
+                print("building for", input_shape)
+
+            def call(self, inputs):
+                print("clipping", inputs)
+                return keras.ops.clip(inputs, -1.0, 1.0)
+
+        net = keras.Sequential([keras.Input((5,)), Clip(1.0), layers.Dense(2)])
+        net.compile(optimizer="adam", loss="mse")
+        """
+    [finding] = check(source, CODE)
+    assert span(finding) == (13, 9, 13, 34)
+    assert finding.severity == "warning"
+    assert "Keras-traced `Clip.call`" in finding.message
+    assert finding.fix is None  # no TensorFlow import to spell tf.print with
+
+
+def test_print_in_train_step_of_a_compiled_model_subclass_under_tf_keras():
+    source = """\
+        import tensorflow as tf
+
+        class Regressor(tf.keras.Model):
+            def train_step(self, data):
+                print("step on", data)
+                return super().train_step(data)
+
+            def test_step(self, data):
+                tf.print("eval on", data)
+                return super().test_step(data)
+
+        regressor = Regressor()
+        regressor.compile(optimizer="sgd", loss="mae")
+        """
+    [finding] = check(source, CODE)
+    assert finding.line == 5 and "Keras-traced `Regressor.train_step`" in finding.message
+    assert fixed(source, finding).splitlines()[4] == '        tf.print("step on", data)'
+
+
+def test_keras_look_alikes_that_run_eagerly_are_silent():
+    source = """\
+        import keras
+
+        class Probe(keras.Model):
+            def call(self, x):
+                print("seen", x)
+                return x
+
+        class Tap(keras.layers.Layer):
+            def call(self, x):
+                print("tap", x)
+                return x
+
+        debug = Probe()
+        debug.compile(optimizer="sgd", loss="mse", run_eagerly=True)
+        """
+    assert check(source, CODE) == []  # every compiled model runs eagerly
+    no_compile = """\
+        from keras import layers
+
+        class Tap(layers.Layer):
+            def call(self, x):
+                print("tap", x)
+                return x
+
+        Tap()(keras_input)
+        """
+    assert check(no_compile, CODE) == []  # no model compiled: called eagerly here
+    flag_later = """\
+        import keras
+
+        class Probe(keras.Model):
+            def call(self, x):
+                print("seen", x)
+                return x
+
+        probe = Probe()
+        probe.run_eagerly = True
+        probe.compile(optimizer="sgd", loss="mse")
+        """
+    assert check(flag_later, CODE) == []
+
+
+def test_model_subclass_counts_only_when_its_instance_is_compiled_to_trace():
+    source = """\
+        import keras
+
+        class Eager(keras.Model):
+            def call(self, x):
+                print("eager", x)
+                return x
+
+        class Traced(keras.Model):
+            def call(self, x):
+                print("traced", x)
+                return x
+
+        a = Eager()
+        a.compile(loss="mse", run_eagerly=True)
+        b = Traced()
+        b.compile(loss="mse")
+        """
+    [finding] = check(source, CODE)
+    assert finding.line == 10
+
+
+def test_print_in_a_dataset_map_function_but_not_in_the_loop_over_it():
+    source = """\
+        import tensorflow as tf
+
+        def augment(image):
+            print("augmenting", image)
+            return image * 2
+
+        def show(image):
+            print(image)
+
+        pipeline = tf.data.Dataset.range(8).map(augment).batch(2)
+        trace_free = [show(x) for x in pipeline]
+        """
+    [finding] = check(source, CODE)
+    assert finding.line == 4 and "Dataset.map function `augment`" in finding.message
+
+
+# Proven by tests/analysis/test_fixes_proven.py (parses, finding gone, no new finding). Not
+# run: `tf.print` writes to the process's standard error, where the printed text of the
+# intended code (Python's `print`, run eagerly) cannot be compared with it.
+FIX_CASES = (
+    FixCase(
+        CODE,
+        """\
+        import tensorflow as tf
+
+        @tf.function
+        def step(x, scale):
+            print("step with", x, scale)
+            return x * scale
+        """,
+        note="print of tensors",
+    ),
+)

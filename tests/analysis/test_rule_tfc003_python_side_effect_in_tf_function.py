@@ -466,3 +466,61 @@ def test_a_guard_on_one_slot_covers_filling_the_others():
         """
     [finding] = check(source, CODE)
     assert finding.line == 11  # the unguarded append is still a trace-time change
+
+
+# -- Keras 3 (issue #26): methods a compiled model traces, without TensorFlow imported -------
+
+
+def test_python_counter_and_outer_list_in_a_compiled_keras_model():
+    source = """\
+        import keras
+
+        batch_log = []
+
+        class Forecaster(keras.Model):
+            def __init__(self):
+                super().__init__()
+                self.head = keras.layers.Dense(1)
+                self.updates = 0
+                self.seen = keras.Variable(0, trainable=False)
+
+            def call(self, window):
+                batch_log.append(window)
+                return self.head(window)
+
+            def train_step(self, data):
+                self.updates += 1
+                self.seen.assign_add(1)
+                return super().train_step(data)
+
+        forecaster = Forecaster()
+        forecaster.compile(optimizer="adam", loss="mse")
+        """
+    first, second = check(source, CODE)
+    assert first.line == 13 and "Keras-traced `Forecaster.call`" in first.message
+    assert "Python list `batch_log`" in first.message
+    assert second.line == 17 and "`self.updates` is a Python number" in second.message
+    assert "Keras-traced `Forecaster.train_step`" in second.message
+
+
+def test_same_changes_in_eager_keras_code_are_silent():
+    source = """\
+        import keras
+
+        batch_log = []
+
+        class Forecaster(keras.Model):
+            def __init__(self):
+                super().__init__()
+                self.updates = 0
+                batch_log.append("created")
+
+            def train_step(self, data):
+                self.updates += 1
+                batch_log.append(data)
+                return super().train_step(data)
+
+        forecaster = Forecaster()
+        forecaster.compile(optimizer="adam", loss="mse", run_eagerly=True)
+        """
+    assert check(source, CODE) == []

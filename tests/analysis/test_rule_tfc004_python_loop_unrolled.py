@@ -5,7 +5,8 @@ from jupyterlab_tfcoach.analysis.rules.tfc004_python_loop_unrolled import (
     DOCS,
     MAX_UNROLLED_ITERATIONS,
 )
-from jupyterlab_tfcoach.analysis.testing import check, check_cells, fixed, span
+from jupyterlab_tfcoach.analysis.testing import FixCase, check, check_cells, eagerly, fixed, span
+from tests.tf_runner import run_tensorflow
 
 CODE = "TFC004"
 
@@ -16,24 +17,27 @@ def test_threshold_is_stated_in_the_docs():
 
 
 def test_range_literal_is_unrolled_and_fixed_with_tf_range():
+    # The body only computes with tensors (the index indexes the parameter), so a graph loop
+    # does the same. (It was `x = x + i`, which a graph loop breaks: see below.)
     source = """\
         import tensorflow as tf
 
         @tf.function
         def total(x):
+            acc = tf.constant(0.0)
             for i in range(1000):
-                x = x + i
-            return x
+                acc += x[i]
+            return acc
         """
     [finding] = check(source, CODE)
     assert finding.severity is Severity.INFORMATION
-    assert span(finding) == (5, 14, 5, 25)
+    assert span(finding) == (6, 14, 6, 25)
     assert finding.message == (
         "Python `for` loop over `range(1000)` in tf.function `total` unrolls 1000 iterations "
         "into the graph (more than 8)"
     )
     after = fixed(source, finding)
-    assert after.splitlines()[4] == "    for i in tf.range(1000):"
+    assert after.splitlines()[5] == "    for i in tf.range(1000):"
     assert check(after, CODE) == []
 
 
@@ -174,3 +178,174 @@ def test_graph_loops_and_unknown_bounds_are_silent():
             return x
         """
     assert check(source, CODE) == []
+
+
+# -- where a graph loop would not do what the Python loop does (issue #26) -----------------
+
+APPENDS_TO_A_LIST = """\
+    import tensorflow as tf
+
+    @tf.function
+    def running_sums(x):
+        sums = []
+        total = tf.constant(0.0)
+        for step in range(12):
+            total += x[step]
+            sums.append(total)
+        return tf.stack(sums)
+
+    print(running_sums(tf.range(12, dtype=tf.float32)).numpy().tolist())
+    """
+
+
+def test_no_tf_range_fix_where_the_body_appends_to_a_python_list():
+    [finding] = check(APPENDS_TO_A_LIST, CODE)
+    assert finding.fix is None
+    assert finding.message.endswith(
+        "(more than 8); a `tf.range` loop would not do the same here: the body appends to "
+        "the Python list `sums` (a `tf.TensorArray` can)"
+    )
+    # What the fix used to write: the graph loop leaves `sums` holding tensors of its body.
+    old_fix = APPENDS_TO_A_LIST.replace("range(12):", "tf.range(12):")
+    unrolled, graph_loop = run_tensorflow(APPENDS_TO_A_LIST, old_fix)
+    assert unrolled.error is None and unrolled.stdout.startswith("[0.0, 1.0, 3.0, 6.0")
+    assert graph_loop.error == "InaccessibleTensorError"
+
+
+INDEX_AS_A_PYTHON_VALUE = """\
+    import tensorflow as tf
+
+    @tf.function
+    def f(x, y, scales, layers):
+        names = ["a", "b", "c", "d", "e", "f", "g", "h", "i", "j"]
+        for i in range(10):
+            x = x * scales[i % 2]                # 6: arithmetic
+        for i in range(10):
+            tf.print(names[i], x)                # 8: a Python list indexed
+        for i in range(10):
+            tf.print(f"step {i}")                # 10: a string
+        for i in range(10):
+            x = layers[i](x)                     # 12: a parameter, but called
+        for i in range(10):
+            x = tf.nn.relu(x) + float(i)         # 14: a call that is not TensorFlow's
+        for i in range(10):
+            last = y[i]                          # 16: first set here, read after
+        for i in range(10):
+            if i > 3:                            # 18: a comparison
+                x = x * 2.0
+        return x, last
+    """
+
+
+def test_no_tf_range_fix_where_the_index_is_a_python_value():
+    findings = check(INDEX_AS_A_PYTHON_VALUE, CODE)
+    assert [f.line for f in findings] == [6, 8, 10, 12, 14, 16, 18]
+    assert all(f.fix is None for f in findings)
+    reasons = [f.message.split("would not do the same here: ")[1] for f in findings]
+    assert reasons == [
+        "the body uses `i` as a Python int (in `i % 2`); `tf.range` gives int32 tensors",
+        "the body indexes `names`, a Python value, with `i`",
+        'the body uses `i` as a Python int (in `f"step {i}"`); `tf.range` gives int32 tensors',
+        "the body indexes `layers`, a Python value, with `i`",
+        "the body passes `i` to `float`, which is not a TensorFlow op",
+        "`last` is first set in the loop and read after it",
+        "the body uses `i` as a Python int (in `i > 3`); `tf.range` gives int32 tensors",
+    ]
+
+
+def test_no_tf_range_fix_for_other_python_side_effects():
+    source = """\
+        import tensorflow as tf
+
+        class Counter(tf.Module):
+            @tf.function
+            def __call__(self, x):
+                for _ in range(20):
+                    self.calls += 1
+                for _ in range(20):
+                    print("tracing")
+                for _ in range(20):
+                    self.seen.add(1)
+                return x
+        """
+    findings = check(source, CODE)
+    assert [f.message.split("here: ")[1] for f in findings] == [
+        "the body sets `self.calls`",
+        "the body calls Python's `print` (`tf.print` prints at every step)",
+        "the body changes the Python object `self.seen`",
+    ]
+    assert all(f.fix is None for f in findings)
+
+
+FLOAT_PLUS_INDEX = """\
+    import tensorflow as tf
+
+    @tf.function
+    def total(x):
+        for i in range(20):
+            x = x + i
+        return x
+
+    print(total(tf.constant(0.5)).numpy())
+    """
+
+
+def test_the_index_in_float_arithmetic_breaks_a_graph_loop():
+    [finding] = check(FLOAT_PLUS_INDEX, CODE)
+    assert finding.fix is None
+    old_fix = FLOAT_PLUS_INDEX.replace("range(20)", "tf.range(20)")
+    unrolled, graph_loop = run_tensorflow(FLOAT_PLUS_INDEX, old_fix)
+    assert (unrolled.error, unrolled.stdout) == (None, "190.5\n")
+    assert graph_loop.error is not None  # float32 + int32
+
+
+TENSOR_ONLY_BODIES = """\
+    import tensorflow as tf
+
+    @tf.function
+    def f(x, scale):
+        acc = tf.constant(0.0)
+        for i in range(10):
+            acc += x[i] * scale                  # the index indexes a parameter
+        for i in range(10):
+            acc += tf.gather(x, i) + tf.cast(i, tf.float32)
+        out = tf.TensorArray(tf.float32, size=10)
+        for i in range(10):
+            out = out.write(i, x[i] * 2.0)
+        for _ in range(10):
+            acc = acc * 0.5
+        return acc, out.stack()
+
+    acc, doubled = f(tf.range(10, dtype=tf.float32), 2.0)
+    print(round(float(acc), 4), doubled.numpy().tolist())
+    """
+
+
+def test_tf_range_fix_is_kept_for_bodies_that_compute_with_tensors():
+    findings = check(TENSOR_ONLY_BODIES, CODE)
+    assert [f.line for f in findings] == [6, 8, 11, 13]
+    assert all(f.fix is not None for f in findings)
+
+
+# Proven by tests/analysis/test_fixes_proven.py: each fix applied, re-checked with every rule
+# and, the runnable ones, run against the same code run eagerly.
+FIX_CASES = (
+    FixCase(CODE, TENSOR_ONLY_BODIES, eagerly(TENSOR_ONLY_BODIES), "tensor-only bodies"),
+    FixCase(
+        CODE,
+        """\
+        import tensorflow as tf
+
+        STEPS = 50
+
+        @tf.function
+        def decay(x):
+            for _ in range(STEPS):
+                x = x * 0.9
+            return x
+
+        print(round(float(decay(tf.constant(100.0))), 3))
+        """,
+        note="a constant count",
+    ),
+)

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from jupyterlab_tfcoach.analysis.testing import check, check_cells, fixed, span
+from jupyterlab_tfcoach.analysis.testing import FixCase, check, check_cells, fixed, span
 from tests.tf_runner import run_tensorflow
 
 CODE = "TFC006"
@@ -287,3 +287,167 @@ def test_gradient_per_element_of_a_comprehension():
     # One call for all of them is the usual form, and it needs no persistent tape.
     twin = source.replace("[tape.gradient(loss, v) for v in (a, b)]", "tape.gradient(loss, [a, b])")
     assert check(twin, CODE) == []
+
+
+# -- the persistent tape the fix makes is released (issue #26) -----------------------------
+
+TWO_LOSSES = """\
+    import tensorflow as tf
+
+    w = tf.Variable(3.0)
+    with tf.GradientTape() as tape:
+        square = w * w
+        cube = square * w
+    d_square = tape.gradient(square, w)
+    d_cube = tape.gradient(cube, w)  # the second one
+    print(float(d_square), float(d_cube))
+    """
+
+
+def test_fix_deletes_a_module_level_tape_after_its_last_use():
+    [finding] = check(TWO_LOSSES, CODE)
+    assert finding.fix.description == (
+        "Create the tape with `persistent=True` and `del tape` after its last use"
+    )
+    repaired = fixed(TWO_LOSSES, finding)
+    assert repaired.splitlines()[3:9] == [
+        "with tf.GradientTape(persistent=True) as tape:",
+        "    square = w * w",
+        "    cube = square * w",
+        "d_square = tape.gradient(square, w)",
+        "d_cube = tape.gradient(cube, w)  # the second one",
+        "del tape",
+    ]
+    assert check(repaired, "TFC007") == [] and check(repaired, CODE) == []
+    broken, working = run_tensorflow(TWO_LOSSES, repaired)
+    assert broken.error == "RuntimeError"
+    assert (working.error, working.stdout) == (None, "6.0 27.0\n")
+
+
+def test_the_del_goes_after_the_block_holding_the_last_use_at_its_indentation():
+    source = """\
+        import tensorflow as tf
+
+        ws = [tf.Variable(1.0), tf.Variable(2.0)]
+        for epoch in range(2):
+            with tf.GradientTape() as tape:
+                loss = ws[0] * ws[1]
+            for v in ws:
+                v.assign_sub(0.1 * tape.gradient(loss, v))
+            print(epoch)
+        if ws:
+        \twith tf.GradientTape() as other:
+        \t\tloss = ws[0] * ws[1]
+        \tfirst = other.gradient(loss, ws[0])
+        if ws: second = other.gradient(loss, ws[1])
+        print(first, second)
+        """
+    per_epoch, after_if = check(source, CODE)
+    repaired = fixed(source, per_epoch)
+    # Inside the epoch loop, after the inner loop: each epoch's tape is released.
+    assert repaired.splitlines()[6:10] == [
+        "    for v in ws:",
+        "        v.assign_sub(0.1 * tape.gradient(loss, v))",
+        "    del tape",
+        "    print(epoch)",
+    ]
+    repaired = fixed(repaired, check(repaired, CODE)[0])
+    # After the one-line ``if`` holding the last use, at the level both share.
+    assert repaired.splitlines()[11:17] == [
+        "\twith tf.GradientTape(persistent=True) as other:",
+        "\t\tloss = ws[0] * ws[1]",
+        "\tfirst = other.gradient(loss, ws[0])",
+        "if ws: second = other.gradient(loss, ws[1])",
+        "del other",
+        "print(first, second)",
+    ]
+    assert check(repaired, "TFC007") == []
+    assert after_if.fix is not None
+
+
+def test_no_fix_where_the_del_cannot_be_placed_safely():
+    source = """\
+        import tensorflow as tf
+
+        w = tf.Variable(2.0)
+        with tf.GradientTape() as tape:
+            y = w * w
+        g1 = tape.gradient(y, w)
+
+        def again():
+            return tape.gradient(y, w)   # may run after any `del tape`
+
+        g2 = tape.gradient(y, w)
+        with tf.GradientTape() as other:
+            y = w * w
+        g1 = other.gradient(y, w); g2 = other.gradient(y, w)
+        """
+    findings = check(source, CODE)
+    assert [f.line for f in findings] == [11, 14]
+    assert all(f.fix is None for f in findings)
+    assert findings[0].message.endswith(
+        "which fails; create it with `persistent=True` and `del tape` after its last use"
+    )
+
+
+def test_no_del_where_the_tape_is_released_anyway():
+    source = """\
+        import tensorflow as tf
+
+        w = tf.Variable(2.0)
+
+        def grads(x):
+            with tf.GradientTape() as tape:   # released when the function returns
+                y = x * w
+            return tape.gradient(y, w), tape.gradient(y, w)
+
+        with tf.GradientTape() as tape:
+            y = w * w
+        g1 = tape.gradient(y, w)
+        g2 = tape.gradient(y, w)
+        tape = None                           # rebound: released here
+        """
+    in_function, at_module = check(source, CODE)
+    for finding in (in_function, at_module):
+        assert finding.fix.description == "Create the tape with `persistent=True`"
+        assert "del " not in fixed(source, finding)
+
+
+# Proven by tests/analysis/test_fixes_proven.py: each fix applied, re-checked with every rule
+# and, the runnable ones, run against code that computes the same the intended way.
+FIX_CASES = (
+    FixCase(
+        CODE,
+        TWO_LOSSES,
+        TWO_LOSSES.replace(
+            "d_cube = tape.gradient(cube, w)  # the second one",
+            "with tf.GradientTape() as tape:\n        cube = w * w * w\n"
+            "    d_cube = tape.gradient(cube, w)",
+        ),
+        "the issue's case: two gradients of one tape",
+    ),
+    FixCase(
+        CODE,
+        """\
+        import tensorflow as tf
+
+        a, b = tf.Variable(1.0), tf.Variable(2.0)
+        for step in range(2):
+            with tf.GradientTape() as tape:
+                loss = a * b * (step + 1)
+            grads = [tape.gradient(loss, v) for v in (a, b)]
+        print([float(g) for g in grads])
+        """,
+        """\
+        import tensorflow as tf
+
+        a, b = tf.Variable(1.0), tf.Variable(2.0)
+        for step in range(2):
+            with tf.GradientTape() as tape:
+                loss = a * b * (step + 1)
+            grads = tape.gradient(loss, [a, b])
+        print([float(g) for g in grads])
+        """,
+        "a tape per iteration, a gradient per variable",
+    ),
+)

@@ -4,7 +4,7 @@ import textwrap
 
 import pytest
 
-from jupyterlab_tfcoach.analysis.testing import check, check_cells, fixed, span
+from jupyterlab_tfcoach.analysis.testing import FixCase, check, check_cells, fixed, span
 from tests.tf_runner import run_tensorflow
 
 CODE = "TFC009"
@@ -517,3 +517,22 @@ def test_dtype_flows_through_two_operand_ops_with_a_python_number():
     broken, repaired_run = run_tensorflow(source, repaired, shape="list(angle.shape)")
     assert broken.error in ("TypeError", "InvalidArgumentError")
     assert repaired_run.error is None and repaired_run.probes["shape"] == [10, 8]
+
+
+# Proven by tests/analysis/test_fixes_proven.py: each fix applied and re-checked with every
+# rule and, the runnable ones, run against code that does what the source means to do.
+HALF_BATCH = """\
+    import tensorflow as tf
+
+    x = tf.ones([4, 3])
+    half_batch = tf.shape(x)[0] * 0.5
+    print(float(half_batch))
+    """
+FIX_CASES = (
+    FixCase(
+        CODE,
+        HALF_BATCH,
+        HALF_BATCH.replace("tf.shape(x)[0] * 0.5", "x.shape[0] * 0.5"),
+        "half of a batch size",
+    ),
+)

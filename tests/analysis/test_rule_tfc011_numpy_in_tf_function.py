@@ -1,6 +1,9 @@
 from __future__ import annotations
 
-from jupyterlab_tfcoach.analysis.testing import check, check_cells, fixed, span
+import textwrap
+
+from jupyterlab_tfcoach.analysis.rules.tfc011_numpy_in_tf_function import _NUMPY_TO_TF
+from jupyterlab_tfcoach.analysis.testing import FixCase, check, check_cells, eagerly, fixed, span
 from tests.tf_runner import run_tensorflow
 
 CODE = "TFC011"
@@ -279,3 +282,173 @@ def test_numpy_under_init_scope_runs_eagerly_and_is_silent():
         """
     [finding] = check(source, CODE)
     assert (finding.line, finding.column) == (9, 20)
+
+
+# -- Keras 3 (issue #26): call(), train_step and Dataset.map functions -------------------
+
+
+def test_numpy_in_call_of_a_keras_layer_without_tensorflow_import():
+    source = """\
+        import keras
+        import numpy as np
+        from keras import ops
+
+        class Standardize(keras.layers.Layer):
+            def call(self, features):
+                centre = features.numpy().mean()
+                spread = ops.convert_to_numpy(features).std()
+                peak = np.max(features)
+                return (features - centre) / spread + ops.mean(features) * peak
+
+        model = keras.Sequential([keras.Input((6,)), Standardize()])
+        model.compile(optimizer="sgd", loss="mse")
+        scores = model.predict(np.ones((2, 6)))
+        print(keras.ops.convert_to_numpy(model(np.ones((1, 6)))), scores.mean())
+        """
+    first, second, third = check(source, CODE)
+    assert (first.line, second.line, third.line) == (7, 8, 9)
+    assert "`features.numpy()` in Keras-traced `Standardize.call`" in first.message
+    assert "`ops.convert_to_numpy(features)`" in second.message
+    assert "`np.max(features)`" in third.message
+
+
+def test_tf_keras_convert_to_numpy_in_train_step_and_numpy_in_a_dataset_map():
+    source = """\
+        import numpy as np
+        import tensorflow as tf
+
+        class Net(tf.keras.Model):
+            def train_step(self, data):
+                x, y = data
+                tf.keras.ops.convert_to_numpy(y)
+                return super().train_step(data)
+
+        net = Net()
+        net.compile(optimizer="sgd", loss="mse")
+        rows = tf.data.Dataset.from_tensor_slices(np.ones((4, 3)))
+        rows = rows.map(lambda row: row.numpy() * 2)
+        """
+    first, second = check(source, CODE)
+    assert first.line == 7 and "Keras-traced `Net.train_step`" in first.message
+    assert second.line == 13 and "Dataset.map function" in second.message
+
+
+def test_keras_look_alikes_are_silent():
+    source = """\
+        import keras
+        import numpy as np
+
+        class Standardize(keras.layers.Layer):
+            def call(self, features):
+                return (features - keras.ops.mean(features)) / keras.ops.std(features)
+
+        class Debug(keras.Model):
+            def __init__(self):
+                super().__init__()
+                self.head = keras.layers.Dense(1)
+
+            def call(self, features):
+                print(features.numpy().mean())  # runs eagerly: it has a value
+                return self.head(features)
+
+        model = Debug()
+        model.compile(optimizer="sgd", loss="mse", run_eagerly=True)
+        scores = model.predict(np.ones((2, 6)))
+        print(keras.ops.convert_to_numpy(scores).mean(), np.mean(scores))
+        """
+    assert check(source, CODE) == []
+    # It runs as the test says: eager ``.numpy()`` in ``call``, NumPy outside.
+    [outcome] = run_tensorflow(textwrap.dedent(source), shape="list(scores.shape)")
+    assert outcome.error is None and outcome.probes["shape"] == [2, 1]
+
+
+def test_numpy_on_a_keras_ops_result_in_call():
+    source = """\
+        import keras
+        import numpy as np
+        from keras import ops
+
+        class Normalize(keras.layers.Layer):
+            def call(self, inputs):
+                energy = ops.sum(ops.square(inputs))
+                return inputs / np.sqrt(energy) * np.sqrt(2.0)
+
+        model = keras.Sequential([keras.Input((3,)), Normalize()])
+        model.compile(loss="mse")
+        """
+    [finding] = check(source, CODE)
+    assert finding.line == 8 and "`np.sqrt(energy)`" in finding.message
+
+
+# -- every op the fix writes exists (issue #26) --------------------------------------------
+
+LOG_OF_A_TENSOR = """\
+    import numpy as np
+    import tensorflow as tf
+
+    @tf.function
+    def log_likelihood(p):
+        return np.log(p)
+
+    print(np.asarray(log_likelihood(tf.constant([1.0, 0.5])), dtype=np.float64).round(4).tolist())
+    """
+
+
+def test_np_log_becomes_tf_math_log():
+    [finding] = check(LOG_OF_A_TENSOR, CODE)
+    assert finding.message.endswith("fails; use `tf.math.log`")
+    assert finding.fix.description == "Replace with `tf.math.log`"
+    repaired = fixed(LOG_OF_A_TENSOR, finding)
+    assert "    return tf.math.log(p)" in repaired.splitlines()
+    broken, working = run_tensorflow(LOG_OF_A_TENSOR, repaired)
+    assert broken.error == "NotImplementedError"
+    assert (working.error, working.stdout) == (None, "[0.0, -0.6931]\n")
+
+
+def test_every_op_the_fix_writes_exists_in_the_installed_tensorflow():
+    names = sorted({op for op, _, _ in _NUMPY_TO_TF.values()})
+    lookup = f"""\
+        import functools
+        import tensorflow as tf
+
+        def exists(name):
+            try:
+                functools.reduce(getattr, name.split(".")[1:], tf)
+            except AttributeError:
+                return False
+            return True
+
+        missing = [name for name in {names!r} if not exists(name)]
+        """
+    [outcome] = run_tensorflow(lookup, missing="missing")
+    assert outcome.error is None
+    assert outcome.probes["missing"] == []
+    assert "tf.math.log" in names
+
+
+EVERY_MAPPED_FUNCTION = """\
+    import numpy as np
+    import tensorflow as tf
+
+    @tf.function
+    def stats(x, m):
+        reductions = [np.mean(x, axis=0), np.sum(x), np.max(x, axis=1), np.min(x), np.prod(x)]
+        elementwise = [np.exp(x), np.log(x), np.sqrt(x), np.square(x), np.abs(m), np.tanh(x)]
+        pairs = [np.maximum(x, m), np.minimum(x, m), np.matmul(x, m)]
+        return reductions, elementwise, pairs, np.argmax(x, axis=1), np.argmin(x, axis=0)
+
+    def show(values):
+        return [np.round(np.asarray(v, dtype=np.float64), 4).tolist() for v in values]
+
+    x = tf.constant([[1.0, 4.0], [3.0, 2.0]])
+    m = tf.constant([[2.0, 0.5], [1.0, 3.0]])
+    reductions, elementwise, pairs, top, bottom = stats(x, m)
+    print(show(reductions), show(elementwise), show(pairs), show([top, bottom]))
+    """
+
+# Proven by tests/analysis/test_fixes_proven.py: the fixed tf.function prints what its
+# Python code prints run eagerly (where NumPy works on tensors).
+FIX_CASES = (
+    FixCase(CODE, LOG_OF_A_TENSOR, eagerly(LOG_OF_A_TENSOR), "the issue's case: np.log"),
+    FixCase(CODE, EVERY_MAPPED_FUNCTION, eagerly(EVERY_MAPPED_FUNCTION), "every mapped function"),
+)

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from jupyterlab_tfcoach.analysis.findings import Severity
-from jupyterlab_tfcoach.analysis.testing import check, check_cells, fixed, span
+from jupyterlab_tfcoach.analysis.testing import FixCase, check, check_cells, fixed, span
 
 CODE = "TFC012"
 
@@ -169,3 +169,27 @@ def test_fixed_size_parameter_beside_a_free_batch_input_is_silent():
         "tf.TensorSpec([None, None, num_tags])", "tf.TensorSpec([4, None, num_tags])"
     )
     assert [f.line for f in check(fixed_batch, CODE)] == [5, 6]
+
+
+# Proven by tests/analysis/test_fixes_proven.py: each fix applied and re-checked with every
+# rule and, the runnable ones, run against code that does what the source means to do.
+ROW_SUMS = """\
+    import tensorflow as tf
+
+    @tf.function(input_signature=[tf.TensorSpec(shape=[4, 3], dtype=tf.float32)])
+    def row_sums(x):
+        return tf.reduce_sum(x, axis=1)
+
+    print(row_sums(tf.ones([4, 3])).numpy().tolist(), row_sums(tf.ones([2, 3])).numpy().tolist())
+    """
+FIX_CASES = (
+    FixCase(
+        CODE,
+        ROW_SUMS,
+        ROW_SUMS.replace(
+            "@tf.function(input_signature=[tf.TensorSpec(shape=[4, 3], dtype=tf.float32)])",
+            "@tf.function",
+        ),
+        "a batch of another size",
+    ),
+)

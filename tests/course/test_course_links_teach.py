@@ -215,6 +215,14 @@ def monitor_section_links() -> list[Link]:
                 for target in node.targets:
                     if isinstance(target, ast.Name) and target.id.endswith("SECTION"):
                         add(node.value)
+                    # `CAUSE_SECTIONS = {"cause": "section-id", ...}`: a section per cause.
+                    if (
+                        isinstance(target, ast.Name)
+                        and target.id.endswith("SECTIONS")
+                        and isinstance(node.value, ast.Dict)
+                    ):
+                        for value in node.value.values:
+                            add(value)
             elif isinstance(node, ast.FunctionDef) and _returns_explanations(node):
                 # An explanation is `(text, section)`; nested functions are walked on their own.
                 for child in ast.walk(node):

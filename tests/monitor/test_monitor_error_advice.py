@@ -53,10 +53,13 @@ def follow(kernel: KernelSession, code: str, old: str, new: str) -> None:
 
 
 def fix_of(error: dict[str, Any]) -> tuple[str, str]:
-    """The failing expression (first code span) and its fix (last code span)."""
-    found = spans(error["explanation"])
-    assert len(found) >= 2, error["explanation"]
-    return found[0], found[-1]
+    """The failing expression (the explainer's ``In `...`,``, after the line facts every
+    entry starts with) and its fix (last code span)."""
+    text = error["explanation"]
+    found = spans(text)
+    named = re.search(r"\bIn `([^`]+)`,", text)
+    assert named is not None and len(found) >= 2, text
+    return named.group(1), found[-1]
 
 
 # ---------------------------------------------------------------- batch and channel axes
@@ -213,12 +216,18 @@ for step in range(3):
     g = tape.gradient(loss, w)
     w = w - lr * g
 """
-    error = failing(kernel, cell)
+    execution = run(kernel, cell, ok=False)
+    report = checked_report(execution)
+    error = report["error"]
     assert error["course"]["section"] == "rebinding-variables"
     text = error["explanation"]
     assert "`g` is None" in text and "tape.gradient" in text
-    fix = spans(text)[-1]
+    # One cause, one fix: the variables entry for the rebinding gives it; the error
+    # names the same cause and points there instead of repeating it.
+    [rebound] = [v for v in report["variables"] if v["name"] == "w"]
+    fix = spans(rebound["text"])[-1]
     assert fix == "w.assign_sub(lr * g)"
+    assert "See the rebinding above for the fix." in text and "assign_sub" not in text
     follow(kernel, cell, "w = w - lr * g", fix)
 
     # The same TypeError in code that is not gradient arithmetic stays unexplained.

@@ -78,7 +78,7 @@ print(probe(np.ones((2, 4), "float32")).shape)
 """
     error = failing(kernel, cell)
     text = error["explanation"]
-    assert "(in `call`)" in text
+    assert "(in `MyDense.call`)" in text
     assert "`inputs` is a (2, 4) float32 tensor" in text
     assert "`self.kernel` is a (8, 4) float32 Keras variable" in text
     assert "It was called from line 13 of this cell" in text

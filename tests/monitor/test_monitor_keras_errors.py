@@ -83,7 +83,11 @@ reg(tf.ones((2, 3)))
     run_quiet(kernel, code)
     report = _error(kernel, "reg.head = keras.layers.Dense(1)")
     explanation = report["error"]["explanation"]
-    assert explanation.startswith("`reg.head = ...` adds a new layer")
+    # The line facts every entry starts with, then the rule in the learner's statement.
+    assert explanation.startswith(
+        "Line 1 of this cell: `keras.layers.Dense(1)` raised ValueError. "
+        "`reg.head = ...` adds a new layer"
+    )
     assert "`__init__()`" in explanation
     fixed = code.replace(
         "        self.body = keras.layers.Dense(4)\n",

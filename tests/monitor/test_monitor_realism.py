@@ -175,10 +175,14 @@ for i in range(12):
     trace = trace_for(run_quiet(kernel, code), "shift")
     assert (trace["new_traces"], trace["total_traces"]) == (12, 12)
     reasons = trace["reasons"]
-    assert [r["kind"] for r in reasons] == ["first_trace"] + ["python_value"] * 4
-    assert all("tf.constant" in r["text"] for r in reasons[1:4])
-    summary = reasons[-1]
-    assert "8 more" in summary["text"] and summary["after"] == "11.0"
+    # Eleven retraces for one cause: one reason, the fix once, every value, all counted.
+    assert [r["kind"] for r in reasons] == ["first_trace", "python_value"]
+    merged = reasons[1]
+    assert merged["text"].count("tf.constant(a, tf.float32)") == 1
+    values = ", ".join(f"{i}.0" for i in range(12))
+    assert f"Values of `a` in this cell: {values}." in merged["text"]
+    assert (merged["count"], merged["after"]) == (11, "11.0")
+    assert trace["retraces"] == 11
 
 
 def test_mode_switch_strings_and_bools_are_not_told_to_become_tensors(

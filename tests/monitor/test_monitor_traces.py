@@ -261,18 +261,21 @@ for lr in [0.1, 0.05]:
 decay(weights, 1)"""
     trace = trace_for(run_quiet(kernel, code), "decay")
     values = trace["reasons"][1:]
-    assert [(r["kind"], r["after"]) for r in values] == [
-        ("python_value", "0.05"),
-        ("python_value", "1"),
-    ]
-    # An int passed to a float function gets the float dtype too: tf.constant(1) is int32.
-    for reason in values:
-        assert "tf.constant(lr, tf.float32)" in reason["text"]
+    # Both retraces (0.05, then the int 1) are one cause: one reason counting both.
+    assert [(r["kind"], r["after"], r["count"]) for r in values] == [("python_value", "1", 2)]
+    assert trace["retraces"] == 2
+    assert "Values of `lr` in this cell: 0.1, 0.05, 1." in values[0]["text"]
+    assert "tf.constant(lr, tf.float32)" in values[0]["text"]
 
     # The advice, run: one more trace for the tensor, then none for any rate.
     fixed = "for lr in [0.1, 0.05, 1, 0.01]:\n    decay(weights, tf.constant(lr, tf.float32))"
     assert trace_for(run_quiet(kernel, fixed), "decay")["new_traces"] == 1
     assert run_quiet(kernel, fixed)["traces"] == []
+
+    # An int passed to a float function gets the float dtype too: tf.constant(2) is int32.
+    run_quiet(kernel, code.split("\n\nweights")[0] + "\n\ndecay(weights, 0.5)")
+    [int_reason] = trace_for(run_quiet(kernel, "decay(weights, 2)"), "decay")["reasons"]
+    assert int_reason["after"] == "2" and "tf.constant(lr, tf.float32)" in int_reason["text"]
 
 
 def test_variable_length_sequence_is_not_a_partial_batch(kernel: KernelSession) -> None:

@@ -38,7 +38,12 @@ x = np.random.rand(32, 3).astype("float32")
 y = np.random.rand(32, 1).astype("float32")
 monitor_calls = collections.Counter()
 _monitor_dir = os.path.join("jupyterlab_tfcoach", "monitor") + os.sep
-_hooks = {{"setattr_hook", "filter_hook", "gradient_hook", "init_hook", "call_hook"}}
+# Hooks that pass the user's own call on to TensorFlow or Keras (what runs under them is the
+# user's call: Keras's fit reads the model's train_function itself).
+_hooks = {{
+    "setattr_hook", "filter_hook", "gradient_hook", "init_hook", "call_hook",
+    "fit_hook", "inference_hook", "next_hook",
+}}
 
 
 def counted(name):

@@ -10,7 +10,7 @@ from jupyterlab_tfcoach.analysis.model import Path, Scope
 
 # ``in_eager_only_branch`` is re-exported for the rules: it lives in traced.py, next to the
 # tf.function lookups that also need it.
-from jupyterlab_tfcoach.analysis.traced import TraceReach
+from jupyterlab_tfcoach.analysis.traced import BY_DATASET, BY_KERAS, TraceReach
 from jupyterlab_tfcoach.analysis.traced import in_eager_only_branch as in_eager_only_branch
 
 if TYPE_CHECKING:
@@ -72,16 +72,28 @@ def function_label(scope: Scope) -> str:
     return f"`{scope.name}`"
 
 
+def traced_function_label(reach: TraceReach) -> str:
+    """The traced function, named with what traces it: ``tf.function `step```,
+    ``Keras-traced `Scale.call``` (a compiled model's ``fit`` runs it in a tf.function),
+    ``Dataset.map function `scale```."""
+    function = reach.function
+    if reach.by == BY_KERAS and function.class_scope is not None:
+        return f"Keras-traced `{function.class_scope.name}.{function.name}`"
+    if reach.by == BY_DATASET:
+        return f"Dataset.map function {function_label(function)}"
+    return f"tf.function {function_label(function)}"
+
+
 def traced_code(reach: TraceReach, what: str) -> str:
     """Where ``what`` (a snippet in backticks) runs, to open a message with.
 
     ``"`print(...)` in tf.function `step`"`` in the tf.function's own body;
     ``"`helper` is called from tf.function `step`, so `print(...)` in it"`` in a helper.
     """
-    caller = function_label(reach.function)
+    caller = traced_function_label(reach)
     if reach.helper is None:
-        return f"{what} in tf.function {caller}"
-    return f"{function_label(reach.helper)} is called from tf.function {caller}, so {what} in it"
+        return f"{what} in {caller}"
+    return f"{function_label(reach.helper)} is called from {caller}, so {what} in it"
 
 
 # "trace", "traced", "tracing", "retracing", ...: the words of a deliberate trace counter.

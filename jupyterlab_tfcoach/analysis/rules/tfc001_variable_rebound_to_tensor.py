@@ -1,10 +1,12 @@
-"""TFC001: a tf.Variable rebound to the tensor that arithmetic on it returns."""
+"""TFC001: a tf.Variable (or Keras variable) rebound to the tensor that arithmetic on it
+returns."""
 
 from __future__ import annotations
 
 import ast
 from collections.abc import Iterator
 
+from jupyterlab_tfcoach.analysis.api_results import KERAS_ORIGIN
 from jupyterlab_tfcoach.analysis.arguments import keyword, positional
 from jupyterlab_tfcoach.analysis.context import RuleContext
 from jupyterlab_tfcoach.analysis.findings import Finding, Fix, Severity
@@ -25,7 +27,9 @@ SECTION = "rebinding-variables"
 DOCS = """
 ## What it does
 Flags a name or attribute bound to a `tf.Variable` that is rebound by arithmetic on itself, such
-as `w = w - lr * g`, `self.w = self.w * 2` or `w -= lr * g`.
+as `w = w - lr * g`, `self.w = self.w * 2` or `w -= lr * g`. Keras 3 variables count the same:
+`keras.Variable(...)` (imported as `keras`, `tf.keras` or `from keras import Variable`) and a
+layer's weight from `self.add_weight(...)`, with or without TensorFlow imported.
 
 The same is reported on an entry of a dict or list built from variables (`params["w"] =
 params["w"] - lr * g`, `ws[0] -= lr * g`, `for k in params: params[k] = params[k] - lr *
@@ -51,10 +55,31 @@ w = tf.Variable(1.0)
 w = w - 0.1 * grad
 ```
 
+With Keras 3, in a layer:
+```python
+class Decay(keras.layers.Layer):
+    def build(self, input_shape):
+        self.scale = self.add_weight(shape=(), initializer="ones")
+
+    def call(self, x):
+        self.scale -= 0.01          # silently a tensor from now on
+        return x * self.scale
+```
+
 ## Use instead
 ```python
 w = tf.Variable(1.0)
 w.assign_sub(0.1 * grad)   # or w.assign_add(...) / w.assign(...)
+```
+
+```python
+class Decay(keras.layers.Layer):
+    def build(self, input_shape):
+        self.scale = self.add_weight(shape=(), initializer="ones")
+
+    def call(self, x):
+        self.scale.assign_sub(0.01)  # keras.Variable has assign / assign_add / assign_sub
+        return x * self.scale
 ```
 
 `assign_sub` and `assign_add` take a value of the variable's own shape: they do not
@@ -371,6 +396,17 @@ def _is_variable(ctx: RuleContext, target: ast.expr, site: Site) -> bool:
     return ctx.value(target, site).kind == VARIABLE and not _is_local_alias(ctx, target, site)
 
 
+def _variable_kind(ctx: RuleContext, targets: list[ast.expr], site: Site) -> str:
+    """``Keras variable`` when each target holds one (``keras.Variable``, ``add_weight``:
+    the learner wrote no ``tf.Variable``), else ``tf.Variable``."""
+    if all(
+        not isinstance(target, ast.Subscript) and ctx.value(target, site).origin == KERAS_ORIGIN
+        for target in targets
+    ):
+        return "Keras variable"
+    return "tf.Variable"
+
+
 def _fix(
     ctx: RuleContext, site: Site, statement: ast.stmt, rebound: list[tuple[ast.expr, ast.expr]]
 ) -> Fix | None:
@@ -433,12 +469,13 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
         statement = site.node
         assert isinstance(statement, ast.stmt)
         names = [ctx.text(target) for target, _ in rebound]
+        kind = _variable_kind(ctx, [target for target, _ in rebound], site)
         if len(names) == 1:
-            subject = f"`{names[0]}` is a tf.Variable"
+            subject = f"`{names[0]}` is a {kind}"
             consequence = "rebinds it to a plain tensor, so it stops being trained"
         else:
             listed = ", ".join(f"`{name}`" for name in names[:-1]) + f" and `{names[-1]}`"
-            subject = f"{listed} are tf.Variables"
+            subject = f"{listed} are {kind}s"
             consequence = "rebinds them to plain tensors, so they stop being trained"
         yield ctx.finding(
             CODE,

@@ -29,6 +29,15 @@ that the body calls, and in a plain function the body calls by name (`helper(x)`
 is not followed. A nested function that the body only hands to `tf.py_function` runs
 eagerly and is not reported, nor is a `print` under `if tf.executing_eagerly():`.
 
+Keras 3 traces code without a `tf.function` in sight, and it is checked the same way, with
+or without TensorFlow imported: `call()` of a `keras.layers.Layer` subclass and `call()` /
+`train_step()` / `test_step()` / `predict_step()` of a `keras.Model` subclass, when the file
+compiles a model (`model.compile(...)`) without `run_eagerly=True`, since `fit` / `evaluate`
+/ `predict` then run them in a tf.function. A model subclass counts when an instance of it is
+compiled, or when a model of unknown class is and no instance of it runs eagerly. `__init__`
+and `build()` run eagerly and are never reported. So is the function a `tf.data` dataset's
+`map` / `filter` / `flat_map` gets: tf.data always traces it.
+
 A `print` whose first argument is a string mentioning tracing (`print("Tracing with", x)`,
 `print(f"Retraced for {x.shape}")`) is the usual way to count traces on purpose; it is
 reported at information severity, as a reminder that it shows traces, not calls.
@@ -53,6 +62,17 @@ def step(x):
     return x * 2
 ```
 
+With Keras 3, in a layer of a compiled model:
+```python
+class Scale(keras.layers.Layer):
+    def call(self, x):
+        print("batch mean", keras.ops.mean(x))
+        return x * 2
+
+model = keras.Sequential([keras.Input((4,)), Scale()])
+model.compile(optimizer="adam", loss="mse")
+```
+
 ## Use instead
 ```python
 def report(x):
@@ -63,6 +83,13 @@ def step(x):
     tf.print("x is", x)
     report(x)
     return x * 2
+```
+
+```python
+class Scale(keras.layers.Layer):
+    def call(self, x):
+        tf.print("batch mean", keras.ops.mean(x))   # or compile(..., run_eagerly=True) to debug
+        return x * 2
 ```
 
 ## Course module

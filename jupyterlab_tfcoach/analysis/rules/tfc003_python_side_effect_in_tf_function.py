@@ -35,6 +35,11 @@ plain function the tf.function's body calls (`helper(x)`, a function nested in i
 `self.helper(x)` from a tf.function method; one call deep), since that function runs while the
 caller traces. Containers created inside the function are its own business and are not reported.
 
+Keras 3 methods that a compiled model traces count as tf.functions, with or without TensorFlow
+imported: `call()` of a layer, `call()` / `train_step()` / `test_step()` / `predict_step()` of
+a model, when the file compiles a model without `run_eagerly=True` (the rules of TFC002), and
+the function given to a `tf.data` dataset's `map` / `filter` / `flat_map`.
+
 Three once-per-trace patterns are deliberate and left alone or softened: an assignment under
 `if <name> is None:` or `if not <name>:` (creating something once, on the first trace), code
 under `with tf.init_scope():` (the explicit escape for one-time work while tracing), and trace
@@ -59,6 +64,19 @@ def step(x):
     return x * 2
 ```
 
+With Keras 3, a model that counts its own steps:
+```python
+class Net(keras.Model):
+    def __init__(self):
+        super().__init__()
+        self.dense = keras.layers.Dense(1)
+        self.steps = 0
+
+    def train_step(self, data):
+        self.steps += 1          # counts traces, not steps
+        return super().train_step(data)
+```
+
 ## Use instead
 ```python
 calls = tf.Variable(0)
@@ -69,6 +87,18 @@ def step(x):
     return x * 2
 
 history = [step(x) for x in batches]   # collect results outside the function
+```
+
+```python
+class Net(keras.Model):
+    def __init__(self):
+        super().__init__()
+        self.dense = keras.layers.Dense(1)
+        self.steps = keras.Variable(0, trainable=False)
+
+    def train_step(self, data):
+        self.steps.assign_add(1)  # a variable: updated on every step
+        return super().train_step(data)
 ```
 
 ## Course module

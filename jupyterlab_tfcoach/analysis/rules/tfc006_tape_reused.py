@@ -10,7 +10,12 @@ from jupyterlab_tfcoach.analysis.arguments import keyword, positional
 from jupyterlab_tfcoach.analysis.context import RuleContext
 from jupyterlab_tfcoach.analysis.findings import Edit, Finding, Fix, Severity
 from jupyterlab_tfcoach.analysis.model import Binding, Path, Site
-from jupyterlab_tfcoach.analysis.rules._tapes import helper_tape_uses, tape_calls
+from jupyterlab_tfcoach.analysis.rules._tapes import (
+    helper_tape_uses,
+    release_after_last_use,
+    released_later,
+    tape_calls,
+)
 
 CODE = "TFC006"
 NAME = "tape-reused"
@@ -25,6 +30,17 @@ the gradient computations that function makes on it: `grads_for(tape, loss_a, lo
 is reported when `grads_for` calls `tape.gradient` twice, or once after the caller already did.
 A gradient call in a loop that the tape was created outside of (`for v in variables:
 tape.gradient(loss, v)`) is reported too: its second iteration is the second computation.
+
+The fix creates the tape with `persistent=True`. A persistent tape at module (or notebook)
+level keeps what it recorded until it is deleted (TFC007), so there the fix also adds
+`del tape` on a line of its own after the statement holding the tape's last use, in the block
+that creates the tape: a tape made in each iteration of a loop is deleted in that iteration,
+a tape used in a loop after that loop. It adds no `del` where the tape is released anyway: in
+a function, or when the name is deleted or rebound later. The fix is not offered (the
+message says what to write) when a function, class or lambda of the file names the tape (it
+may run after any `del`), when the statement with the last use shares its line with another
+(`a = 1; g = t.gradient(...)`), or when the tape is created in another notebook cell than the
+one to edit.
 
 ## Why is this bad?
 A non-persistent tape releases the operations it recorded as soon as its first gradient
@@ -88,7 +104,9 @@ def _exclusive(first: Path, second: Path, tape: Path) -> bool:
     return False
 
 
-def _persistent_fix(ctx: RuleContext, constructor: ast.Call) -> Fix | None:
+def _persistent_fix(ctx: RuleContext, constructor: ast.Call, binding: Binding) -> Fix | None:
+    """``persistent=True`` in the constructor and, for a module-level tape (which TFC007
+    wants released), ``del <tape>`` after its last use; None where either cannot be written."""
     flag = keyword(constructor, "persistent")
     if flag is None and constructor.args:
         flag = positional(constructor, 0)
@@ -106,7 +124,15 @@ def _persistent_fix(ctx: RuleContext, constructor: ast.Call) -> Fix | None:
             key=lambda node: (node.end_lineno, node.end_col_offset),
         )
         edit = ctx.insert_after(last, ", persistent=True")
-    return Fix("Create the tape with `persistent=True`", (edit,))
+    if released_later(ctx, binding):
+        return Fix("Create the tape with `persistent=True`", (edit,))
+    release = release_after_last_use(ctx, binding)
+    if release is None:
+        return None
+    return Fix(
+        f"Create the tape with `persistent=True` and `del {binding.name}` after its last use",
+        (edit, release),
+    )
 
 
 @dataclass(frozen=True)
@@ -215,5 +241,12 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
             else:
                 continue
             constructor = later.constructor
-            fix = _persistent_fix(ctx, constructor) if isinstance(constructor, ast.Call) else None
+            fix = None
+            if isinstance(constructor, ast.Call):
+                fix = _persistent_fix(ctx, constructor, later.binding)
+                if fix is None:
+                    message += (
+                        f"; create it with `persistent=True` and `del {tape_name}` after its "
+                        "last use"
+                    )
             yield ctx.finding(CODE, later.node, message, fix)

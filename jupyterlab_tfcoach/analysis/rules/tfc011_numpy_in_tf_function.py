@@ -24,6 +24,10 @@ SECTION = "numpy-in-graphs"
 DOCS = """
 ## What it does
 Flags `.numpy()` calls and NumPy functions on tensors that run while a `tf.function` traces.
+Keras 3 code is traced too: `call()` of a layer and `call()` / `train_step()` / `test_step()` /
+`predict_step()` of a model, when the file compiles a model without `run_eagerly=True` (its
+`fit` runs them in a tf.function), and the function a `tf.data` dataset's `map` / `filter` /
+`flat_map` gets. There `keras.ops.convert_to_numpy(x)` is flagged as `.numpy()` is.
 
 `.numpy()` is reported in the function's body, in a function nested in it that the body calls,
 and in a plain function the body calls by name (`helper(x)`, or `self.helper(x)` from a
@@ -36,9 +40,15 @@ In the same places it flags NumPy functions (`np.mean(x)`, `numpy.exp(x)`, or `m
 tensor. NumPy on Python constants (`np.float32(0.5)`, `np.arange(3)`) is fine: it runs once
 while tracing and becomes a constant of the graph. A fix is offered where a TensorFlow op means
 the same: `mean` / `sum` / `max` / `min` / `prod` become `tf.reduce_*` (with at most `axis` and
-`keepdims`), `exp` / `log` / `sqrt` / `square` / `abs` / `tanh` / `maximum` / `minimum` /
-`matmul` become the `tf.*` op, and `argmax` / `argmin` become `tf.argmax` / `tf.argmin` when an
-`axis` is given (without one NumPy flattens the array first).
+`keepdims`), `exp` / `sqrt` / `square` / `abs` / `tanh` / `maximum` / `minimum` / `matmul`
+become the `tf.*` op, `log` becomes `tf.math.log` (TensorFlow 2 has no `tf.log`), and
+`argmax` / `argmin` become `tf.argmax` / `tf.argmin` when an `axis` is given.
+
+The fix is not offered (the finding stays, saying "use TensorFlow ops instead") for a NumPy
+function without such an op (`np.std`), for `argmax` / `argmin` without an `axis` (NumPy
+flattens the array first, TensorFlow reduces axis 0), for arguments TensorFlow's op does not
+take (`dtype=`, `out=`), and for `mean` / `exp` / `log` / `sqrt` / `tanh` of an integer tensor
+(NumPy computes those in floating point, TensorFlow keeps or rejects the integer dtype).
 
 ## Why is this bad?
 While tracing, tensors are symbolic: they describe values the graph will compute later and
@@ -56,12 +66,26 @@ def normalize(x):
     return (x - mean) / np.std(x)
 ```
 
+With Keras 3, in a layer of a compiled model:
+```python
+class Standardize(keras.layers.Layer):
+    def call(self, x):
+        mean = keras.ops.convert_to_numpy(x).mean()
+        return (x - mean) / np.std(x)
+```
+
 ## Use instead
 ```python
 @tf.function
 def normalize(x):
     mean = tf.reduce_mean(x)
     return (x - mean) / tf.math.reduce_std(x)
+```
+
+```python
+class Standardize(keras.layers.Layer):
+    def call(self, x):
+        return (x - keras.ops.mean(x)) / keras.ops.std(x)
 ```
 
 ## Course module
@@ -71,6 +95,7 @@ Module 1, *NumPy in graphs* (`numpy-in-graphs`).
 
 def check(ctx: RuleContext) -> Iterator[Finding]:
     yield from _numpy_function_findings(ctx)
+    yield from _convert_to_numpy_findings(ctx)
     # ``with tf.init_scope():`` lifts its body out of the graph: values there are eager.
     eager_spans = init_scope_spans(ctx)
     for site in ctx.calls_named("numpy"):
@@ -96,14 +121,32 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
         )
 
 
+def _convert_to_numpy_findings(ctx: RuleContext) -> Iterator[Finding]:
+    """``keras.ops.convert_to_numpy(x)`` (any alias, ``tf.keras`` too): Keras 3's
+    ``.numpy()``, and as impossible on a symbolic tensor."""
+    for site in ctx.calls_to("tf.keras.ops.convert_to_numpy"):
+        reach = ctx.trace_reach(site.scope)
+        if reach is None or in_eager_only_branch(ctx.imports, site.path):
+            continue
+        yield ctx.finding(
+            CODE,
+            site.node,
+            f"{traced_code(reach, f'`{ctx.short(site.node)}`')} runs while tracing on a "
+            "symbolic tensor and fails; use `keras.ops` functions on the tensor instead",
+        )
+
+
 # NumPy functions with a TensorFlow op of the same meaning: the op, the keywords both take
 # alike, and how many leading positional arguments carry over (NumPy's next ones differ).
+# Every op is a name TensorFlow 2 has (a test looks each up in the installed TensorFlow):
+# ``np.log`` is ``tf.math.log``, TensorFlow 2 has no ``tf.log``.
 _NUMPY_TO_TF: dict[str, tuple[str, frozenset[str], int]] = {
     **{
         name: (f"tf.reduce_{name}", frozenset({"axis", "keepdims"}), 2)
         for name in ("mean", "sum", "max", "min", "prod")
     },
-    **{name: (f"tf.{name}", frozenset(), 1) for name in ("exp", "log", "sqrt", "square", "abs")},
+    **{name: (f"tf.{name}", frozenset(), 1) for name in ("exp", "sqrt", "square", "abs")},
+    "log": ("tf.math.log", frozenset(), 1),
     "tanh": ("tf.tanh", frozenset(), 1),
     "maximum": ("tf.maximum", frozenset(), 2),
     "minimum": ("tf.minimum", frozenset(), 2),

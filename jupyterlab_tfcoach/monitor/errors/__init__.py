@@ -21,19 +21,28 @@ section)`` or None. The others, by what went wrong:
 - ``failing_line.py``: the failing line read as a teacher reads it (the call, what each
   value named there holds), and ``families.py``: the last explainer, which gives every
   TensorFlow/Keras error raised through the user's code an entry naming them, with the
-  rule and fix of the error's family when one is recognised.
+  rule and fix of the error's family when one is recognised; ``calls.py``: one such family,
+  arguments that do not fit the callee's signature or a dataset's elements.
 """
 
 from __future__ import annotations
 
+import ast
 import builtins
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import Any
 
-from jupyterlab_tfcoach.monitor.errors.context import ErrorContext, ParsedError, strip_ansi
+from jupyterlab_tfcoach.monitor.errors.context import (
+    ErrorContext,
+    ParsedError,
+    code,
+    rewrite,
+    strip_ansi,
+)
 from jupyterlab_tfcoach.monitor.errors.dtypes import explain_dtype_mismatch, explain_none_gradient
-from jupyterlab_tfcoach.monitor.errors.families import explain_failing_line
+from jupyterlab_tfcoach.monitor.errors.failing_line import read_failing_line
+from jupyterlab_tfcoach.monitor.errors.families import explain_failing_line, line_facts
 from jupyterlab_tfcoach.monitor.errors.graph import (
     explain_escaped_tensor,
     explain_new_variables,
@@ -91,12 +100,75 @@ def parse(exception: BaseException) -> ParsedError | None:
 def _tape_reused(parsed: ParsedError, context: ErrorContext) -> Explanation | None:
     if "non-persistent GradientTape can only be used to compute one set" not in parsed.message:
         return None
-    return (
+    rule = (
         "A GradientTape releases its recorded operations after the first gradient() (or "
-        "jacobian()) call, so a second call fails. Create it with "
-        "tf.GradientTape(persistent=True) to take several gradients (then `del tape`), or "
-        "pass all sources to one gradient() call.",
+        "jacobian()) call, so a second call fails."
+    )
+    fix = _one_gradient_call(context)
+    if fix is not None:
+        return f"{rule} {fix}", "gradient-tape"
+    return (
+        f"{rule} Create it with tf.GradientTape(persistent=True) to take several gradients "
+        "(then `del tape`), or pass all sources to one gradient() call.",
         "gradient-tape",
+    )
+
+
+def _gradient_of(statement: ast.stmt | None) -> tuple[str, str, ast.Call] | None:
+    """``grad_b = tape.gradient(loss, b)`` -> ("grad_b", "tape", the call)."""
+    if not (
+        isinstance(statement, ast.Assign)
+        and len(statement.targets) == 1
+        and isinstance(statement.targets[0], ast.Name)
+        and isinstance(statement.value, ast.Call)
+        and isinstance(statement.value.func, ast.Attribute)
+        and statement.value.func.attr == "gradient"
+        and isinstance(statement.value.func.value, ast.Name)
+        and len(statement.value.args) == 2
+        and not statement.value.keywords
+    ):
+        return None
+    call = statement.value
+    return statement.targets[0].id, call.func.value.id, call  # type: ignore[attr-defined]
+
+
+def _one_gradient_call(context: ErrorContext) -> str | None:
+    """The second ``tape.gradient`` and the first one on the same tape, in the user's
+    names: one call for both sources (``a, b = tape.gradient(loss, [x, y])``), or the
+    tape made persistent when the calls cannot be merged."""
+    frames = context.frames()
+    if not frames:
+        return None
+    frame = frames[0]
+    failing = _gradient_of(frame.statement())
+    tree = frame.tree()
+    if failing is None or tree is None:
+        return None
+    second, tape, call = failing
+    earlier = [
+        found
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Assign) and node.lineno < frame.position.line
+        for found in [_gradient_of(node)]
+        if found is not None and found[1] == tape
+    ]
+    target = frame.segment(call.args[0])
+    if earlier and target and all(frame.segment(e[2].args[0]) == target for e in earlier):
+        first, _, first_call = earlier[-1]
+        sources = [frame.segment(first_call.args[1]), frame.segment(call.args[1])]
+        if all(s and "\n" not in s and not s.startswith("[") for s in sources):
+            joined = f"{first}, {second} = {tape}.gradient({target}, [{sources[0]}, {sources[1]}])"
+            return (
+                f"{code(first + ' = ' + (frame.segment(first_call) or ''))} already used "
+                f"{code(tape)}. Fix: ask for both gradients in one call, in place of the "
+                f"two lines: {code(joined)}."
+            )
+    tf = context.module_alias("tensorflow", "tf")
+    return (
+        f"{code(tape)} was already used for a gradient. Pass all sources to one gradient() "
+        f"call, or make the tape persistent to take several gradients (and {code(f'del {tape}')}"
+        f" it after the last one). Fix: "
+        f"{code(f'with {tf}.GradientTape(persistent=True) as {tape}:')}."
     )
 
 
@@ -105,13 +177,54 @@ def _numpy_in_function(parsed: ParsedError, context: ErrorContext) -> Explanatio
     numpy_call = parsed.inside_tf_function and "to a numpy array" in parsed.message
     if "'SymbolicTensor' object has no attribute 'numpy'" not in parsed.message and not numpy_call:
         return None
-    return (
+    rule = (
         "Inside a tf.function, tensors are symbolic placeholders while the graph is traced: they "
-        "have no value yet, so .numpy() does not exist and NumPy functions cannot take them. "
-        "Keep the computation in TensorFlow ops (tf.reduce_mean rather than np.mean; use "
-        "tf.print to see values) and call .numpy() on the function's result outside.",
+        "have no value yet, so .numpy() does not exist and NumPy functions cannot take them."
+    )
+    fix = _without_numpy(context)
+    if fix is not None:
+        return f"{rule} {fix}", "numpy-in-graphs"
+    return (
+        f"{rule} Keep the computation in TensorFlow ops (tf.reduce_mean rather than np.mean; "
+        "use tf.print to see values) and call .numpy() on the function's result outside.",
         "numpy-in-graphs",
     )
+
+
+def _without_numpy(context: ErrorContext) -> str | None:
+    """``if avg.numpy() > 1.0:`` -> ``if avg > 1.0:``: the tensor itself works in the
+    comparison (AutoGraph turns a tensor ``if`` into tf.cond)."""
+    frames = context.frames()
+    if not frames:
+        return None
+    frame = frames[0]
+    for part in frame.header():
+        for node in ast.walk(part):
+            if not (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr == "numpy"
+                and not node.args
+            ):
+                continue
+            tensor = frame.segment(node.func.value)
+            shown = frame.segment(part)
+            if not tensor or not shown or "\n" in shown:
+                return None
+            fixed = rewrite(frame, part, node, tensor)
+            statement = frame.statement()
+            if fixed and isinstance(statement, (ast.If, ast.While)):
+                keyword = "if" if isinstance(statement, ast.If) else "while"
+                shown, fixed = f"{keyword} {shown}:", f"{keyword} {fixed}:"
+            if not fixed:
+                return None
+            return (
+                f"{code(tensor)} is such a tensor. Keep the computation in TensorFlow ops "
+                f"(AutoGraph turns an `if` on a tensor into tf.cond; tf.print shows values "
+                f"while the function runs). Fix: use the tensor itself, without .numpy(): "
+                f"replace {code(shown)} by {code(fixed)}."
+            )
+    return None
 
 
 def _no_gradients(parsed: ParsedError, context: ErrorContext) -> Explanation | None:
@@ -156,11 +269,27 @@ _EXPLAINERS: tuple[Callable[[ParsedError, ErrorContext], Explanation | None], ..
 )
 
 
-def explain(exception: BaseException | None, shell: Any = None) -> ErrorEntry | None:
+def _with_failing_line(parsed: ParsedError, context: ErrorContext, explanation: str) -> str:
+    """A specific explainer's rule and fix, after the facts of the failing line (where, the
+    call, the names it computed, what each value holds) that the rule does not say itself."""
+    try:
+        line = read_failing_line(context)
+        if line is None:
+            return explanation
+        return f"{line_facts(parsed, context, line, explanation)} {explanation}"
+    except Exception:
+        return explanation
+
+
+def explain(
+    exception: BaseException | None, shell: Any = None, reported_rebinds: Collection[str] = ()
+) -> ErrorEntry | None:
     """The report's ``error`` object, or None for no error / an unknown one.
 
     With the IPython ``shell``, an explanation can name the user's own expressions (the
     cells' source and the user namespace); without it, it stays generic.
+    ``reported_rebinds``: variables the report's ``variables`` entries already explain as
+    rebound to a tensor; an error with that cause refers to them rather than repeat them.
     """
     if exception is None:
         return None
@@ -171,10 +300,13 @@ def explain(exception: BaseException | None, shell: Any = None) -> ErrorEntry | 
         namespace = getattr(shell, "user_ns", None) if shell is not None else None
         cell_files = CellLocator(shell).cell_files() if shell is not None else None
         context = ErrorContext(exception, parsed, namespace, cell_files)
+        context.reported_rebinds = frozenset(reported_rebinds)
         for explainer in _EXPLAINERS:
             found = explainer(parsed, context)
             if found is not None:
                 explanation, section = found
+                if explainer is not explain_failing_line:
+                    explanation = _with_failing_line(parsed, context, explanation)
                 return error_entry(parsed.type, parsed.message, explanation, section)
     except Exception:
         return None

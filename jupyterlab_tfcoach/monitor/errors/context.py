@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from types import GetSetDescriptorType, TracebackType
 from typing import Any
 
-from jupyterlab_tfcoach.monitor.stored_state import instance_dict
+from jupyterlab_tfcoach.monitor.stored_state import instance_dict, is_library_class
 from jupyterlab_tfcoach.monitor.tftypes import loaded_class
 
 # Frames TensorFlow lists in an "in user code:" message: ``File "<path>", line <n>, in <fn>``.
@@ -169,6 +169,9 @@ class ErrorContext:
         self._exception = exception
         self._parsed = parsed
         self._frames: list[CellFrame] | None = None
+        # Names the report's variable entries already explain as rebound to a tensor (with
+        # their fix): an explanation of the same cause points there instead of repeating it.
+        self.reported_rebinds: frozenset[str] = frozenset()
 
     @property
     def exception(self) -> BaseException:
@@ -274,7 +277,14 @@ def instance_attribute(value: Any, name: str) -> tuple[bool, Any]:
     """An object's own ``__dict__`` entry (``stored_state.instance_dict``), only when that
     dictionary is Python's own slot: a class may define ``__dict__`` itself, as a property
     whose code would run."""
-    slot = next((vars(cls)["__dict__"] for cls in _mro(value) if "__dict__" in vars(cls)), None)
+    slot = next(
+        (
+            namespace["__dict__"]
+            for namespace in map(_class_namespace, class_mro(value))
+            if "__dict__" in namespace
+        ),
+        None,
+    )
     if type(slot) is not GetSetDescriptorType:
         return False, None
     attributes = instance_dict(value)
@@ -283,34 +293,94 @@ def instance_attribute(value: Any, name: str) -> tuple[bool, Any]:
     return False, None
 
 
-def _mro(value: Any) -> tuple[type, ...]:
+# Read through ``type``'s own slots: never an attribute lookup a metaclass could hook.
+_type_mro = type.__dict__["__mro__"].__get__
+_class_namespace = type.__dict__["__dict__"].__get__
+_SAFE_METACLASSES = (type, abc.ABCMeta)
+
+
+def class_mro(value: Any) -> tuple[type, ...]:
+    """The MRO of ``type(value)``, the one policy for every explainer: read from ``type``'s
+    slot (no attribute lookup), and only for classes whose metaclass is ``type``,
+    ``abc.ABCMeta`` or TensorFlow's/Keras's own (``tf.Variable``'s ``VariableMetaclass``).
+    A user metaclass gives ``()``: its ``mro()`` is the user's code and may claim any base."""
     cls = type(value)
-    # Only plain metaclasses: a custom one could compute __mro__ in user code.
-    if type(cls) not in (type, abc.ABCMeta):
+    metaclass = type(cls)
+    if metaclass not in _SAFE_METACLASSES and not is_library_class(metaclass):
         return ()
-    mro = cls.__mro__
+    try:
+        mro = _type_mro(cls)
+    except Exception:
+        return ()
     return mro if type(mro) is tuple else ()
 
 
-def kind_of(value: Any) -> str | None:
-    """``"array"``, ``"tensor"``, ``"symbolic"``, ``"dataset"``, ``"keras"`` or None."""
+# What a value is, by exact types and MROs of classes from ``sys.modules``: the fine kinds
+# (``value_kind``) the failing line describes; ``kind_of`` groups them for older explainers.
+_CLASSES: dict[str, tuple[str, str]] = {
+    "eager": ("tensorflow.python.framework.ops", "EagerTensor"),
+    "symbolic": ("tensorflow.python.framework.ops", "SymbolicTensor"),
+    "tensor": ("tensorflow.python.framework.tensor", "Tensor"),
+    "variable": ("tensorflow.python.ops.variables", "Variable"),
+    "keras_variable": ("keras.src.backend.common.variables", "Variable"),
+    "keras_tensor": ("keras.src.backend.common.keras_tensor", "KerasTensor"),
+    "layer": ("keras.src.layers.layer", "Layer"),
+    "model": ("keras.src.models.model", "Model"),
+    "module": ("tensorflow.python.module.module", "Module"),
+    "dataset": ("tensorflow.python.data.ops.dataset_ops", "DatasetV2"),
+}
+_KIND_ORDER = (
+    ("variable", "variable"),
+    ("keras_variable", "keras_variable"),
+    ("symbolic", "symbolic"),
+    ("eager", "tensor"),
+    ("tensor", "tensor"),
+    ("keras_tensor", "keras_tensor"),
+    ("model", "model"),
+    ("layer", "layer"),
+    ("module", "module"),
+    ("dataset", "dataset"),
+)
+
+
+def library_class(key: str) -> type | None:
+    return loaded_class(*_CLASSES[key])
+
+
+def value_kind(value: Any) -> str | None:
+    """``"array"``, ``"variable"``, ``"keras_variable"``, ``"symbolic"``, ``"tensor"``,
+    ``"keras_tensor"``, ``"model"``, ``"layer"``, ``"module"``, ``"dataset"`` or None."""
     cls = type(value)
     numpy = sys.modules.get("numpy")
     if numpy is not None and cls is getattr(numpy, "ndarray", None):
         return "array"
-    ops = "tensorflow.python.framework.ops"
-    if cls is loaded_class(ops, "EagerTensor"):
-        return "tensor"
-    if cls is loaded_class(ops, "SymbolicTensor"):
-        return "symbolic"
-    mro = _mro(value)
-    dataset = loaded_class("tensorflow.python.data.ops.dataset_ops", "DatasetV2")
-    if dataset is not None and dataset in mro:
-        return "dataset"
-    layer = loaded_class("keras.src.layers.layer", "Layer")
-    if layer is not None and layer in mro:
-        return "keras"
+    mro = class_mro(value)
+    if not mro:
+        return None
+    for key, kind in _KIND_ORDER:
+        found = library_class(key)
+        if found is not None and found in mro:
+            return kind
     return None
+
+
+_COARSE = {
+    "array": "array",
+    "tensor": "tensor",
+    "symbolic": "symbolic",
+    "dataset": "dataset",
+    "layer": "keras",
+    "model": "keras",
+}
+
+
+def kind_of(value: Any) -> str | None:
+    """``"array"``, ``"tensor"`` (an eager tensor), ``"symbolic"``, ``"dataset"``,
+    ``"keras"`` (a layer or model) or None: ``value_kind`` grouped."""
+    kind = value_kind(value)
+    if kind == "tensor" and type(value) is not loaded_class(*_CLASSES["eager"]):
+        return None
+    return _COARSE.get(kind) if kind is not None else None
 
 
 def dotted_root(node: ast.AST) -> ast.Name | None:
@@ -350,3 +420,79 @@ def rewrite(frame: CellFrame, outer: ast.AST, inner: ast.AST, replacement: str) 
 def code(text: str) -> str:
     """Inline code in an explanation: the frontend and the tests read backtick spans."""
     return f"`{text}`"
+
+
+@dataclass(frozen=True)
+class IndexOrigin:
+    """``one = xs[0]``: a name bound to one item of an array, which drops its first axis."""
+
+    statement: str  # ``one = xs[0]``
+    item: str  # ``xs[0]``
+    kept: str  # ``xs[0:1]``: the same item, its batch axis kept
+    fixed: str  # ``one = xs[0:1]``
+
+
+_ARRAY_KINDS = ("array", "tensor", "variable", "keras_variable")
+
+
+def index_origin(name: str, context: ErrorContext) -> IndexOrigin | None:
+    """How ``name`` was bound, when it is ``name = base[k]`` for an array or tensor ``base``
+    and a constant ``k``: in the cells the error went through (the running one first), else
+    in the last cells IPython kept in ``In``."""
+    if not name.isidentifier():
+        return None
+    sources: list[str] = []
+    for frame in reversed(context.frames()):
+        source = frame.source()
+        if source and source not in sources:
+            sources.append(source)
+    history = context.namespace.get("In")
+    if type(history) is list:
+        sources.extend(
+            cell
+            for cell in reversed(history[-20:])
+            if type(cell) is str and len(cell) <= _MAX_CELL_CHARS and name in cell
+        )
+    for source in sources:
+        try:
+            tree = ast.parse(source)
+        except (SyntaxError, ValueError):
+            continue
+        found = _indexed_assignment(tree, source, name, context)
+        if found is not None:
+            return found
+    return None
+
+
+def _indexed_assignment(
+    tree: ast.Module, source: str, name: str, context: ErrorContext
+) -> IndexOrigin | None:
+    last = None
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+            and node.targets[0].id == name
+        ):
+            if last is None or node.lineno > last.lineno:
+                last = node
+    if last is None or not isinstance(last.value, ast.Subscript):
+        return None
+    subscript = last.value
+    index = subscript.slice
+    if not (isinstance(index, ast.Constant) and type(index.value) is int and index.value >= 0):
+        return None
+    base = ast.get_source_segment(source, subscript.value)
+    item = ast.get_source_segment(source, subscript)
+    if not base or not item or "\n" in item:
+        return None
+    root = dotted_root(subscript.value)
+    if root is None:
+        return None
+    found, value = context.resolve(subscript.value, None)
+    if not found or value_kind(value) not in _ARRAY_KINDS:
+        return None
+    start = index.value
+    kept = f"{base}[{start}:{start + 1}]"
+    return IndexOrigin(f"{name} = {item}", item, kept, f"{name} = {kept}")

@@ -17,6 +17,7 @@ from jupyterlab_tfcoach.monitor.errors.context import (
     code,
     kind_of,
     rewrite,
+    value_kind,
 )
 
 _EAGER_DTYPE = re.compile(
@@ -209,6 +210,14 @@ def explain_dtype_mismatch(parsed: ParsedError, context: ErrorContext) -> tuple[
             where = f"the {('first', 'second')[index]} argument"
         node_source, operand_source = frame.segment(node), frame.segment(operand)
         other_source = frame.segment((left, right)[1 - index])
+        variable = _integer_variable(operand, frame, context, dtypes[index], target)
+        if variable is not None:
+            return (
+                f"In {code(node_source or '')}, {code(operand_source or '')} ({where}) is "
+                f"{dtypes[index]} while {code(other_source or '')} is {dtypes[1 - index]}. "
+                f"{never} {variable}",
+                "dtype-casting",
+            )
         cast = f"{tf}.cast({operand_source}, {tf}.{target})"
         fixed = rewrite(frame, node, operand, cast) if operand_source else None
         if node_source and fixed and "\n" not in node_source and "\n" not in fixed:
@@ -224,6 +233,113 @@ def explain_dtype_mismatch(parsed: ParsedError, context: ErrorContext) -> tuple[
         f"{code(f'{tf}.cast(x, {tf}.{target})')} with x that operand.",
         "dtype-casting",
     )
+
+
+# ------------------------------------------------------------------ integer variables
+_VARIABLE_CONSTRUCTORS = ("Variable",)
+_MAX_HISTORY_CELLS = 200
+# Parsing the history is bounded (explaining an error stays within its budget).
+_MAX_HISTORY_CHARS = 200_000
+
+
+def _integer_variable(
+    operand: ast.expr, frame: CellFrame, context: ErrorContext, dtype: str, target: str
+) -> str | None:
+    """An integer tf.Variable (or Keras variable) meeting floats: casting it at the use
+    would run, but a gradient never flows into an integer variable, so it could never
+    train. The fix is its creation with a float initial value, on the line that made it
+    (the failing cell, else the cell history ``In``, read only)."""
+    if not _is_int(dtype) or not _is_float(target):
+        return None
+    found, value = context.resolve(operand, frame)
+    if not found or value_kind(value) not in ("variable", "keras_variable"):
+        return None
+    name = frame.segment(operand) or ""
+    tf = context.module_alias("tensorflow", "tf")
+    rule = (
+        f"{code(name)} is a variable created from a Python int, so its dtype was taken "
+        f"from the int ({dtype}); casting it where it is used would run, but a gradient "
+        f"never flows into an integer variable, so {code(name)} could never train."
+    )
+    created = _creation(name, frame, context, tf, target)
+    if created is None:
+        return (
+            f"{rule} Fix: where {code(name)} is created, write its initial value as a "
+            f"float ({code('0.0')}, not {code('0')}) or pass {code(f'dtype={tf}.{target}')} "
+            f"to the {code(f'{tf}.Variable(...)')} call."
+        )
+    statement, fixed, where = created
+    return f"{rule} {code(statement)} ({where}) made it. Fix: create it as a float: {code(fixed)}."
+
+
+def _creation(
+    name: str, frame: CellFrame, context: ErrorContext, tf: str, target: str
+) -> tuple[str, str, str] | None:
+    """(``b = tf.Variable(0)``, ``b = tf.Variable(0.0)``, where) for the statement that
+    created ``name``: searched in the failing cell, then the cell history, newest first."""
+    sources: list[tuple[str, str]] = [(frame.source(), "in this cell")]
+    history = context.namespace.get("In")
+    budget = _MAX_HISTORY_CHARS
+    if type(history) is list:
+        for number in range(len(history) - 1, max(len(history) - _MAX_HISTORY_CELLS, 0), -1):
+            text = history[number]
+            if type(text) is str:
+                budget -= len(text)
+                if budget < 0:
+                    break
+                sources.append((text, f"cell In[{number}]"))
+    for source, where in sources:
+        try:
+            tree = ast.parse(source)
+        except (SyntaxError, ValueError):
+            continue
+        for node in ast.walk(tree):
+            if not (
+                isinstance(node, ast.Assign)
+                and len(node.targets) == 1
+                and ast.get_source_segment(source, node.targets[0]) == name
+                and isinstance(node.value, ast.Call)
+                and isinstance(node.value.func, (ast.Attribute, ast.Name))
+                and (
+                    node.value.func.attr
+                    if isinstance(node.value.func, ast.Attribute)
+                    else node.value.func.id
+                )
+                in _VARIABLE_CONSTRUCTORS
+                and node.value.args
+                and not any(k.arg == "dtype" for k in node.value.keywords)
+            ):
+                continue
+            statement = ast.get_source_segment(source, node)
+            initial = node.value.args[0]
+            if not statement or "\n" in statement:
+                continue
+            floated = _float_literal(initial, source) if target == "float32" else None
+            if floated is not None:
+                # One line (checked above): byte columns of that line, relative to the statement.
+                encoded = statement.encode("utf-8")
+                begin = initial.col_offset - node.col_offset
+                end = (initial.end_col_offset or 0) - node.col_offset
+                fixed = (encoded[:begin] + floated.encode() + encoded[end:]).decode("utf-8")
+            else:
+                fixed = f"{statement[:-1]}, dtype={tf}.{target})"
+            return statement, fixed, where
+    return None
+
+
+def _float_literal(node: ast.expr, source: str) -> str | None:
+    """``0`` -> ``0.0``; ``[1, 2]`` -> ``[1.0, 2.0]``: integer literals written as floats."""
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return f"{node.value}.0"
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        inner = _float_literal(node.operand, source)
+        return f"-{inner}" if inner else None
+    if isinstance(node, (ast.List, ast.Tuple)) and node.elts:
+        parts = [_float_literal(element, source) for element in node.elts]
+        if all(parts):
+            joined = ", ".join(p for p in parts if p)
+            return f"[{joined}]" if isinstance(node, ast.List) else f"({joined})"
+    return None
 
 
 def _labels_hint(source: str, dtype: str) -> str:
@@ -287,7 +403,19 @@ def explain_none_gradient(parsed: ParsedError, context: ErrorContext) -> tuple[s
         f"variable rebound to a plain tensor in an earlier step (`w = w - lr * g` makes `w` "
         f"a tensor the tape does not watch), or a variable that takes no part in the loss."
     )
+    outside = loss_outside_tape(gradient, frame)
     rebinding = _rebinding(statement, frame)
+    if outside is not None:
+        return outside, "gradient-tape"
+    if rebinding is not None and rebinding[0] in context.reported_rebinds:
+        # The variables entries above explain this rebinding and its fix: say what it
+        # did here, once, and point there.
+        name = rebinding[0]
+        return (
+            f"{code(gradient)} is None: tape.gradient returns None for `{name}`, which is no "
+            f"longer a tf.Variable: this line rebound it to a plain tensor on an earlier "
+            f"step, and the tape does not watch a tensor. See the rebinding above for the fix."
+        ), "rebinding-variables"
     if rebinding is not None:
         name, change = rebinding
         fix = (
@@ -318,3 +446,143 @@ def _rebinding(statement: ast.stmt | None, frame: CellFrame) -> tuple[str, str] 
     if not target or target != left or not change or "\n" in change:
         return None
     return target, change
+
+
+# ------------------------------------------------------------------ the loss outside the tape
+def _stored_names(node: ast.AST) -> set[str]:
+    return {
+        inner.id
+        for inner in ast.walk(node)
+        if isinstance(inner, ast.Name) and isinstance(inner.ctx, ast.Store)
+    }
+
+
+def _read_names(node: ast.AST) -> set[str]:
+    return {
+        inner.id
+        for inner in ast.walk(node)
+        if isinstance(inner, ast.Name) and isinstance(inner.ctx, ast.Load)
+    }
+
+
+def _gradient_call(tree: ast.Module, name: str) -> tuple[ast.stmt, ast.Call] | None:
+    """The statement binding ``name`` (``grad_w`` or ``grads`` of ``grads[0]``) from a
+    ``<tape>.gradient(target, sources)`` call."""
+    root = name.split("[", 1)[0].strip()
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Assign) or root not in _stored_names(node):
+            continue
+        value = node.value
+        if (
+            isinstance(value, ast.Call)
+            and isinstance(value.func, ast.Attribute)
+            and value.func.attr == "gradient"
+            and len(value.args) >= 2
+            and isinstance(value.func.value, ast.Name)
+        ):
+            return node, value
+    return None
+
+
+def _tape_block(tree: ast.Module, tape: str, before: int) -> ast.With | None:
+    found = None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.With) and node.lineno < before:
+            for item in node.items:
+                target = item.optional_vars
+                if isinstance(target, ast.Name) and target.id == tape:
+                    if found is None or node.lineno > found.lineno:
+                        found = node
+    return found
+
+
+def _assignment_before(tree: ast.Module, name: str, line: int, block: ast.With) -> ast.stmt | None:
+    """The last statement before ``line``, outside ``block``, that assigns ``name``."""
+    inside = {id(node) for node in ast.walk(block)}
+    found: ast.stmt | None = None
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign))
+            and id(node) not in inside
+            and node.lineno < line
+            and name in _stored_names(node)
+            and (found is None or node.lineno > found.lineno)
+        ):
+            found = node
+    return found
+
+
+def loss_outside_tape(gradient: str, frame: CellFrame) -> str | None:
+    """``preds`` computed before ``with tf.GradientTape() as g:`` and the loss computed
+    from it inside: the tape never saw the variables used, so its gradients are None.
+
+    Read from the cell: the statement that bound the None gradient from
+    ``g.gradient(loss, sources)``, the ``with ... as g:`` block before it, the loss's
+    assignment there and, among the names it reads (through the block's own
+    assignments), one that was assigned before the block from a source variable.
+    """
+    tree = frame.tree()
+    if tree is None:
+        return None
+    found = _gradient_call(tree, gradient)
+    if found is None:
+        return None
+    statement, call = found
+    tape = call.func.value.id  # type: ignore[attr-defined]
+    target, sources = call.args[0], call.args[1]
+    if not isinstance(target, ast.Name):
+        return None
+    block = _tape_block(tree, tape, statement.lineno)
+    if block is None:
+        return None
+    source_names = _read_names(sources)
+    assigned_inside = {
+        node: _stored_names(node)
+        for child in block.body
+        for node in ast.walk(child)
+        if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign))
+    }
+    # The names the loss depends on, followed through the block's own assignments.
+    wanted, seen, outside = [target.id], set(), None
+    loss_statement = None
+    while wanted and outside is None:
+        name = wanted.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        bound = [node for node, names in assigned_inside.items() if name in names]
+        if bound:
+            if name == target.id:
+                loss_statement = bound[-1]
+            for node in bound:
+                wanted.extend(_read_names(node.value) if node.value is not None else set())  # type: ignore[attr-defined]
+            continue
+        if name in source_names:
+            continue
+        earlier = _assignment_before(tree, name, block.lineno, block)
+        value = getattr(earlier, "value", None)
+        if earlier is not None and value is not None and _read_names(value) & source_names:
+            outside = (name, earlier)
+    if outside is None:
+        return None
+    name, earlier = outside
+    line = frame.segment(earlier)
+    if not line or "\n" in line:
+        return None
+    shown_sources = frame.segment(sources) or "the sources"
+    loss = frame.segment(loss_statement) if loss_statement is not None else None
+    where = f", before {code(loss)}" if loss and "\n" not in loss and name != target.id else ""
+    subject = (
+        f"the loss {code(target.id)} is computed"
+        if name == target.id
+        else f"the loss {code(target.id)} is computed inside {code(f'with ... as {tape}:')} from "
+        f"{code(name)}, but {code(name)} was computed"
+    )
+    return (
+        f"{code(gradient)} is None: {subject} before the block (line {earlier.lineno}: "
+        f"{code(line)}), so the tape {code(tape)} never recorded how {code(shown_sources)} "
+        f"produced it, and {code(f'{tape}.gradient(...)')} returns None for them. Every "
+        f"step from the variables to the loss must run inside the tape, on every training "
+        f"step. Fix: move {code(line)} inside the {code(f'with ... as {tape}:')} block"
+        f"{where}."
+    )

@@ -32,8 +32,11 @@ from typing import Any
 from jupyterlab_tfcoach.monitor.errors.context import (
     CellFrame,
     ErrorContext,
+    class_mro,
     code,
     instance_attribute,
+    library_class,
+    value_kind,
 )
 from jupyterlab_tfcoach.monitor.stored_state import (
     is_library_class,
@@ -43,14 +46,12 @@ from jupyterlab_tfcoach.monitor.stored_state import (
     module_variables,
     stored,
 )
-from jupyterlab_tfcoach.monitor.tftypes import loaded_class
 
 MAX_OPERANDS = 8
 _MAX_CALL_CHARS = 120
 _MAX_LIST_ITEMS = 4
 _MAX_VARIABLES = 1000
 _type_name = type.__dict__["__name__"].__get__
-_type_mro = type.__dict__["__mro__"].__get__
 _SCALARS = (bool, int, float, complex)
 
 
@@ -85,6 +86,24 @@ class FailingLine:
 
     def with_shape(self, shape: tuple[int | None, ...]) -> list[Operand]:
         return [found for found in self.operands if found.shape == shape]
+
+    def result_names(self) -> str | None:
+        """``grad_w`` for ``grad_w = tape.gradient(...)``: what the failing statement was
+        computing, when the failing call is part of an assignment's value."""
+        statement, call = self.statement, self.call
+        if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
+            target: ast.expr = statement.targets[0]
+        elif isinstance(statement, (ast.AugAssign, ast.AnnAssign)):
+            target = statement.target
+        else:
+            return None
+        value = statement.value
+        if value is None or call is None or not any(node is call for node in ast.walk(value)):
+            return None
+        names = self.frame.segment(target)
+        if not names or "\n" in names or len(names) > 60:
+            return None
+        return names
 
 
 def read_failing_line(context: ErrorContext) -> FailingLine | None:
@@ -131,19 +150,45 @@ def _where(frame: CellFrame, context: ErrorContext) -> str:
 
 
 def _enclosing_function(frame: CellFrame) -> str | None:
+    """The innermost function the failing line is in, as the user named it: a method of a
+    class defined in the cell is ``MyLayer.call`` (the class the user wrote, not Keras's)."""
     tree = frame.tree()
     if tree is None:
         return None
     line = frame.position.line
     found: str | None = None
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and (
-            node.lineno <= line <= (node.end_lineno or node.lineno)
-        ):
-            # The innermost: the latest start among the enclosing ones.
-            if found is None or node.lineno >= found[1]:  # type: ignore[index]
-                found = (node.name, node.lineno)  # type: ignore[assignment]
-    return found[0] if found else None  # type: ignore[index]
+    body: list[ast.stmt] = tree.body
+    owner: str | None = None
+    while True:
+        inner = next(
+            (
+                node
+                for node in body
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+                and node.lineno <= line <= (node.end_lineno or node.lineno)
+            ),
+            None,
+        )
+        if inner is None:
+            # Compound statements (if, for, with) nest functions too.
+            nested = [
+                child
+                for node in body
+                if node.lineno <= line <= (node.end_lineno or node.lineno)
+                for name in ("body", "orelse", "finalbody")
+                for child in getattr(node, name, None) or []
+                if isinstance(child, ast.stmt)
+            ]
+            if not nested:
+                return found
+            body = nested
+            continue
+        if isinstance(inner, ast.ClassDef):
+            owner = inner.name
+        else:
+            found = f"{owner}.{inner.name}" if owner else inner.name
+            owner = None
+        body = inner.body
 
 
 def _function_bound_names(frame: CellFrame) -> set[str]:
@@ -373,55 +418,12 @@ def tracked_variables(owner: Any, kind: str, trainable: bool) -> list[Any] | Non
 
 
 # ------------------------------------------------------------------ describing
-_CLASSES: dict[str, tuple[str, str]] = {
-    "eager": ("tensorflow.python.framework.ops", "EagerTensor"),
-    "symbolic": ("tensorflow.python.framework.ops", "SymbolicTensor"),
-    "tensor": ("tensorflow.python.framework.tensor", "Tensor"),
-    "variable": ("tensorflow.python.ops.variables", "Variable"),
-    "keras_variable": ("keras.src.backend.common.variables", "Variable"),
-    "keras_tensor": ("keras.src.backend.common.keras_tensor", "KerasTensor"),
-    "layer": ("keras.src.layers.layer", "Layer"),
-    "model": ("keras.src.models.model", "Model"),
-    "module": ("tensorflow.python.module.module", "Module"),
-    "dataset": ("tensorflow.python.data.ops.dataset_ops", "DatasetV2"),
-}
-
-
 def _class(key: str) -> type | None:
-    return loaded_class(*_CLASSES[key])
+    return library_class(key)
 
 
-def _mro(value: Any) -> tuple[type, ...]:
-    try:
-        mro = _type_mro(type(value))
-    except Exception:
-        return ()
-    return mro if type(mro) is tuple else ()
-
-
-def _kind(value: Any) -> str | None:
-    """What a value is, by exact types and MROs of classes from ``sys.modules``."""
-    cls = type(value)
-    numpy = sys.modules.get("numpy")
-    if numpy is not None and cls is getattr(numpy, "ndarray", None):
-        return "array"
-    mro = _mro(value)
-    for key, kind in (
-        ("variable", "variable"),
-        ("keras_variable", "keras_variable"),
-        ("symbolic", "symbolic"),
-        ("eager", "tensor"),
-        ("tensor", "tensor"),
-        ("keras_tensor", "keras_tensor"),
-        ("model", "model"),
-        ("layer", "layer"),
-        ("module", "module"),
-        ("dataset", "dataset"),
-    ):
-        found = _class(key)
-        if found is not None and found in mro:
-            return kind
-    return None
+_mro = class_mro
+_kind = value_kind
 
 
 def _dims(shape: Any) -> tuple[int | None, ...] | None:
@@ -501,7 +503,8 @@ def describe(source: str, value: Any, nested: bool = False) -> Operand | None:
         return Operand(source, "scalar", f"the string {shown!r}", value=value)
     if cls in (list, tuple):
         if nested:
-            return Operand(source, "list", f"a {_type_name(cls)} of {len(value)} items")
+            count = "1 item" if len(value) == 1 else f"{len(value)} items"
+            return Operand(source, "list", f"a {_type_name(cls)} of {count}")
         return _describe_sequence(source, value)
     if cls is dict:
         return Operand(source, "dict", f"a dict of {len(value)} keys", value=value)

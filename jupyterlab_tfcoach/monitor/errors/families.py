@@ -29,11 +29,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
+from jupyterlab_tfcoach.monitor.errors.calls import explain_call_arguments
 from jupyterlab_tfcoach.monitor.errors.context import (
     CellFrame,
     ErrorContext,
     ParsedError,
     code,
+    index_origin,
     rewrite,
 )
 from jupyterlab_tfcoach.monitor.errors.failing_line import (
@@ -44,6 +46,7 @@ from jupyterlab_tfcoach.monitor.errors.failing_line import (
     model_input_shapes,
     read_failing_line,
     show_shape,
+    tracked_variables,
     value_of,
 )
 
@@ -309,8 +312,19 @@ def _batch_axis_fix(
                         source = frame.segment(argument) or ""
                         fixed = rewrite(frame, node, argument, f"{tf}.expand_dims({source}, 0)")
                         if fixed and "\n" not in fixed:
-                            return f"give it a batch axis: {code(fixed)}"
+                            return f"{_origin(source, context)}give it a batch axis: {code(fixed)}"
     return None
+
+
+def _origin(name: str, context: ErrorContext) -> str:
+    """``one = xs[0]`` named, with the slice that keeps the batch axis, or ""."""
+    origin = index_origin(name, context)
+    if origin is None:
+        return ""
+    return (
+        f"{code(origin.statement)} dropped the batch axis (an integer index takes one item "
+        f"without it; {code(origin.kept)} keeps it, as {code(origin.fixed)}), or "
+    )
 
 
 # ------------------------------------------------------------------ broadcasting
@@ -444,6 +458,8 @@ _LABEL_RANGE = re.compile(
     r"\[0, (?P<classes>\d+)\)"
 )
 _FIT_METHODS = ("fit", "evaluate", "train_on_batch", "test_on_batch")
+# The course section on label formats, losses and one prediction per example.
+_LABELS_SECTION = "labels-and-loss"
 
 
 def _fit_labels(line: FailingLine, context: ErrorContext) -> tuple[ast.Call, ast.expr] | None:
@@ -503,6 +519,8 @@ def _labels(parsed: ParsedError, line: FailingLine, context: ErrorContext) -> Fi
     loss = _compile_loss(frame, model) if model else None
     if rank is not None:
         target, output = _shape_list(rank.group("target")), _shape_list(rank.group("output"))
+        if target is not None and output is not None and len(output) > 2 >= len(target):
+            return _per_position(output, target, labels_name, fit, line, context)
         if target is None or output is None or len(target) + 1 != len(output):
             return None
         rule = (
@@ -517,7 +535,7 @@ def _labels(parsed: ParsedError, line: FailingLine, context: ErrorContext) -> Fi
                 f"for integer class labels use the sparse loss: in {code(model + '.compile(...)')}"
                 f", write {code('loss=' + repr('sparse_categorical_crossentropy'))}"
             )
-        return Finding(rule + ".", fix, section="batch-dimension")
+        return Finding(rule + ".", fix, section=_LABELS_SECTION)
     if sparse is not None:
         target, output = _shape_list(sparse.group("target")), _shape_list(sparse.group("output"))
         if target is None or output is None:
@@ -527,12 +545,17 @@ def _labels(parsed: ParsedError, line: FailingLine, context: ErrorContext) -> Fi
             f"row of class scores per example, but the model outputs {show_shape(output)} for "
             f"labels {show_shape(target)}"
         )
-        if len(output) > 2:
-            rule += (
-                ": Dense acts on the last axis only, so without Flatten (or pooling) the "
-                "model predicts per position"
+        if len(output) > 2 and len(target) <= 1:
+            return _per_position(output, target, labels_name, fit, line, context)
+        fix = None
+        one_hot = len(target) == len(output) and target[-1] == output[-1] != 1
+        if one_hot and loss is not None and loss.value == "sparse_categorical_crossentropy":
+            rule += f": {labels_name} look one-hot (a row per example, one column per class)"
+            fix = (
+                f"for one-hot labels use the categorical loss: in {code(model + '.compile(...)')}"
+                f", write {code('loss=' + repr('categorical_crossentropy'))}"
             )
-        return Finding(rule + ".", None, section="batch-dimension")
+        return Finding(rule + ".", fix, section=_LABELS_SECTION)
     assert out_of_range is not None
     value, classes = int(out_of_range.group("value")), int(out_of_range.group("classes"))
     rule = (
@@ -547,7 +570,158 @@ def _labels(parsed: ParsedError, line: FailingLine, context: ErrorContext) -> Fi
             fix = f"the labels start at 1: shift them to start at 0, {code(fixed)}"
     elif value >= classes:
         fix = f"give the last layer {value + 1} units (one per class)"
-    return Finding(rule + ".", fix, section="batch-dimension")
+    return Finding(rule + ".", fix, section=_LABELS_SECTION)
+
+
+def _per_position(
+    output: tuple[int | None, ...],
+    target: tuple[int | None, ...],
+    labels_name: str,
+    fit: tuple[ast.Call, ast.expr] | None,
+    line: FailingLine,
+    context: ErrorContext,
+) -> Finding:
+    """The model outputs a grid of predictions (``(None, 6, 6, 3)``) for one label per
+    example: a Dense layer met a rank>2 input, and acts on its last axis only. The fix
+    inserts a Flatten before that Dense, in the user's spelling of the layers module."""
+    rule = (
+        f"The model outputs {show_shape(output)}, a prediction per position, for "
+        f"{labels_name} shaped {show_shape(target)} (one label per example): Dense acts on "
+        "the last axis only, so a Dense layer given an image-like (rank>2) input keeps the "
+        "other axes. Flatten (or global pooling) must come first"
+    )
+    fix = _flatten_fix(fit, line, context)
+    return Finding(rule + ".", fix, section=_LABELS_SECTION)
+
+
+_MAX_MODEL_LAYERS = 200
+
+
+def _flatten_fix(
+    fit: tuple[ast.Call, ast.expr] | None, line: FailingLine, context: ErrorContext
+) -> str | None:
+    """``layers.Flatten(), layers.Dense(3)`` (in a Sequential list) or
+    ``layers.Dense(3)(layers.Flatten()(h))`` (functional): the first Dense layer of the
+    model built for a rank>2 input, found as the same-numbered Dense call in the cell
+    that defines the model."""
+    from jupyterlab_tfcoach.monitor.errors.failing_line import layer_input_shape
+    from jupyterlab_tfcoach.monitor.stored_state import is_library_class, keras_sublayers
+
+    if fit is None:
+        return None
+    frames = context.frames()
+    frame = frames[-1] if frames else line.frame
+    model_node = fit[0].func.value  # type: ignore[attr-defined]
+    model_name = frame.segment(model_node)
+    found, model = value_of(model_node, frame, context)
+    if not found or not model_name:
+        return None
+    dense_index = 0
+    target_index = None
+    for layer in list(keras_sublayers(model))[:_MAX_MODEL_LAYERS]:
+        cls = type(layer)
+        if not is_library_class(cls) or type.__dict__["__name__"].__get__(cls) != "Dense":
+            continue
+        shape = layer_input_shape(layer) or _built_shape(layer)
+        if shape is not None and len(shape) > 2:
+            target_index = dense_index
+            break
+        dense_index += 1
+    if target_index is None:
+        return None
+    for source in _cell_sources(frame, context):
+        try:
+            tree = ast.parse(source)
+        except (SyntaxError, ValueError):
+            continue
+        if not any(
+            isinstance(node, ast.Assign)
+            and any(ast.get_source_segment(source, t) == model_name for t in node.targets)
+            for node in ast.walk(tree)
+        ):
+            continue
+        calls = sorted(
+            (
+                node
+                for node in ast.walk(tree)
+                if isinstance(node, ast.Call)
+                and (
+                    (isinstance(node.func, ast.Attribute) and node.func.attr == "Dense")
+                    or (isinstance(node.func, ast.Name) and node.func.id == "Dense")
+                )
+            ),
+            key=lambda node: (node.lineno, node.col_offset),
+        )
+        if len(calls) <= target_index:
+            return None
+        dense = calls[target_index]
+        return _flatten_before(dense, tree, source)
+    return None
+
+
+def _built_shape(layer: Any) -> tuple[int | None, ...] | None:
+    """The input shape in a layer's ``_build_shapes_dict`` when Keras stores it in its
+    tracked dict (a ``dict`` subclass): read with ``dict``'s own code."""
+    from jupyterlab_tfcoach.monitor.stored_state import stored
+
+    shapes = stored(layer, "_build_shapes_dict")
+    if not isinstance(shapes, dict) or dict.__len__(shapes) != 1:
+        return None
+    shape = next(iter(dict.values(shapes)))
+    if type(shape) is tuple and all(d is None or type(d) is int for d in shape):
+        return shape
+    return None
+
+
+def _cell_sources(frame: CellFrame, context: ErrorContext) -> list[str]:
+    """The failing cell's source, then the cell history ``In`` (read only), newest first."""
+    sources = [frame.source()]
+    history = context.namespace.get("In")
+    if type(history) is list:
+        budget = 200_000  # characters parsed at most: explaining stays within its budget
+        for text in reversed(history[-200:]):
+            if type(text) is str:
+                budget -= len(text)
+                if budget < 0:
+                    break
+                sources.append(text)
+    return sources
+
+
+def _flatten_before(dense: ast.Call, tree: ast.Module, source: str) -> str | None:
+    dense_source = ast.get_source_segment(source, dense)
+    prefix = ast.get_source_segment(source, dense.func)
+    if not dense_source or not prefix or "\n" in dense_source:
+        return None
+    flatten = prefix[: -len("Dense")] + "Flatten()"
+    for node in ast.walk(tree):
+        if isinstance(node, ast.List) and any(element is dense for element in node.elts):
+            return (
+                f"insert a Flatten layer before {code(dense_source)} in the list of layers: "
+                f"{code(f'{flatten}, {dense_source}')}"
+            )
+        if isinstance(node, ast.Call) and node.func is dense and len(node.args) == 1:
+            applied = ast.get_source_segment(source, node)
+            given = ast.get_source_segment(source, node.args[0])
+            if applied and given and "\n" not in applied:
+                return (
+                    f"flatten what {code(dense_source)} is applied to: "
+                    f"{code(f'{dense_source}({flatten}({given}))')}"
+                )
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "add"
+            and len(node.args) == 1
+            and node.args[0] is dense
+        ):
+            owner = ast.get_source_segment(source, node.func.value)
+            if owner:
+                return (
+                    f"add a Flatten layer before {code(f'{owner}.add({dense_source})')}: "
+                    f"{code(f'{owner}.add({flatten})')}"
+                )
+    return None
 
 
 def _minimum(value: Any) -> int | None:
@@ -926,10 +1100,341 @@ def _assign_shape(parsed: ParsedError, line: FailingLine, context: ErrorContext)
     ):
         owner, argument = _segment(line, call.func.value), _segment(line, call.args[0])
         sign = "-" if call.func.attr == "assign_sub" else "+"
+        order = _gradient_order(call.args[0], line, context)
+        if order is not None:
+            sentence, order_fix = order
+            return Finding(f"{rule}: {sentence}.", order_fix, section="gradient-tape")
         if owner and argument and "\n" not in argument:
             fixed = f"{owner}.assign({owner} {sign} {argument})"
             fix = f"write the arithmetic inside assign: {code(fixed)}"
     return Finding(rule + ".", fix, section="rebinding-variables")
+
+
+# ------------------------------------------------------------------ gradients in another order
+def _unpacked_gradients(
+    name: str, context: ErrorContext
+) -> tuple[CellFrame, ast.Assign, ast.Call, ast.Attribute] | None:
+    """``d_w, d_b = tape.gradient(loss, model.trainable_variables)`` binding ``name``."""
+    for frame in context.frames():
+        tree = frame.tree()
+        if tree is None:
+            continue
+        for node in ast.walk(tree):
+            if not (
+                isinstance(node, ast.Assign)
+                and len(node.targets) == 1
+                and isinstance(node.targets[0], (ast.Tuple, ast.List))
+                and any(
+                    isinstance(element, ast.Name) and element.id == name
+                    for element in node.targets[0].elts
+                )
+                and isinstance(node.value, ast.Call)
+                and isinstance(node.value.func, ast.Attribute)
+                and node.value.func.attr == "gradient"
+                and len(node.value.args) >= 2
+            ):
+                continue
+            sources = node.value.args[1]
+            if isinstance(sources, ast.Attribute) and sources.attr in TRACKED_ATTRIBUTES:
+                return frame, node, node.value, sources
+    return None
+
+
+def _attribute_names(owner: Any, variables: list[Any]) -> list[str] | None:
+    """The attribute each tracked variable is stored under (``coef``, ``bias``)."""
+    from jupyterlab_tfcoach.monitor.stored_state import instance_dict
+
+    attributes = instance_dict(owner) or {}
+    by_id = {id(value): key for key, value in list(attributes.items())[:500] if type(key) is str}
+    names = [by_id.get(id(variable)) for variable in variables]
+    return names if all(names) else None  # type: ignore[return-value]
+
+
+def _gradient_order(
+    value: ast.expr, line: FailingLine, context: ErrorContext
+) -> tuple[str, str | None] | None:
+    """Why a gradient unpacked by name has another variable's shape: the gradients come in
+    the order of ``owner.trainable_variables``, which is not the order the names assume.
+    (sentence, fix) in the user's names; the fix asks for the variables explicitly, in the
+    order the names are used (``owner.attr.assign_sub(... d_attr)``)."""
+    names = [n.id for n in ast.walk(value) if isinstance(n, ast.Name)]
+    for name in names:
+        found = _unpacked_gradients(name, context)
+        if found is None:
+            continue
+        frame, statement, call, sources = found
+        owner_found, owner = value_of(sources.value, frame, context)
+        kind = _operand(sources.value, line, context, frame)
+        if not owner_found or kind is None or kind.kind not in ("module", "layer", "model"):
+            return None
+        variables = tracked_variables(owner, kind.kind, TRACKED_ATTRIBUTES[sources.attr])
+        if not variables:
+            return None
+        attributes = _attribute_names(owner, variables)
+        if attributes is None:
+            return None
+        owner_source = frame.segment(sources.value) or ""
+        listed = ", ".join(
+            f"{code(attribute)} {show_shape(shape) if shape is not None else ''}".rstrip()
+            for attribute, variable in zip(attributes, variables, strict=True)
+            for shape in [describe("", variable).shape if describe("", variable) else None]
+        )
+        targets = [e.id for e in statement.targets[0].elts if isinstance(e, ast.Name)]  # type: ignore[attr-defined]
+        unpacked = frame.segment(statement.targets[0]) or ", ".join(targets)
+        sentence = (
+            f"{code(unpacked)} unpack {code(frame.segment(call) or '')}, whose gradients come "
+            f"in the order of {code(frame.segment(sources) or '')}: {listed} (a tf.Module and "
+            f"a Keras layer list their variables in their own order, here not the order of "
+            f"the names), so {code(name)} holds another variable's gradient"
+        )
+        used = _used_with(targets, frame, owner_source)
+        fix = None
+        if used is not None and len(used) == len(targets):
+            explicit = ", ".join(f"{owner_source}.{attribute}" for attribute in used)
+            fixed = rewrite(frame, call, sources, f"[{explicit}]")
+            if fixed:
+                fix = (
+                    f"ask for the gradients of the variables in the order of the names: "
+                    f"{code(f'{unpacked} = {fixed}')}"
+                )
+        if fix is None:
+            fix = (
+                f"pair each gradient with its variable instead of unpacking by name: "
+                f"{code(f'zip(grads, {frame.segment(sources)})')}"
+            )
+        return sentence, fix
+    return None
+
+
+def _used_with(targets: list[str], frame: CellFrame, owner: str) -> list[str] | None:
+    """For each name, the attribute of ``owner`` it updates (``owner.attr.assign_sub(...
+    name ...)``) in the cell, in the order of the names."""
+    tree = frame.tree()
+    if tree is None:
+        return None
+    updates: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in ("assign_sub", "assign_add", "assign")
+            and isinstance(node.func.value, ast.Attribute)
+            and frame.segment(node.func.value.value) == owner
+        ):
+            for inner in ast.walk(node):
+                if isinstance(inner, ast.Name) and inner.id in targets:
+                    updates.setdefault(inner.id, node.func.value.attr)
+    found = [updates.get(target) for target in targets]
+    if not all(found) or len(set(found)) != len(found):
+        return None
+    return found  # type: ignore[return-value]
+
+
+# ------------------------------------------------------------------ functional inputs
+_NOT_CONNECTED = re.compile(r"is not connected to `?inputs`?|Graph disconnected")
+_MAX_HISTORY = 2000
+
+
+def _input_tensors(tensor: Any) -> list[Any]:
+    """The ``keras.Input`` tensors a Keras symbolic tensor was computed from, read from what
+    Keras stores (``_keras_history`` -> the operation's inbound node -> its tensors)."""
+    from jupyterlab_tfcoach.monitor.stored_state import stored
+
+    found: list[Any] = []
+    stack, seen = [tensor], set()
+    for _ in range(_MAX_HISTORY):
+        if not stack:
+            break
+        current = stack.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        history = stored(current, "_keras_history")
+        if not isinstance(history, tuple) or tuple.__len__(history) < 2:
+            continue
+        operation, index = tuple.__getitem__(history, 0), tuple.__getitem__(history, 1)
+        nodes = stored(operation, "_inbound_nodes")
+        # Keras keeps them in its TrackedList (a list subclass): read with list's own code.
+        if not isinstance(nodes, list) or type(index) is not int:
+            continue
+        if not 0 <= index < list.__len__(nodes):
+            continue
+        node = list.__getitem__(nodes, index)
+        if stored(node, "is_input") is True:
+            found.append(current)
+            continue
+        tensors = stored(stored(node, "arguments"), "keras_tensors")
+        if isinstance(tensors, list):
+            stack.extend(list.__getitem__(tensors, slice(0, _MAX_HISTORY)))
+    return found
+
+
+def _disconnected(parsed: ParsedError, line: FailingLine, context: ErrorContext) -> Finding | None:
+    if not _NOT_CONNECTED.search(parsed.message) or not isinstance(line.call, ast.Call):
+        return None
+    call = line.call
+    arguments = {k.arg: k.value for k in call.keywords if k.arg in ("inputs", "outputs")}
+    for position, key in enumerate(("inputs", "outputs")):
+        if key not in arguments and len(call.args) > position:
+            arguments[key] = call.args[position]
+    given, outputs = arguments.get("inputs"), arguments.get("outputs")
+    if given is None or outputs is None:
+        return None
+    found, output = value_of(outputs, line.frame, context)
+    if not found:
+        return None
+    sources = _input_tensors(output)
+    names = []
+    for count, (name, value) in enumerate(context.namespace.items()):
+        if count > _MAX_HISTORY or len(names) >= 4:
+            break
+        if type(name) is str and not name.startswith("_"):
+            if any(value is source for source in sources):
+                names.append(name)
+    outputs_source, given_source = _segment(line, outputs), _segment(line, given)
+    rule = (
+        f"A functional model's inputs must be the very tensors its outputs were computed "
+        f"from; {code(given_source)} is not one of them"
+    )
+    if isinstance(given, ast.Call):
+        rule += " (each keras.Input(...) call makes a new, unconnected input)"
+    if not names:
+        return Finding(rule + ".", None, section="functional-api")
+    shown = ", ".join(code(name) for name in names)
+    rule += f": {code(outputs_source)} was computed from {shown}"
+    replacement = names[0] if len(names) == 1 else f"[{', '.join(names)}]"
+    fixed = rewrite(line.frame, call, given, replacement)
+    fix = f"pass the input the outputs came from: {code(fixed)}" if fixed else None
+    return Finding(rule + ".", fix, section="functional-api")
+
+
+# ------------------------------------------------------------------ batching sequences
+_BATCH_SHAPES = re.compile(
+    r"Cannot batch tensors with different shapes in component (?P<component>\d+)\. First "
+    r"element had shape \[(?P<first>[\d,]*)\] and element (?P<index>\d+) had shape "
+    r"\[(?P<other>[\d,]*)\]"
+)
+
+
+def _uneven_batch(parsed: ParsedError, line: FailingLine, context: ErrorContext) -> Finding | None:
+    match = _BATCH_SHAPES.search(parsed.message)
+    if match is None:
+        return None
+    first, other = _shape_list(match.group("first")), _shape_list(match.group("other"))
+    if first is None or other is None:
+        return None
+    batch = next(
+        (
+            node
+            for part in line.frame.header()
+            for node in ast.walk(part)
+            if isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "batch"
+        ),
+        None,
+    )
+    rule = (
+        f".batch(n) stacks elements into one tensor, so all must have one shape, but one "
+        f"element is {show_shape(first)} and another {show_shape(other)}: sequences of "
+        f"different lengths. padded_batch pads each batch to its longest element (with 0), "
+        f"ragged_batch makes a tf.RaggedTensor"
+    )
+    if batch is None:
+        return Finding(rule + ".", None, section="tf-data")
+    dataset = batch.func.value  # type: ignore[attr-defined]
+    origin = _built_from(dataset, line, context)
+    if origin:
+        rule += f". {origin}"
+    whole = _segment(line, batch)
+    receiver = _segment(line, dataset)
+    fixed = f"{receiver}.padded_batch{whole[len(receiver) + len('.batch') :]}"
+    fix = f"pad each batch, in place of {code(whole)}: {code(fixed)}" if receiver else None
+    return Finding(rule + ".", fix, section="tf-data")
+
+
+def _built_from(dataset: ast.expr, line: FailingLine, context: ErrorContext) -> str | None:
+    """``seq_ds`` is built from ``token_lists`` (a list of ...): the Python lists its
+    defining statement reads, found in the cells the error went through."""
+    if not isinstance(dataset, ast.Name):
+        return None
+    for frame in context.frames():
+        tree = frame.tree()
+        if tree is None:
+            continue
+        for node in ast.walk(tree):
+            if not (
+                isinstance(node, ast.Assign)
+                and any(
+                    isinstance(target, ast.Name) and target.id == dataset.id
+                    for target in node.targets
+                )
+            ):
+                continue
+            lists = []
+            for inner in ast.walk(node.value):
+                if isinstance(inner, ast.Name) and isinstance(inner.ctx, ast.Load):
+                    found, value = context.lookup(inner.id, frame)
+                    described = describe(inner.id, value) if found else None
+                    if described is not None and described.kind == "list":
+                        lists.append(f"{code(inner.id)} ({described.description})")
+            if lists:
+                return f"{code(dataset.id)} is built from " + " and ".join(lists[:2])
+    return None
+
+
+# ------------------------------------------------------------------ loop variables
+_LOOP_SHAPE = re.compile(
+    r"'(?P<name>\w+)' has shape (?P<before>\([^)]*\)) before the loop, but shape "
+    r"(?P<after>\([^)]*\)) after one iteration"
+)
+
+
+def _loop_shape(parsed: ParsedError, line: FailingLine, context: ErrorContext) -> Finding | None:
+    match = _LOOP_SHAPE.search(parsed.message)
+    if match is None:
+        return None
+    name, before, after = match.group("name"), match.group("before"), match.group("after")
+    tf = _tf(context)
+    statement = line.statement
+    rank = len(_shape_list(before.strip("()")) or ())
+    loop = ""
+    growth = ""
+    if isinstance(statement, (ast.For, ast.While)):
+        header = _segment(
+            line, statement.iter if isinstance(statement, ast.For) else statement.test
+        )
+        loop = f"`for ... in {header}:`" if isinstance(statement, ast.For) else f"`while {header}:`"
+        for child in ast.walk(statement):
+            if (
+                isinstance(child, ast.Assign)
+                and any(isinstance(t, ast.Name) and t.id == name for t in child.targets)
+                and isinstance(child.value, ast.Call)
+            ):
+                growth = (
+                    f" ({code(_segment(line, child.value.func))} on line {child.lineno} grows it)"
+                )
+                break
+    rule = (
+        f"AutoGraph turns {loop or 'a loop over a tensor'} into a tf.while_loop, whose loop "
+        f"variables must keep one shape: {code(name)} is {before} before the loop and "
+        f"{after} after one iteration{growth}. Collect values in a tf.TensorArray and "
+        f".stack() it, or declare that the size varies"
+    )
+    invariant = f"{tf}.TensorShape([{', '.join(['None'] * rank)}])"
+    fixed = (
+        f"{tf}.autograph.experimental.set_loop_options(shape_invariants=[({name}, {invariant})])"
+    )
+    fix = f"as the first line of the loop's body, write {code(fixed)}" if loop else None
+    return Finding(rule + ".", fix, section="python-loops")
+
+
+# ------------------------------------------------------------------ call arguments
+def _call_arguments(
+    parsed: ParsedError, line: FailingLine, context: ErrorContext
+) -> Finding | None:
+    found = explain_call_arguments(parsed, line, context)
+    return Finding(*found) if found is not None else None
 
 
 # ------------------------------------------------------------------ the catalogue
@@ -949,6 +1454,11 @@ FAMILIES: tuple[tuple[str, Family, bool], ...] = (
     ("a failed shape assertion", _shape_assertion, False),
     ("a Python number that cannot take an integer tensor's dtype", _python_number, False),
     ("assign with a value of another shape", _assign_shape, False),
+    ("a functional model's inputs its outputs do not come from", _disconnected, False),
+    ("batching elements of different shapes", _uneven_batch, False),
+    ("a loop variable whose shape changes in a graph loop", _loop_shape, False),
+    # Claimed without TF in the traceback: too many positional arguments fail at the call.
+    ("arguments that do not fit a library function or a dataset's elements", _call_arguments, True),
 )
 
 
@@ -972,27 +1482,51 @@ def explain_failing_line(parsed: ParsedError, context: ErrorContext) -> tuple[st
             break
     if finding is None and not through_library:
         return None
-    where = line.where[0].upper() + line.where[1:]
-    call = f"{code(line.call_source)} raised" if line.call_source else "raised"
-    parts = [f"{where}: {call} {parsed.type}."]
-    outer = _call_site(line, context)
-    if outer:
-        parts.append(outer)
-    if line.operands:
-        parts.append("; ".join(operand.sentence() for operand in line.operands) + ".")
     if finding is not None:
-        parts.append(finding.rule)
-        if finding.fix:
-            parts.append(f"Fix: {finding.fix}.")
-        return " ".join(parts), finding.section
-    parts.append(
+        said = finding.rule + (f" Fix: {finding.fix}." if finding.fix else "")
+        return f"{line_facts(parsed, context, line, said)} {said}", finding.section
+    said = (
         "Compare these shapes and dtypes with what the call expects (TensorFlow's message "
         "above names the op and the values it got)."
     )
-    return " ".join(parts), GENERAL_SECTION
+    return f"{line_facts(parsed, context, line, said)} {said}", GENERAL_SECTION
 
 
-def _call_site(line: FailingLine, context: ErrorContext) -> str | None:
+def line_facts(parsed: ParsedError, context: ErrorContext, line: FailingLine, said: str) -> str:
+    """What every error entry starts with: where it failed (the function, a user class's
+    method), the call and the names it was computing, the running cell's call that led
+    there, and what each value named there holds; whatever ``said`` (the rule and fix that
+    follow) already names is left out, so nothing is said twice."""
+    where = line.where[0].upper() + line.where[1:]
+    call = line.call_source
+    if call and code(call) not in said:
+        result = line.result_names()
+        fresh = result is not None and f"`{result}" not in said
+        computing = f" while computing {code(result)}" if fresh else ""
+        parts = [f"{where}: {code(call)} raised {parsed.type}{computing}."]
+    else:
+        parts = [f"{where} raised {parsed.type}."]
+    outer = _call_site(line, context, said)
+    if outer:
+        parts.append(outer)
+    operands = [operand for operand in line.operands if not _described(operand, said)]
+    if operands:
+        parts.append("; ".join(operand.sentence() for operand in operands) + ".")
+    return " ".join(parts)
+
+
+def _described(operand: Operand, said: str) -> bool:
+    """Whether the rule already says what the operand holds (```g`` is None`, ```x`` (the
+    left side of `-`) is float64`): naming it alone is not describing it."""
+    name = code(operand.source)
+    return (
+        operand.sentence() in said
+        or f"{name} (the " in said
+        or (operand.kind == "none" and f"{name} is None" in said)
+    )
+
+
+def _call_site(line: FailingLine, context: ErrorContext, said: str = "") -> str | None:
     """``Called from line 3 of this cell: `reg(one_sample)`; `one_sample` is ...``: the
     running cell's line, when the error happened in a function it called."""
     frames = context.frames()
@@ -1004,12 +1538,16 @@ def _call_site(line: FailingLine, context: ErrorContext) -> str | None:
     outer_line = read_failing_line(_Outermost(context, outer))  # type: ignore[arg-type]
     if outer_line is None or not outer_line.call_source:
         return None
-    said = f"It was called from {outer_line.where}: {code(outer_line.call_source)}"
+    said_here = f"It was called from {outer_line.where}: {code(outer_line.call_source)}"
     known = {operand.source for operand in line.operands}
-    extra = [operand for operand in outer_line.operands if operand.source not in known]
+    extra = [
+        operand
+        for operand in outer_line.operands
+        if operand.source not in known and not _described(operand, said)
+    ]
     if extra:
-        said += "; " + "; ".join(operand.sentence() for operand in extra[:4])
-    return said + "."
+        said_here += "; " + "; ".join(operand.sentence() for operand in extra[:4])
+    return said_here + "."
 
 
 class _Outermost:

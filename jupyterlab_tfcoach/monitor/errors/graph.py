@@ -240,6 +240,9 @@ def explain_new_variables(parsed: ParsedError, context: ErrorContext) -> tuple[s
         "body, or an object that creates variables on first use (a new optimizer or model) "
         "was passed to a function that was already traced."
     )
+    created = _created_in_body(context)
+    if created is not None:
+        return created, "variables-in-functions"
     for frame in reversed(context.frames()):
         for part in frame.header():
             for node in ast.walk(part):
@@ -297,3 +300,49 @@ def _keras_training_call(node: ast.AST, frame: CellFrame) -> str | None:
         return None
     source = frame.segment(node)
     return source if source and "\n" not in source else None
+
+
+def _created_in_body(context: ErrorContext) -> str | None:
+    """``total = tf.Variable(0.0)`` in the body of a function defined at the cell's top
+    level: every call (every trace) would create it again; it belongs before the function."""
+    frames = context.frames()
+    if not frames:
+        return None
+    frame = frames[0]
+    statement = frame.statement()
+    tree = frame.tree()
+    if (
+        tree is None
+        or not isinstance(statement, ast.Assign)
+        or len(statement.targets) != 1
+        or not isinstance(statement.targets[0], ast.Name)
+        or not isinstance(statement.value, ast.Call)
+    ):
+        return None
+    func = statement.value.func
+    if (func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")) != "Variable":
+        return None
+    function = next(
+        (
+            node
+            for node in tree.body
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+            and node.lineno <= statement.lineno <= (node.end_lineno or node.lineno)
+            and any(child is statement for child in node.body)
+        ),
+        None,
+    )
+    line = frame.segment(statement)
+    if function is None or not line or "\n" in line:
+        return None
+    name = statement.targets[0].id
+    start = min([function.lineno, *(d.lineno for d in function.decorator_list)])
+    return (
+        f"{code(function.name)} creates {code(name)} with {code(line)} in its body, so every "
+        f"call (and every trace) would make a new tf.Variable: a tf.function allows variables "
+        f"only on its first trace, and the value would start over on each call anyway. "
+        f"Create {code(name)} once, outside the function, and only update it inside "
+        f"({code(name + '.assign_add(...)')}). Fix: take the line out of "
+        f"{code(function.name)}'s body and put it before line {start}, where the function's "
+        f"definition starts: {code(line)}."
+    )

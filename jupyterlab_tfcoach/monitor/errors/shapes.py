@@ -16,11 +16,13 @@ from jupyterlab_tfcoach.monitor.errors.context import (
     ParsedError,
     code,
     dotted_root,
+    index_origin,
     is_postfix_safe,
     kind_of,
     rewrite,
     strip_ansi,
 )
+from jupyterlab_tfcoach.monitor.errors.failing_line import show_shape, value_of
 
 # Keras 3 (``InputSpec`` of a model built from ``keras.Input``).
 _EXPECTED_SHAPE = re.compile(
@@ -265,14 +267,99 @@ def explain_missing_axis(parsed: ParsedError, context: ErrorContext) -> tuple[st
                 _fixed_argument(axis, argument, argument_source, frame, context),
             )
             if fixed:
+                origin = index_origin(argument_source, context) if axis in (_BATCH, _BOTH) else None
+                dropped = (
+                    f" {code(argument_source)} is {code(origin.item)}: an integer index takes "
+                    f"one item without its batch axis ({code(origin.fixed)} keeps it)."
+                    if origin is not None
+                    else ""
+                )
                 return (
                     f"In {code(call_source)}, {shapes}: {_WHAT[axis]} (None stands for "
-                    f"the batch size). {_HOW[axis]}: {code(fixed)}.",
+                    f"the batch size).{dropped} {_HOW[axis]}: {code(fixed)}.",
                     "batch-dimension",
                 )
     if axis in (_DATASET, _WHOLE):
         return None
+    if axis == _CHANNEL:
+        definition = _input_definition(parsed, context)
+        if definition is not None:
+            return definition
     return _generic(axis, shapes, context)
+
+
+_INPUT_CALLS = ("Input", "InputLayer")
+
+
+def _called_name(call: ast.Call) -> str | None:
+    func = call.func
+    return func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+
+
+def _input_definition(parsed: ParsedError, context: ErrorContext) -> tuple[str, str] | None:
+    """A model definition whose ``keras.Input(shape=...)`` lacks the channel axis a
+    ``Conv2D`` needs: the fix is the declared shape (and the data fed later), not a call."""
+    match = _NDIM.search(strip_ansi(parsed.message))
+    if match is None:
+        return None
+    layer = match.group("layer")
+    for frame in reversed(context.frames()):
+        calls = [
+            node for part in frame.header() for node in ast.walk(part) if isinstance(node, ast.Call)
+        ]
+        declared = next(
+            (
+                (call, node)
+                for call in calls
+                if _called_name(call) in _INPUT_CALLS
+                for node in [
+                    next((k.value for k in call.keywords if k.arg == "shape"), None)
+                    or (call.args[0] if call.args else None)
+                ]
+                if node is not None
+            ),
+            None,
+        )
+        if declared is None:
+            continue
+        input_call, shape_node = declared
+        found, shape = value_of(shape_node, frame, context)
+        if not found or type(shape) is not tuple or not all(type(d) is int for d in shape):
+            continue
+        layer_class = _layer_class(calls, layer) or f"layer '{layer}'"
+        input_source, shape_source = frame.segment(input_call), frame.segment(shape_node)
+        if not input_source or not shape_source or "\n" in input_source:
+            continue
+        wanted = (*shape, 1)
+        fixed = rewrite(frame, input_call, shape_node, show_shape(wanted))
+        if not fixed:
+            continue
+        root = dotted_root(shape_node)
+        data = ""
+        if root is not None and _array_like(root, frame, context):
+            data = f", and feed the data with that axis: {code(f'{root.id}[..., None]')}"
+        return (
+            f"{code(input_source)} declares each example as {show_shape(shape)} "
+            f"({code(shape_source)}), so {code(layer_class)} gets ({match.group('given')}) but "
+            f"needs (batch, height, width, channels): the channel axis is missing from the "
+            f"model's definition, not from a call. Declare it in the Input{data}. Fix: "
+            f"{code(fixed)}.",
+            "batch-dimension",
+        )
+    return None
+
+
+def _layer_class(calls: list[ast.Call], layer: str) -> str | None:
+    """``Conv2D`` for Keras's default layer name ``conv2d_3`` (or a ``name=`` given)."""
+    base = re.sub(r"_\d+$", "", layer).replace("_", "").lower()
+    for call in calls:
+        name = _called_name(call)
+        given = next((k.value for k in call.keywords if k.arg == "name"), None)
+        if isinstance(given, ast.Constant) and given.value == layer and name:
+            return name
+        if name and name.replace("_", "").lower() == base:
+            return name
+    return None
 
 
 def _against_model_input(

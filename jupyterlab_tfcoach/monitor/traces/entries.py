@@ -2,8 +2,9 @@
 
 ``registry.py`` records one ``TraceEvent`` per trace (and per call that reused a trace with
 a stale value) as it happens; after the cell they become one entry per function: its new
-and total traces, its reasons (side effects and frozen values once per name, similar
-retraces condensed), the course section that teaches the most important of them. A cell
+and total traces, its reasons (side effects and frozen values once per name, the retraces for
+new Python values of one argument as ONE reason that lists the values and counts them, other
+similar retraces condensed), the course section that teaches the most important of them. A cell
 that traced more functions than a report should list gets the rest in a note, and
 functions recreated inside the cell get a note each.
 """
@@ -63,7 +64,8 @@ def entry_course(reasons: list[RetraceReason]) -> CourseSection | None:
 
 def _ordered_reasons(reasons: list[RetraceReason]) -> list[RetraceReason]:
     """The first retrace reason, then side effects and frozen values (once per entry and
-    name, however many traces), then the other retrace reasons, condensed and capped."""
+    name, however many traces), then the other retrace reasons: one per argument that
+    took new Python values, the rest condensed, all capped."""
     seen: set[tuple[Any, ...]] = set()
     python: list[RetraceReason] = []
     for reason in reasons:
@@ -72,8 +74,52 @@ def _ordered_reasons(reasons: list[RetraceReason]) -> list[RetraceReason]:
             if key not in seen:
                 seen.add(key)
                 python.append(reason)
-    others = condense([r for r in reasons if r["kind"] not in _PYTHON_KINDS])
+    others = condense(_merge_python_values([r for r in reasons if r["kind"] not in _PYTHON_KINDS]))
     return (others[:1] + python + others[1:])[:MAX_REASONS_PER_ENTRY]
+
+
+MAX_LISTED_VALUES = 12
+
+
+def _merge_python_values(reasons: list[RetraceReason]) -> list[RetraceReason]:
+    """One reason per argument that took new Python values in the cell: one cause, one
+    fix. The first such reason (the one that explains the cause and the fix, in the
+    argument as written at the call) stands for all of them: it lists every value the
+    argument took (bounded) and counts the retraces in ``count``; the later ones go."""
+    values: dict[Any, list[str]] = {}
+    first: dict[Any, RetraceReason] = {}
+    merged: list[RetraceReason] = []
+    for reason in reasons:
+        key = reason["argument"]
+        if reason["kind"] != "python_value" or key is None:
+            merged.append(reason)
+            continue
+        seen = values.setdefault(key, [])
+        if key not in first:
+            first[key] = reason
+            merged.append(reason)
+            if reason["before"] is not None:
+                seen.append(str(reason["before"]))
+        else:
+            kept = first[key]
+            kept["count"] = kept.get("count", 1) + reason.get("count", 1)
+            kept["after"] = reason["after"]
+        if reason["after"] is not None:
+            seen.append(str(reason["after"]))
+    for key, reason in first.items():
+        taken = values[key]
+        if len(taken) < 3:
+            continue
+        shown = ", ".join(taken[:MAX_LISTED_VALUES])
+        more = (
+            f" and {len(taken) - MAX_LISTED_VALUES} more" if len(taken) > MAX_LISTED_VALUES else ""
+        )
+        retraced = reason.get("count", 1)
+        reason["text"] = (
+            f"{reason['text']} Values of `{key}` in this cell: {shown}{more}. "
+            f"One cause and one fix for these {retraced} retraces."
+        )
+    return merged
 
 
 def trace_entries(events: list[TraceEvent]) -> tuple[list[TraceEntry], list[Note]]:

@@ -46,13 +46,10 @@ def condense(reasons: list[RetraceReason]) -> list[RetraceReason]:
             )
         else:
             what = "retraces for the same reason, as above"
-        kept.append(
-            retrace_reason(
-                kind,
-                argument,
-                rest[0]["before"],
-                last["after"],
-                f"... and {len(rest)} more {what}.",
-            )
+        summary = retrace_reason(
+            kind, argument, rest[0]["before"], last["after"], f"... and {len(rest)} more {what}."
         )
+        # The line stands for every reason it sums up: the retraces stay counted.
+        summary["count"] = sum(reason.get("count", 1) for reason in rest)
+        kept.append(summary)
     return kept

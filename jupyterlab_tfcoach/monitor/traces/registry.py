@@ -23,6 +23,7 @@ import itertools
 import linecache
 import threading
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -51,10 +52,12 @@ from jupyterlab_tfcoach.monitor.traces.identity import (
     FunctionIdentity,
     identify,
     library_roots,
+    unwrap,
 )
 from jupyterlab_tfcoach.monitor.traces.retrace_reasons import (
     MAX_REASONS_PER_TRACE,
     at_site,
+    call_arguments,
     difference_reason,
     keras_reason,
 )
@@ -117,7 +120,13 @@ class TraceRegistry:
         self._cache_unreadable = False
         self._eager_reported = False
         self._call_line: str | None = None
+        # The innermost cell line that made a tracing call, and its arguments as written.
+        self._call_arguments: tuple[str | None, dict[str, str]] = (None, {})
         self.installed = False
+        # Given the new traces (concrete functions) of every function not TensorFlow's
+        # own, right when they are read: the broadcast scan reads their graphs then,
+        # once per trace, and keeps nothing (symptoms/broadcast.py).
+        self.on_new_traces: Callable[[list[Any]], None] | None = None
 
     # ----------------------------------------------------------------- hooks
     def install(self, report_existing_traces: bool) -> list[Note]:
@@ -239,9 +248,34 @@ class TraceRegistry:
             # The call as the user wrote it (`train_step(x_train, y_train)`), for advice.
             self._call_line = calling_line(frame)
             try:
+                self._call_arguments = self._arguments_as_written(function, frame)
+            except Exception:
+                self._call_arguments = (None, {})
+            try:
                 self._read_new_traces(function, state, call_site=call_site, record=True)
             finally:
                 self._call_line = None
+                self._call_arguments = (None, {})
+
+    def _arguments_as_written(self, function: Any, frame: Any) -> tuple[str | None, dict[str, str]]:
+        """The innermost cell line calling the function, and parameter -> the argument as
+        that line wrote it (``learning_rate`` -> ``lr_now``). Read only when the call
+        traced (a stack walk and one line parsed: nothing per call)."""
+        files = self._locator.cell_files()
+        while frame is not None and frame.f_code.co_filename not in files:
+            frame = frame.f_back
+        if frame is None:
+            return None, {}
+        unwrapped = unwrap(function, library_roots())
+        code = unwrapped.code
+        if code is None or unwrapped.origin != USER:
+            return None, {}
+        parameters = code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]
+        positional = code.co_argcount
+        if unwrapped.is_method:
+            parameters, positional = parameters[1:], positional - 1
+        line = calling_line(frame)
+        return line, call_arguments(line, code.co_name, positional, parameters)
 
     # ------------------------------------------------------------- per cell
     def begin_cell(self, cell: int | None) -> None:
@@ -354,6 +388,11 @@ class TraceRegistry:
             new_signatures = [
                 sig.signature_of(concrete) for concrete in concrete_functions[state.read_traces :]
             ]
+            if self.on_new_traces is not None and state.identity.origin != TENSORFLOW:
+                try:
+                    self.on_new_traces(concrete_functions[state.read_traces :])
+                except Exception:
+                    pass
             del concrete_functions
         except Exception:
             self._cache_unreadable = True
@@ -459,6 +498,9 @@ class TraceRegistry:
                             difference is first_shape,
                             signature,
                             found,
+                            written=self._call_arguments[1],
+                            call=self._call_arguments[0],
+                            repeated=self._advised(group, difference),
                         )
                         for difference in found[:MAX_REASONS_PER_TRACE]
                     ]
@@ -498,6 +540,20 @@ class TraceRegistry:
             reasons=reasons,
             total_after=total,
             recreated_in_cell=recreated_in_cell,
+        )
+
+    def _advised(self, group: tuple[Any, ...], difference: sig.Difference) -> bool:
+        """Whether this cell already explained a new Python value of the same argument of
+        the same function: the cause and fix are said once, later values only named."""
+        if difference.kind != "python_value":
+            return False
+        return any(
+            event.group == group
+            and any(
+                reason["kind"] == "python_value" and reason["argument"] == difference.argument
+                for reason in event.reasons
+            )
+            for event in self._events
         )
 
     def _first_trace_reasons(

@@ -1,7 +1,16 @@
 """Why a function traced again, in the user's terms: one reason per changed argument
-(shape, dtype, Python value, kind), each with the fix it calls for."""
+(shape, dtype, Python value, kind), each with the fix it calls for.
+
+A reason names the parameter and, when the calling cell line passes something else, the
+argument as written there (``learning_rate``: ``lr_now`` in ``sgd_update(g, lr_now)``),
+read from that line only when the call traced (``call_arguments``); a fix that changes
+the call is written in the call itself. The cause and fix of a new Python value are said
+once per cell, function and argument; its later values are only named (``repeated``).
+"""
 
 from __future__ import annotations
+
+import ast
 
 from jupyterlab_tfcoach.monitor.report import RetraceReason, retrace_reason
 from jupyterlab_tfcoach.monitor.traces import signatures as sig
@@ -11,6 +20,97 @@ MAX_REASONS_PER_TRACE = 4
 
 def at_site(call_site: str | None) -> str:
     return f" (call at {call_site})" if call_site else ""
+
+
+_MAX_WRITTEN = 60
+
+
+def call_arguments(
+    line: str | None, function_name: str, positional: int, parameters: tuple[str, ...]
+) -> dict[str, str]:
+    """Parameter -> argument source for the call of ``function_name`` on a cell ``line``."""
+    if not line or len(line) > 300:
+        return {}
+    try:
+        tree = ast.parse(line + " pass" if line.rstrip().endswith(":") else line)
+    except SyntaxError:
+        try:
+            tree = ast.parse(line.strip().rstrip(":").removeprefix("return ").strip() or "0")
+        except SyntaxError:
+            return {}
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        called = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+        if called != function_name:
+            continue
+        written: dict[str, str] = {}
+        positional_names = parameters[:positional]
+        for index, argument in enumerate(node.args):
+            if isinstance(argument, ast.Starred) or index >= len(positional_names):
+                break
+            written[positional_names[index]] = ast.unparse(argument)
+        for keyword in node.keywords:
+            if keyword.arg is not None and keyword.arg in parameters:
+                written[keyword.arg] = ast.unparse(keyword.value)
+        return {
+            name: text
+            for name, text in written.items()
+            if len(text) <= _MAX_WRITTEN and "\n" not in text
+        }
+    return {}
+
+
+def _named(argument: str, written: dict[str, str] | None) -> str:
+    """```learning_rate``` or ```learning_rate`` (``lr_now`` at the call)``."""
+    given = (written or {}).get(argument)
+    # Only a name the learner holds (`lr_now`, `cfg.rate`, `rates[i]`) helps find the value;
+    # a literal or a call written at the call site is already in the traceback's line.
+    if given and given != argument and _names_a_value(given):
+        return f"`{argument}` (`{given}` at the call)"
+    return f"`{argument}`"
+
+
+def _names_a_value(text: str) -> bool:
+    try:
+        node = ast.parse(text, mode="eval").body
+    except SyntaxError:
+        return False
+    while isinstance(node, ast.Attribute | ast.Subscript):
+        node = node.value
+    return isinstance(node, ast.Name)
+
+
+def _tensor_at_call(
+    argument: str, written: dict[str, str] | None, call: str | None, dtype: str
+) -> str | None:
+    """The call with the argument wrapped in a tensor: ``f(x, tf.constant(lr_now,
+    tf.float32))``, when the call passes a name (or ``a.b``) for ``argument``."""
+    given = (written or {}).get(argument)
+    # ast columns count UTF-8 bytes: only ASCII lines are cut by them.
+    if not given or not call or not call.isascii():
+        return None
+    if not given.replace(".", "_").isidentifier():
+        return None
+    try:
+        tree = ast.parse(call + " pass" if call.rstrip().endswith(":") else call)
+    except SyntaxError:
+        return None
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        arguments = [*node.args, *(keyword.value for keyword in node.keywords)]
+        for value in arguments:
+            if ast.unparse(value) == given:
+                segment = ast.get_source_segment(call, node)
+                inner = ast.get_source_segment(call, value)
+                if not segment or not inner:
+                    continue
+                start = value.col_offset - node.col_offset
+                end = value.end_col_offset - node.col_offset  # type: ignore[operator]
+                return f"{segment[:start]}tf.constant({given}, tf.{dtype}){segment[end:]}"
+    return None
 
 
 def _dimensions(shape: str | None) -> list[str] | None:
@@ -122,9 +222,13 @@ def difference_reason(
     first_shape_in_trace: bool = True,
     signature: sig.Signature | None = None,
     found: list[sig.Difference] | None = None,
+    written: dict[str, str] | None = None,
+    call: str | None = None,
+    repeated: bool = False,
 ) -> RetraceReason:
     argument, before, after = difference.argument, difference.before, difference.after
     where = at_site(call_site)
+    named = _named(argument, written)
     if difference.kind == "shape":
         if after is not None and "None" in after and (before is None or "None" not in before):
             text = (
@@ -135,7 +239,7 @@ def difference_reason(
         elif not first_shape_in_trace:
             # Same trace, same cause, same fix: said once (a batch (x, y) changes both).
             text = (
-                f"Retraced{where}: the shape of `{argument}` changed from {before} to {after} "
+                f"Retraced{where}: the shape of {named} changed from {before} to {after} "
                 "too (same trace, same fix)."
             )
         else:
@@ -152,33 +256,41 @@ def difference_reason(
                 else ""
             )
             text = (
-                f"Retraced{where}: the shape of `{argument}` changed from {before} to {after}; "
+                f"Retraced{where}: the shape of {named} changed from {before} to {after}; "
                 f"every new shape traces again.{repeat}{batch} "
                 f"{_shape_fix(signature, found or [difference])}"
             )
     elif difference.kind == "dtype":
         text = (
-            f"Retraced{where}: the dtype of `{argument}` changed from {before} to {after}; "
+            f"Retraced{where}: the dtype of {named} changed from {before} to {after}; "
             "every new dtype traces again. Cast inputs to one dtype (tf.cast) before the call."
         )
     elif difference.kind == "python_value" and _is_flag(before) and _is_flag(after):
         text = (
-            f"Retraced{where}: the Python value of `{argument}` changed from {before} to "
+            f"Retraced{where}: the Python value of {named} changed from {before} to "
             f"{after}. Each distinct Python value gets its own trace (and reuses it when the "
             "value comes back): fine for a switch with a few values such as training=True/"
             "False; only a value that keeps changing needs to become a tensor."
         )
     elif difference.kind == "python_value":
         dtype = tensor_dtype_for(signature, after)
-        text = (
-            f"Retraced{where}: the Python value of `{argument}` changed from {before} to {after}. "
-            "A Python argument is part of the trace key, so each new value traces again; "
-            f"pass a tensor instead, in the dtype the function works in: "
-            f"tf.constant({argument}, tf.{dtype})."
-        )
+        fixed = _tensor_at_call(argument, written, call, dtype)
+        fix = f"`{fixed}`" if fixed else f"tf.constant({argument}, tf.{dtype})"
+        if repeated:
+            text = (
+                f"Retraced{where}: {named} is {after} now, another Python value: same cause, "
+                f"same fix ({fix})."
+            )
+        else:
+            text = (
+                f"Retraced{where}: the Python value of {named} changed from {before} to "
+                f"{after}. A Python argument is part of the trace key, so each new value "
+                f"traces again; pass a tensor instead, in the dtype the function works in: "
+                f"{fix}."
+            )
     elif difference.kind == "kind":
         text = (
-            f"Retraced{where}: `{argument}` changed from a {before} to a {after}. A Python value "
+            f"Retraced{where}: {named} changed from a {before} to a {after}. A Python value "
             "and a tensor trace separately; pass the same kind every time (preferably a tensor)."
         )
     elif before is None and after is None:

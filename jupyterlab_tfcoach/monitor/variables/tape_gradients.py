@@ -7,12 +7,22 @@ real call returns (it passes arguments and result through untouched) and
 leaves a note naming the cell line and why the gradient is None. A source's
 ``trainable`` and ``dtype`` are read only through TensorFlow's and Keras's own
 descriptors (``library_attribute``): a user's subclass overriding them is not run.
+A loss "computed through NumPy" is said only when the tape's own ``with`` block (read from
+the calling code, ``tape_block_source``) has a NumPy step.
+
+The same hook (only one hook per method is possible) gives every call to
+``training_symptoms.TrainingSymptoms``, which looks for silent custom-loop bugs by their
+symptom (nothing trained, a loss that is not a scalar, variables recreated at every step).
 """
 
 from __future__ import annotations
 
+import ast
+import linecache
 import re
+import sys
 import threading
+import types
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -28,6 +38,7 @@ from jupyterlab_tfcoach.monitor.variables.kinds import (
     TF_VARIABLE,
     KindClassifier,
 )
+from jupyterlab_tfcoach.monitor.variables.training_symptoms import TrainingSymptoms
 
 MAX_NOTES_PER_CELL = 10
 # Ops whose gradient is None or zero: a loss computed through them does not train.
@@ -37,6 +48,96 @@ _NO_GRADIENT_OPS = re.compile(
 )
 _MAX_SOURCES = 1000
 _MAX_REMEMBERED = 10_000
+# A NumPy step written in the tape's block: `.numpy()` on a tensor, or a call `np.f(...)`.
+_NUMPY_STEP = re.compile(r"\.numpy\(\s*\)|\b(?:np|numpy)\.[\w.]+\(")
+_MAX_SOURCE_CHARS = 200_000
+_MAX_HELPERS = 8
+# A call of a bare name (`my_loss(`), not of an attribute (`tf.square(`).
+_CALLED_NAME = re.compile(r"(?<![\w.])([A-Za-z_]\w*)\s*\(")
+# The reason given when the code shows nothing more precise (the cell's error may say more).
+NOT_CONNECTED = "the loss does not depend on it inside the tape"
+
+
+def tape_block_source(
+    frame: Any, tape: Any, cache: dict[tuple[Any, ...], str | None] | None = None
+) -> str | None:
+    """The source of the ``with ... as <tape>:`` block that recorded ``tape``, in the file
+    (cell or module) of ``frame``, the code that called ``tape.gradient``; None when it
+    cannot be found. The tape's name is the local bound to this very object (an identity
+    test: no user object is read), its block the last one before the calling line.
+    Read only when a gradient is None; ``cache`` keeps a loop from parsing every step."""
+    if frame is None:
+        return None
+    try:
+        names = {name for name, value in frame.f_locals.items() if value is tape}
+        if not names:
+            return None
+        key = (frame.f_code.co_filename, frame.f_lineno, frozenset(names))
+        if cache is not None and key in cache:
+            return cache[key]
+        found_source = _block_source(frame.f_code.co_filename, frame.f_lineno, names)
+        if found_source is not None:
+            found_source = _with_called_functions(found_source, frame)
+        if cache is not None and len(cache) < 64:
+            cache[key] = found_source
+        return found_source
+    except Exception:
+        return None
+
+
+def _block_source(filename: str, line: int, names: set[str]) -> str | None:
+    try:
+        source = "".join(linecache.getlines(filename))
+        if not source or len(source) > _MAX_SOURCE_CHARS:
+            return None
+        tree = ast.parse(source)
+        found: ast.With | None = None
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.With) or node.lineno > line:
+                continue
+            if any(
+                isinstance(item.optional_vars, ast.Name) and item.optional_vars.id in names
+                for item in node.items
+            ) and (found is None or node.lineno > found.lineno):
+                found = node
+        return ast.get_source_segment(source, found) if found is not None else None
+    except Exception:
+        return None
+
+
+def _with_called_functions(block: str, frame: Any) -> str:
+    """The block, then the source of each plain Python function it calls by name (one
+    level: ``loss = my_loss(y, pred)``), so a NumPy step or a no-gradient op inside a
+    helper of the user's is seen too. Functions are found in the frame's locals and
+    globals by a dict read and a type test; their source is read from their code object's
+    file (``linecache``), never by running them."""
+    called = set(_CALLED_NAME.findall(block))
+    parts = [block]
+    for name in sorted(called)[:_MAX_HELPERS]:
+        function = frame.f_locals.get(name, frame.f_globals.get(name))
+        if type(function) is not types.FunctionType:
+            continue
+        helper = _function_source(function.__code__)
+        if helper is not None:
+            parts.append(helper)
+    return "\n".join(parts)
+
+
+def _function_source(code: types.CodeType) -> str | None:
+    try:
+        source = "".join(linecache.getlines(code.co_filename))
+        if not source or len(source) > _MAX_SOURCE_CHARS:
+            return None
+        for node in ast.walk(ast.parse(source)):
+            if (
+                isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+                and node.name == code.co_name
+                and node.lineno <= code.co_firstlineno <= node.body[0].lineno
+            ):
+                return ast.get_source_segment(source, node)
+    except Exception:
+        return None
+    return None
 
 
 def _flat(structure: Any) -> list[Any] | None:
@@ -85,11 +186,14 @@ class GradientWatcher:
         # Formatted when taken: sources the report already explains are left out then.
         self._notes: list[_PendingNote] = []
         self._sources_with_gradient: set[int] = set()
+        # Tape blocks already read this cell (a loop with a None gradient at every step).
+        self._block_sources: dict[tuple[Any, ...], str | None] = {}
         # Set by the monitor: the running cell's source, and how to name an object.
         self.cell_source = ""
         self.name_of: Callable[[Any], str | None] | None = None
         self._lock = threading.Lock()
         self._hooks = MethodHooks()
+        self.symptoms = TrainingSymptoms(lambda value: self.classifier.kind_of(value))
 
     def install(self) -> list[Note]:
         tape_class = loaded_class(BACKPROP_MODULE, "GradientTape")
@@ -106,7 +210,8 @@ class GradientWatcher:
             __tracebackhide__ = True  # IPython leaves this frame out of user tracebacks
             result = original(tape, target, sources, *args, **kwargs)
             try:
-                watcher._inspect(sources, result)
+                flat_sources = watcher._inspect(sources, result, tape)
+                watcher.symptoms.observe(target, flat_sources, sys._getframe(1))
             except Exception:
                 pass
             return result
@@ -136,36 +241,72 @@ class GradientWatcher:
             )
         return notes
 
+    def begin_cell(self) -> None:
+        """Forget the last cell's notes and evidence (from ``pre_run_cell``)."""
+        self.take_notes()
+        self.take_sources_with_gradient()
+        self._block_sources = {}
+        self.symptoms.begin_cell()
+
+    def take_symptom_notes(self, rebinding_reported: bool) -> list[Note]:
+        """This cell's training symptoms (``training_symptoms``); call before
+        ``take_notes``: a cell whose gradients were None is told by those notes."""
+        with self._lock:
+            gradient_notes_pending = bool(self._notes)
+        try:
+            return self.symptoms.notes(
+                self.cell_source,
+                self._where,
+                self.name_of if self.name_of is not None else lambda value: None,
+                rebinding_reported,
+                gradient_notes_pending,
+            )
+        except Exception:
+            return []  # a symptom left untold rather than a report that fails
+
+    def _where(self, filename: str, line: int) -> tuple[str, bool]:
+        """``line 7`` in the running cell (compiled last), else ``Cell In[3], line 7``."""
+        files = self._locator.cell_files()
+        number = files.get(filename)
+        if number is not None and number == max(files.values()):
+            return f"line {line}", True
+        return self._locator.describe(filename, line), False
+
     def take_sources_with_gradient(self) -> set[int]:
         """ids of the sources that got a gradient during the cell (for "never applied")."""
         with self._lock:
             found, self._sources_with_gradient = self._sources_with_gradient, set()
         return found
 
-    def _inspect(self, sources: Any, result: Any) -> None:
+    def _inspect(self, sources: Any, result: Any, tape: Any) -> list[Any]:
+        """Note the sources whose gradient is None; the sources as a flat list."""
         if result is not None and type(result) not in (list, tuple, dict):
             # One source with a gradient: the common case, nothing to say.
             if len(self._sources_with_gradient) < _MAX_REMEMBERED:
                 self._sources_with_gradient.add(id(sources))
-            return
+            return [sources]
         flat_sources = _flat(sources)
         flat_result = _flat(result)
-        if flat_sources is None or flat_result is None or len(flat_sources) != len(flat_result):
-            return
+        if flat_sources is None:
+            return []
+        if flat_result is None or len(flat_sources) != len(flat_result):
+            return flat_sources
         if len(self._sources_with_gradient) < _MAX_REMEMBERED:
             self._sources_with_gradient.update(
                 id(s) for s, g in zip(flat_sources, flat_result, strict=True) if g is not None
             )
         if len(flat_sources) > _MAX_SOURCES or all(g is not None for g in flat_result):
-            return
-        call_site = self._locator.call_site(caller_frame(2))
+            return flat_sources
+        frame = caller_frame(2)
+        call_site = self._locator.call_site(frame)
         where = f" at {call_site}" if call_site else ""
+        block = tape_block_source(frame, tape, self._block_sources)
         single = len(flat_sources) == 1
         # Sources with the same cause are told in one note: "returned None for `w`, `b`".
         groups: dict[tuple[str, str], list[tuple[int, Any]]] = {}
         for position, (source, gradient) in enumerate(zip(flat_sources, flat_result, strict=True)):
             if gradient is None:
-                groups.setdefault(self._why(source), []).append((position, source))
+                groups.setdefault(self._why(source, block), []).append((position, source))
         for (why, section), members in groups.items():
             labelled = [
                 (self._label(source, position, single), id(source)) for position, source in members
@@ -174,6 +315,7 @@ class GradientWatcher:
             with self._lock:
                 if len(self._notes) < MAX_NOTES_PER_CELL and pending not in self._notes:
                     self._notes.append(pending)
+        return flat_sources
 
     def _label(self, source: Any, position: int, single: bool) -> str:
         """`w` when the source is bound to a name in the namespace, else its position."""
@@ -182,7 +324,7 @@ class GradientWatcher:
             return f"`{name}`"
         return "its source" if single else f"source #{position}"
 
-    def _why(self, source: Any) -> tuple[str, str]:
+    def _why(self, source: Any, block: str | None) -> tuple[str, str]:
         """Why the gradient is None, and the course section that teaches it."""
         kind = self.classifier.kind_of(source)
         if kind == TENSOR:
@@ -211,19 +353,20 @@ class GradientWatcher:
                     "Create it with a float dtype.",
                     "gradient-tape",
                 )
-        return self._not_connected()
+        return self._not_connected(block)
 
-    def _not_connected(self) -> tuple[str, str]:
-        """The loss does not depend on the source: say the likeliest reason this cell shows."""
-        source = self.cell_source
-        if ".numpy()" in source or re.search(r"\bnp\.\w", source):
+    def _not_connected(self, block: str | None) -> tuple[str, str]:
+        """The loss does not depend on the source: say the likeliest reason the code shows.
+        NumPy only when the tape's own block (``block``) has a NumPy step: NumPy elsewhere
+        in the cell (building the data) takes nothing away from the tape."""
+        if block is not None and _NUMPY_STEP.search(block):
             return (
                 "the loss was computed through NumPy (`.numpy()` or `np.` functions), which the "
                 "tape cannot follow. Keep every step from the variables to the loss in "
                 "TensorFlow ops (`tf.reduce_mean`, `tf.square`, ...) inside the `with` block.",
                 "gradient-tape",
             )
-        found = _NO_GRADIENT_OPS.search(source)
+        found = _NO_GRADIENT_OPS.search(block if block is not None else self.cell_source)
         if found:
             return (
                 f"`{found.group(0)}` has no gradient (it is flat almost everywhere), so nothing "
@@ -232,7 +375,7 @@ class GradientWatcher:
                 "gradient-tape",
             )
         return (
-            "the loss does not depend on it inside the tape: it is not used to compute the "
+            f"{NOT_CONNECTED}: it is not used to compute the "
             "loss, or that computation ran outside the `with tf.GradientTape()` block.",
             "gradient-tape",
         )

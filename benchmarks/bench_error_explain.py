@@ -1,0 +1,139 @@
+"""Cost of explaining an error (issue #25 budget: <= 50 ms per error).
+
+Runs failing cells of every kind the explainers name (eager and graph, Keras, tf.data,
+a user layer, a tf.Module, tapes) in an in-process IPython shell whose namespace also
+holds 1,000 plain objects and 200 variables, then times ``errors.explain`` on each
+cell's exception (the whole entry: parsing, the failing line read, the family or the
+specific explainer, the line facts). Prints the median and max per cell and overall.
+
+    .venv/bin/python benchmarks/bench_error_explain.py [--repeat 20]
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+SETUP = """
+import numpy as np
+import tensorflow as tf
+import keras
+tf.get_logger().setLevel("ERROR")
+plain_objects = [object() for _ in range(1000)]
+for _index in range(1000):
+    globals()[f"obj_{_index}"] = plain_objects[_index]
+for _index in range(200):
+    globals()[f"var_{_index}"] = tf.Variable(tf.zeros([4]))
+xs = tf.random.normal((32, 1))
+ys = 2.0 * xs + 1.0
+slope_v = tf.Variable([[0.5]])
+shift_v = tf.Variable(0.0)
+pics = np.random.rand(20, 10, 10).astype("float32")
+table = np.random.rand(9, 5).astype("float32")
+
+class Proj(tf.Module):
+    def __init__(self):
+        self.m = tf.Variable(tf.ones((5, 2)))
+
+    def __call__(self, rows):
+        return tf.matmul(rows, self.m)
+
+proj = Proj()
+"""
+
+CELLS = {
+    "loss outside the tape": """fitted = xs @ slope_v + shift_v
+with tf.GradientTape() as rec:
+    cost = tf.reduce_mean((fitted - ys) ** 2)
+gs, gb = rec.gradient(cost, [slope_v, shift_v])
+slope_v.assign_sub(0.1 * gs)
+""",
+    "tape used twice": """with tf.GradientTape() as rec2:
+    out = tf.reduce_sum(slope_v * 3.0 + shift_v)
+dslope = rec2.gradient(out, slope_v)
+dshift = rec2.gradient(out, shift_v)
+""",
+    "matmul rank 1 in a module": "pick = table[2]\nproj(pick)",
+    "conv2d input definition": """convnet = keras.Sequential([
+    keras.Input(shape=pics.shape[1:]),
+    keras.layers.Conv2D(4, 3),
+])
+""",
+    "dtype in a dataset map": """pairs = tf.data.Dataset.from_tensor_slices(
+    (np.ones((4, 2)), np.arange(4)))
+factor32 = tf.constant([2.0, 3.0])
+def rescale(v, lbl):
+    return v * factor32, lbl
+scaled = pairs.map(rescale)
+""",
+    "loop variable shape": """@tf.function
+def squares_upto(k):
+    acc_vals = tf.zeros([0])
+    for j in tf.range(k):
+        acc_vals = tf.concat([acc_vals, [tf.cast(j * j, tf.float32)]], 0)
+    return acc_vals
+squares_upto(tf.constant(3))
+""",
+    "uneven batch": """sentences = [[1, 2], [3, 4, 5], [6]]
+word_ds = tf.data.Dataset.from_generator(
+    lambda: iter(sentences), output_signature=tf.TensorSpec(shape=(None,), dtype=tf.int32))
+for chunk in word_ds.batch(3):
+    pass
+""",
+    "broadcast": "preds = tf.ones((4, 3))\nlabels = tf.ones((4,))\nerr = preds - labels",
+}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=20)
+    args = parser.parse_args()
+
+    from IPython.core.interactiveshell import InteractiveShell
+    from traitlets.config import Config
+
+    config = Config()
+    config.HistoryManager.enabled = False
+    shell = InteractiveShell.instance(config=config)
+    shell.run_cell(SETUP, store_history=True).raise_error()
+
+    from jupyterlab_tfcoach.monitor.errors import explain
+
+    everything: list[float] = []
+    for label, cell in CELLS.items():
+        # IPython prints each failing cell's traceback: not part of the measure.
+        with contextlib.redirect_stdout(io.StringIO()):
+            result = shell.run_cell(cell, store_history=True, silent=True)
+        exception = result.error_in_exec
+        if exception is None:
+            print(f"{label}: did not raise")
+            continue
+        times = []
+        entry = None
+        for _ in range(args.repeat):
+            started = time.perf_counter()
+            entry = explain(exception, shell)
+            times.append((time.perf_counter() - started) * 1000.0)
+        everything.extend(times)
+        named = "entry" if entry is not None else "NO ENTRY"
+        print(
+            f"  {label:<28} median {statistics.median(times):6.2f} ms   "
+            f"max {max(times):6.2f} ms   ({named})"
+        )
+    print(
+        f"all: median {statistics.median(everything):.2f} ms, max {max(everything):.2f} ms; "
+        f"target <= 50 ms: {'met' if max(everything) <= 50.0 else 'NOT met'}"
+    )
+
+
+if __name__ == "__main__":
+    main()

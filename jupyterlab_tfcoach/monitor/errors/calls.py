@@ -1,0 +1,329 @@
+"""Arguments that do not fit the function they were passed to (issue #25).
+
+Two learner mistakes raise messages that say nothing about the call they come from:
+
+- a TensorFlow/Keras function given a tensor where it expects something else:
+  ``tf.data.Dataset.from_tensor_slices(features, labels)`` binds ``labels`` to the
+  ``name`` parameter (NumPy then fails on "the truth value of an array"), and a third
+  argument is "too many positional arguments";
+- a dataset transformation whose function takes another number of parameters than the
+  dataset's elements have components: ``Dataset.map`` (``filter``, ``flat_map``) unpacks a
+  tuple element into positional arguments, so ``def scale(x)`` on ``(image, label)``
+  pairs "takes 1 positional argument but 2 were given".
+
+Both are read from what was written and what the callee declares, never from the message
+text alone: the callee is found by walking the call's dotted name from a TensorFlow or
+Keras module with ``inspect.getattr_static`` (no descriptor, no ``__getattr__`` runs) and
+its parameters come from ``inspect.signature`` (library code); a user's function is read
+only through its code object (parameter count and names, never called); a dataset's
+components come from its ``element_spec`` as the libraries store it. The fix is written in
+the user's names: the arguments gathered into one tuple, or an adapter lambda that takes
+every component and hands the function the ones it expects.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import types
+from typing import Any
+
+from jupyterlab_tfcoach.monitor.errors.context import (
+    CellFrame,
+    ErrorContext,
+    ParsedError,
+    code,
+    rewrite,
+    value_kind,
+)
+from jupyterlab_tfcoach.monitor.errors.failing_line import FailingLine, show_shape, value_of
+from jupyterlab_tfcoach.monitor.stored_state import library_attribute
+
+_LIBRARY_ROOTS = ("tensorflow", "keras", "tf_keras")
+_TENSOR_KINDS = ("array", "tensor", "variable", "keras_variable", "symbolic", "list")
+# Parameters that name or configure an op: a tensor given there was meant as data.
+_NAME_PARAMETERS = ("name",)
+_DATASET_TRANSFORMS = ("map", "filter", "flat_map")
+_MAX_CHAIN = 8
+_CO_VARARGS = 0x04
+
+# Course sections: the tf.data pipeline, and reading shapes and dtypes (any other call).
+DATA_SECTION = "tf-data"
+GENERAL_SECTION = "shape-dtype-device"
+# (rule, fix or None, course section)
+CallFinding = tuple[str, str | None, str]
+
+
+def _is_library_object(value: Any) -> bool:
+    module = getattr(type(value), "__module__", "") if not isinstance(value, type) else ""
+    if isinstance(value, types.ModuleType):
+        module = value.__name__
+    elif isinstance(value, (types.FunctionType, type)):
+        module = value.__module__
+    return type(module) is str and module.partition(".")[0] in _LIBRARY_ROOTS
+
+
+def library_callee(func: ast.expr, frame: CellFrame, context: ErrorContext) -> Any:
+    """The TensorFlow/Keras function ``func`` names (``tf.data.Dataset.from_tensor_slices``),
+    found statically from a library module bound in the user's names, else None."""
+    chain: list[str] = []
+    node = func
+    while isinstance(node, ast.Attribute) and len(chain) < _MAX_CHAIN:
+        chain.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    found, value = context.lookup(node.id, frame)
+    if not found or not isinstance(value, types.ModuleType) or not _is_library_object(value):
+        return None
+    for name in reversed(chain):
+        if not isinstance(value, (types.ModuleType, type)):
+            return None
+        try:
+            value = inspect.getattr_static(value, name)
+        except AttributeError:
+            return None
+        if isinstance(value, (staticmethod, classmethod)):
+            value = value.__func__
+    if isinstance(value, types.FunctionType) and _is_library_object(value):
+        return value
+    return None
+
+
+def _dotted(func: ast.expr, frame: CellFrame) -> str:
+    return frame.segment(func) or "the call"
+
+
+def _misplaced_data(
+    call: ast.Call, callee: Any, line: FailingLine, context: ErrorContext
+) -> CallFinding | None:
+    """Tensors passed positionally past the first parameter, landing on ``name`` (or past
+    the last parameter): ``from_tensor_slices(features, labels)``."""
+    if not call.args or any(isinstance(a, ast.Starred) for a in call.args) or call.keywords:
+        return None
+    try:
+        parameters = list(inspect.signature(callee).parameters.values())
+    except (TypeError, ValueError):
+        return None
+    positional = [
+        p
+        for p in parameters
+        if p.kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    ]
+    if not positional or any(p.kind is inspect.Parameter.VAR_POSITIONAL for p in parameters):
+        return None
+    frame = line.frame
+    wrong: list[tuple[ast.expr, str | None]] = []
+    for index, argument in enumerate(call.args[1:], start=1):
+        parameter = positional[index].name if index < len(positional) else None
+        if parameter is not None and parameter not in _NAME_PARAMETERS:
+            continue
+        found, value = value_of(argument, frame, context)
+        if not found and not isinstance(argument, (ast.Tuple, ast.List)):
+            return None
+        kind = value_kind(value) if found else "list"
+        if kind is None and type(value) in (list, tuple):
+            kind = "list"
+        if kind not in _TENSOR_KINDS:
+            return None
+        wrong.append((argument, parameter))
+    if not wrong:
+        return None
+    first = positional[0].name
+    shown = _dotted(call.func, frame)
+    names = [frame.segment(a) for a in call.args]
+    if not all(names) or any("\n" in n for n in names if n):
+        return None
+    landed = [
+        f"{code(frame.segment(a) or '')} lands on {code(p)}"
+        if p
+        else f"{code(frame.segment(a) or '')} is one argument too many"
+        for a, p in wrong
+    ]
+    signature = f"{shown.rsplit('.', 1)[-1]}({', '.join(p.name for p in positional)})"
+    rule = (
+        f"{code(signature)} takes all its data as ONE argument, {code(first)} (a tuple or "
+        f"dict of tensors for several parts); each further positional argument fills the next "
+        f"parameter: {', '.join(landed)}"
+    )
+    gathered = f"({', '.join(n for n in names if n)})"
+    fix = f"pass them together, as one tuple: {code(f'{shown}({gathered})')}"
+    section = DATA_SECTION if "Dataset" in getattr(callee, "__qualname__", "") else GENERAL_SECTION
+    return rule + ".", fix, section
+
+
+def _element_components(dataset: Any) -> tuple[int, list[str]] | None:
+    """How many positional arguments ``map`` passes (a tuple element is unpacked), with
+    each component's shape and dtype."""
+    spec = library_attribute(dataset, "element_spec")
+    if spec is None:
+        return None
+    parts = list(spec) if type(spec) is tuple else [spec]
+    shown = []
+    for part in parts[:6]:
+        shape = library_attribute(part, "shape")
+        dims = library_attribute(shape, "_dims") if shape is not None else None
+        dtype = library_attribute(part, "dtype")
+        dtype_name = library_attribute(dtype, "name") if dtype is not None else None
+        words = []
+        if type(dims) is tuple and all(d is None or type(d) is int for d in dims):
+            words.append(show_shape(dims))
+        if type(dtype_name) is str:
+            words.append(dtype_name)
+        shown.append(" ".join(words) or "a nested structure")
+    return len(parts), shown
+
+
+def _user_parameters(function: ast.expr, frame: CellFrame, context: ErrorContext) -> Any:
+    """(parameter names, how many are required, takes *args) of a user function or lambda
+    given to ``map``: from the lambda's source or the function's code object."""
+    if isinstance(function, ast.Lambda):
+        arguments = function.args
+        names = [a.arg for a in (*arguments.posonlyargs, *arguments.args)]
+        return names, len(names) - len(arguments.defaults), arguments.vararg is not None
+    found, value = value_of(function, frame, context)
+    if not found or type(value) is not types.FunctionType or _is_library_object(value):
+        return None
+    code_object = value.__code__
+    count = code_object.co_argcount
+    names = list(code_object.co_varnames[:count])
+    defaults = value.__defaults__
+    required = count - (len(defaults) if type(defaults) is tuple else 0)
+    return names, required, bool(code_object.co_flags & _CO_VARARGS)
+
+
+def _fresh_names(taken: list[str], count: int) -> list[str]:
+    pool = ["y", "label", "extra", "z", "w", "v"]
+    names = [name for name in pool if name not in taken]
+    while len(names) < count:
+        names.append(f"part{len(names)}")
+    return names[:count]
+
+
+def _adapter(
+    method: str,
+    function: ast.expr,
+    frame: CellFrame,
+    names: list[str],
+    components: int,
+) -> str | None:
+    """``lambda x, y: (scale(x), y)``: every component taken, the function given the
+    ones it expects, the others passed on (``map``) or dropped (``filter``)."""
+    kept = names[:components]
+    extra = _fresh_names(names, components - len(kept))
+    parameters = [*kept, *extra]
+    if isinstance(function, ast.Lambda):
+        body = frame.segment(function.body)
+        if not body or "\n" in body:
+            return None
+        result = body
+    else:
+        source = frame.segment(function)
+        if not source or "\n" in source:
+            return None
+        result = f"{source}({', '.join(kept)})"
+    if method == "map":
+        result = f"({result}, {', '.join(extra)})"
+    elif method != "filter":
+        return None
+    return f"lambda {', '.join(parameters)}: {result}"
+
+
+def _dataset_function(
+    parsed: ParsedError, line: FailingLine, context: ErrorContext
+) -> CallFinding | None:
+    """``ds.map(fn)`` whose ``fn`` takes another number of parameters than ``ds``'s
+    elements have components."""
+    if parsed.type != "TypeError":
+        return None
+    frame = line.frame
+    for part in frame.header():
+        for node in ast.walk(part):
+            if not (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr in _DATASET_TRANSFORMS
+                and node.args
+            ):
+                continue
+            found, dataset = value_of(node.func.value, frame, context)
+            if not found or value_kind(dataset) != "dataset":
+                continue
+            components = _element_components(dataset)
+            function = node.args[0]
+            parameters = _user_parameters(function, frame, context)
+            if components is None or parameters is None:
+                continue
+            count, shown = components
+            names, required, varargs = parameters
+            if required <= count and (count <= len(names) or varargs):
+                continue
+            return _function_finding(node, function, count, shown, names, line)
+    return None
+
+
+def _function_finding(
+    call: ast.Call,
+    function: ast.expr,
+    count: int,
+    shown: list[str],
+    names: list[str],
+    line: FailingLine,
+) -> CallFinding:
+    frame = line.frame
+    method = call.func.attr  # type: ignore[attr-defined]
+    receiver = frame.segment(call.func.value) or "the dataset"  # type: ignore[attr-defined]
+    function_name = (
+        "the lambda" if isinstance(function, ast.Lambda) else code(frame.segment(function) or "")
+    )
+    elements = (
+        f"a tuple of {count} ({', '.join(shown)})" if count > 1 else f"one value ({shown[0]})"
+    )
+    rule = (
+        f"{code(receiver)}.{method} calls its function once per element, and unpacks a "
+        f"tuple element into positional arguments: each element of {code(receiver)} is "
+        f"{elements}, so the function is called with {count} argument"
+        f"{'s' if count != 1 else ''}, but {function_name} takes {len(names)} "
+        f"({', '.join(names) or 'none'})"
+    )
+    fix = None
+    if count > len(names):
+        adapter = _adapter(method, function, frame, names, count)
+        fixed = rewrite(frame, call, function, adapter) if adapter else None
+        if fixed and "\n" not in fixed:
+            keep = "passes the other components on unchanged" if method == "map" else ""
+            fix = (
+                f"take every component and hand {function_name} the "
+                f"{'one' if len(names) == 1 else str(len(names))} it uses"
+                f"{' (the adapter ' + keep + ')' if keep else ''}: {code(fixed)}"
+            )
+        elif method == "flat_map":
+            fix = f"give {function_name} one parameter per component"
+    else:
+        rule += (
+            f"; {code(receiver)} has no component for "
+            f"{', '.join(code(n) for n in names[count:])}: build it from a tuple, as "
+            f"{code('from_tensor_slices((features, labels))')}, if it should carry them"
+        )
+    return rule + ".", fix, DATA_SECTION
+
+
+def explain_call_arguments(
+    parsed: ParsedError, line: FailingLine, context: ErrorContext
+) -> CallFinding | None:
+    """The family's entry point: a library call's misplaced data, or a dataset function
+    whose parameters do not match the elements."""
+    found = _dataset_function(parsed, line, context)
+    if found is not None:
+        return found
+    for part in line.frame.header():
+        for node in ast.walk(part):
+            if not isinstance(node, ast.Call):
+                continue
+            callee = library_callee(node.func, line.frame, context)
+            if callee is None:
+                continue
+            found = _misplaced_data(node, callee, line, context)
+            if found is not None:
+                return found
+    return None

@@ -1,0 +1,612 @@
+"""A broadcast that turns two vectors into a matrix: ``(N, 1)`` against ``(N,)``.
+
+``pred - y`` with ``pred`` of shape ``(64, 1)`` and ``y`` of shape ``(64,)`` is legal
+broadcasting and gives a ``(64, 64)`` matrix: every prediction against every target. A
+loss or a metric reduced from it is a wrong number and nothing raises. Found two ways:
+
+- in graphs (``scan_graph``): once per trace, the element-wise binary ops of a graph the
+  user's code built (a ``tf.function``, Keras' train step, a ``Dataset.map`` function)
+  whose inputs are ``(N, 1)`` and ``(N,)`` (``N`` > 1 or unknown) and whose result has
+  rank 2 and flows into a reduction. The op's traceback gives the user's line, whose
+  expression names the operands as written. Nothing runs per step.
+- in eager code (``cell_notes``): after a cell, its element-wise expressions at the top
+  level of the cell (not inside ``def``, ``lambda`` or comprehensions, whose names are
+  locals) whose operands are names or attributes, inside a reduction (or assigned to a
+  name a reduction reads): the values those names hold after the cell, read as shapes
+  only (``errors/failing_line.describe``). The expressions are found once per cell
+  source (cached); a cell costs one cached lookup and a few dict reads. A loop-local
+  inside a function is gone when the cell ends: that case stays silent unless the
+  function is traced (then the graph scan names it).
+
+Look-alikes stay silent: an operand widened on purpose (``a[:, None]``,
+``tf.expand_dims``, a reshape of the other operand: pairwise differences), a bias
+``(N, 1) + (1,)``, and equal shapes.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import linecache
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from jupyterlab_tfcoach.monitor import report as reports
+from jupyterlab_tfcoach.monitor.errors.context import instance_attribute
+from jupyterlab_tfcoach.monitor.errors.failing_line import describe, show_shape
+from jupyterlab_tfcoach.monitor.locations import CellLocator
+from jupyterlab_tfcoach.monitor.report import Note
+from jupyterlab_tfcoach.monitor.traces.identity import (
+    TENSORFLOW,
+    USER,
+    library_roots,
+    origin_of,
+)
+
+SECTION = "broadcasting"
+# Graph op type -> the Python operator and the TensorFlow function names that build it.
+_GRAPH_OPS: dict[str, tuple[type[ast.AST] | None, frozenset[str]]] = {
+    "Sub": (ast.Sub, frozenset({"subtract"})),
+    "AddV2": (ast.Add, frozenset({"add"})),
+    "Add": (ast.Add, frozenset({"add"})),
+    "Mul": (ast.Mult, frozenset({"multiply"})),
+    "RealDiv": (ast.Div, frozenset({"divide", "truediv"})),
+    "Div": (ast.Div, frozenset({"divide"})),
+    "DivNoNan": (None, frozenset({"divide_no_nan"})),
+    "SquaredDifference": (None, frozenset({"squared_difference"})),
+    "Maximum": (None, frozenset({"maximum"})),
+    "Minimum": (None, frozenset({"minimum"})),
+    "Equal": (ast.Eq, frozenset({"equal"})),
+    "NotEqual": (ast.NotEq, frozenset({"not_equal"})),
+}
+_OPERATOR_TEXT = {ast.Sub: "-", ast.Add: "+", ast.Mult: "*", ast.Div: "/"}
+_CALL_OPS = frozenset(name for _, names in _GRAPH_OPS.values() for name in names)
+# Ops a loss or a metric ends in, and the element-wise ops between it and the broadcast.
+_REDUCTIONS = frozenset({"Mean", "Sum", "Max", "Min", "Prod", "EuclideanNorm", "All", "Any"})
+_PASS_THROUGH = frozenset(
+    {"Square", "Abs", "Pow", "Mul", "Sqrt", "Cast", "Neg", "Exp", "Log", "Sigmoid", "Relu"}
+)
+_PASS_THROUGH |= frozenset(_GRAPH_OPS)
+_FOLLOW_DEPTH = 6
+MAX_GRAPH_OPS = 20_000
+# Python names of reductions (``tf.reduce_mean``, ``np.mean``, ``x.sum()``, Keras losses).
+_REDUCE_NAMES = frozenset(
+    {
+        "reduce_mean",
+        "reduce_sum",
+        "reduce_max",
+        "reduce_min",
+        "reduce_prod",
+        "reduce_all",
+        "reduce_any",
+        "mean",
+        "sum",
+        "max",
+        "min",
+        "norm",
+        "count_nonzero",
+        "average",
+    }
+)
+_TENSOR_KINDS = frozenset({"tensor", "variable", "keras_variable", "array"})
+MAX_CELL_CHARS = 50_000
+_CACHE_SIZE = 64
+MAX_NOTES = 3
+
+
+@dataclass(frozen=True)
+class Expression:
+    """An element-wise expression as the user wrote it, and its operands' sources."""
+
+    text: str  # ``pred - y_flat``
+    left: str
+    right: str
+    # ``text`` with a placeholder for each operand, so either can be rewritten.
+    template: str
+    line: int
+
+
+@dataclass(frozen=True)
+class Broadcast:
+    """One ``(N, 1)`` against ``(N,)`` found, in the user's names when known."""
+
+    where: str  # "line 7 of this cell", "Cell In[3], line 7 (in `train_step`)"
+    expression: Expression | None
+    column_index: int  # 0: the left operand is the (N, 1) one
+    column_text: str  # "a (64, 1) float32 tensor"
+    flat_text: str
+    column_shape: tuple[int | None, ...]
+    flat_shape: tuple[int | None, ...]
+    result_shape: tuple[int | None, ...]
+
+    def note(self) -> Note:
+        return reports.note(broadcast_text(self), SECTION)
+
+
+def matrix_from_vectors(
+    first: tuple[int | None, ...] | None, second: tuple[int | None, ...] | None
+) -> int | None:
+    """Which operand (0 or 1) is ``(N, 1)`` when the other is ``(N,)``; N > 1 or unknown
+    on either side (a batch of None), never 1 (a bias of shape ``(1,)``)."""
+    if first is None or second is None:
+        return None
+    for index, (column, flat) in enumerate(((first, second), (second, first))):
+        if len(column) != 2 or column[1] != 1 or len(flat) != 1:
+            continue
+        rows, length = column[0], flat[0]
+        if rows == 1 or length == 1:
+            continue
+        if rows is None or length is None or rows == length:
+            return index
+    return None
+
+
+def _square(column: tuple[int | None, ...], flat: tuple[int | None, ...]) -> tuple[int | None, ...]:
+    return (column[0], flat[0])
+
+
+# ------------------------------------------------------------------ the fix
+def _needs_parentheses(source: str) -> bool:
+    try:
+        node = ast.parse(source, mode="eval").body
+    except SyntaxError:
+        return True
+    return not isinstance(node, (ast.Name, ast.Attribute, ast.Subscript, ast.Call))
+
+
+def fixes(found: Broadcast) -> tuple[str, str] | None:
+    """The expression rewritten two ways: the ``(N, 1)`` operand squeezed to ``(N,)``, or
+    the ``(N,)`` operand widened to ``(N, 1)``."""
+    expression = found.expression
+    if expression is None:
+        return None
+    operands = [expression.left, expression.right]
+    column, flat = operands[found.column_index], operands[1 - found.column_index]
+    widened = f"({flat})[:, None]" if _needs_parentheses(flat) else f"{flat}[:, None]"
+    squeezed_parts = list(operands)
+    squeezed_parts[found.column_index] = f"tf.squeeze({column}, axis=-1)"
+    widened_parts = list(operands)
+    widened_parts[1 - found.column_index] = widened
+    template = expression.template
+    return template.format(*squeezed_parts), template.format(*widened_parts)
+
+
+def broadcast_text(found: Broadcast) -> str:
+    expression = found.expression
+    column_shape, flat_shape = show_shape(found.column_shape), show_shape(found.flat_shape)
+    result = show_shape(found.result_shape)
+    if expression is None:
+        return (
+            f"An element-wise op at {found.where} combines {found.column_text} with "
+            f"{found.flat_text}: broadcasting makes the result {result}, every row against "
+            "every element, and the loss or metric reduced from it is a wrong number, "
+            "without any error. Make both operands the same shape: squeeze the "
+            f"{column_shape} one with `tf.squeeze(..., axis=-1)`, or add an axis to the "
+            f"{flat_shape} one with `[:, None]`."
+        )
+    names = [expression.left, expression.right]
+    column, flat = names[found.column_index], names[1 - found.column_index]
+    rewritten = fixes(found)
+    assert rewritten is not None
+    squeezed, widened = rewritten
+    return (
+        f"`{expression.text}` ({found.where}) broadcasts `{column}`, {found.column_text}, "
+        f"against `{flat}`, {found.flat_text}: the result is {result}, every element of "
+        f"`{column}` against every element of `{flat}`, so the loss or metric computed from "
+        "it is a wrong number, without any error. Make the shapes agree: "
+        f"`{squeezed}` (both {flat_shape}), or `{widened}` (both {column_shape})."
+    )
+
+
+# ------------------------------------------------------ expressions on a line
+def _call_name(call: ast.Call) -> str | None:
+    func = call.func
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    if isinstance(func, ast.Name):
+        return func.id
+    return None
+
+
+def _segment(source: str, node: ast.AST) -> str | None:
+    text = ast.get_source_segment(source, node)
+    return text if text and "\n" not in text else None
+
+
+def _template(source: str, whole: ast.AST, left: ast.AST, right: ast.AST) -> str | None:
+    """The expression's text with ``{0}``/``{1}`` in place of its two operands."""
+    text = _segment(source, whole)
+    first, second = _segment(source, left), _segment(source, right)
+    if text is None or first is None or second is None:
+        return None
+    start = text.find(first)
+    if start < 0:
+        return None
+    end_first = start + len(first)
+    second_start = text.find(second, end_first)
+    if second_start < 0:
+        return None
+    escaped = [
+        part.replace("{", "{{").replace("}", "}}")
+        for part in (
+            text[:start],
+            text[end_first:second_start],
+            text[second_start + len(second) :],
+        )
+    ]
+    return f"{escaped[0]}{{0}}{escaped[1]}{{1}}{escaped[2]}"
+
+
+def expression_of(source: str, node: ast.AST) -> Expression | None:
+    """An element-wise expression (``a - b``, ``tf.subtract(a, b)``, ``a == b``)."""
+    operands: tuple[ast.AST, ast.AST] | None = None
+    if isinstance(node, ast.BinOp) and type(node.op) in _OPERATOR_TEXT:
+        operands = (node.left, node.right)
+    elif isinstance(node, ast.Compare) and len(node.ops) == 1:
+        if isinstance(node.ops[0], (ast.Eq, ast.NotEq)):
+            operands = (node.left, node.comparators[0])
+    elif isinstance(node, ast.Call) and _call_name(node) in _CALL_OPS and len(node.args) == 2:
+        operands = (node.args[0], node.args[1])
+    if operands is None:
+        return None
+    text = _segment(source, node)
+    left, right = _segment(source, operands[0]), _segment(source, operands[1])
+    template = _template(source, node, *operands)
+    if text is None or left is None or right is None or template is None:
+        return None
+    return Expression(text, left, right, template, getattr(node, "lineno", 0))
+
+
+def _matches(node: ast.AST, op_type: str) -> bool:
+    operator, names = _GRAPH_OPS.get(op_type, (None, frozenset()))
+    if isinstance(node, ast.BinOp):
+        return operator is not None and isinstance(node.op, operator)
+    if isinstance(node, ast.Compare):
+        return operator is not None and len(node.ops) == 1 and isinstance(node.ops[0], operator)
+    if isinstance(node, ast.Call):
+        return _call_name(node) in names
+    return False
+
+
+def _parse_line(line: str) -> tuple[ast.AST, str] | None:
+    """A source line parsed on its own: a ``for``/``with``/``if`` header gets a body, a
+    ``return`` outside its function is read as its expression."""
+    stripped = line.strip()
+    for candidate in (stripped, stripped + " pass", stripped.removeprefix("return ")):
+        try:
+            return ast.parse(candidate), candidate
+        except SyntaxError:
+            continue
+    return None
+
+
+def expression_on_line(line: str, op_type: str) -> Expression | None:
+    """The one expression on ``line`` that builds ``op_type``; None when there is none or
+    several (then the operands cannot be named for sure)."""
+    parsed = _parse_line(line)
+    if parsed is None:
+        return None
+    tree, source = parsed
+    found = [node for node in ast.walk(tree) if _matches(node, op_type)]
+    if len(found) != 1:
+        return None
+    return expression_of(source, found[0])
+
+
+# -------------------------------------------------------------------- graphs
+def _dims(tensor: Any) -> tuple[int | None, ...] | None:
+    try:
+        dims = tensor.shape.as_list()
+    except Exception:
+        return None
+    return tuple(dims) if type(dims) is list else None
+
+
+def _dtype(tensor: Any) -> str:
+    try:
+        name = tensor.dtype.name
+    except Exception:
+        return ""
+    return name if type(name) is str else ""
+
+
+def _widened_on_purpose(column: Any, flat: Any) -> bool:
+    """``a[:, None]``, ``tf.expand_dims(a, -1)``, or a reshape of the other operand
+    (``tf.reshape(x, [-1, 1]) - x``): an outer difference meant as one."""
+    producer = column.op
+    kind = producer.type
+    if kind == "ExpandDims":
+        return True
+    if kind == "StridedSlice":
+        try:
+            return bool(producer.get_attr("new_axis_mask"))
+        except Exception:
+            return False
+    if kind == "Reshape" and len(producer.inputs) > 0:
+        return producer.inputs[0].name == flat.name
+    return False
+
+
+def _reduced(op: Any) -> bool:
+    """Whether the op's result flows into a reduction (a loss, a metric) through
+    element-wise ops."""
+    frontier = [op]
+    seen: set[str] = set()
+    for _ in range(_FOLLOW_DEPTH):
+        following = []
+        for current in frontier:
+            for output in current.outputs:
+                for consumer in output.consumers():
+                    kind = consumer.type
+                    if kind in _REDUCTIONS:
+                        return True
+                    if kind in _PASS_THROUGH and consumer.name not in seen:
+                        seen.add(consumer.name)
+                        following.append(consumer)
+        if not following:
+            return False
+        frontier = following[:32]
+    return False
+
+
+def _is_gradient(name: Any) -> bool:
+    """Ops of a gradient computation repeat the forward op's shapes: the forward op is
+    the one the user wrote."""
+    return type(name) is str and (name.startswith("gradients") or "gradient_tape/" in name)
+
+
+# This package's own files (its hooks appear in tracebacks) are not the user's code.
+_OWN_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def _user_frame(op: Any, roots: dict[str, str]) -> tuple[str, int, str] | None:
+    """The user's frame that called TensorFlow to build ``op``: going outwards from the
+    op, past TensorFlow's own frames (and this package's hooks), the first frame must be
+    the user's. An op another library built (Keras computing a loss, whose traceback also
+    passes through the user's ``fit`` line) has that library's frame there: None."""
+    try:
+        frames = list(op.traceback)
+    except Exception:
+        return None
+    for frame in reversed(frames):
+        filename = frame.filename
+        if type(filename) is not str:
+            return None
+        if filename.startswith(_OWN_ROOT) or origin_of(filename, roots) == TENSORFLOW:
+            continue
+        if origin_of(filename, roots) != USER or "site-packages" in filename:
+            return None
+        if filename.startswith("<frozen"):
+            return None
+        return filename, int(frame.lineno), str(frame.name)
+    return None
+
+
+class BroadcastFinder:
+    """Collects the broadcasts found during a cell, from graphs and the cell's source."""
+
+    def __init__(self, locator: CellLocator) -> None:
+        self._locator = locator
+        self._found: dict[tuple[Any, ...], Broadcast] = {}
+        self._expressions: dict[str, list[Expression]] = {}
+        self.ops_scanned = 0  # for the benchmark
+
+    def begin_cell(self) -> None:
+        self._found = {}
+
+    # ---------------------------------------------------------------- graphs
+    def scan_concrete(self, concrete_functions: list[Any]) -> None:
+        """The new traces of a tf.function (called from the trace registry)."""
+        for concrete in concrete_functions:
+            try:
+                self.scan_graph(concrete.graph)
+            except Exception:
+                continue
+
+    def scan_graph(self, graph: Any) -> None:
+        roots = None
+        operations = graph.get_operations()
+        self.ops_scanned += min(len(operations), MAX_GRAPH_OPS)
+        for op in operations[:MAX_GRAPH_OPS]:
+            op_type = op.type
+            if op_type not in _GRAPH_OPS or _is_gradient(op.name):
+                continue
+            inputs = op.inputs
+            if len(inputs) != 2:
+                continue
+            first, second = inputs[0], inputs[1]
+            column_index = matrix_from_vectors(_dims(first), _dims(second))
+            if column_index is None:
+                continue
+            column, flat = (first, second) if column_index == 0 else (second, first)
+            if _widened_on_purpose(column, flat) or not _reduced(op):
+                continue
+            if roots is None:
+                roots = library_roots()
+            self._graph_finding(op, op_type, column_index, column, flat, roots)
+
+    def _graph_finding(
+        self,
+        op: Any,
+        op_type: str,
+        column_index: int,
+        column: Any,
+        flat: Any,
+        roots: dict[str, str],
+    ) -> None:
+        frame = _user_frame(op, roots)
+        if frame is None:
+            return  # built by the library itself, not by a line the user wrote
+        filename, lineno, function = frame
+        key = (filename, lineno, op_type)
+        if key in self._found:
+            return
+        line = linecache.getline(filename, lineno)
+        expression = expression_on_line(line, op_type) if line else None
+        where = where_in_cells(self._locator, filename, lineno)
+        if function not in ("<module>", "<lambda>"):
+            where = f"{where}, in `{function}`"
+        column_shape, flat_shape = _dims(column), _dims(flat)
+        assert column_shape is not None and flat_shape is not None
+        self._found[key] = Broadcast(
+            where=where,
+            expression=expression,
+            column_index=column_index,
+            column_text=_graph_text(column_shape, _dtype(column)),
+            flat_text=_graph_text(flat_shape, _dtype(flat)),
+            column_shape=column_shape,
+            flat_shape=flat_shape,
+            result_shape=_square(column_shape, flat_shape),
+        )
+
+    # ----------------------------------------------------------------- eager
+    def _cell_expressions(self, source: str) -> list[Expression]:
+        found = self._expressions.get(source)
+        if found is None:
+            found = cell_expressions(source)
+            if len(self._expressions) >= _CACHE_SIZE:
+                self._expressions.pop(next(iter(self._expressions)))
+            self._expressions[source] = found
+        return found
+
+    def scan_cell(self, source: str, namespace: dict[str, Any]) -> None:
+        """The cell's own element-wise expressions, with the values their names hold now."""
+        if not source or len(source) > MAX_CELL_CHARS:
+            return
+        for expression in self._cell_expressions(source):
+            left = _operand(expression.left, namespace)
+            right = _operand(expression.right, namespace)
+            if left is None or right is None:
+                continue
+            column_index = matrix_from_vectors(left.shape, right.shape)
+            if column_index is None:
+                continue
+            column, flat = (left, right) if column_index == 0 else (right, left)
+            assert column.shape is not None and flat.shape is not None
+            key = ("cell", expression.text)
+            if key in self._found:
+                continue
+            self._found[key] = Broadcast(
+                where=f"line {expression.line} of this cell",
+                expression=expression,
+                column_index=column_index,
+                column_text=column.description,
+                flat_text=flat.description,
+                column_shape=column.shape,
+                flat_shape=flat.shape,
+                result_shape=_square(column.shape, flat.shape),
+            )
+
+    def take_notes(self) -> list[Note]:
+        found, self._found = self._found, {}
+        return [broadcast.note() for broadcast in list(found.values())[:MAX_NOTES]]
+
+
+def where_in_cells(locator: CellLocator, filename: str, lineno: int) -> str:
+    """``line 5 of this cell`` for the running cell, else ``Cell In[3], line 5``."""
+    files = locator.cell_files()
+    number = files.get(filename)
+    if number is not None and number == max(files.values()):
+        return f"line {lineno} of this cell"
+    return locator.describe(filename, lineno)
+
+
+def _graph_text(shape: tuple[int | None, ...], dtype: str) -> str:
+    words = " ".join(part for part in (show_shape(shape), dtype) if part)
+    return f"a {words} tensor"
+
+
+@functools.lru_cache(maxsize=256)
+def _operand_path(source: str) -> tuple[str, ...] | None:
+    """``("model", "out")`` for ``model.out``; None for anything but a name or attributes."""
+    try:
+        node = ast.parse(source, mode="eval").body
+    except SyntaxError:
+        return None
+    chain: list[str] = []
+    while isinstance(node, ast.Attribute):
+        chain.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    return (node.id, *reversed(chain))
+
+
+def _operand(source: str, namespace: dict[str, Any]) -> Any | None:
+    """What a name or an attribute chain holds (stored values only), described."""
+    path = _operand_path(source)
+    if path is None or path[0] not in namespace:
+        return None
+    value = namespace[path[0]]
+    for attribute in path[1:]:
+        found, value = instance_attribute(value, attribute)
+        if not found:
+            return None
+    described = describe(source, value)
+    if described is None or described.kind not in _TENSOR_KINDS or described.shape is None:
+        return None
+    return described
+
+
+# ------------------------------------------------------------ a cell's source
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+
+
+def _simple_operand(node: ast.AST) -> bool:
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return isinstance(node, ast.Name)
+
+
+def cell_expressions(source: str) -> list[Expression]:
+    """The cell's top-level element-wise expressions on two names (or attributes) whose
+    result is reduced: inside a reduction call, or assigned to a name that one reads."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return []
+    reduced_names: set[str] = set()
+    candidates: list[tuple[ast.AST, bool, str | None]] = []
+
+    def visit(node: ast.AST, in_reduction: bool, target: str | None) -> None:
+        if isinstance(node, _SCOPES) or isinstance(node, _COMPREHENSIONS):
+            return
+        if isinstance(node, ast.Assign):
+            single = node.targets[0] if len(node.targets) == 1 else None
+            target = single.id if isinstance(single, ast.Name) else None
+        if isinstance(node, ast.Call) and _call_name(node) in _REDUCE_NAMES:
+            for name in ast.walk(node):
+                if isinstance(name, ast.Name):
+                    reduced_names.add(name.id)
+            in_reduction = True
+        if isinstance(node, (ast.BinOp, ast.Compare, ast.Call)):
+            candidates.append((node, in_reduction, target))
+        for child in ast.iter_child_nodes(node):
+            visit(child, in_reduction, target)
+
+    for statement in tree.body:
+        visit(statement, False, None)
+    found: list[Expression] = []
+    for node, in_reduction, target in candidates:
+        if not (in_reduction or (target is not None and target in reduced_names)):
+            continue
+        expression = expression_of(source, node)
+        if expression is None:
+            continue
+        operands = _operand_nodes(node)
+        if operands is None or not all(_simple_operand(operand) for operand in operands):
+            continue
+        found.append(expression)
+    return found
+
+
+def _operand_nodes(node: ast.AST) -> tuple[ast.AST, ast.AST] | None:
+    if isinstance(node, ast.BinOp):
+        return node.left, node.right
+    if isinstance(node, ast.Compare):
+        return node.left, node.comparators[0]
+    if isinstance(node, ast.Call) and len(node.args) == 2:
+        return node.args[0], node.args[1]
+    return None

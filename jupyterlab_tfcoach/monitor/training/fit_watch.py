@@ -1,0 +1,383 @@
+"""What one Keras 3 ``fit`` did to the model's weights and logs, measured during the call.
+
+Keras 3 with the TensorFlow backend defines ``fit``, ``evaluate`` and ``predict`` on
+``keras.src.backend.tensorflow.trainer.TensorFlowTrainer``; ``hooks.MethodHooks`` wraps
+them there (a user's model calls them once per cell, never per step).
+
+Around ``fit`` the hook copies the values of the model's trainable weights (as Keras
+stores them, ``stored_state.keras_trainable_variables``: no user property runs), lets
+``fit`` run, and compares: a weight either changed or did not; whether it was all zeros
+before is kept too. The copies are dropped before the hook returns, so what is kept is
+ids, Keras paths, shapes and flags. The cost, paid once per ``fit`` call inside the cell,
+is one read (an eager op, ~0.1 ms) and one copy per weight before and after: ~1 ms for a
+learner's 3-layer model (``benchmarks/bench_monitor.py``). Weights over
+``MAX_ELEMENTS_PER_WEIGHT`` values are not copied, nor any once ``MAX_ELEMENTS_COPIED``
+values were or ``COPY_BUDGET_S`` has passed: they count as unknown, and the report says
+nothing that would need them.
+
+After ``fit`` the hook also keeps fit's ``History.history`` (a small dict of per-epoch
+floats), whether the model's ``train_step`` is the user's own, whether Keras's loss
+tracker counted anything, the names of metrics whose state is still all zeros (never
+updated), and whether the optimizer stepped. ``evaluate``/``predict`` record only the
+model's class (a weak reference): its ``call`` may hard-code ``training=True``.
+
+Nothing here imports TensorFlow or prints; every failure of our own work is swallowed
+and the user's call runs exactly once with its arguments.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import weakref
+from dataclasses import dataclass, field
+from typing import Any
+
+from jupyterlab_tfcoach.monitor.hooks import MethodHooks
+from jupyterlab_tfcoach.monitor.stored_state import (
+    _class_lookup,
+    contained_values,
+    instance_dict,
+    is_library_class,
+    keras_trainable_variables,
+    keras_variables,
+    library_attribute,
+    stored,
+)
+from jupyterlab_tfcoach.monitor.tftypes import loaded_class
+
+TRAINER_MODULE = "keras.src.backend.tensorflow.trainer"
+TRAINER_CLASS = "TensorFlowTrainer"
+MAX_WEIGHTS = 2000  # models with more trainable weights are not compared
+MAX_ELEMENTS_PER_WEIGHT = 300_000
+MAX_ELEMENTS_COPIED = 1_000_000  # 4 MB of float32 per fit call, copied twice at most
+# Reading a variable is one eager op (~0.1 ms): past this budget the rest is not copied.
+COPY_BUDGET_S = 0.010
+MAX_FITS_PER_CELL = 20
+MAX_HISTORY_KEYS = 50
+MAX_EPOCHS_KEPT = 1000
+
+
+@dataclass
+class WeightOutcome:
+    """One trainable weight across one ``fit`` call."""
+
+    variable_id: int
+    path: str
+    shape: tuple[int, ...]
+    changed: bool
+    started_zero: bool
+
+
+@dataclass
+class FitRun:
+    """One ``fit`` call (ids, labels and numbers only; the model by weak reference)."""
+
+    model: weakref.ReferenceType[Any]
+    model_id: int
+    trainable_count: int | None  # after fit; None: unknown (too many, or not Keras)
+    variable_count: int
+    weights: list[WeightOutcome] = field(default_factory=list)
+    # Whether the weights could be compared: a subclassed model is built inside fit, so
+    # its weights did not exist before (then only the optimizer's step count says more).
+    compared: bool = False
+    unknown_weights: int = 0
+    custom_train_step: bool = False
+    history_id: int | None = None
+    history: dict[str, list[float]] | None = None
+    epochs_run: int | None = None  # from the History's ``epoch`` list
+    loss_tracker_count: float | None = None  # the loss tracker's count after fit
+    never_updated_metrics: list[str] = field(default_factory=list)
+    optimizer_stepped: bool | None = None
+
+
+@dataclass
+class CellFits:
+    fits: list[FitRun] = field(default_factory=list)
+    # Classes of the models predict/evaluate ran on (weakly), at most a few, and one
+    # model of each (weakly, same index): what its layers are tells what training mode does.
+    inferred_classes: list[weakref.ReferenceType[type]] = field(default_factory=list)
+    inferred_models: list[weakref.ReferenceType[Any]] = field(default_factory=list)
+
+
+def _shape(variable: Any) -> tuple[int, ...] | None:
+    shape = library_attribute(variable, "shape")
+    try:
+        dims = tuple(int(d) for d in shape)
+    except Exception:
+        return None
+    return dims
+
+
+def _size(shape: tuple[int, ...]) -> int:
+    size = 1
+    for dim in shape:
+        size *= dim
+    return size
+
+
+def _values(variable: Any) -> Any | None:
+    """A copy of the variable's values as a NumPy array (Keras's variable wraps a
+    ``tf.Variable`` in ``value``; its ``numpy`` is TensorFlow's own method)."""
+    backing = library_attribute(variable, "value")
+    if backing is None:
+        return None
+    numpy = library_attribute(backing, "numpy")
+    if numpy is None:
+        return None
+    array = numpy()
+    copy = getattr(array, "copy", None)
+    return copy() if copy is not None else None
+
+
+def _label(variable: Any) -> str:
+    path = stored(variable, "_path")  # what Keras's ``path`` property returns
+    if type(path) is str and path:
+        return path
+    for attribute in ("path", "name"):
+        value = library_attribute(variable, attribute)
+        if type(value) is str and value:
+            return value
+    return "?"
+
+
+def defines_own(model: Any, method: str) -> bool:
+    """Whether the model's class (or a base of the user's) defines ``method`` itself,
+    rather than Keras."""
+    try:
+        _found, owner = _class_lookup(type(model), method)
+    except Exception:
+        return False
+    return owner is not None and not is_library_class(owner)
+
+
+def _scalar(variable: Any) -> float | None:
+    try:
+        values = _values(variable)
+        return float(values.sum()) if values is not None else None
+    except Exception:
+        return None
+
+
+def _metric_is_all_zero(metric: Any) -> bool:
+    variables = contained_values(stored(metric, "_variables"), sequences_only=True)
+    if not variables:
+        return False
+    for variable in variables:
+        values = _values(variable)
+        if values is None or values.any():
+            return False
+    return True
+
+
+def _metrics_of(model: Any) -> list[Any]:
+    """The metrics Keras tracks for the model, as it stores them (``Trainer.metrics``
+    without running a user's ``metrics`` property): the loss tracker, the compiled
+    metrics, the user's own metric attributes."""
+    attributes = instance_dict(model) or {}
+    found: list[Any] = []
+    tracker = attributes.get("_loss_tracker")
+    if tracker is not None:
+        found.append(tracker)
+    compiled = attributes.get("_compile_metrics")
+    if compiled is not None:
+        for name in ("_flat_metrics", "_flat_weighted_metrics"):
+            found.extend(m for m in contained_values(stored(compiled, name)) or () if m is not None)
+    found.extend(contained_values(attributes.get("_metrics"), sequences_only=True) or ())
+    return found[:100]
+
+
+def _history_of(history: Any) -> dict[str, list[float]] | None:
+    logs = stored(history, "history")
+    if type(logs) is not dict:
+        return None
+    kept: dict[str, list[float]] = {}
+    for key, values in list(logs.items())[:MAX_HISTORY_KEYS]:
+        if type(key) is not str or type(values) is not list:
+            continue
+        numbers = []
+        for value in values[:MAX_EPOCHS_KEPT]:
+            try:
+                numbers.append(float(value))
+            except Exception:
+                numbers.append(float("nan"))
+        kept[key] = numbers
+    return kept
+
+
+class _Snapshot:
+    """The trainable weights' values before ``fit`` (dropped when it returns)."""
+
+    def __init__(self, model: Any) -> None:
+        self.variables = keras_trainable_variables(model, MAX_WEIGHTS)
+        self.copies: list[tuple[Any, Any, tuple[int, ...]]] = []
+        self.unknown = 0
+        copied = 0
+        deadline = time.perf_counter() + COPY_BUDGET_S
+        for variable in self.variables or ():
+            shape = _shape(variable)
+            size = _size(shape) if shape is not None else None
+            if (
+                shape is None
+                or size is None
+                or size > MAX_ELEMENTS_PER_WEIGHT
+                or copied + size > MAX_ELEMENTS_COPIED
+                or time.perf_counter() > deadline
+            ):
+                self.unknown += 1
+                continue
+            try:
+                values = _values(variable)
+            except Exception:
+                values = None
+            if values is None:
+                self.unknown += 1
+                continue
+            copied += size
+            self.copies.append((variable, values, shape))
+
+    def outcomes(self) -> tuple[list[WeightOutcome], int]:
+        outcomes = []
+        unknown = self.unknown
+        for variable, before, shape in self.copies:
+            try:
+                after = _values(variable)
+                if after is None or after.shape != before.shape:
+                    unknown += 1
+                    continue
+                changed = not bool((after == before).all())
+                started_zero = not bool(before.any())
+            except Exception:
+                unknown += 1
+                continue
+            outcomes.append(
+                WeightOutcome(id(variable), _label(variable), shape, changed, started_zero)
+            )
+        self.copies = []
+        return outcomes, unknown
+
+
+class FitWatcher:
+    """Hooks Keras 3's ``fit``/``evaluate``/``predict`` and keeps one cell's measurements."""
+
+    def __init__(self) -> None:
+        self._hooks = MethodHooks()
+        self._cell = CellFits()
+        self._lock = threading.Lock()
+        self._depth = threading.local()
+
+    def install(self) -> bool:
+        owner = loaded_class(TRAINER_MODULE, TRAINER_CLASS)
+        if owner is None:
+            return False
+        hooked = self._hooks.install(owner, "fit", self._fit_hook)
+        self._hooks.install(owner, "evaluate", self._inference_hook)
+        self._hooks.install(owner, "predict", self._inference_hook)
+        return hooked
+
+    def uninstall(self) -> None:
+        self._hooks.restore()
+
+    def begin_cell(self) -> None:
+        with self._lock:
+            self._cell = CellFits()
+
+    def take(self) -> CellFits:
+        with self._lock:
+            cell, self._cell = self._cell, CellFits()
+        return cell
+
+    # ------------------------------------------------------------------ hooks
+    def _fit_hook(self, original: Any) -> Any:
+        watcher = self
+
+        def fit_hook(model: Any, *args: Any, **kwargs: Any) -> Any:
+            __tracebackhide__ = True  # IPython leaves this frame out of user tracebacks
+            before = None
+            try:
+                before = watcher._before_fit(model)
+            except Exception:
+                pass
+            history = original(model, *args, **kwargs)
+            if before is not None:
+                try:
+                    watcher._after_fit(model, before, history)
+                except Exception:
+                    pass
+            return history
+
+        return fit_hook
+
+    def _inference_hook(self, original: Any) -> Any:
+        watcher = self
+
+        def inference_hook(model: Any, *args: Any, **kwargs: Any) -> Any:
+            __tracebackhide__ = True
+            try:
+                watcher._record_inference(model)
+            except Exception:
+                pass
+            return original(model, *args, **kwargs)
+
+        return inference_hook
+
+    # ------------------------------------------------------------- measuring
+    def _before_fit(self, model: Any) -> tuple[_Snapshot, int | None, float | None] | None:
+        with self._lock:
+            if len(self._cell.fits) >= MAX_FITS_PER_CELL:
+                return None
+        if stored(model, "_trainable_variables") is None:
+            return None  # not a Keras layer as Keras 3 stores one
+        snapshot = _Snapshot(model)
+        optimizer = stored(model, "optimizer")
+        iterations = _scalar(stored(optimizer, "_iterations")) if optimizer is not None else None
+        return snapshot, id(model), iterations
+
+    def _after_fit(
+        self, model: Any, before: tuple[_Snapshot, int | None, float | None], history: Any
+    ) -> None:
+        snapshot, model_id, iterations_before = before
+        weights, unknown = snapshot.outcomes()
+        variables = snapshot.variables
+        trainable = keras_trainable_variables(model, MAX_WEIGHTS)
+        run = FitRun(
+            model=weakref.ref(model),
+            model_id=model_id or id(model),
+            trainable_count=len(trainable) if trainable is not None else None,
+            variable_count=len(keras_variables(model, with_seed_state=False, limit=MAX_WEIGHTS)),
+            weights=weights,
+            unknown_weights=unknown,
+            compared=bool(variables),
+            custom_train_step=defines_own(model, "train_step"),
+            history_id=id(history) if history is not None else None,
+            history=_history_of(history) if history is not None else None,
+        )
+        epochs = stored(history, "epoch") if history is not None else None
+        run.epochs_run = len(epochs) if type(epochs) is list else None
+        optimizer = stored(model, "optimizer")
+        if optimizer is not None and iterations_before is not None:
+            after = _scalar(stored(optimizer, "_iterations"))
+            run.optimizer_stepped = after is not None and after != iterations_before
+        if run.custom_train_step:
+            tracker = stored(model, "_loss_tracker")
+            count = stored(tracker, "count") if tracker is not None else None
+            run.loss_tracker_count = _scalar(count) if count is not None else None
+            names = []
+            for metric in _metrics_of(model):
+                name = stored(metric, "name")
+                if type(name) is str and name not in names and _metric_is_all_zero(metric):
+                    names.append(name)
+            run.never_updated_metrics = names
+        with self._lock:
+            if len(self._cell.fits) < MAX_FITS_PER_CELL:
+                self._cell.fits.append(run)
+
+    def _record_inference(self, model: Any) -> None:
+        cls = type(model)
+        if not defines_own(model, "call"):
+            return
+        with self._lock:
+            known = self._cell.inferred_classes
+            if len(known) < 8 and not any(ref() is cls for ref in known):
+                known.append(weakref.ref(cls))
+                self._cell.inferred_models.append(weakref.ref(model))

@@ -1,0 +1,412 @@
+"""What the user wrote, read from source: the cell's statements and a model's methods.
+
+The fit symptoms (``fit_symptoms.py``) are measured; their causes are named from the code:
+the loop that froze every layer, the initializer argument that set weights to zeros, the
+``Dense(1, activation="softmax")`` call, the ``train_step`` that never applies its
+gradients or never tracks its loss, the ``training=True`` written in ``call``. Sources
+are parsed with ``ast`` (never run); a method's source comes from ``inspect`` (IPython
+keeps each cell's text for it), guarded, bounded, and cached by code object.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import textwrap
+from dataclasses import dataclass, field
+from typing import Any
+
+MAX_SOURCE = 100_000
+MAX_CACHED = 256
+ZERO_INITIALIZERS = frozenset({"zeros", "zero", "Zeros", "zeros_initializer"})
+APPLY_METHODS = frozenset({"apply", "apply_gradients", "minimize"})
+ASSIGN_METHODS = frozenset({"assign", "assign_sub", "assign_add"})
+
+_parsed: dict[str, ast.Module | None] = {}
+_methods: dict[tuple[str, int, str], MethodSource | None] = {}
+
+
+def parse(source: str) -> ast.Module | None:
+    if not source or len(source) > MAX_SOURCE:
+        return None
+    if source in _parsed:
+        return _parsed[source]
+    try:
+        tree: ast.Module | None = ast.parse(source)
+    except (SyntaxError, ValueError):
+        tree = None
+    if len(_parsed) > MAX_CACHED:
+        _parsed.clear()
+    _parsed[source] = tree
+    return tree
+
+
+def _text(source: str, node: ast.AST) -> str:
+    segment = ast.get_source_segment(source, node) or ""
+    return " ".join(segment.split())[:160]
+
+
+def _first_line(source: str, node: ast.AST) -> str:
+    lines = source.splitlines()
+    number = getattr(node, "lineno", 0)
+    return lines[number - 1].strip()[:160] if 0 < number <= len(lines) else ""
+
+
+def _is_false(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant) and node.value is False
+
+
+def _is_true(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant) and node.value is True
+
+
+# ----------------------------------------------------------------- the cell
+@dataclass
+class Freezing:
+    """A statement of the cell that set ``trainable = False``."""
+
+    line: int
+    # Valid Python as printed: ``for layer in body_head.layers: layer.trainable = False``
+    # (a loop whose body is one simple statement), ``for layer in body_head.layers: ...``
+    # (a longer body), or ``base.trainable = False``.
+    statement: str
+    loop_over: str | None  # ``body_head.layers`` for a loop, else None
+    simple_body: bool = False  # the loop's whole body is in ``statement``
+
+
+def freezing_statements(source: str) -> list[Freezing]:
+    tree = parse(source)
+    if tree is None:
+        return []
+    found: list[Freezing] = []
+    in_loops: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.For) and isinstance(node.target, ast.Name):
+            for inner in ast.walk(node):
+                if _sets_trainable_false(inner, node.target.id):
+                    found.append(_loop_freezing(source, node))
+                    in_loops.update(id(n) for n in ast.walk(node))
+                    break
+    for node in ast.walk(tree):
+        if id(node) not in in_loops and _sets_trainable_false(node, None):
+            found.append(Freezing(node.lineno, _text(source, node), None))
+    found.sort(key=lambda freezing: freezing.line)
+    return found
+
+
+def valid_code(text: str) -> str | None:
+    """``text`` if it parses as Python (what a report prints as code must), else None."""
+    try:
+        ast.parse(text)
+    except (SyntaxError, ValueError):
+        return None
+    return text
+
+
+def _loop_freezing(source: str, loop: ast.For) -> Freezing:
+    over = _text(source, loop.iter)
+    header = f"for {_text(source, loop.target)} in {over}:"
+    body = loop.body[0]
+    if len(loop.body) == 1 and not isinstance(body, _COMPOUND):
+        one_line = valid_code(f"{header} {_text(source, body)}")
+        if one_line is not None:
+            return Freezing(loop.lineno, one_line, over, simple_body=True)
+    return Freezing(loop.lineno, f"{header} ...", over)
+
+
+_COMPOUND = (
+    ast.For,
+    ast.AsyncFor,
+    ast.While,
+    ast.If,
+    ast.With,
+    ast.AsyncWith,
+    ast.Try,
+    ast.FunctionDef,
+    ast.AsyncFunctionDef,
+    ast.ClassDef,
+    ast.Match,
+)
+
+
+def _sets_trainable_false(node: ast.AST, on_name: str | None) -> bool:
+    if not isinstance(node, ast.Assign) or not _is_false(node.value):
+        return False
+    for target in node.targets:
+        if isinstance(target, ast.Attribute) and target.attr == "trainable":
+            if on_name is None or (
+                isinstance(target.value, ast.Name) and target.value.id == on_name
+            ):
+                return True
+    return False
+
+
+@dataclass
+class Argument:
+    """A keyword argument the user wrote: ``kernel_init="zeros"`` in ``MyDense(16, ...)``."""
+
+    line: int
+    keyword: str
+    text: str  # the keyword and its value as written
+    call: str  # the called name, e.g. ``MyDense``
+
+
+def _called_name(call: ast.Call) -> str:
+    func = call.func
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    if isinstance(func, ast.Name):
+        return func.id
+    return ""
+
+
+def _is_zero_initializer(node: ast.AST) -> bool:
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value in ZERO_INITIALIZERS
+    if isinstance(node, ast.Call):
+        return _called_name(node) in ZERO_INITIALIZERS
+    return False
+
+
+def zero_initializer_arguments(source: str) -> list[Argument]:
+    """Keyword arguments set to a zeros initializer (``"zeros"``, ``Zeros()``)."""
+    tree = parse(source)
+    if tree is None:
+        return []
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            for keyword in node.keywords:
+                if keyword.arg and "init" in keyword.arg and _is_zero_initializer(keyword.value):
+                    found.append(
+                        Argument(
+                            node.lineno,
+                            keyword.arg,
+                            _text(source, keyword),
+                            _called_name(node),
+                        )
+                    )
+    # The layer's construction (``Affine(8, w_init="zeros")``) names the cause better than
+    # an ``add_weight`` inside a class defined in the same cell (often a bias).
+    found.sort(key=lambda argument: (argument.call == "add_weight", argument.line))
+    return found
+
+
+def softmax_one_unit_calls(source: str) -> list[str]:
+    """Calls written with one unit and ``activation="softmax"``: ``Dense(1, activation=...)``."""
+    tree = parse(source)
+    if tree is None:
+        return []
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        keywords = {k.arg: k.value for k in node.keywords if k.arg}
+        activation = keywords.get("activation")
+        if not (isinstance(activation, ast.Constant) and activation.value == "softmax"):
+            continue
+        units = keywords.get("units", node.args[0] if node.args else None)
+        if isinstance(units, ast.Constant) and units.value == 1:
+            found.append(_text(source, node))
+    return found
+
+
+# ---------------------------------------------------------------- methods
+@dataclass
+class MethodSource:
+    """A method's source, dedented, and where its first line is in its file."""
+
+    source: str
+    tree: ast.Module
+    first_line: int
+
+
+def method_source(function: Any) -> MethodSource | None:
+    code = getattr(function, "__code__", None)
+    if code is None:
+        return None
+    key = (code.co_filename, code.co_firstlineno, code.co_name)
+    if key in _methods:
+        return _methods[key]
+    found = None
+    try:
+        source = textwrap.dedent(inspect.getsource(function))
+        tree = parse(source)
+        if tree is not None:
+            found = MethodSource(source, tree, code.co_firstlineno)
+    except Exception:
+        found = None
+    if len(_methods) > MAX_CACHED:
+        _methods.clear()
+    _methods[key] = found
+    return found
+
+
+@dataclass
+class TrainStep:
+    """What a custom ``train_step`` does, read from its source."""
+
+    gradient_line: str | None = None  # ``grads = tape.gradient(loss, self.trainable_variables)``
+    gradients_name: str | None = None  # ``grads``
+    variables_text: str | None = None  # ``self.trainable_variables``
+    applies: bool = False
+    assigns: bool = False  # updates variables itself (``v.assign_sub(...)``)
+    loss_name: str | None = None  # the name the loss is bound to (``loss``)
+    uses_compute_loss: bool = False
+    uses_compute_metrics: bool = False
+    returned_keys: list[str] = field(default_factory=list)  # ``{"mae": ...}``
+    returned_metrics: list[str] = field(default_factory=list)  # ``self.mae_metric``
+    returned_names: set[str] = field(default_factory=set)  # plain names in returned values
+    updates_loss: bool = False  # some ``update_state(<loss name>)``
+    target_names: tuple[str, str] | None = None  # (``y_batch``, ``y_pred``) as passed on
+    data_names: list[str] = field(default_factory=list)  # ``x_batch, y_batch = data``
+    prediction_name: str | None = None  # ``y_pred = self(x_batch, training=True)``
+
+    def targets(self) -> tuple[str, str] | None:
+        """The names train_step gives the targets and the predictions, as it wrote them."""
+        if self.target_names is not None:
+            return self.target_names
+        if len(self.data_names) >= 2 and self.prediction_name is not None:
+            return (self.data_names[1], self.prediction_name)
+        return None
+
+
+def train_step_of(function: Any) -> TrainStep | None:
+    method = method_source(function)
+    if method is None:
+        return None
+    step = TrainStep()
+    source = method.source
+    for node in ast.walk(method.tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            name = node.func.attr
+            if name in APPLY_METHODS:
+                step.applies = True
+            elif name in ASSIGN_METHODS:
+                step.assigns = True
+            elif name == "compute_loss":
+                step.uses_compute_loss = True
+                keywords = {k.arg: k.value for k in node.keywords if k.arg}
+                _keep_targets(step, keywords.get("y"), keywords.get("y_pred"))
+            elif name == "compute_metrics":
+                step.uses_compute_metrics = True
+                if len(node.args) >= 3:
+                    _keep_targets(step, node.args[1], node.args[2])
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target, value = node.targets[0], node.value
+            _keep_data_and_prediction(step, method.tree, target, value)
+            if (
+                isinstance(value, ast.Call)
+                and isinstance(value.func, ast.Attribute)
+                and value.func.attr == "gradient"
+                and step.gradient_line is None
+            ):
+                step.gradient_line = _text(source, node)
+                if isinstance(target, ast.Name):
+                    step.gradients_name = target.id
+                if len(value.args) >= 2:
+                    step.variables_text = _text(source, value.args[1])
+                if value.args and isinstance(value.args[0], ast.Name):
+                    # What the tape differentiates is the loss, whatever its name.
+                    step.loss_name = value.args[0].id
+        if isinstance(node, ast.Return) and isinstance(node.value, ast.Dict):
+            for key, value in zip(node.value.keys, node.value.values, strict=False):
+                if isinstance(key, ast.Constant) and isinstance(key.value, str):
+                    step.returned_keys.append(key.value)
+                step.returned_names.update(
+                    inner.id for inner in ast.walk(value) if isinstance(inner, ast.Name)
+                )
+                for inner in ast.walk(value):
+                    if (
+                        isinstance(inner, ast.Attribute)
+                        and isinstance(inner.value, ast.Name)
+                        and inner.value.id == "self"
+                    ):
+                        step.returned_metrics.append(f"self.{inner.attr}")
+                        break
+    if step.loss_name is not None:
+        for node in ast.walk(method.tree):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr == "update_state"
+                and any(isinstance(a, ast.Name) and a.id == step.loss_name for a in node.args)
+            ):
+                step.updates_loss = True
+    return step
+
+
+def _keep_data_and_prediction(
+    step: TrainStep, tree: ast.Module, target: ast.AST, value: ast.AST
+) -> None:
+    """``x, y = data`` (data: train_step's batch parameter) and ``y_pred = self(x, ...)``."""
+    if (
+        not step.data_names
+        and isinstance(target, ast.Tuple)
+        and isinstance(value, ast.Name)
+        and value.id in _batch_parameters(tree)
+        and all(isinstance(e, ast.Name) for e in target.elts)
+    ):
+        step.data_names = [e.id for e in target.elts if isinstance(e, ast.Name)]
+    if (
+        step.prediction_name is None
+        and isinstance(target, ast.Name)
+        and isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Name)
+        and value.func.id == "self"
+    ):
+        step.prediction_name = target.id
+
+
+def _batch_parameters(tree: ast.Module) -> list[str]:
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return [a.arg for a in node.args.args[1:2]]
+    return []
+
+
+def _keep_targets(step: TrainStep, y: ast.AST | None, y_pred: ast.AST | None) -> None:
+    if step.target_names is None and isinstance(y, ast.Name) and isinstance(y_pred, ast.Name):
+        step.target_names = (y.id, y_pred.id)
+
+
+@dataclass
+class ForcedTraining:
+    """A call in ``call`` that passes a literal ``training=True``."""
+
+    line: int  # in the file (the cell) the method was defined in
+    statement: str
+    callee: str  # ``self.dropout``
+
+
+def forced_training_calls(function: Any) -> list[ForcedTraining]:
+    method = method_source(function)
+    if method is None:
+        return []
+    found = []
+    for node in ast.walk(method.tree):
+        if isinstance(node, ast.Call) and any(
+            k.arg == "training" and _is_true(k.value) for k in node.keywords
+        ):
+            statement = _statement_of(method.tree, node)
+            written = valid_code(_text(method.source, statement)) if statement else None
+            found.append(
+                ForcedTraining(
+                    method.first_line + node.lineno - 1,
+                    written or _text(method.source, node),
+                    _text(method.source, node.func),
+                )
+            )
+    found.sort(key=lambda forced: forced.line)
+    return found
+
+
+def _statement_of(tree: ast.Module, inner: ast.AST) -> ast.stmt | None:
+    """The innermost simple statement containing ``inner`` (what the user wrote on the
+    line, whole, even when it spans several lines)."""
+    found = None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.stmt) and not isinstance(node, _COMPOUND):
+            if any(child is inner for child in ast.walk(node)):
+                found = node
+    return found

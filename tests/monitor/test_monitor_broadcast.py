@@ -1,0 +1,172 @@
+"""A broadcast that turns two vectors into a matrix, ``(N, 1)`` against ``(N,)`` in a loss or
+a metric (issue #25, silent bugs): found in a cell's own expressions (eager) and in the
+graphs traced during a cell (a tf.function, with a known or an unknown batch size). The
+entry names both operands as written, their shapes and the ``(N, N)`` result, and gives
+two fixes in the user's names; each fix is run in the kernel and gets no entry. Correct
+look-alikes (an outer difference meant as one, a bias, equal shapes) stay silent."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+
+from tests.harness import KernelSession, KernelSetup, checked_report, run
+
+pytestmark = [pytest.mark.kernel, pytest.mark.timeout(300)]
+
+KERNEL = KernelSetup(
+    before_load="import numpy as np\nimport tensorflow as tf\nimport keras\n", after_load=""
+)
+
+DATA = """readings = np.linspace(0.0, 1.0, 48).astype("float32").reshape(-1, 1)
+wanted = (2.0 * readings[:, 0] - 1.0).astype("float32")   # (48,)
+gain = tf.Variable([[0.5]])
+"""
+
+
+def broadcast_notes(report: dict[str, Any]) -> list[str]:
+    return [
+        note["text"]
+        for note in report["notes"]
+        if (note.get("course") or {}).get("section") == "broadcasting"
+    ]
+
+
+def fixes_of(text: str) -> tuple[str, str]:
+    spans = re.findall(r"`([^`]+)`", text.split("Make the shapes agree: ", 1)[1])
+    assert len(spans) == 2, text
+    return spans[0], spans[1]
+
+
+def test_eager_loss_over_a_column_and_a_vector(kernel: KernelSession) -> None:
+    run(kernel, DATA)
+    cell = """for _ in range(3):
+    with tf.GradientTape() as tape:
+        guess = readings @ gain
+        cost = tf.reduce_mean(tf.square(guess - wanted))
+    gain.assign_sub(0.1 * tape.gradient(cost, gain))
+"""
+    notes = broadcast_notes(checked_report(run(kernel, cell)))
+    assert len(notes) == 1, notes
+    text = notes[0]
+    assert text.startswith("`guess - wanted` (line 4 of this cell) broadcasts `guess`")
+    assert "a (48, 1) float32 tensor" in text and "a (48,) float32 NumPy array" in text
+    assert "the result is (48, 48)" in text
+    squeezed, widened = fixes_of(text)
+    assert squeezed == "tf.squeeze(guess, axis=-1) - wanted"
+    assert widened == "guess - wanted[:, None]"
+    for fix in (squeezed, widened):
+        fixed = cell.replace("guess - wanted", fix)
+        report = checked_report(run(kernel, fixed))
+        assert broadcast_notes(report) == [], fix
+
+
+def test_traced_loss_names_the_line_in_the_function(kernel: KernelSession) -> None:
+    run(kernel, DATA)
+    cell = """@tf.function
+def nudge(inp, goal):
+    with tf.GradientTape() as tape:
+        approx = inp @ gain
+        gap = tf.reduce_mean(tf.math.squared_difference(goal, approx))
+    gain.assign_sub(0.1 * tape.gradient(gap, gain))
+    return gap
+
+nudge(readings, wanted)
+"""
+    notes = broadcast_notes(checked_report(run(kernel, cell)))
+    assert len(notes) == 1, notes
+    text = notes[0]
+    assert text.startswith(
+        "`tf.math.squared_difference(goal, approx)` (line 5 of this cell, in `nudge`) "
+        "broadcasts `approx`, a (48, 1) float32 tensor, against `goal`, a (48,) float32 tensor"
+    )
+    assert "(48, 48)" in text
+    squeezed, widened = fixes_of(text)
+    assert squeezed == "tf.math.squared_difference(goal, tf.squeeze(approx, axis=-1))"
+    for fix in (squeezed, widened):
+        report = checked_report(
+            run(kernel, cell.replace("tf.math.squared_difference(goal, approx)", fix))
+        )
+        assert broadcast_notes(report) == [], fix
+    # Calls that reuse the trace cost nothing and say nothing again.
+    assert broadcast_notes(checked_report(run(kernel, "nudge(readings, wanted)"))) == []
+
+
+def test_unknown_batch_in_a_metric(kernel: KernelSession) -> None:
+    cell = """@tf.function(input_signature=[tf.TensorSpec([None, 1]), tf.TensorSpec([None])])
+def hit_rate(scores, labels):
+    return tf.reduce_mean(tf.cast(tf.equal(tf.round(scores), labels), tf.float32))
+
+hit_rate(tf.ones((10, 1)), tf.ones((10,)))
+"""
+    notes = broadcast_notes(checked_report(run(kernel, cell)))
+    assert len(notes) == 1, notes
+    assert "`tf.equal(tf.round(scores), labels)`" in notes[0]
+    assert "a (None, 1) float32 tensor" in notes[0] and "(None, None)" in notes[0]
+    squeezed, _ = fixes_of(notes[0])
+    assert squeezed == "tf.equal(tf.squeeze(tf.round(scores), axis=-1), labels)"
+    fixed = cell.replace("tf.equal(tf.round(scores), labels)", squeezed)
+    assert broadcast_notes(checked_report(run(kernel, fixed))) == []
+
+
+def test_keras_train_step_loss(kernel: KernelSession) -> None:
+    cell = """class Scorer(keras.Model):
+    def __init__(self):
+        super().__init__()
+        self.head = keras.layers.Dense(1)
+
+    def call(self, inputs):
+        return self.head(inputs)
+
+    def train_step(self, data):
+        feats, goal = data
+        with tf.GradientTape() as tape:
+            score = self(feats, training=True)
+            miss = tf.reduce_mean(tf.abs(score - goal))
+        grads = tape.gradient(miss, self.trainable_variables)
+        self.optimizer.apply_gradients(zip(grads, self.trainable_variables))
+        return {"miss": miss}
+
+scorer = Scorer()
+scorer.compile(optimizer="sgd")
+scorer.fit(np.ones((32, 3), "float32"), np.zeros(32, "float32"), batch_size=8, epochs=1, verbose=0)
+"""
+    notes = broadcast_notes(checked_report(run(kernel, cell)))
+    assert len(notes) == 1, notes
+    text = notes[0]
+    assert text.startswith("`score - goal` (line 13 of this cell, in `train_step`) broadcasts")
+    # Keras traced the step for batches of 8.
+    assert "a (8, 1) float32 tensor" in text and "the result is (8, 8)" in text
+    squeezed, widened = fixes_of(text)
+    assert squeezed == "tf.squeeze(score, axis=-1) - goal"
+    for fix in (squeezed, widened):
+        assert broadcast_notes(checked_report(run(kernel, cell.replace("score - goal", fix)))) == []
+
+
+def test_look_alikes_stay_silent(kernel: KernelSession) -> None:
+    run(kernel, DATA)
+    eager = """col = readings @ gain                   # (48, 1)
+col_too = readings * 2.0                # (48, 1)
+flat = wanted * 2.0                     # (48,)
+shift = tf.constant([0.25])             # (1,)
+pairwise = tf.reduce_sum(tf.abs(wanted[:, None] - wanted[None, :]))
+spread = tf.reduce_mean(tf.abs(tf.expand_dims(flat, -1) - flat))
+biased = tf.reduce_mean(col + shift)
+same_cols = tf.reduce_mean(tf.square(col - col_too))
+same_flat = tf.reduce_mean(tf.square(flat - wanted))
+"""
+    assert broadcast_notes(checked_report(run(kernel, eager))) == []
+    traced = """@tf.function
+def spread_of(v):
+    return tf.reduce_mean(tf.abs(v[:, None] - v)) + tf.reduce_mean(tf.reshape(v, [-1, 1]) - v)
+
+@tf.function
+def with_bias(x):
+    return tf.reduce_sum(x @ gain + tf.constant([0.1]))
+
+spread_of(wanted)
+with_bias(readings)
+"""
+    assert broadcast_notes(checked_report(run(kernel, traced))) == []

@@ -1,0 +1,366 @@
+"""Every error entry names what the learner wrote (issue #25): the failing line, the call
+and the names it was computing, the function or user class it happened in, the expression
+the fix changes, and the fix itself in those names. Each fix is run in the kernel and the
+error is gone. The cells here are our own (names, shapes, models unlike the dev notebooks).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+
+from tests.harness import KernelSession, KernelSetup, checked_report, run
+
+pytestmark = [pytest.mark.kernel, pytest.mark.timeout(300)]
+
+SETUP = """import numpy as np
+import tensorflow as tf
+import keras
+keras.utils.set_random_seed(0)
+"""
+KERNEL = KernelSetup(before_load=SETUP, after_load="")
+
+
+def failing(kernel: KernelSession, code: str) -> dict[str, Any]:
+    execution = run(kernel, code, ok=False)
+    assert execution.reply["status"] == "error", code
+    error = checked_report(execution)["error"]
+    assert error is not None, execution.reply["evalue"]
+    return error
+
+
+def fix_of(text: str) -> str:
+    """The last code span after ``Fix:``: the code the learner is told to write."""
+    fix = text.split("Fix: ", 1)
+    assert len(fix) == 2, text
+    return re.findall(r"`([^`]+)`", fix[1])[-1]
+
+
+def runs_cleanly(kernel: KernelSession, code: str) -> None:
+    report = checked_report(run(kernel, code))
+    assert report["error"] is None
+
+
+# ---------------------------------------------------------------- tapes
+FIT_LINE = """slope_v = tf.Variable([[0.5]])
+shift_v = tf.Variable(0.0)
+rate = 0.05
+xs = tf.random.normal((32, 1))
+ys = 2.0 * xs + 1.0
+"""
+
+
+def test_loss_from_a_value_computed_before_the_tape(kernel: KernelSession) -> None:
+    run(kernel, FIT_LINE)
+    cell = """fitted = xs @ slope_v + shift_v
+for epoch in range(3):
+    with tf.GradientTape() as rec:
+        cost = tf.reduce_mean((fitted - ys) ** 2)
+    gs, gb = rec.gradient(cost, [slope_v, shift_v])
+    slope_v.assign_sub(rate * gs)
+"""
+    error = failing(kernel, cell)
+    text = error["explanation"]
+    assert text.startswith("Line 6 of this cell: `rate * gs` raised TypeError.")
+    assert "`gs` is None" in text
+    assert "from `fitted`, but `fitted` was computed before the block (line 1" in text
+    assert "the tape `rec` never recorded" in text
+    assert error["course"]["section"] == "gradient-tape"
+    assert fix_of(text) == "cost = tf.reduce_mean((fitted - ys) ** 2)"
+    assert "move `fitted = xs @ slope_v + shift_v` inside the `with ... as rec:` block" in text
+    moved = cell.replace("fitted = xs @ slope_v + shift_v\n", "").replace(
+        "        cost =", "        fitted = xs @ slope_v + shift_v\n        cost ="
+    )
+    runs_cleanly(kernel, moved)
+
+
+def test_second_gradient_of_a_used_tape(kernel: KernelSession) -> None:
+    run(kernel, FIT_LINE)
+    cell = """with tf.GradientTape() as rec2:
+    out = tf.reduce_sum(slope_v * 3.0 + shift_v)
+dslope = rec2.gradient(out, slope_v)
+dshift = rec2.gradient(out, shift_v)
+"""
+    error = failing(kernel, cell)
+    text = error["explanation"]
+    assert text.startswith(
+        "Line 4 of this cell: `rec2.gradient(out, shift_v)` raised RuntimeError while "
+        "computing `dshift`."
+    )
+    assert "`dslope = rec2.gradient(out, slope_v)` already used `rec2`" in text
+    fix = fix_of(text)
+    assert fix == "dslope, dshift = rec2.gradient(out, [slope_v, shift_v])"
+    two_lines = "dslope = rec2.gradient(out, slope_v)\ndshift = rec2.gradient(out, shift_v)"
+    runs_cleanly(kernel, cell.replace(two_lines, fix))
+
+
+def test_gradients_unpacked_in_another_order_than_trainable_variables(
+    kernel: KernelSession,
+) -> None:
+    run(
+        kernel,
+        """class Box(tf.Module):
+    def __init__(self):
+        self.scale = tf.Variable(tf.ones((3, 1)))
+        self.offset = tf.Variable(tf.zeros((1,)))
+
+    def __call__(self, inputs):
+        return inputs @ self.scale + self.offset
+
+box = Box()
+pts = tf.random.normal((16, 3))
+""",
+    )
+    cell = """with tf.GradientTape() as tp:
+    err = tf.reduce_mean(box(pts) ** 2)
+d_scale, d_offset = tp.gradient(err, box.trainable_variables)
+box.scale.assign_sub(0.1 * d_scale)
+box.offset.assign_sub(0.1 * d_offset)
+"""
+    error = failing(kernel, cell)
+    text = error["explanation"]
+    assert "`d_scale, d_offset` unpack `tp.gradient(err, box.trainable_variables)`" in text
+    assert "the order of `box.trainable_variables`: `offset` (1,), `scale` (3, 1)" in text
+    fix = fix_of(text)
+    assert fix == "d_scale, d_offset = tp.gradient(err, [box.scale, box.offset])"
+    runs_cleanly(
+        kernel, cell.replace("d_scale, d_offset = tp.gradient(err, box.trainable_variables)", fix)
+    )
+
+
+# ---------------------------------------------------------------- a batch axis dropped
+def test_an_integer_index_that_dropped_the_batch_axis_is_named(kernel: KernelSession) -> None:
+    run(
+        kernel,
+        """class Proj(tf.Module):
+    def __init__(self):
+        self.m = tf.Variable(tf.ones((5, 2)))
+
+    def __call__(self, rows):
+        return tf.matmul(rows, self.m)
+
+proj = Proj()
+table = np.random.rand(9, 5).astype("float32")
+""",
+    )
+    cell = "pick = table[2]\nprint(proj(pick))"
+    error = failing(kernel, cell)
+    text = error["explanation"]
+    assert "(in `Proj.__call__`)" in text
+    assert "`pick = table[2]` dropped the batch axis" in text
+    assert "`pick = table[2:3]`" in text
+    runs_cleanly(kernel, cell.replace("pick = table[2]", "pick = table[2:3]"))
+    runs_cleanly(kernel, cell.replace("proj(pick)", fix_of(text)))
+
+    # Keras: the same cause, named in predict's explanation.
+    run(
+        kernel,
+        """net = keras.Sequential([keras.Input(shape=(6,)), keras.layers.Dense(2)])
+grid = np.random.rand(10, 6).astype("float32")
+""",
+    )
+    cell = "row = grid[1]\nout = net.predict(row, verbose=0)"
+    text = failing(kernel, cell)["explanation"]
+    assert "`row` is `grid[1]`" in text and "`row = grid[1:2]` keeps it" in text
+    runs_cleanly(kernel, cell.replace("row = grid[1]", "row = grid[1:2]"))
+
+
+def test_conv2d_input_declared_without_channels_names_the_definition(
+    kernel: KernelSession,
+) -> None:
+    run(kernel, 'pics = np.random.rand(20, 10, 10).astype("float32")')
+    cell = """convnet = keras.Sequential([
+    keras.Input(shape=pics.shape[1:]),
+    keras.layers.Conv2D(4, 3),
+    keras.layers.GlobalAveragePooling2D(),
+    keras.layers.Dense(2),
+])
+"""
+    error = failing(kernel, cell)
+    text = error["explanation"]
+    assert "`keras.Input(shape=pics.shape[1:])` declares each example as (10, 10)" in text
+    assert "`Conv2D` gets (None, 10, 10)" in text
+    assert "`pics[..., None]`" in text
+    fix = fix_of(text)
+    assert fix == "keras.Input(shape=(10, 10, 1))"
+    runs_cleanly(kernel, cell.replace("keras.Input(shape=pics.shape[1:])", fix))
+    runs_cleanly(kernel, "print(convnet.predict(pics[..., None], verbose=0).shape)")
+
+
+def test_functional_model_given_a_new_input(kernel: KernelSession) -> None:
+    cell = """inp_a = keras.Input(shape=(3,))
+mid = keras.layers.Dense(5)(inp_a)
+score = keras.layers.Dense(1)(mid)
+clf2 = keras.Model(inputs=keras.Input(shape=(3,)), outputs=score)
+"""
+    error = failing(kernel, cell)
+    text = error["explanation"]
+    assert "`score` was computed from `inp_a`" in text
+    fix = fix_of(text)
+    assert fix == "keras.Model(inputs=inp_a, outputs=score)"
+    runs_cleanly(
+        kernel, cell.replace("keras.Model(inputs=keras.Input(shape=(3,)), outputs=score)", fix)
+    )
+
+
+def test_a_user_layer_class_is_named(kernel: KernelSession) -> None:
+    cell = """class Rescaler(keras.layers.Layer):
+    def call(self, x):
+        return x * tf.ones((x.shape[0], 1))
+
+reg_net = keras.Sequential([keras.Input(shape=(3,)), Rescaler(), keras.layers.Dense(1)])
+reg_net.compile(optimizer="sgd", loss="mse")
+reg_net.fit(np.ones((8, 3), "float32"), np.ones((8, 1), "float32"), epochs=1, verbose=0)
+"""
+    error = failing(kernel, cell)
+    text = error["explanation"]
+    assert text.startswith("Line 3 of this cell (in `Rescaler.call`):")
+    runs_cleanly(kernel, cell.replace("x.shape[0]", "tf.shape(x)[0]"))
+
+
+# ---------------------------------------------------------------- tf.function bodies
+def test_numpy_inside_a_traced_function_names_the_tensor(kernel: KernelSession) -> None:
+    cell = """@tf.function
+def capped(vals):
+    peak = tf.reduce_max(vals)
+    if peak.numpy() < 0.0:
+        peak = tf.zeros([])
+    return peak
+
+capped(tf.constant([1.0, -2.0]))
+"""
+    text = failing(kernel, cell)["explanation"]
+    assert text.startswith("Line 4 of this cell (in `capped`): `peak.numpy()` raised")
+    assert "`peak` is such a tensor" in text
+    fix = fix_of(text)
+    assert fix == "if peak < 0.0:"
+    runs_cleanly(kernel, cell.replace("if peak.numpy() < 0.0:", fix))
+
+
+def test_variable_created_in_a_traced_body(kernel: KernelSession) -> None:
+    cell = """@tf.function
+def tally(chunk):
+    acc = tf.Variable(0.0)
+    acc.assign_add(tf.reduce_sum(chunk))
+    return acc
+
+tally(tf.constant([1.0]))
+tally(tf.constant([2.0]))
+"""
+    error = failing(kernel, cell)
+    text = error["explanation"]
+    assert "(in `tally`)" in text
+    assert "`tally` creates `acc` with `acc = tf.Variable(0.0)` in its body" in text
+    assert "before line 1" in text
+    line = fix_of(text)
+    assert line == "acc = tf.Variable(0.0)"
+    runs_cleanly(kernel, line + "\n\n" + cell.replace("    acc = tf.Variable(0.0)\n", ""))
+
+
+def test_loop_variable_growing_in_a_graph_loop(kernel: KernelSession) -> None:
+    cell = """@tf.function
+def squares_upto(k):
+    acc_vals = tf.zeros([0])
+    for j in tf.range(k):
+        acc_vals = tf.concat([acc_vals, [tf.cast(j * j, tf.float32)]], 0)
+    return acc_vals
+
+squares_upto(tf.constant(3))
+"""
+    error = failing(kernel, cell)
+    text = error["explanation"]
+    assert "`acc_vals` is (0,) before the loop and (1,) after one iteration" in text
+    assert "(`tf.concat` on line 5 grows it)" in text
+    assert error["course"]["section"] == "python-loops"
+    fix = fix_of(text)
+    assert fix == (
+        "tf.autograph.experimental.set_loop_options("
+        "shape_invariants=[(acc_vals, tf.TensorShape([None]))])"
+    )
+    body = "    for j in tf.range(k):\n"
+    runs_cleanly(kernel, cell.replace(body, f"{body}        {fix}\n"))
+    runs_cleanly(kernel, "assert squares_upto(tf.constant(3)).numpy().tolist() == [0.0, 1.0, 4.0]")
+
+
+def test_dtype_error_in_a_mapped_function_names_the_function(kernel: KernelSession) -> None:
+    cell = """factor32 = tf.constant([2.0, 3.0])
+pairs = tf.data.Dataset.from_tensor_slices((np.ones((4, 2)), np.arange(4)))
+
+def rescale(v, lbl):
+    return v * factor32, lbl
+
+scaled = pairs.map(rescale)
+"""
+    text = failing(kernel, cell)["explanation"]
+    assert text.startswith("Line 5 of this cell (in `rescale`)")
+    assert "`v` (the left side of `*`) is float64" in text
+    runs_cleanly(kernel, cell.replace("return v * factor32", "return " + fix_of_cast(text)))
+
+
+def fix_of_cast(text: str) -> str:
+    return re.findall(r"`([^`]+)`", text)[-1]
+
+
+# ---------------------------------------------------------------- tf.data
+def test_batching_sequences_of_different_lengths(kernel: KernelSession) -> None:
+    cell = """sentences = [[1, 2], [3, 4, 5], [6]]
+word_ds = tf.data.Dataset.from_generator(
+    lambda: iter(sentences),
+    output_signature=tf.TensorSpec(shape=(None,), dtype=tf.int32),
+)
+for chunk in word_ds.batch(3):
+    print(chunk.shape)
+"""
+    error = failing(kernel, cell)
+    text = error["explanation"]
+    assert "`word_ds` is built from `sentences` (a list of 3 items" in text
+    assert error["course"]["section"] == "tf-data"
+    fix = fix_of(text)
+    assert fix == "word_ds.padded_batch(3)"
+    runs_cleanly(kernel, cell.replace("word_ds.batch(3)", fix))
+
+
+# ---------------------------------------------------------------- hostile classes
+HOSTILE = """class Claims(type):
+    # A metaclass whose mro() claims Keras's Layer: only the user's word for it.
+    def mro(cls):
+        return [cls, keras.layers.Layer, object]
+
+class Hostile(metaclass=Claims):
+    touched = []
+    # Its own construction, before the claimed Layer's in the MRO.
+    __setattr__ = object.__setattr__
+
+    def __new__(cls):
+        return object.__new__(cls)
+
+    def __init__(self):
+        pass
+
+    @property
+    def units(self):
+        Hostile.touched.append("units")
+        raise RuntimeError("a user property ran")
+
+    def __getattr__(self, name):
+        Hostile.touched.append(name)
+        raise AttributeError(name)
+
+odd = Hostile()
+"""
+
+
+def test_a_hostile_class_on_the_failing_line_is_read_safely(kernel: KernelSession) -> None:
+    run(kernel, HOSTILE)
+    cell = "out = (tf.matmul(tf.ones((2, 3)), tf.ones((2, 3))), odd, odd.trainable_variables)"
+    error = failing(kernel, cell)
+    text = error["explanation"]
+    assert text.startswith("Line 1 of this cell: `tf.matmul(tf.ones((2, 3)), tf.ones((2, 3)))`")
+    # Not described as a Keras layer (its metaclass is the user's), nothing of it ran.
+    assert "`odd`" not in text and "Keras" not in text
+    touched = checked_report(run(kernel, "print(Hostile.touched)"))
+    assert touched["error"] is None
+    execution = run(kernel, "assert Hostile.touched == [], Hostile.touched")
+    assert execution.reply["status"] == "ok"

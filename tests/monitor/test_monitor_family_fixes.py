@@ -1,0 +1,69 @@
+"""The fixes of error families that had no test running them (issue #25): each fix is
+taken from the entry, run in the kernel, and the error is gone. Our own cells."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+
+from tests.harness import KernelSession, KernelSetup, checked_report, run
+
+pytestmark = [pytest.mark.kernel, pytest.mark.timeout(300)]
+
+SETUP = """import numpy as np
+import tensorflow as tf
+"""
+KERNEL = KernelSetup(before_load=SETUP, after_load="")
+
+
+def failing(kernel: KernelSession, code: str) -> dict[str, Any]:
+    execution = run(kernel, code, ok=False)
+    assert execution.reply["status"] == "error", code
+    error = checked_report(execution)["error"]
+    assert error is not None, execution.reply["evalue"]
+    return error
+
+
+def fix_of(text: str) -> str:
+    fix = text.split("Fix: ", 1)
+    assert len(fix) == 2, text
+    return re.findall(r"`([^`]+)`", fix[1])[-1]
+
+
+def runs_cleanly(kernel: KernelSession, code: str) -> None:
+    assert checked_report(run(kernel, code))["error"] is None
+
+
+def test_assign_with_a_value_of_another_shape(kernel: KernelSession) -> None:
+    cell = "acc_w = tf.Variable(tf.zeros((2, 2)))\nstep = tf.ones((2,))\nacc_w.assign_sub(step)"
+    error = failing(kernel, cell)
+    assert error["course"]["section"] == "rebinding-variables"
+    fix = fix_of(error["explanation"])
+    assert fix == "acc_w.assign(acc_w - step)"
+    runs_cleanly(kernel, cell.replace("acc_w.assign_sub(step)", fix))
+
+
+def test_a_python_float_against_an_integer_tensor(kernel: KernelSession) -> None:
+    cell = "counts = tf.constant([1, 2, 3])\nhalf = counts * 0.5"
+    error = failing(kernel, cell)
+    assert error["course"]["section"] == "dtype-casting"
+    assert "while computing `half`" in error["explanation"]
+    fix = fix_of(error["explanation"])
+    assert fix == "tf.cast(counts, tf.float32)"
+    runs_cleanly(kernel, cell.replace("counts * 0.5", f"{fix} * 0.5"))
+
+
+def test_an_argument_the_input_signature_rejects(kernel: KernelSession) -> None:
+    cell = """@tf.function(input_signature=[tf.TensorSpec([16, 3], tf.float32)])
+def row_sums(block):
+    return tf.reduce_sum(block, 1)
+
+row_sums(tf.ones((10, 3)))
+"""
+    error = failing(kernel, cell)
+    assert error["course"]["section"] == "batch-dimension"
+    fix = fix_of(error["explanation"])
+    assert fix == "tf.TensorSpec([None, 3], tf.float32)"
+    runs_cleanly(kernel, cell.replace("tf.TensorSpec([16, 3], tf.float32)", fix))
