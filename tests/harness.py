@@ -11,6 +11,7 @@ import inspect
 import json
 import os
 import queue
+import re
 import signal
 import socket
 import subprocess
@@ -279,6 +280,27 @@ def note_texts(report: dict[str, Any]) -> list[str]:
 
 def changes_of(report: dict[str, Any], change: str) -> list[dict[str, Any]]:
     return [entry for entry in report["variables"] if entry["change"] == change]
+
+
+def error_of_failing_cell(kernel: KernelSession, code: str) -> dict[str, Any]:
+    """Run a cell that must raise; its report's ``error`` entry (which must be there)."""
+    execution = run(kernel, code, ok=False)
+    assert execution.reply["status"] == "error", code
+    error = checked_report(execution)["error"]
+    assert error is not None, execution.reply["evalue"]
+    return error
+
+
+def fix_in(text: str) -> str:
+    """The last code span after ``Fix:``: the code the learner is told to write."""
+    fix = text.split("Fix: ", 1)
+    assert len(fix) == 2, text
+    return re.findall(r"`([^`]+)`", fix[1])[-1]
+
+
+def runs_without_error_entry(kernel: KernelSession, code: str) -> None:
+    """Run a cell that must succeed, and its report has no ``error`` entry."""
+    assert checked_report(run(kernel, code))["error"] is None
 
 
 def free_port() -> int:

@@ -7,12 +7,16 @@ the kernel. The cells are our own; correct look-alikes get no error entry.
 
 from __future__ import annotations
 
-import re
-from typing import Any
-
 import pytest
 
-from tests.harness import KernelSession, KernelSetup, checked_report, run
+from tests.harness import (
+    KernelSession,
+    KernelSetup,
+    run,
+)
+from tests.harness import error_of_failing_cell as failing
+from tests.harness import fix_in as fix_of
+from tests.harness import runs_without_error_entry as runs_cleanly
 
 pytestmark = [pytest.mark.kernel, pytest.mark.timeout(300)]
 
@@ -25,25 +29,6 @@ KERNEL = KernelSetup(before_load=SETUP, after_load="")
 DATA = """readings = np.random.rand(12, 4).astype("float32")
 grades = np.arange(12) % 3
 """
-
-
-def failing(kernel: KernelSession, code: str) -> dict[str, Any]:
-    execution = run(kernel, code, ok=False)
-    assert execution.reply["status"] == "error", code
-    error = checked_report(execution)["error"]
-    assert error is not None, execution.reply["evalue"]
-    return error
-
-
-def fix_of(text: str) -> str:
-    fix = text.split("Fix: ", 1)
-    assert len(fix) == 2, text
-    return re.findall(r"`([^`]+)`", fix[1])[-1]
-
-
-def runs_cleanly(kernel: KernelSession, code: str) -> None:
-    report = checked_report(run(kernel, code))
-    assert report["error"] is None
 
 
 def test_features_and_labels_given_as_two_arguments(kernel: KernelSession) -> None:

@@ -7,11 +7,18 @@ error is gone. The cells here are our own (names, shapes, models unlike the dev 
 from __future__ import annotations
 
 import re
-from typing import Any
 
 import pytest
 
-from tests.harness import KernelSession, KernelSetup, checked_report, run
+from tests.harness import (
+    KernelSession,
+    KernelSetup,
+    checked_report,
+    run,
+)
+from tests.harness import error_of_failing_cell as failing
+from tests.harness import fix_in as fix_of
+from tests.harness import runs_without_error_entry as runs_cleanly
 
 pytestmark = [pytest.mark.kernel, pytest.mark.timeout(300)]
 
@@ -21,26 +28,6 @@ import keras
 keras.utils.set_random_seed(0)
 """
 KERNEL = KernelSetup(before_load=SETUP, after_load="")
-
-
-def failing(kernel: KernelSession, code: str) -> dict[str, Any]:
-    execution = run(kernel, code, ok=False)
-    assert execution.reply["status"] == "error", code
-    error = checked_report(execution)["error"]
-    assert error is not None, execution.reply["evalue"]
-    return error
-
-
-def fix_of(text: str) -> str:
-    """The last code span after ``Fix:``: the code the learner is told to write."""
-    fix = text.split("Fix: ", 1)
-    assert len(fix) == 2, text
-    return re.findall(r"`([^`]+)`", fix[1])[-1]
-
-
-def runs_cleanly(kernel: KernelSession, code: str) -> None:
-    report = checked_report(run(kernel, code))
-    assert report["error"] is None
 
 
 # ---------------------------------------------------------------- tapes

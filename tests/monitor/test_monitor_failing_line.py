@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from tests.harness import KernelSession, KernelSetup, checked_report, run
+from tests.harness import error_of_failing_cell as failing
 
 pytestmark = [pytest.mark.kernel, pytest.mark.timeout(300)]
 
@@ -20,14 +21,6 @@ import keras
 keras.utils.set_random_seed(0)
 """
 KERNEL = KernelSetup(before_load=SETUP, after_load="")
-
-
-def failing(kernel: KernelSession, code: str) -> dict[str, Any]:
-    execution = run(kernel, code, ok=False)
-    assert execution.reply["status"] == "error", code
-    error = checked_report(execution)["error"]
-    assert error is not None, execution.reply["evalue"]
-    return error
 
 
 def spans(text: str) -> list[str]:

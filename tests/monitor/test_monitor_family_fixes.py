@@ -3,12 +3,15 @@ taken from the entry, run in the kernel, and the error is gone. Our own cells.""
 
 from __future__ import annotations
 
-import re
-from typing import Any
-
 import pytest
 
-from tests.harness import KernelSession, KernelSetup, checked_report, run
+from tests.harness import (
+    KernelSession,
+    KernelSetup,
+)
+from tests.harness import error_of_failing_cell as failing
+from tests.harness import fix_in as fix_of
+from tests.harness import runs_without_error_entry as runs_cleanly
 
 pytestmark = [pytest.mark.kernel, pytest.mark.timeout(300)]
 
@@ -16,24 +19,6 @@ SETUP = """import numpy as np
 import tensorflow as tf
 """
 KERNEL = KernelSetup(before_load=SETUP, after_load="")
-
-
-def failing(kernel: KernelSession, code: str) -> dict[str, Any]:
-    execution = run(kernel, code, ok=False)
-    assert execution.reply["status"] == "error", code
-    error = checked_report(execution)["error"]
-    assert error is not None, execution.reply["evalue"]
-    return error
-
-
-def fix_of(text: str) -> str:
-    fix = text.split("Fix: ", 1)
-    assert len(fix) == 2, text
-    return re.findall(r"`([^`]+)`", fix[1])[-1]
-
-
-def runs_cleanly(kernel: KernelSession, code: str) -> None:
-    assert checked_report(run(kernel, code))["error"] is None
 
 
 def test_assign_with_a_value_of_another_shape(kernel: KernelSession) -> None:
