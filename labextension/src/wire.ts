@@ -319,7 +319,8 @@ export function normalizeReport(value: unknown): IReport | null {
               after: r.after,
               text: r.text === null || r.text === undefined ? null : asString(r.text),
               counts_as: oneOf(COUNTS_AS, r.counts_as) ?? NOT_RETRACES.get(kind) ?? 'retrace',
-              count: isCount(r.count) && r.count > 0 ? r.count : 1
+              // 0: a further argument that changed in a trace an earlier reason counts.
+              count: isCount(r.count) ? r.count : 1
             };
           }),
         course: asCourse(t.course)

@@ -208,6 +208,28 @@ test('a reason that sums up repeats of one cause counts all its retraces', () =>
   assert.deepEqual(wire.normalizeReport(noCount).traces[0].reasons.map(r => r.count), [1, 1]);
 });
 
+test('a second argument that changed in the same trace counts no second retrace', () => {
+  // A batch (x, y) of a new size: one trace, a reason for each argument, one retrace.
+  const batch = withoutMeaning(reportSchema.examples[0]);
+  batch.traces = [
+    {
+      function: 'fit_step',
+      defined_at: null,
+      new_traces: 1,
+      total_traces: 2,
+      course: null,
+      reasons: [
+        { kind: 'shape', argument: 'x', before: '(4, 3)', after: '(6, 3)', text: 'x', count: 1 },
+        { kind: 'shape', argument: 'y', before: '(4,)', after: '(6,)', text: 'y', count: 0 }
+      ]
+    }
+  ];
+  const normalized = wire.normalizeReport(batch);
+  assert.deepEqual(normalized.traces[0].reasons.map(r => r.count), [1, 0]);
+  assert.equal(normalized.traces[0].retraces, 1);
+  assert.equal(normalized.counts.retraces, 1);
+});
+
 test('normalizeFinding keeps every required field of every finding example', () => {
   findingSchema.examples.forEach((example, index) => {
     const normalized = wire.normalizeFinding(JSON.parse(JSON.stringify(example)));

@@ -9,6 +9,8 @@ when the error entry explains it."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from tests.harness import (
@@ -93,6 +95,48 @@ shade(tf.ones([2]), 3.0, bright=True)"""
     calm_cell = "for g in [1.0, 2.0, 3.0]:\n    shade(tf.ones([2]), tf.constant(g))"
     calm = checked_report(run(kernel, calm_cell))
     assert (trace_for(calm, "shade")["new_traces"], calm["counts"]["retraces"]) == (1, 0)
+
+
+SIGNATURE_FIX = re.compile(r"(@tf\.function\(input_signature=.*?\)\]\))")
+
+
+def test_shape_retraces_are_one_reason_whose_fix_takes_every_shape(kernel: KernelSession) -> None:
+    encoder = "@tf.function\ndef encode(tokens):\n    return tf.reduce_sum(tokens, axis=1)\n"
+    cell = "for rows, width in [(2, 5), (3, 5), (3, 7)]:\n    encode(tf.ones((rows, width)))"
+    run_quiet(kernel, encoder)
+    trace = trace_for(checked_report(run(kernel, cell)), "encode")
+    [shape] = [r for r in trace["reasons"] if r["kind"] == "shape"]
+    assert "Shapes in this cell: `tokens` (2, 5), (3, 5), (3, 7)." in shape["text"]
+    assert (shape["count"], trace["retraces"], shape["after"]) == (2, 2, "(3, 7)")
+    # The last retrace changed only the width; the fix still frees both sizes, because
+    # the first two calls differed in the rows: it accepts every call the cell made.
+    decorator = SIGNATURE_FIX.search(shape["text"])
+    assert decorator is not None
+    assert "shape=[None, None]" in decorator.group(1)
+    fixed = encoder.replace("@tf.function", decorator.group(1))
+    run_quiet(kernel, fixed)
+    applied = trace_for(checked_report(run(kernel, cell)), "encode")
+    assert (applied["new_traces"], applied["retraces"]) == (1, 0)
+
+
+def test_a_batch_of_two_tensors_counts_one_retrace_per_trace(kernel: KernelSession) -> None:
+    step = (
+        "@tf.function\ndef fit_step(features, labels):\n"
+        "    return tf.reduce_sum(features) + tf.reduce_sum(labels)\n"
+    )
+    cell = "for size in [4, 6, 8]:\n    fit_step(tf.ones((size, 3)), tf.ones((size,)))"
+    run_quiet(kernel, step)
+    report = checked_report(run(kernel, cell))
+    trace = trace_for(report, "fit_step")
+    # Three traces: the first and two retraces, however many arguments changed in each.
+    assert (trace["new_traces"], trace["retraces"], report["counts"]["retraces"]) == (3, 2, 2)
+    [shape] = [r for r in trace["reasons"] if r["kind"] == "shape"]
+    assert "`features` (4, 3), (6, 3), (8, 3); `labels` (4,), (6,), (8,)" in shape["text"]
+    decorator = SIGNATURE_FIX.search(shape["text"])
+    assert decorator is not None
+    run_quiet(kernel, step.replace("@tf.function", decorator.group(1)))
+    applied = trace_for(checked_report(run(kernel, cell)), "fit_step")
+    assert (applied["new_traces"], applied["retraces"]) == (1, 0)
 
 
 # ---------------------------------------------------------- rebinding + error

@@ -60,15 +60,16 @@ def test_first_trace_then_shape_retrace_names_the_fix(kernel: KernelSession) -> 
     report = run_quiet(kernel, "y = 1\nscale(tf.ones([3]))\nscale(tf.ones([4]))")
     trace = trace_for(report, "scale")
     assert (trace["new_traces"], trace["total_traces"]) == (2, 3)
-    assert [(r["kind"], r["before"], r["after"]) for r in trace["reasons"]] == [
-        ("shape", "(2,)", "(3,)"),
-        ("shape", "(3,)", "(4,)"),
+    # Two retraces, one cause: one reason that counts both and lists the shapes.
+    assert [(r["kind"], r["before"], r["after"], r["count"]) for r in trace["reasons"]] == [
+        ("shape", "(2,)", "(4,)", 2),
     ]
+    assert trace["retraces"] == 2
+    text = trace["reasons"][0]["text"]
+    assert "Shapes in this cell: `x` (2,), (3,), (4,)." in text
     # Where each trace came from, and the fix once shapes keep changing.
-    assert "call at line 2" in trace["reasons"][0]["text"]
-    assert "call at line 3" in trace["reasons"][1]["text"]
-    assert "input_signature" in trace["reasons"][1]["text"]
-    assert "reduce_retracing=True" in trace["reasons"][1]["text"]
+    assert "(calls at line 2, line 3)" in text
+    assert "input_signature" in text and "reduce_retracing=True" in text
     assert trace["course"]["section"] == "retracing"
 
     # No new trace: no entry.

@@ -11,6 +11,7 @@ functions recreated inside the cell get a note each.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -74,7 +75,9 @@ def _ordered_reasons(reasons: list[RetraceReason]) -> list[RetraceReason]:
             if key not in seen:
                 seen.add(key)
                 python.append(reason)
-    others = condense(_merge_python_values([r for r in reasons if r["kind"] not in _PYTHON_KINDS]))
+    others = condense(
+        _merge_shapes(_merge_python_values([r for r in reasons if r["kind"] not in _PYTHON_KINDS]))
+    )
     return (others[:1] + python + others[1:])[:MAX_REASONS_PER_ENTRY]
 
 
@@ -119,6 +122,67 @@ def _merge_python_values(reasons: list[RetraceReason]) -> list[RetraceReason]:
             f"{reason['text']} Values of `{key}` in this cell: {shown}{more}. "
             f"One cause and one fix for these {retraced} retraces."
         )
+    return merged
+
+
+_FIX = " Fix: "
+_CALL_SITE = re.compile(r"\(call at ([^()]*)\)")
+
+
+def _is_relaxed(reason: RetraceReason) -> bool:
+    """TensorFlow relaxed a shape to None itself (reduce_retracing): news, not a cause."""
+    before, after = reason["before"] or "", reason["after"] or ""
+    return "None" in after and "None" not in before
+
+
+def _merge_shapes(reasons: list[RetraceReason]) -> list[RetraceReason]:
+    """One reason for a function's shape retraces in the cell: one cause, one fix.
+
+    Each trace that changed shapes has one reason with the fix (its first shape change)
+    and a "too" reason per other argument. When two or more traces did, the first reason
+    stands for all of them: it lists every shape each argument took, counts the retraces
+    and ends with the fix of the last one, which the registry wrote against every earlier
+    trace of the function, so it declares None in every dimension that varied."""
+    leads = [
+        r for r in reasons if r["kind"] == "shape" and _FIX in r["text"] and not _is_relaxed(r)
+    ]
+    if len(leads) < 2:
+        return reasons
+    lead = leads[0]
+    shapes: dict[str, list[str]] = {}
+    merged: list[RetraceReason] = []
+    for reason in reasons:
+        if reason["kind"] != "shape" or _is_relaxed(reason) or reason["argument"] is None:
+            merged.append(reason)
+            continue
+        taken = shapes.setdefault(reason["argument"], [])
+        for shape in (reason["before"], reason["after"]):
+            if shape is not None and (not taken or taken[-1] != shape):
+                taken.append(shape)
+        if reason is lead:
+            merged.append(reason)
+            continue
+        lead["count"] = lead.get("count", 1) + reason.get("count", 1)
+        if reason["argument"] == lead["argument"]:
+            lead["after"] = reason["after"]
+    retraced = lead["count"]
+    listed = "; ".join(
+        f"`{argument}` "
+        + ", ".join(taken[:MAX_LISTED_VALUES])
+        + (f" and {len(taken) - MAX_LISTED_VALUES} more" if len(taken) > MAX_LISTED_VALUES else "")
+        for argument, taken in shapes.items()
+    )
+    head = lead["text"].split(_FIX, 1)[0]
+    sites = list(
+        dict.fromkeys(m.group(1) for r in leads for m in [_CALL_SITE.search(r["text"])] if m)
+    )
+    if len(sites) > 1:  # where the traces came from, every line once
+        head = _CALL_SITE.sub(f"(calls at {', '.join(sites)})", head, count=1)
+    fix = leads[-1]["text"].split(_FIX, 1)[1]
+    lead["text"] = (
+        f"{head} Shapes in this cell: {listed}. One cause and one fix for these {retraced} "
+        f"retraces.{_FIX}{fix}"
+    )
     return merged
 
 

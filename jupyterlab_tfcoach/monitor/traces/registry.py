@@ -29,7 +29,14 @@ from typing import Any
 
 from jupyterlab_tfcoach.monitor.hooks import MethodHooks, original_method
 from jupyterlab_tfcoach.monitor.locations import CellLocator, caller_frame
-from jupyterlab_tfcoach.monitor.report import Note, RetraceReason, TraceEntry, note, retrace_reason
+from jupyterlab_tfcoach.monitor.report import (
+    RETRACE,
+    Note,
+    RetraceReason,
+    TraceEntry,
+    note,
+    retrace_reason,
+)
 from jupyterlab_tfcoach.monitor.tftypes import (
     POLYMORPHIC_FUNCTION_MODULE,
     functions_run_eagerly,
@@ -97,6 +104,19 @@ MAX_BAKED_VALUES = 8
 def _group_of(state: FunctionState, identity: FunctionIdentity) -> tuple[Any, ...]:
     """Entries are per code for plain user functions (recreations add up), else per object."""
     return ("code", identity.code_key) if identity.recreatable else ("function", state.serial)
+
+
+def _count_the_trace_once(reasons: list[RetraceReason]) -> None:
+    """One retrace, however many arguments changed in it: the first reason that counts as a
+    retrace stands for the trace (``count`` 1), the others say what else changed (``count``
+    0), so a batch ``(x, y)`` of a new size counts one retrace, not two."""
+    counted = False
+    for reason in reasons:
+        if reason["counts_as"] != RETRACE:
+            continue
+        if counted:
+            reason["count"] = 0
+        counted = True
 
 
 class TraceRegistry:
@@ -501,6 +521,7 @@ class TraceRegistry:
                             written=self._call_arguments[1],
                             call=self._call_arguments[0],
                             repeated=self._advised(group, difference),
+                            earlier=state.signatures,
                         )
                         for difference in found[:MAX_REASONS_PER_TRACE]
                     ]
@@ -515,6 +536,7 @@ class TraceRegistry:
                             "changed too.",
                         )
                     )
+                _count_the_trace_once(reasons)
         if counted:
             state.logical_traces += 1
             if identity.recreatable and identity.code_key is not None:

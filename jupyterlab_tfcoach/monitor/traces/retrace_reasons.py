@@ -174,25 +174,49 @@ def _spec(leaf: sig.Leaf, varying: set[int] | None, rank_changed: bool) -> str |
 
 def _varying_dimensions(
     found: list[sig.Difference],
+    signature: sig.Signature | None = None,
+    earlier: list[sig.Signature] | None = None,
 ) -> tuple[dict[str, set[int]], set[str]]:
+    """The dimensions that vary per argument, and the arguments whose rank changed: in this
+    retrace (``found``) and against every earlier trace of the function (``earlier``), so
+    that a fix written after shapes (2, 5), (2, 7), (3, 7) declares both sizes None and
+    accepts every shape the function was called with, not only the last two."""
     varying: dict[str, set[int]] = {}
     rank_changed: set[str] = set()
-    for difference in found:
-        if difference.kind != "shape":
-            continue
-        old, new = _dimensions(difference.before), _dimensions(difference.after)
+
+    def compare(argument: str, before: str | None, after: str | None) -> None:
+        old, new = _dimensions(before), _dimensions(after)
         if old is None or new is None or len(old) != len(new):
-            rank_changed.add(difference.argument)
-            continue
-        varying[difference.argument] = {
+            rank_changed.add(argument)
+            return
+        varying.setdefault(argument, set()).update(
             i for i, (a, b) in enumerate(zip(old, new, strict=True)) if a != b
-        }
+        )
+
+    for difference in found:
+        if difference.kind == "shape":
+            compare(difference.argument, difference.before, difference.after)
+    for path, leaf in (signature or {}).items():
+        if leaf.kind != sig.TENSOR:
+            continue
+        for previous in earlier or []:
+            old_leaf = previous.get(path)
+            if (
+                old_leaf is not None
+                and old_leaf.kind == sig.TENSOR
+                and old_leaf.shape != leaf.shape
+            ):
+                compare(path, old_leaf.shape, leaf.shape)
     return varying, rank_changed
 
 
-def _shape_fix(signature: sig.Signature | None, found: list[sig.Difference]) -> str:
+def _shape_fix(
+    signature: sig.Signature | None,
+    found: list[sig.Difference],
+    earlier: list[sig.Signature] | None = None,
+) -> str:
     """The input_signature to write, in the function's own argument names and dtypes."""
-    varying, rank_changed = _varying_dimensions(found)
+    varying, rank_changed = _varying_dimensions(found, signature, earlier)
     leaves = list((signature or {}).items())
     if leaves and all(leaf.kind == sig.TENSOR and _is_simple_name(path) for path, leaf in leaves):
         specs = [_spec(leaf, varying.get(path), path in rank_changed) for path, leaf in leaves]
@@ -225,6 +249,7 @@ def difference_reason(
     written: dict[str, str] | None = None,
     call: str | None = None,
     repeated: bool = False,
+    earlier: list[sig.Signature] | None = None,
 ) -> RetraceReason:
     argument, before, after = difference.argument, difference.before, difference.after
     where = at_site(call_site)
@@ -258,7 +283,7 @@ def difference_reason(
             text = (
                 f"Retraced{where}: the shape of {named} changed from {before} to {after}; "
                 f"every new shape traces again.{repeat}{batch} "
-                f"{_shape_fix(signature, found or [difference])}"
+                f"{_shape_fix(signature, found or [difference], earlier)}"
             )
     elif difference.kind == "dtype":
         text = (
