@@ -351,3 +351,19 @@ def test_a_hostile_class_on_the_failing_line_is_read_safely(kernel: KernelSessio
     assert touched["error"] is None
     execution = run(kernel, "assert Hostile.touched == [], Hostile.touched")
     assert execution.reply["status"] == "ok"
+
+
+# ---------------------------------------------------------------- what the line reads
+def test_the_name_being_assigned_is_not_an_operand(kernel: KernelSession) -> None:
+    # `grid` holds a model from an earlier cell; the failing line only assigns to it.
+    run(kernel, "grid = keras.Sequential([keras.Input((2,)), keras.layers.Dense(1)])")
+    cell = "pts = tf.constant([[1.0, 2.0], [3.0, 4.0]])\ngrid = pts @ tf.ones((3, 1))"
+    text = failing(kernel, cell)["explanation"]
+    assert "while computing `grid`" in text and "`pts` is a (2, 2) float32 tensor" in text
+    assert "Sequential" not in text, text
+
+
+def test_an_item_of_a_plain_dict_is_described(kernel: KernelSession) -> None:
+    cell = "record = {'pixels': tf.ones((2, 5))}\npicked = record['pixels'] @ tf.ones((3, 1))"
+    text = failing(kernel, cell)["explanation"]
+    assert "`record['pixels']` is a (2, 5) float32 tensor" in text, text

@@ -251,6 +251,16 @@ def _references(node: ast.AST) -> list[ast.expr]:
                 visit(current.value)
                 visit(current.slice)
             return
+        if isinstance(current, (ast.Assign, ast.AnnAssign)):
+            # `m = t @ v`, `self.w = ...`: what the target held before is unrelated to
+            # the error; `x[0] = 1` does read the object assigned into.
+            targets = current.targets if isinstance(current, ast.Assign) else [current.target]
+            for target in targets:
+                if isinstance(target, ast.Subscript):
+                    visit(target.value)
+            if current.value is not None:
+                visit(current.value)
+            return
         if isinstance(current, ast.Call) and isinstance(current.func, ast.Attribute):
             # `model.predict(x)`: the object the method belongs to is an operand.
             visit(current.func.value)
@@ -327,9 +337,12 @@ def value_of(node: ast.AST, frame: CellFrame, context: ErrorContext) -> tuple[bo
         return _attribute(owner, node.attr)
     if isinstance(node, ast.Subscript):
         found, owner = value_of(node.value, frame, context)
-        if not found or type(owner) not in (tuple, list):
+        if not found or type(owner) not in (tuple, list, dict):
             return False, None
         index = _index(node.slice)
+        if type(owner) is dict and index is None:
+            # `batch["image"]`: a plain dict read with a constant key runs no user code.
+            index = _key(node.slice)
         if index is None:
             return False, None
         try:
@@ -337,6 +350,10 @@ def value_of(node: ast.AST, frame: CellFrame, context: ErrorContext) -> tuple[bo
         except Exception:
             return False, None
     return False, None
+
+
+def _key(node: ast.AST) -> str | None:
+    return node.value if isinstance(node, ast.Constant) and type(node.value) is str else None
 
 
 def _index(node: ast.AST) -> Any:
