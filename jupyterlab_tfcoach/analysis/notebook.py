@@ -4,8 +4,12 @@ Cells are joined in order because names flow from cell to cell exactly as in
 the kernel. IPython syntax is masked line by line with plain Python of the
 same meaning for the analysis (``pass``, or ``name = ...`` for ``x = !ls``),
 so every line keeps its number. The statement of a timing magic (``%time y = f(x)``,
-``%timeit -n 10 step(x)``) is Python IPython runs: it stays, at its own columns. A
-shell or magic line continued with a trailing
+``%timeit -n 10 step(x)``) is Python IPython runs: it stays, at its own columns; so does
+that of ``out = %time f()``, which binds ``out`` to the value of ``f()`` (``%time``
+returns it; other magics bind ``...``). A one-line cell IPython runs as a line magic
+without ``%`` (automagic: ``pip install x``, ``ls ./data/``, ``time y = f(x)``) is read
+as that magic, valid Python or not, exactly when IPython does (``automagic.py``: the
+name must not be bound by an earlier cell). A shell or magic line continued with a trailing
 backslash (Colab's ``!pip install ... \``) masks its continuation lines too. A
 cell magic whose body is Python (``%%time``, ``%%timeit``, ``%%capture``,
 ``%%prun``, ``%%debug``) keeps its body; any other cell magic (``%%bash``,
@@ -27,8 +31,9 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any
+from typing import Any, NamedTuple
 
+from jupyterlab_tfcoach.analysis.automagic import AutomagicLine, automagic_line, binding_of
 from jupyterlab_tfcoach.analysis.errors import TOO_DEEP
 from jupyterlab_tfcoach.analysis.positions import split_lines
 
@@ -186,26 +191,38 @@ _COMPOUND_STATEMENTS = (
     ast.For, ast.AsyncFor, ast.While, ast.If, ast.With, ast.AsyncWith, ast.Try,
     ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Match,
 )  # fmt: skip
+# ``%name args``: IPython takes the name up to the first space (``_tr_magic``,
+# ``MagicAssign``); the magic's own argument parsing strips the spaces after it.
+_ESCAPED_MAGIC = re.compile(r"%(\w+) [ \t]*")
 
 
-def _statement_start(stripped: str) -> int | None:
-    """Where the Python statement of ``%time <stmt>`` / ``%timeit -n 10 <stmt>`` starts."""
-    magic = re.match(r"%(\w+)[ \t]+", stripped)
-    if magic is None or magic.group(1) not in _STATEMENT_MAGICS:
+class _Timed(NamedTuple):
+    """The Python statement a timing magic runs: where it starts in the line, which
+    magic runs it, and whether it is one expression (``%time`` then returns its value)."""
+
+    start: int
+    magic: str
+    expression: bool
+
+
+def _timed_statement(magic: str, text: str, position: int) -> _Timed | None:
+    """The statement of ``%time <stmt>`` / ``%timeit -n 10 <stmt>`` (line magic ``magic``,
+    its arguments at ``position`` of ``text``); None for a magic that runs no statement,
+    or one that is not a single simple statement."""
+    takes_value = _STATEMENT_MAGICS.get(magic)
+    if takes_value is None:
         return None
-    takes_value = _STATEMENT_MAGICS[magic.group(1)]
-    position = magic.end()
-    while stripped.startswith("-", position):
-        option = re.match(r"-(\w)(\S*)[ \t]+", stripped[position:])
+    while text.startswith("-", position):
+        option = re.match(r"-(\w)(\S*)[ \t]+", text[position:])
         if option is None:
             return None
         position += option.end()
         if option.group(1) in takes_value and not option.group(2):
-            value = re.match(r"\S+[ \t]+", stripped[position:])  # ``-n 10``
+            value = re.match(r"\S+[ \t]+", text[position:])  # ``-n 10``
             if value is None:
                 return None
             position += value.end()
-    statement = stripped[position:]
+    statement = text[position:]
     if not statement or statement.rstrip().endswith("\\"):
         return None
     try:
@@ -215,10 +232,16 @@ def _statement_start(stripped: str) -> int | None:
     except (RecursionError, MemoryError):
         # Nested past the parser's limits: kept, so that the cell's own parse reports it
         # as too deeply nested (masked as a magic, it would vanish without a word).
-        return position
+        return _Timed(position, magic, expression=False)
     if len(body) != 1 or isinstance(body[0], _COMPOUND_STATEMENTS):
         return None
-    return position
+    return _Timed(position, magic, isinstance(body[0], ast.Expr))
+
+
+def _timed_escape(stripped: str, percent: int) -> _Timed | None:
+    """The statement of the ``%magic ...`` that starts at ``percent`` of ``stripped``."""
+    magic = _ESCAPED_MAGIC.match(stripped, percent)
+    return None if magic is None else _timed_statement(magic.group(1), stripped, magic.end())
 
 
 def _mask_line(line: str) -> str:
@@ -226,17 +249,29 @@ def _mask_line(line: str) -> str:
     indent = line[: len(line) - len(stripped)]
     if not stripped:
         return line
-    start = _statement_start(stripped) if stripped[0] == "%" else None
-    if start is not None:
+    timed = _timed_escape(stripped, 0) if stripped[0] == "%" else None
+    if timed is not None:
         # ``0;`` padded to the magic's width: the statement stays at its own columns and
         # at its own level (no block around it, so its bindings are not conditional).
-        return indent + "0;".ljust(start) + stripped[start:]
+        return indent + "0;".ljust(timed.start) + stripped[timed.start :]
     if stripped[0] in "%!":
         return indent + "pass"
     if stripped[0] == "?" or (stripped.rstrip().endswith("?") and "#" not in stripped):
         return indent + "pass"  # IPython help: ``?tf.function`` / ``tf.function??``
     assigned = _ASSIGNED_ESCAPE.match(stripped)
     if assigned:
+        escape = assigned.end() - 1
+        timed = _timed_escape(stripped, escape) if stripped[escape] == "%" else None
+        if timed is not None:
+            # ``out = %time f()`` binds what the magic returns: the value of ``f()`` for
+            # ``%time`` of an expression, else something else (None, ``-o``'s result).
+            # The statement runs either way, at its own columns.
+            returns_value = timed.magic == "time" and timed.expression
+            filler = "" if returns_value else "...;"
+            return (
+                indent + stripped[:escape] + filler.ljust(timed.start - escape)
+                + stripped[timed.start :]
+            )  # fmt: skip
         return f"{indent}{assigned.group('target')} = ..."
     return line
 
@@ -300,6 +335,94 @@ def _parses(text: str) -> SyntaxError | None:
     return None
 
 
+class _EarlierCells:
+    """What the cells joined so far bind, read from their text on demand: only a one-line
+    cell starting with a line magic's name asks (whether that name shadows the magic), so
+    most analyses read nothing. Each cell is searched at most once per name asked about."""
+
+    def __init__(self, pieces: list[str], first_lines: list[int], counts: list[int]) -> None:
+        # The lists ``join_cells`` fills: read as they are when asked.
+        self._pieces = pieces
+        self._first_lines = first_lines
+        self._counts = counts
+        self._known: dict[str, tuple[int, bool]] = {}  # name -> (cells read, bound)
+
+    def bind(self, name: str) -> bool:
+        """Whether ``name`` is bound once the cells so far have run, in order."""
+        read, bound = self._known.get(name, (0, False))
+        cells = len(self._first_lines)
+        if read < cells:
+            for cell in self._cells_naming(name, read):
+                first, count = self._first_lines[cell], self._counts[cell]
+                text = "\n".join(self._pieces[first - 1 : first - 1 + count])
+                try:
+                    tree = ast.parse(text)
+                except (SyntaxError, ValueError, RecursionError, MemoryError):
+                    continue  # not run, as far as the analysis knows: it binds nothing
+                effect = binding_of(tree, name)
+                if effect is not None:
+                    bound = effect
+        self._known[name] = (cells, bound)
+        return bound
+
+    def _cells_naming(self, name: str, start: int) -> list[int]:
+        """The cells from ``start`` on whose text has ``name`` as a word, in order: their
+        text searched as one, with ``str.find`` (most cells never name a magic)."""
+        first_line = self._first_lines[start]
+        text = "\n".join(self._pieces[first_line - 1 :])
+        found: list[int] = []
+        line, searched = first_line, 0
+        at = text.find(name)
+        while at != -1:
+            end = at + len(name)
+            if not _is_word_character(text, at - 1) and not _is_word_character(text, end):
+                line += text.count("\n", searched, at)
+                searched = at
+                cell = bisect.bisect_right(self._first_lines, line) - 1
+                if not found or found[-1] != cell:
+                    found.append(cell)
+            at = text.find(name, end)
+        return found
+
+
+def _is_word_character(text: str, index: int) -> bool:
+    return 0 <= index < len(text) and (text[index].isalnum() or text[index] == "_")
+
+
+def _run_as_magic(lines: list[str], magic: AutomagicLine) -> list[str]:
+    """The cell's lines with its automagic line as the analysis reads it, dedented (the
+    cell's indent is ``magic.column``): the statement of ``time y = f(x)`` at its own
+    columns, any other magic ``pass``."""
+    content = lines[magic.line][magic.column :]
+    timed = _timed_statement(magic.name, content, magic.arguments - magic.column)
+    masked = "pass" if timed is None else "0;".ljust(timed.start) + content[timed.start :]
+    return [""] * magic.line + [masked]
+
+
+def _masked(index: int, lines: list[str]) -> tuple[list[str], int, SyntaxProblem | None]:
+    """A cell that does not parse as it is: dedented and its IPython syntax masked, as
+    ``(lines, indent, problem)``; blank lines and the problem when it still fails."""
+    indent = 0
+    dedented, removed = strip_leading_indent(lines)
+    if removed and _parses("\n".join(dedented)) is None:
+        return dedented, removed, None
+    if removed:
+        lines, indent = dedented, removed
+    lines = mask_ipython(lines)
+    masked_error = _parses("\n".join(lines))
+    if masked_error is None:
+        return lines, indent, None
+    # Where it fails once IPython's own syntax is set aside: in a ``%%time`` cell that is
+    # the body's error, not the magic line.
+    problem = SyntaxProblem(
+        cell=index,
+        line=max(masked_error.lineno or 1, 1),
+        column=max(masked_error.offset or 1, 1) + indent,
+        message=masked_error.msg if hasattr(masked_error, "msg") else str(masked_error),
+    )
+    return [""] * len(lines), indent, problem
+
+
 def join_cells(
     cells: Sequence[str], blank: Mapping[int, SyntaxProblem] | None = None
 ) -> JoinedCells:
@@ -309,40 +432,21 @@ def join_cells(
     counts: list[int] = []
     indents: list[int] = []
     errors: list[SyntaxProblem] = []
+    earlier = _EarlierCells(pieces, first_lines, counts)
     next_line = 1
     for index, cell in enumerate(cells):
         lines = split_lines(cell)
+        indent = 0
         if blank and index in blank:
             errors.append(blank[index])
             lines = [""] * len(lines)
-            error = None
-        else:
-            error = _parses("\n".join(lines))
-        indent = 0
-        if error is not None:
-            dedented, removed = strip_leading_indent(lines)
-            if removed and _parses("\n".join(dedented)) is None:
-                lines, indent, error = dedented, removed, None
-        if error is not None:
-            dedented, removed = strip_leading_indent(lines)
-            if removed:
-                lines, indent = dedented, removed
-            lines = mask_ipython(lines)
-            masked_error = _parses("\n".join(lines))
-            if masked_error is not None:
-                # Where it fails once IPython's own syntax is set aside: in a ``%%time``
-                # cell that is the body's error, not the magic line.
-                errors.append(
-                    SyntaxProblem(
-                        cell=index,
-                        line=max(masked_error.lineno or 1, 1),
-                        column=max(masked_error.offset or 1, 1) + indent,
-                        message=(
-                            masked_error.msg if hasattr(masked_error, "msg") else str(masked_error)
-                        ),
-                    )
-                )
-                lines = [""] * len(lines)
+        elif (magic := automagic_line(lines)) is not None and not earlier.bind(magic.name):
+            # IPython runs it as ``%name ...``, valid Python or not (``automagic.py``).
+            lines, indent = _run_as_magic(lines, magic), magic.column
+        elif _parses("\n".join(lines)) is not None:
+            lines, indent, problem = _masked(index, lines)
+            if problem is not None:
+                errors.append(problem)
         first_lines.append(next_line)
         counts.append(len(lines))
         indents.append(indent)

@@ -18,6 +18,21 @@ Two more kinds of function are traced without a ``tf.function`` in sight (``Trac
   file is compiled so (the layer is in practice part of it). The same methods of a class
   whose only compiled models run eagerly, and every other method (``__init__``, ``build``),
   are not traced.
+
+  A compiled model's class is known from the name it is compiled under: ``m = C(...)``
+  with a class ``C`` of the file; Keras's own ``m = keras.Sequential(...)`` /
+  ``keras.Model(inputs, outputs)``; or ``m = build()``, a function of the file that returns
+  one of those (``return C(...)``, or a local name bound to such calls). A class such a
+  function names is the one the name holds when the function is called: for a function
+  defined and called at module level, the class bound before the call (a notebook that
+  redefines ``C`` between ``m = build()`` calls compiles each version in turn). A model of
+  Keras's own class traces the ``call`` of the file's model subclasses (one may be nested
+  in it as a layer), never their ``train_step`` / ``test_step`` / ``predict_step``: its
+  ``fit`` runs Keras's own.
+
+  A class none of whose instances can join a model is traced by none: the file only calls
+  them at module level on concrete values, or throws their result away
+  (``Probe()(tf.ones((2, 3)))``, ``eager_instances.py``).
 - ``Dataset.map`` functions: the function (a ``def`` or a ``lambda``) that ``map`` /
   ``filter`` / ``flat_map`` of a ``tf.data`` dataset gets is always traced once, by tf.data.
 
@@ -30,11 +45,12 @@ decorated ``def`` its ``TF_FUNCTION`` value from ``tf_function_defs``.
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from jupyterlab_tfcoach.analysis.arguments import keyword, positional
+from jupyterlab_tfcoach.analysis.eager_instances import EagerInstances
 from jupyterlab_tfcoach.analysis.imports import TFImports
-from jupyterlab_tfcoach.analysis.model import Model, Path, Scope, Site
+from jupyterlab_tfcoach.analysis.model import Model, Path, Position, Scope, Site
 from jupyterlab_tfcoach.analysis.resolution import NameResolver
 from jupyterlab_tfcoach.analysis.values import TF_FUNCTION, Value
 
@@ -55,6 +71,22 @@ _MODEL_TRACED = frozenset({"call", "train_step", "test_step", "predict_step"})
 _DATASET_TRACING = ("map", "filter", "flat_map")
 _DATASET_FACTORIES = ("tf.data.", "tf.keras.utils.")  # ``image_dataset_from_directory``
 _MAX_BASES = 40  # classes visited up a chain of bases, as ``resolution.method_binding``
+
+
+# ``TracedCode._model_class``: a model of Keras's own class (``keras.Sequential(...)``).
+_KERAS_OWN = "keras"
+
+
+@dataclass
+class _Compiled:
+    """What the file's ``compile(...)`` calls say: classes of the file compiled to trace
+    (``graph``) or to run eagerly, and whether a model of Keras's own class
+    (``keras_graph``) or of unknown class (``unknown_graph``) is compiled to trace."""
+
+    graph: set[Scope] = field(default_factory=set)
+    eager: set[Scope] = field(default_factory=set)
+    keras_graph: bool = False
+    unknown_graph: bool = False
 
 
 @dataclass(frozen=True)
@@ -81,6 +113,9 @@ class TracedCode:
         self._traced_scopes: dict[Scope, TraceReach] | None = None
         self._roots: dict[Scope, TraceReach] | None = None
         self._keras_classes: dict[Scope, str | None] = {}
+        self._def_scopes: dict[ast.AST, Scope] | None = None
+        self._eager_instances = EagerInstances(model, names)
+        self._factory_returns: dict[ast.AST, list[ast.expr] | None] = {}
 
     def tf_function_defs(self) -> dict[ast.AST, Value]:
         """Every ``def`` that is a tf.function, decorated or wrapped later in the file."""
@@ -264,15 +299,21 @@ class TracedCode:
         ]
         if not classes:
             return []
-        graph, eager, unknown_graph = self._compiled_classes()
-        if not graph and not unknown_graph:
+        compiled = self._compiled_classes()
+        graph, eager = compiled.graph, compiled.eager
+        if not graph and not compiled.unknown_graph and not compiled.keras_graph:
             return []
         traced: list[ast.AST] = []
         for class_scope, kind in classes:
+            if class_scope not in graph and self._eager_instances.stays_eager(class_scope):
+                continue  # only ever run eagerly on sample values: in no compiled model
             if kind == "model":
-                if class_scope not in graph and (not unknown_graph or class_scope in eager):
+                if class_scope in graph or (compiled.unknown_graph and class_scope not in eager):
+                    methods = _MODEL_TRACED
+                elif compiled.keras_graph and class_scope not in eager:
+                    methods = _LAYER_TRACED  # nested in a Sequential / functional model
+                else:
                     continue
-                methods = _MODEL_TRACED
             else:
                 methods = _LAYER_TRACED
             for name in methods:
@@ -282,18 +323,16 @@ class TracedCode:
         wanted = {id(node) for node in traced}
         return [s for s in self.model.scopes if s.kind == "function" and id(s.node) in wanted]
 
-    def _compiled_classes(self) -> tuple[set[Scope], set[Scope], bool]:
+    def _compiled_classes(self) -> _Compiled:
         """Classes of this file whose instances are compiled to run traced / eagerly, and
-        whether a model of unknown class (``keras.Sequential(...)``, one a function
+        whether a model of Keras's own class or of unknown class (one an imported function
         returns) is compiled to run traced."""
-        graph: set[Scope] = set()
-        eager: set[Scope] = set()
-        unknown_graph = False
+        compiled = _Compiled()
         if any(
             _is_true(positional(site.node, 0) or keyword(site.node, "run_eagerly"))  # type: ignore[arg-type]
             for site in self.names.calls_to("tf.config.run_functions_eagerly")
         ):
-            return graph, eager, unknown_graph  # every function runs eagerly
+            return compiled  # every function runs eagerly
         compiles = self.model.calls_by_name.get("compile", ())
         eager_names = self._run_eagerly_names() if compiles else frozenset()
         for site in compiles:
@@ -308,16 +347,134 @@ class TracedCode:
             )
             if flag is not None and not runs_eagerly and not _is_false(flag):
                 continue  # ``run_eagerly=debug``: not known
-            class_scope = (
-                self.names.instance_class(site.scope, receiver, site.path)
+            model_class = (
+                self._model_class(site.scope, receiver, site.path)
                 if isinstance(receiver, ast.Name)
                 else None
             )
-            if class_scope is None:
-                unknown_graph = unknown_graph or not runs_eagerly
+            if isinstance(model_class, Scope):
+                (compiled.eager if runs_eagerly else compiled.graph).add(model_class)
+            elif not runs_eagerly:
+                if model_class == _KERAS_OWN:
+                    compiled.keras_graph = True
+                else:
+                    compiled.unknown_graph = True
+        return compiled
+
+    def _model_class(self, scope: Scope, name: ast.Name, path: Path) -> Scope | str | None:
+        """The class of the model read at ``name``: a class scope of this file, ``_KERAS_OWN``
+        (``keras.Sequential(...)``, ``keras.Model(inputs, outputs)``), or None: unknown.
+        Each binding that may reach the read must be ``name = <a call giving that class>``
+        (a constructor, or a function of this file that returns one, ``_factory_class``)."""
+        resolution = self.names.resolve(scope, name.id, (name.lineno, name.col_offset), path)
+        if resolution is None or not resolution.bindings:
+            return None
+        found: Scope | str | None = None
+        for binding in resolution.bindings:
+            created = binding.value
+            if binding.kind != "assign" or not isinstance(created, ast.Call):
+                return None
+            made = self._made_by(created, binding.value_scope, binding.path, factory_depth=0)
+            if made is None or (found is not None and made is not found):
+                return None
+            found = made
+        return found
+
+    def _made_by(
+        self, call: ast.Call, scope: Scope, path: Path, factory_depth: int
+    ) -> Scope | str | None:
+        """The class of the model ``call`` makes, read in ``scope``; None: unknown."""
+        canonical = self.imports.resolve(call.func)
+        if canonical is not None:
+            return _KERAS_OWN if canonical in _KERAS_MODELS else None
+        if not isinstance(call.func, ast.Name):
+            return None
+        class_scope = self.names.class_named(scope, call.func, path)
+        if class_scope is not None:
+            return class_scope
+        if factory_depth:
+            return None  # a factory calling a factory: not followed
+        return self._factory_class(call, scope, path)
+
+    def _factory_class(self, call: ast.Call, scope: Scope, path: Path) -> Scope | str | None:
+        """``build()``, a ``def`` of this file whose every ``return`` gives a model of one
+        class: ``return C(...)``, or a name of the function bound only to such calls."""
+        func = call.func
+        assert isinstance(func, ast.Name)
+        resolution = self.names.resolve(scope, func.id, (func.lineno, func.col_offset), path)
+        if resolution is None or len(resolution.bindings) != 1:
+            return None
+        definition = resolution.bindings[0]
+        factory = self._scope_of_def(definition.node) if definition.kind == "def" else None
+        if factory is None:
+            return None
+        # A global the factory reads holds, while it runs, what it holds at the call: the
+        # class bound before the call, when both the def and the call are at module level.
+        called_at = (scope, (func.lineno, func.col_offset), path)
+        at_call = called_at if factory.parent is self.model.module is scope else None
+        found: Scope | str | None = None
+        node = factory.node
+        if node not in self._factory_returns:  # each def walked once, however often called
+            self._factory_returns[node] = _returns(node)  # type: ignore[arg-type]
+        returns = self._factory_returns[node]
+        if not returns:
+            return None
+        for returned in returns:
+            if isinstance(returned, ast.Name):
+                made_by = self._local_model_class(factory, returned.id, at_call)
+            elif isinstance(returned, ast.Call):
+                made_by = self._made_in_factory(returned, factory, (), at_call)
             else:
-                (eager if runs_eagerly else graph).add(class_scope)
-        return graph, eager, unknown_graph
+                return None
+            if made_by is None or (found is not None and made_by is not found):
+                return None
+            found = made_by
+        return found
+
+    def _local_model_class(
+        self, factory: Scope, name: str, at_call: tuple[Scope, Position, Path] | None
+    ) -> Scope | str | None:
+        """The one class the factory's local ``name`` is made of (every binding of it a
+        call making that class); None otherwise."""
+        bindings = factory.bindings.get(name, ())
+        found: Scope | str | None = None
+        for binding in bindings:
+            created = binding.value
+            if binding.kind != "assign" or not isinstance(created, ast.Call):
+                return None
+            made = self._made_in_factory(created, factory, binding.path, at_call)
+            if made is None or (found is not None and made is not found):
+                return None
+            found = made
+        return found
+
+    def _made_in_factory(
+        self,
+        call: ast.Call,
+        factory: Scope,
+        path: Path,
+        at_call: tuple[Scope, Position, Path] | None,
+    ) -> Scope | str | None:
+        func = call.func
+        if (
+            at_call is not None
+            and isinstance(func, ast.Name)
+            and self.imports.resolve(func) is None
+            and func.id not in factory.bindings
+            and func.id not in factory.global_names
+        ):
+            call_scope, position, call_path = at_call
+            resolution = self.names.resolve(call_scope, func.id, position, call_path)
+            if resolution is None or len(resolution.bindings) != 1:
+                return None
+            binding = resolution.bindings[0]
+            return self.names.class_scope_of(binding.node) if binding.kind == "class" else None
+        return self._made_by(call, factory, path, factory_depth=1)
+
+    def _scope_of_def(self, node: ast.AST) -> Scope | None:
+        if self._def_scopes is None:
+            self._def_scopes = {s.node: s for s in self.model.scopes if s.kind == "function"}
+        return self._def_scopes.get(node)
 
     def _run_eagerly_names(self) -> frozenset[str]:
         """Names whose model is set to run eagerly: ``model.run_eagerly = True``."""
@@ -419,6 +576,25 @@ class TracedCode:
         if not bindings or any(b.kind != "def" for b in bindings):
             return []  # rebound to something else somewhere: not known to be this def
         return [b.node for b in bindings]
+
+
+def _returns(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.expr] | None:
+    """The values of a function's own ``return`` statements (not those of nested defs,
+    classes or lambdas); None when one returns nothing or it is a generator."""
+    found: list[ast.expr] = []
+    pending: list[ast.AST] = list(function.body)
+    while pending:
+        node = pending.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        if isinstance(node, (ast.Yield, ast.YieldFrom)):
+            return None
+        if isinstance(node, ast.Return):
+            if node.value is None:
+                return None
+            found.append(node.value)
+        pending.extend(ast.iter_child_nodes(node))
+    return found
 
 
 def _is_true(node: ast.AST | None) -> bool:

@@ -433,6 +433,108 @@ def test_model_subclass_counts_only_when_its_instance_is_compiled_to_trace():
     assert finding.line == 10
 
 
+def test_a_model_factory_compiles_the_class_bound_when_it_is_called():
+    # A notebook that redefines its model class between runs of one factory: each
+    # compile(...) gets the version bound at its call, so only the versions compiled to
+    # trace are traced (here the second one, debugged with run_eagerly=True, is not).
+    source = """\
+        import keras
+
+        class Scorer(keras.Model):
+            def train_step(self, batch):
+                print("v1 batch", batch)
+                return super().train_step(batch)
+
+        def new_scorer(width):
+            features = keras.Input((width,))
+            scorer = Scorer(features, keras.layers.Dense(3)(features))
+            return scorer
+
+        scorer = new_scorer(8)
+        scorer.compile(optimizer="adam", loss="mse")
+
+        class Scorer(keras.Model):
+            def train_step(self, batch):
+                print("v2 batch", batch)
+                return super().train_step(batch)
+
+        scorer = new_scorer(8)
+        scorer.compile(optimizer="adam", loss="mse", run_eagerly=True)
+        """
+    [finding] = check(source, CODE)
+    assert finding.line == 5 and "Keras-traced `Scorer.train_step`" in finding.message
+
+
+def test_a_model_of_keras_own_class_traces_no_subclass_train_step():
+    # fit() of a Sequential or functional model runs Keras's own train_step; a model
+    # subclass can only be nested in it as a layer, so only its call() is traced.
+    source = """\
+        import tensorflow as tf
+
+        class Halver(tf.keras.Model):
+            def call(self, x):
+                print("halving", x)
+                return x / 2
+
+            def train_step(self, batch):
+                print("stepping by hand", batch)
+                return {}
+
+        def assemble():
+            given = tf.keras.Input(shape=(2,))
+            return tf.keras.Model(inputs=given, outputs=tf.keras.layers.Dense(1)(given))
+
+        spares = [Halver()]
+        spares[0].train_step((1.0, 2.0))
+        net = assemble()
+        net.compile(optimizer="sgd", loss="mse")
+        stack = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+        stack.compile(optimizer="sgd", loss="mse")
+        """
+    [finding] = check(source, CODE)
+    assert finding.line == 5 and "Keras-traced `Halver.call`" in finding.message
+
+
+def test_a_layer_only_run_on_sample_values_is_in_no_compiled_model():
+    # Debugging a layer by running it once on sample data: its instances are called at
+    # module level on concrete values (or their result is dropped), so no model holds it.
+    source = """\
+        import keras
+        import numpy as np
+        from keras import layers
+
+        class Mixer(layers.Layer):
+            def call(self, pair):
+                left, right = pair
+                print("mixing", left.shape, right.shape)
+                return left * right
+
+        class Gate(layers.Layer):
+            def call(self, x):
+                print("gating", x.shape)
+                return x
+
+        probe = keras.random.uniform(shape=(3, 4))
+        mixed = Mixer()((probe, probe))
+        Mixer()((keras.Input((4,)), keras.Input((4,))))
+        mixer = Mixer()
+        _ = mixer((np.ones((2, 4)), np.zeros((2, 4))))
+        print(mixer.built)
+
+        features = keras.Input((4,))
+        gated = Gate()(features)
+        model = keras.Model(features, layers.Dense(1)(gated))
+        model.compile(optimizer="adam", loss="mse")
+        """
+    [finding] = check(source, CODE)
+    assert finding.line == 13 and "Keras-traced `Gate.call`" in finding.message
+    # The same eager check, once the instance also goes into a model: traced.
+    joined = source.replace(
+        "print(mixer.built)", "stack = keras.Sequential([keras.Input((4,)), mixer])"
+    )
+    assert [f.line for f in check(joined, CODE)] == [8, 13]
+
+
 def test_print_in_a_dataset_map_function_but_not_in_the_loop_over_it():
     source = """\
         import tensorflow as tf

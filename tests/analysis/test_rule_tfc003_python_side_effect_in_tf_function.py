@@ -524,3 +524,25 @@ def test_same_changes_in_eager_keras_code_are_silent():
         forecaster.compile(optimizer="adam", loss="mse", run_eagerly=True)
         """
     assert check(source, CODE) == []
+
+
+def test_train_step_of_a_model_stepped_by_hand_beside_a_compiled_sequential_is_silent():
+    # A Sequential's fit runs Keras's own train_step; the subclass's runs eagerly here.
+    source = """\
+        import keras
+
+        class Auditor(keras.Model):
+            def __init__(self):
+                super().__init__()
+                self.history = {"loss": []}
+
+            def train_step(self, data):
+                self.history["loss"].append(float(data[1].mean()))
+                return {}
+
+        auditor = Auditor()
+        auditor.train_step((None, batch_targets))
+        baseline = keras.Sequential([keras.layers.Dense(1)])
+        baseline.compile(optimizer="adam", loss="mse")
+        """
+    assert check(source, CODE) == []

@@ -362,6 +362,33 @@ def test_keras_look_alikes_are_silent():
     assert outcome.error is None and outcome.probes["shape"] == [2, 1]
 
 
+def test_numpy_in_train_step_of_a_model_only_stepped_by_hand_is_silent():
+    # The compiled model is a functional keras.Model a function of the file builds: its
+    # fit runs Keras's train_step, never the subclass's, which this file calls eagerly.
+    source = """\
+        import numpy as np
+        import tensorflow as tf
+
+        class Recorder(tf.keras.Model):
+            def train_step(self, batch):
+                self.seen.append(batch[0].numpy())
+                return {}
+
+        def functional():
+            sample = tf.keras.Input(shape=(3,))
+            head = tf.keras.layers.Dense(2)(sample)
+            model = tf.keras.Model(sample, head)
+            return model
+
+        recorder = Recorder()
+        recorder.seen = []
+        recorder.train_step((np.ones((4, 3)), np.zeros((4, 2))))
+        model = functional()
+        model.compile(optimizer="adam", loss="mse")
+        """
+    assert check(source, CODE) == []
+
+
 def test_numpy_on_a_keras_ops_result_in_call():
     source = """\
         import keras

@@ -1,6 +1,12 @@
 from __future__ import annotations
 
+import re
+import textwrap
+
+import pytest
+
 from jupyterlab_tfcoach.analysis.findings import Severity
+from jupyterlab_tfcoach.analysis.rules import rule_by_code
 from jupyterlab_tfcoach.analysis.testing import FixCase, check, check_cells, fixed, span
 
 CODE = "TFC012"
@@ -169,6 +175,226 @@ def test_fixed_size_parameter_beside_a_free_batch_input_is_silent():
         "tf.TensorSpec([None, None, num_tags])", "tf.TensorSpec([4, None, num_tags])"
     )
     assert [f.line for f in check(fixed_batch, CODE)] == [5, 6]
+
+
+# A batch-1 serving function, then what the file does with it (line 8 on). Each case
+# exports it (silent) beside a look-alike that exports nothing of it (reported).
+SERVE = """\
+    import keras
+    import numpy as np
+    import tensorflow as tf
+    model = keras.models.load_model("pets.keras")
+    @tf.function(input_signature=[tf.TensorSpec([1, 96, 96, 3], tf.float32)])
+    def serve(image):
+        return tf.nn.softmax(model(image))
+"""
+EXPORTS = {
+    "TFLite from its concrete function": (
+        "converter = tf.lite.TFLiteConverter.from_concrete_functions(\n"
+        "    [serve.get_concrete_function()], model)\n"
+        "tflite_bytes = converter.convert()",
+        "concrete = serve.get_concrete_function()\nprint(concrete.structured_outputs)",
+    ),
+    "a concrete function passed on through names": (
+        "concrete = serve.get_concrete_function()\n"
+        'signatures = {"serving_default": concrete}\n'
+        'tf.saved_model.save(model, "export/pets", signatures=signatures)',
+        "concrete = serve.get_concrete_function()\n"
+        'signatures = {"serving_default": concrete}\n'
+        "print(signatures)",
+    ),
+    "SavedModel signatures": (
+        'tf.saved_model.save(model, "export/pets", signatures=serve)',
+        'tf.saved_model.save(model, "export/pets", signatures=model.signatures)',
+    ),
+    "a frozen graph": (
+        "from tensorflow.python.framework.convert_to_constants import (\n"
+        "    convert_variables_to_constants_v2)\n"
+        "frozen = convert_variables_to_constants_v2(serve.get_concrete_function())",
+        'np.save("probs.npy", serve(np.zeros([1, 96, 96, 3], np.float32)))',
+    ),
+    "a Keras export archive": (
+        "archive = keras.export.ExportArchive()\n"
+        "archive.track(model)\n"
+        'archive.add_endpoint(name="serve", fn=serve)',
+        "archive = keras.export.ExportArchive()\n"
+        "archive.track(model)\n"
+        'archive.add_endpoint(name="serve", fn=model.call)',
+    ),
+    "an ONNX converter": (
+        "import tf2onnx\nonnx_model, _ = tf2onnx.convert.from_function(serve, opset=13)",
+        "import tf2onnx\nonnx_model, _ = tf2onnx.convert.from_keras(model, opset=13)",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(EXPORTS))
+def test_signatures_used_for_export_are_silent(case: str):
+    exported, look_alike = EXPORTS[case]
+    source = textwrap.dedent(SERVE)
+    assert check(source + exported + "\n", CODE) == []
+    assert [(f.line, f.column) for f in check(source + look_alike + "\n", CODE)] == [(5, 46)]
+
+
+def test_module_exported_with_its_signature_and_inline_export_are_silent():
+    source = """\
+        import tensorflow as tf
+
+        class Detector(tf.Module):
+            def __init__(self, model):
+                self.model = model
+
+            @tf.function(input_signature=[tf.TensorSpec([1, 320, 320, 3], tf.uint8)])
+            def detect(self, image):
+                return self.model(tf.cast(image, tf.float32) / 255.0)
+
+        def encode(token_ids):
+            return encoder(token_ids)
+
+        detector = Detector(model)
+        tf.saved_model.save(detector, "export/detector")
+        tf.saved_model.save(
+            encoder,
+            "export/encoder",
+            signatures=tf.function(
+                encode, input_signature=[tf.TensorSpec([8, 128], tf.int32)]
+            ).get_concrete_function(),
+        )
+        """
+    assert check(source, CODE) == []
+    # The twin: neither the detector nor the encoder's signature is exported.
+    twin = source.replace("tf.saved_model.save(detector", "print(detector").replace(
+        "tf.saved_model.save(\n", "describe(\n"
+    )
+    assert [f.line for f in check(twin, CODE)] == [7, 20]
+
+
+def test_leading_axis_squeezed_in_the_body_is_silent():
+    source = """\
+        import tensorflow as tf
+
+        @tf.function(
+            input_signature=[
+                tf.TensorSpec([1, 224, 224, 3], tf.float32),
+                tf.TensorSpec([1, 4], tf.float32),
+                tf.TensorSpec([1, 10], tf.float32),
+            ]
+        )
+        def crop_and_score(image, box, logits):
+            box = tf.squeeze(box, axis=0)
+            probs = tf.squeeze(tf.nn.softmax(logits))
+            return tf.image.crop_to_bounding_box(image[0], 0, 0, 32, 32), box, probs
+
+        class Scorer(tf.Module):
+            @tf.function(input_signature=[tf.TensorSpec([1, 16], tf.float32)])
+            def score(self, features):
+                return tf.reduce_sum(tf.squeeze(features, [0]))
+        """
+    # ``logits`` is squeezed only after softmax: its leading axis is not dropped from it.
+    assert [f.line for f in check(source, CODE)] == [7]
+    # The twin: nothing squeezed or indexed, every spec is reported.
+    twin = (
+        source.replace("tf.squeeze(box, axis=0)", "box")
+        .replace("image[0]", "image")
+        .replace("tf.squeeze(features, [0])", "features")
+    )
+    assert [f.line for f in check(twin, CODE)] == [5, 6, 7, 16]
+
+
+def test_plain_squeeze_excuses_only_a_leading_one():
+    source = """\
+        import tensorflow as tf
+
+        @tf.function(input_signature=[tf.TensorSpec([1, 3], tf.float32)])
+        def one(x):
+            return tf.squeeze(x)
+
+        @tf.function(input_signature=[tf.TensorSpec([4, 3], tf.float32)])
+        def four(x):
+            return tf.squeeze(x)
+        """
+    assert [f.line for f in check(source, CODE)] == [7]
+
+
+def test_batch_one_documented_at_the_function_is_silent():
+    source = """\
+        import tensorflow as tf
+
+        @tf.function(input_signature=[tf.TensorSpec([1, 128], tf.int32)])
+        def embed_sentence(token_ids):
+            \"\"\"Embeds a single sentence for the search index.\"\"\"
+            return encoder(token_ids)
+
+        # Batch-1 signature for the phone app.
+        @tf.function(input_signature=[tf.TensorSpec([1, 240, 320, 3], tf.float32)])
+        def segment(frame):
+            return segmenter(frame)
+
+        @tf.function(
+            input_signature=[tf.TensorSpec([1, 16000], tf.float32)]  # batch of 1
+        )
+        def transcribe(audio):
+            return recognizer(audio)
+        """
+    assert check(source, CODE) == []
+    undocumented = (
+        source.replace("a single sentence", "sentences")
+        .replace("Batch-1 signature", "Signature")
+        .replace("  # batch of 1", "")
+    )
+    assert [f.line for f in check(undocumented, CODE)] == [3, 9, 14]
+    # A comment saying one example does not excuse a leading size other than 1.
+    larger = source.replace("TensorSpec([1, 128]", "TensorSpec([32, 128]")
+    assert [f.line for f in check(larger, CODE)] == [3]
+
+
+def test_what_a_comment_must_say():
+    says_one = ["batch of 1", "Batch size 1", "batch_size=1", "batch-1", "a single image"]
+    says_one += ["one example at a time", "batch size of one"]
+    says_other = ["batch of 16", "batches of images", "one-hot labels", "single-precision"]
+    template = """\
+        import tensorflow as tf
+
+        # {comment}
+        @tf.function(input_signature=[tf.TensorSpec([1, 64], tf.float32)])
+        def f(x):
+            return x
+        """
+    for comment in says_one:
+        assert check(template.format(comment=comment), CODE) == [], comment
+    for comment in says_other:
+        assert len(check(template.format(comment=comment), CODE)) == 1, comment
+
+
+def test_shared_signature_is_reported_when_one_user_is_not_exported():
+    source = """\
+        import tensorflow as tf
+
+        SIG = [tf.TensorSpec([1, 32], tf.float32)]
+
+        @tf.function(input_signature=SIG)
+        def serve(x):
+            return model(x)
+
+        @tf.function(input_signature=SIG)
+        def train_step(x):
+            return model(x)
+
+        tf.saved_model.save(model, "export/m", signatures=serve)
+        """
+    [finding] = check(source, CODE)
+    assert finding.line == 3
+    assert check(source.replace("signatures=serve", "signatures=[serve, train_step]"), CODE) == []
+
+
+def test_docs_examples():
+    example, corrected, exported = re.findall(r"```python\n(.*?)```", rule_by_code(CODE).docs, re.S)
+    prelude = "import tensorflow as tf\n"
+    assert len(check(prelude + example, CODE)) == 1
+    assert check(prelude + corrected, CODE) == []
+    assert check(prelude + exported, CODE) == []
+    # The export is what keeps the batch-1 signature silent.
+    assert len(check(prelude + exported.split("converter =")[0], CODE)) == 1
 
 
 # Proven by tests/analysis/test_fixes_proven.py: each fix applied and re-checked with every

@@ -11,15 +11,17 @@ from jupyterlab_tfcoach.analysis.testing import check, check_cells, span
 
 CODE = "TFC014"
 
+# A tf.function that trains (its tape's gradient updates ``w``), in 8 lines: the loops the
+# tests append start on line 9.
 STEP = """\
     import tensorflow as tf
-
     w = tf.Variable(0.0)
-
     @tf.function
     def train_step(x):
-        return tf.reduce_mean(x - w)
-
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean((x - w) ** 2)
+        w.assign_sub(0.1 * tape.gradient(loss, w))
+        return loss
 """
 
 
@@ -94,23 +96,48 @@ def test_loss_given_to_tape_gradient_is_a_tensor():
 
 # What makes a loop a training loop: each loop body also reads ``batch.numpy()``.
 STEPS = {
-    "a tf.function call": ("train_step(batch)", True),
+    "a tf.function call that trains": ("train_step(batch)", True),
     "apply_gradients": ("optimizer.apply_gradients(zip(grads, variables))", True),
     "train_on_batch": ("model.train_on_batch(batch)", True),
     "tape.gradient": ("grads = tape.gradient(loss, variables)", True),
-    "a tape opened in the loop": ("with tf.GradientTape() as inner:\n            pass", True),
     # Silent twins: loops that run no training step.
     "a plain function call": ("evaluate(batch)", False),
     "model prediction": ("model(batch)", False),
     "gradient on something that is no tape": ("grads = helper.gradient(loss)", False),
 }
 
+# Functions and methods the loops below call, defined in the same file.
+HELPERS = """\
+    import scipy.optimize
 
-@pytest.mark.parametrize("case", sorted(STEPS))
-def test_what_counts_as_a_training_step(case: str):
-    statement, reported = STEPS[case]
+    def apply_update(grads):
+        optimizer.apply_gradients(zip(grads, variables))
+
+    class Trainer:
+        def fit_batch(self, batch):
+            apply_update(grads_for(batch))
+
+    def train_eagerly(x):
+        with tf.GradientTape() as tape:
+            cost = tf.reduce_sum(x * w)
+        w.assign_sub(tape.gradient(cost, w))
+
+    @tf.function
+    def predict_fn(x):
+        return tf.nn.softmax(x * w)
+
+    trainer = Trainer()
+    fast_step = tf.function(train_eagerly)
+    score_fn = tf.function(lambda x: x * w)
+"""
+
+
+def _read_lines(statement: str) -> tuple[list[int], int]:
+    """The lines TFC014 reports in a loop running ``statement`` and reading
+    ``batch.numpy()``, and the line of that read."""
     source = (
         STEP
+        + HELPERS
         + f"""\
     with tf.GradientTape() as tape:
         loss = train_step(first)
@@ -119,11 +146,53 @@ def test_what_counts_as_a_training_step(case: str):
         values = batch.numpy()
     """
     )
-    findings = check(source, CODE)
-    expected_line = next(
+    read_line = next(
         number for number, line in enumerate(source.splitlines(), 1) if "batch.numpy()" in line
     )
-    assert [f.line for f in findings] == ([expected_line] if reported else [])
+    return [f.line for f in check(source, CODE)], read_line
+
+
+@pytest.mark.parametrize("case", sorted(STEPS))
+def test_what_counts_as_a_training_step(case: str):
+    statement, reported = STEPS[case]
+    lines, read_line = _read_lines(statement)
+    assert lines == ([read_line] if reported else [])
+
+
+# Training found where the loop only calls code that trains, each beside a look-alike that
+# does not train (the loop around it is silent).
+TRAINING_AND_LOOK_ALIKES = {
+    "an optimizer's minimize, not a module's": (
+        "optimizer.minimize(loss_fn, variables)",
+        "scipy.optimize.minimize(objective, x0)",
+    ),
+    "a plain function that applies gradients": ("apply_update(grads)", "evaluate(batch)"),
+    "a method that trains through a helper, not one of an unknown object": (
+        "trainer.fit_batch(batch)",
+        "env.fit_batch(batch)",
+    ),
+    "a tf.function that trains, not one that predicts": (
+        "train_step(batch)",
+        "predict_fn(batch)",
+    ),
+    "a tf.function of a def that trains, not of a lambda that scores": (
+        "fast_step(batch)",
+        "score_fn(batch)",
+    ),
+    "a tape's gradient, not a tape opened without one": (
+        "grads = tape.gradient(loss, variables)",
+        "with tf.GradientTape() as inner:\n            pass",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(TRAINING_AND_LOOK_ALIKES))
+def test_training_reached_through_calls_and_its_look_alikes(case: str):
+    trains, look_alike = TRAINING_AND_LOOK_ALIKES[case]
+    lines, read_line = _read_lines(trains)
+    assert lines == [read_line]
+    lines, _ = _read_lines(look_alike)
+    assert lines == []
 
 
 def test_reads_once_per_epoch_are_silent():
@@ -187,16 +256,16 @@ def test_periodic_reads_under_an_if_are_silent():
         step += 1
         if step % 100 == 0:
             print(f"step {step}: {loss.numpy():.4f}")
+            run.log({"loss": float(loss)})  # used in Python, but only every 100 steps
         try:
             check_finite(loss)
         except ValueError:
             print(loss)
-        if float(loss) < 0.01:
-            optimizer.learning_rate.assign(1e-4)
+        history.append(float(loss))
     """
     )
     [finding] = check(source, CODE)
-    assert finding.line == 19  # the condition itself runs every step
+    assert finding.line == 20  # the read on every step
 
 
 # Loops that stop on what they read need the value every iteration: silent. Each case has a
@@ -211,7 +280,7 @@ STOPPING_LOOPS = {
         if w == x_old:
             break
     """,
-        ("break", "print('same')"),
+        ("if w == x_old:\n            break", "moves.append(w - x_old)"),
         [10, 12],
     ),
     "early stopping on a running mean": (
@@ -375,7 +444,7 @@ def test_shadowed_builtins_are_silent():
 def test_notebook_time_cell():
     cells = [
         "import tensorflow as tf",
-        "@tf.function\ndef train_step(x):\n    return x * 2",
+        "@tf.function\ndef train_step(x):\n    return opt.minimize(lambda: loss_fn(x), [w])",
         "%%time\nfor x in dataset:\n    loss = train_step(x)\n    print(loss.numpy())",
     ]
     [finding] = check_cells(cells, CODE)
@@ -448,3 +517,207 @@ def test_a_batch_loop_that_always_breaks_after_one_step_is_silent():
         """
     assert check(source, CODE) == []
     assert len(check(source.replace("            break\n", ""), CODE)) == 1
+
+
+# Training loops that use what they read in Python on every step: silent, none of their
+# reads (the loop waits for the device anyway). Each case has a twin that keeps the value
+# for later instead (a list, NumPy arithmetic, TensorFlow), which is reported.
+HOST_NEEDS = {
+    "the action passed to env.step": (
+        """\
+    for t in range(100_000):
+        loss = train_step(obs)
+        action = tf.argmax(q_net(obs), axis=-1).numpy()[0]
+        obs, reward, done, info = env.step(action)
+        if done:
+            obs = env.reset()
+    """,
+        ("env.step(action)", "remember(tf.constant(action))"),
+        [12],
+    ),
+    "actions sampled from the probabilities with NumPy": (
+        """\
+    for t in range(100_000):
+        probs = tf.nn.softmax(logits_fn(obs))
+        action = np.random.choice(n_actions, p=probs.numpy()[0])
+        loss = train_step(obs)
+    """,
+        ("np.random.choice(n_actions, p=", "np.log("),
+        [12],
+    ),
+    "sampled ids decoded by a tokenizer": (
+        """\
+    for src, tgt in train_ds:
+        loss = train_step(src)
+        sample_ids = tf.argmax(model(src), axis=-1)
+        text = tokenizer.decode(sample_ids.numpy()[0])
+    """,
+        ("tokenizer.decode(", "np.asarray("),
+        [13],
+    ),
+    "the loss tested by an if": (
+        """\
+    for x in dataset:
+        loss = train_step(x)
+        if float(loss) < 1e-3:
+            optimizer.learning_rate.assign(1e-4)
+        history.append(loss.numpy())
+    """,
+        (
+            "if float(loss) < 1e-3:\n            optimizer.learning_rate.assign(1e-4)",
+            "small = float(loss) < 1e-3",
+        ),
+        [12, 13],
+    ),
+    "a name tested by an if": (
+        """\
+    for x in dataset:
+        loss = train_step(x)
+        converged = float(loss) < 1e-3
+        if converged:
+            optimizer.learning_rate.assign(1e-4)
+    """,
+        (
+            "if converged:\n            optimizer.learning_rate.assign(1e-4)",
+            "flags.append(converged)",
+        ),
+        [12],
+    ),
+    "a token id indexing a Python vocabulary": (
+        """\
+    for x in dataset:
+        loss = train_step(x)
+        token_id = tf.argmax(model(x)[0, -1]).numpy()
+        words.append(vocabulary[token_id])
+    """,
+        ("vocabulary[token_id]", "token_id"),
+        [12],
+    ),
+    "an epsilon-greedy action (read in one branch) passed to env.step": (
+        """\
+    for t in range(100_000):
+        if rng.random() < epsilon:
+            action = rng.integers(n_actions)
+        else:
+            action = tf.argmax(q_net(obs)[0]).numpy()
+        obs, reward, done, info = env.step(action)
+        loss = train_step(obs)
+        losses.append(loss.numpy())
+    """,
+        ("obs, reward, done, info = env.step(action)", "actions.append(action)"),
+        [17],
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(HOST_NEEDS))
+def test_loops_that_use_what_they_read_in_python_are_silent(case: str):
+    loop, (use, keep), twin_lines = HOST_NEEDS[case]
+    source = STEP + "    import numpy as np\n" + loop  # the loop starts on line 10
+    assert check(source, CODE) == []
+    twin = source.replace(use, keep)
+    assert twin != source
+    assert [f.line for f in check(twin, CODE)] == twin_lines
+
+
+def test_reinforce_loop_sampling_actions_for_the_environment_is_silent():
+    source = """\
+        import gymnasium as gym
+        import numpy as np
+        import tensorflow as tf
+
+        env = gym.make("CartPole-v1")
+        policy = tf.keras.Sequential([
+            tf.keras.layers.Dense(32, activation="relu"),
+            tf.keras.layers.Dense(2, activation="softmax"),
+        ])
+        optimizer = tf.keras.optimizers.Adam(1e-2)
+        episode_returns = []
+
+        for episode in range(300):
+            state, _ = env.reset()
+            rewards, log_probs = [], []
+            with tf.GradientTape() as tape:
+                for t in range(500):
+                    probs = policy(state[None, :])
+                    action = np.random.choice(2, p=probs.numpy()[0])
+                    log_probs.append(tf.math.log(probs[0, action]))
+                    state, reward, terminated, truncated, _ = env.step(action)
+                    rewards.append(reward)
+                    if terminated or truncated:
+                        break
+                returns = tf.constant(discounted(rewards), tf.float32)
+                loss = -tf.reduce_sum(tf.stack(log_probs) * returns)
+            grads = tape.gradient(loss, policy.trainable_variables)
+            optimizer.apply_gradients(zip(grads, policy.trainable_variables))
+            episode_returns.append(sum(rewards))
+        """
+    assert check(source, CODE) == []
+    # The twin: the action chosen on the device, the probabilities only kept for a plot.
+    twin = source.replace(
+        "action = np.random.choice(2, p=probs.numpy()[0])",
+        "action = int(tf.random.categorical(tf.math.log(probs), 1)[0, 0])\n"
+        "                    history.append(probs.numpy())",
+    ).replace("env.step(action)", "env.step(1)")
+    assert [f.line for f in check(twin, CODE)] == [20]
+
+
+def test_inference_and_evaluation_loops_are_no_training_loops():
+    source = """\
+        import tensorflow as tf
+
+        model = tf.keras.models.load_model("translator.keras")
+        loss_fn = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+        val_loss = tf.keras.metrics.Mean()
+
+        @tf.function
+        def predict_fn(images):
+            return tf.nn.softmax(model(images, training=False))
+
+        @tf.function
+        def eval_step(src, tgt):
+            logits = model([src, tgt[:, :-1]], training=False)
+            val_loss.update_state(loss_fn(tgt[:, 1:], logits))
+            return tf.argmax(logits, axis=-1)
+
+        predictions = []
+        for images, _ in test_ds:
+            predictions.append(predict_fn(images).numpy())
+
+        decoded = []
+        for src, tgt in val_ds:
+            pred_ids = eval_step(src, tgt)
+            decoded.extend(pred_ids.numpy().tolist())
+            print("val loss", float(val_loss.result()))
+        """
+    assert check(source, CODE) == []
+    # The twin: the evaluation step also trains (a tape's gradient applied): reported.
+    twin = source.replace(
+        "            val_loss.update_state(loss_fn(tgt[:, 1:], logits))\n",
+        "            val_loss.update_state(loss_fn(tgt[:, 1:], logits))\n"
+        "            optimizer.apply_gradients(zip(grads, model.trainable_variables))\n",
+    )
+    assert [f.line for f in check(twin, CODE)] == [25]
+
+
+def test_greedy_decoding_loop_without_training_is_silent():
+    source = """\
+        import tensorflow as tf
+
+        @tf.function
+        def decode_step(dec_input, state, enc_out):
+            logits, state = decoder(dec_input, state, enc_out)
+            return logits, state
+
+        def translate(sentence, max_len=40):
+            enc_out, state = encoder(tokenize(sentence))
+            dec_input = tf.constant([[start_id]])
+            out_ids = []
+            for _ in range(max_len):
+                logits, state = decode_step(dec_input, state, enc_out)
+                next_id = tf.argmax(logits[0, -1])
+                out_ids.append(next_id.numpy())
+                dec_input = tf.reshape(next_id, [1, 1])
+            return out_ids
+        """
+    assert check(source, CODE) == []

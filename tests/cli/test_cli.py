@@ -367,6 +367,32 @@ def test_a_broken_notebook_cell_does_not_hide_the_other_cells() -> None:
     assert completed.stdout.splitlines()[-1] == "1 finding in 1 file; 1 input error (see above)"
 
 
+def test_automagic_cells_are_magics_not_syntax_errors(tmp_path: Path) -> None:
+    # One-line cells a kernel runs as line magics without `%` (automagic): no input error,
+    # and the Python a timing magic runs is checked where it stands.
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells = [
+        nbformat.v4.new_code_cell(source)
+        for source in (
+            "import tensorflow as tf\nw = tf.Variable(1.0)\nsteps = tf.constant(3)",
+            "pip install --quiet keras-tuner",
+            "ls ./data/",
+            "time w = w - 0.1",
+            "half = %time tf.constant(0.5)",
+            "mixed = steps * half",
+        )
+    ]
+    nbformat.write(notebook, str(tmp_path / "magics.ipynb"))
+    completed = run_tfcoach("check", "magics.ipynb", cwd=tmp_path)
+    assert completed.returncode == 1, completed.stderr
+    assert completed.stderr == ""
+    located = re.findall(r"^(\S+:code cell \d+:\d+:\d+): (TFC\d{3}) ", completed.stdout, re.M)
+    assert located == [
+        ("magics.ipynb:code cell 4:1:6", "TFC001"),
+        ("magics.ipynb:code cell 6:1:9", "TFC009"),  # `half` holds what %time returned
+    ]
+
+
 def test_nested_lambdas_are_an_input_error_and_the_rest_is_still_checked(tmp_path: Path) -> None:
     # Issue #24: 500 nested lambdas once made the analysis give up silently, exit 0.
     (tmp_path / "deep.py").write_text(

@@ -213,6 +213,45 @@ async def test_a_hover_card_says_where_a_name_was_bound_as_the_cells_count(
     assert "v is bound to a tf.Variable on line 1\n" in await card(2, 4)
 
 
+async def test_automagic_cells_are_magics_and_their_python_is_checked(
+    client: LanguageClient,
+) -> None:
+    # One-line cells the kernel runs as line magics without `%` are not left out as broken:
+    # the statement `time` runs is checked at its own column, and the value `%time`
+    # returns reaches the next cell.
+    notebook = DATA / "magics.ipynb"
+    sources = [
+        "import tensorflow as tf\nw = tf.Variable(1.0)\nsteps = tf.constant(3)",
+        "pip install --quiet keras-tuner",
+        "time w = w - 0.1",
+        "half = %time tf.constant(0.5)",
+        "mixed = steps * half",
+    ]
+    uris = [f"vscode-notebook-cell:{notebook.as_posix()}#magic{n}" for n in range(len(sources))]
+    client.notebook_document_did_open(
+        types.DidOpenNotebookDocumentParams(
+            notebook_document=types.NotebookDocument(
+                uri=notebook.as_uri(),
+                notebook_type="jupyter-notebook",
+                version=1,
+                cells=[
+                    types.NotebookCell(kind=types.NotebookCellKind.Code, document=u) for u in uris
+                ],
+            ),
+            cell_text_documents=[
+                types.TextDocumentItem(uri=uri, language_id="python", version=1, text=text)
+                for uri, text in zip(uris, sources, strict=True)
+            ],
+        )
+    )
+    published = [await wait_published(client, uri, version=1) for uri in uris]
+    located = [
+        [(d.code, d.range.start.line, d.range.start.character) for d in p.diagnostics]
+        for p in published
+    ]
+    assert located == [[], [], [("TFC001", 0, 5)], [], [("TFC009", 0, 8)]]
+
+
 @pytest_lsp.fixture(scope="module", config=config())
 async def pull_client(lsp_client: LanguageClient) -> Any:
     await initialize(lsp_client, root=DATA, pull=True, refresh=True)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import re
+import textwrap
 
 import pytest
 
@@ -68,6 +69,43 @@ def code_spans(text: str) -> list[str]:
     return re.findall(r"`([^`]+)`", text)
 
 
+# ------------------------------------------------------------ shared model set-up
+def trained(
+    model: str, compiled: str, *, labels: str = "target", epochs: int, log: str = ""
+) -> str:
+    """How the cells here train ``model``: ``<model>.compile(<compiled>)``, then
+    ``<model>.fit(feats, <labels>, epochs=<epochs>, verbose=0)`` (its History bound to
+    ``log`` when given)."""
+    fit = f"{model}.fit(feats, {labels}, epochs={epochs}, verbose=0)"
+    return f"{model}.compile({compiled})\n{f'{log} = ' if log else ''}{fit}\n"
+
+
+def custom_step_model(cls: str, loss: str, after_tape: str, *, more_init: str = "") -> str:
+    """``class <cls>(keras.Model)`` as the custom ``train_step`` cells here write it: one
+    ``Dense(1)`` layer ``lin`` that ``call`` applies (``more_init``: more lines of
+    ``__init__``), and a ``train_step`` that unpacks ``xs, ys = batch`` and, under a tape,
+    predicts ``guess`` and runs the statement ``loss``; ``after_tape``: the rest of its
+    body. Lines are given unindented."""
+    return (
+        f"class {cls}(keras.Model):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.lin = keras.layers.Dense(1)\n"
+        f"{textwrap.indent(more_init, ' ' * 8)}"
+        "\n"
+        "    def call(self, inputs):\n"
+        "        return self.lin(inputs)\n"
+        "\n"
+        "    def train_step(self, batch):\n"
+        "        xs, ys = batch\n"
+        "        with tf.GradientTape() as tape:\n"
+        "            guess = self(xs, training=True)\n"
+        f"            {loss}\n"
+        f"{textwrap.indent(after_tape, ' ' * 8)}"
+        "\n"
+    )
+
+
 FROZEN = """pretrained = keras.Sequential([
     keras.Input((5,)),
     keras.layers.Dense(6, activation="relu", name="trunk"),
@@ -113,9 +151,12 @@ def test_a_frozen_model_is_named_as_written(kernel: KernelSession) -> None:
     [keras.Input((5,)), keras.layers.Dense(1, activation="sigmoid")]
 )
 gate.trainable = False
-gate.compile(optimizer=keras.optimizers.SGD(0.1), loss="binary_crossentropy")
-gate.fit(feats, flags, epochs=1, verbose=0)
-"""
+""" + trained(
+        "gate",
+        'optimizer=keras.optimizers.SGD(0.1), loss="binary_crossentropy"',
+        labels="flags",
+        epochs=1,
+    )
     [entry] = changes_of(report_of(kernel, code), "stopped_learning")
     text = entry["text"]
     assert "`gate.trainable = False` froze the whole model" in text
@@ -129,31 +170,24 @@ gate.fit(feats, flags, epochs=1, verbose=0)
     assert report["variables"] == [] and report["notes"] == []
 
 
-NOT_APPLIED = """class Fitter(keras.Model):
-    def __init__(self):
-        super().__init__()
-        self.lin = keras.layers.Dense(1)
-
-    def call(self, inputs):
-        return self.lin(inputs)
-
-    def train_step(self, batch):
-        xs, ys = batch
-        with tf.GradientTape() as tape:
-            guess = self(xs, training=True)
-            loss_value = self.compute_loss(y=ys, y_pred=guess)
-        gradients = tape.gradient(loss_value, self.trainable_variables)
-        for metric in self.metrics:
-            if metric.name == "loss":
-                metric.update_state(loss_value)
-            else:
-                metric.update_state(ys, guess)
-        return {m.name: m.result() for m in self.metrics}
-
-fitter = Fitter()
-fitter.compile(optimizer=keras.optimizers.SGD(0.05), loss="mse")
-fitter_log = fitter.fit(feats, target, epochs=3, verbose=0)
-"""
+NOT_APPLIED = (
+    custom_step_model(
+        "Fitter",
+        "loss_value = self.compute_loss(y=ys, y_pred=guess)",
+        """gradients = tape.gradient(loss_value, self.trainable_variables)
+for metric in self.metrics:
+    if metric.name == "loss":
+        metric.update_state(loss_value)
+    else:
+        metric.update_state(ys, guess)
+return {m.name: m.result() for m in self.metrics}
+""",
+    )
+    + "fitter = Fitter()\n"
+    + trained(
+        "fitter", 'optimizer=keras.optimizers.SGD(0.05), loss="mse"', epochs=3, log="fitter_log"
+    )
+)
 LOSS_MOVED = "fitter_log.history['loss'][0] != fitter_log.history['loss'][-1]"
 
 
@@ -184,7 +218,8 @@ def test_train_step_that_never_applies_its_gradients(kernel: KernelSession) -> N
     assert value_of(kernel, LOSS_MOVED) is True
 
 
-ZEROS = """class Affine(keras.layers.Layer):
+# A layer whose kernel initializer is an argument (the zeros cells below pass "zeros").
+AFFINE = """class Affine(keras.layers.Layer):
     def __init__(self, width, w_init="glorot_uniform", **kwargs):
         super().__init__(**kwargs)
         self.width = width
@@ -197,15 +232,19 @@ ZEROS = """class Affine(keras.layers.Layer):
     def call(self, inputs):
         return inputs @ self.w + self.b
 
-stack = keras.Sequential([
+"""
+ADAM_MSE = 'optimizer=keras.optimizers.Adam(0.01), loss="mse"'
+ZEROS = (
+    AFFINE
+    + """stack = keras.Sequential([
     keras.Input((5,)),
     Affine(8, w_init="zeros", name="inner"),
     keras.layers.ReLU(),
     Affine(1, w_init="zeros", name="outer"),
 ])
-stack.compile(optimizer=keras.optimizers.Adam(0.01), loss="mse")
-stack.fit(feats, target, epochs=2, verbose=0)
 """
+    + trained("stack", ADAM_MSE, epochs=2)
+)
 INNER_MOVED = "bool(np.any(stack.get_layer('inner').w.numpy() != 0))"
 
 
@@ -223,10 +262,10 @@ def test_kernels_that_start_at_zero_never_move(kernel: KernelSession) -> None:
     assert report["variables"] == [] and report["notes"] == []
     assert value_of(kernel, INNER_MOVED) is True
     # A look-alike: one linear layer from zeros learns (its gradient is not zero).
-    single = ZEROS.split("stack = ")[0] + (
-        'line = keras.Sequential([keras.Input((5,)), Affine(1, w_init="zeros")])\n'
-        'line.compile(optimizer=keras.optimizers.Adam(0.01), loss="mse")\n'
-        "line.fit(feats, target, epochs=2, verbose=0)\n"
+    single = (
+        AFFINE
+        + 'line = keras.Sequential([keras.Input((5,)), Affine(1, w_init="zeros")])\n'
+        + trained("line", ADAM_MSE, epochs=2)
     )
     report = report_of(kernel, single)
     assert report["variables"] == [] and report["notes"] == []
@@ -235,25 +274,28 @@ def test_kernels_that_start_at_zero_never_move(kernel: KernelSession) -> None:
 def test_zero_kernels_are_named_as_the_learner_can_type_them(kernel: KernelSession) -> None:
     # No names passed: Keras calls the layers affine_<n> (a session counter): the entry
     # names them by position in a Sequential and by attribute in a model class.
-    affine = ZEROS.split("stack = ")[0]
-    ladder = affine + (
-        "ladder = keras.Sequential([\n"
-        '    keras.Input((5,)), Affine(8, w_init="zeros"), keras.layers.ReLU(),\n'
-        '    Affine(1, w_init="zeros"),\n])\n'
-        'ladder.compile(optimizer=keras.optimizers.Adam(0.01), loss="mse")\n'
-        "ladder.fit(feats, target, epochs=2, verbose=0)\n"
+    ladder = (
+        AFFINE
+        + (
+            "ladder = keras.Sequential([\n"
+            '    keras.Input((5,)), Affine(8, w_init="zeros"), keras.layers.ReLU(),\n'
+            '    Affine(1, w_init="zeros"),\n])\n'
+        )
+        + trained("ladder", ADAM_MSE, epochs=2)
     )
-    tower = affine + (
-        "class Tower(keras.Model):\n"
-        "    def __init__(self):\n"
-        "        super().__init__()\n"
-        '        self.lower = Affine(8, w_init="zeros")\n'
-        '        self.upper = Affine(1, w_init="zeros")\n\n'
-        "    def call(self, inputs):\n"
-        "        return self.upper(keras.ops.relu(self.lower(inputs)))\n\n"
-        "tower = Tower()\ntower(feats[:1])\n"
-        'tower.compile(optimizer=keras.optimizers.Adam(0.01), loss="mse")\n'
-        "tower.fit(feats, target, epochs=2, verbose=0)\n"
+    tower = (
+        AFFINE
+        + (
+            "class Tower(keras.Model):\n"
+            "    def __init__(self):\n"
+            "        super().__init__()\n"
+            '        self.lower = Affine(8, w_init="zeros")\n'
+            '        self.upper = Affine(1, w_init="zeros")\n\n'
+            "    def call(self, inputs):\n"
+            "        return self.upper(keras.ops.relu(self.lower(inputs)))\n\n"
+            "tower = Tower()\ntower(feats[:1])\n"
+        )
+        + trained("tower", ADAM_MSE, epochs=2)
     )
     for code, expected in (
         (ladder, ["ladder.layers[0].w", "ladder.layers[2].w"]),
@@ -277,39 +319,29 @@ def test_a_zero_weight_without_gradient_is_told_once(kernel: KernelSession) -> N
         return inputs @ self.k
 
 shifted = keras.Sequential([keras.Input((5,)), Shifted(name="shifted_layer")])
-shifted.compile(optimizer="adam", loss="mse")
-shifted.fit(feats, target, epochs=1, verbose=0)
-"""
+""" + trained("shifted", 'optimizer="adam", loss="mse"', epochs=1)
     report = checked_report(run(kernel, code))
     entries = [e for e in report["variables"] if "shift" in e["name"] or "shift" in e["text"]]
     # The optimizer's hook tells it (no gradient); the zeros check does not repeat it.
     assert len(entries) == 1 and entries[0]["course"]["section"] == "stopped-learning"
 
 
-NO_LOSS = """class Scorer(keras.Model):
-    def __init__(self):
-        super().__init__()
-        self.lin = keras.layers.Dense(1)
-        self.sq_err = keras.losses.MeanSquaredError()
-        self.abs_err = keras.metrics.MeanAbsoluteError(name="abs_err")
-
-    def call(self, inputs):
-        return self.lin(inputs)
-
-    def train_step(self, batch):
-        xs, ys = batch
-        with tf.GradientTape() as tape:
-            guess = self(xs, training=True)
-            cost = self.sq_err(ys, guess)
-        grads = tape.gradient(cost, self.trainable_variables)
-        self.optimizer.apply(grads, self.trainable_variables)
-        self.abs_err.update_state(ys, guess)
-        return {"abs_err": self.abs_err.result()}
-
-scorer = Scorer()
-scorer.compile(optimizer=keras.optimizers.SGD(0.01))
-scorer_log = scorer.fit(feats, target, epochs=2, verbose=0)
-"""
+NO_LOSS = (
+    custom_step_model(
+        "Scorer",
+        "cost = self.sq_err(ys, guess)",
+        """grads = tape.gradient(cost, self.trainable_variables)
+self.optimizer.apply(grads, self.trainable_variables)
+self.abs_err.update_state(ys, guess)
+return {"abs_err": self.abs_err.result()}
+""",
+        more_init="""self.sq_err = keras.losses.MeanSquaredError()
+self.abs_err = keras.metrics.MeanAbsoluteError(name="abs_err")
+""",
+    )
+    + "scorer = Scorer()\n"
+    + trained("scorer", "optimizer=keras.optimizers.SGD(0.01)", epochs=2, log="scorer_log")
+)
 
 
 def test_train_step_whose_loss_never_reaches_the_logs(kernel: KernelSession) -> None:
@@ -343,27 +375,23 @@ def test_train_step_whose_loss_never_reaches_the_logs(kernel: KernelSession) -> 
     assert value_of(kernel, "scorer_log.history['loss'][-1] > 0")
 
 
-ZERO_LOSS = """class Helper(keras.Model):
-    def __init__(self):
-        super().__init__()
-        self.lin = keras.layers.Dense(1)
-
-    def call(self, inputs):
-        return self.lin(inputs)
-
-    def train_step(self, batch):
-        xs, ys = batch
-        with tf.GradientTape() as tape:
-            guess = self(xs, training=True)
-            err = self.compute_loss(y=ys, y_pred=guess)
-        grads = tape.gradient(err, self.trainable_variables)
-        self.optimizer.apply(grads, self.trainable_variables)
-        return self.compute_metrics(xs, ys, guess, sample_weight=None)
-
-helper = Helper()
-helper.compile(optimizer=keras.optimizers.SGD(0.01), loss="mse", metrics=["mae"])
-helper_log = helper.fit(feats, target, epochs=2, verbose=0)
-"""
+ZERO_LOSS = (
+    custom_step_model(
+        "Helper",
+        "err = self.compute_loss(y=ys, y_pred=guess)",
+        """grads = tape.gradient(err, self.trainable_variables)
+self.optimizer.apply(grads, self.trainable_variables)
+return self.compute_metrics(xs, ys, guess, sample_weight=None)
+""",
+    )
+    + "helper = Helper()\n"
+    + trained(
+        "helper",
+        'optimizer=keras.optimizers.SGD(0.01), loss="mse", metrics=["mae"]',
+        epochs=2,
+        log="helper_log",
+    )
+)
 
 
 def test_compute_loss_and_compute_metrics_leave_loss_at_zero(kernel: KernelSession) -> None:
@@ -442,9 +470,7 @@ SOFTMAX = """yes_no = keras.Sequential([
     keras.layers.Dense(4, activation="relu"),
     keras.layers.Dense(1, activation="softmax", name="answer"),
 ])
-yes_no.compile(optimizer="adam", loss="binary_crossentropy")
-yes_no.fit(feats, flags, epochs=1, verbose=0)
-"""
+""" + trained("yes_no", 'optimizer="adam", loss="binary_crossentropy"', labels="flags", epochs=1)
 ALL_ONES = "bool(np.all(yes_no.predict(feats[:4], verbose=0) == 1.0))"
 
 
@@ -484,9 +510,7 @@ NOISY = """class Noisy(keras.Model):
         return self.out(z)
 
 noisy = Noisy()
-noisy.compile(optimizer="adam", loss="mse")
-noisy.fit(feats, target, epochs=1, verbose=0)
-"""
+""" + trained("noisy", 'optimizer="adam", loss="mse"', epochs=1)
 SAME_TWICE = (
     "bool(np.array_equal(noisy.predict(feats[:8], verbose=0), noisy.predict(feats[:8], verbose=0)))"
 )
@@ -540,9 +564,7 @@ NORMED = """class Normed(keras.Model):
                                   training=True))
 
 normed = Normed()
-normed.compile(optimizer="adam", loss="mse")
-normed.fit(feats, target, epochs=1, verbose=0)
-"""
+""" + trained("normed", 'optimizer="adam", loss="mse"', epochs=1)
 # The first four inputs, predicted next to two different sets of four (same batch size,
 # so predict does not retrace): equal only when a prediction does not use its batch.
 BATCH_FREE = (

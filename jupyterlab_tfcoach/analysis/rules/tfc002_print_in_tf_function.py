@@ -34,8 +34,18 @@ or without TensorFlow imported: `call()` of a `keras.layers.Layer` subclass and 
 `train_step()` / `test_step()` / `predict_step()` of a `keras.Model` subclass, when the file
 compiles a model (`model.compile(...)`) without `run_eagerly=True`, since `fit` / `evaluate`
 / `predict` then run them in a tf.function. A model subclass counts when an instance of it is
-compiled, or when a model of unknown class is and no instance of it runs eagerly. `__init__`
-and `build()` run eagerly and are never reported. So is the function a `tf.data` dataset's
+compiled, or when a model of unknown class is and no instance of it runs eagerly. An instance
+a function of the file returns (`model = build()`) is of the class that function names, as
+bound when it is called: a notebook that redefines the class and calls `build()` again
+compiles the new one. A compiled `keras.Sequential(...)` or functional `keras.Model(inputs,
+outputs)` traces the `call()` of a model subclass (one may be nested in it as a layer), never
+its `train_step()` / `test_step()` / `predict_step()`: its `fit` runs Keras's own. A class
+none of whose instances can join a model is traced by none: every instance the file makes is
+only called at module level on concrete values (literals, NumPy arrays, `tf.ones(...)`, not
+`keras.Input`) or has its result thrown away, as when a layer is debugged by running it once
+on sample data (`Probe()(tf.ones((2, 3)))`); listed in a model, stored on `self`, passed along
+or called on symbolic inputs, it is traced. `__init__` and `build()` run eagerly and are never
+reported. So is the function a `tf.data` dataset's
 `map` / `filter` / `flat_map` gets: tf.data always traces it.
 
 A `print` whose first argument is a string mentioning tracing (`print("Tracing with", x)`,

@@ -1,15 +1,26 @@
-"""TFC013: a Python iterator made outside a tf.function and consumed inside it."""
+"""TFC013: a Python iterator made outside a tf.function and consumed inside it.
+
+Two ways in, one check each for ``next(it)`` and ``for v in it`` in a tf.function's own body:
+``it`` is captured (bound outside the function), or ``it`` is a parameter and a call of the
+tf.function passes a Python iterator for it (TensorFlow's own ``guide/function`` example,
+``buggy_consume_next(iterator)``). What is a Python iterator is decided by ``_IteratorFinder``
+from how the value is made in the file; anything it cannot tell (a loader, a dataset, an
+argument of unknown origin) is not one, so the rule says nothing about it.
+"""
 
 from __future__ import annotations
 
 import ast
 from collections.abc import Iterator
+from dataclasses import dataclass, replace
 
+from jupyterlab_tfcoach.analysis.arguments import keyword, positional
 from jupyterlab_tfcoach.analysis.context import RuleContext
-from jupyterlab_tfcoach.analysis.findings import Finding, Severity
+from jupyterlab_tfcoach.analysis.findings import Finding, RelatedLocation, Severity
 from jupyterlab_tfcoach.analysis.model import Binding, Path, Scope, Site
+from jupyterlab_tfcoach.analysis.resolution import Resolution
 from jupyterlab_tfcoach.analysis.rules._common import function_label, in_eager_only_branch
-from jupyterlab_tfcoach.analysis.values import FUNCTION, PY_CONTAINER
+from jupyterlab_tfcoach.analysis.values import FUNCTION, PY_CONTAINER, TF_FUNCTION
 
 CODE = "TFC013"
 NAME = "python-iterator-in-tf-function"
@@ -19,16 +30,26 @@ SECTION = "python-iterators"
 DOCS = """
 ## What it does
 Flags `next(it)`, and `for` loops over `it`, inside a `tf.function` when `it` is a Python
-iterator created outside the function.
+iterator created outside the function: captured from the code around it, or passed in as an
+argument (`step(iter([1, 2, 3]))` for a `step(iterator)` that calls `next(iterator)`).
 
 Python iterators are `iter(...)` of a list, tuple, `range` or other Python collection, a
 generator expression over one, `enumerate` / `zip` / `map` / `filter` / `reversed` over them,
 an `itertools` iterator (`itertools.count()`, `itertools.cycle([...])`), or a call of a
 generator function (a `def` with `yield`) defined in the same file.
 
+An argument is looked at in every call of the `tf.function` by a name bound to it (the
+decorated function's name, or `step = tf.function(f)`), where it fills the parameter by
+position or by keyword; the finding is at the `next` or the loop, with each such call as a
+related location. Calls through an attribute (`self.step(it)`), calls with `*args` /
+`**kwargs` in the way, and functions with an `input_signature` (a Python iterator fails to
+bind there, with a `TypeError`) are not looked at.
+
 Iterators over a `tf.data.Dataset` (`it = iter(dataset)`) are not reported: they are TensorFlow
 resources, and `next(it)` in a `tf.function` fetches a new element on every call. Nor are
-iterators created inside the function, or values of unknown type.
+iterators created inside the function, lists and tuples (a loop over one is unrolled over its
+items, which is what it looks like), generators passed to a plain function, or values of
+unknown type.
 
 ## Why is this bad?
 A `tf.function` runs its Python body only while tracing, so a Python iterator is advanced only
@@ -38,18 +59,29 @@ tracing left it. A `for` loop over the iterator is unrolled over the items it yi
 the trace; a retrace takes the next items, or finds the iterator used up and runs the loop
 zero times. Nothing raises and nothing warns.
 
+Passed as an argument, a Python iterator is part of the call's signature by identity: calls
+with the same iterator reuse the graph, and so the item, that its first call traced, and each
+new iterator object traces a new graph.
+
 ## Example
 ```python
 batches = iter([1.0, 2.0, 3.0])
 
 @tf.function
 def step():
-    return tf.constant(next(batches)) * 2   # 2.0 on every call
+    return tf.constant(next(batches)) * 2    # 2.0 on every call
+
+@tf.function
+def step_on(iterator):
+    return tf.constant(next(iterator)) * 2
+
+numbers = iter([1.0, 2.0, 3.0])
+print([float(step_on(numbers)) for _ in range(3)])  # [2.0, 2.0, 2.0]
 ```
 
 ## Use instead
-Pass the item in as a tensor argument, or iterate over a `tf.data` dataset, whose iterator is
-advanced by the graph itself:
+Iterate over a `tf.data` dataset, whose iterator is advanced by the graph itself, captured or
+passed in; or call `next()` outside and pass the item in as a tensor:
 
 ```python
 batches = iter(tf.data.Dataset.from_tensor_slices([1.0, 2.0, 3.0]))
@@ -57,7 +89,25 @@ batches = iter(tf.data.Dataset.from_tensor_slices([1.0, 2.0, 3.0]))
 @tf.function
 def step():
     return next(batches) * 2                 # 2.0, 4.0, 6.0
+
+@tf.function
+def step_on(iterator):
+    return next(iterator) * 2
+
+numbers = iter(tf.data.Dataset.from_tensor_slices([1.0, 2.0, 3.0]))
+print([float(step_on(numbers)) for _ in range(3)])  # [2.0, 4.0, 6.0]
+
+@tf.function
+def step_on_item(item):
+    return item * 2                          # one trace: every item is a float32 scalar
+
+python_numbers = iter([1.0, 2.0, 3.0])
+print([float(step_on_item(tf.constant(next(python_numbers)))) for _ in range(3)])
 ```
+
+Keras 3: `model.fit(generator)` (a Python generator or a `keras.utils.PyDataset`) is not this
+pitfall: Keras pulls each batch in Python and hands the traced train step tensors. The pitfall
+is back in a custom training loop that passes the generator itself to a `tf.function`.
 
 ## Course module
 Module 1, *Python iterators are read while tracing* (`python-iterators`).
@@ -248,21 +298,186 @@ class _IteratorFinder:
         return answer
 
 
-def _outer_iterator(finder: _IteratorFinder, name: ast.expr, site: Site, function: Scope) -> bool:
-    """``name`` is bound outside ``function`` (not a local, not a parameter) to a Python
-    iterator."""
-    if not isinstance(name, ast.Name):
+@dataclass(frozen=True)
+class _Passed:
+    """A call of a tf.function that passes a Python iterator for one of its parameters."""
+
+    call: ast.Call
+    argument: ast.expr
+
+
+class _PassedIterators:
+    """Which calls of a tf.function pass a Python iterator for a parameter.
+
+    Only calls by a name that is bound to the tf.function are found: the decorated
+    ``def``'s own name, or a name bound to ``tf.function(f)``. A call through an attribute
+    (``self.step(it)``), with ``*args`` / ``**kwargs`` in the way, or of a tf.function with an
+    ``input_signature`` (a Python iterator fails to bind there, loudly) is left out.
+    """
+
+    def __init__(self, ctx: RuleContext, finder: _IteratorFinder) -> None:
+        self.ctx = ctx
+        self.finder = finder
+        self._calls: dict[ast.AST, list[tuple[ast.Call, Site]]] = {}
+        self._passing: dict[ast.arg, list[_Passed]] = {}
+        self._related: dict[ast.arg, tuple[RelatedLocation, ...]] = {}
+        self._wrapper_names: frozenset[str] | None = None
+
+    def parameter(self, resolution: Resolution, function: Scope) -> ast.arg | None:
+        """The parameter of ``function`` that a read resolved to ``resolution`` reads, if the
+        body never rebinds it (``it = iter(it)`` makes the read's value unknown)."""
+        if resolution.owner is not function or len(resolution.bindings) != 1:
+            return None  # a comprehension's own ``it``, or more than one binding reaches
+        binding = resolution.bindings[0]
+        bindings = function.bindings.get(binding.name, ())
+        if binding.kind != "param" or len(bindings) != 1:
+            return None
+        parameter = binding.node
+        arguments = function.node.args  # type: ignore[attr-defined]
+        if parameter is arguments.vararg or parameter is arguments.kwarg:
+            return None  # ``*iterators``: which argument it is, is not known
+        assert isinstance(parameter, ast.arg)
+        return parameter
+
+    def passing(self, function: Scope, parameter: ast.arg) -> list[_Passed]:
+        """The calls of tf.function ``function`` that pass a Python iterator for
+        ``parameter``, in source order."""
+        cached = self._passing.get(parameter)
+        if cached is not None:
+            return cached
+        passed = []
+        for call, site in self._calls_of(function):
+            argument = _argument_for(call, function.node, parameter)  # type: ignore[arg-type]
+            if argument is not None and self.finder.is_iterator(argument, site.scope, site.path):
+                passed.append(_Passed(call, argument))
+        self._passing[parameter] = passed
+        return passed
+
+    def related(self, parameter: ast.arg, passed: list[_Passed]) -> tuple[RelatedLocation, ...]:
+        cached = self._related.get(parameter)
+        if cached is None:
+            cached = self._related[parameter] = _related(self.ctx, parameter, passed)
+        return cached
+
+    def _calls_of(self, function: Scope) -> list[tuple[ast.Call, Site]]:
+        definition = function.node
+        cached = self._calls.get(definition)
+        if cached is not None:
+            return cached
+        found: list[tuple[ast.Call, Site]] = []
+        self._calls[definition] = found
+        ctx = self.ctx
+        names = {function.name} | self._names_bound_to_tf_function()
+        sites = [site for name in names for site in ctx.model.calls_by_name.get(name, ())]
+        sites.sort(key=lambda site: (site.node.lineno, site.node.col_offset))  # type: ignore[attr-defined]
+        for site in sites:
+            call = site.node
+            assert isinstance(call, ast.Call)
+            if not isinstance(call.func, ast.Name):
+                continue
+            callee = ctx.value(call.func, site)
+            if (
+                callee.kind == TF_FUNCTION
+                and callee.node is definition
+                and not _has_input_signature(callee.creator)
+            ):
+                found.append((call, site))
+        return found
+
+    def _names_bound_to_tf_function(self) -> frozenset[str]:
+        """Names assigned a ``tf.function(...)`` call anywhere in the file."""
+        if self._wrapper_names is None:
+            resolve = self.ctx.imports.resolve
+            self._wrapper_names = frozenset(
+                binding.name
+                for binding in self.ctx.model.call_assignments
+                if resolve(binding.value.func) == "tf.function"  # type: ignore[union-attr]
+            )
+        return self._wrapper_names
+
+
+def _has_input_signature(creator: ast.AST | None) -> bool:
+    """``tf.function(input_signature=...)`` / ``tf.function(f, [spec])``: arguments must be
+    tensors; a Python iterator raises ``TypeError`` at the call."""
+    if not isinstance(creator, ast.Call):
         return False
-    resolution = finder.ctx.bindings.names.resolve(
+    signature = keyword(creator, "input_signature")
+    return signature is not None or len(creator.args) > 1
+
+
+def _argument_for(
+    call: ast.Call, definition: ast.FunctionDef | ast.AsyncFunctionDef, parameter: ast.arg
+) -> ast.expr | None:
+    """The expression ``call`` passes for ``parameter`` of ``definition``, if the call's
+    syntax tells (a ``*args`` before it, or only a ``**kwargs`` for it, does not)."""
+    arguments = definition.args
+    if parameter not in arguments.posonlyargs:
+        passed = keyword(call, parameter.arg)
+        if passed is not None:
+            return passed
+    positionals = [*arguments.posonlyargs, *arguments.args]
+    if parameter not in positionals:
+        return None  # keyword-only, and not passed by keyword
+    return positional(call, positionals.index(parameter))
+
+
+def _resolution(finder: _IteratorFinder, name: ast.Name, site: Site) -> Resolution | None:
+    return finder.ctx.bindings.names.resolve(
         site.scope, name.id, (name.lineno, name.col_offset), site.path
     )
-    if resolution is None or resolution.owner.function is function:
-        return False
-    return finder.is_iterator(name, site.scope, site.path)
+
+
+def _as_parameter(ctx: RuleContext, passed: _Passed, parameter: ast.arg) -> str:
+    """``Python iterator `batches` as `iterator```; without ``as`` when the names agree."""
+    shown = ctx.short(passed.argument)
+    named = "" if shown == parameter.arg else f" as `{parameter.arg}`"
+    return f"Python iterator `{shown}`{named}"
+
+
+def _related(
+    ctx: RuleContext, parameter: ast.arg, passed: list[_Passed]
+) -> tuple[RelatedLocation, ...]:
+    """Every call site that passes a Python iterator for the parameter, at its argument."""
+    related = []
+    for call in passed:
+        span = ctx.range_of(call.argument)
+        related.append(
+            RelatedLocation(
+                span.line,
+                span.column,
+                span.end_line,
+                span.end_column,
+                f"`{ctx.short(call.call)}` passes {_as_parameter(ctx, call, parameter)}",
+            )
+        )
+    return tuple(related)
+
+
+def _parameter_finding(
+    ctx: RuleContext,
+    where: ast.AST,
+    use: str,
+    function: Scope,
+    parameter: ast.arg,
+    passed: list[_Passed],
+    related: tuple[RelatedLocation, ...],
+) -> Finding:
+    """A finding at ``where``, the use (``next(it)``, a loop) of a parameter that some call
+    fills with a Python iterator; every such call comes along as a related location
+    (``related``, built once per parameter: a body may use it many times)."""
+    first = passed[0]
+    message = (
+        f"{use} in tf.function {function_label(function)} runs only while tracing, and "
+        f"`{ctx.short(first.call)}` passes {_as_parameter(ctx, first, parameter)}: each new "
+        "iterator traces again, and calls with the same one reuse what tracing took from it "
+        "(pass a tf.data iterator, or call `next()` outside and pass the item)"
+    )
+    return replace(ctx.finding(CODE, where, message), related=related)
 
 
 def check(ctx: RuleContext) -> Iterator[Finding]:
     finder = _IteratorFinder(ctx)
+    parameters = _PassedIterators(ctx, finder)
     for site in ctx.calls_named("next"):
         call = site.node
         assert isinstance(call, ast.Call)
@@ -272,25 +487,54 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
         if finder.builtin(call.func, site.scope, site.path) != "next":
             continue
         iterator = call.args[0]
-        if _outer_iterator(finder, iterator, site, function):
-            yield ctx.finding(
-                CODE,
-                call,
-                f"`{ctx.short(call)}` in tf.function {function_label(function)} advances "
-                f"Python iterator `{ctx.short(iterator)}` only while tracing: every call of "
-                "the graph reuses the item it got then",
-            )
+        if not isinstance(iterator, ast.Name):
+            continue
+        resolution = _resolution(finder, iterator, site)
+        if resolution is None:
+            continue
+        if resolution.owner.function is not function:
+            if finder.is_iterator(iterator, site.scope, site.path):
+                yield ctx.finding(
+                    CODE,
+                    call,
+                    f"`{ctx.short(call)}` in tf.function {function_label(function)} advances "
+                    f"Python iterator `{ctx.short(iterator)}` only while tracing: every call "
+                    "of the graph reuses the item it got then",
+                )
+            continue
+        parameter = parameters.parameter(resolution, function)
+        passed = parameters.passing(function, parameter) if parameter is not None else []
+        if parameter is not None and passed:
+            use = f"`{ctx.short(call)}`"
+            related = parameters.related(parameter, passed)
+            yield _parameter_finding(ctx, call, use, function, parameter, passed, related)
     for site in ctx.model.loops:
         loop = site.node
         assert isinstance(loop, (ast.For, ast.AsyncFor))
         function = ctx.tf_function_body(site.scope)
-        if function is None or in_eager_only_branch(ctx.imports, site.path):
+        iterable = loop.iter
+        if (
+            function is None
+            or not isinstance(iterable, ast.Name)
+            or in_eager_only_branch(ctx.imports, site.path)
+        ):
             continue
-        if _outer_iterator(finder, loop.iter, site, function):
-            yield ctx.finding(
-                CODE,
-                loop.iter,
-                f"`for` loop over Python iterator `{ctx.short(loop.iter)}` in tf.function "
-                f"{function_label(function)} runs only while tracing: every call of the graph "
-                "reuses the items it got then",
-            )
+        resolution = _resolution(finder, iterable, site)
+        if resolution is None:
+            continue
+        if resolution.owner.function is not function:
+            if finder.is_iterator(iterable, site.scope, site.path):
+                yield ctx.finding(
+                    CODE,
+                    iterable,
+                    f"`for` loop over Python iterator `{ctx.short(iterable)}` in tf.function "
+                    f"{function_label(function)} runs only while tracing: every call of the "
+                    "graph reuses the items it got then",
+                )
+            continue
+        parameter = parameters.parameter(resolution, function)
+        passed = parameters.passing(function, parameter) if parameter is not None else []
+        if parameter is not None and passed:
+            use = f"`for` loop over parameter `{iterable.id}`"
+            related = parameters.related(parameter, passed)
+            yield _parameter_finding(ctx, iterable, use, function, parameter, passed, related)

@@ -1,4 +1,18 @@
-"""TFC014: a tensor read back to Python on every step of a training loop."""
+"""TFC014: a tensor read back to Python on every step of a training loop.
+
+Two questions decide a finding, each answered from what the file itself shows; where the
+answer is not known the rule stays silent.
+
+- Does the loop train? Its body takes a tape's gradient, applies gradients (an optimizer's
+  ``apply_gradients`` / ``minimize``, Keras' ``train_on_batch``), or calls a function of the
+  file whose body does (``_TrainingCode``: found from those calls up through their callers,
+  tf.functions included). Calling a tf.function is not enough: inference and evaluation
+  steps are tf.functions too.
+- Does the loop need what it reads? A value passed on to code that is not TensorFlow's (an
+  environment, a tokenizer, NumPy sampling), tested by an ``if`` / ``while`` or used to
+  index or iterate in Python is needed on the host every step (``_HostUses``); such a loop
+  waits for the device anyway, so none of its reads is reported.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +22,7 @@ from collections.abc import Iterator
 from jupyterlab_tfcoach.analysis.context import RuleContext
 from jupyterlab_tfcoach.analysis.findings import Finding, Severity
 from jupyterlab_tfcoach.analysis.model import Binding, Path, Scope, Site
-from jupyterlab_tfcoach.analysis.values import TAPE, TF_FUNCTION
+from jupyterlab_tfcoach.analysis.values import FUNCTION, KERAS_LOSS, TAPE, TF_FUNCTION
 
 CODE = "TFC014"
 NAME = "device-round-trip-per-step"
@@ -17,31 +31,48 @@ SECTION = "host-device-copies"
 
 DOCS = """
 ## What it does
-Reports a tensor read back into Python on every step of an eager training loop.
+Reports a tensor read back into Python on every step of an eager training loop, when
+nothing in the loop needs that value in Python.
 
 The reads are a `.numpy()` call, or `float(t)`, `int(t)`, `print(t)` or `print(f"{t:.4f}")`
 on a value known to be a tensor (the result of a `tf.function` call, the loss passed to
 `tape.gradient`, a `tf.Variable`, a `tf.constant`).
 
-A training loop is a Python `for` or `while` loop, outside any `tf.function`, whose body runs
-a training step: it calls a `tf.function`, `optimizer.apply_gradients(...)`,
-`tape.gradient(...)` or `model.train_on_batch(...)`, or opens a `tf.GradientTape`. Reads in an
-outer loop that only contains the step loop happen once per epoch and are not reported, nor
-are reads in a loop over epochs (`for epoch in range(20):` training on the whole data set each
-time), nor reads under an `if` in the loop (`if step % 100 == 0:`), which is how periodic
-logging looks.
+A training loop is a Python `for` or `while` loop, outside any `tf.function`, whose body
+trains: it calls `tape.gradient(...)`, `optimizer.apply_gradients(...)`,
+`optimizer.minimize(...)` or `model.train_on_batch(...)`, or it calls a function defined in
+the same file or notebook (a `tf.function`, a plain function, a method of a class defined
+there) whose body does, directly or through the functions it calls. A loop that calls a
+`tf.function` that does not train (an inference or evaluation step, such as
+`preds.append(predict_fn(x).numpy())`) is not a training loop.
+
+Reads in an outer loop that only contains the step loop happen once per epoch and are not
+reported, nor are reads in a loop over epochs (`for epoch in range(20):` training on the
+whole data set each time), nor reads under an `if` in the loop (`if step % 100 == 0:`),
+which is how periodic logging looks.
 
 A loop over values written out in its header (`for temperature in (0.2, 0.5, 1.0):`) runs a
 few fixed cases, a sweep over settings or the parts of one step, so it is not a training loop
 itself: a step inside it belongs to the loop around it, if any.
 
-A loop that decides from its values whether to go on is not reported: one with a `break` or
-`return` under an `if` (early stopping, a convergence test), or a `while` loop whose test uses
-a name the body sets from a call (`while loss_value > 1e-4: ... loss_value = loss.numpy()`).
-It needs the value on every iteration to know when to stop, and once it waits for the device
-for that, other reads in the same iteration add little. A `while step < n:` loop that only
-counts steps, a `break` that leaves an inner loop, and `except StopIteration: break` decide
-nothing from the values, so their loops are still reported.
+A loop that needs the values it reads on every step is not reported, none of its reads:
+
+- a value read (or a name it is assigned to) passed to a call that is not TensorFlow's:
+  an environment's `env.step(action)`, `tokenizer.decode(ids)`, `np.random.choice(n,
+  p=probs.numpy()[0])`, any call other than a TensorFlow or Keras name, a Keras object or a
+  `tf.function`;
+- a value tested by an `if` or a `while`, or used to index or to iterate in Python;
+- a loop that decides from its values whether to go on: one with a `break` or `return`
+  under an `if` (early stopping, a convergence test), or a `while` loop whose test uses a
+  name the body sets from a call (`while loss_value > 1e-4: ... loss_value =
+  loss.numpy()`).
+
+Such a loop waits for the device on every iteration anyway, and once it does, other reads
+in the same iteration add little. Keeping a value for later is no such need: appending it
+to a list, adding it to a total, printing it, or NumPy arithmetic on it (`np.mean`) are
+reported. A `while step < n:` loop that only counts steps, a `break` that leaves an inner
+loop, `except StopIteration: break`, and a use under an `if` (it does not run every step)
+decide nothing from the values, so their loops are still reported.
 
 ## Why is this bad?
 Ops on a GPU or TPU run asynchronously: Python queues the next step's work while the device
@@ -54,7 +85,7 @@ is cheap, but the loop still converts every step's value.)
 ## Example
 ```python
 for x, y in train_ds:
-    loss = train_step(x, y)          # a tf.function
+    loss = train_step(x, y)          # a tf.function that applies gradients
     losses.append(loss.numpy())      # waits for the device every step
 ```
 
@@ -68,6 +99,8 @@ for x, y in train_ds:
 print("loss:", float(mean_loss.result()))
 ```
 
+With Keras 3, `keras.metrics.Mean()` is the same metric.
+
 A read inside an `assert` or an `assert*(...)` call (`np.testing.assert_allclose(w.numpy(),
 ...)` in a test) is not reported: checking every step needs every value.
 
@@ -79,29 +112,77 @@ print inside the step with `tf.print`. There is no automatic fix: replacing `pri
 Module 2, *Copies between host and device* (`host-device-copies`).
 """
 
-# Methods that only a training step calls: applying gradients, Keras' one-batch training.
-_STEP_METHODS = ("apply_gradients", "train_on_batch")
+# Methods that only training calls: applying gradients, Keras' one-batch training.
+_STEP_METHODS = ("apply_gradients", "minimize", "train_on_batch")
 _CONVERSIONS = frozenset({"float", "int"})
+# Functions whose bodies train whose callers are looked for: a bound on the search.
+_MAX_TRAINING_FUNCTIONS = 256
+# Names a read value is assigned to, followed through the loop: a bound on the search.
+_MAX_DERIVED_NAMES = 32
+
+# What a call does with a value passed to it (``_HostUses._callee_use``).
+_NEEDS = "needs"  # Python code that uses the value now: the loop needs it on the host
+_PASSES = "passes"  # hands on a value derived from it (``int(x)``, ``np.squeeze(x)``)
+_KEEPS = "keeps"  # prints it, stores it, or gives it back to TensorFlow: no need now
+# Builtins that turn the value into another Python value: what matters is its use.
+_PASSING_BUILTINS = frozenset(
+    {"abs", "bool", "float", "format", "int", "len", "list", "max", "min", "repr", "round"}
+    | {"sorted", "str", "sum", "tuple"}
+)
+# List methods that keep a value for later (``losses.append(loss.numpy())``).
+_STORING_METHODS = frozenset({"append", "appendleft", "extend", "insert"})
 
 
-def _tf_function_names(ctx: RuleContext) -> set[str]:
-    """Names a ``tf.function`` may be called by: decorated (or wrapped) ``def`` names and
-    names assigned ``tf.function(...)``."""
-    names = {getattr(node, "name", "") for node in ctx.bindings.traced.tf_function_defs()}
-    for binding in ctx.model.call_assignments:
-        call = binding.value
-        assert isinstance(call, ast.Call)
-        func = call.func
-        if isinstance(func, ast.Attribute) and func.attr != "function":
-            continue  # cheap test first: ``tf.function`` under any alias ends in ``function``
-        if ctx.imports.resolve(func) == "tf.function":
-            names.add(binding.name)
-    names.discard("")
-    return names
+def _root_name(node: ast.expr) -> ast.Name | None:
+    while isinstance(node, (ast.Attribute, ast.Call, ast.Subscript)):
+        node = node.func if isinstance(node, ast.Call) else node.value
+    return node if isinstance(node, ast.Name) else None
 
 
-def _calls_tf_function(ctx: RuleContext, node: ast.AST, site: Site) -> bool:
-    return isinstance(node, ast.Call) and ctx.value(node.func, site).kind == TF_FUNCTION
+def _imported_module(ctx: RuleContext, name: ast.Name, site: Site) -> str | None:
+    """The dotted module or object a name is imported as (``np`` -> ``numpy``,
+    ``choice`` -> ``numpy.random.choice``); None unless every binding is that import."""
+    resolution = ctx.bindings.names.resolve(
+        site.scope, name.id, (name.lineno, name.col_offset), site.path
+    )
+    if resolution is None or not resolution.bindings:
+        return None
+    found: set[str] = set()
+    for binding in resolution.bindings:
+        statement = binding.node
+        if binding.kind != "import" or not isinstance(statement, (ast.Import, ast.ImportFrom)):
+            return None
+        for alias in statement.names:
+            if isinstance(statement, ast.ImportFrom):
+                if (alias.asname or alias.name) == name.id and statement.module:
+                    found.add(f"{statement.module}.{alias.name}")
+            elif alias.asname == name.id:
+                found.add(alias.name)
+            elif alias.asname is None and alias.name.split(".", 1)[0] == name.id:
+                found.add(name.id)
+    return found.pop() if len(found) == 1 else None
+
+
+def _dotted_module_path(ctx: RuleContext, func: ast.expr, site: Site) -> str | None:
+    """``np.random.choice`` -> ``numpy.random.choice``: the callee's path from the module
+    its first name is imported as; None for anything but a chain of names."""
+    attributes: list[str] = []
+    node = func
+    while isinstance(node, ast.Attribute):
+        attributes.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    module = _imported_module(ctx, node, site)
+    if module is None:
+        return None
+    return ".".join([module, *reversed(attributes)])
+
+
+def _names_a_module(ctx: RuleContext, func: ast.Attribute, site: Site) -> bool:
+    """``scipy.optimize.minimize``: a function of a module, not an optimizer's method."""
+    root = _root_name(func.value)
+    return root is not None and _imported_module(ctx, root, site) is not None
 
 
 def _counts_epochs(loop: ast.AST) -> bool:
@@ -173,6 +254,124 @@ def _decides_when_to_stop(loop: ast.AST) -> bool:
     return False
 
 
+class _TrainingCode:
+    """Where the file trains: the calls that train by themselves (``tape.gradient``,
+    ``apply_gradients``, ``minimize``, ``train_on_batch``) and the functions of the file
+    whose bodies make such calls, directly or through functions they call."""
+
+    def __init__(self, ctx: RuleContext) -> None:
+        self.ctx = ctx
+        self.direct: list[Site] = []
+        self.tape_gradients: list[Site] = []
+        # One name at a time: the order does not matter, and a merged list would be sorted.
+        for site in (site for name in _STEP_METHODS for site in ctx.calls_named(name)):
+            func = site.node.func  # type: ignore[attr-defined]
+            if not isinstance(func, ast.Attribute):
+                continue
+            if func.attr == "minimize" and _names_a_module(ctx, func, site):
+                continue  # ``scipy.optimize.minimize(...)``
+            self.direct.append(site)
+        for site in ctx.calls_named("gradient"):
+            func = site.node.func  # type: ignore[attr-defined]
+            if isinstance(func, ast.Attribute) and ctx.value(func.value, site).kind == TAPE:
+                self.tape_gradients.append(site)
+        self.direct.extend(self.tape_gradients)
+        self._aliases: dict[ast.AST, set[str]] | None = None
+        self.functions = self._training_functions()
+
+    def _tf_function_aliases(self) -> dict[ast.AST, set[str]]:
+        """``step = tf.function(train_step)``: the names a function is also called by."""
+        if self._aliases is not None:
+            return self._aliases
+        ctx = self.ctx
+        aliases: dict[ast.AST, set[str]] = {}
+        for binding in ctx.model.call_assignments:
+            call = binding.value
+            assert isinstance(call, ast.Call)
+            func = call.func
+            if isinstance(func, ast.Attribute) and func.attr != "function":
+                continue  # cheap test first: ``tf.function`` under any alias ends in ``function``
+            if ctx.imports.resolve(func) != "tf.function":
+                continue
+            value = ctx.bindings.binding_value(binding)
+            if value.kind == TF_FUNCTION and value.node is not None:
+                aliases.setdefault(value.node, set()).add(binding.name)
+        self._aliases = aliases
+        return aliases
+
+    def names_of(self, function: ast.AST) -> set[str]:
+        """The names calls of ``function`` (a ``def`` or ``lambda``) may use."""
+        names = set(self._tf_function_aliases().get(function, ()))
+        name = getattr(function, "name", None)
+        if name:
+            names.add(name)
+        return names
+
+    def callee_defs(self, site: Site) -> set[ast.AST]:
+        """The ``def`` (or ``lambda``) a call may run: a name bound to one (or to a
+        tf.function of one), ``self.method(...)`` in a method, ``obj.method(...)`` with
+        ``obj = C(...)`` for a class ``C`` of the file. Empty when not known."""
+        ctx = self.ctx
+        func = site.node.func  # type: ignore[attr-defined]
+        if isinstance(func, ast.Name):
+            value = ctx.value(func, site)
+            if value.kind in (FUNCTION, TF_FUNCTION) and value.node is not None:
+                return {value.node}
+            return set()
+        if not isinstance(func, ast.Attribute) or not isinstance(func.value, ast.Name):
+            return set()
+        names = ctx.bindings.names
+        function = site.scope.function
+        if function is not None and func.value.id == function.self_name:
+            class_scope = function.class_scope
+        else:
+            class_scope = names.instance_class(site.scope, func.value, site.path)
+        if class_scope is None:
+            return set()
+        binding = names.method_binding(class_scope, func.attr)
+        return {binding.node} if binding is not None and binding.kind == "def" else set()
+
+    def _training_functions(self) -> set[ast.AST]:
+        """The functions whose bodies train: those with a training call, then the functions
+        that call one of them (the callers of ``_MAX_TRAINING_FUNCTIONS`` at most)."""
+        found: set[ast.AST] = set()
+        pending: list[ast.AST] = []
+
+        def add(scope: Scope) -> None:
+            function = scope.function
+            if function is not None and function.node not in found:
+                found.add(function.node)
+                pending.append(function.node)
+
+        for site in self.direct:
+            add(site.scope)
+        followed = 0
+        while pending and followed < _MAX_TRAINING_FUNCTIONS:
+            trains = pending.pop()
+            followed += 1
+            callers = (s for name in self.names_of(trains) for s in self.ctx.calls_named(name))
+            for site in callers:
+                caller = site.scope.function
+                if caller is None or caller.node in found:
+                    continue  # module-level code, or a caller already known to train
+                if trains in self.callee_defs(site):
+                    add(site.scope)
+        return found
+
+    def steps(self, near: set[ast.AST]) -> Iterator[Site]:
+        """The training calls in a loop body around code in ``near``'s loops: direct
+        ones, and calls of functions whose bodies train."""
+        yield from (site for site in self.direct if _in_loops(site, near))
+        names = {name for function in self.functions for name in self.names_of(function)}
+        for site in (site for name in names for site in self.ctx.calls_named(name)):
+            if _in_loops(site, near) and self.callee_defs(site) & self.functions:
+                yield site
+
+
+def _in_loops(site: Site, loops: set[ast.AST]) -> bool:
+    return any(block.owner in loops for block in site.path)
+
+
 class _TrainingLoops:
     """Which loops run a training step on every iteration, and which tensors they make."""
 
@@ -180,12 +379,20 @@ class _TrainingLoops:
         """``reading_loops``: the loops around the reads in question. A step in no such loop
         cannot make any of them a training or an epoch loop, so it is not looked at."""
         self.ctx = ctx
-        self.reading_loops = reading_loops
+        training = _TrainingCode(ctx)
         runs_step: set[ast.AST] = set()
         self.epoch_loops: set[ast.AST] = set()  # loops around a loop that runs the step
         # Bindings of names passed to ``tape.gradient(name, ...)``: those names are tensors.
         self.gradient_targets: set[int] = set()
-        for site in self._steps():
+        for site in training.tape_gradients:
+            # Wherever it is, the gradient tells which names hold tensors.
+            call = site.node
+            assert isinstance(call, ast.Call)
+            target = call.args[0] if call.args else None
+            if isinstance(target, ast.Name):
+                for binding in self._bindings(target, site.scope, site.path):
+                    self.gradient_targets.add(id(binding))
+        for site in training.steps(reading_loops):
             if ctx.tf_function_body(site.scope) is not None:
                 continue  # graph code: its loops are AutoGraph's, not a Python training loop
             loops = [
@@ -209,58 +416,23 @@ class _TrainingLoops:
         )
         self.step_loops = runs_step - self.epoch_loops
 
-    def _near_reads(self, site: Site) -> bool:
-        reading_loops = self.reading_loops
-        return any(block.owner in reading_loops for block in site.path)
-
-    def _steps(self) -> Iterator[Site]:
-        ctx = self.ctx
-        for name in sorted(_tf_function_names(ctx)):
-            for site in ctx.calls_named(name):
-                if self._near_reads(site) and _calls_tf_function(ctx, site.node, site):
-                    yield site
-        for site in ctx.calls_named(*_STEP_METHODS):
-            if isinstance(site.node.func, ast.Attribute) and self._near_reads(site):  # type: ignore[attr-defined]
-                yield site
-        for site in ctx.calls_named("gradient"):
-            call = site.node
-            assert isinstance(call, ast.Call)
-            if not isinstance(call.func, ast.Attribute):
-                continue
-            if ctx.value(call.func.value, site).kind != TAPE:
-                continue
-            # Wherever it is, the gradient tells which names hold tensors.
-            target = call.args[0] if call.args else None
-            if isinstance(target, ast.Name):
-                for binding in self._bindings(target, site.scope, site.path):
-                    self.gradient_targets.add(id(binding))
-            if self._near_reads(site):
-                yield site
-        for site in ctx.calls_to("tf.GradientTape"):
-            if self._near_reads(site):
-                yield site
-
     def _bindings(self, name: ast.Name, scope: Scope, path: Path) -> tuple[Binding, ...]:
         resolution = self.ctx.bindings.names.resolve(
             scope, name.id, (name.lineno, name.col_offset), path
         )
         return resolution.bindings if resolution is not None else ()
 
-    def runs_every_step(self, site: Site) -> bool:
-        """Whether ``site`` runs on every iteration of a training loop, outside any graph."""
-        if self.ctx.tf_function_body(site.scope) is not None:
-            return False  # in a graph: TFC011 / TFC002 explain those
-        return self._step_loop_of(site.path) is not None
-
-    def _step_loop_of(self, path: Path) -> ast.AST | None:
-        """The training loop whose every iteration runs code at ``path``, if any.
+    def step_loop(self, site: Site) -> ast.AST | None:
+        """The training loop whose every iteration runs ``site``, outside any graph.
 
         Loops between the code and the training loop that run no step (``for g in grads``)
         repeat it within the step, so they do not hide it; an ``if`` (or ``except``) in
         between makes it a periodic read, and an epoch loop is reached first for code that
         runs once per epoch.
         """
-        for block in reversed(path):
+        if self.ctx.tf_function_body(site.scope) is not None:
+            return None  # in a graph: TFC011 / TFC002 explain those
+        for block in reversed(site.path):
             if block.is_loop_body:
                 if block.owner in self.epoch_loops:
                     return None
@@ -285,15 +457,259 @@ class _TrainingLoops:
         return callee.kind == TF_FUNCTION
 
     def is_tensor(self, node: ast.expr, site: Site) -> bool:
-        if _calls_tf_function(self.ctx, node, site):
+        ctx = self.ctx
+        if isinstance(node, ast.Call) and ctx.value(node.func, site).kind == TF_FUNCTION:
             return True
-        if self.ctx.value(node, site).is_tensor_like:
+        if ctx.value(node, site).is_tensor_like:
             return True
         if not isinstance(node, ast.Name):
             return False
         bindings = self._bindings(node, site.scope, site.path)
         return bool(bindings) and all(
             id(binding) in self.gradient_targets or self._step_result(binding)
+            for binding in bindings
+        )
+
+
+_NOT_RUN_HERE = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+_OWN_BLOCKS = (ast.stmt, ast.excepthandler, ast.match_case)
+# Not walked as a statement's own code: its nested blocks, code that runs elsewhere, and
+# ``Load`` / ``Store`` markers.
+_SKIPPED = (*_OWN_BLOCKS, *_NOT_RUN_HERE, ast.expr_context)
+
+
+class _LoopCode:
+    """A loop's code as it runs on each iteration (nested ``def``, ``class`` and ``lambda``
+    bodies left out): its statements, each with whether an ``if``, ``case`` or ``except``
+    guards it (it does not run on every iteration), and, walked on demand, the parents of
+    the nodes in a statement's own expressions and the names the loop reads. Most loops
+    need one or two statements walked: their reads' own."""
+
+    def __init__(self, loop: ast.AST) -> None:
+        self.statements: list[ast.stmt] = []
+        self.guarded: set[int] = set()  # ids of guarded statements
+        self._parents: dict[int, ast.AST] = {}
+        self._walked: set[int] = set()
+        # Names read in the statements walked so far, each read with its statement.
+        self._name_reads: dict[str, list[tuple[ast.Name, ast.stmt]]] = {}
+        self._walked_all = False
+        pending: list[tuple[ast.AST, bool]] = [(loop, False)]
+        while pending:
+            node, guarded = pending.pop()
+            if isinstance(node, ast.stmt):
+                self.statements.append(node)
+                if guarded:
+                    self.guarded.add(id(node))
+            guarded_children = _guarded_children(node)
+            for child in ast.iter_child_nodes(node):
+                if isinstance(child, _OWN_BLOCKS) and not isinstance(child, _NOT_RUN_HERE):
+                    pending.append((child, guarded or id(child) in guarded_children))
+
+    def statement_of(self, node: ast.AST) -> ast.stmt | None:
+        """The innermost statement of the loop whose own code holds ``node``."""
+        position = (node.lineno, node.col_offset)  # type: ignore[attr-defined]
+        found: ast.stmt | None = None
+        for statement in self.statements:
+            start = (statement.lineno, statement.col_offset)
+            end = (statement.end_lineno or statement.lineno, statement.end_col_offset or 0)
+            if start <= position <= end and (
+                found is None or start >= (found.lineno, found.col_offset)
+            ):
+                found = statement
+        return found
+
+    def parent(self, node: ast.AST, statement: ast.stmt) -> ast.AST | None:
+        """The parent of ``node``, an expression in ``statement``'s own code."""
+        if id(statement) not in self._walked:
+            self._walk(statement)
+        return self._parents.get(id(node))
+
+    def _walk(self, statement: ast.stmt) -> None:
+        self._walked.add(id(statement))
+        parents = self._parents
+        reads = self._name_reads
+        pending: list[ast.AST] = [statement]
+        while pending:
+            node = pending.pop()
+            for child in ast.iter_child_nodes(node):
+                child_type = type(child)
+                if child_type is ast.Constant or isinstance(child, _SKIPPED):
+                    continue
+                parents[id(child)] = node
+                if child_type is ast.Name:  # a leaf: only its read is of interest
+                    if type(child.ctx) is ast.Load:  # type: ignore[attr-defined]
+                        reads.setdefault(child.id, []).append((child, statement))  # type: ignore[attr-defined]
+                    continue
+                pending.append(child)
+
+    def name_reads(self, name: str) -> list[tuple[ast.Name, ast.stmt]]:
+        """Where the loop reads ``name``, each with its statement (walks every statement,
+        on the first call)."""
+        if not self._walked_all:
+            self._walked_all = True
+            for statement in self.statements:
+                if id(statement) not in self._walked:
+                    self._walk(statement)
+        return self._name_reads.get(name, [])
+
+
+def _guarded_children(node: ast.AST) -> set[int]:
+    """The statements of ``node`` that run only on some iterations: an ``if``'s branches,
+    ``case`` bodies, ``except`` handlers."""
+    if isinstance(node, ast.If):
+        return {id(statement) for statement in (*node.body, *node.orelse)}
+    if isinstance(node, ast.Match):
+        return {id(case) for case in node.cases}
+    if isinstance(node, (ast.Try, ast.TryStar)):
+        return {id(handler) for handler in node.handlers}
+    return set()
+
+
+def _assigned_names(target: ast.expr) -> Iterator[str]:
+    """The plain names an assignment target binds (``a``, ``a, (b, *c)``); attributes and
+    items keep the value in an object, not in a name the loop reads."""
+    if isinstance(target, ast.Name):
+        yield target.id
+    elif isinstance(target, (ast.Tuple, ast.List)):
+        for element in target.elts:
+            yield from _assigned_names(element)
+    elif isinstance(target, ast.Starred):
+        yield from _assigned_names(target.value)
+
+
+class _HostUses:
+    """Whether a training loop needs, on every iteration, a value it reads: passes it (or a
+    name it is assigned to) to code that is not TensorFlow's, tests it, or indexes or
+    iterates with it in Python. Uses under an ``if`` run on some iterations only."""
+
+    def __init__(self, ctx: RuleContext) -> None:
+        self.ctx = ctx
+
+    def needs(self, loop: ast.AST, reads: list[Site]) -> bool:
+        if not reads:
+            return False
+        code = _LoopCode(loop)
+        site = self._loop_site(loop, reads[0])
+        derived: set[str] = set()
+        pending: list[tuple[ast.AST, ast.stmt]] = []
+        for read in reads:
+            statement = code.statement_of(read.node)
+            if statement is not None:
+                pending.append((read.node, statement))
+        while pending:
+            node, statement = pending.pop()
+            needed, names = self._use(node, statement, code, site)
+            if needed:
+                return True
+            for name in names:
+                if name not in derived and len(derived) < _MAX_DERIVED_NAMES:
+                    derived.add(name)
+                    pending.extend(code.name_reads(name))
+        return False
+
+    @staticmethod
+    def _loop_site(loop: ast.AST, read: Site) -> Site:
+        """Where the loop's own names are read: the scope the loop is in (not a
+        comprehension of the read's), the blocks down to the loop's body."""
+        scope = read.scope
+        while scope.kind == "comprehension" and scope.parent is not None:
+            scope = scope.parent
+        path = read.path
+        for index, block in enumerate(path):
+            if block.owner is loop and block.is_loop_body:
+                path = path[: index + 1]
+                break
+        return Site(loop, scope, path)
+
+    def _use(
+        self, node: ast.AST, statement: ast.stmt, code: _LoopCode, site: Site
+    ) -> tuple[bool, list[str]]:
+        """Follows the value of ``node`` up through the expressions that carry it: whether
+        code that runs every iteration needs it now, else the names it is assigned to."""
+        names: list[str] = []
+        child: ast.AST = node
+        while True:
+            parent = code.parent(child, statement)
+            if parent is None:
+                return False, names
+            used_now = False
+            if isinstance(parent, ast.Call):
+                if child is not parent.func:  # an argument; a method of the value passes it
+                    use = self._callee_use(parent, site)
+                    if use == _KEEPS:
+                        return False, names
+                    used_now = use == _NEEDS
+            elif isinstance(parent, (ast.If, ast.While, ast.IfExp)):
+                used_now = child is parent.test
+            elif isinstance(parent, ast.Subscript):
+                used_now = child is parent.slice  # an index into a Python object
+            elif isinstance(parent, (ast.comprehension, ast.For, ast.AsyncFor)):
+                used_now = True  # iterated (or filtered) in Python
+            elif isinstance(parent, (ast.Return, ast.Yield, ast.YieldFrom)):
+                used_now = True  # handed to the caller, who uses it now
+            elif isinstance(parent, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+                targets = parent.targets if isinstance(parent, ast.Assign) else [parent.target]
+                names.extend(name for target in targets for name in _assigned_names(target))
+                return False, names
+            elif isinstance(parent, ast.NamedExpr):
+                names.append(parent.target.id)
+            elif not isinstance(parent, (ast.expr, ast.keyword)):
+                return False, names  # an expression statement, ``assert``, ``with``, ...
+            if used_now:
+                return id(statement) not in code.guarded, names
+            child = parent
+
+    def _callee_use(self, call: ast.Call, site: Site) -> str:
+        """What ``call`` does with a value passed to it: TensorFlow, Keras and tf.functions
+        take it back to the device, ``print`` and list methods keep it, conversions and
+        NumPy arithmetic pass it on; NumPy sampling and other code need it now."""
+        ctx = self.ctx
+        func = call.func
+        if ctx.imports.resolve(func) is not None:
+            return _KEEPS  # a TensorFlow or Keras name
+        if isinstance(func, ast.Name) and ctx.bindings.names.is_builtin(
+            site.scope, func.id, (func.lineno, func.col_offset), site.path
+        ):
+            if func.id == "print":
+                return _KEEPS
+            return _PASSES if func.id in _PASSING_BUILTINS else _NEEDS
+        if isinstance(func, ast.Attribute) and func.attr in _STORING_METHODS:
+            return _KEEPS
+        module_path = _dotted_module_path(ctx, func, site)
+        if module_path is not None:
+            if module_path == "numpy" or module_path.startswith("numpy."):
+                return _NEEDS if module_path.startswith("numpy.random.") else _PASSES
+            return _NEEDS
+        return _KEEPS if self._tensorflow_object(func, site) else _NEEDS
+
+    def _tensorflow_object(self, func: ast.expr, site: Site) -> bool:
+        """Whether ``func`` is a tf.function, a Keras loss, or a method of (or itself) an
+        object made by a TensorFlow or Keras call (``model = tf.keras.Sequential(...)``,
+        ``metric = keras.metrics.Mean()``), a tensor, or an instance of a Keras class of
+        the file."""
+        ctx = self.ctx
+        if ctx.value(func, site).kind in (TF_FUNCTION, KERAS_LOSS):
+            return True
+        receiver = func.value if isinstance(func, ast.Attribute) else func
+        if ctx.value(receiver, site).is_tensor_like:
+            return True
+        names = ctx.bindings.names
+        if isinstance(receiver, ast.Name):
+            resolution = names.resolve(
+                site.scope, receiver.id, (receiver.lineno, receiver.col_offset), site.path
+            )
+            bindings = list(resolution.bindings) if resolution is not None else []
+            class_scope = names.instance_class(site.scope, receiver, site.path)
+            if class_scope is not None and ctx.bindings.traced.keras_class_kind(class_scope):
+                return True
+        elif isinstance(receiver, ast.Attribute):
+            bindings = names.self_attribute_bindings(receiver, site.scope) or []
+        else:
+            return False
+        return bool(bindings) and all(
+            binding.kind == "assign"
+            and isinstance(binding.value, ast.Call)
+            and ctx.imports.resolve(binding.value.func) is not None
             for binding in bindings
         )
 
@@ -321,40 +737,35 @@ def _reads_in_loops(ctx: RuleContext) -> list[Site]:
     return reads
 
 
-def _conversions(ctx: RuleContext, reads: list[Site], loops: _TrainingLoops) -> Iterator[ast.Call]:
-    """Calls on every step of a training loop that read a tensor into Python: ``.numpy()``,
+def _reads_a_tensor(ctx: RuleContext, site: Site, loops: _TrainingLoops) -> bool:
+    """Whether a call found by ``_reads_in_loops`` reads a tensor into Python: ``.numpy()``,
     ``float``/``int``/``print`` of a known tensor."""
-    for site in reads:
-        call = site.node
-        assert isinstance(call, ast.Call)
-        func = call.func
-        if not loops.runs_every_step(site):
-            continue
-        if isinstance(func, ast.Attribute):
-            if ctx.imports.resolve(func) is None:
-                yield call  # (``tf.experimental.numpy`` resolves: a module, not a tensor)
-            continue
-        assert isinstance(func, ast.Name)
-        if not ctx.bindings.names.is_builtin(
-            site.scope, func.id, (func.lineno, func.col_offset), site.path
-        ):
-            continue
-        if func.id == "print":
-            arguments = [a for a in call.args if not isinstance(a, ast.Starred)]
-            # ``print(f"loss={loss:.4f}")`` formats the value: a read like ``print(loss)``.
-            arguments += [
-                part.value
-                for argument in call.args
-                if isinstance(argument, ast.JoinedStr)
-                for part in argument.values
-                if isinstance(part, ast.FormattedValue)
-            ]
-        elif len(call.args) == 1 and not call.keywords:
-            arguments = call.args
-        else:
-            continue
-        if any(loops.is_tensor(argument, site) for argument in arguments):
-            yield call
+    call = site.node
+    assert isinstance(call, ast.Call)
+    func = call.func
+    if isinstance(func, ast.Attribute):
+        # (``tf.experimental.numpy`` resolves: a module, not a tensor)
+        return ctx.imports.resolve(func) is None
+    assert isinstance(func, ast.Name)
+    if not ctx.bindings.names.is_builtin(
+        site.scope, func.id, (func.lineno, func.col_offset), site.path
+    ):
+        return False
+    if func.id == "print":
+        arguments = [a for a in call.args if not isinstance(a, ast.Starred)]
+        # ``print(f"loss={loss:.4f}")`` formats the value: a read like ``print(loss)``.
+        arguments += [
+            part.value
+            for argument in call.args
+            if isinstance(argument, ast.JoinedStr)
+            for part in argument.values
+            if isinstance(part, ast.FormattedValue)
+        ]
+    elif len(call.args) == 1 and not call.keywords:
+        arguments = call.args
+    else:
+        return False
+    return any(loops.is_tensor(argument, site) for argument in arguments)
 
 
 def _checked_values(ctx: RuleContext) -> set[int]:
@@ -377,8 +788,31 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
     if not loops.step_loops:
         return
     checked = _checked_values(ctx)
-    for call in _conversions(ctx, reads, loops):
-        if id(call) in checked:
+    per_step: list[tuple[ast.Call, ast.AST]] = []
+    for site in reads:
+        loop = loops.step_loop(site)
+        if loop is None or id(site.node) in checked or not _reads_a_tensor(ctx, site, loops):
+            continue
+        per_step.append((site.node, loop))  # type: ignore[arg-type]
+    if not per_step:
+        return
+    # The reads anywhere in each step loop (under an ``if`` too: the value may be used
+    # every iteration) that give a value to Python code (``print`` only shows it).
+    values_read: dict[ast.AST, list[Site]] = {loop: [] for _, loop in per_step}
+    for site in reads:
+        func = site.node.func  # type: ignore[attr-defined]
+        if isinstance(func, ast.Name) and func.id == "print":
+            continue
+        loops_around = [
+            block.owner for block in site.path if block.is_loop_body and block.owner in values_read
+        ]
+        if loops_around and _reads_a_tensor(ctx, site, loops):
+            for loop in loops_around:
+                values_read[loop].append(site)
+    host_uses = _HostUses(ctx)
+    needing = {loop: host_uses.needs(loop, sites) for loop, sites in values_read.items()}
+    for call, loop in per_step:
+        if needing[loop]:
             continue
         yield ctx.finding(
             CODE,

@@ -21,8 +21,9 @@ section)`` or None. The others, by what went wrong:
 - ``failing_line.py``: the failing line read as a teacher reads it (the call, what each
   value named there holds), and ``families.py``: the last explainer, which gives every
   TensorFlow/Keras error raised through the user's code an entry naming them, with the
-  rule and fix of the error's family when one is recognised; ``calls.py``: one such family,
-  arguments that do not fit the callee's signature or a dataset's elements.
+  rule and fix of the error's family when one is recognised (``FAMILIES``: one record per
+  family, ``family_record.py``, kept by theme in ``families_*.py``); ``calls.py``: one such
+  family, arguments that do not fit the callee's signature or a dataset's elements.
 """
 
 from __future__ import annotations

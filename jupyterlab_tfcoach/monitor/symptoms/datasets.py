@@ -39,6 +39,7 @@ from typing import Any
 from jupyterlab_tfcoach.monitor import report as reports
 from jupyterlab_tfcoach.monitor.hooks import MethodHooks
 from jupyterlab_tfcoach.monitor.locations import CellLocator
+from jupyterlab_tfcoach.monitor.names import name_bound_to
 from jupyterlab_tfcoach.monitor.report import Note
 from jupyterlab_tfcoach.monitor.stored_state import instance_dict
 from jupyterlab_tfcoach.monitor.symptoms.broadcast import where_in_cells
@@ -51,7 +52,6 @@ ITERATOR_MODULE = "tensorflow.python.data.ops.iterator_ops"
 STRUCTURED_FUNCTION_MODULE = "tensorflow.python.data.ops.structured_function"
 ITERATOR_SECTION = "tf-data"
 TRACING_SECTION = "side-effects"
-MAX_NAMED = 20_000
 MAX_NOTES = 4
 MAX_FROZEN = 64
 FROZEN_SECTION = "frozen-python-values"
@@ -166,7 +166,7 @@ class DatasetWatcher:
         found = self._empty_passes.get(event_key)
         if found is None:
             found = _EmptyPass(
-                known, str(filename), int(lineno), _name_in(iterator, frame.f_locals)
+                known, str(filename), int(lineno), name_bound_to(id(iterator), frame.f_locals)
             )
             self._empty_passes[event_key] = found
         found.count += 1
@@ -183,9 +183,9 @@ class DatasetWatcher:
         self, empty: _EmptyPass, namespace: dict[str, Any], cell_source: str
     ) -> str | None:
         iterator = empty.iterator()
-        name = empty.iterator_name or (_name_in(iterator, namespace) if iterator else None)
+        name = empty.iterator_name or (name_bound_to(id(iterator), namespace) if iterator else None)
         dataset = stored_dataset(iterator) if iterator is not None else None
-        dataset_name = _name_in(dataset, namespace) if dataset is not None else None
+        dataset_name = name_bound_to(id(dataset), namespace) if dataset is not None else None
         line = linecache.getline(empty.filename, empty.lineno).strip()
         loop = _for_header(line)
         if dataset_name is None and name is not None:
@@ -312,16 +312,6 @@ def stored_dataset(iterator: Any) -> Any | None:
     """The dataset an ``OwnedIterator`` reads (what it stores, no property runs)."""
     attributes = instance_dict(iterator)
     return attributes.get("_dataset") if attributes is not None else None
-
-
-def _name_in(value: Any, names: Any) -> str | None:
-    """A user name bound to ``value`` (by identity)."""
-    if value is None or type(names) is not dict:
-        return None
-    for name, candidate in list(names.items())[:MAX_NAMED]:
-        if candidate is value and type(name) is str and not name.startswith("_"):
-            return name
-    return None
 
 
 def _for_header(line: str) -> tuple[str, str] | None:

@@ -424,20 +424,3 @@ def same_value(old: Any, new: Any) -> bool:
 def value_text(value: Any) -> str:
     text = repr(value) if is_plain(value) else f"a {type(value).__name__}"
     return text if len(text) <= MAX_TEXT_VALUE else text[: MAX_TEXT_VALUE - 1] + "…"
-
-
-def name_of(instance: Any, namespace: Any) -> str | None:
-    """The user's name for an object: a global of the notebook bound to it (by identity).
-
-    Only called when a trace found something to say about ``self``; a notebook
-    namespace of a few thousand names is scanned in well under a millisecond.
-    """
-    if type(namespace) is not dict or instance is None:
-        return None
-    try:
-        for name, value in list(namespace.items())[:20_000]:
-            if value is instance and type(name) is str and not name.startswith("_"):
-                return name
-    except Exception:
-        return None
-    return None

@@ -29,6 +29,7 @@ from typing import Any
 
 from jupyterlab_tfcoach.monitor.hooks import MethodHooks, original_method
 from jupyterlab_tfcoach.monitor.locations import CellLocator, caller_frame
+from jupyterlab_tfcoach.monitor.names import name_bound_to
 from jupyterlab_tfcoach.monitor.report import (
     RETRACE,
     Note,
@@ -653,7 +654,7 @@ class TraceRegistry:
         function = scope.function
         if function is None:
             return None
-        return fx.name_of(scope.instance, function.__globals__)
+        return name_bound_to(id(scope.instance), function.__globals__)
 
     def _stale_values(self, state: FunctionState, location: tuple[str, int] | None) -> None:
         """A call this cell reused a trace made with another value of an outer name."""

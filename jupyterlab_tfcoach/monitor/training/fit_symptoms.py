@@ -32,6 +32,7 @@ from types import ModuleType
 from typing import Any
 
 from jupyterlab_tfcoach.monitor import report as reports
+from jupyterlab_tfcoach.monitor.names import name_bound_to
 from jupyterlab_tfcoach.monitor.report import Note, VariableChange, variable_change
 from jupyterlab_tfcoach.monitor.stored_state import (
     class_attribute,
@@ -50,18 +51,8 @@ TRAIN_STEP_SECTION = "custom-train-step"
 ZEROS_SECTION = "zero-initialization"
 SOFTMAX_SECTION = "output-activation"
 TRAINING_FLAG_SECTION = "training-argument"
-MAX_NAMED = 20_000
 MAX_LAYERS = 500
 MAX_WEIGHTS_NAMED = 4
-
-
-def _name_in(namespace: Mapping[str, Any], object_id: int | None) -> str | None:
-    if object_id is None:
-        return None
-    for name, value in list(namespace.items())[:MAX_NAMED]:
-        if type(name) is str and not name.startswith("_") and id(value) == object_id:
-            return name
-    return None
 
 
 def _class_name(obj: Any) -> str:
@@ -137,7 +128,7 @@ class _Naming:
     @property
     def found(self) -> str | None:
         if self._found is None:
-            self._found = (_name_in(self._namespace, self._run.model_id),)
+            self._found = (name_bound_to(self._run.model_id, self._namespace),)
         return self._found[0]
 
     @property
@@ -150,7 +141,7 @@ class _Naming:
 
     @property
     def history_name(self) -> str | None:
-        return _name_in(self._namespace, self._run.history_id)
+        return name_bound_to(self._run.history_id, self._namespace)
 
     def layer(self, layer: Any) -> str | None:
         """How the learner can type this layer: ``model.get_layer('head')`` for a name

@@ -1,0 +1,458 @@
+"""Error families from Keras (see ``family_record.py`` for a family's shape): a layer
+given an input of another size or rank than it was built for, labels that do not fit
+the loss (or a model that outputs a prediction per position), and a functional model
+whose inputs its outputs were not computed from.
+
+Each family's record sits after its reading code; ``families.FAMILIES`` lists them in
+the order they are tried.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import sys
+from typing import Any
+
+from jupyterlab_tfcoach.monitor.errors.context import (
+    CellFrame,
+    ErrorContext,
+    code,
+    rewrite,
+)
+from jupyterlab_tfcoach.monitor.errors.failing_line import FailingLine, show_shape, value_of
+from jupyterlab_tfcoach.monitor.errors.family_record import (
+    ErrorFamily,
+    Finding,
+    Message,
+    Recognised,
+    operand_of,
+    segment_of,
+    shape_list,
+)
+
+# ------------------------------------------------------------------ layer input
+_LAYER_AXIS = re.compile(
+    r"Input (?P<index>\d+) of layer ['\"](?P<layer>[^'\"]+)['\"] is incompatible with the "
+    r"layer: expected axis (?P<axis>-?\d+) of input shape to have value (?P<value>\d+), but "
+    r"received input with shape \((?P<given>[^)]*)\)"
+)
+_LAYER_NDIM = re.compile(
+    r"Input (?P<index>\d+) of layer ['\"](?P<layer>[^'\"]+)['\"] is incompatible with the "
+    r"layer: expected (?P<what>(?:min_|max_)?ndim)=(?P<expected>\d+), found ndim=(?P<found>\d+)\."
+    r" Full shape received: \((?P<given>[^)]*)\)"
+)
+
+
+def _read_layer_input(
+    error: Recognised, line: FailingLine, context: ErrorContext
+) -> Finding | None:
+    if error.matched(_LAYER_AXIS):
+        layer, value = error.group("layer"), error.group("value")
+        given = error.group("given")
+        rule = (
+            f"Layer '{layer}' was built for inputs whose axis {error.group('axis')} has size "
+            f"{value} (its weights were sized on its first call) and now gets shape ({given})"
+        )
+        fix = (
+            f"feed it data with {value} features on that axis, or build a new layer (or "
+            "model) for the new input size"
+        )
+        return Finding(rule + ".", fix)
+    expected, found = int(error.group("expected")), int(error.group("found"))
+    rule = (
+        f"Layer '{error.group('layer')}' needs inputs with {expected} axes"
+        f"{' or more' if error.group('what') == 'min_ndim' else ''} (the batch axis first), "
+        f"but got shape ({error.group('given')}) with {found}"
+    )
+    if expected == 4 and found == 3:
+        rule += ": images need a channel axis, (batch, height, width, channels)"
+    return Finding(rule + ".", None)
+
+
+LAYER_INPUT = ErrorFamily(
+    "a layer's expected input",
+    # Those the missing-axis explainer (``shapes.py``) did not take.
+    messages=(Message(_LAYER_AXIS), Message(_LAYER_NDIM)),
+    read=_read_layer_input,
+    section="batch-dimension",
+)
+
+
+# ------------------------------------------------------------------ losses and labels
+_TARGET_RANK = re.compile(
+    r"Arguments `target` and `output` must have the same rank \(ndim\)\. Received: "
+    r"target\.shape=\((?P<target>[^)]*)\), output\.shape=\((?P<output>[^)]*)\)"
+)
+_SPARSE_RANK = re.compile(
+    r"Argument `output` must have rank \(ndim\) `target\.ndim - 1`\. Received: "
+    r"target\.shape=\((?P<target>[^)]*)\), output\.shape=\((?P<output>[^)]*)\)"
+)
+_LABEL_RANGE = re.compile(
+    r"Received a label value of (?P<value>-?\d+) which is outside the valid range of "
+    r"\[0, (?P<classes>\d+)\)"
+)
+_FIT_METHODS = ("fit", "evaluate", "train_on_batch", "test_on_batch")
+
+
+def _fit_labels(line: FailingLine, context: ErrorContext) -> tuple[ast.Call, ast.expr] | None:
+    """The ``model.fit(x, y)`` call on the failing line (or the running cell) and its y."""
+    for frame in reversed(context.frames()):
+        for part in frame.header():
+            for node in ast.walk(part):
+                if (
+                    isinstance(node, ast.Call)
+                    and isinstance(node.func, ast.Attribute)
+                    and node.func.attr in _FIT_METHODS
+                ):
+                    if len(node.args) >= 2:
+                        return node, node.args[1]
+                    for keyword in node.keywords:
+                        if keyword.arg == "y":
+                            return node, keyword.value
+    return None
+
+
+def _compile_loss(frame: CellFrame, model: str) -> ast.Constant | None:
+    """The ``loss="..."`` of ``<model>.compile(...)`` in the failing cell."""
+    tree = frame.tree()
+    if tree is None:
+        return None
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "compile"
+            and frame.segment(node.func.value) == model
+        ):
+            for keyword in node.keywords:
+                if (
+                    keyword.arg == "loss"
+                    and isinstance(keyword.value, ast.Constant)
+                    and type(keyword.value.value) is str
+                ):
+                    return keyword.value
+    return None
+
+
+def _read_labels(error: Recognised, line: FailingLine, context: ErrorContext) -> Finding | None:
+    fit = _fit_labels(line, context)
+    frames = context.frames()
+    frame = frames[-1] if frames else line.frame
+    labels = operand_of(fit[1], line, context, frame) if fit else None
+    labels_name = code(labels.source) if labels is not None else "the labels"
+    model = ""
+    if fit is not None:
+        model = frame.segment(fit[0].func.value) or ""  # type: ignore[attr-defined]
+    loss = _compile_loss(frame, model) if model else None
+    if error.matched(_TARGET_RANK):
+        target, output = shape_list(error.group("target")), shape_list(error.group("output"))
+        if target is not None and output is not None and len(output) > 2 >= len(target):
+            return _per_position(output, target, labels_name, fit, line, context)
+        if target is None or output is None or len(target) + 1 != len(output):
+            return None
+        rule = (
+            f"The loss compares {labels_name} (shape {show_shape(target)} per batch: one class "
+            f"number per example) with the model's output {show_shape(output)} (one "
+            "probability per class): categorical_crossentropy wants one-hot labels shaped "
+            "like the output"
+        )
+        fix = None
+        if loss is not None and loss.value == "categorical_crossentropy":
+            fix = (
+                f"for integer class labels use the sparse loss: in {code(model + '.compile(...)')}"
+                f", write {code('loss=' + repr('sparse_categorical_crossentropy'))}"
+            )
+        return Finding(rule + ".", fix)
+    if error.matched(_SPARSE_RANK):
+        target, output = shape_list(error.group("target")), shape_list(error.group("output"))
+        if target is None or output is None:
+            return None
+        rule = (
+            f"sparse_categorical_crossentropy wants one class number per example and one "
+            f"row of class scores per example, but the model outputs {show_shape(output)} for "
+            f"labels {show_shape(target)}"
+        )
+        if len(output) > 2 and len(target) <= 1:
+            return _per_position(output, target, labels_name, fit, line, context)
+        fix = None
+        one_hot = len(target) == len(output) and target[-1] == output[-1] != 1
+        if one_hot and loss is not None and loss.value == "sparse_categorical_crossentropy":
+            rule += f": {labels_name} look one-hot (a row per example, one column per class)"
+            fix = (
+                f"for one-hot labels use the categorical loss: in {code(model + '.compile(...)')}"
+                f", write {code('loss=' + repr('categorical_crossentropy'))}"
+            )
+        return Finding(rule + ".", fix)
+    value, classes = int(error.group("value")), int(error.group("classes"))
+    rule = (
+        f"With {classes} output units the labels must be 0 to {classes - 1}, but "
+        f"{labels_name} holds {value}"
+    )
+    fix = None
+    low = _minimum(labels.value) if labels is not None else None
+    if labels is not None and fit is not None and low == 1 and value == classes:
+        fixed = rewrite(frame, fit[0], fit[1], f"{labels.source} - 1")
+        if fixed and "\n" not in fixed:
+            fix = f"the labels start at 1: shift them to start at 0, {code(fixed)}"
+    elif value >= classes:
+        fix = f"give the last layer {value + 1} units (one per class)"
+    return Finding(rule + ".", fix)
+
+
+def _per_position(
+    output: tuple[int | None, ...],
+    target: tuple[int | None, ...],
+    labels_name: str,
+    fit: tuple[ast.Call, ast.expr] | None,
+    line: FailingLine,
+    context: ErrorContext,
+) -> Finding:
+    """The model outputs a grid of predictions (``(None, 6, 6, 3)``) for one label per
+    example: a Dense layer met a rank>2 input, and acts on its last axis only. The fix
+    inserts a Flatten before that Dense, in the user's spelling of the layers module."""
+    rule = (
+        f"The model outputs {show_shape(output)}, a prediction per position, for "
+        f"{labels_name} shaped {show_shape(target)} (one label per example): Dense acts on "
+        "the last axis only, so a Dense layer given an image-like (rank>2) input keeps the "
+        "other axes. Flatten (or global pooling) must come first"
+    )
+    fix = _flatten_fix(fit, line, context)
+    return Finding(rule + ".", fix)
+
+
+_MAX_MODEL_LAYERS = 200
+
+
+def _flatten_fix(
+    fit: tuple[ast.Call, ast.expr] | None, line: FailingLine, context: ErrorContext
+) -> str | None:
+    """``layers.Flatten(), layers.Dense(3)`` (in a Sequential list) or
+    ``layers.Dense(3)(layers.Flatten()(h))`` (functional): the first Dense layer of the
+    model built for a rank>2 input, found as the same-numbered Dense call in the cell
+    that defines the model."""
+    from jupyterlab_tfcoach.monitor.errors.failing_line import layer_input_shape
+    from jupyterlab_tfcoach.monitor.stored_state import is_library_class, keras_sublayers
+
+    if fit is None:
+        return None
+    frames = context.frames()
+    frame = frames[-1] if frames else line.frame
+    model_node = fit[0].func.value  # type: ignore[attr-defined]
+    model_name = frame.segment(model_node)
+    found, model = value_of(model_node, frame, context)
+    if not found or not model_name:
+        return None
+    dense_index = 0
+    target_index = None
+    for layer in list(keras_sublayers(model))[:_MAX_MODEL_LAYERS]:
+        cls = type(layer)
+        if not is_library_class(cls) or type.__dict__["__name__"].__get__(cls) != "Dense":
+            continue
+        shape = layer_input_shape(layer) or _built_shape(layer)
+        if shape is not None and len(shape) > 2:
+            target_index = dense_index
+            break
+        dense_index += 1
+    if target_index is None:
+        return None
+    for source in _cell_sources(frame, context):
+        try:
+            tree = ast.parse(source)
+        except (SyntaxError, ValueError):
+            continue
+        if not any(
+            isinstance(node, ast.Assign)
+            and any(ast.get_source_segment(source, t) == model_name for t in node.targets)
+            for node in ast.walk(tree)
+        ):
+            continue
+        calls = sorted(
+            (
+                node
+                for node in ast.walk(tree)
+                if isinstance(node, ast.Call)
+                and (
+                    (isinstance(node.func, ast.Attribute) and node.func.attr == "Dense")
+                    or (isinstance(node.func, ast.Name) and node.func.id == "Dense")
+                )
+            ),
+            key=lambda node: (node.lineno, node.col_offset),
+        )
+        if len(calls) <= target_index:
+            return None
+        dense = calls[target_index]
+        return _flatten_before(dense, tree, source)
+    return None
+
+
+def _built_shape(layer: Any) -> tuple[int | None, ...] | None:
+    """The input shape in a layer's ``_build_shapes_dict`` when Keras stores it in its
+    tracked dict (a ``dict`` subclass): read with ``dict``'s own code."""
+    from jupyterlab_tfcoach.monitor.stored_state import stored
+
+    shapes = stored(layer, "_build_shapes_dict")
+    if not isinstance(shapes, dict) or dict.__len__(shapes) != 1:
+        return None
+    shape = next(iter(dict.values(shapes)))
+    if type(shape) is tuple and all(d is None or type(d) is int for d in shape):
+        return shape
+    return None
+
+
+def _cell_sources(frame: CellFrame, context: ErrorContext) -> list[str]:
+    """The failing cell's source, then the cell history ``In`` (read only), newest first."""
+    sources = [frame.source()]
+    history = context.namespace.get("In")
+    if type(history) is list:
+        budget = 200_000  # characters parsed at most: explaining stays within its budget
+        for text in reversed(history[-200:]):
+            if type(text) is str:
+                budget -= len(text)
+                if budget < 0:
+                    break
+                sources.append(text)
+    return sources
+
+
+def _flatten_before(dense: ast.Call, tree: ast.Module, source: str) -> str | None:
+    dense_source = ast.get_source_segment(source, dense)
+    prefix = ast.get_source_segment(source, dense.func)
+    if not dense_source or not prefix or "\n" in dense_source:
+        return None
+    flatten = prefix[: -len("Dense")] + "Flatten()"
+    for node in ast.walk(tree):
+        if isinstance(node, ast.List) and any(element is dense for element in node.elts):
+            return (
+                f"insert a Flatten layer before {code(dense_source)} in the list of layers: "
+                f"{code(f'{flatten}, {dense_source}')}"
+            )
+        if isinstance(node, ast.Call) and node.func is dense and len(node.args) == 1:
+            applied = ast.get_source_segment(source, node)
+            given = ast.get_source_segment(source, node.args[0])
+            if applied and given and "\n" not in applied:
+                return (
+                    f"flatten what {code(dense_source)} is applied to: "
+                    f"{code(f'{dense_source}({flatten}({given}))')}"
+                )
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "add"
+            and len(node.args) == 1
+            and node.args[0] is dense
+        ):
+            owner = ast.get_source_segment(source, node.func.value)
+            if owner:
+                return (
+                    f"add a Flatten layer before {code(f'{owner}.add({dense_source})')}: "
+                    f"{code(f'{owner}.add({flatten})')}"
+                )
+    return None
+
+
+def _minimum(value: Any) -> int | None:
+    """The smallest label of an integer NumPy array (NumPy's code only, bounded size)."""
+    numpy = sys.modules.get("numpy")
+    if numpy is None or type(value) is not getattr(numpy, "ndarray", None):
+        return None
+    if value.size == 0 or value.size > 10_000_000 or value.dtype.kind not in "iu":
+        return None
+    return int(value.min())
+
+
+LABELS = ErrorFamily(
+    "labels against the loss",
+    messages=(Message(_TARGET_RANK), Message(_SPARSE_RANK), Message(_LABEL_RANGE)),
+    read=_read_labels,
+    # The course section on label formats, losses and one prediction per example.
+    section="labels-and-loss",
+)
+
+
+# ------------------------------------------------------------------ functional inputs
+_NOT_CONNECTED = re.compile(r"is not connected to `?inputs`?|Graph disconnected")
+_MAX_HISTORY = 2000
+
+
+def _input_tensors(tensor: Any) -> list[Any]:
+    """The ``keras.Input`` tensors a Keras symbolic tensor was computed from, read from what
+    Keras stores (``_keras_history`` -> the operation's inbound node -> its tensors)."""
+    from jupyterlab_tfcoach.monitor.stored_state import stored
+
+    found: list[Any] = []
+    stack, seen = [tensor], set()
+    for _ in range(_MAX_HISTORY):
+        if not stack:
+            break
+        current = stack.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        history = stored(current, "_keras_history")
+        if not isinstance(history, tuple) or tuple.__len__(history) < 2:
+            continue
+        operation, index = tuple.__getitem__(history, 0), tuple.__getitem__(history, 1)
+        nodes = stored(operation, "_inbound_nodes")
+        # Keras keeps them in its TrackedList (a list subclass): read with list's own code.
+        if not isinstance(nodes, list) or type(index) is not int:
+            continue
+        if not 0 <= index < list.__len__(nodes):
+            continue
+        node = list.__getitem__(nodes, index)
+        if stored(node, "is_input") is True:
+            found.append(current)
+            continue
+        tensors = stored(stored(node, "arguments"), "keras_tensors")
+        if isinstance(tensors, list):
+            stack.extend(list.__getitem__(tensors, slice(0, _MAX_HISTORY)))
+    return found
+
+
+def _read_disconnected(
+    error: Recognised, line: FailingLine, context: ErrorContext
+) -> Finding | None:
+    if not isinstance(line.call, ast.Call):
+        return None
+    call = line.call
+    arguments = {k.arg: k.value for k in call.keywords if k.arg in ("inputs", "outputs")}
+    for position, key in enumerate(("inputs", "outputs")):
+        if key not in arguments and len(call.args) > position:
+            arguments[key] = call.args[position]
+    given, outputs = arguments.get("inputs"), arguments.get("outputs")
+    if given is None or outputs is None:
+        return None
+    found, output = value_of(outputs, line.frame, context)
+    if not found:
+        return None
+    sources = _input_tensors(output)
+    names = []
+    for count, (name, value) in enumerate(context.namespace.items()):
+        if count > _MAX_HISTORY or len(names) >= 4:
+            break
+        if type(name) is str and not name.startswith("_"):
+            if any(value is source for source in sources):
+                names.append(name)
+    outputs_source, given_source = segment_of(line, outputs), segment_of(line, given)
+    rule = (
+        f"A functional model's inputs must be the very tensors its outputs were computed "
+        f"from; {code(given_source)} is not one of them"
+    )
+    if isinstance(given, ast.Call):
+        rule += " (each keras.Input(...) call makes a new, unconnected input)"
+    if not names:
+        return Finding(rule + ".", None)
+    shown = ", ".join(code(name) for name in names)
+    rule += f": {code(outputs_source)} was computed from {shown}"
+    replacement = names[0] if len(names) == 1 else f"[{', '.join(names)}]"
+    fixed = rewrite(line.frame, call, given, replacement)
+    fix = f"pass the input the outputs came from: {code(fixed)}" if fixed else None
+    return Finding(rule + ".", fix)
+
+
+DISCONNECTED = ErrorFamily(
+    "a functional model's inputs its outputs do not come from",
+    messages=(Message(_NOT_CONNECTED),),
+    read=_read_disconnected,
+    section="functional-api",
+)

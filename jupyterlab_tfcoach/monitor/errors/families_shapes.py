@@ -1,0 +1,487 @@
+"""Error families about shapes (see ``family_record.py`` for a family's shape):
+matmul's inner dimensions, element-wise ops that cannot broadcast, a convolution window
+larger than its input, None sizes while tracing, a reshape to another number of values,
+an argument an ``input_signature`` rejects and a failed ``assert_shapes``.
+
+Each family's record sits after its reading code; ``families.FAMILIES`` lists them in
+the order they are tried.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from jupyterlab_tfcoach.monitor.errors.context import (
+    ErrorContext,
+    code,
+    index_origin,
+    rewrite,
+)
+from jupyterlab_tfcoach.monitor.errors.failing_line import (
+    FailingLine,
+    Operand,
+    model_input_shapes,
+    show_shape,
+    value_of,
+)
+from jupyterlab_tfcoach.monitor.errors.family_record import (
+    GENERAL_SECTION,
+    ErrorFamily,
+    Finding,
+    Message,
+    Recognised,
+    operand_of,
+    segment_of,
+    shape_list,
+    tf_alias,
+)
+
+# ------------------------------------------------------------------ shared by matmul, broadcast
+_MATMUL_EAGER = re.compile(
+    r"Matrix size-incompatible: In\[0\]: \[(?P<a>[\d,]*)\], In\[1\]: \[(?P<b>[\d,]*)\]"
+)
+_MATMUL_RANKS = re.compile(
+    r"In\[0\] and In\[1\] has different ndims: \[(?P<a>[\d,]*)\] vs\. \[(?P<b>[\d,]*)\]"
+)
+_MATMUL_RANK_ONE = re.compile(r"In\[(?P<which>[01])\] ndims must be >= 2")
+# Graph mode: the op is named in the message (matmul's, or an element-wise one).
+_GRAPH_DIMENSIONS = re.compile(
+    r"Dimensions must be equal, but are (?P<d1>\d+) and (?P<d2>\d+) for "
+    r"'\{\{node [^}]*\}\} = (?P<op>\w+)\[.*?with input shapes: "
+    r"\[(?P<a>[^\]]*)\], \[(?P<b>[^\]]*)\]",
+    re.S,
+)
+_MATMUL_OPS = ("MatMul", "BatchMatMulV2", "BatchMatMulV3", "_MklMatMul", "_MklBatchMatMulV2")
+
+
+def _binary_operations(
+    line: FailingLine, operator: type[ast.operator], functions: tuple[str, ...]
+) -> list[tuple[ast.expr, ast.expr, ast.expr]]:
+    """(node, left, right) for each ``a <op> b`` or ``tf.<function>(a, b)`` on the line."""
+    found = []
+    for part in line.frame.header():
+        for node in ast.walk(part):
+            if isinstance(node, ast.BinOp) and type(node.op) is operator:
+                found.append((node, node.left, node.right))
+            elif isinstance(node, ast.Call) and len(node.args) >= 2:
+                func = node.func
+                name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+                if name in functions and not any(isinstance(a, ast.Starred) for a in node.args):
+                    found.append((node, node.args[0], node.args[1]))
+    exact = [found_one for found_one in found if line.frame.at_position(found_one[0])]
+    return exact or found
+
+
+def _pick(
+    line: FailingLine,
+    context: ErrorContext,
+    candidates: list[tuple[ast.expr, ast.expr, ast.expr]],
+    shapes: tuple[tuple[int | None, ...] | None, tuple[int | None, ...] | None],
+) -> tuple[ast.expr, Operand | None, Operand | None] | None:
+    """The operation whose operands have the shapes TensorFlow reported (any, if unknown)."""
+    for node, left, right in candidates:
+        operands = (operand_of(left, line, context), operand_of(right, line, context))
+        if all(
+            shape is None or operand is None or operand.shape is None or operand.shape == shape
+            for operand, shape in zip(operands, shapes, strict=True)
+        ):
+            return node, operands[0], operands[1]
+    return None
+
+
+# ------------------------------------------------------------------ matmul
+def _read_matmul(error: Recognised, line: FailingLine, context: ErrorContext) -> Finding | None:
+    shapes: tuple[tuple[int | None, ...] | None, tuple[int | None, ...] | None] = (None, None)
+    # A rank-1 operand: its shape is read from the frame.
+    if not error.matched(_MATMUL_RANK_ONE):
+        shapes = (shape_list(error.group("a")), shape_list(error.group("b")))
+    candidates = _binary_operations(line, ast.MatMult, ("matmul",))
+    picked = _pick(line, context, candidates, shapes)
+    if picked is None:
+        return _matmul_rule(shapes, None, None, line, context, None)
+    node, left, right = picked
+    return _matmul_rule(shapes, left, right, line, context, node)
+
+
+def _matmul_rule(
+    shapes: tuple[tuple[int | None, ...] | None, tuple[int | None, ...] | None],
+    left: Operand | None,
+    right: Operand | None,
+    line: FailingLine,
+    context: ErrorContext,
+    node: ast.expr | None,
+) -> Finding:
+    a = (left.shape if left is not None else None) or shapes[0]
+    b = (right.shape if right is not None else None) or shapes[1]
+    a_name = code(left.source) if left is not None else "the left operand"
+    b_name = code(right.source) if right is not None else "the right operand"
+    tf = tf_alias(context)
+    if (a is not None and len(a) < 2) or (b is not None and len(b) < 2):
+        one = a_name if a is not None and len(a) < 2 else b_name
+        rule = (
+            f"matmul multiplies matrices: both operands need at least 2 axes, but {one} has "
+            "one (a single example without its batch axis, or a vector)"
+        )
+        fix = _batch_axis_fix(line, context, left if one == a_name else right)
+        return Finding(rule + ".", fix, section="batch-dimension")
+    if a is None or b is None:
+        return Finding(
+            "matmul needs the last axis of the left operand to equal the second-to-last "
+            "axis of the right one.",
+            None,
+        )
+    rule = (
+        f"matmul needs the last axis of {a_name} to equal the second-to-last axis of "
+        f"{b_name}: {a[-1]} vs {b[-2]}"
+    )
+    fix = None
+    if b[-1] == a[-1] and right is not None:
+        fix = _transposed_weight_fix(right, line, context)
+        if fix is None and node is not None and isinstance(node, ast.Call):
+            fixed = _with_keyword(line, node, "transpose_b=True")
+            fix = f"{b_name} looks transposed: {code(fixed)}" if fixed else None
+        elif fix is None and node is not None:
+            fixed = rewrite(line.frame, node, _node_of(node, 1), f"{tf}.transpose({right.source})")
+            fix = f"{b_name} looks transposed: {code(fixed)}" if fixed else None
+    return Finding(rule + ".", fix)
+
+
+def _node_of(node: ast.expr, index: int) -> ast.expr:
+    if isinstance(node, ast.BinOp):
+        return (node.left, node.right)[index]
+    return node.args[index]  # type: ignore[attr-defined,no-any-return]
+
+
+def _with_keyword(line: FailingLine, call: ast.Call, keyword: str) -> str | None:
+    source = line.frame.segment(call)
+    if not source or not source.endswith(")") or "\n" in source:
+        return None
+    return f"{source[:-1]}, {keyword})"
+
+
+def _transposed_weight_fix(right: Operand, line: FailingLine, context: ErrorContext) -> str | None:
+    """``self.kernel = self.add_weight(shape=(A, B), ...)`` in the cells -> ``shape=(B, A)``."""
+    if not right.source.startswith("self."):
+        return None
+    attribute = right.source[len("self.") :]
+    for frame in context.frames():
+        tree = frame.tree()
+        if tree is None:
+            continue
+        for node in ast.walk(tree):
+            if not (
+                isinstance(node, ast.Assign)
+                and len(node.targets) == 1
+                and isinstance(node.targets[0], ast.Attribute)
+                and node.targets[0].attr == attribute
+                and isinstance(node.value, ast.Call)
+            ):
+                continue
+            for keyword in node.value.keywords:
+                value = keyword.value
+                if keyword.arg == "shape" and isinstance(value, ast.Tuple) and len(value.elts) == 2:
+                    first, second = (frame.segment(element) for element in value.elts)
+                    old = frame.segment(value)
+                    if first and second and old:
+                        return (
+                            f"{code(right.source)} was created the other way round: in "
+                            f"{code('build')}, write {code(f'shape=({second}, {first})')} "
+                            f"instead of {code(f'shape={old}')}"
+                        )
+    return None
+
+
+def _batch_axis_fix(
+    line: FailingLine, context: ErrorContext, operand: Operand | None
+) -> str | None:
+    """The argument of the running cell's call that is the operand without a batch axis:
+    ``reg(one_sample)`` -> ``reg(tf.expand_dims(one_sample, 0))``."""
+    if operand is None or operand.value is None:
+        return None
+    tf = tf_alias(context)
+    for frame in reversed(context.frames()):
+        for part in frame.header():
+            for node in ast.walk(part):
+                if not isinstance(node, ast.Call):
+                    continue
+                for argument in node.args:
+                    found, value = value_of(argument, frame, context)
+                    if found and value is operand.value:
+                        source = frame.segment(argument) or ""
+                        fixed = rewrite(frame, node, argument, f"{tf}.expand_dims({source}, 0)")
+                        if fixed and "\n" not in fixed:
+                            return f"{_origin(source, context)}give it a batch axis: {code(fixed)}"
+    return None
+
+
+def _origin(name: str, context: ErrorContext) -> str:
+    """``one = xs[0]`` named, with the slice that keeps the batch axis, or ""."""
+    origin = index_origin(name, context)
+    if origin is None:
+        return ""
+    return (
+        f"{code(origin.statement)} dropped the batch axis (an integer index takes one item "
+        f"without it; {code(origin.kept)} keeps it, as {code(origin.fixed)}), or "
+    )
+
+
+MATMUL = ErrorFamily(
+    "matmul inner dimensions",
+    messages=(
+        Message(_MATMUL_EAGER),
+        Message(_MATMUL_RANKS),
+        Message(_GRAPH_DIMENSIONS, ops=_MATMUL_OPS),
+        Message(_MATMUL_RANK_ONE),
+    ),
+    read=_read_matmul,
+    section=GENERAL_SECTION,  # a rank-1 operand: "batch-dimension"
+)
+
+
+# ------------------------------------------------------------------ broadcasting
+_INCOMPATIBLE = re.compile(
+    r"Incompatible shapes: \[(?P<a>[\d,]*)\] vs\. \[(?P<b>[\d,]*)\](?: \[Op:(?P<op>\w+)\])?"
+)
+_ELEMENTWISE: dict[str, tuple[type[ast.operator], tuple[str, ...]]] = {
+    "AddV2": (ast.Add, ("add",)),
+    "Add": (ast.Add, ("add",)),
+    "Sub": (ast.Sub, ("subtract",)),
+    "Mul": (ast.Mult, ("multiply",)),
+    "RealDiv": (ast.Div, ("divide", "truediv")),
+    "Maximum": (ast.BitOr, ("maximum",)),
+    "Minimum": (ast.BitOr, ("minimum",)),
+    "SquaredDifference": (ast.BitOr, ("squared_difference",)),
+    "Pow": (ast.Pow, ("pow",)),
+}
+
+
+def _read_broadcast(error: Recognised, line: FailingLine, context: ErrorContext) -> Finding | None:
+    op = error.group("op")  # None when the eager message names no op
+    shapes = (shape_list(error.group("a")), shape_list(error.group("b")))
+    a, b = shapes
+    left = right = None
+    node = None
+    if op in _ELEMENTWISE:
+        operator, functions = _ELEMENTWISE[op]
+        picked = _pick(line, context, _binary_operations(line, operator, functions), shapes)
+        if picked is not None:
+            node, left, right = picked
+    names = (
+        code(left.source) if left is not None else "the left operand",
+        code(right.source) if right is not None else "the right operand",
+    )
+    if a is None or b is None:
+        return None
+    axis = _failing_axis(a, b)
+    rule = (
+        "Element-wise ops line shapes up from the right, and along each axis the sizes must "
+        f"be equal or one of them 1: {names[0]} {show_shape(a)} and {names[1]} "
+        f"{show_shape(b)} differ at axis {axis} ({a[axis]} vs {b[axis]})"
+    )
+    fix = None
+    tf = tf_alias(context)
+    if node is not None and right is not None and left is not None:
+        if len(a) == len(b) == 2 and a == b[::-1]:
+            fixed = rewrite(line.frame, node, _node_of(node, 1), f"{tf}.transpose({right.source})")
+            fix = f"one of them is transposed: {code(fixed)}" if fixed else None
+        elif len(b) == len(a) - 1 and b == a[: len(b)]:
+            fixed = rewrite(
+                line.frame, node, _node_of(node, 1), f"{tf}.expand_dims({right.source}, -1)"
+            )
+            fix = f"add the missing last axis to {names[1]}: {code(fixed)}" if fixed else None
+        elif len(a) == len(b) - 1 and a == b[: len(a)]:
+            fixed = rewrite(
+                line.frame, node, _node_of(node, 0), f"{tf}.expand_dims({left.source}, -1)"
+            )
+            fix = f"add the missing last axis to {names[0]}: {code(fixed)}" if fixed else None
+    return Finding(rule + ".", fix)
+
+
+def _failing_axis(a: tuple[int | None, ...], b: tuple[int | None, ...]) -> int:
+    for axis in range(-1, -min(len(a), len(b)) - 1, -1):
+        x, y = a[axis], b[axis]
+        if x is not None and y is not None and x != y and 1 not in (x, y):
+            return axis
+    return -1
+
+
+BROADCAST = ErrorFamily(
+    "incompatible shapes in element-wise ops",
+    messages=(Message(_INCOMPATIBLE), Message(_GRAPH_DIMENSIONS, other_than=_MATMUL_OPS)),
+    read=_read_broadcast,
+    section="broadcasting",
+)
+
+
+# ------------------------------------------------------------------ negative conv sizes
+_NEGATIVE_SIZE = re.compile(
+    r"Computed output size would be negative: (?P<size>-?\d+) \[input_size: (?P<input>\d+), "
+    r"effective_filter_size: (?P<filter>\d+), stride: (?P<stride>\d+)\]"
+)
+
+
+def _read_negative_size(
+    error: Recognised, line: FailingLine, context: ErrorContext
+) -> Finding | None:
+    size, window = error.group("input"), error.group("filter")
+    rule = (
+        f"A convolution or pooling window of {window} does not fit on an axis of size {size}: "
+        "the layer read the input's axes one place off, which usually means the batch axis "
+        "is missing (or the image is smaller than the stack of windows)"
+    )
+    fix = None
+    tf = tf_alias(context)
+    for operand in line.operands:
+        if (
+            operand.kind in ("model", "layer")
+            and isinstance(line.call, ast.Call)
+            and line.call.args
+        ):
+            argument = line.call.args[0]
+            given = operand_of(argument, line, context)
+            expected = model_input_shapes(operand.value)
+            if given is not None and given.shape is not None and expected:
+                if tuple(expected[0][1:]) == given.shape:
+                    source = given.source
+                    fixed = rewrite(
+                        line.frame, line.call, argument, f"{tf}.expand_dims({source}, 0)"
+                    )
+                    if fixed:
+                        fix = (
+                            f"{code(source)} is one example {show_shape(given.shape)}; the model "
+                            f"takes batches {show_shape(expected[0])}: {code(fixed)}"
+                        )
+            break
+    return Finding(rule + ".", fix)
+
+
+NEGATIVE_SIZE = ErrorFamily(
+    "negative convolution output size",
+    messages=(Message(_NEGATIVE_SIZE),),
+    read=_read_negative_size,
+    section="batch-dimension",
+)
+
+
+# ------------------------------------------------------------------ unknown sizes in graphs
+_NONE_DIMENSION = re.compile(r"Failed to convert elements of \((?P<shape>[^)]*None[^)]*)\) to")
+
+
+def _read_unknown_dimension(
+    error: Recognised, line: FailingLine, context: ErrorContext
+) -> Finding | None:
+    tf = tf_alias(context)
+    static = [
+        node
+        for part in line.frame.header()
+        for node in ast.walk(part)
+        if isinstance(node, ast.Subscript)
+        and isinstance(node.value, ast.Attribute)
+        and node.value.attr == "shape"
+    ]
+    rule = (
+        f"While a function is traced (in fit, a tf.function or a dataset's map) the batch "
+        f"size is unknown, so a static shape holds None: ({error.group('shape')}). "
+        f"{code(f'{tf}.shape(x)')} gives the sizes when the graph runs"
+    )
+    fix = None
+    if static:
+        first = static[0]
+        owner = segment_of(line, first.value.value)  # type: ignore[attr-defined]
+        index = segment_of(line, first.slice)
+        if owner and index:
+            fix = (
+                f"use the dynamic shape: {code(f'{tf}.shape({owner})[{index}]')} instead of "
+                f"{code(f'{owner}.shape[{index}]')}"
+            )
+    return Finding(rule + ".", fix)
+
+
+UNKNOWN_DIMENSION = ErrorFamily(
+    "None sizes while tracing",
+    messages=(Message(_NONE_DIMENSION),),
+    read=_read_unknown_dimension,
+    section=GENERAL_SECTION,
+)
+
+
+# ------------------------------------------------------------------ reshape
+_RESHAPE = re.compile(
+    r"Input to reshape is a tensor with (?P<have>\d+) values, but the requested shape "
+    r"(?:has|requires a multiple of) (?P<want>\d+)"
+)
+
+
+def _read_reshape(error: Recognised, line: FailingLine, context: ErrorContext) -> Finding | None:
+    rule = (
+        f"reshape keeps every value and only rearranges them: {error.group('have')} values "
+        f"cannot fill a shape of {error.group('want')}; the product of the new shape must "
+        "equal the old one (one axis may be -1 to be computed)"
+    )
+    return Finding(rule + ".", None)
+
+
+RESHAPE = ErrorFamily(
+    "reshape to a different number of values",
+    messages=(Message(_RESHAPE),),
+    read=_read_reshape,
+    section=GENERAL_SECTION,
+)
+
+
+# ------------------------------------------------------------------ signatures, assertions
+_SIGNATURE = re.compile(
+    r"Can not cast TensorSpec\(shape=\((?P<given>[^)]*)\), dtype=tf\.(?P<given_dtype>\w+)"
+    r"[^)]*\) to TensorSpec\(shape=\((?P<wanted>[^)]*)\), dtype=tf\.(?P<wanted_dtype>\w+)"
+)
+
+
+def _read_signature(error: Recognised, line: FailingLine, context: ErrorContext) -> Finding | None:
+    given, wanted = shape_list(error.group("given")), shape_list(error.group("wanted"))
+    if given is None or wanted is None:
+        return None
+    rule = (
+        f"The tf.function's input_signature declares {show_shape(wanted)} "
+        f"{error.group('wanted_dtype')} and accepts nothing else; the argument is "
+        f"{show_shape(given)} {error.group('given_dtype')}"
+    )
+    fix = None
+    if len(given) == len(wanted) and given[1:] == wanted[1:] and given[:1] != wanted[:1]:
+        tf = tf_alias(context)
+        rest = ", ".join(str(d) for d in wanted[1:])
+        spec = f"{tf}.TensorSpec([None, {rest}], {tf}.{error.group('wanted_dtype')})"
+        fix = f"leave the batch axis unknown in the signature: {code(spec)}"
+    return Finding(rule + ".", fix)
+
+
+SIGNATURE = ErrorFamily(
+    "an argument a tf.function's input_signature rejects",
+    messages=(Message(_SIGNATURE),),
+    read=_read_signature,
+    section="batch-dimension",
+)
+
+
+_ASSERTION = re.compile(r"must have rank|Specified by tensor|must have size|must have shape")
+
+
+def _read_shape_assertion(
+    error: Recognised, line: FailingLine, context: ErrorContext
+) -> Finding | None:
+    if "assert_shapes" not in (line.call_source or ""):
+        return None
+    return Finding(
+        "tf.debugging.assert_shapes found a tensor whose shape is not the one declared for "
+        "it (the same letter means the same size in every tensor): make the shapes equal "
+        "before the arithmetic, with tf.squeeze or tf.reshape.",
+        None,
+    )
+
+
+SHAPE_ASSERTION = ErrorFamily(
+    "a failed shape assertion",
+    messages=(Message(_ASSERTION),),
+    read=_read_shape_assertion,
+    section="broadcasting",
+)

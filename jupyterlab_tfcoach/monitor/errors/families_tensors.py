@@ -1,0 +1,431 @@
+"""Error families about what tensors, variables and tapes accept (see ``family_record.py``
+for a family's shape): item assignment on a tensor, unpacking an empty list of variables
+or gradients, watching a non-tensor on a tape, a Python number that cannot take an
+integer tensor's dtype, and assigning a value of another shape to a variable (with
+gradients unpacked in another order than the variables).
+
+Each family's record sits after its reading code; ``families.FAMILIES`` lists them in
+the order they are tried.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from typing import Any
+
+from jupyterlab_tfcoach.monitor.errors.context import (
+    CellFrame,
+    ErrorContext,
+    code,
+    rewrite,
+)
+from jupyterlab_tfcoach.monitor.errors.failing_line import (
+    TRACKED_ATTRIBUTES,
+    FailingLine,
+    describe,
+    show_shape,
+    tracked_variables,
+    value_of,
+)
+from jupyterlab_tfcoach.monitor.errors.family_record import (
+    ErrorFamily,
+    Finding,
+    Message,
+    Recognised,
+    operand_of,
+    segment_of,
+    shape_list,
+    tf_alias,
+)
+
+# ------------------------------------------------------------------ immutable tensors
+_ITEM_ASSIGNMENT = re.compile(
+    r"'(?:[\w.]*\.)?(?P<cls>EagerTensor|SymbolicTensor|Tensor|ResourceVariable|UninitializedVariable|"
+    r"Variable)' object does not support item assignment"
+)
+
+
+def _read_item_assignment(
+    error: Recognised, line: FailingLine, context: ErrorContext
+) -> Finding | None:
+    tf = tf_alias(context)
+    statement = line.statement
+    target = value = index = None
+    if (
+        isinstance(statement, ast.Assign)
+        and len(statement.targets) == 1
+        and isinstance(statement.targets[0], ast.Subscript)
+    ):
+        target = segment_of(line, statement.targets[0].value)
+        index = statement.targets[0].slice
+        value = segment_of(line, statement.value)
+    is_variable = "Variable" in error.group("cls")
+    if is_variable:
+        rule = "A tf.Variable is changed with assign(), not with item assignment"
+        fix = (
+            f"{code(f'{target}[{segment_of(line, index)}].assign({value})')}"
+            if target and index is not None and value
+            else None
+        )
+        return Finding(rule + ".", fix)
+    rule = (
+        f"Tensors are immutable: {code(target) if target else 'a tensor'} cannot be changed "
+        "in place; build a new tensor with the new values"
+    )
+    fix = None
+    if target and value and index is not None:
+        positions = _index_positions(index)
+        if positions is not None:
+            fixed = f"{target} = {tf}.tensor_scatter_nd_update({target}, [{positions}], [{value}])"
+            fix = code(fixed)
+    return Finding(rule + ".", fix)
+
+
+def _index_positions(index: ast.expr) -> str | None:
+    """``0, 0`` -> ``[0, 0]``; ``3`` -> ``[3]``: only constant integer indexes."""
+    parts = index.elts if isinstance(index, ast.Tuple) else [index]
+    values = []
+    for part in parts:
+        try:
+            literal = ast.literal_eval(part)
+        except Exception:
+            return None
+        if type(literal) is not int:
+            return None
+        values.append(str(literal))
+    return f"[{', '.join(values)}]"
+
+
+ITEM_ASSIGNMENT = ErrorFamily(
+    "item assignment on a tensor",
+    messages=(Message(_ITEM_ASSIGNMENT),),
+    exception_type="TypeError",
+    read=_read_item_assignment,
+    section="tensors-immutable",
+    # The message names TensorFlow's part even when no TensorFlow frame raised it.
+    without_library=True,
+)
+
+
+# ------------------------------------------------------------------ empty gradient lists
+_UNPACK = re.compile(r"not enough values to unpack \(expected (?P<expected>\d+), got 0\)")
+
+
+def _read_empty_unpack(
+    error: Recognised, line: FailingLine, context: ErrorContext
+) -> Finding | None:
+    statement = line.statement
+    if not isinstance(statement, ast.Assign):
+        return None
+    gradient = next(
+        (
+            node
+            for node in ast.walk(statement.value)
+            if isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "gradient"
+            and len(node.args) >= 2
+        ),
+        None,
+    )
+    sources = gradient.args[1] if gradient is not None else statement.value
+    listed = operand_of(sources, line, context)
+    if listed is None or listed.kind != "list" or not _mentions_variables(sources):
+        return None
+    owner_node = sources.value if isinstance(sources, ast.Attribute) else None
+    owner = operand_of(owner_node, line, context) if owner_node is not None else None
+    names = segment_of(line, statement.targets[0])
+    rule = f"{code(listed.source)} is empty, so there is nothing to unpack into {code(names)}"
+    fix = None
+    if owner is not None and owner.kind in ("module", "layer", "model"):
+        plain = _tensor_attributes(owner.value)
+        if plain:
+            shown = ", ".join(code(f"self.{name}") for name in plain)
+            rule += (
+                f": {code(owner.source)} tracks only tf.Variable attributes, and {shown} "
+                f"{'is a plain tensor' if len(plain) == 1 else 'are plain tensors'}"
+            )
+            fix = _variable_fix(plain, context)
+    return Finding(rule + ".", fix)
+
+
+def _mentions_variables(node: ast.expr) -> bool:
+    return any(
+        isinstance(inner, ast.Attribute) and inner.attr in TRACKED_ATTRIBUTES
+        for inner in ast.walk(node)
+    )
+
+
+def _tensor_attributes(owner: Any) -> list[str]:
+    from jupyterlab_tfcoach.monitor.stored_state import instance_dict
+
+    attributes = instance_dict(owner) or {}
+    found = []
+    for name, value in list(attributes.items())[:200]:
+        described = describe(name, value) if type(name) is str else None
+        if described is not None and described.kind == "tensor":
+            found.append(name)
+    return found[:4]
+
+
+def _variable_fix(names: list[str], context: ErrorContext) -> str | None:
+    """``self.coef = tf.random.normal(...)`` in the cells -> wrapped in ``tf.Variable``."""
+    tf = tf_alias(context)
+    fixes = []
+    for frame in context.frames():
+        tree = frame.tree()
+        if tree is None:
+            continue
+        for node in ast.walk(tree):
+            if (
+                isinstance(node, ast.Assign)
+                and len(node.targets) == 1
+                and isinstance(node.targets[0], ast.Attribute)
+                and node.targets[0].attr in names
+                and frame.segment(node.targets[0].value) == "self"
+            ):
+                value = frame.segment(node.value)
+                if value and "\n" not in value:
+                    attribute = node.targets[0].attr
+                    fixes.append(code(f"self.{attribute} = {tf}.Variable({value})"))
+        if fixes:
+            return "create them as variables in `__init__`: " + ", ".join(fixes)
+    return None
+
+
+EMPTY_UNPACK = ErrorFamily(
+    "unpacking an empty list of variables or gradients",
+    messages=(Message(_UNPACK),),
+    read=_read_empty_unpack,
+    section="variables",
+    # The statement names TensorFlow's part (``trainable_variables``): Python raised it.
+    without_library=True,
+)
+
+
+# ------------------------------------------------------------------ tapes
+_WATCH = re.compile(r"Passed in object .* of type '(?P<type>\w+)', not tf\.Tensor", re.S)
+
+
+def _read_tape_watch(error: Recognised, line: FailingLine, context: ErrorContext) -> Finding | None:
+    tf = tf_alias(context)
+    argument = line.call.args[0] if isinstance(line.call, ast.Call) and line.call.args else None
+    name = segment_of(line, argument) if argument is not None else ""
+    rule = (
+        f"A GradientTape watches and differentiates tensors and variables only; "
+        f"{code(name) if name else 'the value'} is a {error.group('type')}"
+    )
+    fix = (
+        f"convert it before the tape and use the tensor: "
+        f"{code(f'{name} = {tf}.convert_to_tensor({name})')}"
+        if name.isidentifier()
+        else None
+    )
+    return Finding(rule + ".", fix)
+
+
+TAPE_WATCH = ErrorFamily(
+    "watching a non-tensor on a tape",
+    messages=(Message(_WATCH),),
+    read=_read_tape_watch,
+    section="tape-watch",
+)
+
+
+# ------------------------------------------------------------------ Python numbers
+_PYTHON_FLOAT = re.compile(
+    r"Cannot convert (?P<value>\S+) to EagerTensor of dtype (?P<dtype>u?int\d+|bool)"
+)
+
+
+def _read_python_number(
+    error: Recognised, line: FailingLine, context: ErrorContext
+) -> Finding | None:
+    tf = tf_alias(context)
+    integer = next(
+        (operand for operand in line.operands if operand.dtype == error.group("dtype")), None
+    )
+    rule = (
+        f"A Python number takes the dtype of the tensor it meets, and {error.group('value')} "
+        f"cannot become {error.group('dtype')}"
+    )
+    fix = (
+        f"cast the integer tensor first: {code(f'{tf}.cast({integer.source}, {tf}.float32)')}"
+        if integer is not None
+        else None
+    )
+    return Finding(rule + ".", fix)
+
+
+PYTHON_NUMBER = ErrorFamily(
+    "a Python number that cannot take an integer tensor's dtype",
+    messages=(Message(_PYTHON_FLOAT),),
+    read=_read_python_number,
+    section="dtype-casting",
+)
+
+
+# ------------------------------------------------------------------ variables' shapes
+_ASSIGN_SHAPE = re.compile(
+    r"Cannot update variable with shape \[(?P<variable>[\d,]*)\] using a Tensor with shape "
+    r"\[(?P<value>[\d,]*)\], shapes must be equal"
+)
+
+
+def _read_assign_shape(
+    error: Recognised, line: FailingLine, context: ErrorContext
+) -> Finding | None:
+    variable, value = shape_list(error.group("variable")), shape_list(error.group("value"))
+    if variable is None or value is None:
+        return None
+    rule = (
+        f"assign, assign_add and assign_sub on a tf.Variable want a value of the variable's "
+        f"own shape {show_shape(variable)} and do not broadcast; the value is {show_shape(value)}"
+    )
+    fix = None
+    call = line.call
+    if (
+        isinstance(call, ast.Call)
+        and isinstance(call.func, ast.Attribute)
+        and call.func.attr in ("assign_sub", "assign_add")
+        and len(call.args) == 1
+    ):
+        owner, argument = segment_of(line, call.func.value), segment_of(line, call.args[0])
+        sign = "-" if call.func.attr == "assign_sub" else "+"
+        order = _gradient_order(call.args[0], line, context)
+        if order is not None:
+            sentence, order_fix = order
+            return Finding(f"{rule}: {sentence}.", order_fix, section="gradient-tape")
+        if owner and argument and "\n" not in argument:
+            fixed = f"{owner}.assign({owner} {sign} {argument})"
+            fix = f"write the arithmetic inside assign: {code(fixed)}"
+    return Finding(rule + ".", fix)
+
+
+# ------------------------------------------------------------------ gradients in another order
+def _unpacked_gradients(
+    name: str, context: ErrorContext
+) -> tuple[CellFrame, ast.Assign, ast.Call, ast.Attribute] | None:
+    """``d_w, d_b = tape.gradient(loss, model.trainable_variables)`` binding ``name``."""
+    for frame in context.frames():
+        tree = frame.tree()
+        if tree is None:
+            continue
+        for node in ast.walk(tree):
+            if not (
+                isinstance(node, ast.Assign)
+                and len(node.targets) == 1
+                and isinstance(node.targets[0], (ast.Tuple, ast.List))
+                and any(
+                    isinstance(element, ast.Name) and element.id == name
+                    for element in node.targets[0].elts
+                )
+                and isinstance(node.value, ast.Call)
+                and isinstance(node.value.func, ast.Attribute)
+                and node.value.func.attr == "gradient"
+                and len(node.value.args) >= 2
+            ):
+                continue
+            sources = node.value.args[1]
+            if isinstance(sources, ast.Attribute) and sources.attr in TRACKED_ATTRIBUTES:
+                return frame, node, node.value, sources
+    return None
+
+
+def _attribute_names(owner: Any, variables: list[Any]) -> list[str] | None:
+    """The attribute each tracked variable is stored under (``coef``, ``bias``)."""
+    from jupyterlab_tfcoach.monitor.stored_state import instance_dict
+
+    attributes = instance_dict(owner) or {}
+    by_id = {id(value): key for key, value in list(attributes.items())[:500] if type(key) is str}
+    names = [by_id.get(id(variable)) for variable in variables]
+    return names if all(names) else None  # type: ignore[return-value]
+
+
+def _gradient_order(
+    value: ast.expr, line: FailingLine, context: ErrorContext
+) -> tuple[str, str | None] | None:
+    """Why a gradient unpacked by name has another variable's shape: the gradients come in
+    the order of ``owner.trainable_variables``, which is not the order the names assume.
+    (sentence, fix) in the user's names; the fix asks for the variables explicitly, in the
+    order the names are used (``owner.attr.assign_sub(... d_attr)``)."""
+    names = [n.id for n in ast.walk(value) if isinstance(n, ast.Name)]
+    for name in names:
+        found = _unpacked_gradients(name, context)
+        if found is None:
+            continue
+        frame, statement, call, sources = found
+        owner_found, owner = value_of(sources.value, frame, context)
+        kind = operand_of(sources.value, line, context, frame)
+        if not owner_found or kind is None or kind.kind not in ("module", "layer", "model"):
+            return None
+        variables = tracked_variables(owner, kind.kind, TRACKED_ATTRIBUTES[sources.attr])
+        if not variables:
+            return None
+        attributes = _attribute_names(owner, variables)
+        if attributes is None:
+            return None
+        owner_source = frame.segment(sources.value) or ""
+        listed = ", ".join(
+            f"{code(attribute)} {show_shape(shape) if shape is not None else ''}".rstrip()
+            for attribute, variable in zip(attributes, variables, strict=True)
+            for shape in [describe("", variable).shape if describe("", variable) else None]
+        )
+        targets = [e.id for e in statement.targets[0].elts if isinstance(e, ast.Name)]  # type: ignore[attr-defined]
+        unpacked = frame.segment(statement.targets[0]) or ", ".join(targets)
+        sentence = (
+            f"{code(unpacked)} unpack {code(frame.segment(call) or '')}, whose gradients come "
+            f"in the order of {code(frame.segment(sources) or '')}: {listed} (a tf.Module and "
+            f"a Keras layer list their variables in their own order, here not the order of "
+            f"the names), so {code(name)} holds another variable's gradient"
+        )
+        used = _used_with(targets, frame, owner_source)
+        fix = None
+        if used is not None and len(used) == len(targets):
+            explicit = ", ".join(f"{owner_source}.{attribute}" for attribute in used)
+            fixed = rewrite(frame, call, sources, f"[{explicit}]")
+            if fixed:
+                fix = (
+                    f"ask for the gradients of the variables in the order of the names: "
+                    f"{code(f'{unpacked} = {fixed}')}"
+                )
+        if fix is None:
+            fix = (
+                f"pair each gradient with its variable instead of unpacking by name: "
+                f"{code(f'zip(grads, {frame.segment(sources)})')}"
+            )
+        return sentence, fix
+    return None
+
+
+def _used_with(targets: list[str], frame: CellFrame, owner: str) -> list[str] | None:
+    """For each name, the attribute of ``owner`` it updates (``owner.attr.assign_sub(...
+    name ...)``) in the cell, in the order of the names."""
+    tree = frame.tree()
+    if tree is None:
+        return None
+    updates: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in ("assign_sub", "assign_add", "assign")
+            and isinstance(node.func.value, ast.Attribute)
+            and frame.segment(node.func.value.value) == owner
+        ):
+            for inner in ast.walk(node):
+                if isinstance(inner, ast.Name) and inner.id in targets:
+                    updates.setdefault(inner.id, node.func.value.attr)
+    found = [updates.get(target) for target in targets]
+    if not all(found) or len(set(found)) != len(found):
+        return None
+    return found  # type: ignore[return-value]
+
+
+ASSIGN_SHAPE = ErrorFamily(
+    "assign with a value of another shape",
+    messages=(Message(_ASSIGN_SHAPE),),
+    read=_read_assign_shape,
+    section="rebinding-variables",  # gradients unpacked in another order: "gradient-tape"
+)
