@@ -475,6 +475,34 @@ def _parameter_finding(
     return replace(ctx.finding(CODE, where, message), related=related)
 
 
+def _iterator_use(
+    finder: _IteratorFinder,
+    parameters: _PassedIterators,
+    site: Site,
+    function: Scope,
+    iterator: ast.Name,
+    where: ast.AST,
+    captured: str,
+    use: str,
+) -> Iterator[Finding]:
+    """One use of ``iterator`` (``next(it)``, ``for v in it``) in the traced ``function``:
+    a Python iterator it captures (message ``captured``), or a parameter that some call
+    fills with one (the use said as ``use``, the calls as related locations)."""
+    ctx = finder.ctx
+    resolution = _resolution(finder, iterator, site)
+    if resolution is None:
+        return
+    if resolution.owner.function is not function:
+        if finder.is_iterator(iterator, site.scope, site.path):
+            yield ctx.finding(CODE, where, captured)
+        return
+    parameter = parameters.parameter(resolution, function)
+    passed = parameters.passing(function, parameter) if parameter is not None else []
+    if parameter is not None and passed:
+        related = parameters.related(parameter, passed)
+        yield _parameter_finding(ctx, where, use, function, parameter, passed, related)
+
+
 def check(ctx: RuleContext) -> Iterator[Finding]:
     finder = _IteratorFinder(ctx)
     parameters = _PassedIterators(ctx, finder)
@@ -489,25 +517,13 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
         iterator = call.args[0]
         if not isinstance(iterator, ast.Name):
             continue
-        resolution = _resolution(finder, iterator, site)
-        if resolution is None:
-            continue
-        if resolution.owner.function is not function:
-            if finder.is_iterator(iterator, site.scope, site.path):
-                yield ctx.finding(
-                    CODE,
-                    call,
-                    f"`{ctx.short(call)}` in tf.function {function_label(function)} advances "
-                    f"Python iterator `{ctx.short(iterator)}` only while tracing: every call "
-                    "of the graph reuses the item it got then",
-                )
-            continue
-        parameter = parameters.parameter(resolution, function)
-        passed = parameters.passing(function, parameter) if parameter is not None else []
-        if parameter is not None and passed:
-            use = f"`{ctx.short(call)}`"
-            related = parameters.related(parameter, passed)
-            yield _parameter_finding(ctx, call, use, function, parameter, passed, related)
+        captured = (
+            f"`{ctx.short(call)}` in tf.function {function_label(function)} advances "
+            f"Python iterator `{ctx.short(iterator)}` only while tracing: every call "
+            "of the graph reuses the item it got then"
+        )
+        use = f"`{ctx.short(call)}`"
+        yield from _iterator_use(finder, parameters, site, function, iterator, call, captured, use)
     for site in ctx.model.loops:
         loop = site.node
         assert isinstance(loop, (ast.For, ast.AsyncFor))
@@ -519,22 +535,12 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
             or in_eager_only_branch(ctx.imports, site.path)
         ):
             continue
-        resolution = _resolution(finder, iterable, site)
-        if resolution is None:
-            continue
-        if resolution.owner.function is not function:
-            if finder.is_iterator(iterable, site.scope, site.path):
-                yield ctx.finding(
-                    CODE,
-                    iterable,
-                    f"`for` loop over Python iterator `{ctx.short(iterable)}` in tf.function "
-                    f"{function_label(function)} runs only while tracing: every call of the "
-                    "graph reuses the items it got then",
-                )
-            continue
-        parameter = parameters.parameter(resolution, function)
-        passed = parameters.passing(function, parameter) if parameter is not None else []
-        if parameter is not None and passed:
-            use = f"`for` loop over parameter `{iterable.id}`"
-            related = parameters.related(parameter, passed)
-            yield _parameter_finding(ctx, iterable, use, function, parameter, passed, related)
+        captured = (
+            f"`for` loop over Python iterator `{ctx.short(iterable)}` in tf.function "
+            f"{function_label(function)} runs only while tracing: every call of the "
+            "graph reuses the items it got then"
+        )
+        use = f"`for` loop over parameter `{iterable.id}`"
+        yield from _iterator_use(
+            finder, parameters, site, function, iterable, iterable, captured, use
+        )
