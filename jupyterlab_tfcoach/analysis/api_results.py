@@ -37,6 +37,7 @@ from jupyterlab_tfcoach.analysis.values import (
     TENSOR,
     TF_FUNCTION,
     UNKNOWN,
+    UNKNOWN_KIND,
     VARIABLE,
     Value,
     dtype_category,
@@ -150,6 +151,14 @@ def arithmetic_result(left: Value, right: Value, op: ast.operator) -> Value:
         dtype = _with_python_number(left.dtype, right)
     elif right.is_tensor_like and left.kind == PY_NUMBER:
         dtype = _with_python_number(right.dtype, left)
+    elif left.is_tensor_like and right.kind == UNKNOWN_KIND:
+        # A tensor and a value we cannot see (a parameter, a NumPy array): TensorFlow
+        # converts the other operand to the tensor's dtype or raises, so when the line
+        # runs its result has the tensor's dtype (measured with TF 2.21: int32 tensor *
+        # float64 array is int32, float32 tensor + int64 array is float32).
+        dtype = left.dtype
+    elif right.is_tensor_like and left.kind == UNKNOWN_KIND:
+        dtype = right.dtype
     else:
         if left.kind == PY_NUMBER and right.kind == PY_NUMBER:
             return Value(PY_NUMBER)

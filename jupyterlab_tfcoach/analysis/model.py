@@ -117,10 +117,45 @@ class Binding:
             self._self_referential = self.kind == "augassign" or (
                 self.kind == "assign"
                 and self.target is not None
-                and isinstance(self.value, (ast.BinOp, ast.UnaryOp))
-                and refers_to(self.value, self.target)
+                and (
+                    (
+                        isinstance(self.value, (ast.BinOp, ast.UnaryOp))
+                        and refers_to(self.value, self.target)
+                    )
+                    or _is_update_op_call(self.value, self.target)
+                )
             )
         return self._self_referential
+
+
+# Ops spelled like arithmetic (``self.w = tf.subtract(self.w, g)``): an update derived from
+# the target, as ``self.w - g`` is. By their last name only: the model resolves no imports,
+# and a user function called ``subtract`` that takes the target is an update just the same.
+_UPDATE_OP_NAMES = frozenset(
+    {
+        "add",
+        "subtract",
+        "multiply",
+        "divide",
+        "truediv",
+        "maximum",
+        "minimum",
+        "clip_by_value",
+        "clip_by_norm",
+        "l2_normalize",
+        "scalar_mul",
+    }
+)
+
+
+def _is_update_op_call(value: ast.expr | None, target: ast.expr) -> bool:
+    if not isinstance(value, ast.Call):
+        return False
+    func = value.func
+    spelled = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+    return spelled in _UPDATE_OP_NAMES and any(
+        refers_to(argument, target) and type(argument) is type(target) for argument in value.args
+    )
 
 
 @dataclass(eq=False, slots=True)

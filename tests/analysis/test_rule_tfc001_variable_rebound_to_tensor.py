@@ -38,6 +38,27 @@ def test_attribute_rebound_by_multiplication_under_alias_gets_assign():
     assert fixed(source, finding).splitlines()[7] == "        self.w.assign(self.w * 2)"
 
 
+def test_attribute_rebound_by_an_update_op_in_a_plain_class():
+    # ``self.w`` has two bindings (the variable, the op's result): the op's result is an
+    # update of the attribute, as ``self.w - g`` is, not a second kind of value it may hold.
+    source = """\
+        import tensorflow as tf
+
+        class Regression:
+            def __init__(self):
+                self.w = tf.Variable(tf.zeros((3, 1)))
+
+            def step(self, dw, lr=0.1):
+                self.w = tf.subtract(self.w, lr * dw)
+        """
+    [finding] = check(source, CODE)
+    assert span(finding) == (8, 9, 8, 46)
+    assert "`self.w` is a tf.Variable" in finding.message
+    assert fixed(source, finding).splitlines()[7] == "        self.w.assign_sub(lr * dw)"
+    reshaped = source.replace("tf.subtract(self.w, lr * dw)", "tf.reshape(self.w, (1, 3))")
+    assert check(reshaped, CODE) == []
+
+
 def test_augmented_assignments_map_to_assign_methods():
     source = """\
         from tensorflow import Variable as V

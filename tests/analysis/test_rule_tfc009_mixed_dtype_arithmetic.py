@@ -536,3 +536,24 @@ FIX_CASES = (
         "half of a batch size",
     ),
 )
+
+
+def test_a_tensor_with_an_unseen_operand_keeps_the_tensors_dtype():
+    # ``y_pred`` is a parameter: TensorFlow converts it to float32 or raises, so the
+    # difference is float32 whenever the line runs, and its sum over an int32 count fails.
+    source = """\
+        import tensorflow as tf
+
+        def mean_squared_error(y_true, y_pred):
+            squared = tf.square(tf.cast(y_true, tf.float32) - y_pred)
+            return tf.reduce_sum(squared) / tf.size(squared)
+
+        def scaled(steps, factors):
+            return factors * tf.range(steps)   # int32 whatever ``factors`` is: no float here
+        """
+    [finding] = check(source, CODE)
+    assert span(finding)[:2] == (5, 12)
+    assert "(`tf.size(squared)` is int32)" in finding.message
+    repaired = fixed(source, finding)
+    assert check(repaired, CODE) == []
+    assert "tf.cast(tf.size(squared), tf.float32)" in repaired

@@ -479,3 +479,28 @@ FIX_CASES = (
     FixCase(CODE, LOG_OF_A_TENSOR, eagerly(LOG_OF_A_TENSOR), "the issue's case: np.log"),
     FixCase(CODE, EVERY_MAPPED_FUNCTION, eagerly(EVERY_MAPPED_FUNCTION), "every mapped function"),
 )
+
+
+def test_numpy_on_arithmetic_of_the_parameters():
+    # ``scaled`` is computed from the parameters: a symbolic tensor while tracing.
+    source = """\
+        import tensorflow as tf
+        from numpy import exp, sqrt
+
+        @tf.function
+        def softmax_with_temperature(logits, temperature):
+            scaled = logits / temperature
+            e = exp(scaled)
+            return e / tf.reduce_sum(e, axis=-1, keepdims=True)
+
+        @tf.function
+        def scaled_noise(x):
+            width = 2 * 8
+            return x * sqrt(width)
+        """
+    [finding] = check(source, CODE)
+    assert span(finding)[:2] == (7, 9)
+    assert "`exp(scaled)`" in finding.message
+    repaired = fixed(source, finding)
+    assert "e = tf.exp(scaled)" in repaired
+    assert check(repaired, CODE) == []

@@ -194,8 +194,19 @@ def _numpy_function(ctx: RuleContext, func: ast.expr, site: Site) -> str | None:
     return found.pop() if len(found) == 1 else None
 
 
-def _tensor_argument(ctx: RuleContext, argument: ast.expr, site: Site, reach: TraceReach) -> bool:
-    """A parameter of the tf.function itself (a tensor in practice), or a known tensor."""
+def _tensor_argument(
+    ctx: RuleContext, argument: ast.expr, site: Site, reach: TraceReach, depth: int = 0
+) -> bool:
+    """A parameter of the tf.function itself (a tensor in practice), arithmetic on one
+    (``logits / temperature``, directly or through a local name bound to it: an operator
+    with a tensor operand gives a tensor), or a known tensor."""
+    if depth <= _MAX_ARITHMETIC_DEPTH:
+        if isinstance(argument, ast.BinOp):
+            return _tensor_argument(ctx, argument.left, site, reach, depth + 1) or _tensor_argument(
+                ctx, argument.right, site, reach, depth + 1
+            )
+        if isinstance(argument, ast.UnaryOp) and not isinstance(argument.op, ast.Not):
+            return _tensor_argument(ctx, argument.operand, site, reach, depth + 1)
     if isinstance(argument, ast.Name):
         resolution = ctx.bindings.names.resolve(
             site.scope, argument.id, (argument.lineno, argument.col_offset), site.path
@@ -205,10 +216,23 @@ def _tensor_argument(ctx: RuleContext, argument: ast.expr, site: Site, reach: Tr
             and resolution.owner is reach.function
             and argument.id != reach.function.self_name
             and resolution.bindings
-            and all(binding.kind == "param" for binding in resolution.bindings)
         ):
-            return True
+            bindings = resolution.bindings
+            if all(binding.kind == "param" for binding in bindings):
+                return True
+            if depth < _MAX_ARITHMETIC_DEPTH and all(
+                binding.kind == "assign"
+                and isinstance(binding.value, (ast.BinOp, ast.UnaryOp))
+                and _tensor_argument(ctx, binding.value, site, reach, depth + 1)
+                for binding in bindings
+            ):
+                return True
     return ctx.value(argument, site).is_tensor_like
+
+
+# How far ``_tensor_argument`` follows operators and local names (``e = exp(z)`` with
+# ``z = (x - m) / t``): a few steps cover what learners write, and bound the work per call.
+_MAX_ARITHMETIC_DEPTH = 4
 
 
 def _numpy_fix(ctx: RuleContext, call: ast.Call, name: str, site: Site) -> tuple[str, Fix] | None:
