@@ -388,13 +388,144 @@ def test_shared_signature_is_reported_when_one_user_is_not_exported():
 
 
 def test_docs_examples():
-    example, corrected, exported = re.findall(r"```python\n(.*?)```", rule_by_code(CODE).docs, re.S)
+    blocks = re.findall(r"```python\n(.*?)```", rule_by_code(CODE).docs, re.S)
+    example, corrected, exported, per_example = blocks
     prelude = "import tensorflow as tf\n"
     assert len(check(prelude + example, CODE)) == 1
     assert check(prelude + corrected, CODE) == []
     assert check(prelude + exported, CODE) == []
     # The export is what keeps the batch-1 signature silent.
     assert len(check(prelude + exported.split("converter =")[0], CODE)) == 1
+    # Mapped before ``.batch``, the signature describes one image; after it, a batch.
+    assert check(prelude + per_example, CODE) == []
+    batched_first = per_example.replace(".map(to_float).batch(64)", ".batch(64).map(to_float)")
+    assert len(check(prelude + batched_first, CODE)) == 1
+
+
+# Functions mapped over a tf.data pipeline: each case is silent, and its twin (the
+# ``old`` -> ``new`` edit) maps over batches of any size, where the spec on ``line`` is
+# reported.
+MAPPED = {
+    "a per-example function mapped before batch": (
+        """\
+        @tf.function(
+            input_signature=[tf.TensorSpec([64, 64, 3], tf.uint8), tf.TensorSpec([], tf.int64)]
+        )
+        def normalise(photo, label):
+            return tf.cast(photo, tf.float32) / 255.0, label
+
+        photos = tf.data.Dataset.from_tensor_slices((pixels, species))
+        train = photos.shuffle(1000).map(normalise, num_parallel_calls=4).batch(16)
+        """,
+        (".map(normalise, num_parallel_calls=4).batch(16)", ".batch(16).map(normalise)"),
+        3,
+    ),
+    "a tf.function called in the lambda given to map, the dataset bound to names": (
+        """\
+        def spectrogram(clip):
+            return tf.abs(tf.signal.stft(tf.squeeze(clip, -1), 256, 128))
+
+        to_spectrogram = tf.function(
+            spectrogram, input_signature=[tf.TensorSpec([16000, 1], tf.float32)]
+        )
+        clips = tf.data.TFRecordDataset(files).map(parse_clip)
+        windows = clips.cache()
+        spectra = windows.map(lambda clip, word: (to_spectrogram(clip), word)).batch(8)
+        """,
+        ("windows = clips.cache()", "windows = clips.batch(8)"),
+        6,
+    ),
+    "a plain function given to map that calls the tf.function, after unbatch": (
+        """\
+        @tf.function(input_signature=[tf.TensorSpec([12, 40], tf.float32)])
+        def standardise(frames):
+            return (frames - tf.reduce_mean(frames)) / tf.math.reduce_std(frames)
+
+        def prepare(frames, speaker):
+            return standardise(frames), speaker
+
+        utterances = tf.data.Dataset.load("utterances").batch(4).unbatch().map(prepare)
+        """,
+        (".batch(4).unbatch()", ".padded_batch(4)"),
+        2,
+    ),
+    "batches that all have the signature's size": (
+        """\
+        @tf.function(input_signature=[tf.TensorSpec([32, 10], tf.float32)])
+        def jitter(rows):
+            return rows + tf.random.normal([32, 10], stddev=0.01)
+
+        noisy = tf.data.Dataset.range(640).map(make_row).batch(32, drop_remainder=True)
+        noisy = noisy.map(jitter)
+        """,
+        ("drop_remainder=True", "drop_remainder=False"),
+        2,
+    ),
+    "single images from a Keras directory loader": (
+        """\
+        @tf.function(input_signature=[tf.TensorSpec([96, 96, 3], tf.float32)])
+        def augment(leaf):
+            return tf.image.random_flip_left_right(leaf)
+
+        leaves = tf.keras.utils.image_dataset_from_directory("leaves", batch_size=None)
+        augmented = leaves.map(lambda leaf, disease: (augment(leaf), disease))
+        """,
+        ('"leaves", batch_size=None', '"leaves", image_size=(96, 96)'),
+        2,
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(MAPPED))
+def test_functions_mapped_over_single_examples_are_silent(case: str):
+    body, (old, new), line = MAPPED[case]
+    source = "import tensorflow as tf\n" + textwrap.dedent(body)
+    assert check(source, CODE) == []
+    twin = source.replace(old, new)
+    assert twin != source
+    assert [f.line for f in check(twin, CODE)] == [line]
+
+
+def test_mapped_over_a_dataset_of_unknown_origin_is_silent():
+    # The function that gets ``records`` is not shown: not known to be batched, so the
+    # rule says nothing.
+    source = """\
+        import tensorflow as tf
+
+        @tf.function(input_signature=[tf.TensorSpec([50, 8], tf.float32)])
+        def smooth(track):
+            return tf.nn.avg_pool1d(track[None], 5, 1, "SAME")[0]
+
+        def pipeline(records):
+            return records.map(smooth).batch(10)
+        """
+    assert check(source, CODE) == []
+
+
+def test_model_functions_beside_a_mapped_one_are_still_reported():
+    # ``scale`` maps single rows; ``predict`` serves the batched dataset, and ``evaluate``
+    # is only mapped after ``.batch``: both their batch-sized signatures are reported.
+    source = """\
+        import tensorflow as tf
+
+        @tf.function(input_signature=[tf.TensorSpec([20], tf.float32)])
+        def scale(row):
+            return row / 10.0
+
+        @tf.function(input_signature=[tf.TensorSpec([32, 20], tf.float32)])
+        def predict(features):
+            return regressor(features)
+
+        @tf.function(input_signature=[tf.TensorSpec([32, 20], tf.float32)])
+        def evaluate(features):
+            return regressor(features)
+
+        table = tf.data.Dataset.from_tensor_slices(readings).map(scale).batch(32)
+        for rows in table:
+            predict(rows)
+        scores = table.map(evaluate)
+        """
+    assert [f.line for f in check(source, CODE)] == [7, 11]
 
 
 # Proven by tests/analysis/test_fixes_proven.py: each fix applied and re-checked with every

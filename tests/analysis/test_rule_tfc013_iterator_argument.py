@@ -273,3 +273,32 @@ def test_keras_fit_on_a_generator_is_silent():
     [finding] = check(source, CODE)
     assert (finding.line, finding.related[0].line) == (15, 20)
     assert check(source.replace("train_step(batches())", ""), CODE) == []
+
+
+def test_iterator_passed_to_a_tf_function_method():
+    source = """\
+        import tensorflow as tf
+
+        class Scorer(tf.Module):
+            @tf.function
+            def score(self, marks, scale=1.0):
+                return tf.constant(next(marks)) * scale
+
+            def score_twice(self):
+                halves = (m / 2 for m in [4.0, 6.0])
+                return self.score(halves), self.score(halves)
+
+        scorer = Scorer()
+        scorer.score(iter([1.0, 2.0]), scale=3.0)
+        scorer.score(iter(tf.data.Dataset.from_tensor_slices([1.0, 2.0])))
+        """
+    [finding] = check(source, CODE)
+    assert span(finding) == (6, 28, 6, 39)
+    assert [r.line for r in finding.related] == [10, 10, 13]
+    assert "`self.score(halves)` passes Python iterator `halves` as `marks`" in (finding.message)
+    # The twin: only tf.data iterators reach the method.
+    twin = source.replace(
+        "halves = (m / 2 for m in [4.0, 6.0])",
+        "halves = iter(tf.data.Dataset.from_tensor_slices([2.0, 3.0]))",
+    ).replace("scorer.score(iter([1.0, 2.0]), scale=3.0)", "scorer.score(halves)")
+    assert check(twin, CODE) == []

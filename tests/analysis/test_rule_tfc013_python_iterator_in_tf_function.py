@@ -251,3 +251,93 @@ def test_docs_example_is_reported_and_its_correction_is_not():
     assert "`batches`" in captured.message and "`step`" in captured.message
     assert "`step_on(numbers)`" in passed.message
     assert check("import tensorflow as tf\n" + corrected, CODE) == []
+
+
+def test_iterator_kept_on_self_and_advanced_in_a_tf_function_method():
+    source = """\
+        import itertools
+        import tensorflow as tf
+
+        class Annealer(tf.Module):
+            def __init__(self):
+                self.rates = itertools.cycle([1e-2, 5e-3, 1e-3])
+                self.widths = [8, 16]
+                self.frames = iter(tf.data.Dataset.range(100))
+
+            @tf.function
+            def step(self, weights):
+                rate = next(self.rates)
+                for width in self.widths:
+                    weights = weights[:width]
+                return weights * rate + tf.cast(next(self.frames), tf.float32)
+        """
+    [finding] = check(source, CODE)
+    assert span(finding) == (12, 16, 12, 32)
+    assert "tf.function `step` advances Python iterator `self.rates`" in finding.message
+    # The twin: the rates are a tf.data iterator too, advanced by the graph.
+    twin = source.replace(
+        "itertools.cycle([1e-2, 5e-3, 1e-3])",
+        "iter(tf.data.Dataset.from_tensor_slices([1e-2, 5e-3, 1e-3]).repeat())",
+    )
+    assert check(twin, CODE) == []
+
+
+def test_for_loop_over_a_generator_kept_on_self():
+    source = """\
+        import tensorflow as tf
+
+        def crops(count):
+            for k in range(count):
+                yield k * 4
+
+        class Cropper(tf.Module):
+            def reset(self):
+                self.offsets = crops(3)
+
+            @tf.function
+            def crop_all(self, image):
+                pieces = []
+                for offset in self.offsets:
+                    pieces.append(image[offset : offset + 4])
+                return tf.stack(pieces)
+        """
+    [finding] = check(source, CODE)
+    assert "`self.offsets`" in finding.message
+    # A list of offsets, unrolled as written, is fine.
+    assert check(source.replace("self.offsets = crops(3)", "self.offsets = [0, 4, 8]"), CODE) == []
+
+
+def test_list_and_tuple_drain_a_generator_while_tracing():
+    source = """\
+        import tensorflow as tf
+
+        def readings():
+            for k in range(4):
+                yield float(k)
+
+        sensor = readings()
+        sizes = [3, 5]
+        ds_iterator = iter(tf.data.Dataset.range(4))
+
+        @tf.function
+        def summarise():
+            values = list(sensor)
+            kept = tuple(sizes) + tuple(range(2))
+            return tf.reduce_sum(values) + len(kept)
+
+        @tf.function
+        def total(stream):
+            return tf.reduce_sum(tuple(stream))
+
+        print(summarise(), total(x * 2.0 for x in [1.0, 2.0]), total([1.0, 2.0]))
+        """
+    captured, passed = check(source, CODE)
+    assert span(captured) == (13, 14, 13, 26)
+    assert "drains Python iterator `sensor`" in captured.message
+    assert passed.line == 19 and "`tuple(stream)`" in passed.message
+    assert [r.line for r in passed.related] == [21]
+    # The twins: a list of readings, and only lists passed to ``total``: nothing drained.
+    twin = source.replace("sensor = readings()", "sensor = [0.0, 1.0]").replace(
+        "total(x * 2.0 for x in [1.0, 2.0])", "total([2.0, 4.0])"
+    )
+    assert check(twin, CODE) == []

@@ -620,6 +620,91 @@ def test_loops_that_use_what_they_read_in_python_are_silent(case: str):
     assert [f.line for f in check(twin, CODE)] == twin_lines
 
 
+# The same needs met by a tensor the loop makes and passes on WITHOUT ``.numpy()``: the
+# Python code it goes to converts it (``env.step`` reads the action as surely as
+# ``.numpy()`` would), so the loop waits for the device anyway. Each twin keeps the tensor
+# on the device instead, and the per-step ``.numpy()`` read of the loss is reported.
+TENSOR_HOST_NEEDS = {
+    "a tensor action passed to env.step": (
+        """\
+    for t in range(50_000):
+        action = tf.argmax(critic(state), axis=-1)[0]
+        state, reward, terminated, truncated, _ = env.step(action)
+        losses.append(train_step(state).numpy())
+    """,
+        ("env.step(action)", "env.step(2)"),
+    ),
+    "tensor probabilities given to NumPy sampling": (
+        """\
+    for t in range(50_000):
+        probs = tf.nn.softmax(actor(state))
+        move = np.random.choice(4, p=probs[0])
+        losses.append(train_step(state).numpy())
+    """,
+        ("np.random.choice(4, p=probs[0])", "np.log(probs[0])"),
+    ),
+    "a tensor tested by an if": (
+        """\
+    for batch in stream:
+        norm = tf.reduce_max(tf.abs(encoder(batch)))
+        if norm > 100.0:
+            spikes += 1
+        losses.append(train_step(batch).numpy())
+    """,
+        ("if norm > 100.0:\n            spikes += 1", "norms.append(norm > 100.0)"),
+    ),
+    "a tensor indexing a Python list": (
+        """\
+    for batch in stream:
+        label_id = tf.argmax(classifier(batch)[0])
+        names.append(class_names[label_id])
+        losses.append(train_step(batch).numpy())
+    """,
+        ("class_names[label_id]", "label_id"),
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(TENSOR_HOST_NEEDS))
+def test_tensors_passed_to_python_code_without_numpy_are_host_needs(case: str):
+    loop, (use, keep) = TENSOR_HOST_NEEDS[case]
+    source = STEP + "    import numpy as np\n" + loop  # the loop starts on line 10
+    assert check(source, CODE) == []
+    twin = source.replace(use, keep)
+    assert twin != source
+    [finding] = check(twin, CODE)
+    assert finding.line == len(textwrap.dedent(twin).splitlines())  # the loss read
+
+
+def test_tensors_kept_on_the_device_are_no_host_need():
+    # Tensors passed to the tape, zipped into an optimizer reached through the model, to a
+    # helper of the file, kept in a list, printed, or iterated (a tensor's rows are
+    # tensors): none is read on the host, so the per-step read is still reported.
+    source = """\
+        import tensorflow as tf
+
+        model = tf.keras.Sequential([tf.keras.layers.Dense(3)])
+        model.compile(optimizer="adam")
+
+        def log_step(value):
+            tf.summary.scalar("loss", value)
+
+        history = []
+        for images, labels in batches:
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean(tf.square(model(images) - labels))
+            grads = tape.gradient(loss, model.trainable_variables)
+            model.optimizer.apply_gradients(zip(grads, model.trainable_variables))
+            log_step(loss)
+            kept.append(loss)
+            print(loss)
+            for row in tf.unstack(labels):
+                count_row(row)
+            history.append(loss.numpy())
+        """
+    assert [f.line for f in check(source, CODE)] == [17, 20]  # ``print`` reads it too
+
+
 def test_reinforce_loop_sampling_actions_for_the_environment_is_silent():
     source = """\
         import gymnasium as gym

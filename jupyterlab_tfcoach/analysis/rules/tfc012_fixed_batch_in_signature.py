@@ -1,12 +1,15 @@
 """TFC012: an input_signature that fixes the batch size.
 
 A fixed leading size in a signature is a mistake when the function serves batches, and
-deliberate when it serves one example (a batch-1 export for TFLite or a mobile runtime).
-The rule tells the two apart by what the file shows about the function (``_Excuses``):
+deliberate when it serves one example (a batch-1 export for TFLite or a mobile runtime),
+and no batch at all when the function is mapped over a dataset's single examples.
+The rule tells them apart by what the file shows about the function (``_Excuses``):
 it is handed to an exporter (``tf.lite``, ``tf.saved_model``, ...), directly or as its
 concrete function; its body squeezes the leading axis away (``tf.squeeze(x, 0)``,
 ``x[0]``); or, for a leading 1, its docstring or a comment at its definition says it
-takes one example. Any of these keeps the spec silent; a spec shared by several functions
+takes one example; or it is given to ``Dataset.map`` over elements not batched before
+(``_elements`` reads the dataset's chain; not known is not batched). Any of these keeps
+the spec silent; a spec shared by several functions
 is reported when one of them has none. Exporters are found by name, their arguments
 followed through names (``_Exported``): a name that matches only keeps a spec silent,
 never reports one.
@@ -23,7 +26,7 @@ from jupyterlab_tfcoach.analysis.context import RuleContext
 from jupyterlab_tfcoach.analysis.findings import Finding, Fix, Severity
 from jupyterlab_tfcoach.analysis.model import Scope, Site
 from jupyterlab_tfcoach.analysis.positions import SourceLines
-from jupyterlab_tfcoach.analysis.values import PY_NUMBER
+from jupyterlab_tfcoach.analysis.values import FUNCTION, PY_NUMBER
 
 CODE = "TFC012"
 NAME = "fixed-batch-in-signature"
@@ -60,6 +63,16 @@ static shape, so the spec is not reported when the file shows either:
   own line) says so: "batch of 1", "batch size 1", "batch-1", "single example" (or image,
   sample, input, ...), "one example at a time".
 
+A function whose signature describes one element of a `tf.data` pipeline has no batch
+axis either: its leading size is the example's own (an image's height, a clip's length).
+So the spec is not reported when the function is handed to `Dataset.map` (or `filter`,
+`flat_map`), itself or called in the function given there (`ds.map(lambda x, y:
+(augment(x), y))`), and the dataset is not batched before it: its elements come from
+`from_tensor_slices`, `range`, a file dataset, `unbatch()`, or a dataset whose origin the
+file does not show. Mapped after `.batch(n)`, its elements are batches whose last one may
+be smaller, and the spec is reported; after `.batch(n, drop_remainder=True)` every batch
+has `n` rows, and it is not.
+
 A signature shared by several functions is reported when one of them shows none of these.
 
 ## Why is this bad?
@@ -92,6 +105,18 @@ def serve(x):
 converter = tf.lite.TFLiteConverter.from_concrete_functions(
     [serve.get_concrete_function()], model
 )
+```
+
+A per-example function mapped before `.batch` describes one image, and stays silent
+(Keras 3: `keras.utils.image_dataset_from_directory(..., batch_size=None)` gives such
+single images too):
+
+```python
+@tf.function(input_signature=[tf.TensorSpec([28, 28], tf.uint8)])
+def to_float(image):
+    return tf.cast(image, tf.float32) / 255.0
+
+digits = tf.data.Dataset.from_tensor_slices(images).map(to_float).batch(64)
 ```
 
 ## Course module
@@ -290,6 +315,7 @@ class _Excuses:
         self._exported: _Exported | None = None
         self._defs: dict[int, ast.AST] | None = None
         self._defined_in: dict[int, Scope] | None = None
+        self._mappings: list[_Mapping] | None = None
 
     def _wrapped_def(self, call: ast.Call) -> ast.AST | None:
         """The ``def`` a ``tf.function(...)`` call (a decorator, or ``tf.function(f,
@@ -324,6 +350,8 @@ class _Excuses:
         definition = self._wrapped_def(call)
         if self._is_exported(call, definition):
             return True
+        if self._mapped_per_element(call, definition):
+            return True
         if definition is None:
             return False
         if size == 1 and self._says_one_example(call, spec, definition):
@@ -341,14 +369,45 @@ class _Excuses:
             return False  # nothing exported in this file
         if id(call) in exported.nodes:
             return True  # ``from_concrete_functions([tf.function(f, ...).get_concrete...])``
+        if self._handles(call, definition) & exported.names:
+            return True
+        scope = self._defining_scope(definition) if definition is not None else None
+        return scope is not None and scope in exported.classes
+
+    def _handles(self, call: ast.Call, definition: ast.AST | None) -> set[str]:
+        """The names the tf.function is called or passed by: the decorated ``def``'s name,
+        or the names ``tf.function(f, ...)`` is assigned to."""
         decorates = definition is not None and call in getattr(definition, "decorator_list", ())
         handles = set() if decorates else self._assigned_names(call)
         if definition is not None:
             handles.add(getattr(definition, "name", ""))
-        if handles & exported.names:
-            return True
-        scope = self._defining_scope(definition) if definition is not None else None
-        return scope is not None and scope in exported.classes
+        handles.discard("")
+        return handles
+
+    def _mapped_per_element(self, call: ast.Call, definition: ast.AST | None) -> bool:
+        """Whether the tf.function is handed to ``Dataset.map`` (or ``filter`` /
+        ``flat_map``), itself or called in the function given there, and every such
+        dataset's elements are single examples (or batches of one fixed size, or not
+        known): its signature then describes one element, whose leading axis is no batch.
+        A map over batches of any size (``.batch(32)`` before it) keeps the spec
+        reported."""
+        if self._mappings is None:
+            self._mappings = [_Mapping(self.ctx, site) for site in self._mapping_sites()]
+        if not self._mappings:
+            return False
+        handles = self._handles(call, definition)
+        uses = [m for m in self._mappings if m.mapped is call or m.names & handles]
+        return bool(uses) and all(m.elements() != _BATCHES for m in uses)
+
+    def _mapping_sites(self) -> list[Site]:
+        """The ``x.map(f)`` / ``filter`` / ``flat_map`` calls of the file, with a function."""
+        found = []
+        for site in self.ctx.calls_named(*_PER_ELEMENT_METHODS):
+            mapping = site.node
+            assert isinstance(mapping, ast.Call)
+            if isinstance(mapping.func, ast.Attribute) and _mapped(mapping) is not None:
+                found.append(site)
+        return found
 
     def _parameter(self, definition: ast.AST, position: int | None) -> str | None:
         """The parameter the spec at ``position`` of the signature describes."""
@@ -384,6 +443,100 @@ class _Excuses:
             *range(spec.lineno, (spec.end_lineno or spec.lineno) + 1),
         }
         return any(_ONE_EXAMPLE.search(_comment(lines.line_text(n))) for n in numbers)
+
+
+def _mapped(mapping: ast.Call) -> ast.expr | None:
+    """The function ``ds.map(...)`` (``filter``, ``flat_map``) is given."""
+    return positional(mapping, 0) or keyword(mapping, "map_func") or keyword(mapping, "predicate")
+
+
+class _Mapping:
+    """One ``ds.map(f)`` (or ``filter`` / ``flat_map``) call: the function it gets, the
+    names that function is or calls (``preprocess`` in ``ds.map(preprocess)``,
+    ``ds.map(lambda x, y: (preprocess(x), y))``, or in the body of a ``def prepare`` of the
+    file given as ``ds.map(prepare)``), and, asked for, what the dataset's elements are."""
+
+    def __init__(self, ctx: RuleContext, site: Site) -> None:
+        self.ctx = ctx
+        self.site = site
+        mapping = site.node
+        assert isinstance(mapping, ast.Call) and isinstance(mapping.func, ast.Attribute)
+        self.dataset = mapping.func.value
+        self.mapped = _mapped(mapping)
+        self._elements: str | None = None
+        names: set[str] = set()
+        body: ast.AST | None = self.mapped if isinstance(self.mapped, ast.Lambda) else None
+        if isinstance(self.mapped, ast.Name):
+            names.add(self.mapped.id)
+            value = ctx.value(self.mapped, site)
+            if value.kind == FUNCTION and value.node is not None:
+                body = value.node
+        if body is not None:
+            names.update(
+                node.func.id
+                for node in ast.walk(body)
+                if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+            )
+        self.names = frozenset(names)
+
+    def elements(self) -> str:
+        if self._elements is None:
+            self._elements = _elements(self.ctx, self.dataset, self.site, 0)
+        return self._elements
+
+
+# Dataset methods whose function gets the dataset's elements, one at a time.
+_PER_ELEMENT_METHODS = ("map", "filter", "flat_map")
+# What a dataset's elements are (``_elements``).
+_BATCHES = "batches"  # batches of any size: the last one may be smaller
+_FIXED_BATCHES = "fixed batches"  # ``batch(n, drop_remainder=True)``: all of size n
+_EXAMPLES = "examples"  # single examples
+_UNKNOWN = "unknown"
+_BATCHING_METHODS = frozenset({"batch", "padded_batch", "ragged_batch"})
+_MAX_DATASET_HOPS = 4  # ds = raw.map(...); raw = tf.data...: how many names to follow
+
+
+def _elements(ctx: RuleContext, node: ast.expr, site: Site, hops: int) -> str:
+    """What the elements of the dataset ``node`` are, from its chain of methods back to
+    where it is made: the last ``batch`` / ``unbatch`` before the end decides; a ``tf.data``
+    source (``from_tensor_slices``, ``range``, a file dataset) gives single examples,
+    ``from_tensors`` one whole value (not known), a Keras ``*_dataset_from_directory``
+    batches (unless ``batch_size=None``)."""
+    while isinstance(node, ast.Call):
+        func = node.func
+        canonical = ctx.imports.resolve(func)
+        if canonical is not None:
+            if canonical.startswith("tf.keras.utils."):
+                batch_size = keyword(node, "batch_size")
+                unbatched = isinstance(batch_size, ast.Constant) and batch_size.value is None
+                return _EXAMPLES if unbatched else _BATCHES
+            if canonical.startswith("tf.data.") and not canonical.endswith("from_tensors"):
+                return _EXAMPLES
+            return _UNKNOWN
+        if not isinstance(func, ast.Attribute):
+            return _UNKNOWN
+        if func.attr in _BATCHING_METHODS:
+            drop = keyword(node, "drop_remainder") or positional(node, 1)
+            fixed = isinstance(drop, ast.Constant) and drop.value is True
+            return _FIXED_BATCHES if fixed else _BATCHES
+        if func.attr == "unbatch":
+            return _EXAMPLES
+        node = func.value  # ``shuffle``, ``map``, ``cache``, ``prefetch``: elements unchanged
+    if not isinstance(node, ast.Name) or hops >= _MAX_DATASET_HOPS:
+        return _UNKNOWN
+    resolution = ctx.bindings.names.resolve(
+        site.scope, node.id, (node.lineno, node.col_offset), site.path
+    )
+    bindings = resolution.bindings if resolution is not None else ()
+    found = {
+        _elements(ctx, b.value, Site(b.value, b.value_scope, b.path), hops + 1)
+        if b.kind == "assign" and b.value is not None
+        else _UNKNOWN
+        for b in bindings
+    }
+    if _BATCHES in found:
+        return _BATCHES  # batched on some path: a batch-sized signature is wrong there
+    return found.pop() if len(found) == 1 else _UNKNOWN
 
 
 def _with_comments_above(lines: SourceLines, first: int, last: int) -> range:

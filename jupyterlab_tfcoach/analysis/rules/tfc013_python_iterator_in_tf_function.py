@@ -1,9 +1,11 @@
 """TFC013: a Python iterator made outside a tf.function and consumed inside it.
 
-Two ways in, one check each for ``next(it)`` and ``for v in it`` in a tf.function's own body:
-``it`` is captured (bound outside the function), or ``it`` is a parameter and a call of the
+Two ways in, one check each for ``next(it)``, ``for v in it`` and ``list(it)`` /
+``tuple(it)`` in a tf.function's own body: ``it`` is captured (bound outside the function,
+or ``self.it`` set by the class's methods), or ``it`` is a parameter and a call of the
 tf.function passes a Python iterator for it (TensorFlow's own ``guide/function`` example,
-``buggy_consume_next(iterator)``). What is a Python iterator is decided by ``_IteratorFinder``
+``buggy_consume_next(iterator)``; a method called as ``self.step(it)`` / ``obj.step(it)``
+too). What is a Python iterator is decided by ``_IteratorFinder``
 from how the value is made in the file; anything it cannot tell (a loader, a dataset, an
 argument of unknown origin) is not one, so the rule says nothing about it.
 """
@@ -29,9 +31,11 @@ SECTION = "python-iterators"
 
 DOCS = """
 ## What it does
-Flags `next(it)`, and `for` loops over `it`, inside a `tf.function` when `it` is a Python
-iterator created outside the function: captured from the code around it, or passed in as an
-argument (`step(iter([1, 2, 3]))` for a `step(iterator)` that calls `next(iterator)`).
+Flags `next(it)`, `for` loops over `it`, and `list(it)` / `tuple(it)` (which drain it),
+inside a `tf.function` when `it` is a Python iterator created outside the function: captured
+from the code around it (or kept on the instance, `self.it = iter([...])` in a method, then
+`next(self.it)` in a `tf.function` method), or passed in as an argument
+(`step(iter([1, 2, 3]))` for a `step(iterator)` that calls `next(iterator)`).
 
 Python iterators are `iter(...)` of a list, tuple, `range` or other Python collection, a
 generator expression over one, `enumerate` / `zip` / `map` / `filter` / `reversed` over them,
@@ -41,15 +45,16 @@ generator function (a `def` with `yield`) defined in the same file.
 An argument is looked at in every call of the `tf.function` by a name bound to it (the
 decorated function's name, or `step = tf.function(f)`), where it fills the parameter by
 position or by keyword; the finding is at the `next` or the loop, with each such call as a
-related location. Calls through an attribute (`self.step(it)`), calls with `*args` /
-`**kwargs` in the way, and functions with an `input_signature` (a Python iterator fails to
-bind there, with a `TypeError`) are not looked at.
+related location. A `tf.function` method is looked at in its calls `self.step(it)` from the
+class's methods and `obj.step(it)` for `obj = Cls(...)`. Other calls through an attribute,
+calls with `*args` / `**kwargs` in the way, and functions with an `input_signature` (a
+Python iterator fails to bind there, with a `TypeError`) are not looked at.
 
 Iterators over a `tf.data.Dataset` (`it = iter(dataset)`) are not reported: they are TensorFlow
 resources, and `next(it)` in a `tf.function` fetches a new element on every call. Nor are
-iterators created inside the function, lists and tuples (a loop over one is unrolled over its
-items, which is what it looks like), generators passed to a plain function, or values of
-unknown type.
+iterators created inside the function, lists, tuples and ranges (a loop over one is unrolled
+over its items, which is what it looks like; `list(range(n))` and `tuple(sizes)` copy
+them), generators passed to a plain function, or values of unknown type.
 
 ## Why is this bad?
 A `tf.function` runs its Python body only while tracing, so a Python iterator is advanced only
@@ -242,8 +247,13 @@ class _IteratorFinder:
             # generator would hand out a TensorFlow iterator's elements, which is fine.
             source = node.generators[0].iter
             return self.is_collection(source, scope, path, depth + 1)
-        if isinstance(node, ast.Name):
-            bindings = self._bindings(node, scope, path)
+        if isinstance(node, (ast.Name, ast.Attribute)):
+            bindings = (
+                self._bindings(node, scope, path)
+                if isinstance(node, ast.Name)
+                # ``self.batches``: every ``self.batches = ...`` of the class's methods
+                else tuple(self.ctx.bindings.names.self_attribute_bindings(node, scope) or ())
+            )
             return bool(bindings) and all(
                 self._binding_is(binding, self._iterator_bindings, depth, collection=False)
                 for binding in bindings
@@ -310,9 +320,11 @@ class _PassedIterators:
     """Which calls of a tf.function pass a Python iterator for a parameter.
 
     Only calls by a name that is bound to the tf.function are found: the decorated
-    ``def``'s own name, or a name bound to ``tf.function(f)``. A call through an attribute
-    (``self.step(it)``), with ``*args`` / ``**kwargs`` in the way, or of a tf.function with an
-    ``input_signature`` (a Python iterator fails to bind there, loudly) is left out.
+    ``def``'s own name, or a name bound to ``tf.function(f)``; for a method,
+    ``self.step(it)`` in the class's methods and ``obj.step(it)`` with ``obj = Cls(...)``.
+    Other calls through an attribute, with ``*args`` / ``**kwargs`` in the way, or of a
+    tf.function with an ``input_signature`` (a Python iterator fails to bind there, loudly)
+    are left out.
     """
 
     def __init__(self, ctx: RuleContext, finder: _IteratorFinder) -> None:
@@ -347,7 +359,9 @@ class _PassedIterators:
             return cached
         passed = []
         for call, site in self._calls_of(function):
-            argument = _argument_for(call, function.node, parameter)  # type: ignore[arg-type]
+            # A method called through its instance: ``self`` is not among the arguments.
+            bound = isinstance(call.func, ast.Attribute)
+            argument = _argument_for(call, function.node, parameter, bound)  # type: ignore[arg-type]
             if argument is not None and self.finder.is_iterator(argument, site.scope, site.path):
                 passed.append(_Passed(call, argument))
         self._passing[parameter] = passed
@@ -373,6 +387,10 @@ class _PassedIterators:
         for site in sites:
             call = site.node
             assert isinstance(call, ast.Call)
+            if isinstance(call.func, ast.Attribute):
+                if self._calls_method(call.func, site, function):
+                    found.append((call, site))
+                continue
             if not isinstance(call.func, ast.Name):
                 continue
             callee = ctx.value(call.func, site)
@@ -383,6 +401,34 @@ class _PassedIterators:
             ):
                 found.append((call, site))
         return found
+
+    def _calls_method(self, func: ast.Attribute, site: Site, function: Scope) -> bool:
+        """``self.step(...)`` in a method of the tf.function method's class, or
+        ``trainer.step(...)`` with ``trainer = Trainer(...)``: a call of ``function``, a
+        decorated method (without an ``input_signature``) that the class does not rebind."""
+        class_scope = function.class_scope
+        if (
+            class_scope is None
+            or func.attr != function.name
+            or not isinstance(func.value, ast.Name)
+            or func.attr in class_scope.attr_bindings  # ``self.step = ...`` per instance
+            or _is_static(function.node)
+        ):
+            return False
+        caller = site.scope.function
+        if caller is not None and func.value.id == caller.self_name:
+            receiver_class = caller.class_scope
+        else:
+            receiver_class = self.ctx.bindings.names.instance_class(
+                site.scope, func.value, site.path
+            )
+        if receiver_class is None:
+            return False
+        binding = self.ctx.bindings.names.method_binding(receiver_class, func.attr)
+        if binding is None or binding.node is not function.node:
+            return False
+        decorators = getattr(function.node, "decorator_list", ())
+        return not any(_has_input_signature(decorator) for decorator in decorators)
 
     def _names_bound_to_tf_function(self) -> frozenset[str]:
         """Names assigned a ``tf.function(...)`` call anywhere in the file."""
@@ -396,6 +442,13 @@ class _PassedIterators:
         return self._wrapper_names
 
 
+def _is_static(definition: ast.AST) -> bool:
+    return any(
+        isinstance(decorator, ast.Name) and decorator.id in ("staticmethod", "classmethod")
+        for decorator in getattr(definition, "decorator_list", ())
+    )
+
+
 def _has_input_signature(creator: ast.AST | None) -> bool:
     """``tf.function(input_signature=...)`` / ``tf.function(f, [spec])``: arguments must be
     tensors; a Python iterator raises ``TypeError`` at the call."""
@@ -406,16 +459,20 @@ def _has_input_signature(creator: ast.AST | None) -> bool:
 
 
 def _argument_for(
-    call: ast.Call, definition: ast.FunctionDef | ast.AsyncFunctionDef, parameter: ast.arg
+    call: ast.Call,
+    definition: ast.FunctionDef | ast.AsyncFunctionDef,
+    parameter: ast.arg,
+    bound: bool = False,
 ) -> ast.expr | None:
     """The expression ``call`` passes for ``parameter`` of ``definition``, if the call's
-    syntax tells (a ``*args`` before it, or only a ``**kwargs`` for it, does not)."""
+    syntax tells (a ``*args`` before it, or only a ``**kwargs`` for it, does not);
+    ``bound``: a method called through an instance, whose ``self`` the call does not pass."""
     arguments = definition.args
     if parameter not in arguments.posonlyargs:
         passed = keyword(call, parameter.arg)
         if passed is not None:
             return passed
-    positionals = [*arguments.posonlyargs, *arguments.args]
+    positionals = [*arguments.posonlyargs, *arguments.args][1 if bound else 0 :]
     if parameter not in positionals:
         return None  # keyword-only, and not passed by keyword
     return positional(call, positionals.index(parameter))
@@ -480,15 +537,22 @@ def _iterator_use(
     parameters: _PassedIterators,
     site: Site,
     function: Scope,
-    iterator: ast.Name,
+    iterator: ast.expr,
     where: ast.AST,
     captured: str,
     use: str,
 ) -> Iterator[Finding]:
-    """One use of ``iterator`` (``next(it)``, ``for v in it``) in the traced ``function``:
-    a Python iterator it captures (message ``captured``), or a parameter that some call
-    fills with one (the use said as ``use``, the calls as related locations)."""
+    """One use of ``iterator`` (``next(it)``, ``for v in it``, ``list(it)``) in the traced
+    ``function``: a Python iterator it captures (message ``captured``; ``self.it`` set by
+    the class's methods is captured too), or a parameter that some call fills with one
+    (the use said as ``use``, the calls as related locations)."""
     ctx = finder.ctx
+    if isinstance(iterator, ast.Attribute):
+        if finder.is_iterator(iterator, site.scope, site.path):
+            yield ctx.finding(CODE, where, captured)
+        return
+    if not isinstance(iterator, ast.Name):
+        return
     resolution = _resolution(finder, iterator, site)
     if resolution is None:
         return
@@ -503,6 +567,22 @@ def _iterator_use(
         yield _parameter_finding(ctx, where, use, function, parameter, passed, related)
 
 
+# Builtins that drain an iterator into a collection (``list(batches)``).
+_MATERIALISING = ("list", "tuple")
+
+
+def _names_an_iterator(node: ast.expr, function: Scope) -> bool:
+    """``it``, or ``self.it`` in a method: what an iterator is looked up by."""
+    if isinstance(node, ast.Name):
+        return True
+    return (
+        isinstance(node, ast.Attribute)
+        and isinstance(node.value, ast.Name)
+        and function.self_name is not None
+        and node.value.id == function.self_name
+    )
+
+
 def check(ctx: RuleContext) -> Iterator[Finding]:
     finder = _IteratorFinder(ctx)
     parameters = _PassedIterators(ctx, finder)
@@ -515,12 +595,33 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
         if finder.builtin(call.func, site.scope, site.path) != "next":
             continue
         iterator = call.args[0]
-        if not isinstance(iterator, ast.Name):
+        if not _names_an_iterator(iterator, function):
             continue
         captured = (
             f"`{ctx.short(call)}` in tf.function {function_label(function)} advances "
             f"Python iterator `{ctx.short(iterator)}` only while tracing: every call "
             "of the graph reuses the item it got then"
+        )
+        use = f"`{ctx.short(call)}`"
+        yield from _iterator_use(finder, parameters, site, function, iterator, call, captured, use)
+    for site in ctx.calls_named(*_MATERIALISING):
+        call = site.node
+        assert isinstance(call, ast.Call)
+        if len(call.args) != 1 or call.keywords:
+            continue
+        function = ctx.tf_function_body(site.scope)
+        iterator = call.args[0]
+        if (
+            function is None
+            or not _names_an_iterator(iterator, function)
+            or finder.builtin(call.func, site.scope, site.path) not in _MATERIALISING
+            or in_eager_only_branch(ctx.imports, site.path)
+        ):
+            continue
+        captured = (
+            f"`{ctx.short(call)}` in tf.function {function_label(function)} drains Python "
+            f"iterator `{ctx.short(iterator)}` only while tracing: every call of the graph "
+            "reuses the items it got then, and a retrace finds it used up"
         )
         use = f"`{ctx.short(call)}`"
         yield from _iterator_use(finder, parameters, site, function, iterator, call, captured, use)
@@ -531,7 +632,7 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
         iterable = loop.iter
         if (
             function is None
-            or not isinstance(iterable, ast.Name)
+            or not _names_an_iterator(iterable, function)
             or in_eager_only_branch(ctx.imports, site.path)
         ):
             continue
@@ -540,7 +641,7 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
             f"{function_label(function)} runs only while tracing: every call of the "
             "graph reuses the items it got then"
         )
-        use = f"`for` loop over parameter `{iterable.id}`"
+        use = f"`for` loop over parameter `{ctx.short(iterable)}`"
         yield from _iterator_use(
             finder, parameters, site, function, iterable, iterable, captured, use
         )

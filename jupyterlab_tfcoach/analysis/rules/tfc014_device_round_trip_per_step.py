@@ -11,12 +11,15 @@ answer is not known the rule stays silent.
 - Does the loop need what it reads? A value passed on to code that is not TensorFlow's (an
   environment, a tokenizer, NumPy sampling), tested by an ``if`` / ``while`` or used to
   index or iterate in Python is needed on the host every step (``_HostUses``); such a loop
-  waits for the device anyway, so none of its reads is reported.
+  waits for the device anyway, so none of its reads is reported. A tensor the loop makes
+  and passes on without ``.numpy()`` (``env.step(action)``) is such a need too: the code
+  it goes to converts it.
 """
 
 from __future__ import annotations
 
 import ast
+import builtins
 from collections.abc import Iterator
 
 from jupyterlab_tfcoach.analysis.context import RuleContext
@@ -62,6 +65,13 @@ A loop that needs the values it reads on every step is not reported, none of its
   p=probs.numpy()[0])`, any call other than a TensorFlow or Keras name, a Keras object or a
   `tf.function`;
 - a value tested by an `if` or a `while`, or used to index or to iterate in Python;
+- a tensor the loop makes (a `tf.function`'s result, a TensorFlow op's) used in those ways
+  without `.numpy()`: `env.step(action)` with `action = tf.argmax(q_values(state))[0]`,
+  `np.random.choice(n, p=probs[0])`, `if norm > 100.0:`, `class_names[label_id]`. The
+  Python code converts it itself, so the loop waits for the device just the same. Passed
+  to TensorFlow or Keras (the tape, `apply_gradients(zip(grads, ...))`, a metric), to a
+  function called by a plain name, kept in a list or iterated row by row, a tensor stays
+  on the device: no need;
 - a loop that decides from its values whether to go on: one with a `break` or `return`
   under an `if` (early stopping, a convergence test), or a `while` loop whose test uses a
   name the body sets from a call (`while loss_value > 1e-4: ... loss_value =
@@ -129,6 +139,8 @@ _PASSING_BUILTINS = frozenset(
     {"abs", "bool", "float", "format", "int", "len", "list", "max", "min", "repr", "round"}
     | {"sorted", "str", "sum", "tuple"}
 )
+# Builtins that carry tensors on unread (``zip(grads, variables)`` into ``apply_gradients``).
+_CARRYING_BUILTINS = frozenset({"dict", "enumerate", "filter", "iter", "map", "reversed", "zip"})
 # List methods that keep a value for later (``losses.append(loss.numpy())``).
 _STORING_METHODS = frozenset({"append", "appendleft", "extend", "insert"})
 
@@ -493,6 +505,7 @@ class _LoopCode:
         # Names read in the statements walked so far, each read with its statement.
         self._name_reads: dict[str, list[tuple[ast.Name, ast.stmt]]] = {}
         self._walked_all = False
+        self._calls: list[tuple[ast.Call, ast.stmt]] = []  # calls in the walked statements
         pending: list[tuple[ast.AST, bool]] = [(loop, False)]
         while pending:
             node, guarded = pending.pop()
@@ -536,21 +549,31 @@ class _LoopCode:
                 if child_type is ast.Constant or isinstance(child, _SKIPPED):
                     continue
                 parents[id(child)] = node
+                if child_type is ast.Call:
+                    self._calls.append((child, statement))  # type: ignore[arg-type]
                 if child_type is ast.Name:  # a leaf: only its read is of interest
                     if type(child.ctx) is ast.Load:  # type: ignore[attr-defined]
                         reads.setdefault(child.id, []).append((child, statement))  # type: ignore[attr-defined]
                     continue
                 pending.append(child)
 
-    def name_reads(self, name: str) -> list[tuple[ast.Name, ast.stmt]]:
-        """Where the loop reads ``name``, each with its statement (walks every statement,
-        on the first call)."""
+    def _walk_all(self) -> None:
         if not self._walked_all:
             self._walked_all = True
             for statement in self.statements:
                 if id(statement) not in self._walked:
                     self._walk(statement)
+
+    def name_reads(self, name: str) -> list[tuple[ast.Name, ast.stmt]]:
+        """Where the loop reads ``name``, each with its statement (walks every statement,
+        on the first call)."""
+        self._walk_all()
         return self._name_reads.get(name, [])
+
+    def calls(self) -> list[tuple[ast.Call, ast.stmt]]:
+        """Every call in the loop's own code, each with its statement."""
+        self._walk_all()
+        return self._calls
 
 
 def _guarded_children(node: ast.AST) -> set[int]:
@@ -578,27 +601,46 @@ def _assigned_names(target: ast.expr) -> Iterator[str]:
 
 
 class _HostUses:
-    """Whether a training loop needs, on every iteration, a value it reads: passes it (or a
-    name it is assigned to) to code that is not TensorFlow's, tests it, or indexes or
-    iterates with it in Python. Uses under an ``if`` run on some iterations only."""
+    """Whether a training loop needs, on every iteration, a value it reads, or a tensor it
+    makes (``env.step(action)`` converts ``action`` itself): passes it (or a name it is
+    assigned to) to code that is not TensorFlow's, tests it, or indexes or iterates with it
+    in Python. Uses under an ``if`` run on some iterations only."""
 
-    def __init__(self, ctx: RuleContext) -> None:
+    def __init__(self, ctx: RuleContext, loops: _TrainingLoops) -> None:
         self.ctx = ctx
+        self.loops = loops
 
-    def needs(self, loop: ast.AST, reads: list[Site]) -> bool:
-        if not reads:
-            return False
+    def needs(self, loop: ast.AST, reads: list[Site], site: Site) -> bool:
+        """``site``: a site in ``loop`` (its reads' scope is the loop's, or a comprehension
+        of it)."""
         code = _LoopCode(loop)
-        site = self._loop_site(loop, reads[0])
-        derived: set[str] = set()
+        site = self._loop_site(loop, site)
+        read_nodes = {id(read.node) for read in reads}
         pending: list[tuple[ast.AST, ast.stmt]] = []
         for read in reads:
             statement = code.statement_of(read.node)
             if statement is not None:
                 pending.append((read.node, statement))
+        if self._follow(pending, code, site, tensors=False):
+            return True
+        # Tensors the loop makes, followed as the reads are: Python code they are passed to
+        # converts them (``env.step(action)`` reads ``action`` as surely as ``.numpy()``).
+        pending = [
+            (call, statement)
+            for call, statement in code.calls()
+            if id(call) not in read_nodes and self.loops.is_tensor(call, site)
+        ]
+        return self._follow(pending, code, site, tensors=True)
+
+    def _follow(
+        self, pending: list[tuple[ast.AST, ast.stmt]], code: _LoopCode, site: Site, *, tensors: bool
+    ) -> bool:
+        """Whether code that runs every iteration needs one of the ``pending`` values (or a
+        name they are assigned to) on the host; ``tensors``: the values are tensors."""
+        derived: set[str] = set()
         while pending:
             node, statement = pending.pop()
-            needed, names = self._use(node, statement, code, site)
+            needed, names = self._use(node, statement, code, site, tensors)
             if needed:
                 return True
             for name in names:
@@ -622,7 +664,7 @@ class _HostUses:
         return Site(loop, scope, path)
 
     def _use(
-        self, node: ast.AST, statement: ast.stmt, code: _LoopCode, site: Site
+        self, node: ast.AST, statement: ast.stmt, code: _LoopCode, site: Site, tensor: bool
     ) -> tuple[bool, list[str]]:
         """Follows the value of ``node`` up through the expressions that carry it: whether
         code that runs every iteration needs it now, else the names it is assigned to."""
@@ -635,7 +677,7 @@ class _HostUses:
             used_now = False
             if isinstance(parent, ast.Call):
                 if child is not parent.func:  # an argument; a method of the value passes it
-                    use = self._callee_use(parent, site)
+                    use = self._callee_use(parent, site, tensor)
                     if use == _KEEPS:
                         return False, names
                     used_now = use == _NEEDS
@@ -644,8 +686,12 @@ class _HostUses:
             elif isinstance(parent, ast.Subscript):
                 used_now = child is parent.slice  # an index into a Python object
             elif isinstance(parent, (ast.comprehension, ast.For, ast.AsyncFor)):
+                if tensor:
+                    return False, names  # a tensor's rows are tensors: its shape counts them
                 used_now = True  # iterated (or filtered) in Python
             elif isinstance(parent, (ast.Return, ast.Yield, ast.YieldFrom)):
+                if tensor:
+                    return False, names  # the caller gets a tensor, still on the device
                 used_now = True  # handed to the caller, who uses it now
             elif isinstance(parent, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
                 targets = parent.targets if isinstance(parent, ast.Assign) else [parent.target]
@@ -659,10 +705,14 @@ class _HostUses:
                 return id(statement) not in code.guarded, names
             child = parent
 
-    def _callee_use(self, call: ast.Call, site: Site) -> str:
+    def _callee_use(self, call: ast.Call, site: Site, tensor: bool) -> str:
         """What ``call`` does with a value passed to it: TensorFlow, Keras and tf.functions
         take it back to the device, ``print`` and list methods keep it, conversions and
-        NumPy arithmetic pass it on; NumPy sampling and other code need it now."""
+        NumPy arithmetic pass it on; NumPy sampling and other code need it now. A tensor
+        (``tensor``) is also carried on by ``zip`` / ``enumerate`` and their kin (into
+        ``apply_gradients``), and kept by a function called by a plain name (a helper of the
+        file may keep it a tensor) or a method of an object reached from a TensorFlow one
+        (``model.optimizer.apply_gradients``)."""
         ctx = self.ctx
         func = call.func
         if ctx.imports.resolve(func) is not None:
@@ -672,7 +722,11 @@ class _HostUses:
         ):
             if func.id == "print":
                 return _KEEPS
-            return _PASSES if func.id in _PASSING_BUILTINS else _NEEDS
+            if func.id in _PASSING_BUILTINS or (tensor and func.id in _CARRYING_BUILTINS):
+                return _PASSES
+            if tensor and not hasattr(builtins, func.id):
+                return _KEEPS  # a name bound nowhere in the file: not known to need it
+            return _NEEDS
         if isinstance(func, ast.Attribute) and func.attr in _STORING_METHODS:
             return _KEEPS
         module_path = _dotted_module_path(ctx, func, site)
@@ -680,7 +734,15 @@ class _HostUses:
             if module_path == "numpy" or module_path.startswith("numpy."):
                 return _NEEDS if module_path.startswith("numpy.random.") else _PASSES
             return _NEEDS
-        return _KEEPS if self._tensorflow_object(func, site) else _NEEDS
+        if self._tensorflow_object(func, site):
+            return _KEEPS
+        if tensor and isinstance(func, ast.Name):
+            return _KEEPS  # a function of the file (or not known) may keep it a tensor
+        if tensor and isinstance(func, ast.Attribute) and isinstance(func.value, ast.Attribute):
+            root = _root_name(func.value)
+            if root is not None and self._tensorflow_object(root, site):
+                return _KEEPS
+        return _NEEDS
 
     def _tensorflow_object(self, func: ast.expr, site: Site) -> bool:
         """Whether ``func`` is a tf.function, a Keras loss, or a method of (or itself) an
@@ -691,7 +753,8 @@ class _HostUses:
         if ctx.value(func, site).kind in (TF_FUNCTION, KERAS_LOSS):
             return True
         receiver = func.value if isinstance(func, ast.Attribute) else func
-        if ctx.value(receiver, site).is_tensor_like:
+        receiver_value = ctx.value(receiver, site)
+        if receiver_value.is_tensor_like or receiver_value.kind == TAPE:
             return True
         names = ctx.bindings.names
         if isinstance(receiver, ast.Name):
@@ -789,11 +852,13 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
         return
     checked = _checked_values(ctx)
     per_step: list[tuple[ast.Call, ast.AST]] = []
+    a_read_in: dict[ast.AST, Site] = {}  # a per-step read's site in each loop
     for site in reads:
         loop = loops.step_loop(site)
         if loop is None or id(site.node) in checked or not _reads_a_tensor(ctx, site, loops):
             continue
         per_step.append((site.node, loop))  # type: ignore[arg-type]
+        a_read_in.setdefault(loop, site)
     if not per_step:
         return
     # The reads anywhere in each step loop (under an ``if`` too: the value may be used
@@ -809,8 +874,10 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
         if loops_around and _reads_a_tensor(ctx, site, loops):
             for loop in loops_around:
                 values_read[loop].append(site)
-    host_uses = _HostUses(ctx)
-    needing = {loop: host_uses.needs(loop, sites) for loop, sites in values_read.items()}
+    host_uses = _HostUses(ctx, loops)
+    needing = {
+        loop: host_uses.needs(loop, sites, a_read_in[loop]) for loop, sites in values_read.items()
+    }
     for call, loop in per_step:
         if needing[loop]:
             continue
