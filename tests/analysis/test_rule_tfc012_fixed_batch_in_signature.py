@@ -473,6 +473,20 @@ MAPPED = {
         ('"leaves", batch_size=None', '"leaves", image_size=(96, 96)'),
         2,
     ),
+    "a method mapped after unbatch (tensorflow/examples' audio model spec)": (
+        """\
+        class AudioSpec:
+            @tf.function(input_signature=[tf.TensorSpec([1, 16000], tf.float32)])
+            def _preprocess(self, wav):
+                return tf.squeeze(self._embed(wav), axis=0)
+
+            def preprocess_ds(self, ds):
+                ds = ds.map(self._split).unbatch()
+                return ds.map(self._preprocess)
+        """,
+        (".map(self._split).unbatch()", ".map(self._split).batch(8)"),
+        3,
+    ),
 }
 
 

@@ -471,6 +471,8 @@ class _Mapping:
             value = ctx.value(self.mapped, site)
             if value.kind == FUNCTION and value.node is not None:
                 body = value.node
+        elif isinstance(self.mapped, ast.Attribute):
+            names.add(self.mapped.attr)  # ``ds.map(self._preprocess)``: a method by name
         if body is not None:
             names.update(
                 node.func.id
