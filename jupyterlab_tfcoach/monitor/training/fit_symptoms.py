@@ -13,7 +13,10 @@ and why, naming what the user wrote (``user_code.py``):
   ``loss: 0.0`` every epoch because the loss tracker was never updated), or a metric
   never updated;
 - a softmax over a single unit (it always outputs 1.0);
-- ``evaluate``/``predict`` on a model whose ``call`` passes ``training=True`` as a literal.
+- ``evaluate``/``predict`` on a model whose ``call`` passes ``training=True`` as a literal;
+- what the methods of the user's own classes do in the compiled functions that ran them
+  (``model_source.py``: Python state, randomness ignoring ``training``, ``training=True``
+  in ``test_step``, metrics in module globals).
 
 What an entry prints as code is valid Python as printed, in the user's names: a layer by
 the name they passed, else their class's attribute, else its position in ``model.layers``
@@ -43,7 +46,7 @@ from jupyterlab_tfcoach.monitor.stored_state import (
     keras_sublayers,
     stored,
 )
-from jupyterlab_tfcoach.monitor.training import user_code
+from jupyterlab_tfcoach.monitor.training import model_source, user_code
 from jupyterlab_tfcoach.monitor.training.fit_watch import CellFits, FitRun, WeightOutcome
 
 FROZEN_SECTION = "trainable-weights"
@@ -734,6 +737,18 @@ def fit_entries(
 ) -> tuple[list[VariableChange], list[Note]]:
     """The entries of one cell's fit calls; ``explained`` holds the ids of variables this
     report already tells about (their ids are added for those told here)."""
-    if not cell.fits and not cell.inferred_classes:
+    if not cell.fits and not cell.inferred_classes and not cell.inference_runs:
         return [], []
-    return FitSymptoms(namespace, cell_source, explained).collect(cell)
+    variables, notes = FitSymptoms(namespace, cell_source, explained).collect(cell)
+    runs = [
+        model_source.ModelRun(
+            run.model,
+            "fit",
+            validated=any(key.startswith("val_") for key in run.history or ()),
+            epochs=run.epochs_run,
+        )
+        for run in cell.fits
+    ]
+    runs += [model_source.ModelRun(ref, method) for ref, method in cell.inference_runs]
+    notes.extend(model_source.model_source_notes(runs, namespace, cell_source))
+    return variables, notes

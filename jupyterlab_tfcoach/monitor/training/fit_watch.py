@@ -19,7 +19,8 @@ After ``fit`` the hook also keeps fit's ``History.history`` (a small dict of per
 floats), whether the model's ``train_step`` is the user's own, whether Keras's loss
 tracker counted anything, the names of metrics whose state is still all zeros (never
 updated), and whether the optimizer stepped. ``evaluate``/``predict`` record only the
-model's class (a weak reference): its ``call`` may hard-code ``training=True``.
+model's class (a weak reference): its ``call`` may hard-code ``training=True``; and the
+model and which of the two ran (weakly), for ``model_source.py``.
 
 Nothing here imports TensorFlow or prints; every failure of our own work is swallowed
 and the user's call runs exactly once with its arguments.
@@ -98,6 +99,9 @@ class CellFits:
     # model of each (weakly, same index): what its layers are tells what training mode does.
     inferred_classes: list[weakref.ReferenceType[type]] = field(default_factory=list)
     inferred_models: list[weakref.ReferenceType[Any]] = field(default_factory=list)
+    # Every model evaluate/predict ran (weakly) and which of the two, at most a few:
+    # ``model_source.py`` reads the user's classes among its layers.
+    inference_runs: list[tuple[weakref.ReferenceType[Any], str]] = field(default_factory=list)
 
 
 def _shape(variable: Any) -> tuple[int, ...] | None:
@@ -314,7 +318,7 @@ class FitWatcher:
         def inference_hook(model: Any, *args: Any, **kwargs: Any) -> Any:
             __tracebackhide__ = True
             try:
-                watcher._record_inference(model)
+                watcher._record_inference(model, getattr(original, "__name__", ""))
             except Exception:
                 pass
             return original(model, *args, **kwargs)
@@ -372,8 +376,12 @@ class FitWatcher:
             if len(self._cell.fits) < MAX_FITS_PER_CELL:
                 self._cell.fits.append(run)
 
-    def _record_inference(self, model: Any) -> None:
+    def _record_inference(self, model: Any, method: str = "") -> None:
         cls = type(model)
+        with self._lock:
+            runs = self._cell.inference_runs
+            if len(runs) < 8 and not any(r() is model and m == method for r, m in runs):
+                runs.append((weakref.ref(model), method))
         if not defines_own(model, "call"):
             return
         with self._lock:
