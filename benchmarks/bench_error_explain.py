@@ -90,6 +90,13 @@ for chunk in word_ds.batch(3):
     pass
 """,
     "broadcast": "preds = tf.ones((4, 3))\nlabels = tf.ones((4,))\nerr = preds - labels",
+    "concat": "pa = tf.ones((4, 3))\npb = tf.ones((5, 3))\nab = tf.concat([pa, pb], 1)",
+    "embedding index": "emb = keras.layers.Embedding(10, 4)\nvec = emb(tf.constant([[1, 12]]))",
+    "fit x/y lengths": """reg = keras.Sequential([keras.Input((5,)), keras.layers.Dense(1)])
+reg.compile("sgd", "mse")
+reg.fit(table, np.ones((7,)), epochs=1, verbose=0)
+""",
+    "ragged lists": "rows = [[1, 2, 3], [4]]\nds = tf.data.Dataset.from_tensor_slices(rows)",
 }
 
 

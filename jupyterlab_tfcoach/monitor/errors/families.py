@@ -14,7 +14,8 @@ the exception type and messages TensorFlow or Keras raise for it (and the op nam
 them), the function that reads the operands it needs from the failing line and writes
 the rule and the fix, and its course section. The records live beside their reading
 code, by theme: ``families_shapes.py``, ``families_keras.py``, ``families_tensors.py``,
-``families_data.py``; adding a family is adding a record there and listing it here.
+``families_data.py``, ``families_ops.py``; adding a family is adding a record there and
+listing it here.
 ``docs/report.md`` lists the same families in the same order (a test keeps them equal).
 With no family, the entry still names the line, the call and the operands, and links
 the section that teaches reading shapes and dtypes.
@@ -32,6 +33,7 @@ from typing import Any
 from jupyterlab_tfcoach.monitor.errors import (
     families_data,
     families_keras,
+    families_ops,
     families_shapes,
     families_tensors,
 )
@@ -72,6 +74,16 @@ FAMILIES: tuple[ErrorFamily, ...] = (
     families_shapes.SHAPE_ASSERTION,
     families_tensors.PYTHON_NUMBER,
     families_tensors.ASSIGN_SHAPE,
+    families_ops.JOIN,
+    families_ops.INDEX_RANGE,
+    families_ops.ONE_HOT,
+    families_ops.TOP_K,
+    families_ops.TRANSPOSE,
+    families_ops.CROSS_ENTROPY,
+    families_ops.CAST_STRING,
+    families_ops.TENSOR_INDEX,
+    families_data.UNEVEN_XY,
+    families_data.RAGGED_LISTS,
     families_keras.DISCONNECTED,
     families_data.UNEVEN_BATCH,
     families_data.LOOP_SHAPE,

@@ -1,7 +1,8 @@
 """Error families about data pipelines and graph loops (see ``family_record.py`` for a
 family's shape): batching dataset elements of different shapes, a loop variable whose
 shape changes in a loop AutoGraph converts, and arguments that do not fit a library
-function or a dataset's elements (read in ``calls.py``).
+function or a dataset's elements (read in ``calls.py``), ``fit`` given x and y of
+different lengths, and ragged Python lists made into a tensor or a dataset.
 
 Each family's record sits after its reading code; ``families.FAMILIES`` lists them in
 the order they are tried.
@@ -13,13 +14,19 @@ import ast
 import re
 
 from jupyterlab_tfcoach.monitor.errors.calls import explain_call_arguments
-from jupyterlab_tfcoach.monitor.errors.context import ErrorContext, code
+from jupyterlab_tfcoach.monitor.errors.context import (
+    ErrorContext,
+    code,
+    is_postfix_safe,
+    rewrite,
+)
 from jupyterlab_tfcoach.monitor.errors.failing_line import FailingLine, describe, show_shape
 from jupyterlab_tfcoach.monitor.errors.family_record import (
     ErrorFamily,
     Finding,
     Message,
     Recognised,
+    operand_of,
     segment_of,
     shape_list,
     tf_alias,
@@ -155,6 +162,182 @@ LOOP_SHAPE = ErrorFamily(
     messages=(Message(_LOOP_SHAPE),),
     read=_read_loop_shape,
     section="python-loops",
+)
+
+
+# ------------------------------------------------------------------ x and y of different lengths
+_CARDINALITY = re.compile(
+    r"Data cardinality is ambiguous.*?'x' sizes: (?P<x>[\d, ]+?)\s*'y' sizes: (?P<y>[\d, ]+)",
+    re.S,
+)
+_FIT_METHODS = ("fit", "evaluate", "train_on_batch", "test_on_batch", "predict")
+
+
+def _fit_call(line: FailingLine) -> tuple[ast.Call, ast.expr, ast.expr] | None:
+    """``model.fit(x, y, ...)`` on the failing line: the call, its x and its y."""
+    call = line.call
+    if not (
+        isinstance(call, ast.Call)
+        and isinstance(call.func, ast.Attribute)
+        and call.func.attr in _FIT_METHODS
+    ):
+        return None
+    given = {keyword.arg: keyword.value for keyword in call.keywords if keyword.arg}
+    x = call.args[0] if call.args else given.get("x")
+    y = call.args[1] if len(call.args) > 1 else given.get("y")
+    return (call, x, y) if x is not None and y is not None else None
+
+
+def _read_cardinality(
+    error: Recognised, line: FailingLine, context: ErrorContext
+) -> Finding | None:
+    found = _fit_call(line)
+    if found is None:
+        return None
+    call, x_node, y_node = found
+    x_sizes, y_sizes = shape_list(error.group("x")), shape_list(error.group("y"))
+    if not x_sizes or not y_sizes:
+        return None
+    x, y = segment_of(line, x_node), segment_of(line, y_node)
+    if len(x_sizes) != 1 or len(y_sizes) != 1 or not x or not y:
+        return None
+    x_size, y_size = x_sizes[0], y_sizes[0]
+    method = call.func.attr  # type: ignore[attr-defined]
+    rule = (
+        f"{method} pairs example i of x with label i of y, so both need the same length on "
+        f"axis 0, but {code(x)} holds {x_size} examples and {code(y)} {y_size}"
+    )
+    fix = None
+    longer = x_node if (x_size or 0) > (y_size or 0) else y_node
+    shorter_size = min(x_size or 0, y_size or 0)
+    if is_postfix_safe(longer) and shorter_size:
+        longer_source = segment_of(line, longer)
+        fixed = rewrite(line.frame, call, longer, f"{longer_source}[:{shorter_size}]")
+        if fixed and "\n" not in fixed:
+            fix = (
+                f"find where they diverged (a filter or split applied to one only); if their "
+                f"first {shorter_size} rows belong together, {code(fixed)}"
+            )
+    return Finding(rule + ".", fix)
+
+
+UNEVEN_XY = ErrorFamily(
+    "x and y of different lengths",
+    messages=(Message(_CARDINALITY),),
+    read=_read_cardinality,
+    section="batch-dimension",
+    exception_type="ValueError",
+)
+
+
+# ------------------------------------------------------------------ ragged Python lists
+_RAGGED = re.compile(r"Can't convert non-rectangular Python sequence to Tensor")
+# Enough rows to see two lengths, few enough to stay within the error budget.
+_MAX_ROWS = 1000
+_MAX_ITEMS = 50
+
+
+def _row_lengths(value: object) -> list[int] | None:
+    """The lengths of a list's rows when they are lists or tuples of plain numbers."""
+    if type(value) not in (list, tuple) or not value:
+        return None
+    lengths = []
+    for row in value[:_MAX_ROWS]:  # type: ignore[index]
+        if type(row) not in (list, tuple):
+            return None
+        if not all(type(item) in (int, float, bool) for item in row[:_MAX_ITEMS]):
+            return None
+        lengths.append(len(row))
+    return lengths
+
+
+def _ragged_part(
+    node: ast.expr, line: FailingLine, context: ErrorContext
+) -> tuple[ast.expr, list[int] | None] | None:
+    """The argument (or element of a tuple argument) that is a ragged list: its node and
+    its rows' lengths (None when its rows are nested deeper)."""
+    parts = node.elts if isinstance(node, ast.Tuple) else [node]
+    for part in parts:
+        if isinstance(part, ast.List) and all(isinstance(e, ast.List) for e in part.elts):
+            literal = [len(row.elts) for row in part.elts]  # type: ignore[attr-defined]
+            if len(set(literal)) > 1:
+                return part, literal
+            continue
+        described = operand_of(part, line, context)
+        if described is None or described.kind != "list":
+            continue
+        lengths = _row_lengths(described.value)
+        if lengths is not None and len(set(lengths)) > 1:
+            return part, lengths
+        if lengths is None and type(described.value) in (list, tuple):
+            return part, None
+    return None
+
+
+def _arrays_in_a_list(node: ast.expr, line: FailingLine, context: ErrorContext) -> bool:
+    """``[features, labels]``: a list literal of arrays or tensors of different shapes,
+    which TensorFlow reads as ONE tensor to stack (the learner meant a pair). The entry
+    already describes each of them."""
+    if not isinstance(node, ast.List) or len(node.elts) < 2:
+        return False
+    described = [operand_of(item, line, context) for item in node.elts]
+    shapes = {d.shape if d is not None else None for d in described}
+    return None not in shapes and len(shapes) > 1
+
+
+def _read_ragged(error: Recognised, line: FailingLine, context: ErrorContext) -> Finding | None:
+    tf = tf_alias(context)
+    call = line.call
+    if not isinstance(call, ast.Call) or not call.args:
+        return None
+    listed = call.args[0]
+    if isinstance(listed, ast.List) and _arrays_in_a_list(listed, line, context):
+        parts = [segment_of(line, element) for element in listed.elts]
+        if not all(parts):
+            return None
+        pair = "(" + ", ".join(part or "" for part in parts) + ")"
+        rule = (
+            "A list of arrays is read as one tensor whose rows are those arrays, "
+            "so they must have the same shape; to keep them as separate parts of each "
+            f"element (features and labels), pass a tuple: {code(pair)}"
+        )
+        fixed = rewrite(line.frame, call, listed, pair)
+        fix = f"{code(fixed)}" if fixed and "\n" not in fixed else None
+        return Finding(rule + ".", fix)
+    found = _ragged_part(call.args[0], line, context)
+    if found is None:
+        return None
+    part, lengths = found
+    source = segment_of(line, part)
+    if not source:
+        return None
+    shown = ""
+    if lengths:
+        distinct = sorted(set(lengths))
+        listed = ", ".join(str(n) for n in distinct[:4]) + (", ..." if len(distinct) > 4 else "")
+        shown = f" (rows of {listed} items)"
+    rule = (
+        f"A tensor is a rectangular block, the same length in every row, but {code(source)} "
+        f"holds rows of different lengths{shown}. Pad them to one length (padding, with a "
+        f"mask if the model must ignore it), or keep them ragged with {tf}.ragged.constant"
+    )
+    keras = context.module_alias("keras", f"{tf}.keras")
+    replacement = (
+        f"{keras}.utils.pad_sequences({source}, padding='post')"
+        if lengths
+        else f"{tf}.ragged.constant({source})"
+    )
+    fixed = rewrite(line.frame, call, part, replacement)
+    fix = f"{code(fixed)}" if fixed and "\n" not in fixed else None
+    return Finding(rule + ".", fix)
+
+
+RAGGED_LISTS = ErrorFamily(
+    "ragged Python lists made into a tensor",
+    messages=(Message(_RAGGED),),
+    read=_read_ragged,
+    section="tf-data",
+    exception_type="ValueError",
 )
 
 

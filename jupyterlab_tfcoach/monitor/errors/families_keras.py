@@ -33,12 +33,14 @@ from jupyterlab_tfcoach.monitor.errors.family_record import (
 
 # ------------------------------------------------------------------ layer input
 _LAYER_AXIS = re.compile(
-    r"Input (?P<index>\d+) of layer ['\"](?P<layer>[^'\"]+)['\"] is incompatible with the "
+    r"Input (?P<index>\d+)(?: with name '[^']*')? of layer ['\"](?P<layer>[^'\"]+)['\"] is "
+    r"incompatible with the "
     r"layer: expected axis (?P<axis>-?\d+) of input shape to have value (?P<value>\d+), but "
     r"received input with shape \((?P<given>[^)]*)\)"
 )
 _LAYER_NDIM = re.compile(
-    r"Input (?P<index>\d+) of layer ['\"](?P<layer>[^'\"]+)['\"] is incompatible with the "
+    r"Input (?P<index>\d+)(?: with name '[^']*')? of layer ['\"](?P<layer>[^'\"]+)['\"] is "
+    r"incompatible with the "
     r"layer: expected (?P<what>(?:min_|max_)?ndim)=(?P<expected>\d+), found ndim=(?P<found>\d+)\."
     r" Full shape received: \((?P<given>[^)]*)\)"
 )
@@ -58,6 +60,9 @@ def _read_layer_input(
             f"feed it data with {value} features on that axis, or build a new layer (or "
             "model) for the new input size"
         )
+        declared = _declared_input(error, line, context)
+        if declared is not None:
+            return declared
         return Finding(rule + ".", fix)
     expected, found = int(error.group("expected")), int(error.group("found"))
     rule = (
@@ -68,6 +73,93 @@ def _read_layer_input(
     if expected == 4 and found == 3:
         rule += ": images need a channel axis, (batch, height, width, channels)"
     return Finding(rule + ".", None)
+
+
+_DATA_METHODS = ("predict", "fit", "evaluate", "predict_on_batch", "train_on_batch")
+
+
+def _declared_input(error: Recognised, line: FailingLine, context: ErrorContext) -> Finding | None:
+    """A model given data with another number of features than its ``Input`` declares:
+    which one to change. The model built in a running cell (its ``Input((3,))`` there) and
+    not trained in it is built for this data: the fix is the Input's shape. A model from an
+    earlier cell, or trained in this one, has weights for its features: the data must
+    change."""
+    from jupyterlab_tfcoach.monitor.errors.failing_line import model_input_shapes
+
+    call = line.call
+    if not (isinstance(call, ast.Call) and call.args and error.group("axis") == "-1"):
+        return None
+    method = call.func.attr if isinstance(call.func, ast.Attribute) else "__call__"
+    model_node = call.func.value if isinstance(call.func, ast.Attribute) else call.func
+    if method not in (*_DATA_METHODS, "__call__"):
+        return None
+    model = operand_of(model_node, line, context)
+    data = operand_of(call.args[0], line, context)
+    given = shape_list(error.group("given"))
+    if model is None or model.kind != "model" or given is None:
+        return None
+    inputs = model_input_shapes(model.value)
+    wanted = int(error.group("value"))
+    if len(inputs) != 1 or inputs[0][-1] != wanted or len(inputs[0]) != len(given):
+        return None
+    data_name = code(data.source) if data is not None else "the data"
+    features = given[-1]
+    rule = (
+        f"{code(model.source)} takes inputs {show_shape(inputs[0])}, {wanted} features per "
+        f"example, but {data_name} has {features} {show_shape(given)}"
+    )
+    declared = _input_call(model.source, line, context)
+    if declared is None:
+        rule += (
+            f": {code(model.source)} was built before this cell (its weights are sized for "
+            f"{wanted} features), so the data must change"
+        )
+        fix = f"give it the same {wanted} features per example it was built (and trained) for"
+        return Finding(rule + ".", fix)
+    frame, input_call, shape_node = declared
+    last = shape_node.elts[-1]  # type: ignore[attr-defined]
+    fixed = rewrite(frame, input_call, last, str(features))
+    whole = frame.segment(input_call)
+    if not fixed or not whole or "\n" in fixed:
+        return None
+    rule += (
+        f": the model is built in this cell, untrained, from {code(whole)}, so its Input "
+        f"shape is what to change if the data is right"
+    )
+    return Finding(rule + ".", f"declare the data's {features} features, {code(fixed)}")
+
+
+def _input_call(
+    model: str, line: FailingLine, context: ErrorContext
+) -> tuple[CellFrame, ast.Call, ast.expr] | None:
+    """``keras.Input((3,))`` in a running cell that builds a model and does not fit
+    ``model`` there: the call and its shape tuple."""
+    for frame in reversed(context.frames()):
+        tree = frame.tree()
+        if tree is None:
+            continue
+        calls = [node for node in ast.walk(tree) if isinstance(node, ast.Call)]
+        if any(
+            isinstance(node.func, ast.Attribute)
+            and node.func.attr in ("fit", "train_on_batch")
+            and frame.segment(node.func.value) == model
+            for node in calls
+        ):
+            return None
+        inputs = [
+            node
+            for node in calls
+            if (isinstance(node.func, ast.Attribute) and node.func.attr == "Input")
+            or (isinstance(node.func, ast.Name) and node.func.id == "Input")
+        ]
+        if len(inputs) != 1:
+            continue
+        node = inputs[0]
+        shape = next((k.value for k in node.keywords if k.arg == "shape"), None)
+        shape = shape if shape is not None else (node.args[0] if node.args else None)
+        if isinstance(shape, ast.Tuple) and shape.elts:
+            return frame, node, shape
+    return None
 
 
 LAYER_INPUT = ErrorFamily(

@@ -321,9 +321,21 @@ _NEGATIVE_SIZE = re.compile(
 )
 
 
+# Keras 3 checks the window against the input before TensorFlow runs (conv, pooling).
+_KERAS_NEGATIVE_SIZE = re.compile(
+    r"Computed output size would be zero or negative\. Received:? `inputs[.\s]shape="
+    r"\((?P<shape>[^)]*)\)`, "
+    r"`(?:kernel shape=\((?P<kernel>[^)]*)\)|pool_size=\[(?P<pool>[^\]]*)\])`"
+    r".*?`padding=(?P<padding>\w+)`",
+    re.S,
+)
+
+
 def _read_negative_size(
     error: Recognised, line: FailingLine, context: ErrorContext
 ) -> Finding | None:
+    if error.matched(_KERAS_NEGATIVE_SIZE):
+        return _read_keras_negative_size(error, line, context)
     size, window = error.group("input"), error.group("filter")
     rule = (
         f"A convolution or pooling window of {window} does not fit on an axis of size {size}: "
@@ -356,9 +368,65 @@ def _read_negative_size(
     return Finding(rule + ".", fix)
 
 
+def _read_keras_negative_size(
+    error: Recognised, line: FailingLine, context: ErrorContext
+) -> Finding | None:
+    """The window of a Keras 3 conv or pooling layer larger than the image's spatial axes
+    (channels last): the rule names both; the fix keeps the size with ``padding="same"``
+    in the user's construction of the layer called on the failing line."""
+    shape = shape_list(error.group("shape"))
+    if shape is None or len(shape) < 3:
+        return None
+    spatial = shape[1:-1]
+    if error.group("kernel") is not None:
+        kernel = shape_list(error.group("kernel"))
+        window = kernel[: len(spatial)] if kernel else None
+        what = "convolution window"
+    else:
+        window = shape_list(error.group("pool").replace(" ", ","))
+        what = "pooling window"
+    if not window:
+        return None
+    rule = (
+        f"A {what} of {show_shape(tuple(window))} does not fit on the spatial axes "
+        f"{show_shape(spatial)} of its input {show_shape(shape)} (batch, then the spatial axes, "
+        "channels last): with padding='valid' every window shrinks the image, so the image is "
+        "smaller than the stack of windows, or its axes are in another order"
+    )
+    return Finding(rule + ".", _same_padding_fix(line, context))
+
+
+def _same_padding_fix(line: FailingLine, context: ErrorContext) -> str | None:
+    """``conv = layers.Conv2D(8, 3, padding="same")``: the layer called on the failing line,
+    rebuilt where a running cell assigns it, with padding that keeps the spatial size."""
+    call = line.call
+    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name)):
+        return None
+    name = call.func.id
+    for frame in reversed(context.frames()):
+        tree = frame.tree()
+        for node in ast.walk(tree) if tree is not None else ():
+            if not (
+                isinstance(node, ast.Assign)
+                and len(node.targets) == 1
+                and isinstance(node.targets[0], ast.Name)
+                and node.targets[0].id == name
+                and isinstance(node.value, ast.Call)
+                and not any(keyword.arg == "padding" for keyword in node.value.keywords)
+            ):
+                continue
+            built = frame.segment(node.value)
+            if not built or "\n" in built or not built.endswith(")"):
+                return None
+            separator = ", " if node.value.args or node.value.keywords else ""
+            fixed = f'{name} = {built[:-1]}{separator}padding="same")'
+            return f"keep the spatial size with padding: {code(fixed)}"
+    return None
+
+
 NEGATIVE_SIZE = ErrorFamily(
     "negative convolution output size",
-    messages=(Message(_NEGATIVE_SIZE),),
+    messages=(Message(_NEGATIVE_SIZE), Message(_KERAS_NEGATIVE_SIZE)),
     read=_read_negative_size,
     section="batch-dimension",
 )
@@ -366,6 +434,10 @@ NEGATIVE_SIZE = ErrorFamily(
 
 # ------------------------------------------------------------------ unknown sizes in graphs
 _NONE_DIMENSION = re.compile(r"Failed to convert elements of \((?P<shape>[^)]*None[^)]*)\) to")
+# ``tf.zeros(x.shape)`` with an unknown size (TF 2.21's wording for a whole TensorShape).
+_PARTIAL_SHAPE = re.compile(
+    r"Cannot convert a partially known TensorShape \((?P<shape>[^)]*None[^)]*)\) to a Tensor"
+)
 
 
 def _read_unknown_dimension(
@@ -385,7 +457,20 @@ def _read_unknown_dimension(
         f"size is unknown, so a static shape holds None: ({error.group('shape')}). "
         f"{code(f'{tf}.shape(x)')} gives the sizes when the graph runs"
     )
+    whole = [
+        node
+        for part in line.frame.header()
+        for node in ast.walk(part)
+        if isinstance(node, ast.Attribute) and node.attr == "shape"
+    ]
     fix = None
+    if not static and whole:
+        owner = segment_of(line, whole[0].value)
+        if owner and "\n" not in owner:
+            fix = (
+                f"in place of {code(f'{owner}.shape')}, use the dynamic shape "
+                f"{code(f'{tf}.shape({owner})')}"
+            )
     if static:
         first = static[0]
         owner = segment_of(line, first.value.value)  # type: ignore[attr-defined]
@@ -400,7 +485,7 @@ def _read_unknown_dimension(
 
 UNKNOWN_DIMENSION = ErrorFamily(
     "None sizes while tracing",
-    messages=(Message(_NONE_DIMENSION),),
+    messages=(Message(_NONE_DIMENSION), Message(_PARTIAL_SHAPE)),
     read=_read_unknown_dimension,
     section=GENERAL_SECTION,
 )

@@ -243,6 +243,9 @@ def _read_python_number(
     error: Recognised, line: FailingLine, context: ErrorContext
 ) -> Finding | None:
     tf = tf_alias(context)
+    whole = _whole_number_argument(error.group("value"), line)
+    if whole is not None:
+        return whole
     integer = next(
         (operand for operand in line.operands if operand.dtype == error.group("dtype")), None
     )
@@ -258,6 +261,34 @@ def _read_python_number(
     return Finding(rule + ".", fix)
 
 
+def _whole_number_argument(value: str, line: FailingLine) -> Finding | None:
+    """``tf.one_hot(labels, 3.0)``: a float literal passed where the function wants an
+    integer (a depth, a size). Casting the tensor would not help: the fix writes it as
+    the integer it is."""
+    call = line.call
+    if not isinstance(call, ast.Call):
+        return None
+    given = [*call.args, *(keyword.value for keyword in call.keywords)]
+    literal = next(
+        (
+            node
+            for node in given
+            if isinstance(node, ast.Constant)
+            and type(node.value) is float
+            and repr(node.value) == value
+            and node.value.is_integer()
+        ),
+        None,
+    )
+    if literal is None:
+        return None
+    fixed = rewrite(line.frame, call, literal, str(int(literal.value)))
+    if not fixed or "\n" in fixed:
+        return None
+    rule = f"{code(line.frame.segment(call) or '')} wants an integer where {value} is given"
+    return Finding(rule + ".", f"write it as an integer, {code(fixed)}")
+
+
 PYTHON_NUMBER = ErrorFamily(
     "a Python number that cannot take an integer tensor's dtype",
     messages=(Message(_PYTHON_FLOAT),),
@@ -270,6 +301,11 @@ PYTHON_NUMBER = ErrorFamily(
 _ASSIGN_SHAPE = re.compile(
     r"Cannot update variable with shape \[(?P<variable>[\d,]*)\] using a Tensor with shape "
     r"\[(?P<value>[\d,]*)\], shapes must be equal"
+)
+# Keras 3 / TF 2.21 wording of a plain ``assign`` (``assign_sub`` keeps the one above).
+_ASSIGN_MISMATCH = re.compile(
+    r"Cannot assign value to variable '[^']*': Shape mismatch\.\s*The variable shape "
+    r"\((?P<variable>[^)]*)\), and the assigned value shape \((?P<value>[^)]*)\) are incompatible"
 )
 
 
@@ -300,6 +336,21 @@ def _read_assign_shape(
         if owner and argument and "\n" not in argument:
             fixed = f"{owner}.assign({owner} {sign} {argument})"
             fix = f"write the arithmetic inside assign: {code(fixed)}"
+    elif (
+        isinstance(call, ast.Call)
+        and isinstance(call.func, ast.Attribute)
+        and call.func.attr == "assign"
+        and len(call.args) == 1
+        and isinstance(call.func.value, ast.Name)
+    ):
+        owner, argument = call.func.value.id, segment_of(line, call.args[0])
+        if argument and "\n" not in argument:
+            tf = tf_alias(context)
+            rule += ": a variable keeps the shape it was created with"
+            if len(value) == len(variable) == 2 and value[::-1] == variable:
+                rule += f" (the value is the transpose of {show_shape(variable)})"
+            fixed = f"{owner} = {tf}.Variable({argument})"
+            fix = f"to hold a value of the new shape, create a new variable: {code(fixed)}"
     return Finding(rule + ".", fix)
 
 
@@ -425,7 +476,7 @@ def _used_with(targets: list[str], frame: CellFrame, owner: str) -> list[str] | 
 
 ASSIGN_SHAPE = ErrorFamily(
     "assign with a value of another shape",
-    messages=(Message(_ASSIGN_SHAPE),),
+    messages=(Message(_ASSIGN_SHAPE), Message(_ASSIGN_MISMATCH)),
     read=_read_assign_shape,
     section="rebinding-variables",  # gradients unpacked in another order: "gradient-tape"
 )

@@ -56,6 +56,9 @@ _DATASET_METHODS = frozenset(
 )
 _BATCH, _CHANNEL, _BOTH, _DATASET = "batch", "channel", "batch+channel", "dataset"
 _WHOLE = "batch-if-whole"
+# A rank-2 input to a layer reading (batch, steps, features): which axis is missing is
+# the learner's to say (one sequence, or a batch of sequences of single values).
+_SEQUENCE = "sequence"
 _IMAGE_CHANNELS = (1, 3, 4)
 
 
@@ -121,6 +124,8 @@ def _missing_axis(parsed: ParsedError) -> tuple[str, str] | None:
         # images without their channel axis.
         if expected_rank >= 4 and given and given[-1] not in _IMAGE_CHANNELS:
             return _CHANNEL, shapes
+        if expected_rank == 3:
+            return _SEQUENCE, shapes
         # (32,) for Dense may be a batch of scalars: only a batch axis if the whole
         # argument has that shape (checked once the call is found).
         return (_BATCH if expected_rank >= 4 else _WHOLE), shapes
@@ -247,7 +252,9 @@ def explain_missing_axis(parsed: ParsedError, context: ErrorContext) -> tuple[st
         frame, call, argument = located
         call_source, argument_source = frame.segment(call), frame.segment(argument)
         if call_source and argument_source and "\n" not in call_source:
-            if axis in (_BATCH, _WHOLE, _DATASET) and _is_dataset(argument, frame, context):
+            if axis in (_BATCH, _WHOLE, _DATASET, _SEQUENCE) and _is_dataset(
+                argument, frame, context
+            ):
                 return _unbatched_dataset(parsed, shapes, frame, call, argument, context)
             if axis == _DATASET:
                 # After a failed call Keras retraces with a relaxed shape and reports an
@@ -256,6 +263,8 @@ def explain_missing_axis(parsed: ParsedError, context: ErrorContext) -> tuple[st
                 if found is None:
                     return None
                 axis, shapes = found
+            if axis == _SEQUENCE:
+                return _sequence_axes(shapes, frame, call, argument, context)
             if axis == _WHOLE:
                 if not _has_shape(argument, frame, context, parsed):
                     return None
@@ -279,13 +288,33 @@ def explain_missing_axis(parsed: ParsedError, context: ErrorContext) -> tuple[st
                     f"the batch size).{dropped} {_HOW[axis]}: {code(fixed)}.",
                     "batch-dimension",
                 )
-    if axis in (_DATASET, _WHOLE):
+    if axis in (_DATASET, _WHOLE, _SEQUENCE):
         return None
     if axis == _CHANNEL:
         definition = _input_definition(parsed, context)
         if definition is not None:
             return definition
     return _generic(axis, shapes, context)
+
+
+def _sequence_axes(
+    shapes: str, frame: CellFrame, call: ast.Call, argument: ast.expr, context: ErrorContext
+) -> tuple[str, str] | None:
+    """An LSTM (or Conv1D) given a rank-2 input: both readings, each with its fix."""
+    source, call_source = frame.segment(argument) or "", frame.segment(call) or ""
+    one = rewrite(frame, call, argument, _fixed_argument(_BATCH, argument, source, frame, context))
+    many = rewrite(
+        frame, call, argument, _fixed_argument(_CHANNEL, argument, source, frame, context)
+    )
+    if not one or not many or "\n" in one or "\n" in many:
+        return None
+    return (
+        f"In {code(call_source)}, {shapes}: a sequence layer reads (batch, steps, features), "
+        f"and {code(source)} has only two of those axes. If each row is a sequence of single "
+        f"values, the features axis (last) is missing: {code(many)}. If {code(source)} is one "
+        f"sequence (steps, features), the batch axis (first) is missing: {code(one)}.",
+        "batch-dimension",
+    )
 
 
 _INPUT_CALLS = ("Input", "InputLayer")

@@ -1,0 +1,597 @@
+"""Error families of single TensorFlow ops (see ``family_record.py`` for a family's shape):
+joining tensors whose other axes differ (``tf.concat``, ``tf.stack``), an index past the
+end of a table (``tf.gather``, an ``Embedding``, ``x[5]``), ``tf.one_hot`` given float
+labels, ``tf.math.top_k`` asking for more entries than the last axis has, a
+``tf.transpose`` permutation of another length than the tensor's rank,
+``softmax_cross_entropy_with_logits`` given class numbers, ``tf.cast`` of strings, and a
+tensor indexed by a tensor of several indices (a boolean mask is valid indexing in TF 2.21).
+
+Each family is recognised by the op's own message (the op TensorFlow names in it, the
+exception type), then reads the call on the failing line: its arguments, by position or
+keyword, as the user wrote them, so that the rule names the user's operands and the fix
+is the user's call with the one argument that broke the rule rewritten.
+
+Each family's record sits after its reading code; ``families.FAMILIES`` lists them in
+the order they are tried.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from jupyterlab_tfcoach.monitor.errors.context import (
+    ErrorContext,
+    code,
+    is_postfix_safe,
+    rewrite,
+)
+from jupyterlab_tfcoach.monitor.errors.failing_line import FailingLine, Operand, show_shape
+from jupyterlab_tfcoach.monitor.errors.family_record import (
+    ErrorFamily,
+    Finding,
+    Message,
+    Recognised,
+    operand_of,
+    segment_of,
+    shape_list,
+    tf_alias,
+)
+
+# A section of module 1 that teaches joining, reordering and indexing tensors.
+JOINING_SECTION = "joining-indexing"
+
+
+def argument(call: ast.expr | None, position: int, keyword: str) -> ast.expr | None:
+    """The argument of ``call`` at ``position`` or named ``keyword`` (None if absent)."""
+    if not isinstance(call, ast.Call):
+        return None
+    for given in call.keywords:
+        if given.arg == keyword:
+            return given.value
+    if len(call.args) > position and not any(
+        isinstance(arg, ast.Starred) for arg in call.args[: position + 1]
+    ):
+        return call.args[position]
+    return None
+
+
+def callee_name(call: ast.expr | None) -> str:
+    """``concat`` for ``tf.concat(...)``, ``emb`` for ``emb(...)``; "" for anything else."""
+    if not isinstance(call, ast.Call):
+        return ""
+    func = call.func
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    return func.id if isinstance(func, ast.Name) else ""
+
+
+def _one_line(text: str | None) -> str | None:
+    return text if text and "\n" not in text else None
+
+
+def _fixed_call(line: FailingLine, inner: ast.AST, replacement: str) -> str | None:
+    """The failing call with ``inner`` replaced, on one line."""
+    if line.call is None:
+        return None
+    return _one_line(rewrite(line.frame, line.call, inner, replacement))
+
+
+# ------------------------------------------------------------------ concat and stack
+_CONCAT_DIMENSION = re.compile(
+    r"ConcatOp : Dimension (?P<dim>\d+) in both shapes must be equal: shape\[(?P<i>\d+)\] = "
+    r"\[(?P<a>[\d,]*)\] vs\. shape\[(?P<j>\d+)\] = \[(?P<b>[\d,]*)\]"
+)
+_CONCAT_RANK = re.compile(
+    r"ConcatOp : Ranks of all input tensors should match: shape\[(?P<i>\d+)\] = "
+    r"\[(?P<a>[\d,]*)\] vs\. shape\[(?P<j>\d+)\] = \[(?P<b>[\d,]*)\]"
+)
+_STACK = re.compile(
+    r"Shapes of all inputs must match: values\[(?P<i>\d+)\]\.shape = \[(?P<a>[\d,]*)\] != "
+    r"values\[(?P<j>\d+)\]\.shape = \[(?P<b>[\d,]*)\]"
+)
+
+
+def _joined_item(values: ast.expr, index: int, line: FailingLine) -> str:
+    """The user's spelling of the ``index``-th tensor joined: ``b`` in ``[a, b]``, else
+    ``rows[1]`` for a list named ``rows``."""
+    if isinstance(values, (ast.List, ast.Tuple)):
+        if index < len(values.elts) and not any(isinstance(e, ast.Starred) for e in values.elts):
+            return segment_of(line, values.elts[index])
+        return ""
+    source = segment_of(line, values)
+    return f"{source}[{index}]" if source and is_postfix_safe(values) else ""
+
+
+def _differing_axes(a: tuple[int | None, ...], b: tuple[int | None, ...]) -> list[int]:
+    return [axis for axis, (x, y) in enumerate(zip(a, b, strict=True)) if x != y]
+
+
+def _read_join(error: Recognised, line: FailingLine, context: ErrorContext) -> Finding | None:
+    tf = tf_alias(context)
+    name = callee_name(line.call)
+    stacking = error.matched(_STACK)
+    if name != ("stack" if stacking else "concat"):
+        return None
+    values = argument(line.call, 0, "values")
+    a, b = shape_list(error.group("a")), shape_list(error.group("b"))
+    if values is None or a is None or b is None:
+        return None
+    first = _joined_item(values, int(error.group("i")), line)
+    second = _joined_item(values, int(error.group("j")), line)
+    if not first or not second:
+        return None
+    axis_node = argument(line.call, 1, "axis")
+    axis_text = segment_of(line, axis_node) if axis_node is not None else "0"
+    shown = f"{code(first)} is {show_shape(a)} and {code(second)} is {show_shape(b)}"
+    if stacking:
+        return _read_stack(line, values, shown, a, b, tf)
+    if error.matched(_CONCAT_RANK):
+        return _concat_ranks(line, values, shown, a, b, (first, second), tf)
+    dim = int(error.group("dim"))
+    rule = (
+        f"{tf}.concat joins tensors end to end along axis {axis_text}, so every other axis "
+        f"must have the same size in all of them, but {shown}: axis {dim} differs "
+        f"({a[dim]} vs {b[dim]})"
+    )
+    fix = None
+    if _differing_axes(a, b) == [dim] and axis_node is not None:
+        fixed = _fixed_call(line, axis_node, str(dim))
+        if fixed:
+            fix = f"to join along the axis where they differ, {code(fixed)}"
+    return Finding(rule + ".", fix, section=JOINING_SECTION)
+
+
+def _concat_ranks(
+    line: FailingLine,
+    values: ast.expr,
+    shown: str,
+    a: tuple[int | None, ...],
+    b: tuple[int | None, ...],
+    names: tuple[str, str],
+    tf: str,
+) -> Finding:
+    rule = (
+        f"{tf}.concat needs tensors with the same number of axes, but {shown} "
+        f"({len(a)} axes against {len(b)})"
+    )
+    fix = None
+    longer, shorter, name = (b, a, names[1]) if len(b) > len(a) else (a, b, names[0])
+    extra = [
+        axis
+        for axis in range(len(longer))
+        if longer[axis] == 1 and longer[:axis] + longer[axis + 1 :] == shorter
+    ]
+    if extra and isinstance(values, (ast.List, ast.Tuple)):
+        node = next((e for e in values.elts if segment_of(line, e) == name), None)
+        if node is not None:
+            fixed = _fixed_call(line, node, f"{tf}.squeeze({name}, axis={extra[0]})")
+            if fixed:
+                rule += f": {code(name)} has an extra axis of size 1 at position {extra[0]}"
+                fix = f"drop it, {code(fixed)}"
+    return Finding(rule + ".", fix, section=JOINING_SECTION)
+
+
+def _read_stack(
+    line: FailingLine,
+    values: ast.expr,
+    shown: str,
+    a: tuple[int | None, ...],
+    b: tuple[int | None, ...],
+    tf: str,
+) -> Finding:
+    rule = (
+        f"{tf}.stack puts tensors of one shape side by side along a new axis, so they must "
+        f"all have the same shape, but {shown}"
+    )
+    fix = None
+    values_source = segment_of(line, values)
+    differing = _differing_axes(a, b) if len(a) == len(b) else []
+    if len(differing) == 1 and values_source and "\n" not in values_source:
+        axis = differing[0]
+        rule += f": they differ on axis {axis} ({a[axis]} vs {b[axis]})"
+        joined = code(f"{tf}.concat({values_source}, axis={axis})")
+        if len(a) == 1:
+            fix = (
+                f"to join them end to end, {joined}; to keep rows of different lengths, "
+                f"{code(f'{tf}.ragged.stack({values_source})')}"
+            )
+        else:
+            fix = f"to join them end to end along that axis, {joined}"
+    return Finding(rule + ".", fix, section=JOINING_SECTION)
+
+
+JOIN = ErrorFamily(
+    "joining tensors whose shapes differ in concat or stack",
+    messages=(Message(_CONCAT_DIMENSION), Message(_CONCAT_RANK), Message(_STACK)),
+    read=_read_join,
+    section=JOINING_SECTION,
+)
+
+
+# ------------------------------------------------------------------ indexes out of range
+_GATHER_RANGE = re.compile(
+    r"indices\[(?P<position>[\d,]+)\] = (?P<value>-?\d+) is not in \[0, (?P<size>\d+)\)"
+)
+_SLICE_RANGE = re.compile(r"slice index (?P<value>-?\d+) of dimension (?P<axis>\d+) out of bounds")
+# Eager: Keras names the layer's call; in fit's graph, the node and the stack name it.
+_EMBEDDING = re.compile(
+    r"calling Embedding\.call\(\)|/embedding(?:_\d+)?/GatherV2|layers/core/embedding\.py"
+)
+
+
+def _read_index_range(
+    error: Recognised, line: FailingLine, context: ErrorContext
+) -> Finding | None:
+    tf = tf_alias(context)
+    if error.matched(_SLICE_RANGE):
+        return _read_slice_range(error, line, context)
+    value, size = int(error.group("value")), int(error.group("size"))
+    if _EMBEDDING.search(error.parsed.message):
+        return _read_embedding_range(value, size, line, context, tf)
+    if callee_name(line.call) != "gather":
+        return None
+    table_node = argument(line.call, 0, "params")
+    indices_node = argument(line.call, 1, "indices")
+    table = segment_of(line, table_node)
+    indices = segment_of(line, indices_node)
+    if not table or not indices:
+        return None
+    rule = (
+        f"{tf}.gather reads rows of {code(table)} by their index, so every index must lie in "
+        f"[0, {size}) ({size} entries on the axis gathered), but {code(indices)} holds "
+        f"{value} (at position [{error.group('position')}])"
+    )
+    if value < 0:
+        rule += "; negative indices do not count from the end in tf.gather"
+    return Finding(rule + ".", None, section=JOINING_SECTION)
+
+
+def _read_slice_range(
+    error: Recognised, line: FailingLine, context: ErrorContext
+) -> Finding | None:
+    subscript = line.call if isinstance(line.call, ast.Subscript) else None
+    if subscript is None:
+        return None
+    indexed = operand_of(subscript.value, line, context)
+    axis, value = int(error.group("axis")), int(error.group("value"))
+    if indexed is None or indexed.shape is None or axis >= len(indexed.shape):
+        return None
+    size = indexed.shape[axis]
+    rule = (
+        f"{code(indexed.source)} has {size} entries on axis {axis} (indices 0 to "
+        f"{size - 1 if size else 0}, or -{size} to -1 from the end), so index {value} is past "
+        "its end"
+        if size is not None
+        else f"index {value} is past the end of axis {axis} of {code(indexed.source)}"
+    )
+    return Finding(rule + ".", None, section=JOINING_SECTION)
+
+
+def _embedding_definition(line: FailingLine, context: ErrorContext) -> tuple[str, str] | None:
+    """``emb = layers.Embedding(vocab, 8)`` in a running cell -> (its source, the same
+    with ``input_dim`` given as ``{}``), the first such call found."""
+    for frame in reversed(context.frames()):
+        tree = frame.tree()
+        if tree is None:
+            continue
+        for node in ast.walk(tree):
+            if not (isinstance(node, ast.Call) and callee_name(node) == "Embedding"):
+                continue
+            dim = argument(node, 0, "input_dim")
+            whole = frame.segment(node)
+            if dim is None or not whole or "\n" in whole:
+                continue
+            fixed = rewrite(frame, node, dim, "\0")
+            if fixed:
+                return whole, fixed
+    return None
+
+
+def _read_embedding_range(
+    value: int, size: int, line: FailingLine, context: ErrorContext, tf: str
+) -> Finding | None:
+    ids_node = argument(line.call, 0, "x")
+    ids = segment_of(line, ids_node) if ids_node is not None else ""
+    holder = code(ids) if ids else "the input"
+    rule = (
+        f"An Embedding with input_dim={size} has one row per index 0 to {size - 1}, but "
+        f"{holder} holds index {value}: input_dim must be the vocabulary size, the largest "
+        "index + 1"
+    )
+    fix = None
+    definition = _embedding_definition(line, context)
+    if definition is not None and ids and "\n" not in ids:
+        whole, template = definition
+        needed = f"int({tf}.reduce_max({ids})) + 1"
+        fixed = template.replace("\0", needed)
+        fix = (
+            f"give it the vocabulary size the indices come from, or size it from the indices "
+            f"(once {code(ids)} exists): in place of {code(whole)}, write {code(fixed)}"
+        )
+    return Finding(rule + ".", fix, section=JOINING_SECTION)
+
+
+INDEX_RANGE = ErrorFamily(
+    "an index past the end of a table, an Embedding or a tensor",
+    messages=(Message(_GATHER_RANGE), Message(_SLICE_RANGE)),
+    read=_read_index_range,
+    section=JOINING_SECTION,
+    exception_type="InvalidArgumentError",
+)
+
+
+# ------------------------------------------------------------------ one_hot of floats
+_ONE_HOT = re.compile(
+    r"Value for attr 'TI' of (?P<dtype>\w+) is not in the list of allowed values.*?OneHot",
+    re.S,
+)
+
+
+def _read_one_hot(error: Recognised, line: FailingLine, context: ErrorContext) -> Finding | None:
+    tf = tf_alias(context)
+    if callee_name(line.call) != "one_hot":
+        return None
+    indices_node = argument(line.call, 0, "indices")
+    indices = segment_of(line, indices_node)
+    if indices_node is None or not indices:
+        return None
+    rule = (
+        f"{tf}.one_hot takes class numbers as integers (int32 or int64), but {code(indices)} "
+        f"is {error.group('dtype')}"
+    )
+    fixed = _fixed_call(line, indices_node, f"{tf}.cast({indices}, {tf}.int32)")
+    fix = f"cast the labels, {code(fixed)}" if fixed else None
+    return Finding(rule + ".", fix, section="dtype-casting")
+
+
+ONE_HOT = ErrorFamily(
+    "one_hot of float labels",
+    messages=(Message(_ONE_HOT),),
+    read=_read_one_hot,
+    section="dtype-casting",
+)
+
+
+# ------------------------------------------------------------------ top_k
+_TOP_K = re.compile(r"input must have at least k columns\. Had (?P<have>\d+), needed (?P<k>\d+)")
+
+
+def _read_top_k(error: Recognised, line: FailingLine, context: ErrorContext) -> Finding | None:
+    if callee_name(line.call) != "top_k":
+        return None
+    input_node = argument(line.call, 0, "input")
+    k_node = argument(line.call, 1, "k")
+    source = segment_of(line, input_node)
+    if input_node is None or k_node is None or not source:
+        return None
+    have, k = error.group("have"), segment_of(line, k_node)
+    described = operand_of(input_node, line, context)
+    shape = f" {show_shape(described.shape)}" if described and described.shape else ""
+    rule = (
+        f"top_k picks the k largest entries along the last axis, which has {have} entries in "
+        f"{code(source)}{shape}, fewer than k = {error.group('k')}"
+    )
+    fix = None
+    if is_postfix_safe(input_node):
+        fixed = _fixed_call(line, k_node, f"min({k}, {source}.shape[-1])")
+        if fixed:
+            fix = (
+                f"ask for at most {have} (to pick along another axis, transpose it to the "
+                f"last position first), {code(fixed)}"
+            )
+    return Finding(rule + ".", fix, section=JOINING_SECTION)
+
+
+TOP_K = ErrorFamily(
+    "top_k larger than the last axis",
+    messages=(Message(_TOP_K),),
+    read=_read_top_k,
+    section=JOINING_SECTION,
+)
+
+
+# ------------------------------------------------------------------ transpose
+_TRANSPOSE = re.compile(
+    r"transpose expects a vector of size (?P<rank>\d+)\. But input\(1\) is a vector of size "
+    r"(?P<given>\d+)"
+)
+
+
+def _read_transpose(error: Recognised, line: FailingLine, context: ErrorContext) -> Finding | None:
+    if callee_name(line.call) != "transpose":
+        return None
+    tensor_node = argument(line.call, 0, "a")
+    perm_node = argument(line.call, 1, "perm")
+    tensor = segment_of(line, tensor_node)
+    if perm_node is None or not tensor:
+        return None
+    rank, given = int(error.group("rank")), int(error.group("given"))
+    described = operand_of(tensor_node, line, context) if tensor_node is not None else None
+    shape = f" {show_shape(described.shape)}" if described and described.shape else ""
+    rule = (
+        f"perm lists every axis of {code(tensor)}{shape} once, in its new order: {rank} axes "
+        f"need {rank} entries, but {code(segment_of(line, perm_node))} has {given}"
+    )
+    fix = None
+    if rank >= 2:
+        swapped = [*range(rank - 2), rank - 1, rank - 2]
+        fixed = _fixed_call(line, perm_node, str(swapped))
+        if fixed:
+            fix = f"to swap its last two axes, {code(fixed)}"
+            if given > rank:
+                fix = f"to add an axis, use {tf_alias(context)}.expand_dims first; " + fix
+    return Finding(rule + ".", fix, section=JOINING_SECTION)
+
+
+TRANSPOSE = ErrorFamily(
+    "a transpose permutation of another length than the rank",
+    messages=(Message(_TRANSPOSE),),
+    read=_read_transpose,
+    section=JOINING_SECTION,
+)
+
+
+# ------------------------------------------------------------------ softmax cross-entropy
+_XENT = re.compile(
+    r"logits and labels must be (?:broadcastable|same size): logits_size=\[(?P<logits>[\d,]*)\] "
+    r"labels_size=\[(?P<labels>[\d,]*)\]"
+)
+_XENT_DTYPE = re.compile(
+    r"cannot compute SoftmaxCrossEntropyWithLogits as input #1\(zero-based\) was expected to "
+    r"be a \w+ tensor but is a (?P<dtype>\w+) tensor"
+)
+
+
+def _read_cross_entropy(
+    error: Recognised, line: FailingLine, context: ErrorContext
+) -> Finding | None:
+    tf = tf_alias(context)
+    call = line.call
+    if callee_name(call) != "softmax_cross_entropy_with_logits":
+        return None
+    labels_node = argument(call, 0, "labels")
+    logits_node = argument(call, 1, "logits")
+    if labels_node is None or logits_node is None:
+        return None
+    labels = operand_of(labels_node, line, context)
+    logits = operand_of(logits_node, line, context)
+    if labels is None or logits is None or labels.shape is None or logits.shape is None:
+        return None
+    if not (labels.dtype or "").startswith(("int", "uint")):
+        rule = (
+            f"softmax_cross_entropy_with_logits wants labels shaped like the logits, one "
+            f"probability per class: {code(labels.source)} is {show_shape(labels.shape)} and "
+            f"{code(logits.source)} is {show_shape(logits.shape)}"
+        )
+        return Finding(rule + ".", None, section="labels-and-loss")
+    rule = (
+        f"softmax_cross_entropy_with_logits wants one probability per class (labels shaped "
+        f"like {code(logits.source)} {show_shape(logits.shape)}), but {code(labels.source)} is "
+        f"{show_shape(labels.shape)} {labels.dtype}: class numbers"
+    )
+    fix = None
+    if isinstance(call, ast.Call) and len(labels.shape) + 1 == len(logits.shape):
+        func = segment_of(line, call.func)
+        sparse = func[: -len("softmax_cross_entropy_with_logits")] + "sparse_"
+        fixed = _fixed_call(line, call.func, sparse + "softmax_cross_entropy_with_logits")
+        if fixed:
+            fix = f"for class numbers use the sparse version, {code(fixed)}"
+            if logits.shape[-1] is not None:
+                hot = f"{tf}.one_hot({labels.source}, {logits.shape[-1]})"
+                fix = (
+                    f"pass one-hot labels, labels={code(hot)}, or, for class numbers, the "
+                    f"sparse version: {code(fixed)}"
+                )
+    return Finding(rule + ".", fix, section="labels-and-loss")
+
+
+CROSS_ENTROPY = ErrorFamily(
+    "class numbers given to softmax_cross_entropy_with_logits",
+    messages=(Message(_XENT), Message(_XENT_DTYPE)),
+    read=_read_cross_entropy,
+    section="labels-and-loss",
+)
+
+
+# ------------------------------------------------------------------ casting strings
+_CAST_STRING = re.compile(r"Cast string to (?P<dtype>\w+) is not supported")
+_TO_NUMBER = ("float32", "float64", "int32", "int64")
+
+
+def _read_cast_string(
+    error: Recognised, line: FailingLine, context: ErrorContext
+) -> Finding | None:
+    tf = tf_alias(context)
+    if callee_name(line.call) != "cast":
+        return None
+    value_node = argument(line.call, 0, "x")
+    source = segment_of(line, value_node)
+    if value_node is None or not source:
+        return None
+    dtype = error.group("dtype")
+    rule = (
+        f"tf.cast changes the type of numbers; it does not read text, and {code(source)} "
+        f"holds strings. Numbers written as text are parsed with {tf}.strings.to_number; "
+        f"words (categories) are mapped to ids with a StringLookup layer"
+    )
+    fix = None
+    if dtype in _TO_NUMBER and line.call is not None:
+        fixed = _fixed_call(
+            line, line.call, f"{tf}.strings.to_number({source}, out_type={tf}.{dtype})"
+        )
+        if fixed:
+            fix = f"to parse numbers, {code(fixed)}"
+    return Finding(rule + ".", fix, section="dtype-casting")
+
+
+CAST_STRING = ErrorFamily(
+    "cast of strings to numbers",
+    messages=(Message(_CAST_STRING),),
+    read=_read_cast_string,
+    section="dtype-casting",
+    exception_type="UnimplementedError",
+)
+
+
+# ------------------------------------------------------------------ indexing by a tensor
+_TENSOR_INDEX = re.compile(
+    r"Only integers, slices \(`:`\), ellipsis \(`\.\.\.`\), tf\.newaxis \(`None`\) and scalar "
+    r"tf\.int32/tf\.int64 tensors are valid indices, got (?P<got>.{0,200})",
+    re.S,
+)
+
+
+def _index_operand(
+    subscript: ast.Subscript, line: FailingLine, context: ErrorContext
+) -> tuple[int, ast.expr, Operand] | None:
+    """The position and node of the index that is a tensor or array of several values
+    (``idx`` in ``x[idx]``, in ``x[:, idx]`` at position 1)."""
+    parts = subscript.slice.elts if isinstance(subscript.slice, ast.Tuple) else [subscript.slice]
+    for position, part in enumerate(parts):
+        if isinstance(part, ast.Slice):
+            continue
+        described = operand_of(part, line, context)
+        if described is not None and described.shape:
+            return position, part, described
+        if isinstance(part, ast.List):
+            return position, part, Operand(segment_of(line, part), "list", "a list")
+    return None
+
+
+def _read_tensor_index(
+    error: Recognised, line: FailingLine, context: ErrorContext
+) -> Finding | None:
+    tf = tf_alias(context)
+    subscript = line.call if isinstance(line.call, ast.Subscript) else None
+    if subscript is None or not is_postfix_safe(subscript.value):
+        return None
+    found = _index_operand(subscript, line, context)
+    if found is None:
+        return None
+    position, _node, index = found
+    parts = subscript.slice.elts if isinstance(subscript.slice, ast.Tuple) else [subscript.slice]
+    indexed = segment_of(line, subscript.value)
+    rule = (
+        f"Square brackets on a tensor take integers, slices and scalar integer tensors only; "
+        f"{code(index.source)} is {index.description}"
+    )
+    earlier_full = all(
+        isinstance(p, ast.Slice) and p.lower is None and p.upper is None and p.step is None
+        for p in parts[:position]
+    )
+    fix = None
+    if len(parts) == position + 1 and earlier_full and "\n" not in index.source:
+        axis = f", axis={position}" if position else ""
+        rule += f", several indices: pick them along axis {position} with tf.gather"
+        fix = f"{code(f'{tf}.gather({indexed}, {index.source}{axis})')}"
+    return Finding(rule + ".", fix, section=JOINING_SECTION)
+
+
+TENSOR_INDEX = ErrorFamily(
+    "a tensor indexed by several indices",
+    messages=(Message(_TENSOR_INDEX),),
+    read=_read_tensor_index,
+    section=JOINING_SECTION,
+    exception_type="TypeError",
+)

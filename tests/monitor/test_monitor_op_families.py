@@ -1,0 +1,341 @@
+"""Error families of single ops and of data handed to Keras (issue #25): each error gets
+an entry naming the user's operands with their shapes and dtypes and the rule broken;
+the printed fix, run in the kernel, makes the error go away; a correct look-alike gives
+no error entry. Our own learner cells, in one kernel for the module."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.harness import KernelSession, KernelSetup
+from tests.harness import error_of_failing_cell as failing
+from tests.harness import fix_in as fix_of
+from tests.harness import runs_without_error_entry as runs_cleanly
+
+pytestmark = [pytest.mark.kernel, pytest.mark.timeout(600)]
+
+KERNEL = KernelSetup(
+    before_load="import numpy as np\nimport tensorflow as tf\nimport keras\n", after_load=""
+)
+JOINING = "joining-indexing"
+
+
+def explained(kernel: KernelSession, cell: str, section: str, *said: str) -> str:
+    """The entry of a failing cell: its section, and every phrase of ``said`` in it."""
+    error = failing(kernel, cell)
+    text = error["explanation"]
+    assert error["course"]["section"] == section, text
+    for phrase in said:
+        assert phrase in text, (phrase, text)
+    return text
+
+
+# ------------------------------------------------------------------ concat and stack
+def test_concat_names_both_shapes_the_axis_and_joins_where_they_differ(
+    kernel: KernelSession,
+) -> None:
+    cell = (
+        "left_half = tf.ones((6, 2))\nright_half = tf.ones((7, 2))\n"
+        "joined = tf.concat([left_half, right_half], axis=1)"
+    )
+    text = explained(
+        kernel,
+        cell,
+        JOINING,
+        "along axis 1",
+        "`left_half` is (6, 2) and `right_half` is (7, 2)",
+        "axis 0 differs (6 vs 7)",
+    )
+    fix = fix_of(text)
+    assert fix == "tf.concat([left_half, right_half], axis=0)"
+    runs_cleanly(kernel, cell.replace("tf.concat([left_half, right_half], axis=1)", fix))
+    # The look-alike: the same call on tensors whose other axes agree.
+    runs_cleanly(kernel, "joined = tf.concat([tf.ones((6, 2)), tf.ones((6, 5))], axis=1)")
+
+
+def test_concat_of_another_rank_squeezes_the_extra_axis(kernel: KernelSession) -> None:
+    cell = (
+        "feat_a = tf.ones((3, 4))\nfeat_b = tf.ones((3, 4, 1))\n"
+        "both = tf.concat([feat_a, feat_b], 0)"
+    )
+    text = explained(kernel, cell, JOINING, "2 axes against 3", "`feat_b` has an extra axis")
+    fix = fix_of(text)
+    assert fix == "tf.concat([feat_a, tf.squeeze(feat_b, axis=2)], 0)"
+    runs_cleanly(kernel, cell.replace("tf.concat([feat_a, feat_b], 0)", fix))
+
+
+def test_stack_of_different_lengths_names_each_item(kernel: KernelSession) -> None:
+    cell = "pieces = [tf.range(2), tf.range(5)]\npile = tf.stack(pieces)"
+    text = explained(
+        kernel, cell, JOINING, "`pieces[0]` is (2,) and `pieces[1]` is (5,)", "axis 0 (2 vs 5)"
+    )
+    fix = fix_of(text)
+    assert fix == "tf.ragged.stack(pieces)"
+    runs_cleanly(kernel, cell.replace("tf.stack(pieces)", fix))
+    runs_cleanly(kernel, "pile = tf.stack([tf.range(5), tf.range(5)])")
+
+
+# ------------------------------------------------------------------ indexes out of range
+def test_embedding_index_past_input_dim(kernel: KernelSession) -> None:
+    cell = (
+        "tokens = tf.constant([[3, 8, 15]])\nlookup = keras.layers.Embedding(12, 6)\n"
+        "vectors = lookup(tokens)"
+    )
+    text = explained(
+        kernel, cell, JOINING, "input_dim=12", "`tokens` holds index 15", "largest index + 1"
+    )
+    fix = fix_of(text)
+    assert fix == "keras.layers.Embedding(int(tf.reduce_max(tokens)) + 1, 6)"
+    runs_cleanly(kernel, cell.replace("keras.layers.Embedding(12, 6)", fix))
+
+
+def test_embedding_index_past_input_dim_in_fit(kernel: KernelSession) -> None:
+    cell = (
+        "word_ids = np.array([[1, 2, 19]] * 4)\n"
+        "tagger = keras.Sequential([keras.Input((3,), dtype='int32'), "
+        "keras.layers.Embedding(16, 2), keras.layers.Flatten(), keras.layers.Dense(1)])\n"
+        "tagger.compile('sgd', 'mse')\ntagger.fit(word_ids, np.zeros(4), verbose=0)"
+    )
+    text = explained(kernel, cell, JOINING, "input_dim=16", "`word_ids` holds index 19")
+    fix = fix_of(text)
+    assert fix == "keras.layers.Embedding(int(tf.reduce_max(word_ids)) + 1, 2)"
+    runs_cleanly(kernel, cell.replace("keras.layers.Embedding(16, 2)", fix))
+    runs_cleanly(kernel, cell.replace("19", "15"))
+
+
+def test_gather_index_past_the_table(kernel: KernelSession) -> None:
+    cell = "codes = tf.constant([10, 20, 30])\npicked = tf.gather(codes, [0, 3])"
+    explained(kernel, cell, JOINING, "`codes`", "[0, 3)", "`[0, 3]` holds 3")
+    runs_cleanly(kernel, "picked = tf.gather(tf.constant([10, 20, 30]), [0, 2])")
+
+
+def test_index_past_the_end_of_a_tensor(kernel: KernelSession) -> None:
+    cell = "weights_row = tf.ones(4)\nlast = weights_row[4]"
+    explained(kernel, cell, JOINING, "`weights_row` has 4 entries on axis 0", "index 4")
+
+
+# ------------------------------------------------------------------ dtypes of op arguments
+def test_one_hot_of_float_labels(kernel: KernelSession) -> None:
+    cell = "classes = tf.constant([2.0, 0.0])\nencoded = tf.one_hot(classes, 4)"
+    text = explained(kernel, cell, "dtype-casting", "`classes` is float")
+    fix = fix_of(text)
+    assert fix == "tf.one_hot(tf.cast(classes, tf.int32), 4)"
+    runs_cleanly(kernel, cell.replace("tf.one_hot(classes, 4)", fix))
+    runs_cleanly(kernel, "encoded = tf.one_hot(tf.constant([2, 0]), 4)")
+
+
+def test_a_float_depth_is_written_as_an_integer(kernel: KernelSession) -> None:
+    cell = "ids = tf.constant([1, 0])\nencoded = tf.one_hot(ids, 5.0)"
+    text = explained(kernel, cell, "dtype-casting", "wants an integer where 5.0 is given")
+    fix = fix_of(text)
+    assert fix == "tf.one_hot(ids, 5)"
+    runs_cleanly(kernel, cell.replace("tf.one_hot(ids, 5.0)", fix))
+
+
+def test_cast_of_strings_parses_them(kernel: KernelSession) -> None:
+    cell = "digits = tf.constant(['4', '7'])\nnumbers = tf.cast(digits, tf.int64)"
+    text = explained(kernel, cell, "dtype-casting", "`digits` holds strings")
+    fix = fix_of(text)
+    assert fix == "tf.strings.to_number(digits, out_type=tf.int64)"
+    runs_cleanly(kernel, cell.replace("tf.cast(digits, tf.int64)", fix))
+    runs_cleanly(kernel, "numbers = tf.cast(tf.constant([4.5, 7.0]), tf.int64)")
+
+
+def test_softmax_cross_entropy_with_class_numbers(kernel: KernelSession) -> None:
+    cell = (
+        "raw = tf.random.normal((6, 4))\ntargets = tf.constant([1, 0, 3, 2, 2, 1])\n"
+        "loss = tf.nn.softmax_cross_entropy_with_logits(labels=targets, logits=raw)"
+    )
+    text = explained(
+        kernel,
+        cell,
+        "labels-and-loss",
+        "`raw` (6, 4)",
+        "`targets` is (6,) int32",
+        "`tf.one_hot(targets, 4)`",
+    )
+    fix = fix_of(text)
+    assert fix == "tf.nn.sparse_softmax_cross_entropy_with_logits(labels=targets, logits=raw)"
+    runs_cleanly(kernel, cell.replace(cell.splitlines()[-1], f"loss = {fix}"))
+    runs_cleanly(
+        kernel,
+        cell.replace("labels=targets", "labels=tf.one_hot(targets, 4)"),
+    )
+
+
+# ------------------------------------------------------------------ top_k, transpose
+def test_top_k_larger_than_the_last_axis(kernel: KernelSession) -> None:
+    cell = "probs = tf.random.uniform((3, 4))\nbest = tf.math.top_k(probs, k=7)"
+    text = explained(kernel, cell, JOINING, "4 entries in `probs` (3, 4)", "k = 7")
+    fix = fix_of(text)
+    assert fix == "tf.math.top_k(probs, k=min(7, probs.shape[-1]))"
+    runs_cleanly(kernel, cell.replace("tf.math.top_k(probs, k=7)", fix))
+    runs_cleanly(kernel, "best = tf.math.top_k(tf.random.uniform((3, 4)), k=4)")
+
+
+def test_transpose_perm_of_another_length(kernel: KernelSession) -> None:
+    cell = "grid = tf.ones((5, 6))\nflipped = tf.transpose(grid, perm=[2, 1, 0])"
+    text = explained(kernel, cell, JOINING, "`grid` (5, 6)", "2 axes need 2 entries", "has 3")
+    fix = fix_of(text)
+    assert fix == "tf.transpose(grid, perm=[1, 0])"
+    runs_cleanly(kernel, cell.replace("tf.transpose(grid, perm=[2, 1, 0])", fix))
+    runs_cleanly(kernel, "flipped = tf.transpose(tf.ones((5, 6, 2)), perm=[2, 1, 0])")
+
+
+# ------------------------------------------------------------------ indexing by tensors
+def test_a_tensor_indexed_by_several_indices(kernel: KernelSession) -> None:
+    cell = "board = tf.ones((5, 2))\nwhich = tf.constant([4, 1])\nchosen = board[which]"
+    text = explained(kernel, cell, JOINING, "`which` is a (2,) int32 tensor", "tf.gather")
+    fix = fix_of(text)
+    assert fix == "tf.gather(board, which)"
+    runs_cleanly(kernel, cell.replace("board[which]", fix))
+    runs_cleanly(kernel, "chosen = tf.ones((5, 2))[tf.constant(1)]")
+
+
+def test_columns_picked_by_a_tensor_of_indices(kernel: KernelSession) -> None:
+    cell = "board = tf.ones((5, 3))\ncols = tf.constant([2, 0])\nchosen = board[:, cols]"
+    text = explained(kernel, cell, JOINING, "`cols` is a (2,) int32 tensor", "along axis 1")
+    fix = fix_of(text)
+    assert fix == "tf.gather(board, cols, axis=1)"
+    runs_cleanly(kernel, cell.replace("board[:, cols]", fix))
+    # A boolean mask is valid indexing: no entry.
+    runs_cleanly(kernel, "chosen = board[board[:, 0] > 0]")
+
+
+# ------------------------------------------------------------------ variables
+def test_assign_of_another_shape_makes_a_new_variable(kernel: KernelSession) -> None:
+    cell = "state = tf.Variable(tf.zeros((4, 1)))\nstate.assign(tf.ones((1, 4)))"
+    text = explained(
+        kernel, cell, "rebinding-variables", "own shape (4, 1)", "the value is (1, 4)", "transpose"
+    )
+    fix = fix_of(text)
+    assert fix == "state = tf.Variable(tf.ones((1, 4)))"
+    runs_cleanly(kernel, cell.replace("state.assign(tf.ones((1, 4)))", fix))
+    runs_cleanly(kernel, "state = tf.Variable(tf.zeros((4, 1)))\nstate.assign(tf.ones((4, 1)))")
+
+
+# ------------------------------------------------------------------ data for Keras and tf.data
+def test_fit_with_x_and_y_of_different_lengths(kernel: KernelSession) -> None:
+    cell = (
+        "feats = np.ones((40, 3), 'float32')\ntarget = np.ones((36,), 'float32')\n"
+        "net = keras.Sequential([keras.Input((3,)), keras.layers.Dense(1)])\n"
+        "net.compile('sgd', 'mse')\nnet.fit(feats, target, epochs=1, verbose=0)"
+    )
+    text = explained(kernel, cell, "batch-dimension", "`feats` holds 40 examples and `target` 36")
+    fix = fix_of(text)
+    assert fix == "net.fit(feats[:36], target, epochs=1, verbose=0)"
+    runs_cleanly(kernel, cell.replace("net.fit(feats, target, epochs=1, verbose=0)", fix))
+    runs_cleanly(kernel, "net.fit(feats[:36], target[:36], epochs=1, verbose=0)")
+
+
+def test_predict_with_another_feature_count_fixes_the_input_of_a_new_model(
+    kernel: KernelSession,
+) -> None:
+    cell = (
+        "clf = keras.Sequential([keras.Input((5,)), keras.layers.Dense(1)])\n"
+        "scores = clf.predict(np.ones((2, 7)), verbose=0)"
+    )
+    text = explained(
+        kernel,
+        cell,
+        "batch-dimension",
+        "`clf` takes inputs (None, 5)",
+        "has 7 (2, 7)",
+        "Input shape",
+    )
+    fix = fix_of(text)
+    assert fix == "keras.Input((7,))"
+    runs_cleanly(kernel, cell.replace("keras.Input((5,))", fix))
+
+
+def test_a_model_from_an_earlier_cell_needs_the_data_changed(kernel: KernelSession) -> None:
+    runs_cleanly(kernel, "reg = keras.Sequential([keras.Input((5,)), keras.layers.Dense(1)])")
+    explained(
+        kernel,
+        "points = tf.ones((3, 7))\nout = reg(points)",
+        "batch-dimension",
+        "`points` has 7 (3, 7)",
+        "built before this cell",
+        "the data must change",
+    )
+    runs_cleanly(kernel, "out = reg(tf.ones((3, 5)))")
+
+
+def test_ragged_lists_for_a_dataset_are_padded(kernel: KernelSession) -> None:
+    cell = "visits = [[5, 1], [2, 2, 2], [9]]\npipe = tf.data.Dataset.from_tensor_slices(visits)"
+    text = explained(
+        kernel, cell, "tf-data", "`visits` holds rows of different lengths (rows of 1, 2, 3 items)"
+    )
+    fix = fix_of(text)
+    assert (
+        fix
+        == "tf.data.Dataset.from_tensor_slices(keras.utils.pad_sequences(visits, padding='post'))"
+    )
+    runs_cleanly(kernel, cell.replace("tf.data.Dataset.from_tensor_slices(visits)", fix))
+    runs_cleanly(kernel, "pipe = tf.data.Dataset.from_tensor_slices([[5, 1], [2, 2]])")
+
+
+def test_a_conv_window_larger_than_the_image(kernel: KernelSession) -> None:
+    cell = "tiny = tf.zeros((1, 3, 3, 2))\nfilt = keras.layers.Conv2D(4, 5)\nmaps = filt(tiny)"
+    text = explained(kernel, cell, "batch-dimension", "(5, 5)", "spatial axes (3, 3)")
+    fix = fix_of(text)
+    assert fix == 'filt = keras.layers.Conv2D(4, 5, padding="same")'
+    runs_cleanly(kernel, cell.replace("filt = keras.layers.Conv2D(4, 5)", fix))
+    runs_cleanly(kernel, "maps = keras.layers.Conv2D(4, 3)(tf.zeros((1, 3, 3, 2)))")
+
+
+def test_a_whole_static_shape_with_none_while_tracing(kernel: KernelSession) -> None:
+    cell = (
+        "@tf.function(input_signature=[tf.TensorSpec([None, 3])])\ndef blank(batch):\n"
+        "    return tf.zeros(batch.shape)\n\nblank(tf.ones((2, 3)))"
+    )
+    text = explained(kernel, cell, "shape-dtype-device", "(None, 3)")
+    fix = fix_of(text)
+    assert fix == "tf.shape(batch)"
+    runs_cleanly(kernel, cell.replace("tf.zeros(batch.shape)", f"tf.zeros({fix})"))
+
+
+# ------------------------------------------------------------------ missing axes
+def test_an_lstm_on_a_rank_2_input_names_both_missing_axes(kernel: KernelSession) -> None:
+    cell = "series = tf.ones((8, 12))\nrnn = keras.layers.LSTM(3)\nstate = rnn(series)"
+    text = explained(
+        kernel,
+        cell,
+        "batch-dimension",
+        "(batch, steps, features)",
+        "shape (8, 12)",
+        "the features axis (last) is missing: `rnn(series[..., None])`",
+        "the batch axis (first) is missing: `rnn(series[None, ...])`",
+    )
+    assert "Fix:" not in text
+    for fixed in ("rnn(series[..., None])", "rnn(series[None, ...])"):
+        runs_cleanly(kernel, cell.replace("rnn(series)", fixed))
+    # Dense on a rank-1 tensor and Conv2D on one image keep naming the batch axis.
+    explained(
+        kernel,
+        "point = tf.ones((3,))\nhead = keras.layers.Dense(2)\nhead(point)",
+        "batch-dimension",
+        "the leading batch axis is missing",
+        "`head(point[None, ...])`",
+    )
+
+
+def test_features_and_labels_in_a_list_become_a_tuple(kernel: KernelSession) -> None:
+    # A list of two arrays is one tensor to TensorFlow; the learner meant (x, y) pairs.
+    cell = (
+        "pixels = np.zeros((30, 8), 'float32')\nclasses = np.zeros((30,), 'int64')\n"
+        "pairs = tf.data.Dataset.from_tensor_slices([pixels, classes])"
+    )
+    text = explained(
+        kernel,
+        cell,
+        "tf-data",
+        "`pixels` is a (30, 8) float32 NumPy array",
+        "`classes` is a (30,) int64 NumPy array",
+        "pass a tuple: `(pixels, classes)`",
+    )
+    fix = fix_of(text)
+    assert fix == "tf.data.Dataset.from_tensor_slices((pixels, classes))"
+    runs_cleanly(kernel, cell.replace("tf.data.Dataset.from_tensor_slices([pixels, classes])", fix))
+    # The look-alike: a list of arrays of one shape is a valid tensor (30 rows of 2 items).
+    runs_cleanly(kernel, "rows = tf.data.Dataset.from_tensor_slices([pixels[:, 0], pixels[:, 1]])")
