@@ -10,12 +10,16 @@ cells that each ``fit`` a learner-sized model (4 -> 32 -> 16 -> 1) for one epoch
 hook copies and compares its weights), 50 cells that fit and predict a model of the user's
 own classes (``training/model_source.py`` reads them), first with the monitor loaded and
 then without it, in an in-process IPython shell. Also times a pass over a 1,000-batch
-dataset with and without the iterator hook (``symptoms/datasets.py``), the broadcast scan
-over every traced graph, what the fit hook's weight copies cost inside ``fit``, per call,
-for that model, the 50-layer one and a 1M-weight one, what reading the user's classes
-costs the first time and once cached, and the ``GradientTape.gradient`` hook's cost on a
-tight eager loop, its runs interleaved with runs without it. Also prints the one-time
-cost of loading the monitor after ``import tensorflow`` (hooks and the one heap walk).
+dataset with and without the iterator hook (``symptoms/datasets.py``), an ``iter()`` of a
+6-link dataset with and without the hook that checks its order
+(``symptoms/dataset_order.py``), the broadcast scan over every traced graph, what the fit
+hook's weight copies cost inside ``fit``, per call, for that model, the 50-layer one and a
+1M-weight one, what reading the user's classes costs the first time and once cached, and
+the ``GradientTape.gradient`` hook's cost on a tight eager loop, its runs interleaved with
+runs without it. Also prints the one-time cost of loading the monitor after ``import
+tensorflow`` (hooks and the one heap walk). The namespace also holds 20 instances of a
+user class with 50 attributes each, which the reference-snapshot check reads after a
+training cell (``variables/reference_snapshots.py``).
 
 A fourth scenario, "training loop", runs a 20-step custom loop per cell (two small
 variables, tape.gradient + assign_sub): the training-symptom evidence (value copies at
@@ -132,6 +136,18 @@ optimizer = keras.optimizers.SGD(0.01)
 x_batch = tf.ones((16, 8))
 y_batch = tf.ones((16, 8))
 pass_ds = tf.data.Dataset.from_tensor_slices(np.ones((1000, 4), "float32")).batch(1)
+order_ds = (tf.data.Dataset.from_tensor_slices((np.ones((1000, 4), "float32"), np.ones(1000)))
+            .map(lambda a, b: (a * 2.0, b)).cache().shuffle(1000).batch(8).prefetch(2))
+
+
+class Holder:  # instances of a user class: the reference-snapshot check reads their attributes
+    def __init__(self, index):
+        for k in range(50):
+            setattr(self, f"field_{k}", index * k)
+
+
+for _index in range(20):
+    globals()[f"holder_{_index}"] = Holder(_index)
 """
 
 TRAIN_CELL = """with tf.GradientTape() as tape:
@@ -274,6 +290,33 @@ def iterator_hook_cost(shell: Any, passes: int = 15) -> tuple[float, float]:
     return statistics.median(hooked), statistics.median(bare)
 
 
+def iterator_start_cost(shell: Any, repeats: int = 300) -> tuple[float, float]:
+    """``iter(order_ds)`` (a 6-link map/cache/shuffle/batch/prefetch chain) with the
+    ``OwnedIterator.__init__`` hook installed, each time as the first use of the dataset
+    in a cell (its chain walked and checked: ``symptoms/dataset_order.py``), and without
+    the hooks; median microseconds per ``iter``."""
+    from jupyterlab_tfcoach.monitor.extension import current_monitor
+
+    monitor = current_monitor()
+    if monitor is None or monitor.datasets is None:
+        return float("nan"), float("nan")
+    dataset = shell.user_ns["order_ds"]
+    hooked: list[float] = []
+    bare: list[float] = []
+    for _ in range(repeats):
+        monitor.datasets.uninstall()
+        started = time.perf_counter()
+        iter(dataset)
+        bare.append((time.perf_counter() - started) * 1e6)
+        monitor.datasets.install()
+        monitor.datasets.order.begin_cell()
+        started = time.perf_counter()
+        iter(dataset)
+        hooked.append((time.perf_counter() - started) * 1e6)
+    monitor.datasets.order.begin_cell()
+    return statistics.median(hooked), statistics.median(bare)
+
+
 def graph_scan_costs() -> tuple[int, int, float]:
     """The broadcast scan over every graph the monitor knows (the 50 functions and the
     Keras train step): graphs, ops scanned, and the largest graph's scan time in ms."""
@@ -381,6 +424,7 @@ def main() -> None:
     results: dict[tuple[str, bool], Timings] = {}
     scans = graph_scan_costs()
     hooked_us, bare_us = iterator_hook_cost(shell)
+    start_hooked_us, start_bare_us = iterator_start_cost(shell)
     tight: dict[str, float] = {}
     shell.run_cell("import time", store_history=True)
     for monitored, offset in ((True, 10), (False, 10 + 2 * args.cells)):
@@ -418,6 +462,10 @@ def main() -> None:
     print(
         f"dataset pass, per batch: {hooked_us:.2f} us with the iterator hook, "
         f"{bare_us:.2f} us without ({overhead:+.1f}%; target <= 5%)"
+    )
+    print(
+        f"iter() of a 6-link dataset, first use in a cell (chain checked): "
+        f"{start_hooked_us:.1f} us with the hooks, {start_bare_us:.1f} us without"
     )
     graphs, ops, slowest = scans
     print(

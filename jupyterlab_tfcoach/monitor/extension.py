@@ -29,6 +29,7 @@ from jupyterlab_tfcoach.monitor.variables.kinds import TENSOR, VARIABLE_KINDS
 from jupyterlab_tfcoach.monitor.variables.namespace_diff import VariableWatcher
 from jupyterlab_tfcoach.monitor.variables.rebind_entries import ReboundReporter
 from jupyterlab_tfcoach.monitor.variables.rebind_statements import cell_rebinds
+from jupyterlab_tfcoach.monitor.variables.reference_snapshots import reference_notes
 from jupyterlab_tfcoach.monitor.variables.stopped_learning import LearningWatcher
 from jupyterlab_tfcoach.monitor.variables.tape_gradients import NOT_CONNECTED, GradientWatcher
 
@@ -87,6 +88,8 @@ class Monitor:
         self._setup_notes: list[Note] = []
         self._cell_source = ""
         self._names_by_id: dict[int, str] | None = None
+        # What the optimizers saw and the sources tape.gradient differentiated, this cell.
+        self._cell_training: tuple[Any, set[int]] = (None, set())
 
     # ------------------------------------------------------------- lifecycle
     def start(self) -> None:
@@ -293,12 +296,19 @@ class Monitor:
                 failed = getattr(result, "error_in_exec", None) is not None
                 variables, variable_notes = self._variable_entries(explained, failed)
                 notes.extend(variable_notes)
-            if self.fits is not None:
+            cell_fits = self.fits.take() if self.fits is not None else None
+            if cell_fits is not None:
                 fit_variables, fit_notes = fit_entries(
-                    self.fits.take(), self._namespace(), self._cell_source, explained
+                    cell_fits, self._namespace(), self._cell_source, explained
                 )
                 variables.extend(fit_variables)
                 notes.extend(fit_notes)
+            notes.extend(
+                reference_notes(
+                    *self._cell_training, cell_fits, self._namespace(), self._cell_source
+                )
+            )
+            self._cell_training = (None, set())
             rebinds = [v["name"] for v in variables if v["change"] in _REBINDING_CHANGES]
             error = errors.explain(getattr(result, "error_in_exec", None), self.shell, rebinds)
             if self.gradients is not None:
@@ -379,6 +389,7 @@ class Monitor:
             explained |= tensor_ids
         with_gradient = self.gradients.take_sources_with_gradient() if self.gradients else set()
         training = self.learning.take() if self.learning is not None else None
+        self._cell_training = (training, with_gradient)
         if self.learning is not None and training is not None and training.calls:
             # Only after a cell in which an optimizer ran: no cost on every other cell.
             entries.extend(

@@ -21,6 +21,10 @@ Two hooks, on classes of ``tensorflow.python.data.ops`` (installed through ``hoo
   the function read while tracing, per function (weakly), to say after a later cell that
   one changed while the dataset's graph keeps the old value (``body_scan.plain_snapshot``,
   as the tf.function registry does for its calls).
+- ``OwnedIterator.__init__`` (once per pass: ``iter(ds)``, a ``for`` loop, each epoch of
+  Keras's ``fit``/``evaluate``/``predict``): the dataset is recorded (weakly, a few per
+  cell) and its chain of transformations is checked after the cell for orders that
+  silently change training (``symptoms/dataset_order.py``).
 """
 
 from __future__ import annotations
@@ -43,6 +47,7 @@ from jupyterlab_tfcoach.monitor.names import name_bound_to
 from jupyterlab_tfcoach.monitor.report import Note
 from jupyterlab_tfcoach.monitor.stored_state import instance_dict
 from jupyterlab_tfcoach.monitor.symptoms.broadcast import where_in_cells
+from jupyterlab_tfcoach.monitor.symptoms.dataset_order import OrderChecker
 from jupyterlab_tfcoach.monitor.tftypes import loaded_class
 from jupyterlab_tfcoach.monitor.traces import body_scan as fx
 from jupyterlab_tfcoach.monitor.traces.body_advice import _tf_random_call
@@ -95,6 +100,7 @@ class DatasetWatcher:
     _empty_passes: dict[tuple[int, str, int], _EmptyPass] = field(default_factory=dict)
     _traced_notes: list[Note] = field(default_factory=list)
     _frozen: dict[int, _Frozen] = field(default_factory=dict)
+    order: OrderChecker = field(default_factory=OrderChecker)
 
     # ------------------------------------------------------------------ hooks
     def install(self) -> bool:
@@ -106,6 +112,7 @@ class DatasetWatcher:
         if iterator_class is None or wrapper_class is None:
             return False
         self._hooks.install(iterator_class, "__next__", self._next_hook)
+        self._hooks.install(iterator_class, "__init__", self._init_hook)
         self._hooks.install(wrapper_class, "__init__", self._wrapper_hook)
         self.installed = True
         return True
@@ -130,6 +137,20 @@ class DatasetWatcher:
 
         return next_hook
 
+    def _init_hook(self, original_init: Any) -> Any:
+        order = self.order
+
+        def iterator_init_hook(iterator: Any, dataset: Any = None, *args: Any, **kw: Any) -> None:
+            __tracebackhide__ = True
+            original_init(iterator, dataset, *args, **kw)
+            if dataset is not None:
+                try:
+                    order.used(dataset)
+                except Exception:
+                    pass
+
+        return iterator_init_hook
+
     def _wrapper_hook(self, original_init: Any) -> Any:
         watcher = self
 
@@ -148,6 +169,7 @@ class DatasetWatcher:
     def begin_cell(self) -> None:
         self._empty_passes = {}
         self._traced_notes = []
+        self.order.begin_cell()
 
     # ------------------------------------------------------ used-up iterators
     def _ran_out(self, iterator: Any, frame: Any) -> None:
@@ -300,6 +322,10 @@ class DatasetWatcher:
         try:
             if self._frozen:
                 notes.extend(self._frozen_notes())
+        except Exception:
+            pass
+        try:
+            notes.extend(self.order.take_notes(namespace, cell_source))
         except Exception:
             pass
         self._traced_notes = []

@@ -1,0 +1,566 @@
+"""tf.data pipelines whose transformations run in an order that silently changes training.
+
+A dataset is a chain of transformation objects: each ``Dataset.batch``/``shuffle``/
+``cache``/``take``... returns a new dataset that stores its input in ``_input_dataset``
+(``Dataset.zip`` stores ``_datasets``). When a dataset is used (``iter(ds)``, a ``for``
+loop, or Keras's ``fit``/``evaluate``/``predict``, which all create an ``OwnedIterator``
+of it: ``symptoms/datasets.py`` records the dataset, once per pass), this module walks
+that chain (``MAX_CHAIN`` links, instance ``__dict__``s only: no user code runs, nothing
+is traced) and looks for orders measured to go wrong on TensorFlow 2.21:
+
+- ``.batch(n).shuffle(k)`` with no shuffle below the batch: shuffle then moves whole
+  batches, so every batch still holds ``n`` consecutive rows (rows sorted by class give
+  batches of one class);
+- ``.shuffle(k).cache()`` with no shuffle above the cache: the cache keeps the first
+  pass's order and replays it, so every epoch sees the rows in the same order;
+- ``.shuffle(1)``: a buffer of one element returns the rows in their original order;
+- ``.take(n)`` and ``.skip(n)`` of the same ``.shuffle(k)`` (which reshuffles on every
+  pass by default) as training and validation splits: each split draws from its own
+  permutation, so they overlap and some rows are in neither (measured: 20 of 120 rows
+  in both, 20 in neither).
+
+``.repeat()`` before ``.shuffle()``/``.batch()`` only blurs epoch boundaries (a batch may
+mix two epochs), a documented trade-off rather than a mistake: it is not reported.
+
+The note names the dataset as the learner named it (the namespace name bound to a link
+of the chain) and gives the fixed chain: the learner's own statement with the calls
+reordered when it is found (this cell, then earlier cells in ``In``), else the chain's
+calls rebuilt from what the dataset objects store (``.shuffle(120).batch(10)``). Numbers
+come from the scalar tensors tf.data stores (``_batch_size``, ``_buffer_size``) and the
+row count from the shape of a ``from_tensor_slices`` source: shapes and library-created
+scalars only.
+"""
+
+from __future__ import annotations
+
+import ast
+import weakref
+from dataclasses import dataclass
+from typing import Any
+
+from jupyterlab_tfcoach.monitor import report as reports
+from jupyterlab_tfcoach.monitor.report import Note
+from jupyterlab_tfcoach.monitor.stored_state import instance_dict, library_attribute
+
+ORDER_SECTION = "tf-data-order"
+MAX_CHAIN = 64  # links followed from a used dataset to its source
+MAX_USED_PER_CELL = 8
+MAX_NOTES = 3
+MAX_REPORTED = 256
+MAX_HISTORY_CELLS = 30
+MAX_NAMESPACE = 20_000
+MAX_SOURCE = 100_000
+DATA_PACKAGE = "tensorflow.python.data"
+_type_dict = type.__dict__["__dict__"].__get__  # a class's own namespace, no metaclass hook
+
+BATCH, SHUFFLE, CACHE, TAKE, SKIP, MAP, PREFETCH, REPEAT, OTHER = (
+    "batch",
+    "shuffle",
+    "cache",
+    "take",
+    "skip",
+    "map",
+    "prefetch",
+    "repeat",
+    "other",
+)
+_OPERATIONS = {
+    "_BatchDataset": BATCH,
+    "_ParallelBatchDataset": BATCH,
+    "_PaddedBatchDataset": BATCH,
+    "_ShuffleDataset": SHUFFLE,
+    "CacheDataset": CACHE,
+    "_CacheDataset": CACHE,
+    "_MemoryCacheDataset": CACHE,
+    "_TakeDataset": TAKE,
+    "_SkipDataset": SKIP,
+    "_MapDataset": MAP,
+    "_ParallelMapDataset": MAP,
+    "_PrefetchDataset": PREFETCH,
+    "_RepeatDataset": REPEAT,
+    "_OptionsDataset": PREFETCH,  # one element per element, like prefetch
+}
+# Transformations that keep elements one for one (rows stay rows).
+_ONE_FOR_ONE = frozenset({MAP, PREFETCH, CACHE})
+# Method names of a chain in the learner's source (anything else ends the chain).
+_CHAIN_METHODS = frozenset(
+    {
+        "batch",
+        "padded_batch",
+        "shuffle",
+        "cache",
+        "take",
+        "skip",
+        "map",
+        "prefetch",
+        "repeat",
+        "filter",
+        "with_options",
+        "unbatch",
+        "interleave",
+        "flat_map",
+    }
+)
+
+BATCH_THEN_SHUFFLE, SHUFFLE_THEN_CACHE, BUFFER_OF_ONE, RESHUFFLED_SPLIT = (
+    "batch-then-shuffle",
+    "shuffle-then-cache",
+    "buffer-of-one",
+    "reshuffled-split",
+)
+
+
+def operation(dataset: Any) -> str | None:
+    """``"batch"`` for a ``_BatchDataset``...; None for what is not a tf.data dataset."""
+    try:
+        module = _type_dict(type(dataset)).get("__module__")
+    except Exception:
+        return None
+    if type(module) is not str or not module.startswith(DATA_PACKAGE):
+        return None
+    return _OPERATIONS.get(type(dataset).__name__, OTHER)
+
+
+def chain_of(dataset: Any) -> list[Any]:
+    """The dataset, its input, its input's input... (``_input_dataset`` links)."""
+    chain: list[Any] = []
+    current = dataset
+    while current is not None and len(chain) < MAX_CHAIN and operation(current) is not None:
+        chain.append(current)
+        attributes = instance_dict(current)
+        current = attributes.get("_input_dataset") if attributes is not None else None
+    return chain
+
+
+def _scalar(dataset: Any, name: str) -> int | bool | None:
+    """A number or flag tf.data stored on a transformation (a Python value or a scalar
+    tensor it made from the user's argument)."""
+    value = (instance_dict(dataset) or {}).get(name)
+    if type(value) in (bool, int):
+        return value
+    if value is None:
+        return None
+    numpy = library_attribute(value, "numpy")
+    if numpy is None:
+        return None
+    try:
+        number = numpy()
+        return bool(number) if number.dtype == bool else int(number)
+    except Exception:
+        return None
+
+
+def _rows(chain: list[Any], below: int) -> int | None:
+    """How many rows reach ``chain[below]``: a ``from_tensor_slices`` source's first
+    dimension, through one-for-one transformations only."""
+    for link in chain[below + 1 : -1]:
+        if operation(link) not in _ONE_FOR_ONE:
+            return None
+    source = chain[-1]
+    if type(source).__name__ != "_TensorSliceDataset":
+        return None
+    tensors = (instance_dict(source) or {}).get("_tensors")
+    if type(tensors) not in (list, tuple) or not tensors:
+        return None
+    shape = library_attribute(tensors[0], "shape")
+    try:
+        rows = int(shape[0])
+    except Exception:
+        return None
+    return rows if rows > 0 else None
+
+
+@dataclass
+class Finding:
+    """One wrong order, with the numbers its text needs (read when the dataset was used:
+    a temporary such as ``ds.take(3)`` is gone by the end of the cell)."""
+
+    kind: str
+    # Index in the chain of the link the fix changes (the shuffle or the cache).
+    at: int
+    # Index of the other link of the wrong pair (the batch; the shuffle under a cache;
+    # the split's take/skip); -1 when there is none.
+    other: int
+    rows: int | None = None
+    buffer: int | None = None
+    batch_size: int | None = None
+    drop_remainder: bool = False
+    partner: str | None = None  # the other split's name
+
+
+def findings_in(chain: list[Any]) -> list[Finding]:
+    """The wrong orders in one chain (index 0: the used dataset). A take/skip of a
+    reshuffling shuffle is a candidate: ``split_partner`` decides after the cell."""
+    found: list[Finding] = []
+    kinds = [operation(link) for link in chain]
+    shuffles = [i for i, kind in enumerate(kinds) if kind == SHUFFLE]
+    for at in shuffles:
+        buffer = _scalar(chain[at], "_buffer_size")
+        if buffer == 1:
+            found.append(Finding(BUFFER_OF_ONE, at, -1, _rows(chain, at), 1))
+            continue
+        below = _batch_below(kinds, at)
+        if below is not None and not any(i > below for i in shuffles):
+            found.append(
+                Finding(
+                    BATCH_THEN_SHUFFLE,
+                    at,
+                    below,
+                    _rows(chain, below),
+                    buffer if type(buffer) is int else None,
+                    _number(_scalar(chain[below], "_batch_size")),
+                    _scalar(chain[below], "_drop_remainder") is True,
+                )
+            )
+    for at, kind in enumerate(kinds):
+        if kind != CACHE or any(i < at for i in shuffles):
+            continue
+        under = next((i for i in shuffles if i > at), None)
+        if under is not None and _scalar(chain[under], "_reshuffle_each_iteration") is True:
+            buffer = _number(_scalar(chain[under], "_buffer_size"))
+            found.append(Finding(SHUFFLE_THEN_CACHE, at, under, buffer=buffer))
+    for at, kind in enumerate(kinds):
+        if kind in (TAKE, SKIP):
+            shuffle_at = _split_shuffle(chain, kinds, at)
+            if shuffle_at is not None:
+                found.append(Finding(RESHUFFLED_SPLIT, shuffle_at, at))
+                break
+    return found
+
+
+def _number(value: Any) -> int | None:
+    return value if type(value) is int else None
+
+
+def _batch_below(kinds: list[str | None], at: int) -> int | None:
+    """The batch a shuffle at ``at`` shuffles whole, through one-for-one links."""
+    for i in range(at + 1, len(kinds)):
+        if kinds[i] == BATCH:
+            return i
+        if kinds[i] not in _ONE_FOR_ONE:
+            return None
+    return None
+
+
+def _split_shuffle(chain: list[Any], kinds: list[str | None], start: int) -> int | None:
+    """The reshuffling shuffle right under a take/skip at ``start`` (through one-for-one
+    links)."""
+    for i in range(start + 1, len(kinds)):
+        if kinds[i] == SHUFFLE:
+            return i if _scalar(chain[i], "_reshuffle_each_iteration") is True else None
+        if kinds[i] not in _ONE_FOR_ONE:
+            return None
+    return None
+
+
+def split_partner(shuffle: Any, split_kind: str | None, namespace: dict[str, Any]) -> str | None:
+    """The namespace name of a ``take``/``skip`` (the other one than ``split_kind``) of
+    the same reshuffling ``shuffle``: the other half of a split."""
+    wanted = {TAKE: SKIP, SKIP: TAKE}.get(split_kind or "")
+    if wanted is None:
+        return None
+    for name, value in list(namespace.items())[:MAX_NAMESPACE]:
+        if type(name) is not str or name.startswith("_") or operation(value) is None:
+            continue
+        other = chain_of(value)
+        other_kinds = [operation(link) for link in other]
+        for i, other_kind in enumerate(other_kinds):
+            if other_kind == wanted:
+                j = _split_shuffle(other, other_kinds, i)
+                if j is not None and other[j] is shuffle:
+                    return name
+    return None
+
+
+# ------------------------------------------------------------- the learner's source
+@dataclass
+class Chain:
+    """``NAME = base.m1(a).m2(b)`` as written: the name, the base's text, the calls."""
+
+    name: str
+    base: str
+    calls: list[tuple[str, str]]
+
+    def text(self, calls: list[tuple[str, str]]) -> str:
+        return f"{self.name} = {self.base}" + "".join(f".{m}({a})" for m, a in calls)
+
+
+def _arguments(call: ast.Call, source: str) -> str:
+    parts = []
+    for argument in call.args:
+        parts.append(ast.get_source_segment(source, argument) or ast.unparse(argument))
+    for keyword in call.keywords:
+        value = ast.get_source_segment(source, keyword.value) or ast.unparse(keyword.value)
+        parts.append(f"{keyword.arg}={value}" if keyword.arg else f"**{value}")
+    text = ", ".join(parts)
+    return text if "\n" not in text else ", ".join(ast.unparse(a) for a in call.args)
+
+
+def statement_chain(name: str, sources: list[str]) -> Chain | None:
+    """The last ``name = <dataset chain>`` in the first source that assigns ``name``."""
+    for source in sources:
+        if type(source) is not str or name not in source or len(source) > MAX_SOURCE:
+            continue
+        try:
+            tree = ast.parse(source)
+        except (SyntaxError, ValueError, RecursionError):
+            continue
+        found: Chain | None = None
+        found_line = 0
+        for node in ast.walk(tree):
+            if (
+                isinstance(node, ast.Assign)
+                and len(node.targets) == 1
+                and isinstance(node.targets[0], ast.Name)
+                and node.targets[0].id == name
+            ):
+                calls: list[tuple[str, str]] = []
+                value = node.value
+                while (
+                    isinstance(value, ast.Call)
+                    and isinstance(value.func, ast.Attribute)
+                    and value.func.attr in _CHAIN_METHODS
+                ):
+                    calls.append((value.func.attr, _arguments(value, source)))
+                    value = value.func.value
+                base = ast.get_source_segment(source, value) or ast.unparse(value)
+                if "\n" in base:
+                    base = ast.unparse(value)
+                if calls and (found is None or node.lineno >= found_line):
+                    found = Chain(name, base, list(reversed(calls)))
+                    found_line = node.lineno
+        if found is not None:
+            return found
+    return None
+
+
+def _index(calls: list[tuple[str, str]], method: str, start: int = 0) -> int | None:
+    for i in range(start, len(calls)):
+        if calls[i][0] == method:
+            return i
+    return None
+
+
+def _buffer_text(argument: str, rows: int | None) -> str:
+    """The buffer to shuffle rows with: the learner's, or the row count when theirs is a
+    smaller number (it counted batches)."""
+    try:
+        number = ast.literal_eval(argument.split(",")[0].split("=")[-1].strip())
+    except Exception:
+        return argument
+    if rows is not None and type(number) is int and number < rows:
+        first, _, rest = argument.partition(",")
+        key = "buffer_size=" if first.strip().startswith("buffer_size") else ""
+        return f"{key}{rows}" + (f",{rest}" if rest else "")
+    return argument
+
+
+def fixed_statement(finding: Finding, chain: Chain) -> str | None:
+    """The learner's statement with the calls in the right order, or None when it does
+    not show the wrong order the objects have."""
+    calls = list(chain.calls)
+    if finding.kind == BATCH_THEN_SHUFFLE:
+        batch = _index(calls, "batch")
+        shuffle = _index(calls, "shuffle", batch + 1) if batch is not None else None
+        if batch is None or shuffle is None or _index(calls, "shuffle") != shuffle:
+            return None
+        method, argument = calls.pop(shuffle)
+        calls.insert(batch, (method, _buffer_text(argument, finding.rows)))
+    elif finding.kind == SHUFFLE_THEN_CACHE:
+        shuffle = _index(calls, "shuffle")
+        cache = _index(calls, "cache", shuffle + 1) if shuffle is not None else None
+        if shuffle is None or cache is None:
+            return None
+        calls.insert(shuffle, calls.pop(cache))
+    elif finding.kind == BUFFER_OF_ONE:
+        shuffle = _index(calls, "shuffle")
+        if shuffle is None or finding.rows is None:
+            return None
+        rest = [p for p in calls[shuffle][1].split(",")[1:] if p.strip()]
+        calls[shuffle] = ("shuffle", ", ".join([str(finding.rows), *(p.strip() for p in rest)]))
+    elif finding.kind == RESHUFFLED_SPLIT:
+        shuffle = _index(calls, "shuffle")
+        if shuffle is None:
+            return None
+        parts = [p.strip() for p in calls[shuffle][1].split(",") if p.strip()]
+        parts = [p for p in parts if not p.startswith("reshuffle_each_iteration")]
+        calls[shuffle] = ("shuffle", ", ".join([*parts, "reshuffle_each_iteration=False"]))
+    else:
+        return None
+    return chain.text(calls)
+
+
+def _batch_call(finding: Finding) -> str:
+    size = finding.batch_size if finding.batch_size is not None else "..."
+    extra = ", drop_remainder=True" if finding.drop_remainder else ""
+    return f".batch({size}{extra})"
+
+
+def _shuffle_call(buffer: int | None) -> str:
+    return f".shuffle({buffer if buffer is not None else '...'})"
+
+
+# ---------------------------------------------------------------------- the notes
+@dataclass
+class _Used:
+    """A dataset used during the cell: its chain's links (weakly: a link the learner
+    did not name may be gone after the cell), their kinds, and what was found."""
+
+    links: list[weakref.ReferenceType[Any] | None]
+    kinds: list[str | None]
+    findings: list[Finding]
+
+
+def _weak(link: Any) -> weakref.ReferenceType[Any] | None:
+    try:
+        return weakref.ref(link)
+    except TypeError:
+        return None
+
+
+class OrderChecker:
+    """The datasets used during a cell, checked when used (once per pass, never per
+    batch); told after the cell, each wrong link once per kernel."""
+
+    def __init__(self) -> None:
+        self._seen: set[int] = set()
+        self._used: list[_Used] = []
+        self._reported: dict[tuple[int, str], weakref.ReferenceType[Any]] = {}
+
+    def begin_cell(self) -> None:
+        self._seen = set()
+        self._used = []
+
+    def used(self, dataset: Any) -> None:
+        """Called by ``OwnedIterator.__init__``: one walk of the chain per dataset and
+        cell (a set lookup for a dataset already seen)."""
+        key = id(dataset)
+        if key in self._seen or len(self._seen) >= MAX_USED_PER_CELL:
+            return
+        self._seen.add(key)
+        chain = chain_of(dataset)
+        if len(chain) < 2:
+            return
+        findings = findings_in(chain)
+        if findings:
+            kinds = [operation(link) for link in chain]
+            self._used.append(_Used([_weak(link) for link in chain], kinds, findings))
+
+    def take_notes(self, namespace: dict[str, Any], cell_source: str) -> list[Note]:
+        used, self._used, self._seen = self._used, [], set()
+        notes: list[Note] = []
+        names: dict[int, str] | None = None
+        for item in used:
+            links = [ref() if ref is not None else None for ref in item.links]
+            for finding in item.findings:
+                link = links[finding.at]
+                if finding.kind == RESHUFFLED_SPLIT:
+                    finding.partner = split_partner(link, item.kinds[finding.other], namespace)
+                    if finding.partner is None or link is None:
+                        continue
+                if link is not None:
+                    key = (id(link), finding.kind)
+                    known = self._reported.get(key)
+                    if known is not None and known() is link:
+                        continue
+                    if len(self._reported) >= MAX_REPORTED:
+                        self._reported.pop(next(iter(self._reported)))
+                    reference = _weak(link)
+                    if reference is not None:
+                        self._reported[key] = reference
+                if names is None:
+                    names = _dataset_names(namespace)
+                text = _note_text(finding, links, names, _sources(namespace, cell_source))
+                notes.append(reports.note(text, ORDER_SECTION))
+                if len(notes) >= MAX_NOTES:
+                    return notes
+        return notes
+
+
+def _dataset_names(namespace: dict[str, Any]) -> dict[int, str]:
+    names: dict[int, str] = {}
+    for name, value in list(namespace.items())[:MAX_NAMESPACE]:
+        if type(name) is str and not name.startswith("_") and operation(value) is not None:
+            names.setdefault(id(value), name)
+    return names
+
+
+def _sources(namespace: dict[str, Any], cell_source: str) -> list[str]:
+    """This cell's source, then earlier cells' (IPython's ``In`` list), latest first."""
+    history = namespace.get("In")
+    earlier = history[-MAX_HISTORY_CELLS:] if type(history) is list else []
+    return [cell_source, *reversed([s for s in earlier if type(s) is str])]
+
+
+def _named(links: list[Any], names: dict[int, str], at: int) -> str | None:
+    """The learner's name for the dataset the link at ``at`` belongs to: the nearest
+    named link above it (toward the used end), else the nearest below."""
+    order = [*range(at, -1, -1), *range(at + 1, len(links))]
+    for i in order:
+        link = links[i]
+        if link is not None and id(link) in names:
+            return names[id(link)]
+    return None
+
+
+def _note_text(
+    finding: Finding, links: list[Any], names: dict[int, str], sources: list[str]
+) -> str:
+    name = _named(links, names, finding.at)
+    called = f"`{name}`" if name else "this dataset"
+    written = statement_chain(name, sources) if name else None
+    statement = fixed_statement(finding, written) if written is not None else None
+    kind = finding.kind
+    if kind == BATCH_THEN_SHUFFLE:
+        wrong = _batch_call(finding) + _shuffle_call(finding.buffer)
+        size = finding.batch_size
+        rows = f"{size} consecutive rows" if size is not None else "consecutive rows"
+        buffer = finding.buffer
+        if finding.rows is not None and (buffer is None or buffer < finding.rows):
+            buffer = finding.rows
+        right = _shuffle_call(buffer) + _batch_call(finding)
+        text = (
+            f"{called} shuffles after it batches (`{wrong}`): shuffle then reorders whole "
+            f"batches, and each batch still holds {rows} in their original order (rows "
+            "sorted by label give batches of a single label), silently. Shuffle the rows "
+            "first, then batch"
+        )
+        return _with_fix(text, right, statement)
+    if kind == SHUFFLE_THEN_CACHE:
+        wrong = _shuffle_call(finding.buffer) + ".cache()"
+        right = ".cache()" + _shuffle_call(finding.buffer)
+        text = (
+            f"{called} caches after it shuffles (`{wrong}`): the cache keeps the rows in the "
+            "order of the first pass and replays that order, so every epoch sees the same "
+            "order and the shuffle never reshuffles. Cache first, then shuffle"
+        )
+        return _with_fix(text, right, statement)
+    if kind == BUFFER_OF_ONE:
+        text = (
+            f"{called} shuffles with a buffer of 1 (`.shuffle(1)`): shuffle picks each row "
+            "at random from a buffer of that many rows, so a buffer of 1 returns the rows "
+            "in their original order and nothing is shuffled. Use a buffer as large as "
+            "the dataset"
+        )
+        if finding.rows is None:
+            return text + "."
+        return _with_fix(text, _shuffle_call(finding.rows), statement)
+    split_link = links[finding.other]
+    split = names.get(id(split_link)) if split_link is not None else None
+    splits = f"`{split}`" if split else "one split"
+    partner = f"`{finding.partner}`" if finding.partner else "the other split"
+    text = (
+        f"{splits} and {partner} split {called} with `.take()`/`.skip()`, but its "
+        "`.shuffle()` reshuffles on every pass (`reshuffle_each_iteration=True`, the "
+        "default): each split, each epoch, draws from a different permutation, so the "
+        "splits overlap (rows of one also appear in the other) and some rows are in "
+        "neither. Shuffle once, in a fixed order"
+    )
+    right = ".shuffle(..., reshuffle_each_iteration=False)"
+    return _with_fix(text, right, statement)
+
+
+def _with_fix(text: str, fragment: str, statement: str | None) -> str:
+    if statement is not None:
+        return f"{text}: `{statement}`."
+    return f"{text} (`{fragment}`)."
