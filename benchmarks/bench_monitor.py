@@ -389,6 +389,37 @@ def model_source_costs(shell: Any, repeats: int = 50) -> list[str]:
     ]
 
 
+def fit_config_costs(shell: Any, repeats: int = 50) -> list[str]:
+    """What ``fit_config.FitConfigWatcher`` adds per fit/predict call (callbacks read, a
+    stale train step looked for, Normalization layers looked for) and per clone_model
+    call (the clone's weight checksum)."""
+    from jupyterlab_tfcoach.monitor.stored_state import keras_variables
+    from jupyterlab_tfcoach.monitor.training.fit_config import FitConfigWatcher, _checksum
+
+    keras = shell.user_ns["keras"]
+    stop = keras.callbacks.EarlyStopping(monitor="val_loss", patience=2)
+    lines = []
+    for name in ("learner", "model"):
+        model = shell.user_ns[name]
+        watcher = FitConfigWatcher()
+        history = shell.user_ns["history"]
+        kwargs = {"epochs": 1, "callbacks": [stop]}
+        for method in ("fit", "predict"):
+            started = time.perf_counter()
+            for _ in range(repeats):
+                token = watcher.before(method, model, (None, None), kwargs)
+                watcher.after(token, model, (None, None), kwargs, history)
+            per_call = (time.perf_counter() - started) * 1000.0 / repeats
+            lines.append(f"  {name:<8} {method:<8} {per_call:6.3f} ms per call")
+        variables = keras_variables(model, with_seed_state=False, limit=2000)
+        started = time.perf_counter()
+        for _ in range(repeats):
+            _checksum(variables)
+        per_call = (time.perf_counter() - started) * 1000.0 / repeats
+        lines.append(f"  {name:<8} clone checksum ({len(variables)} weights) {per_call:6.3f} ms")
+    return lines
+
+
 def line(label: str, values: list[float]) -> str:
     return (
         f"  {label:<34} median {statistics.median(values):7.3f} ms   "
@@ -485,6 +516,11 @@ def main() -> None:
     print("fit hook, inside fit (copy before, copy and compare after):")
     for text in fit_hook_costs(shell):
         print(text)
+    print(
+        "fit_config, per fit/predict call and per clone_model call:",
+        *fit_config_costs(shell),
+        sep="\n",
+    )
     print(f"tight eager loop ({TIGHT_STEPS} steps of tape.gradient + assign_sub), per step:")
     for label, per_step in tight.items():
         print(f"  {label:<34} {per_step:7.1f} us")

@@ -6,7 +6,8 @@ classes with wrappers that call the original: ``Function.__init__``/``__call__``
 (``variables/attribute_hook.py``), ``GradientTape.gradient``
 (``variables/tape_gradients.py``), ``BaseOptimizer._filter_empty_gradients``
 (``variables/stopped_learning.py``), Keras 3's ``fit``/``evaluate``/``predict``
-(``training/fit_watch.py``), tf.data's ``OwnedIterator.__next__`` and ``__init__`` and
+(``training/fit_watch.py``), the helpers of Keras's ``clone_model`` (on their module,
+``training/fit_config.py``), tf.data's ``OwnedIterator.__next__`` and ``__init__`` and
 ``StructuredFunctionWrapper.__init__`` (``symptoms/datasets.py``). ``MethodHooks`` does the
 installing and restoring for all of them, the same way:
 

@@ -47,6 +47,7 @@ from jupyterlab_tfcoach.monitor.stored_state import (
     stored,
 )
 from jupyterlab_tfcoach.monitor.training import model_source, user_code
+from jupyterlab_tfcoach.monitor.training.fit_config import config_entries
 from jupyterlab_tfcoach.monitor.training.fit_watch import CellFits, FitRun, WeightOutcome
 
 FROZEN_SECTION = "trainable-weights"
@@ -737,8 +738,9 @@ def fit_entries(
 ) -> tuple[list[VariableChange], list[Note]]:
     """The entries of one cell's fit calls; ``explained`` holds the ids of variables this
     report already tells about (their ids are added for those told here)."""
+    config_variables, config_notes = config_entries(cell.config, namespace, cell_source)
     if not cell.fits and not cell.inferred_classes and not cell.inference_runs:
-        return [], []
+        return config_variables, config_notes
     variables, notes = FitSymptoms(namespace, cell_source, explained).collect(cell)
     runs = [
         model_source.ModelRun(
@@ -751,4 +753,4 @@ def fit_entries(
     ]
     runs += [model_source.ModelRun(ref, method) for ref, method in cell.inference_runs]
     notes.extend(model_source.model_source_notes(runs, namespace, cell_source))
-    return variables, notes
+    return [*variables, *config_variables], [*notes, *config_notes]

@@ -46,6 +46,7 @@ from jupyterlab_tfcoach.monitor.stored_state import (
     stored,
 )
 from jupyterlab_tfcoach.monitor.tftypes import loaded_class
+from jupyterlab_tfcoach.monitor.training.fit_config import CellConfig, FitConfigWatcher
 
 TRAINER_MODULE = "keras.src.backend.tensorflow.trainer"
 TRAINER_CLASS = "TensorFlowTrainer"
@@ -102,6 +103,7 @@ class CellFits:
     # Every model evaluate/predict ran (weakly) and which of the two, at most a few:
     # ``model_source.py`` reads the user's classes among its layers.
     inference_runs: list[tuple[weakref.ReferenceType[Any], str]] = field(default_factory=list)
+    config: CellConfig | None = None  # what the calls were given (``fit_config.py``)
 
 
 def _shape(variable: Any) -> tuple[int, ...] | None:
@@ -269,6 +271,7 @@ class FitWatcher:
         self._cell = CellFits()
         self._lock = threading.Lock()
         self._depth = threading.local()
+        self.config = FitConfigWatcher()
 
     def install(self) -> bool:
         owner = loaded_class(TRAINER_MODULE, TRAINER_CLASS)
@@ -277,18 +280,22 @@ class FitWatcher:
         hooked = self._hooks.install(owner, "fit", self._fit_hook)
         self._hooks.install(owner, "evaluate", self._inference_hook)
         self._hooks.install(owner, "predict", self._inference_hook)
+        self.config.install()
         return hooked
 
     def uninstall(self) -> None:
         self._hooks.restore()
+        self.config.uninstall()
 
     def begin_cell(self) -> None:
         with self._lock:
             self._cell = CellFits()
+        self.config.begin_cell()
 
     def take(self) -> CellFits:
         with self._lock:
             cell, self._cell = self._cell, CellFits()
+        cell.config = self.config.take()
         return cell
 
     # ------------------------------------------------------------------ hooks
@@ -302,7 +309,9 @@ class FitWatcher:
                 before = watcher._before_fit(model)
             except Exception:
                 pass
+            given = watcher.config.before("fit", model, args, kwargs)
             history = original(model, *args, **kwargs)
+            watcher.config.after(given, model, args, kwargs, history)
             if before is not None:
                 try:
                     watcher._after_fit(model, before, history)
@@ -321,7 +330,10 @@ class FitWatcher:
                 watcher._record_inference(model, getattr(original, "__name__", ""))
             except Exception:
                 pass
-            return original(model, *args, **kwargs)
+            given = watcher.config.before(original.__name__, model, args, kwargs)
+            result = original(model, *args, **kwargs)
+            watcher.config.after(given, model, args, kwargs, result)
+            return result
 
         return inference_hook
 

@@ -17,16 +17,19 @@ from __future__ import annotations
 
 import itertools
 import operator
+import re
 import weakref
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from jupyterlab_tfcoach.monitor.names import name_bound_to
 from jupyterlab_tfcoach.monitor.report import Note, VariableChange, note, variable_change
 from jupyterlab_tfcoach.monitor.stored_state import (
     contained_values,
     instance_dict,
     keras_layers,
+    keras_sublayers,
     keras_variables,
     library_attribute,
     stored,
@@ -82,6 +85,30 @@ class HolderSnapshot:
     contents: tuple[Any, ...] | None = None
 
 
+def generated_layer_name(layer: Any) -> bool:
+    """Whether Keras made the layer's name up (``sequential_3``: its class in snake case
+    and a session counter the learner cannot know)."""
+    name = stored(layer, "name")
+    if type(name) is not str:
+        return False
+    cls = getattr(type(layer), "__name__", "") or ""
+    prefix = re.sub("([a-z])([A-Z])", r"\1_\2", re.sub("(.)([A-Z][a-z]+)", r"\1_\2", cls)).lower()
+    return name == prefix or re.fullmatch(re.escape(prefix) + r"_\d+", name) is not None
+
+
+def nested_flips(snapshot: HolderSnapshot, flipped: set[int]) -> set[int]:
+    """Ids of flipped layers inside another flipped layer of the same holder (only read
+    when flags changed)."""
+    holder = snapshot.ref()
+    if holder is None or len(flipped) < 2:
+        return set()
+    inside: set[int] = set()
+    for layer in keras_layers(holder, MAX_LAYERS_PER_MODEL)[1:]:
+        if id(layer) in flipped and id(layer) not in inside:
+            inside.update(id(sub) for sub in keras_layers(layer, MAX_LAYERS_PER_MODEL)[1:])
+    return inside & flipped
+
+
 def _module_contents(module: Any) -> tuple[Any, ...] | None:
     """What a tf.Module holds, as ids: its attribute values and the items of its lists,
     tuples and dicts (``m.ws[0] = ...`` changes no attribute). None when it holds more than
@@ -120,6 +147,7 @@ class VariableWatcher:
         self._has_baseline = False
         self._attributes_hooked = False
         self._hooked_holders: frozenset[int] | set[int] = frozenset()
+        self._namespace: Mapping[str, Any] = {}
         # Set by the monitor: the user's traced training steps that use given variables.
         self.stale_training_steps: Callable[[set[int]], list[str]] | None = None
 
@@ -149,6 +177,7 @@ class VariableWatcher:
         """
         self._attributes_hooked = attributes_hooked
         self._hooked_holders = hooked_holders
+        self._namespace = namespace
         changes: list[VariableChange] = []
         notes: list[Note] = []
         # Keys and value ids are listed by C code (no Python step per name); a cell
@@ -454,21 +483,29 @@ class VariableWatcher:
             # changed together with it is the correct way to freeze, nothing to say.
             return changes
         flags_changed = False
-        for path, (layer_id, old_flag) in before.trainable_flags.items():
-            new = after.trainable_flags.get(path)
-            if new is None or new[0] != layer_id or new[1] == old_flag:
-                continue
+        flipped = [
+            (path, layer_id, old_flag, new[1])
+            for path, (layer_id, old_flag) in before.trainable_flags.items()
+            if (new := after.trainable_flags.get(path)) is not None
+            and new[0] == layer_id
+            and new[1] != old_flag
+        ]
+        # `base.trainable = False` on a nested model flips its layers' flags too: one
+        # cause, told once, for the outermost layer that flipped.
+        inside = nested_flips(after, {layer_id for _, layer_id, _, _ in flipped})
+        for path, layer_id, old_flag, new_flag in flipped:
             flags_changed = True
-            if layer_id in reported_layers:
+            if layer_id in reported_layers or layer_id in inside:
                 continue
-            reported_layers.add(layer_id)
-            new_flag = new[1]
             stale_steps = [] if after.has_stale_train_step else self._stale_steps(after, layer_id)
             if not after.has_stale_train_step and not stale_steps:
                 # Nothing trained with the old setting is still around (no fit() yet, or
                 # compile() ran, or the training step was traced again): freezing or
-                # unfreezing this way is right, nothing to say.
+                # unfreezing this way is right, nothing to say. (Not marked as reported:
+                # a model holding this layer may still have a stale train step.)
                 continue
+            reported_layers.add(layer_id)
+            path = self._user_path(path, layer_id, after)
             changes.append(self._trainable_flag(path, old_flag, new_flag, after, stale_steps))
         if (
             before.trainable_count is not None
@@ -504,6 +541,31 @@ class VariableWatcher:
         return variable_change(
             path, "attribute_rebound", before, TENSOR, text, "rebinding-variables"
         )
+
+    def _user_path(self, path: str, layer_id: int, snapshot: HolderSnapshot) -> str:
+        """The learner's own name for a layer Keras named itself (``base`` for a nested
+        ``Sequential`` called ``sequential_3`` by a session counter), else ``path``."""
+        holder = snapshot.ref()
+        layer = (
+            next(
+                (
+                    item
+                    for item in keras_layers(holder, MAX_LAYERS_PER_MODEL)
+                    if id(item) == layer_id
+                ),
+                None,
+            )
+            if holder is not None
+            else None
+        )
+        # A name the learner may have written (`Scaled(name="scaled")`) stays; a counter
+        # suffix, or a whole model used as a layer (`sequential`), is Keras's own.
+        if layer is None or not generated_layer_name(layer):
+            return path
+        name = stored(layer, "name")
+        if not re.search(r"_\d+$", name) and not keras_sublayers(layer):
+            return path
+        return name_bound_to(layer_id, self._namespace) or path
 
     def _stale_steps(self, snapshot: HolderSnapshot, layer_id: int) -> list[str]:
         """Names of the user's traced training steps that still use the layer's variables."""
