@@ -55,6 +55,10 @@ MAX_ELEMENTS_PER_WEIGHT = 300_000
 MAX_ELEMENTS_COPIED = 1_000_000  # 4 MB of float32 per fit call, copied twice at most
 # Reading a variable is one eager op (~0.1 ms): past this budget the rest is not copied.
 COPY_BUDGET_S = 0.010
+# The first weights are copied whatever the clock says: the first read of a variable in a
+# fresh kernel alone can take ~6 ms, more on a loaded machine, and could spend the whole
+# budget before a learner's small model was compared (the report then said nothing).
+COPIED_BEFORE_THE_BUDGET = 8
 MAX_FITS_PER_CELL = 20
 MAX_HISTORY_KEYS = 50
 MAX_EPOCHS_KEPT = 1000
@@ -228,7 +232,7 @@ class _Snapshot:
                 or size is None
                 or size > MAX_ELEMENTS_PER_WEIGHT
                 or copied + size > MAX_ELEMENTS_COPIED
-                or time.perf_counter() > deadline
+                or (len(self.copies) >= COPIED_BEFORE_THE_BUDGET and time.perf_counter() > deadline)
             ):
                 self.unknown += 1
                 continue
