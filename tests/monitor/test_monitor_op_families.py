@@ -339,3 +339,24 @@ def test_features_and_labels_in_a_list_become_a_tuple(kernel: KernelSession) -> 
     runs_cleanly(kernel, cell.replace("tf.data.Dataset.from_tensor_slices([pixels, classes])", fix))
     # The look-alike: a list of arrays of one shape is a valid tensor (30 rows of 2 items).
     runs_cleanly(kernel, "rows = tf.data.Dataset.from_tensor_slices([pixels[:, 0], pixels[:, 1]])")
+
+
+def test_a_dataset_used_as_an_iterator_or_a_list(kernel: KernelSession) -> None:
+    # Python raises these in the learner's line; the message names tf.data's class.
+    made = "scores = tf.data.Dataset.range(10).batch(4)\n"
+    text = explained(
+        kernel,
+        made + "head = next(scores)",
+        "tf-data",
+        "`next(scores)` raised TypeError",
+        "iterable but neither an iterator nor a list",
+    )
+    fix = fix_of(text)
+    assert fix == "head = next(iter(scores))"
+    runs_cleanly(kernel, made + fix + "\nassert head.numpy().tolist() == [0, 1, 2, 3]")
+    text = explained(kernel, made + "tail = scores[2]", "tf-data", "`scores[2]` raised TypeError")
+    fix = fix_of(text)
+    assert fix == "tail = next(iter(scores.skip(2)))"
+    runs_cleanly(kernel, made + fix + "\nassert tail.numpy().tolist() == [8, 9]")
+    # The look-alike: a Python list of batches is indexed and walked as a list.
+    runs_cleanly(kernel, "listed = list(scores)\nsecond = listed[1]\nfirst = next(iter(listed))")

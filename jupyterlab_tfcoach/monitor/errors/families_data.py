@@ -358,3 +358,78 @@ CALL_ARGUMENTS = ErrorFamily(
     # Too many positional arguments fail at the call, before TensorFlow runs.
     without_library=True,
 )
+
+
+# ------------------------------------------------------------------ a dataset used as a list
+# ``next(ds)`` / ``ds[0]`` on a tf.data dataset: Python raises, naming the dataset's class
+# (``'_BatchDataset' object is not an iterator``), with no TensorFlow frame in between.
+_NOT_ITERATOR = re.compile(r"'(?P<cls>_?\w*Dataset\w*)' object is not (?P<what>an iterator)")
+_NOT_SUBSCRIPTABLE = re.compile(r"'(?P<cls>_?\w*Dataset\w*)' object is not (?P<what>subscriptable)")
+
+
+def _dataset_used_as(
+    line: FailingLine, what: str
+) -> tuple[ast.expr, ast.expr, ast.expr | None] | None:
+    """The ``next(ds)`` call or ``ds[i]`` subscript on the failing line: (the whole
+    expression, the dataset's expression, the index)."""
+    if line.statement is None:
+        return None
+    for node in ast.walk(line.statement):
+        if (
+            what == "an iterator"
+            and isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id == "next"
+            and len(node.args) == 1
+        ):
+            return node, node.args[0], None
+        if what == "subscriptable" and isinstance(node, ast.Subscript):
+            return node, node.value, node.slice
+    return None
+
+
+def _read_dataset_as_list(
+    error: Recognised, line: FailingLine, context: ErrorContext
+) -> Finding | None:
+    assert error.match is not None
+    found = _dataset_used_as(line, error.group("what"))
+    if found is None:
+        return None
+    whole, dataset, index = found
+    name = segment_of(line, dataset)
+    if not name:
+        return None
+    rule = (
+        f"A tf.data.Dataset is iterable but neither an iterator nor a list: "
+        f"`for batch in {name}:` walks it (a new pass each time), `iter({name})` gives an "
+        f"iterator to call next() on, and `{name}.take(n)` / `{name}.skip(n)` select elements"
+    )
+    replacement: str | None = f"next(iter({name}))"
+    if index is not None:
+        try:
+            position = ast.literal_eval(index)
+        except Exception:
+            position = None
+        replacement = (
+            f"next(iter({name}.skip({position})))"
+            if type(position) is int and position > 0
+            else f"next(iter({name}))"
+            if position == 0
+            else None
+        )
+    fix = None
+    if replacement is not None:
+        fixed = rewrite(line.frame, line.statement, whole, replacement)
+        fix = code(fixed) if fixed and "\n" not in fixed else None
+    return Finding(rule + ".", fix)
+
+
+DATASET_AS_LIST = ErrorFamily(
+    "a dataset used as an iterator or a list",
+    messages=(Message(_NOT_ITERATOR), Message(_NOT_SUBSCRIPTABLE)),
+    exception_type="TypeError",
+    read=_read_dataset_as_list,
+    section="tf-data",
+    # Python raises it in the user's line; the message names tf.data's class.
+    without_library=True,
+)
