@@ -360,3 +360,24 @@ def test_a_dataset_used_as_an_iterator_or_a_list(kernel: KernelSession) -> None:
     runs_cleanly(kernel, made + fix + "\nassert tail.numpy().tolist() == [8, 9]")
     # The look-alike: a Python list of batches is indexed and walked as a list.
     runs_cleanly(kernel, "listed = list(scores)\nsecond = listed[1]\nfirst = next(iter(listed))")
+
+
+def test_gradients_and_variables_given_as_two_lists(kernel: KernelSession) -> None:
+    # In a custom loop and in a train_step that fit runs: the same call, one pair list.
+    setup = (
+        "slope = tf.Variable(0.5)\nshift = tf.Variable(0.0)\nsgd = keras.optimizers.SGD(0.1)\n"
+        "with tf.GradientTape() as tape:\n"
+        "    misfit = tf.reduce_mean((slope * tf.range(4.0) + shift - 1.0) ** 2)\n"
+        "steps = tape.gradient(misfit, [slope, shift])\n"
+    )
+    text = explained(
+        kernel,
+        setup + "sgd.apply_gradients(steps, [slope, shift])",
+        "custom-train-step",
+        "not `steps` and `[slope, shift]` as two arguments",
+    )
+    fix = fix_of(text)
+    assert fix == "sgd.apply_gradients(zip(steps, [slope, shift]))"
+    runs_cleanly(kernel, setup + fix + "\nassert float(slope.numpy()) != 0.5")
+    # The look-alike: Keras 3's optimizer.apply takes the two lists.
+    runs_cleanly(kernel, setup + "sgd.apply(steps, [slope, shift])")

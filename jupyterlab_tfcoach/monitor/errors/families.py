@@ -85,6 +85,7 @@ FAMILIES: tuple[ErrorFamily, ...] = (
     families_data.UNEVEN_XY,
     families_data.RAGGED_LISTS,
     families_data.DATASET_AS_LIST,
+    families_keras.APPLY_PAIRS,
     families_keras.DISCONNECTED,
     families_data.UNEVEN_BATCH,
     families_data.LOOP_SHAPE,

@@ -548,3 +548,50 @@ DISCONNECTED = ErrorFamily(
     read=_read_disconnected,
     section="functional-api",
 )
+
+
+# ------------------------------------------------------------------ optimizer pairs
+# ``optimizer.apply_gradients(grads, variables)``: Keras 3 takes ONE iterable of
+# (gradient, variable) pairs; the variables land in its second parameter slot, which
+# ``apply_gradients`` does not have ("takes 2 positional arguments but 3 were given").
+_APPLY_PAIRS = re.compile(
+    r"apply_gradients\(\) takes 2 positional arguments but (?P<given>\d+) were given"
+)
+
+
+def _read_apply_pairs(
+    error: Recognised, line: FailingLine, context: ErrorContext
+) -> Finding | None:
+    call = line.call
+    if not (
+        isinstance(call, ast.Call)
+        and isinstance(call.func, ast.Attribute)
+        and call.func.attr == "apply_gradients"
+        and len(call.args) == 2
+        and not call.keywords
+    ):
+        return None
+    gradients, variables = (segment_of(line, argument) for argument in call.args)
+    if not gradients or not variables:
+        return None
+    rule = (
+        f"apply_gradients takes one list of (gradient, variable) pairs, not {code(gradients)} "
+        f"and {code(variables)} as two arguments: zip pairs them up (Keras 3's "
+        f"`optimizer.apply({gradients}, {variables})` takes the two lists)"
+    )
+    pairs = f"zip({gradients}, {variables})"
+    statement = line.statement if line.statement is not None else call
+    fixed = rewrite(line.frame, statement, call, f"{segment_of(line, call.func)}({pairs})")
+    fix = code(fixed) if fixed and "\n" not in fixed else None
+    return Finding(rule + ".", fix)
+
+
+APPLY_PAIRS = ErrorFamily(
+    "gradients and variables given to apply_gradients as two lists",
+    messages=(Message(_APPLY_PAIRS),),
+    exception_type="TypeError",
+    read=_read_apply_pairs,
+    section="custom-train-step",
+    # Python raises it at the call, before the optimizer's code runs.
+    without_library=True,
+)
