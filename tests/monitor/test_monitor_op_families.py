@@ -381,3 +381,25 @@ def test_gradients_and_variables_given_as_two_lists(kernel: KernelSession) -> No
     runs_cleanly(kernel, setup + fix + "\nassert float(slope.numpy()) != 0.5")
     # The look-alike: Keras 3's optimizer.apply takes the two lists.
     runs_cleanly(kernel, setup + "sgd.apply(steps, [slope, shift])")
+
+
+def test_an_input_shape_that_counts_the_examples(kernel: KernelSession) -> None:
+    # ``Input(shape=(40, 6))`` for data of shape (40, 6): the shape describes one example.
+    cell = (
+        "grid = np.zeros((40, 6), 'float32')\nmarks = np.zeros((40,), 'int64')\n"
+        "entry = keras.Input(shape=(40, 6))\n"
+        "scored = keras.Model(entry, keras.layers.Dense(2)(entry))\n"
+        "scored.compile(optimizer='sgd', loss='sparse_categorical_crossentropy')\n"
+        "scored.fit(grid, marks, epochs=1, verbose=0)"
+    )
+    text = explained(
+        kernel,
+        cell,
+        "batch-dimension",
+        "declares inputs of shape (None, 40, 6)",
+        "the data is (None, 6)",
+        "describes ONE example",
+    )
+    fix = fix_of(text)
+    assert fix == "keras.Input(shape=(6,))"
+    runs_cleanly(kernel, cell.replace("keras.Input(shape=(40, 6))", fix))

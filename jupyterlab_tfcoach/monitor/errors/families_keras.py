@@ -45,10 +45,51 @@ _LAYER_NDIM = re.compile(
     r" Full shape received: \((?P<given>[^)]*)\)"
 )
 
+# Keras 3's check of a model's declared inputs against the data, axis by axis.
+_LAYER_SHAPE = re.compile(
+    r"Input (?P<index>\d+)(?: with name '[^']*')? of layer ['\"](?P<layer>[^'\"]+)['\"] is "
+    r"incompatible with the layer: expected shape=\((?P<expected>[^)]*)\), "
+    r"found shape=\((?P<given>[^)]*)\)"
+)
+
+
+def _read_declared_rank(
+    error: Recognised, line: FailingLine, context: ErrorContext
+) -> Finding | None:
+    """``keras.Input(shape=(300, 8))`` for data of shape (300, 8): the declared shape
+    counted the examples (or left out an axis). ``shape`` excludes the batch axis, so the
+    fix is the data's shape without its first axis, when the Input is written in a running
+    cell that has not trained the model before the failing call."""
+    expected, given = shape_list(error.group("expected")), shape_list(error.group("given"))
+    if expected is None or given is None or len(expected) == len(given) or len(given) < 2:
+        return None
+    rule = (
+        f"The model declares inputs of shape {show_shape(expected)} (the batch axis first, "
+        f"then the Input's shape) but the data is {show_shape(given)}: "
+        f"{len(expected) - 1} axes per example against {len(given) - 1}. "
+        "`Input(shape=...)` describes ONE example, without the number of examples"
+    )
+    # No model name: a fit of the model in the cell does not rule the Input out (usually it
+    # is the failing call itself; the declared rank is what disagrees with the data).
+    declared = _input_call("", line, context)
+    if declared is None:
+        return Finding(rule + ".", None)
+    frame, input_call, shape_node = declared
+    per_example = ", ".join(str(size) for size in given[1:]) + ("," if len(given) == 2 else "")
+    fixed = rewrite(frame, input_call, shape_node, f"({per_example})")
+    whole = frame.segment(input_call)
+    if not fixed or not whole or "\n" in fixed:
+        return Finding(rule + ".", None)
+    return Finding(
+        rule + f", so {code(whole)} should declare the data's example shape.", code(fixed)
+    )
+
 
 def _read_layer_input(
     error: Recognised, line: FailingLine, context: ErrorContext
 ) -> Finding | None:
+    if error.matched(_LAYER_SHAPE):
+        return _read_declared_rank(error, line, context)
     if error.matched(_LAYER_AXIS):
         layer, value = error.group("layer"), error.group("value")
         given = error.group("given")
@@ -165,7 +206,7 @@ def _input_call(
 LAYER_INPUT = ErrorFamily(
     "a layer's expected input",
     # Those the missing-axis explainer (``shapes.py``) did not take.
-    messages=(Message(_LAYER_AXIS), Message(_LAYER_NDIM)),
+    messages=(Message(_LAYER_SHAPE), Message(_LAYER_AXIS), Message(_LAYER_NDIM)),
     read=_read_layer_input,
     section="batch-dimension",
 )
