@@ -49,10 +49,11 @@ from jupyterlab_tfcoach.monitor.stored_state import (
 from jupyterlab_tfcoach.monitor.training import model_source, user_code
 from jupyterlab_tfcoach.monitor.training.fit_config import config_entries
 from jupyterlab_tfcoach.monitor.training.fit_watch import CellFits, FitRun, WeightOutcome
+from jupyterlab_tfcoach.monitor.variables import zero_start
 
 FROZEN_SECTION = "trainable-weights"
 TRAIN_STEP_SECTION = "custom-train-step"
-ZEROS_SECTION = "zero-initialization"
+ZEROS_SECTION = zero_start.SECTION
 SOFTMAX_SECTION = "output-activation"
 TRAINING_FLAG_SECTION = "training-argument"
 MAX_LAYERS = 500
@@ -385,14 +386,8 @@ class FitSymptoms:
         )
 
     def _zero_started(self, run: FitRun, model: Any, naming: _Naming) -> None:
-        if not any(w.changed for w in run.weights):
-            return
-        stuck: list[WeightOutcome] = [
-            w
-            for w in run.weights
-            if not w.changed and w.started_zero and w.variable_id not in self.explained
-        ]
-        if not any(len(w.shape) >= 2 for w in stuck) or not self._once("zeros", run.model_id):
+        stuck = zero_start.stuck_at_zero(run.weights, lambda w: w.variable_id in self.explained)
+        if not stuck or not self._once("zeros", run.model_id):
             return
         references = [naming.weight(w) for w in stuck]
         names = [n for n in (naming.typed(r) for r in references) if n]
@@ -413,9 +408,8 @@ class FitSymptoms:
                 argument.text.replace("zeros", "glorot_uniform").replace("Zeros", "GlorotUniform")
             )
             cause = (
-                f"`{argument.text}` (in `{argument.call}(...)`) starts them at 0. With every "
-                f"kernel at zero the hidden units all output the same zeros and every kernel "
-                f"gradient is 0, so they never move"
+                f"`{argument.text}` (in `{argument.call}(...)`) starts them at 0. "
+                f"{zero_start.zero_symmetry('kernel', sentence=True)}"
             )
             fix = (
                 f"Zeros are fine for biases; start kernels at random values: `{fixed}`, or "
@@ -424,10 +418,7 @@ class FitSymptoms:
                 else "Zeros are fine for biases; start kernels at random values."
             )
         else:
-            cause = (
-                "a zeros initializer starts them at 0; with every kernel at zero the hidden "
-                "units all output the same zeros and every kernel gradient is 0"
-            )
+            cause = f"a zeros initializer starts them at 0; {zero_start.zero_symmetry('kernel')}"
             fix = 'Start kernels at random values (e.g. `kernel_initializer="glorot_uniform"`).'
         text = (
             f"{listed} started all zeros and did not change during fit while other weights "

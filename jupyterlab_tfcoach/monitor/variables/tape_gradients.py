@@ -211,7 +211,7 @@ class GradientWatcher:
             result = original(tape, target, sources, *args, **kwargs)
             try:
                 flat_sources = watcher._inspect(sources, result, tape)
-                watcher.symptoms.observe(target, flat_sources, sys._getframe(1))
+                watcher.symptoms.observe(target, flat_sources, sys._getframe(1), result)
             except Exception:
                 pass
             return result

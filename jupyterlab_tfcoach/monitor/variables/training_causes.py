@@ -485,3 +485,43 @@ def creating_methods(holder_class: type, attributes: set[str]) -> list[str]:
                         found.append(name)
                     break
     return found
+
+
+@dataclass
+class LoopCreation:
+    """``w = tf.Variable(...)`` written inside the loop that calls ``tape.gradient``."""
+
+    loop: str  # the loop's first line: "for step in range(100):"
+    statements: list[str]  # the creating statements, as written
+
+
+def loop_created(scope: Scope, names: list[str], line: int) -> LoopCreation | None:
+    """The statements binding ``names`` to a new ``tf.Variable`` inside the innermost loop
+    that holds both them and the ``tape.gradient`` call on ``line`` (the file's numbering)."""
+    own_line = line - scope.line_offset
+    wanted = set(names)
+    best: tuple[ast.For | ast.While, list[ast.Assign]] | None = None
+    for loop in ast.walk(scope.tree):
+        if not isinstance(loop, ast.For | ast.While):
+            continue
+        end = getattr(loop, "end_lineno", None) or loop.lineno
+        if not loop.lineno < own_line <= end:
+            continue
+        made = [
+            node
+            for body in loop.body
+            for node in ast.walk(body)
+            if isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+            and node.targets[0].id in wanted
+            and isinstance(node.value, ast.Call)
+            and _call_name(node.value) in ("Variable", "add_weight")
+        ]
+        if made and (best is None or loop.lineno > best[0].lineno):
+            best = (loop, made)
+    if best is None:
+        return None
+    loop, made = best
+    header = scope.source.split("\n")[loop.lineno - 1].strip()
+    return LoopCreation(header, [_segment(scope.source, node) for node in made[:MAX_FIXES]])

@@ -9,19 +9,26 @@ training loop pays a dict lookup and a counter per step after that:
    number of elements of the target;
 2. second call (the site is a loop): the same variable objects again? Then a copy of
    each one's value is kept (bytes; variables over ``MAX_ELEMENTS`` elements are left
-   out, at most ``MAX_TOTAL_ELEMENTS`` per cell). New variable objects instead: which
-   attributes of which tf.Module/Keras object (in the namespace or a calling
-   function's locals) hold them;
+   out, at most ``MAX_TOTAL_ELEMENTS`` per cell), and whether every gradient of this call
+   is exactly 0. New variable objects instead: which names, and which attributes of
+   which tf.Module/Keras object (in the namespace or a calling function's locals), hold
+   them;
 3. third call, only after new objects at the second: the same search again.
 
-After the cell (``notes``), three symptoms are told, each once per call site:
+After the cell (``notes``), these symptoms are told, each once per call site:
 
 - nothing trained: the site ran at least twice, and none of its variables changed;
-  the cause is named from the user's code (``training_causes``);
+  the cause is named from the user's code (``training_causes``, then a probability
+  loss given raw scores, ``probability_losses``); with no cause, the symptom itself and
+  what to check, when the code gives the gradients to an update;
 - a target with more than one element while the variables did change: the gradients
   are those of the sum of its elements;
-- variables recreated at every step: the same attribute of the same object held new
-  variables at the second and third calls.
+- some variables changed, and others that were all zeros never did, a matrix among
+  them (``zero_start``, the same test as ``fit``'s): start the matrices at random values;
+- some variables changed, and an object holding them keeps a parameter as a plain
+  tensor (``constant_parameters``);
+- variables recreated at every step: the same attribute of the same object, or the
+  same name, held new variables at the second and third calls.
 
 Only eager calls are looked at (inside a ``tf.function`` the values are symbolic).
 Nothing is held but weak references, ids, shapes and bytes of variable values.
@@ -38,6 +45,7 @@ from typing import Any
 
 from jupyterlab_tfcoach.monitor.report import Note, note
 from jupyterlab_tfcoach.monitor.stored_state import instance_dict, keras_layers, library_attribute
+from jupyterlab_tfcoach.monitor.variables import constant_parameters, probability_losses, zero_start
 from jupyterlab_tfcoach.monitor.variables import training_causes as causes
 from jupyterlab_tfcoach.monitor.variables.kinds import (
     HOLDER_KINDS,
@@ -55,6 +63,7 @@ MAX_HOLDER_CANDIDATES = 2000
 MAX_LAYERS = 200
 MAX_FRAMES = 8
 MAX_NAMED = 4
+MAX_NAMESPACE = 20_000
 
 NOTHING_TRAINED_SECTIONS = {
     "loop_rebind": "rebinding-variables",
@@ -63,22 +72,43 @@ NOTHING_TRAINED_SECTIONS = {
     "unused": "stopped-learning",
     "discarded": "stopped-learning",
 }
+SCORES_SECTION = probability_losses.SECTION
+NO_CAUSE_SECTION = "stopped-learning"
+RECREATED_SECTION = "variables"
 
 
 @dataclass
 class _Watched:
     ref: weakref.ReferenceType[Any]
     before: bytes | None = None
+    started_zero: bool = False  # ``before`` all zeros
+
+
+@dataclass
+class _Outcome:
+    """One watched variable after the cell (``zero_start.WeightOutcome``)."""
+
+    variable: Any
+    changed: bool
+    started_zero: bool
+    shape: tuple[int, ...]
 
 
 @dataclass
 class _Holding:
-    """An attribute that held one of a call's new variables."""
+    """An attribute that held one of a call's new variables, or a plain name
+    (``holder`` None: a name of the namespace or of a calling function's locals)."""
 
-    holder: weakref.ReferenceType[Any]
-    label: str  # how the user reaches the holder: "mlp"
+    holder: weakref.ReferenceType[Any] | None
+    label: str  # how the user reaches the holder: "mlp"; the name itself for a name
     class_name: str
     attribute: str
+
+    def key(self) -> tuple[Any, ...] | None:
+        if self.holder is None:
+            return ("name", self.label)
+        holder = self.holder()
+        return None if holder is None else (id(holder), self.attribute)
 
 
 @dataclass
@@ -92,6 +122,8 @@ class _Site:
     target_shape: tuple[int, ...] | None = None
     copied: bool = False
     fresh: list[list[_Holding]] = field(default_factory=list)
+    # Every gradient of the second call exactly zero (None: not read).
+    zero_gradients: bool | None = None
 
 
 def _executing_eagerly() -> bool:
@@ -129,6 +161,24 @@ def _elements(shape: tuple[int, ...]) -> int:
     return count
 
 
+def _all_zero_gradients(result: Any) -> bool | None:
+    """Whether every gradient in ``result`` (a tensor, or a list/tuple of them) is all
+    zeros; None when one is None, sparse, too big or unreadable."""
+    gradients = list(result) if type(result) in (list, tuple) else [result]
+    if not gradients or len(gradients) > MAX_SOURCES:
+        return None
+    for gradient in gradients:
+        shape = _shape_of(gradient) if gradient is not None else None
+        if shape is None or _elements(shape) > MAX_ELEMENTS:
+            return None
+        value = _value_bytes(gradient)
+        if value is None:
+            return None
+        if any(value):
+            return False
+    return True
+
+
 def _value_bytes(variable: Any) -> bytes | None:
     """A copy of a variable's value, read through the library's own ``numpy``."""
     read = library_attribute(variable, "numpy")
@@ -155,7 +205,9 @@ class TrainingSymptoms:
         self._copied_elements = 0
 
     # ------------------------------------------------------------ per step
-    def observe(self, target: Any, flat_sources: list[Any], frame: FrameType | None) -> None:
+    def observe(
+        self, target: Any, flat_sources: list[Any], frame: FrameType | None, result: Any = None
+    ) -> None:
         if frame is None:
             return
         code = frame.f_code
@@ -165,6 +217,8 @@ class TrainingSymptoms:
             site.calls += 1
             if site.calls == 2 or (site.calls == 3 and site.fresh):
                 self._again(site, flat_sources, frame)
+                if site.calls == 2 and site.copied:
+                    site.zero_gradients = _all_zero_gradients(result)
             return
         if len(self._sites) >= MAX_SITES or not _executing_eagerly():
             return
@@ -203,12 +257,14 @@ class TrainingSymptoms:
             if size > MAX_ELEMENTS or self._copied_elements + size > MAX_TOTAL_ELEMENTS:
                 continue
             watched.before = _value_bytes(variable)
+            watched.started_zero = watched.before is not None and not any(watched.before)
             self._copied_elements += size
         site.copied = True
 
-    def _holders_of(self, variable_ids: set[int], frame: FrameType) -> list[_Holding]:
-        """Attributes of tf.Module/Keras objects that hold these variables: objects in the
-        namespace, or in the locals of the functions between the call and the cell."""
+    def _holders_of(self, variable_ids: set[int], frame: FrameType | None) -> list[_Holding]:
+        """Names, and attributes of tf.Module/Keras objects, that hold these variables:
+        names of the namespace or of the locals of the functions between the call and the
+        cell, and objects found there."""
         candidates: list[tuple[str, Any]] = []
         scopes: list[Mapping[str, Any]] = []
         current: FrameType | None = frame
@@ -219,15 +275,20 @@ class TrainingSymptoms:
             current = current.f_back
         scopes.append(self.namespace())
         seen: set[int] = set()
+        found: list[_Holding] = []
+        named: set[str] = set()
         for scope in scopes:
             for name, value in list(scope.items())[:MAX_HOLDER_CANDIDATES]:
                 if type(name) is not str or name.startswith("_") or id(value) in seen:
+                    continue
+                if id(value) in variable_ids and name not in named:
+                    named.add(name)
+                    found.append(_Holding(None, name, "", name))
                     continue
                 kind = self.kind_of(value)
                 if kind in HOLDER_KINDS:
                     seen.add(id(value))
                     candidates.append((name, value))
-        found: list[_Holding] = []
         for name, holder in candidates:
             kind = self.kind_of(holder)
             objects = (
@@ -270,13 +331,14 @@ class TrainingSymptoms:
                 continue
             if site.fresh or not site.copied:
                 continue
-            compared, changed = _compare(site)
-            if not compared:
+            outcomes = _outcomes(site)
+            if not outcomes:
                 continue
-            if changed:
+            if any(outcome.changed for outcome in outcomes):
                 shaped = self._summed_loss_note(site, cell_source, where)
                 if shaped is not None:
                     found.append(shaped)
+                found.extend(self._partly_trained_notes(site, outcomes, where, name_of))
             elif not rebinding_reported and not gradient_notes_pending:
                 unchanged = self._nothing_trained_note(site, cell_source, where, name_of)
                 if unchanged is not None:
@@ -303,9 +365,8 @@ class TrainingSymptoms:
         at, scope, call = self._scope(site, cell_source, where)
         if scope is None or call is None:
             return None
-        cause = causes.nothing_trained_cause(scope, call, self.namespace())
-        if cause is None:
-            return None
+        namespace = self.namespace()
+        cause = causes.nothing_trained_cause(scope, call, namespace)
         named = [
             name
             for watched in site.variables.values()
@@ -321,6 +382,15 @@ class TrainingSymptoms:
             f"{variables} never changed, so every step computed the same loss."
         )
         gradients = ", ".join(f"`{r}`" for r in call.results)
+        if cause is None:
+            scores = probability_losses.scores_given_to_probability_loss(
+                scope, namespace, cell_source
+            )
+            if scores is not None:
+                return note(head + _scores_given_to_probability_loss(scores, site), SCORES_SECTION)
+            if not causes.applies_gradients(scope, call):
+                return None  # gradients kept for later, or for code we cannot read
+            return note(head + _no_cause_named(site, call), NO_CAUSE_SECTION)
         if cause.kind == "loop_rebind":
             loop_name, loop_iter = cause.names[0], cause.names[1]
             why = (
@@ -400,9 +470,11 @@ class TrainingSymptoms:
         cell_source: str,
         where: Callable[[str, int], tuple[str, bool]],
     ) -> Note:
-        at, _, call = self._scope(site, cell_source, where)
+        at, scope, call = self._scope(site, cell_source, where)
         tape = f"`{call.tape}.gradient`" if call is not None else "`tape.gradient`"
         first = recreated[0]
+        if first.holder is None:
+            return self._recreated_names_note(site, recreated, scope, tape, at)
         attributes = sorted({h.attribute for h in recreated})
         holder = first.holder()
         methods = causes.creating_methods(type(holder), set(attributes)) if holder else []
@@ -418,34 +490,223 @@ class TrainingSymptoms:
             f"variables once: in `__init__`, or in {method} only on the first call, "
             f"behind a guard (`self.built = False` in `__init__`, then `if not self.built:` "
             f"... `self.built = True`), as Keras layers do in `build()`.",
-            "variables",
+            RECREATED_SECTION,
         )
+
+    def _recreated_names_note(
+        self,
+        site: _Site,
+        recreated: list[_Holding],
+        scope: causes.Scope | None,
+        tape: str,
+        at: str,
+    ) -> Note:
+        names = [h.label for h in recreated if h.holder is None][:MAX_NAMED]
+        created = causes.loop_created(scope, names, site.line) if scope is not None else None
+        if created is not None:
+            # In the order the user wrote them, not the namespace's.
+            order = {s.split("=", 1)[0].strip(): i for i, s in enumerate(created.statements)}
+            names.sort(key=lambda name: order.get(name, len(order)))
+        listed = " and ".join(f"`{n}`" for n in names)
+        head = (
+            f"Variables recreated at every step: at each {tape} call ({at}) {listed} "
+            f"{'is a new variable object' if len(names) == 1 else 'are new variable objects'}"
+        )
+        if created is None:
+            return note(
+                f"{head}, so every step starts again from their initial values and each "
+                f"update is thrown away: the loss does not improve. Create the variables "
+                f"once, before the training loop, and only update them inside it.",
+                RECREATED_SECTION,
+            )
+        statements = ", ".join(f"`{s}`" for s in created.statements)
+        return note(
+            f"{head}: {statements} "
+            f"{'runs' if len(created.statements) == 1 else 'run'} inside "
+            f"`{created.loop}`, so every step starts again from the initial values and "
+            f"each update is thrown away: the loss does not improve. Create the variables "
+            f"once, before the loop: move {statements} above `{created.loop}`.",
+            RECREATED_SECTION,
+        )
+
+    def _partly_trained_notes(
+        self,
+        site: _Site,
+        outcomes: list[_Outcome],
+        where: Callable[[str, int], tuple[str, bool]],
+        name_of: Callable[[Any], str | None],
+    ) -> list[Note]:
+        """Some variables trained: those that started all zeros and never moved, and
+        plain-tensor parameters of the objects holding the ones that trained."""
+        found: list[Note] = []
+        try:
+            stuck = zero_start.stuck_at_zero(outcomes)
+            if stuck:
+                found.append(self._zero_started_note(site, stuck, outcomes, where, name_of))
+        except Exception:
+            pass
+        try:
+            found.extend(self._constant_parameter_notes(site, where))
+        except Exception:
+            pass
+        return found
+
+    def _zero_started_note(
+        self,
+        site: _Site,
+        stuck: list[_Outcome],
+        outcomes: list[_Outcome],
+        where: Callable[[str, int], tuple[str, bool]],
+        name_of: Callable[[Any], str | None],
+    ) -> Note:
+        at, _ = where(site.filename, site.line)
+        stuck_names = [name_of(o.variable) for o in stuck]
+        trained = [n for o in outcomes if o.changed and (n := name_of(o.variable))]
+        listed = ", ".join(f"`{n}`" for n in stuck_names[:MAX_NAMED] if n) or (
+            f"{len(stuck)} variables"
+        )
+        others = ", ".join(f"`{n}`" for n in trained[:MAX_NAMED]) or "the others"
+        fixes = [
+            _random_start(name, o)
+            for o, name in zip(stuck, stuck_names, strict=True)
+            if name and len(o.shape) >= 2
+        ]
+        fix = (
+            f"start the weight matrices at small random values: `{'; '.join(fixes)}`."
+            if fixes
+            else "start the weight matrices at small random values (tf.random.normal)."
+        )
+        return note(
+            f"Weights stuck at zero: {listed} started all zeros and never changed over "
+            f"{site.calls} steps ({at}) while {others} trained: "
+            f"{zero_start.zero_symmetry('weight matrix')}. Zeros are fine for biases; "
+            f"{fix}",
+            zero_start.SECTION,
+        )
+
+    def _constant_parameter_notes(
+        self,
+        site: _Site,
+        where: Callable[[str, int], tuple[str, bool]],
+    ) -> list[Note]:
+        # The objects holding the variables given to tape.gradient (some of them trained).
+        given = set(site.variables)
+        try:
+            bound = {id(value) for value in list(self.namespace().values())[:MAX_NAMESPACE]}
+        except Exception:
+            return []
+        if given <= bound:
+            return []  # every variable is a name of the notebook's own: no object to read
+        owners: dict[int, tuple[str, Any]] = {}
+        for holding in self._holders_of(given, None):
+            holder = holding.holder() if holding.holder is not None else None
+            if holder is not None and id(holder) not in owners:
+                owners[id(holder)] = (holding.label, holder)
+        if not owners:
+            return []
+        at, _ = where(site.filename, site.line)
+        notes: list[Note] = []
+        for found in constant_parameters.constant_parameters(list(owners.values()), self.kind_of)[
+            :MAX_NAMED
+        ]:
+            notes.append(
+                note(
+                    f"A parameter that never learns: `self.{found.attribute}` of "
+                    f"`{found.class_name}` is a plain tensor, not a variable: "
+                    f"`{found.statement}` (in `{found.class_name}.{found.method}`) stores a "
+                    f"constant, so it is not in {_trainable_variables_of(found.holder)} and "
+                    f"kept its initial value over {site.calls} steps "
+                    f"({at}) while the variables of `{found.holder}` trained. Make it a "
+                    f"variable: `{found.fix}`.",
+                    constant_parameters.SECTION,
+                )
+            )
+        return notes
+
+
+def _trainable_variables_of(holder: str) -> str:
+    """```lin.trainable_variables``` for a name; for a layer found inside a model
+    (``model.MyDense``: no attribute path to write), the model's."""
+    if holder.isidentifier():
+        return f"`{holder}.trainable_variables`"
+    return f"the trainable variables of `{holder.split('.')[0]}`"
+
+
+def _random_start(name: str, outcome: _Outcome) -> str:
+    """``W1 = tf.Variable(tf.random.normal((3, 16), stddev=0.1))`` in the variable's dtype."""
+    shape = "(" + ", ".join(str(s) for s in outcome.shape) + ")"
+    dtype = library_attribute(outcome.variable, "dtype")
+    dtype_name = dtype if type(dtype) is str else library_attribute(dtype, "name", "")
+    typed = f", dtype=tf.{dtype_name}" if dtype_name in ("float16", "float64") else ""
+    return f"{name} = tf.Variable(tf.random.normal({shape}, stddev=0.1{typed}))"
+
+
+def _scores_given_to_probability_loss(
+    found: probability_losses.ScoresGivenToProbabilityLoss, site: _Site
+) -> str:
+    expects = (
+        f"`{found.loss}` expects probabilities (from_logits=False)"
+        if found.loss_object
+        else f"`{found.loss}` without from_logits=True expects probabilities"
+    )
+    zero = (
+        ": every gradient was exactly 0 at the second step"
+        if site.zero_gradients
+        else ", and where it cuts, the gradient is exactly 0"
+    )
+    return (
+        f" {expects}, but it is given `{found.prediction}`, which is not one: "
+        f"{found.evidence}. The loss clips its input into [1e-7, 1 - 1e-7]{zero}. Tell the "
+        f"loss it gets raw scores: `{found.fix}`; or apply `{found.activation}` to "
+        f"`{found.prediction}` before the loss."
+    )
+
+
+def _no_cause_named(site: _Site, call: causes.GradientCall) -> str:
+    """What was seen, and what to check, when the code shows no cause."""
+    grads = call.results[0] if len(call.results) == 1 else f"[{', '.join(call.results)}]"
+    check = f"[float(tf.reduce_max(tf.abs(g))) for g in {grads}]"
+    if site.zero_gradients:
+        return (
+            " Every gradient was exactly 0 at the second step, so the update had nothing "
+            "to apply: the loss is flat in these variables where they start. Look for what "
+            "cuts the gradient between the variables and the loss: a clip (a probability "
+            "loss given raw scores), a rounding or an integer cast, or ReLUs fed weights "
+            f"that are all zero. Print the gradients' sizes to see them: `{check}`."
+        )
+    return (
+        " The gradients were given to an update, but it changed nothing: check that the "
+        "learning rate is not 0, that the gradients are not all 0 "
+        f"(`{check}`), and that the update gets the variables given to tape.gradient."
+    )
 
 
 def _recreated(site: _Site) -> list[_Holding]:
-    """Attributes of one object that held new variables at both later calls."""
+    """Attributes of one object, or names, that held new variables at both later calls."""
     if len(site.fresh) < 2:
         return []
-    second = {(id(h.holder()), h.attribute) for h in site.fresh[1] if h.holder() is not None}
-    return [
-        h
-        for h in site.fresh[0]
-        if h.holder() is not None and (id(h.holder()), h.attribute) in second
-    ]
+    second = {key for h in site.fresh[1] if (key := h.key()) is not None}
+    return [h for h in site.fresh[0] if (key := h.key()) is not None and key in second]
 
 
-def _compare(site: _Site) -> tuple[bool, bool]:
-    """(whether any value could be compared, whether any changed)."""
-    compared = changed = False
-    for watched in site.variables.values():
+def _outcomes(site: _Site) -> list[_Outcome]:
+    """The watched variables whose values could be compared: every one that started all
+    zeros (few), and the others only up to the first that changed (one change is enough
+    to know that training ran: a big model is not read in full after every cell)."""
+    found: list[_Outcome] = []
+    any_changed = False
+    ordered = sorted(site.variables.values(), key=lambda watched: not watched.started_zero)
+    for watched in ordered:
+        if any_changed and not watched.started_zero:
+            break
         variable = watched.ref()
         if variable is None or watched.before is None:
             continue
         after = _value_bytes(variable)
-        if after is None:
+        shape = _shape_of(variable)
+        if after is None or shape is None:
             continue
-        compared = True
-        if after != watched.before:
-            changed = True
-            break
-    return compared, changed
+        changed = after != watched.before
+        any_changed = any_changed or changed
+        found.append(_Outcome(variable, changed, watched.started_zero, shape))
+    return found
