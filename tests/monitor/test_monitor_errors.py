@@ -156,3 +156,21 @@ raise Sneaky()
 """
     report = checked_report(run(kernel, code, ok=False))
     assert report["error"] is None
+
+
+def test_numpy_fix_only_where_the_tensor_itself_works(kernel: KernelSession) -> None:
+    # ``peak.numpy() > 2.0``: the tensor itself compares (AutoGraph makes it a tf.cond), so
+    # the fix drops .numpy(); ``.max()`` on the array or ``np.mean`` of it would fail on the
+    # tensor too: no such fix is printed there, only the advice to keep TensorFlow ops.
+    compared = (
+        "@tf.function\ndef clipped(v):\n    peak = tf.reduce_max(v)\n"
+        "    if peak.numpy() > 2.0:\n        v = v / peak\n    return v\n\n"
+        "clipped(tf.constant([1.0, 4.0]))"
+    )
+    text = failing(kernel, compared)["error"]["explanation"]
+    assert "replace `if peak.numpy() > 2.0:` by `if peak > 2.0:`" in text
+    run(kernel, compared.replace("peak.numpy() > 2.0", "peak > 2.0"))
+    for body in ("    return v.numpy().max()", "    return np.mean(v.numpy())"):
+        code = f"@tf.function\ndef summary(v):\n{body}\n\nsummary(tf.constant([1.0, 4.0]))"
+        text = failing(kernel, code)["error"]["explanation"]
+        assert "Fix:" not in text and "Keep the computation in TensorFlow ops" in text, text

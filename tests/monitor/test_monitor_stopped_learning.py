@@ -188,3 +188,52 @@ step = sgd2.apply_gradients(zip(tape.gradient(loss, half), half))
     # A module too big to list every cell (over 2,000 items) is not walked at all.
     big = code.replace("small = Params(100)", "small = Params(3000)").replace(":50]", ":1500]")
     assert changes_of(run_quiet(kernel, big), "stopped_learning") == []
+
+
+SHARED_BASE = """trunk = keras.Sequential([keras.Input((3,)), keras.layers.Dense(4)], name="trunk")
+first = keras.Sequential([trunk, keras.layers.Dense(1)])
+first.compile(optimizer="sgd", loss="mse")
+first.fit(x, y, epochs=1, verbose=0)
+"""
+
+
+def test_a_new_model_on_a_frozen_shared_base_is_silent(kernel: KernelSession) -> None:
+    # Transfer learning: the base is frozen for a NEW model compiled in the same cell; the
+    # earlier model that shares it is not being trained any more: nothing to say about it.
+    run_quiet(kernel, SHARED_BASE)
+    report = run_quiet(
+        kernel,
+        "trunk.trainable = False\n"
+        "second = keras.Sequential([trunk, keras.layers.Dense(1)])\n"
+        'second.compile(optimizer="sgd", loss="mse")',
+    )
+    assert changes_of(report, "trainable_flag") == []
+    # Frozen with no new model compiled: the earlier model's stale train step is told.
+    run_quiet(kernel, SHARED_BASE)
+    [flag] = changes_of(run_quiet(kernel, "trunk.trainable = False"), "trainable_flag")
+    assert "`first.compile(...)` again" in flag["text"]
+
+
+def test_training_a_model_that_shares_layers_is_not_told_for_the_other(
+    kernel: KernelSession,
+) -> None:
+    # ``second`` is trained whole in a custom loop; ``first`` shares its trunk, and its own
+    # head simply is not trained here.
+    code = (
+        SHARED_BASE.replace("first.fit(x, y, epochs=1, verbose=0)\n", "")
+        + "second = keras.Sequential([trunk, keras.layers.Dense(1)])\n"
+        "adam = keras.optimizers.Adam(0.01)\n"
+        "with tf.GradientTape() as tape:\n"
+        "    loss = tf.reduce_mean((second(x) - y) ** 2)\n"
+        "grads = tape.gradient(loss, second.trainable_variables)\n"
+        "adam.apply_gradients(zip(grads, second.trainable_variables))\n"
+    )
+    report = run_quiet(kernel, code)
+    assert changes_of(report, "stopped_learning") == []
+    # Only the trunk's gradients applied: second's head is told (the bug this entry is for).
+    partial = code.replace(
+        "adam.apply_gradients(zip(grads, second.trainable_variables))",
+        "adam.apply_gradients(zip(grads[:2], second.trainable_variables[:2]))",
+    )
+    names = [entry["name"] for entry in changes_of(run_quiet(kernel, partial), "stopped_learning")]
+    assert any(name.startswith("second") for name in names), names

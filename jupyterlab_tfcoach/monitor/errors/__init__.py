@@ -200,6 +200,9 @@ def _without_numpy(context: ErrorContext) -> str | None:
         return None
     frame = frames[0]
     for part in frame.header():
+        parents = {
+            id(child): outer for outer in ast.walk(part) for child in ast.iter_child_nodes(outer)
+        }
         for node in ast.walk(part):
             if not (
                 isinstance(node, ast.Call)
@@ -208,6 +211,8 @@ def _without_numpy(context: ErrorContext) -> str | None:
                 and not node.args
             ):
                 continue
+            if _needs_an_array(parents.get(id(node)), node):
+                return None  # ``x.numpy().max()``, ``np.mean(x.numpy())``: a tensor fails too
             tensor = frame.segment(node.func.value)
             shown = frame.segment(part)
             if not tensor or not shown or "\n" in shown:
@@ -226,6 +231,24 @@ def _without_numpy(context: ErrorContext) -> str | None:
                 f"replace {code(shown)} by {code(fixed)}."
             )
     return None
+
+
+# Roots of the calls that take a tensor where the learner passed ``x.numpy()``.
+_TENSOR_CALL_ROOTS = frozenset({"tf", "tensorflow", "keras", "ops"})
+
+
+def _needs_an_array(parent: ast.AST | None, array: ast.Call) -> bool:
+    """Whether the value of ``x.numpy()`` is used where the tensor itself would fail too:
+    a method or attribute of the array (``.max()``, ``.tolist()``), or an argument of any
+    call but a TensorFlow/Keras one (``np.mean``, ``mean`` from numpy, ``float``)."""
+    if isinstance(parent, ast.Attribute):
+        return True
+    if isinstance(parent, ast.Call) and array is not parent.func:
+        root = parent.func
+        while isinstance(root, ast.Attribute):
+            root = root.value
+        return not (isinstance(root, ast.Name) and root.id in _TENSOR_CALL_ROOTS)
+    return False
 
 
 def _no_gradients(parsed: ParsedError, context: ErrorContext) -> Explanation | None:

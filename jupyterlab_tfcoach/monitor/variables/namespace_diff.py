@@ -304,6 +304,7 @@ class VariableWatcher:
         memos: dict[int, LayerMemo] = {}
         # A layer reachable from two names (the model and the layer itself) is reported once.
         reported_layers: set[int] = set()
+        compared: list[tuple[HolderSnapshot, HolderSnapshot, str]] = []
         for label, holder, kind in holders:
             previous = self._holders.get(id(holder))
             if previous is not None and previous.ref() is not holder:
@@ -313,8 +314,14 @@ class VariableWatcher:
             except Exception:
                 continue
             snapshots[id(holder)] = snapshot
+            if previous is None and stored(holder, "compiled") is True:
+                # A model new in this cell and compiled: a layer frozen for it is frozen
+                # the right way, whatever older models sharing that layer would do.
+                reported_layers.update(snapshot.layer_ids)
             if self._has_baseline and previous is not None and snapshot is not previous:
-                changes.extend(self._holder_changes(previous, snapshot, kind, reported_layers))
+                compared.append((previous, snapshot, kind))
+        for previous, snapshot, kind in compared:
+            changes.extend(self._holder_changes(previous, snapshot, kind, reported_layers))
         self._holders = snapshots
         self._layer_memos = memos
         return changes

@@ -219,7 +219,14 @@ class _CellEntries:
             )
 
     def add_never_applied(self, holders: list[tuple[str, Any, str]], trainable_count: Any) -> None:
-        """Trainable variables of a holder the optimizer trained that it never saw."""
+        """Trainable variables of a holder the optimizer trained that it never saw.
+
+        Not told for a holder that only shares layers with another model the optimizer
+        trained completely (every variable that got a gradient is that model's, it has none
+        the optimizer missed, and it has variables of its own beyond the holder's): an
+        earlier model built on the same base, whose own head is simply not trained in this
+        cell. A layer of the holder trained alone is no such model: it is part of it."""
+        trained_holders = []
         for holder_name, holder, kind in holders:
             count = trainable_count(holder) if trainable_count is not None else None
             if count is None or count > MAX_HOLDER_VARIABLES:
@@ -227,6 +234,16 @@ class _CellEntries:
             trained, untouched = _untouched_variables(holder, kind, self._cell, self._kind_of)
             if not trained:
                 continue
+            variables = trainable_variables_of(holder, kind, self._kind_of) or []
+            trained_holders.append((holder_name, untouched, {id(v) for v in variables}))
+        wholly_trained = [
+            ids
+            for _, untouched, ids in trained_holders
+            if not untouched and not self._cell.truncated and self._cell.with_gradient <= ids
+        ]
+        for holder_name, untouched, ids in trained_holders:
+            if any(other - ids for other in wholly_trained):
+                continue  # the optimizer trained another model that shares some layers
             for variable_id, variable in untouched:
                 if variable_id in self._explained or variable_id in self.reported:
                     continue
