@@ -117,6 +117,30 @@ firsts = [float(f[0]) for f, _ in wiggled]
     assert len(set(value_of(kernel, "firsts"))) > 1
 
 
+def test_numpy_randomness_with_a_named_size_gets_a_shape_list(kernel: KernelSession) -> None:
+    # ``size=width`` (an int): TensorFlow reads a bare number as a shape of the wrong rank,
+    # so the printed draw wraps it, ``[width]``; a tuple size stays as written.
+    cell = """width = 3
+def jolt(feats, marks):
+    shake = np.random.normal(0.0, 0.2, size=width).astype("float32")
+    return feats + shake, marks
+
+calm = tf.data.Dataset.from_tensor_slices((np.zeros((6, 3), "float32"), np.zeros(6, "float32")))
+jolted = calm.map(jolt)
+firsts = [float(f[0]) for f, _ in jolted]
+"""
+    text = notes_in(checked_report(run(kernel, cell)), "side-effects")[0]
+    fix = last_code(text)
+    assert fix == "shake = tf.random.normal([width], 0.0, 0.2)"
+    fixed = cell.replace('shake = np.random.normal(0.0, 0.2, size=width).astype("float32")', fix)
+    assert notes_in(checked_report(run(kernel, fixed)), "side-effects") == []
+    assert len(set(value_of(kernel, "firsts"))) > 1
+    shaped = cell.replace("width = 3", "width = (3,)")
+    assert last_code(notes_in(checked_report(run(kernel, shaped)), "side-effects")[0]) == (
+        "shake = tf.random.normal(width, 0.0, 0.2)"
+    )
+
+
 def test_python_random_and_print_in_dataset_functions(kernel: KernelSession) -> None:
     run(kernel, TABLE)
     cell = """def keep_some(feats, marks):

@@ -118,11 +118,38 @@ def _random_in_graph(scope: fx.Scope, effect: fx.Effect) -> str | None:
             and isinstance(node.func, ast.Attribute)
             and node.func.attr == wanted
         ):
-            return _tf_random_call(wanted, node, source)
+            return _tf_random_call(wanted, node, source, _globals_of(function))
     return None
 
 
-def _tf_random_call(name: str, call: ast.Call, source: str) -> str | None:
+def _globals_of(function: object) -> dict[str, object]:
+    """The function's globals, whose values' types ``_as_shape`` reads (nothing else)."""
+    namespace = getattr(function, "__globals__", None)
+    return namespace if type(namespace) is dict else {}
+
+
+def _as_shape(size: str, namespace: dict[str, object]) -> str:
+    """NumPy's ``size`` as a TensorFlow shape: an int (``3``, ``n_features``,
+    ``x.shape[0]``, ``2 * k``) becomes ``[size]``, since TensorFlow reads a bare number as a
+    shape of the wrong rank; a tuple or list, a ``.shape`` or ``tf.shape(...)`` stays."""
+    try:
+        node = ast.parse(size, mode="eval").body
+    except SyntaxError:
+        return size
+    if isinstance(node, (ast.Tuple, ast.List)):
+        return size
+    if isinstance(node, ast.Attribute) and node.attr == "shape":
+        return size
+    if isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "shape":
+        return size
+    if isinstance(node, ast.Name) and type(namespace.get(node.id)) in (tuple, list):
+        return size
+    return f"[{size}]"
+
+
+def _tf_random_call(
+    name: str, call: ast.Call, source: str, namespace: dict[str, object] | None = None
+) -> str | None:
     args = [ast.get_source_segment(source, a) or "" for a in call.args]
     keywords = {k.arg: ast.get_source_segment(source, k.value) or "" for k in call.keywords}
 
@@ -134,7 +161,7 @@ def _tf_random_call(name: str, call: ast.Call, source: str) -> str | None:
     def shape(size: str | None) -> str:
         if size is None:
             return "[]"  # NumPy without a size draws one number
-        return f"[{size}]" if size.replace("_", "").isdigit() else size
+        return _as_shape(size, namespace or {})
 
     if name == "normal":
         return (
