@@ -164,6 +164,11 @@ def test_item_assignment_on_a_tensor(kernel: KernelSession) -> None:
     fix = fix_of(error)
     assert fix == "g = tf.tensor_scatter_nd_update(g, [[0, 0]], [0.0])"
     runs_silently(kernel, cell.replace("g[0, 0] = 0.0", fix))
+    # A whole row of a 2-D tensor: the same rewrite would need the row's shape as its
+    # update (``[0.0]`` raises), so no fix is printed, only the rule.
+    row = failing(kernel, "board = tf.ones((2, 4))\nboard[0] = 0.0")
+    assert "Tensors are immutable" in row["explanation"]
+    assert "Fix:" not in row["explanation"]
 
 
 def test_gradients_of_a_module_without_variables(kernel: KernelSession) -> None:

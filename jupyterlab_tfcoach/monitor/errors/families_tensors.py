@@ -76,6 +76,12 @@ def _read_item_assignment(
     fix = None
     if target and value and index is not None:
         positions = _index_positions(index)
+        described = operand_of(statement.targets[0].value, line, context)  # type: ignore[union-attr]
+        rank = len(described.shape) if described is not None and described.shape else None
+        if positions is not None and rank != positions.count(",") + 1:
+            # ``grid[0] = 0.0`` on a 2-D tensor sets a whole row: the update must then be
+            # the row's shape, which the line does not give. One position per axis only.
+            positions = None
         if positions is not None:
             fixed = f"{target} = {tf}.tensor_scatter_nd_update({target}, [{positions}], [{value}])"
             fix = code(fixed)
