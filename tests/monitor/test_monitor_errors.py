@@ -174,3 +174,20 @@ def test_numpy_fix_only_where_the_tensor_itself_works(kernel: KernelSession) -> 
         code = f"@tf.function\ndef summary(v):\n{body}\n\nsummary(tf.constant([1.0, 4.0]))"
         text = failing(kernel, code)["error"]["explanation"]
         assert "Fix:" not in text and "Keep the computation in TensorFlow ops" in text, text
+
+
+def test_every_operand_of_the_cast_dtype_is_named(kernel: KernelSession) -> None:
+    # ``W`` and ``b`` are both float64: casting ``W`` alone moves the error to ``+ b``.
+    cell = (
+        "W = tf.Variable(tf.ones((3, 2), tf.float64))\n"
+        "b = tf.Variable(tf.zeros((2,), tf.float64))\n"
+        "x = tf.ones((4, 3))\n"
+        "y = x @ W + b"
+    )
+    text = failing(kernel, cell)["error"]["explanation"]
+    assert "`x @ tf.cast(W, tf.float32)`" in text
+    assert "`b` is float64 too" in text and "`dtype=float32`" in text
+    run(kernel, cell.replace("x @ W + b", "x @ tf.cast(W, tf.float32) + tf.cast(b, tf.float32)"))
+    # One float64 operand only: nothing more to name.
+    single = cell.replace("tf.zeros((2,), tf.float64)", "tf.zeros((2,))")
+    assert "too" not in failing(kernel, single)["error"]["explanation"]

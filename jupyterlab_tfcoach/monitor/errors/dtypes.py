@@ -225,13 +225,53 @@ def explain_dtype_mismatch(parsed: ParsedError, context: ErrorContext) -> tuple[
                 f"In {code(node_source)}, {code(operand_source or '')} ({where}) is "
                 f"{dtypes[index]} while {code(other_source or '')} is {dtypes[1 - index]}. "
                 f"{never}{_labels_hint(operand_source or '', dtypes[index])} Cast "
-                f"{code(operand_source or '')} to {target}: {code(fixed)}.",
+                f"{code(operand_source or '')} to {target}: {code(fixed)}."
+                + _same_dtype_elsewhere(frame, context, operand, dtypes[index], target),
                 "dtype-casting",
             )
     return (
         f"{detail} {never} Cast the {dtypes[index]} operand ({where}) to {target}: "
         f"{code(f'{tf}.cast(x, {tf}.{target})')} with x that operand.",
         "dtype-casting",
+    )
+
+
+def _same_dtype_elsewhere(
+    frame: CellFrame, context: ErrorContext, operand: ast.expr, dtype: str, target: str
+) -> str:
+    """Other values of the failing statement with the dtype being cast away (``b`` in
+    ``x @ W + b`` with ``W`` and ``b`` float64): casting one of them only moves the error
+    to the next operation, so they are named too."""
+    statement = frame.statement()
+    if statement is None:
+        return ""
+    operand_source = frame.segment(operand)
+    others: list[str] = []
+    for node in ast.walk(statement):
+        if not isinstance(node, (ast.Name, ast.Attribute)) or isinstance(node.ctx, ast.Store):
+            continue
+        source = frame.segment(node)
+        if not source or source == operand_source or source in others:
+            continue
+        found, value = context.resolve(node, frame)
+        kind = value_kind(value) if found else None
+        if kind not in ("tensor", "array", "variable", "keras_variable"):
+            continue  # a library class's own ``dtype`` is read below, nothing of the user's
+        try:
+            stored_dtype = value.dtype
+            name = stored_dtype if type(stored_dtype) is str else str(stored_dtype.name)
+        except Exception:
+            continue
+        if name == dtype:
+            others.append(source)
+    if not others:
+        return ""
+    listed = ", ".join(code(name) for name in others[:4])
+    verb = "is" if len(others) == 1 else "are"
+    return (
+        f" {listed} {verb} {dtype} too and meet{'s' if len(others) == 1 else ''} the result "
+        f"next: cast {'it' if len(others) == 1 else 'them'} the same way, or create these "
+        f"values as {target} once (e.g. `dtype={target}` where they are made)."
     )
 
 
