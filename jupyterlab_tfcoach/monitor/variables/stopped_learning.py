@@ -231,11 +231,11 @@ class _CellEntries:
             count = trainable_count(holder) if trainable_count is not None else None
             if count is None or count > MAX_HOLDER_VARIABLES:
                 continue  # not counted (too big) or unknown: walking it could take seconds
-            trained, untouched = _untouched_variables(holder, kind, self._cell, self._kind_of)
+            variables = trainable_variables_of(holder, kind, self._kind_of)
+            trained, untouched = _untouched_variables(variables, self._cell)
             if not trained:
                 continue
-            variables = trainable_variables_of(holder, kind, self._kind_of) or []
-            trained_holders.append((holder_name, untouched, {id(v) for v in variables}))
+            trained_holders.append((holder_name, untouched, {id(v) for v in variables or ()}))
         wholly_trained = [
             ids
             for _, untouched, ids in trained_holders
@@ -335,11 +335,10 @@ def _gradient_not_applied_entry(path: str, optimizer: str) -> VariableChange:
 
 
 def _untouched_variables(
-    holder: Any, kind: str, cell: CellTraining, kind_of: Any
+    variables: list[Any] | None, cell: CellTraining
 ) -> tuple[bool, list[tuple[int, Any]]]:
-    """Whether the optimizer trained some of ``holder``'s variables, and the ones it did not
-    see at all."""
-    variables = trainable_variables_of(holder, kind, kind_of)
+    """Whether the optimizer trained some of a holder's ``variables``, and the ones it did
+    not see at all."""
     if variables is None:
         return False, []
     seen = cell.with_gradient
