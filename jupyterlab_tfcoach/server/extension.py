@@ -7,6 +7,7 @@ jupyter_server config file, e.g. ``c.TfCoach.autoload = False``.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from jupyter_events.schema_registry import SchemaRegistryException
@@ -27,6 +28,8 @@ from jupyterlab_tfcoach.server.kernels import (
     HubSettings,
     ReportHub,
 )
+from jupyterlab_tfcoach.server.study_routes import SETTINGS_STUDY_STORE, study_handlers
+from jupyterlab_tfcoach.study import StudyStore, default_path
 
 MIN_HISTORY_BYTES = 1024 * 1024
 
@@ -79,6 +82,16 @@ class TfCoach(Configurable):
     bootstrap_timeout = Float(
         60.0,
         help="Seconds to wait for a kernel to answer the monitor bootstrap before giving up.",
+    ).tag(config=True)
+
+    study_db_path = Unicode(
+        None,
+        allow_none=True,
+        help=(
+            "The SQLite file of the learner's study progress (cards, reviews, game and quiz "
+            "scores). Default: <jupyter data dir>/tfcoach/study.sqlite3, per user. On "
+            "JupyterHub with shared home folders, each user's own path."
+        ),
     ).tag(config=True)
 
     @validate("course_base_url")
@@ -156,10 +169,19 @@ def load_server_extension(serverapp: Any) -> ReportHub:
     web_app = serverapp.web_app
     web_app.settings[SETTINGS_HUB] = hub
     web_app.settings[SETTINGS_COURSE_BASE_URL] = options.course_base_url
+    # Opened on the first study request (in a thread), not here: start-up does no file I/O.
+    web_app.settings[SETTINGS_STUDY_STORE] = study_store(options)
     web_app.add_handlers(".*$", handlers(web_app.settings["base_url"]))
+    web_app.add_handlers(".*$", study_handlers(web_app.settings["base_url"]))
     serverapp.log.info(
         "tfcoach: server extension loaded (autoload=%s, history_length=%d)",
         options.autoload,
         options.history_length,
     )
     return hub
+
+
+def study_store(options: TfCoach) -> StudyStore:
+    """The learner's study store, at ``c.TfCoach.study_db_path`` or the default path."""
+    path = Path(options.study_db_path) if options.study_db_path else default_path()
+    return StudyStore(path)
