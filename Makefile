@@ -12,7 +12,7 @@ export PATH := $(abspath $(VENV))/bin:$(PATH)
 # Keep TensorFlow quiet in kernels and test output.
 export TF_CPP_MIN_LOG_LEVEL ?= 2
 
-EXAMPLE_NOTEBOOK := module-01-tensors-variables-graphs.ipynb
+EXAMPLE_NOTEBOOK := module-01-tensors-dtypes-shapes.ipynb
 LABEXT_SOURCES := $(shell find labextension/src labextension/style labextension/schema -type f 2>/dev/null) \
 	package.json tsconfig.json
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)

@@ -125,10 +125,15 @@ def kernel(request: pytest.FixtureRequest) -> Iterator[KernelSession]:
 _Server = TypeVar("_Server", bound=LabServer)
 
 
+# The browser tests' own notebook, one cell per pitfall (the first edition's module-1 notebook).
+COACH_TOUR = Path(__file__).parent / "data" / "course" / "coach-tour.ipynb"
+
+
 def _serve_examples(server: _Server) -> Iterator[_Server]:
-    """Copy the course notebooks into ``server``'s root, start it, stop it afterwards."""
+    """Copy the course notebooks and the coach tour into ``server``'s root, start it, stop it
+    afterwards."""
     try:
-        for notebook in NOTEBOOKS_DIR.glob("*.ipynb"):
+        for notebook in [*NOTEBOOKS_DIR.glob("*.ipynb"), COACH_TOUR]:
             shutil.copy(notebook, server.notebook_dir / notebook.name)
         server.wait_until_up()
         yield server

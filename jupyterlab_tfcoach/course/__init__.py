@@ -9,6 +9,12 @@ panel names a section by its id alone.
 A module may have a runnable notebook in ``notebooks/`` named
 ``<module-id>-<short-name>.ipynb``: the same lessons as cells to run.
 
+Sections move between modules (the second edition split the first module in three and
+renumbered the architecture module from ``module-02`` to ``module-04``), but a section
+keeps its id. A link written before a move names the old module
+(``<base>/module-01#retracing``, ``module-01.md#side-effects``): ``Course.resolve`` finds
+the section by its id whatever module the link carries, so old links still land on it.
+
 This module imports only the standard library: the kernel monitor uses it.
 """
 
@@ -182,6 +188,21 @@ class Course:
             return self._sections_by_id[section_id]
         except KeyError:
             raise UnknownSectionError(section_id) from None
+
+    def resolve(self, link: str) -> Section | Module:
+        """Where a course link lands: ``[<anything>/]<module-id>[.md][#<section-id>]``.
+
+        The section id decides: a section is found by its id alone, whatever module id
+        the link carries, because sections keep their ids when they move to another
+        module (``<base>/module-01#retracing`` lands on ``retracing`` in ``module-02``).
+        A link without a section lands on its module. ``UnknownSectionError`` for an
+        unknown section id, ``UnknownModuleError`` for an unknown module without one.
+        """
+        path, _, section_id = link.partition("#")
+        if section_id:
+            return self.section(section_id)
+        module_id = path.rstrip("/").rsplit("/", 1)[-1].removesuffix(".md")
+        return self.module(module_id)
 
     def notebook_for(self, module_id: str) -> Path:
         """The module's notebook; ``NoNotebookError`` if it has none."""

@@ -87,7 +87,7 @@ _CARDS = (
         "`input_signature`.",
         "Use `None` for the batch dimension (`tf.TensorSpec([None, 28], tf.float32)`): a "
         "fixed leading size rejects every other batch size, including the last partial batch.",
-        "batch-dimension",
+        "input-signature",
     ),
     ApiCard(
         "GradientTape.gradient",

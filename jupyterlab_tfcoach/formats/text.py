@@ -1,10 +1,10 @@
 """Human-readable output: one compiler-style line per finding, then its course link.
 
     train.py:12:9: TFC001 `w` is a tf.Variable rebound to a tensor ...
-        course: Rebinding a variable to a tensor file:///.../module-01.md#rebinding-variables
+        course: Rebinding a variable to a tensor file:///.../module-03.md#rebinding-variables
         fix: Use `w.assign_sub(...)`
     train.py:30:5: TFC005 tf.function `step` is called with 2 different Python values ...
-        course: Retracing file:///.../module-01.md#retracing
+        course: Retracing file:///.../module-02.md#retracing
         also train.py:31:5: `n` = 2 here
 
     2 findings in 3 files

@@ -37,7 +37,7 @@ export interface ICourseHost {
   openNotebook(moduleId: string): Promise<void>;
 }
 
-/** A link inside the course: `#section-id`, `module-02.md#section-id` or `module-02`. */
+/** A link inside the course: `#section-id`, `module-04.md#section-id` or `module-04`. */
 const COURSE_LINK = /^(?:(?:\.\/)?(module-[a-z0-9-]+?)(?:\.md)?)?(?:#([A-Za-z0-9_-]+))?$/;
 
 /** How far below the top of the text a heading still counts as "at the top". */
@@ -307,21 +307,27 @@ export class CourseView extends Widget {
 
   private async _followLink(moduleId: string | undefined, section: string | undefined) {
     const place: CoursePlace = section ? { section } : 'start';
-    if (moduleId) {
-      this._follow(moduleId, place);
-      return;
-    }
-    if (!section || this._module?.sections.some(s => s.id === section)) {
+    if (section && this._module?.sections.some(s => s.id === section)) {
       this.goTo(place);
       return;
     }
-    // `#id` of a section in another module: section ids are unique in the course.
-    const modules = await this._modules().catch(() => [] as ICourseModuleEntry[]);
-    const owner = modules.find(m => m.sections.some(s => s.id === section));
-    if (owner) {
-      this._follow(owner.id, place);
-    } else {
+    if (section) {
+      // Section ids are unique in the course and stay with a section that moves to
+      // another module, so the section's owner decides, whatever module the link names
+      // (`module-01.md#side-effects` written before the split): as `Course.resolve` does.
+      const modules = await this._modules().catch(() => [] as ICourseModuleEntry[]);
+      const owner = modules.find(m => m.sections.some(s => s.id === section));
+      if (owner) {
+        this._follow(owner.id, place);
+        return;
+      }
+    }
+    if (moduleId) {
+      this._follow(moduleId, place);
+    } else if (section) {
       this.scrollToSection(section);
+    } else {
+      this.goTo(place);
     }
   }
 }
@@ -357,8 +363,15 @@ export class CourseOpener {
       window.open(url, '_blank', 'noopener,noreferrer');
       return;
     }
-    await this.openAt(course.module || 'module-01', {
-      section: course.section ?? '',
+    // A reference kept from before a section moved names its old module: the section's
+    // id decides where it opens (section ids stay stable, see `Course.resolve`).
+    const section = course.section ?? '';
+    const modules = section
+      ? await this.modules().catch(() => [] as ICourseModuleEntry[])
+      : [];
+    const owner = modules.find(m => m.sections.some(s => s.id === section));
+    await this.openAt(owner?.id || course.module || 'module-01', {
+      section,
       title: course.title ?? ''
     });
   }

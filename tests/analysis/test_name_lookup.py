@@ -32,7 +32,8 @@ CORPUS = sorted(
         ROOT / "data" / "vscode" / "train.ipynb",
         ROOT / "data" / "cli" / "pitfalls.py",
         ROOT / "data" / "cli" / "notebook.ipynb",
-        *(notebook_for(module) for module in ("module-01", "module-02")),
+        *(notebook_for(module) for module in ("module-01", "module-02", "module-03", "module-04")),
+        ROOT / "data" / "course" / "coach-tour.ipynb",
     ]
 )
 

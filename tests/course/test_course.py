@@ -27,9 +27,11 @@ ALL_SECTION_IDS = [section_id for ids in SECTION_IDS.values() for section_id in 
 
 
 def test_the_course_has_its_modules_and_sections() -> None:
-    assert set(SECTION_IDS) == {"module-01", "module-02"}
-    assert len(SECTION_IDS["module-01"]) >= 22
-    assert len(SECTION_IDS["module-02"]) >= 7
+    assert set(SECTION_IDS) == {"module-01", "module-02", "module-03", "module-04"}
+    assert len(SECTION_IDS["module-01"]) >= 8
+    assert len(SECTION_IDS["module-02"]) >= 11
+    assert len(SECTION_IDS["module-03"]) >= 18
+    assert len(SECTION_IDS["module-04"]) >= 7
     # The ids every front end links to, published in reports, SARIF and hover cards.
     for stable in ("rebinding-variables", "retracing", "tracing", "gradient-tape", "tape-watch"):
         assert stable in ALL_SECTION_IDS, stable
@@ -46,8 +48,10 @@ def test_every_section_resolves_in_its_module(section_id: str) -> None:
 
 def test_modules_have_the_expected_titles() -> None:
     course = get_course()
-    assert course.module("module-01").title == "Tensors, variables and computation graphs"
-    assert course.module("module-02").title == "TensorFlow's architecture and execution model"
+    assert course.module("module-01").title == "Tensors, dtypes and shapes"
+    assert course.module("module-02").title == "tf.function and tracing"
+    assert course.module("module-03").title == "Gradients, variables and training"
+    assert course.module("module-04").title == "TensorFlow's architecture and execution model"
 
 
 def test_section_ids_are_unique_and_every_anchor_starts_a_section() -> None:
@@ -92,24 +96,24 @@ def test_default_url_is_a_file_url_to_the_packaged_module() -> None:
     assert parsed.fragment == "retracing"
     path = Path(unquote(parsed.path))
     assert path.is_file()
-    assert path == (MODULES_DIR / "module-01.md").resolve()
+    assert path == (MODULES_DIR / "module-02.md").resolve()
     assert '<a id="retracing"></a>' in path.read_text(encoding="utf-8")
 
 
 @pytest.mark.parametrize("base_url", ["https://example.org/course", "https://example.org/course/"])
 def test_custom_base_url(base_url: str) -> None:
     assert (
-        get_course().url_for("tf-data", base_url) == "https://example.org/course/module-02#tf-data"
+        get_course().url_for("tf-data", base_url) == "https://example.org/course/module-04#tf-data"
     )
 
 
 def test_ref_has_the_contract_shape() -> None:
     ref = course_ref("gradient-tape", "http://localhost:8888/tfcoach/course")
     assert ref == {
-        "module": "module-01",
+        "module": "module-03",
         "section": "gradient-tape",
         "title": "GradientTape",
-        "url": "http://localhost:8888/tfcoach/course/module-01#gradient-tape",
+        "url": "http://localhost:8888/tfcoach/course/module-03#gradient-tape",
     }
     assert course_ref("tape-watch")["url"].startswith("file://")
 
@@ -130,7 +134,7 @@ def test_unknown_ids_raise() -> None:
 
 # Each module reads as a course: what you will be able to do, then the sections, then the
 # takeaways and review questions (answers collapsed in <details>).
-_REVIEW_MINIMUM = {"module-01": 6, "module-02": 4}
+_REVIEW_MINIMUM = {"module-01": 6, "module-02": 6, "module-03": 6, "module-04": 4}
 
 
 @pytest.mark.parametrize("module_id", sorted(_REVIEW_MINIMUM))

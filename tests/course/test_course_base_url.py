@@ -36,7 +36,7 @@ def test_every_source_accepts_an_http_course(url: str) -> None:
     parsed = parse_settings({"tfcoach": {"courseBaseUrl": url}}, is_known_code)
     assert parsed.settings.course_base_url == url and parsed.warnings == []
     assert TfCoach(course_base_url=url).course_base_url == url
-    assert course_ref("tracing", url)["url"] == f"{url.rstrip('/')}/module-01#tracing"
+    assert course_ref("tracing", url)["url"] == f"{url.rstrip('/')}/module-02#tracing"
 
 
 @pytest.mark.parametrize("url", BAD)

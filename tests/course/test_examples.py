@@ -1,4 +1,8 @@
-"""The module-1 course notebook: every code cell shows the report or finding it is there to show.
+"""The coach tour notebook: every code cell shows the report or finding it is there to show.
+
+The tour (``tests/data/course/coach-tour.ipynb``) was the first edition's module-1 notebook: one
+cell per pitfall of tensors, tracing and gradients. The second edition gave each module a
+notebook mirroring it in full; the tour stays as the fixture of this test and the browser tests.
 
 ``EXPECTED`` is the notebook's code cells in order, each with a fragment of its source (so a
 reordered or edited notebook fails loudly instead of checking the wrong cell) and what it must
@@ -20,11 +24,10 @@ import nbformat
 import pytest
 
 from jupyterlab_tfcoach.analysis import analyze_cells
-from jupyterlab_tfcoach.course import NOTEBOOKS_DIR
 from jupyterlab_tfcoach.server.kernels import BOOTSTRAP_EXPRESSION
-from tests.harness import Execution, KernelSession, checked_report
+from tests.harness import REPO_ROOT, Execution, KernelSession, checked_report
 
-NOTEBOOK = NOTEBOOKS_DIR / "module-01-tensors-variables-graphs.ipynb"
+NOTEBOOK = REPO_ROOT / "tests" / "data" / "course" / "coach-tour.ipynb"
 CELL_TIMEOUT = 180.0
 
 

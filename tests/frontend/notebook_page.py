@@ -8,7 +8,9 @@ from typing import Any, Protocol, TypeVar
 
 from tests.conftest import ConsoleLog
 
-NOTEBOOK = "module-01-tensors-variables-graphs.ipynb"
+# The coach tour (tests/data/course/coach-tour.ipynb): one cell per pitfall, copied into the
+# servers' root beside the course notebooks (tests/conftest.py).
+NOTEBOOK = "coach-tour.ipynb"
 
 # The notebook widget showing ``path`` (Lab and Notebook 7 keep documents in 'main').
 NOTEBOOK_PANEL_JS = """

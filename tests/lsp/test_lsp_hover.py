@@ -64,7 +64,7 @@ async def hover(client: LanguageClient, position: types.Position, uri: str | Non
     [
         ("T.Variable(1.0)", 3, "tf.Variable", "variables"),
         ("T.constant", 2, "tf.constant", "tensors-immutable"),
-        ("T.TensorSpec", 5, "tf.TensorSpec", "batch-dimension"),
+        ("T.TensorSpec", 5, "tf.TensorSpec", "input-signature"),
         ("Recorder(persistent", 0, "tf.GradientTape", "gradient-tape"),
         ("cast(x", 1, "tf.cast", "dtype-casting"),
         ('T.print("done")', 2, "tf.print", "side-effects"),

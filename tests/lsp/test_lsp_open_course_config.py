@@ -29,5 +29,5 @@ async def test_section_id_uses_the_pyproject_base_url(client: LanguageClient) ->
         types.ExecuteCommandParams(command="tfcoach.openCourse", arguments=["retracing"])
     )
     expected = course_ref("retracing", "https://course.example/tf")["url"]
-    assert expected == "https://course.example/tf/module-01#retracing"
+    assert expected == "https://course.example/tf/module-02#retracing"
     assert client.shown_documents[-1].uri == expected

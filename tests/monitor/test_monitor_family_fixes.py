@@ -48,7 +48,7 @@ def row_sums(block):
 row_sums(tf.ones((10, 3)))
 """
     error = failing(kernel, cell)
-    assert error["course"]["section"] == "batch-dimension"
+    assert error["course"]["section"] == "input-signature"
     fix = fix_of(error["explanation"])
     assert fix == "tf.TensorSpec([None, 3], tf.float32)"
     runs_cleanly(kernel, cell.replace("tf.TensorSpec([16, 3], tf.float32)", fix))

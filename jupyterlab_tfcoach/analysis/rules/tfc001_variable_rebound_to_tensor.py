@@ -89,7 +89,7 @@ broadcast. So the fix uses them only for a step that may have the variable's sha
 like the original expression.
 
 ## Course module
-Module 1, *Rebinding a variable to a tensor* (`rebinding-variables`).
+Module 3, *Rebinding a variable to a tensor* (`rebinding-variables`).
 """
 
 _ASSIGN_METHOD = {ast.Sub: "assign_sub", ast.Add: "assign_add"}

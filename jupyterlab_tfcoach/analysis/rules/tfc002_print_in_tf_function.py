@@ -103,7 +103,7 @@ class Scale(keras.layers.Layer):
 ```
 
 ## Course module
-Module 1, *Python side effects happen only while tracing* (`side-effects`).
+Module 2, *Python side effects happen only while tracing* (`side-effects`).
 """
 
 # Keyword arguments of ``print`` that ``tf.print`` accepts with the same meaning.

@@ -102,7 +102,7 @@ class Net(keras.Model):
 ```
 
 ## Course module
-Module 1, *Python side effects happen only while tracing* (`side-effects`).
+Module 2, *Python side effects happen only while tracing* (`side-effects`).
 """
 
 _MUTATING_METHODS = frozenset(

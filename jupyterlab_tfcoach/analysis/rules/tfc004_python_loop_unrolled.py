@@ -75,7 +75,7 @@ def total(x):
 ```
 
 ## Course module
-Module 1, *Python loops are unrolled* (`python-loops`).
+Module 2, *Python loops are unrolled* (`python-loops`).
 """
 
 # Integer arithmetic a loop count may be written with (``range(EPOCHS * STEPS)``).

@@ -75,7 +75,7 @@ for factor in tf.range(10.0):
 ```
 
 ## Course module
-Module 1, *Retracing* (`retracing`).
+Module 2, *Retracing* (`retracing`).
 """
 
 

@@ -70,7 +70,7 @@ When the sum of the two gradients is what you need, one call on a plain tape giv
 one gradient per variable, pass the variables at once: `tape.gradient(loss, variables)`.
 
 ## Course module
-Module 1, *GradientTape* (`gradient-tape`).
+Module 3, *GradientTape* (`gradient-tape`).
 """
 
 _GRADIENT_METHODS = frozenset({"gradient", "jacobian", "batch_jacobian"})

@@ -45,7 +45,7 @@ del tape   # release the recorded tensors
 ```
 
 ## Course module
-Module 1, *GradientTape* (`gradient-tape`).
+Module 3, *GradientTape* (`gradient-tape`).
 """
 
 

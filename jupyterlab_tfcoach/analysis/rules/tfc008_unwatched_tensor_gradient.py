@@ -45,7 +45,7 @@ dy_dx = tape.gradient(y, x)   # 6.0
 (or make `x` a `tf.Variable` if it is a parameter you train).
 
 ## Course module
-Module 1, *Watching tensors* (`tape-watch`).
+Module 3, *Watching tensors* (`tape-watch`).
 """
 
 

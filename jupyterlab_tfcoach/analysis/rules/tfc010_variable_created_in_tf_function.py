@@ -45,7 +45,7 @@ def step(x):
 ```
 
 ## Course module
-Module 1, *Variables in tf.function* (`variables-in-functions`).
+Module 3, *Variables in tf.function* (`variables-in-functions`).
 """
 
 

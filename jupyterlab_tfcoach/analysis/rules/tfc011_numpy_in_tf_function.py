@@ -89,7 +89,7 @@ class Standardize(keras.layers.Layer):
 ```
 
 ## Course module
-Module 1, *NumPy in graphs* (`numpy-in-graphs`).
+Module 2, *NumPy in graphs* (`numpy-in-graphs`).
 """
 
 

@@ -31,7 +31,7 @@ from jupyterlab_tfcoach.analysis.values import FUNCTION, PY_NUMBER
 CODE = "TFC012"
 NAME = "fixed-batch-in-signature"
 SEVERITY = Severity.HINT
-SECTION = "batch-dimension"
+SECTION = "input-signature"
 
 DOCS = """
 ## What it does
@@ -120,7 +120,7 @@ digits = tf.data.Dataset.from_tensor_slices(images).map(to_float).batch(64)
 ```
 
 ## Course module
-Module 1, *The leading batch dimension and None* (`batch-dimension`).
+Module 2, *Declaring the inputs: input_signature* (`input-signature`).
 """
 
 

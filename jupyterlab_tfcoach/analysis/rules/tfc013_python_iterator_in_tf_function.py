@@ -115,7 +115,7 @@ pitfall: Keras pulls each batch in Python and hands the traced train step tensor
 is back in a custom training loop that passes the generator itself to a `tf.function`.
 
 ## Course module
-Module 1, *Python iterators are read while tracing* (`python-iterators`).
+Module 2, *Python iterators are read while tracing* (`python-iterators`).
 """
 
 _COLLECTION_BUILTINS = frozenset({"range", "list", "tuple", "sorted", "set", "frozenset", "dict"})

@@ -119,7 +119,7 @@ print inside the step with `tf.print`. There is no automatic fix: replacing `pri
 `tf.print` in the eager loop still has to wait for the value.
 
 ## Course module
-Module 2, *Copies between host and device* (`host-device-copies`).
+Module 4, *Copies between host and device* (`host-device-copies`).
 """
 
 # Methods that only training calls: applying gradients, Keras' one-batch training.

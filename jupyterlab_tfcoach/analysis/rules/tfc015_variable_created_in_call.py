@@ -67,7 +67,7 @@ A weight whose shape depends on the input takes it from `build`'s `input_shape`
 (`shape=(input_shape[-1], units)`), not from the tensor `call()` gets.
 
 ## Course module
-Module 1, *Keras layers create their weights in build()* (`keras-weights-in-build`).
+Module 3, *Keras layers create their weights in build()* (`keras-weights-in-build`).
 """
 
 _CREATORS = frozenset({"tf.Variable", "tf.keras.Variable"})

@@ -544,7 +544,7 @@ SIGNATURE = ErrorFamily(
     "an argument a tf.function's input_signature rejects",
     messages=(Message(_SIGNATURE),),
     read=_read_signature,
-    section="batch-dimension",
+    section="input-signature",
 )
 
 

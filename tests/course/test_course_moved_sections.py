@@ -1,0 +1,190 @@
+"""Section ids outlive the modules they were written in (issue #28, the second edition).
+
+The first edition had two modules: ``module-01`` (tensors, variables, graphs) and
+``module-02`` (architecture). The second split the first in three (``module-01`` tensors,
+``module-02`` tf.function, ``module-03`` gradients and training) and renumbered the
+architecture module to ``module-04``. Rules, hover cards, the monitor, SARIF files,
+reports kept by the server and learners' bookmarks name sections by id, and links made
+before the split carry the old module id: every one of them must still land on its section.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from jupyterlab_tfcoach.course import (
+    Course,
+    Module,
+    UnknownModuleError,
+    UnknownSectionError,
+    get_course,
+)
+
+# Every section id of the first edition, with the module that held it then (copied from
+# module-01.md and module-02.md as they were before the split; never regenerate this list).
+FIRST_EDITION: dict[str, tuple[str, ...]] = {
+    "module-01": (
+        "tensors-immutable",
+        "variables",
+        "variable-references",
+        "parameters-are-variables",
+        "rebinding-variables",
+        "shape-dtype-device",
+        "batch-dimension",
+        "dtype-casting",
+        "broadcasting",
+        "joining-indexing",
+        "eager-vs-graph",
+        "autograph-conditions",
+        "tracing",
+        "side-effects",
+        "frozen-python-values",
+        "python-iterators",
+        "escaped-tensors",
+        "python-loops",
+        "retracing",
+        "variables-in-functions",
+        "keras-weights-in-build",
+        "numpy-in-graphs",
+        "gradient-tape",
+        "tape-watch",
+        "trainable-weights",
+        "stopped-learning",
+        "zero-initialization",
+        "custom-train-step",
+        "output-activation",
+        "from-logits",
+        "labels-and-loss",
+        "functional-api",
+        "training-argument",
+        "callback-mode",
+        "preprocessing-adapt",
+        "clone-model",
+    ),
+    "module-02": (
+        "ops-and-graphs",
+        "staging",
+        "devices-placement",
+        "host-device-copies",
+        "mixed-precision",
+        "tf-data",
+        "tf-data-order",
+        "reproducibility",
+    ),
+}
+OLD_LINKS = [
+    (module_id, section_id)
+    for module_id, section_ids in FIRST_EDITION.items()
+    for section_id in section_ids
+]
+
+
+@pytest.mark.parametrize(("old_module", "section_id"), OLD_LINKS, ids=[s for _, s in OLD_LINKS])
+def test_every_first_edition_section_still_resolves(old_module: str, section_id: str) -> None:
+    course = get_course()
+    section = course.section(section_id)
+    assert section.id == section_id
+    # A link of the first edition, in each form a front end wrote it, lands on the section.
+    for link in (
+        f"https://course.example.org/tfcoach/{old_module}#{section_id}",
+        f"{old_module}.md#{section_id}",
+        f"#{section_id}",
+    ):
+        assert course.resolve(link) == section, link
+    # And a link made now names the module that holds it today.
+    ref = course.ref(section_id, "https://course.example.org/tfcoach")
+    assert ref["url"] == f"https://course.example.org/tfcoach/{section.module_id}#{section_id}"
+
+
+def test_the_split_put_the_sections_where_a_learner_needs_them() -> None:
+    course = get_course()
+    assert [module.id for module in course.modules] == [
+        "module-01",
+        "module-02",
+        "module-03",
+        "module-04",
+    ]
+    where = {section.id: section.module_id for section in course.sections}
+    assert where["tensors-immutable"] == where["batch-dimension"] == "module-01"
+    assert where["tracing"] == where["retracing"] == where["input-signature"] == "module-02"
+    assert where["gradient-tape"] == where["rebinding-variables"] == "module-03"
+    assert where["tf-data"] == where["host-device-copies"] == "module-04"
+    # Taught before used: tracing before AutoGraph, the tape before the rebinding examples.
+    order = [section.id for section in course.sections]
+    assert order.index("tracing") < order.index("autograph-conditions")
+    assert order.index("gradient-tape") < order.index("rebinding-variables")
+
+
+def test_a_link_without_a_section_lands_on_its_module() -> None:
+    course = get_course()
+    for link in ("module-04", "module-04.md", "https://course.example.org/tfcoach/module-04/"):
+        landed = course.resolve(link)
+        assert isinstance(landed, Module) and landed.id == "module-04", link
+
+
+def test_unknown_links_raise() -> None:
+    course = get_course()
+    with pytest.raises(UnknownSectionError):
+        course.resolve("module-01#no-such-section")
+    with pytest.raises(UnknownModuleError):
+        course.resolve("https://course.example.org/tfcoach/module-99")
+
+
+def test_resolution_follows_a_section_into_any_module(tmp_path: Path) -> None:
+    """Not a list of moves: any section found in another module than the link names."""
+    for module_id, section_id in (("module-a", "first"), ("module-b", "moved")):
+        (tmp_path / f"{module_id}.md").write_text(
+            f'# {module_id}\n\n<a id="{section_id}"></a>\n## {section_id}\n\nText.\n',
+            encoding="utf-8",
+        )
+    course = Course.load(tmp_path)
+    moved = course.resolve("https://example.org/c/module-a#moved")
+    assert moved == course.section("moved") and moved.module_id == "module-b"
+
+
+_FENCE = re.compile(r"^```python\n(.*?)^```\n", re.S | re.M)
+_DETAILS = re.compile(r"<details><summary>.*?</details>\n", re.S)
+
+
+@pytest.mark.parametrize("module_id", ["module-01", "module-02", "module-03"])
+def test_the_split_modules_notebooks_mirror_them_in_full(module_id: str) -> None:
+    """Every example, fix and exercise of the module is a code cell of its notebook, in the
+    module's order, tagged ``raises-exception`` exactly when it says ``# raises:``; every
+    section heading and every folded solution and review answer is there too."""
+    module = get_course().module(module_id)
+    assert module.notebook is not None
+    text = _DETAILS.sub("", module.markdown)
+    blocks = [match.group(1).rstrip("\n") for match in _FENCE.finditer(text)]
+    notebook = nbformat.read(module.notebook, as_version=nbformat.NO_CONVERT)
+    code = [cell for cell in notebook.cells if cell.cell_type == "code"]
+    assert [cell.source for cell in code] == blocks
+    for cell in code:
+        tagged = "raises-exception" in cell.metadata.get("tags", [])
+        assert tagged == cell.source.startswith("# raises: "), cell.source.splitlines()[0]
+    markdown = "\n".join(cell.source for cell in notebook.cells if cell.cell_type == "markdown")
+    for section in module.sections:
+        assert f'<a id="{section.id}"></a>\n## {section.title}\n' in markdown, section.id
+    for folded in _DETAILS.findall(module.markdown):
+        assert folded.strip() in markdown
+
+
+_COURSE_LINK = re.compile(r"\]\(((?:module-[0-9]+(?:\.md)?)?#[a-z0-9-]+)\)")
+
+
+def test_every_link_between_sections_lands_on_a_section() -> None:
+    """Links in the modules (``[...](module-01.md#side-effects)``, ``[...](#tracing)``), also
+    those written before a section moved, land on the section they name."""
+    course = get_course()
+    links = [
+        (module.id, link)
+        for module in course.modules
+        for link in _COURSE_LINK.findall(module.markdown)
+    ]
+    assert len(links) >= 3
+    for module_id, link in links:
+        landed = course.resolve(link)
+        assert landed.id == link.split("#", 1)[1], (module_id, link)
