@@ -5,7 +5,8 @@ a 50-layer Keras model (fitted once, so its train step exists). Runs 200 cells
 that change nothing, 200 cells that each retrace one function and 200 cells that
 each train the 50-layer model one step in a custom loop (tape.gradient +
 apply_gradients: the optimizer hook, the gradient hook and the namespace diff
-all have work), 200 cells with a loss expression the eager broadcast scan reads and 50
+all have work), 200 cells with a loss expression the eager broadcast scan reads, 200 cells
+with a reshape the reshape check reads (``symptoms/reshape_transpose.py``) and 50
 cells that each ``fit`` a learner-sized model (4 -> 32 -> 16 -> 1) for one epoch (the fit
 hook copies and compares its weights), 50 cells that fit and predict a model of the user's
 own classes (``training/model_source.py`` reads them), first with the monitor loaded and
@@ -180,6 +181,9 @@ tight_us = (time.thread_time() - _started) * 1e6 / {TIGHT_STEPS}
 
 # A cell whose element-wise expression the eager broadcast scan reads (symptoms/broadcast.py).
 EXPRESSION_CELL = "cost = tf.reduce_mean(tf.square(x_batch - y_batch))"
+# A reshape to the input's own sizes in another order: the reshape check
+# (symptoms/reshape_transpose.py) reads both shapes and writes its note every cell.
+RESHAPE_CELL = "x_swapped = tf.reshape(x_batch, (8, 16))"
 FIT_CELL = "learner_log = learner.fit(learner_x, learner_y, epochs=1, verbose=0)"
 FIT_CELLS = 50
 # fit and predict on a model of the user's own classes (a layer, a train_step, a metrics
@@ -194,6 +198,7 @@ KINDS = (
     "one retrace",
     "trained",
     "loss expression",
+    "reshape statement",
     "fitted",
     "fitted, own classes",
     "training loop",
@@ -252,6 +257,8 @@ def scenario_cells(kind: str, count: int, shape_offset: int) -> list[str]:
         return [TRAIN_CELL] * count
     if kind == "loss expression":
         return [EXPRESSION_CELL] * count
+    if kind == "reshape statement":
+        return [RESHAPE_CELL] * count
     if kind == "fitted":
         return [FIT_CELL] * min(count, FIT_CELLS)
     if kind == "fitted, own classes":
@@ -503,7 +510,7 @@ def main() -> None:
         f"broadcast scan (once per trace): {graphs} graphs, {ops} ops, "
         f"largest graph {slowest:.3f} ms"
     )
-    for kind in ("unchanged", "one retrace", "loss expression"):
+    for kind in ("unchanged", "one retrace", "loss expression", "reshape statement"):
         monitor = results[(kind, True)][1]
         met = statistics.median(monitor) <= 1.0 and percentile(monitor, 0.95) <= 5.0
         print(f"targets (median <= 1 ms, p95 <= 5 ms), {kind}: {'met' if met else 'NOT met'}")

@@ -20,6 +20,7 @@ from jupyterlab_tfcoach.monitor.locations import CellLocator
 from jupyterlab_tfcoach.monitor.report import ErrorEntry, Note, Report, TraceEntry, VariableChange
 from jupyterlab_tfcoach.monitor.symptoms.broadcast import BroadcastFinder
 from jupyterlab_tfcoach.monitor.symptoms.datasets import DatasetWatcher
+from jupyterlab_tfcoach.monitor.symptoms.reshape_transpose import ReshapeChecker
 from jupyterlab_tfcoach.monitor.tftypes import TfTypes, tensorflow_module
 from jupyterlab_tfcoach.monitor.traces.registry import TraceRegistry
 from jupyterlab_tfcoach.monitor.training.fit_symptoms import fit_entries
@@ -81,6 +82,7 @@ class Monitor:
         self.learning: LearningWatcher | None = None
         self.broadcasts: BroadcastFinder | None = None
         self.datasets: DatasetWatcher | None = None
+        self.reshapes = ReshapeChecker()
         self._learning_hooked = False
         self.fits: FitWatcher | None = None
         self._fits_hooked = False
@@ -340,6 +342,11 @@ class Monitor:
                 if cell_completed:
                     self.broadcasts.scan_cell(self._cell_source, self._namespace())
                 notes.extend(self.broadcasts.take_notes())
+        except Exception:
+            pass
+        try:
+            if cell_completed:
+                notes.extend(self.reshapes.notes(self._cell_source, self._namespace()))
         except Exception:
             pass
         try:

@@ -170,3 +170,43 @@ spread_of(wanted)
 with_bias(readings)
 """
     assert broadcast_notes(checked_report(run(kernel, traced))) == []
+
+
+def test_numpy_operands_keep_numpy_in_both_fixes(kernel: KernelSession) -> None:
+    """A metric computed in NumPy: the fixes index the arrays (``[:, 0]``, ``[:, None]``)
+    and the result stays a NumPy number, as the user's line computed; ``tf.squeeze``
+    would have made it a tensor."""
+    run(kernel, "votes = np.linspace(-1.0, 1.0, 36).reshape(36, 1)\ntruth = np.ones(36)\n")
+    cell = """flagged = votes > 0.0
+agreement = np.mean(flagged == truth)
+"""
+    notes = broadcast_notes(checked_report(run(kernel, cell)))
+    assert len(notes) == 1, notes
+    assert "a (36, 1) bool NumPy array" in notes[0], notes[0]
+    squeezed, widened = fixes_of(notes[0])
+    assert squeezed == "flagged[:, 0] == truth"
+    assert widened == "flagged == truth[:, None]"
+    for fix in (squeezed, widened):
+        report = checked_report(run(kernel, cell.replace("flagged == truth", fix)))
+        assert broadcast_notes(report) == [], fix
+        kind = run(kernel, "print(type(agreement).__module__, float(agreement))").stdout
+        assert kind.split() == ["numpy", "0.5"], (fix, kind)
+
+
+def test_a_numpy_column_against_a_tensor_is_indexed_not_squeezed(kernel: KernelSession) -> None:
+    """The (N, 1) operand is the NumPy one: it is indexed in NumPy; the tensor stays a
+    tensor and so does the result."""
+    run(kernel, "levels = np.arange(20, dtype='float32').reshape(20, 1)\n")
+    cell = """ramp = tf.range(20, dtype=tf.float32)
+drift = tf.reduce_mean(tf.abs(levels - ramp))
+"""
+    notes = broadcast_notes(checked_report(run(kernel, cell)))
+    assert len(notes) == 1, notes
+    squeezed, widened = fixes_of(notes[0])
+    assert squeezed == "levels[:, 0] - ramp"
+    assert widened == "levels - ramp[:, None]"
+    for fix in (squeezed, widened):
+        report = checked_report(run(kernel, cell.replace("levels - ramp", fix)))
+        assert broadcast_notes(report) == [], fix
+        shown = run(kernel, "print(type(drift).__name__, float(drift))").stdout.split()
+        assert shown == ["EagerTensor", "0.0"], (fix, shown)

@@ -422,6 +422,12 @@ def code(text: str) -> str:
     return f"`{text}`"
 
 
+def one_line_code(fixed: str | None) -> str | None:
+    """A rewritten statement as inline code, or None when there is none or it spans lines
+    (a multi-line statement cannot be shown as one backtick span)."""
+    return code(fixed) if fixed and "\n" not in fixed else None
+
+
 @dataclass(frozen=True)
 class IndexOrigin:
     """``one = xs[0]``: a name bound to one item of an array, which drops its first axis."""

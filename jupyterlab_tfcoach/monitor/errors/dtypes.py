@@ -19,6 +19,7 @@ from jupyterlab_tfcoach.monitor.errors.context import (
     rewrite,
     value_kind,
 )
+from jupyterlab_tfcoach.monitor.errors.loop_accumulators import accumulator_start
 
 _EAGER_DTYPE = re.compile(
     r"cannot compute (?P<op>\w+) as input #(?P<index>\d+)\(zero-based\) was expected to be "
@@ -199,6 +200,10 @@ def explain_dtype_mismatch(parsed: ParsedError, context: ErrorContext) -> tuple[
         )
     index, target = plan
     tf = context.module_alias("tensorflow", "tf")
+    if _is_int(dtypes[index]) and _is_float(target):
+        started = _integer_accumulator(context, op, index, dtypes, tf)
+        if started is not None:
+            return started, "python-loops"
     side = "left" if index == 0 else "right"
     symbol = _OPS[op][1] if op in _OPS else ""
     where = f"the {side} side of `{symbol}`" if symbol else f"input #{index}"
@@ -233,6 +238,53 @@ def explain_dtype_mismatch(parsed: ParsedError, context: ErrorContext) -> tuple[
         f"{detail} {never} Cast the {dtypes[index]} operand ({where}) to {target}: "
         f"{code(f'{tf}.cast(x, {tf}.{target})')} with x that operand.",
         "dtype-casting",
+    )
+
+
+def _accumulated_name(statement: ast.stmt | None, op: str, index: int) -> str | None:
+    """The name a loop statement accumulates into with the integer operand of ``op``:
+    ``total += v`` (the target is the op's left input), ``total = total + v`` or
+    ``best = tf.maximum(best, v)`` (the target read in its own new value)."""
+    if isinstance(statement, ast.AugAssign) and isinstance(statement.target, ast.Name):
+        operator = _OPS.get(op, (None,))[0]
+        if index == 0 and operator is not None and isinstance(statement.op, operator):
+            return statement.target.id
+        return None
+    if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
+        target = statement.targets[0]
+        if isinstance(target, ast.Name) and any(
+            isinstance(node, ast.Name) and node.id == target.id
+            for node in ast.walk(statement.value)
+        ):
+            return target.id
+    return None
+
+
+def _integer_accumulator(
+    context: ErrorContext, op: str, index: int, dtypes: tuple[str, str], tf: str
+) -> str | None:
+    """The failing statement adds floats to a loop variable that starts as an integer
+    (``total = 0`` before the loop): the fix starts it as a float. A cast inside the loop
+    would change the variable's dtype between iterations, which a graph loop refuses."""
+    frames = [frame for frame in context.frames() if frame.statement() is not None]
+    if not frames:
+        return None
+    frame = frames[0]
+    statement = frame.statement()
+    name = _accumulated_name(statement, op, index)
+    if name is None or statement is None:
+        return None
+    target = dtypes[1 - index]
+    start = accumulator_start(frame, name, target, tf)
+    if start is None:
+        return None
+    written = frame.segment(statement) or ""
+    return (
+        f"{code(name)} is a loop variable: it starts as an integer, {code(start.statement)} "
+        f"(line {start.line}), so the loop carries it as {dtypes[index]}, and "
+        f"{code(written)} gives it {target} values. A loop in a tf.function keeps each "
+        "variable's dtype from one iteration to the next, so casting inside the loop does "
+        f"not help: start {code(name)} as a float. Fix: {code(start.fixed)}."
     )
 
 

@@ -89,6 +89,7 @@ FAMILIES: tuple[ErrorFamily, ...] = (
     families_keras.DISCONNECTED,
     families_data.UNEVEN_BATCH,
     families_data.LOOP_SHAPE,
+    families_data.LOOP_DTYPE,
     families_data.CALL_ARGUMENTS,
 )
 

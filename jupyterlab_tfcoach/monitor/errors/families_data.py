@@ -1,6 +1,6 @@
 """Error families about data pipelines and graph loops (see ``family_record.py`` for a
 family's shape): batching dataset elements of different shapes, a loop variable whose
-shape changes in a loop AutoGraph converts, and arguments that do not fit a library
+shape or dtype changes in a loop AutoGraph converts, and arguments that do not fit a library
 function or a dataset's elements (read in ``calls.py``), ``fit`` given x and y of
 different lengths, and ragged Python lists made into a tensor or a dataset.
 
@@ -18,6 +18,7 @@ from jupyterlab_tfcoach.monitor.errors.context import (
     ErrorContext,
     code,
     is_postfix_safe,
+    one_line_code,
     rewrite,
 )
 from jupyterlab_tfcoach.monitor.errors.failing_line import FailingLine, describe, show_shape
@@ -31,6 +32,7 @@ from jupyterlab_tfcoach.monitor.errors.family_record import (
     shape_list,
     tf_alias,
 )
+from jupyterlab_tfcoach.monitor.errors.loop_accumulators import accumulator_start
 
 # ------------------------------------------------------------------ batching sequences
 _BATCH_SHAPES = re.compile(
@@ -161,6 +163,44 @@ LOOP_SHAPE = ErrorFamily(
     "a loop variable whose shape changes in a graph loop",
     messages=(Message(_LOOP_SHAPE),),
     read=_read_loop_shape,
+    section="python-loops",
+)
+
+
+_LOOP_DTYPE = re.compile(
+    r"'(?P<name>\w+)' has dtype (?P<before>\w+) before the loop, but dtype (?P<after>\w+) "
+    r"after one iteration"
+)
+_INTEGER_DTYPES = ("int", "uint")
+_FLOAT_DTYPES = ("float", "bfloat", "half")
+
+
+def _read_loop_dtype(error: Recognised, line: FailingLine, context: ErrorContext) -> Finding | None:
+    """An integer loop variable given floats (``total = 0``, then ``total =
+    tf.reduce_sum(x)`` in the loop): the fix starts it as a float where it starts
+    (``loop_accumulators.py``); a cast inside the loop would meet the same rule."""
+    name, before, after = error.group("name"), error.group("before"), error.group("after")
+    rule = (
+        "AutoGraph turns a loop over a tensor or a dataset into a graph loop, whose loop "
+        f"variables keep one dtype: {code(name)} is {before} before the loop and {after} "
+        "after one iteration"
+    )
+    if not (before.startswith(_INTEGER_DTYPES) and after.startswith(_FLOAT_DTYPES)):
+        return Finding(rule + f". Start {code(name)} with the dtype the loop gives it.", None)
+    start = accumulator_start(line.frame, name, after, tf_alias(context))
+    if start is None:
+        return Finding(rule + f". Start {code(name)} as a float before the loop.", None)
+    rule += (
+        f". It starts as an integer, {code(start.statement)} on line {start.line}: start "
+        "it as a float instead"
+    )
+    return Finding(rule + ".", code(start.fixed))
+
+
+LOOP_DTYPE = ErrorFamily(
+    "a loop variable whose dtype changes in a graph loop",
+    messages=(Message(_LOOP_DTYPE),),
+    read=_read_loop_dtype,
     section="python-loops",
 )
 
@@ -302,7 +342,7 @@ def _read_ragged(error: Recognised, line: FailingLine, context: ErrorContext) ->
             f"element (features and labels), pass a tuple: {code(pair)}"
         )
         fixed = rewrite(line.frame, call, listed, pair)
-        fix = f"{code(fixed)}" if fixed and "\n" not in fixed else None
+        fix = one_line_code(fixed)
         return Finding(rule + ".", fix)
     found = _ragged_part(call.args[0], line, context)
     if found is None:
@@ -328,7 +368,7 @@ def _read_ragged(error: Recognised, line: FailingLine, context: ErrorContext) ->
         else f"{tf}.ragged.constant({source})"
     )
     fixed = rewrite(line.frame, call, part, replacement)
-    fix = f"{code(fixed)}" if fixed and "\n" not in fixed else None
+    fix = one_line_code(fixed)
     return Finding(rule + ".", fix)
 
 
@@ -420,7 +460,7 @@ def _read_dataset_as_list(
     fix = None
     if replacement is not None:
         fixed = rewrite(line.frame, line.statement, whole, replacement)
-        fix = code(fixed) if fixed and "\n" not in fixed else None
+        fix = one_line_code(fixed)
     return Finding(rule + ".", fix)
 
 

@@ -18,6 +18,7 @@ from jupyterlab_tfcoach.monitor.errors.context import (
     CellFrame,
     ErrorContext,
     code,
+    one_line_code,
     rewrite,
 )
 from jupyterlab_tfcoach.monitor.errors.failing_line import FailingLine, show_shape, value_of
@@ -623,7 +624,7 @@ def _read_apply_pairs(
     pairs = f"zip({gradients}, {variables})"
     statement = line.statement if line.statement is not None else call
     fixed = rewrite(line.frame, statement, call, f"{segment_of(line, call.func)}({pairs})")
-    fix = code(fixed) if fixed and "\n" not in fixed else None
+    fix = one_line_code(fixed)
     return Finding(rule + ".", fix)
 
 

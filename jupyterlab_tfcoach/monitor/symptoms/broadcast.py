@@ -119,6 +119,9 @@ class Broadcast:
     column_shape: tuple[int | None, ...]
     flat_shape: tuple[int | None, ...]
     result_shape: tuple[int | None, ...]
+    # What the ``(N, 1)`` operand is ("array" for NumPy, "tensor", ...): its fix keeps it
+    # that kind, so the rewritten expression computes what the user's line computed.
+    column_kind: str = "tensor"
 
     def note(self) -> Note:
         return reports.note(broadcast_text(self), SECTION)
@@ -155,17 +158,32 @@ def _needs_parentheses(source: str) -> bool:
     return not isinstance(node, (ast.Name, ast.Attribute, ast.Subscript, ast.Call))
 
 
+def _indexed(source: str, index: str) -> str:
+    return f"({source}){index}" if _needs_parentheses(source) else f"{source}{index}"
+
+
+def squeezed_operand(column: str, kind: str) -> str:
+    """The ``(N, 1)`` operand as ``(N,)``, the same kind of value: a NumPy array stays one
+    (``preds[:, 0]``; ``tf.squeeze`` would turn a NumPy computation into a tensor one),
+    a tensor or a variable goes through ``tf.squeeze``."""
+    if kind == "array":
+        return _indexed(column, "[:, 0]")
+    return f"tf.squeeze({column}, axis=-1)"
+
+
 def fixes(found: Broadcast) -> tuple[str, str] | None:
     """The expression rewritten two ways: the ``(N, 1)`` operand squeezed to ``(N,)``, or
-    the ``(N,)`` operand widened to ``(N, 1)``."""
+    the ``(N,)`` operand widened to ``(N, 1)``. Both only index or squeeze an operand in
+    its own library (``[:, None]`` works on arrays and tensors alike), so each operand
+    keeps its kind and the result its type."""
     expression = found.expression
     if expression is None:
         return None
     operands = [expression.left, expression.right]
     column, flat = operands[found.column_index], operands[1 - found.column_index]
-    widened = f"({flat})[:, None]" if _needs_parentheses(flat) else f"{flat}[:, None]"
+    widened = _indexed(flat, "[:, None]")
     squeezed_parts = list(operands)
-    squeezed_parts[found.column_index] = f"tf.squeeze({column}, axis=-1)"
+    squeezed_parts[found.column_index] = squeezed_operand(column, found.column_kind)
     widened_parts = list(operands)
     widened_parts[1 - found.column_index] = widened
     template = expression.template
@@ -177,12 +195,13 @@ def broadcast_text(found: Broadcast) -> str:
     column_shape, flat_shape = show_shape(found.column_shape), show_shape(found.flat_shape)
     result = show_shape(found.result_shape)
     if expression is None:
+        squeeze = "`[:, 0]`" if found.column_kind == "array" else "`tf.squeeze(..., axis=-1)`"
         return (
             f"An element-wise op at {found.where} combines {found.column_text} with "
             f"{found.flat_text}: broadcasting makes the result {result}, every row against "
             "every element, and the loss or metric reduced from it is a wrong number, "
             "without any error. Make both operands the same shape: squeeze the "
-            f"{column_shape} one with `tf.squeeze(..., axis=-1)`, or add an axis to the "
+            f"{column_shape} one with {squeeze}, or add an axis to the "
             f"{flat_shape} one with `[:, None]`."
         )
     names = [expression.left, expression.right]
@@ -496,6 +515,7 @@ class BroadcastFinder:
                 column_shape=column.shape,
                 flat_shape=flat.shape,
                 result_shape=_square(column.shape, flat.shape),
+                column_kind=column.kind,
             )
 
     def take_notes(self) -> list[Note]:

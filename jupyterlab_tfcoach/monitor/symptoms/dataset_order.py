@@ -18,6 +18,13 @@ is traced) and looks for orders measured to go wrong on TensorFlow 2.21:
   pass by default) as training and validation splits: each split draws from its own
   permutation, so they overlap and some rows are in neither (measured: 20 of 120 rows
   in both, 20 in neither).
+- ``Dataset.zip((x_ds.shuffle(n), y_ds.shuffle(n)))``: datasets from different sources
+  (features and labels), at least one shuffled, zipped; each shuffle draws its own order,
+  so the pairs no longer match (read from the zip's stored ``_datasets`` and each one's
+  chain). Silent: the same stored seeds and buffers on every side (one permutation), and
+  two shuffles of one source (pairs drawn at random on purpose, as in mixup). The fix
+  zips first and shuffles once, the learner's statement rewritten when the shuffles are
+  written inside the ``zip`` call.
 
 ``.repeat()`` before ``.shuffle()``/``.batch()`` only blurs epoch boundaries (a batch may
 mix two epochs), a documented trade-off rather than a mistake: it is not reported.
@@ -53,7 +60,7 @@ MAX_SOURCE = 100_000
 DATA_PACKAGE = "tensorflow.python.data"
 _type_dict = type.__dict__["__dict__"].__get__  # a class's own namespace, no metaclass hook
 
-BATCH, SHUFFLE, CACHE, TAKE, SKIP, MAP, PREFETCH, REPEAT, OTHER = (
+BATCH, SHUFFLE, CACHE, TAKE, SKIP, MAP, PREFETCH, REPEAT, ZIP, OTHER = (
     "batch",
     "shuffle",
     "cache",
@@ -62,6 +69,7 @@ BATCH, SHUFFLE, CACHE, TAKE, SKIP, MAP, PREFETCH, REPEAT, OTHER = (
     "map",
     "prefetch",
     "repeat",
+    "zip",
     "other",
 )
 _OPERATIONS = {
@@ -79,6 +87,7 @@ _OPERATIONS = {
     "_PrefetchDataset": PREFETCH,
     "_RepeatDataset": REPEAT,
     "_OptionsDataset": PREFETCH,  # one element per element, like prefetch
+    "_ZipDataset": ZIP,
 }
 # Transformations that keep elements one for one (rows stay rows).
 _ONE_FOR_ONE = frozenset({MAP, PREFETCH, CACHE})
@@ -102,12 +111,14 @@ _CHAIN_METHODS = frozenset(
     }
 )
 
-BATCH_THEN_SHUFFLE, SHUFFLE_THEN_CACHE, BUFFER_OF_ONE, RESHUFFLED_SPLIT = (
+BATCH_THEN_SHUFFLE, SHUFFLE_THEN_CACHE, BUFFER_OF_ONE, RESHUFFLED_SPLIT, SHUFFLED_APART = (
     "batch-then-shuffle",
     "shuffle-then-cache",
     "buffer-of-one",
     "reshuffled-split",
+    "shuffled-apart",
 )
+MAX_ZIPPED = 8  # components of a zip looked at
 
 
 def operation(dataset: Any) -> str | None:
@@ -220,12 +231,138 @@ def findings_in(chain: list[Any]) -> list[Finding]:
             buffer = _number(_scalar(chain[under], "_buffer_size"))
             found.append(Finding(SHUFFLE_THEN_CACHE, at, under, buffer=buffer))
     for at, kind in enumerate(kinds):
+        if kind == ZIP and _shuffled_apart(chain[at]):
+            found.append(Finding(SHUFFLED_APART, at, -1))
+            break
+    for at, kind in enumerate(kinds):
         if kind in (TAKE, SKIP):
             shuffle_at = _split_shuffle(chain, kinds, at)
             if shuffle_at is not None:
                 found.append(Finding(RESHUFFLED_SPLIT, shuffle_at, at))
                 break
     return found
+
+
+def _zipped(zipped: Any) -> list[Any]:
+    """The datasets a ``Dataset.zip`` stores (a tuple, list or dict of them, nested)."""
+    pending = [(instance_dict(zipped) or {}).get("_datasets")]
+    found: list[Any] = []
+    while pending and len(found) < MAX_ZIPPED:
+        item = pending.pop(0)
+        if type(item) in (tuple, list):
+            pending.extend(item[:MAX_ZIPPED])
+        elif type(item) is dict:
+            pending.extend(list(item.values())[:MAX_ZIPPED])
+        elif operation(item) is not None:
+            found.append(item)
+    return found
+
+
+def _shuffled_apart(zipped: Any) -> bool:
+    """Whether a zip pairs datasets from different sources that were shuffled in
+    different orders (features and labels shuffled each on its own): the pairs no longer
+    match. The same stored seeds and buffers on every side give one permutation (an
+    aligned look-alike); two shuffles of one source (pairs drawn at random, as in mixup)
+    are meant to differ."""
+    components = _zipped(zipped)
+    if len(components) < 2:
+        return False
+    orders: list[tuple[tuple[Any, ...], ...]] = []
+    sources: set[int] = set()
+    for component in components:
+        chain = chain_of(component)
+        if not chain:
+            return False
+        sources.add(id(chain[-1]))
+        orders.append(
+            tuple(
+                (
+                    _scalar(link, "_seed"),
+                    _scalar(link, "_seed2"),
+                    _scalar(link, "_buffer_size"),
+                )
+                for link in chain
+                if operation(link) == SHUFFLE
+            )
+        )
+    if len(sources) < len(components) or not any(orders):
+        return False
+    # tf.data stores (0, 0) for a shuffle given no seed: the kernel then draws its own.
+    seeded = all(
+        seed is not None and seed2 is not None and (seed, seed2) != (0, 0)
+        for order in orders
+        for seed, seed2, _buffer in order
+    )
+    return not (seeded and len(set(orders)) == 1)
+
+
+def zip_first_statement(name: str, sources: list[str]) -> str | None:
+    """``pairs = tf.data.Dataset.zip((a.shuffle(64), b.shuffle(64))).batch(8)`` written
+    as ``pairs = tf.data.Dataset.zip((a, b)).shuffle(64).batch(8)``: the last statement
+    assigning ``name`` whose ``zip`` call has shuffles written on its arguments."""
+    for source in sources:
+        if type(source) is not str or name not in source or len(source) > MAX_SOURCE:
+            continue
+        try:
+            tree = ast.parse(source)
+        except (SyntaxError, ValueError, RecursionError):
+            continue
+        found: str | None = None
+        for node in ast.walk(tree):
+            if not (
+                isinstance(node, ast.Assign)
+                and len(node.targets) == 1
+                and isinstance(node.targets[0], ast.Name)
+                and node.targets[0].id == name
+            ):
+                continue
+            fixed = _zip_rewritten(node, source)
+            if fixed is not None:
+                found = fixed
+        if found is not None:
+            return found
+    return None
+
+
+def _zip_rewritten(statement: ast.Assign, source: str) -> str | None:
+    written = ast.get_source_segment(source, statement)
+    if not written or "\n" in written:
+        return None
+    for call in ast.walk(statement.value):
+        if not (
+            isinstance(call, ast.Call)
+            and isinstance(call.func, ast.Attribute)
+            and call.func.attr == "zip"
+            and call.args
+            and not call.keywords
+        ):
+            continue
+        single = len(call.args) == 1 and isinstance(call.args[0], (ast.Tuple, ast.List))
+        elements = call.args[0].elts if single else call.args  # type: ignore[attr-defined]
+        shuffle_arguments: str | None = None
+        parts: list[str] = []
+        for element in elements:
+            while (
+                isinstance(element, ast.Call)
+                and isinstance(element.func, ast.Attribute)
+                and element.func.attr == "shuffle"
+            ):
+                if shuffle_arguments is None:
+                    shuffle_arguments = _arguments(element, source)
+                element = element.func.value
+            parts.append(ast.get_source_segment(source, element) or ast.unparse(element))
+        func = ast.get_source_segment(source, call.func)
+        whole = ast.get_source_segment(source, call)
+        if shuffle_arguments is None or not func or not whole or written.count(whole) != 1:
+            continue
+        joined = ", ".join(parts)
+        if single:
+            opening, closing = ("[", "]") if isinstance(call.args[0], ast.List) else ("(", ")")
+            joined = (
+                f"{opening}{joined}{',' if len(parts) == 1 and opening == '(' else ''}{closing}"
+            )
+        return written.replace(whole, f"{func}({joined}).shuffle({shuffle_arguments})")
+    return None
 
 
 def _number(value: Any) -> int | None:
@@ -439,7 +576,7 @@ class OrderChecker:
             return
         self._seen.add(key)
         chain = chain_of(dataset)
-        if len(chain) < 2:
+        if len(chain) < 2 and not (chain and operation(chain[0]) == ZIP):
             return
         findings = findings_in(chain)
         if findings:
@@ -511,6 +648,15 @@ def _note_text(
     written = statement_chain(name, sources) if name else None
     statement = fixed_statement(finding, written) if written is not None else None
     kind = finding.kind
+    if kind == SHUFFLED_APART:
+        text = (
+            f"{called} zips datasets that were shuffled each on its own: each shuffle "
+            "draws its own random order, so the i-th features are paired with another "
+            "row's label and the model learns from mismatched pairs, silently. Zip the "
+            "unshuffled datasets first, then shuffle the pairs once"
+        )
+        zipped = zip_first_statement(name, sources) if name else None
+        return _with_fix(text, "Dataset.zip((...)).shuffle(...)", zipped)
     if kind == BATCH_THEN_SHUFFLE:
         wrong = _batch_call(finding) + _shuffle_call(finding.buffer)
         size = finding.batch_size

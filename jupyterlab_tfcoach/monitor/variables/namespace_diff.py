@@ -79,10 +79,43 @@ class HolderSnapshot:
     # Keras's compiled train step as of this scan: a step that already existed
     # at the previous scan was built with the old trainable flags.
     train_function: weakref.ReferenceType[Any] | None = None
+    # Each layer's trainable flag (by layer id) when that train step was first seen: the
+    # setting it was traced with. A shared layer flipped back to it needs no compile of
+    # this model, only of the models whose steps were traced with the other setting.
+    step_flags: dict[int, bool] | None = None
     flag_values: tuple[Any, ...] = ()  # each layer's trainable flag, in layer order
     layer_ids: frozenset[int] = frozenset()  # the holder and its layers
     # tf.Module: ids of its attribute values and of the items of its lists/dicts.
     contents: tuple[Any, ...] | None = None
+
+
+def _step_predates(snapshot: HolderSnapshot, layer_id: int, flag: bool) -> bool:
+    """Whether the holder's train step, built before this cell, was traced with another
+    trainable setting of the layer than ``flag`` (unknown setting: it was)."""
+    if not snapshot.has_stale_train_step:
+        return False
+    traced = snapshot.step_flags.get(layer_id) if snapshot.step_flags is not None else None
+    return traced is None or traced != flag
+
+
+def _models_to_compile(
+    compared: list[tuple[HolderSnapshot, HolderSnapshot, str]],
+) -> dict[int, list[str]]:
+    """For each layer whose trainable flag flipped in this cell: the models (their labels)
+    whose train step predates the flip with the other setting. A layer shared by two
+    models is in both; only those that fit with the old setting must compile again."""
+    found: dict[int, list[str]] = {}
+    for before, after, _kind in compared:
+        if not after.has_stale_train_step:
+            continue
+        for path, (layer_id, old_flag) in before.trainable_flags.items():
+            new = after.trainable_flags.get(path)
+            if new is None or new[0] != layer_id or new[1] == old_flag:
+                continue
+            labels = found.setdefault(layer_id, [])
+            if after.label not in labels and _step_predates(after, layer_id, new[1]):
+                labels.append(after.label)
+    return found
 
 
 def generated_layer_name(layer: Any) -> bool:
@@ -320,8 +353,9 @@ class VariableWatcher:
                 reported_layers.update(snapshot.layer_ids)
             if self._has_baseline and previous is not None and snapshot is not previous:
                 compared.append((previous, snapshot, kind))
+        retrain = _models_to_compile(compared)
         for previous, snapshot, kind in compared:
-            changes.extend(self._holder_changes(previous, snapshot, kind, reported_layers))
+            changes.extend(self._holder_changes(previous, snapshot, kind, reported_layers, retrain))
         self._holders = snapshots
         self._layer_memos = memos
         return changes
@@ -427,6 +461,16 @@ class VariableWatcher:
             and previous.train_function is not None
             and previous.train_function() is train_function
         )
+        step_flags: dict[int, bool] | None = None
+        if stale_train_step:
+            step_flags = previous.step_flags if previous is not None else None
+        elif train_function_ref is not None and kind != TF_MODULE:
+            # A step new since the last scan (a fit in this cell): traced with these flags.
+            step_flags = {
+                id(layer): flag
+                for layer, flag in zip(layers, flags, strict=False)
+                if type(flag) is bool
+            }
         if (
             unchanged
             and (kind != TF_MODULE or (contents is not None and contents == previous_contents))
@@ -438,6 +482,7 @@ class VariableWatcher:
             # and Keras' trainable_variables walk (~0.15 ms for 50 layers) is skipped.
             previous.has_stale_train_step = stale_train_step
             previous.train_function = train_function_ref
+            previous.step_flags = step_flags
             return previous
         snapshot = HolderSnapshot(
             ref=weakref.ref(holder),
@@ -447,6 +492,7 @@ class VariableWatcher:
         )
         snapshot.has_stale_train_step = stale_train_step
         snapshot.train_function = train_function_ref
+        snapshot.step_flags = step_flags
         snapshot.contents = contents
         for index, layer in enumerate(layers):
             path = f"{label}{self._path(holder, layer)}"
@@ -473,7 +519,10 @@ class VariableWatcher:
         after: HolderSnapshot,
         kind: str,
         reported_layers: set[int],
+        retrain: dict[int, list[str]],
     ) -> list[VariableChange]:
+        """``retrain``: for each flipped layer, the models whose train step still has the
+        old setting (``_models_to_compile``), all named in the one entry for the layer."""
         changes: list[VariableChange] = []
         for path, old_kind in before.attribute_kinds.items():
             if self._attributes_hooked:
@@ -504,8 +553,9 @@ class VariableWatcher:
             flags_changed = True
             if layer_id in reported_layers or layer_id in inside:
                 continue
-            stale_steps = [] if after.has_stale_train_step else self._stale_steps(after, layer_id)
-            if not after.has_stale_train_step and not stale_steps:
+            stale_step = _step_predates(after, layer_id, new_flag)
+            stale_steps = [] if stale_step else self._stale_steps(after, layer_id)
+            if not stale_step and not stale_steps:
                 # Nothing trained with the old setting is still around (no fit() yet, or
                 # compile() ran, or the training step was traced again): freezing or
                 # unfreezing this way is right, nothing to say. (Not marked as reported:
@@ -513,7 +563,8 @@ class VariableWatcher:
                 continue
             reported_layers.add(layer_id)
             path = self._user_path(path, layer_id, after)
-            changes.append(self._trainable_flag(path, old_flag, new_flag, after, stale_steps))
+            models = retrain.get(layer_id, [after.label]) if stale_step else []
+            changes.append(self._trainable_flag(path, old_flag, new_flag, models, stale_steps))
         if (
             before.trainable_count is not None
             and after.trainable_count is not None
@@ -601,7 +652,7 @@ class VariableWatcher:
         path: str,
         before: bool,
         after: bool,
-        snapshot: HolderSnapshot,
+        models: list[str],
         stale_steps: list[str] | tuple[str, ...] = (),
     ) -> VariableChange:
         moved = "leave" if not after else "join"
@@ -609,12 +660,19 @@ class VariableWatcher:
             f"`{path}.trainable` changed from {before} to {after}: its weights {moved} the "
             "model's trainable variables."
         )
-        if snapshot.has_stale_train_step:
+        if len(models) == 1:
             text += (
                 " A model compiled earlier keeps training it until compile() runs again: "
                 "the train step fit() already traced still uses the old setting. Call "
-                f"`{snapshot.label}.compile(...)` again, with the same arguments, before the "
+                f"`{models[0]}.compile(...)` again, with the same arguments, before the "
                 "next fit()."
+            )
+        elif models:
+            calls = " and ".join(f"`{model}.compile(...)`" for model in models)
+            text += (
+                f" The layer is shared by {len(models)} models whose fit() traced a train "
+                "step with the old setting, and each keeps it until compile() runs again: "
+                f"call {calls} again, each with its own arguments, before the next fit()."
             )
         elif stale_steps:
             names = ", ".join(f"`{name}`" for name in stale_steps)
