@@ -19,6 +19,7 @@ from jupyter_server.utils import url_path_join
 from tornado import web
 from tornado.ioloop import IOLoop
 
+from jupyterlab_tfcoach.course.terms import get_terms
 from jupyterlab_tfcoach.server.handlers import _BAD_BODY, _TfCoachHandler
 from jupyterlab_tfcoach.study import StoreBusyError, StoreUnavailableError, StudyStore
 from jupyterlab_tfcoach.study.progress import (
@@ -78,6 +79,15 @@ class _StudyHandler(_TfCoachHandler):
 
     def answer(self, value: Any) -> None:
         self.finish(json.dumps(value))
+
+
+class TermsHandler(_StudyHandler):
+    """The course's terms (``course/terms.py``): packaged data, read once, no store."""
+
+    @web.authenticated
+    @authorized
+    async def get(self) -> None:
+        self.answer({"terms": [term.to_json() for term in get_terms()]})
 
 
 class DeckHandler(_StudyHandler):
@@ -237,6 +247,7 @@ def study_handlers(base_url: str) -> list[tuple[str, type[APIHandler]]]:
         return url_path_join(base_url, "tfcoach", "api", "study", name)
 
     return [
+        (route("terms"), TermsHandler),
         (route("deck"), DeckHandler),
         (route("review"), ReviewHandler),
         (route("match"), MatchHandler),

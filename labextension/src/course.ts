@@ -23,6 +23,8 @@ import { coachIcon } from './panel/panel';
 
 export const OPEN_COURSE = 'tfcoach:open-course';
 export const OPEN_COURSE_NOTEBOOK = 'tfcoach:open-course-notebook';
+export const OPEN_MEMORY_DECK = 'tfcoach:open-memory-deck';
+export const OPEN_MATCH_PAIRS = 'tfcoach:open-match-pairs';
 
 /** Where a module opens: its top, its last heading, or a section (by id or title). */
 export type CoursePlace = 'start' | 'end' | { section: string; title?: string };
@@ -35,6 +37,10 @@ export interface ICourseHost {
   activate(id: string): void;
   /** Copy the module's notebook into the learner's folder (if absent) and open it. */
   openNotebook(moduleId: string): Promise<void>;
+  /** Open the Memory Deck of the module's terms (study/deck.ts). */
+  openDeck?(moduleId: string): void;
+  /** Open a Match the Pairs board of the module's terms (study/match.ts). */
+  openMatch?(moduleId: string): void;
 }
 
 /** A link inside the course: `#section-id`, `module-04.md#section-id` or `module-04`. */
@@ -446,6 +452,28 @@ export class CourseOpener {
         onClick: () => void this.step(view, 1)
       })
     );
+    const openDeck = this._host.openDeck;
+    if (openDeck) {
+      widget.toolbar.addItem(
+        'memory-deck',
+        new ToolbarButton({
+          label: 'Memory Deck',
+          tooltip: "Study this module's terms as flash cards",
+          onClick: () => openDeck(view.moduleId)
+        })
+      );
+    }
+    const openMatch = this._host.openMatch;
+    if (openMatch) {
+      widget.toolbar.addItem(
+        'match-pairs',
+        new ToolbarButton({
+          label: 'Match the Pairs',
+          tooltip: "Match this module's terms to their definitions",
+          onClick: () => openMatch(view.moduleId)
+        })
+      );
+    }
     // Only a module that has a notebook gets the button (known once it is loaded).
     void view.load().then(() => {
       if (view.module?.notebook && !widget.isDisposed) {

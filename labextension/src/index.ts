@@ -17,7 +17,13 @@ import { SplitPanel, Widget } from '@lumino/widgets';
 
 import { CoachApi, LiveReports } from './api';
 import { CellBadges } from './badges';
-import { CourseOpener, OPEN_COURSE, OPEN_COURSE_NOTEBOOK } from './course';
+import {
+  CourseOpener,
+  OPEN_COURSE,
+  OPEN_COURSE_NOTEBOOK,
+  OPEN_MATCH_PAIRS,
+  OPEN_MEMORY_DECK
+} from './course';
 import { NotebookHovers, hoverCardsExtension } from './hover';
 import { ICourseRef } from './wire';
 import { NotebookCoach } from './notebook';
@@ -127,8 +133,42 @@ const plugin: JupyterFrontEndPlugin<void> = {
       rendermime,
       addToShell: widget => addCourseWidget(app, widget),
       activate: id => app.shell.activateById(id),
-      openNotebook: openCourseNotebook
+      openNotebook: openCourseNotebook,
+      openDeck: moduleId => void app.commands.execute(OPEN_MEMORY_DECK, { module: moduleId }),
+      openMatch: moduleId => void app.commands.execute(OPEN_MATCH_PAIRS, { module: moduleId })
     });
+    // The study tools load on first use (their own chunks): the panel and course stay light.
+    const studyTabs = new Map<string, Widget & { load(): Promise<void> }>();
+    const openStudy = async (tool: 'deck' | 'match', moduleId: string | null) => {
+      const key = `${tool}:${moduleId ?? ''}`;
+      const open = studyTabs.get(key);
+      if (open && !open.isDisposed) {
+        app.shell.activateById(open.id);
+        return;
+      }
+      const [{ StudyApi }, { MemoryDeck }, { MatchBoard }] = await Promise.all([
+        import('./study/api'),
+        import('./study/deck'),
+        import('./study/match')
+      ]);
+      const studyApi = new StudyApi(app.serviceManager.serverSettings);
+      const widget =
+        tool === 'deck'
+          ? new MemoryDeck(
+              studyApi,
+              (module, section) => void courses.open({ module, section }),
+              moduleId
+            )
+          : new MatchBoard(studyApi, moduleId ?? 'module-01');
+      studyTabs.set(key, widget);
+      widget.disposed.connect(() => studyTabs.delete(key));
+      addCourseWidget(app, widget);
+      app.shell.activateById(widget.id);
+      await widget.load();
+      if (widget.isVisible) {
+        app.shell.activateById(widget.id);
+      }
+    };
     const openCourse = (course: ICourseRef) => {
       void app.commands.execute(OPEN_COURSE, { ...course });
     };
@@ -249,6 +289,21 @@ const plugin: JupyterFrontEndPlugin<void> = {
       execute: args =>
         openCourseNotebook(typeof args.module === 'string' ? args.module : 'module-01')
     });
+    const moduleArgument = (args: { module?: unknown }) =>
+      typeof args.module === 'string' && args.module ? args.module : null;
+    app.commands.addCommand(OPEN_MEMORY_DECK, {
+      label: args =>
+        moduleArgument(args)
+          ? `TF Coach: Memory Deck of ${moduleArgument(args)}`
+          : 'TF Coach: Memory Deck',
+      caption: "The course's terms as flash cards, scheduled for you to remember them",
+      execute: args => openStudy('deck', moduleArgument(args))
+    });
+    app.commands.addCommand(OPEN_MATCH_PAIRS, {
+      label: args => `TF Coach: Match the Pairs of ${moduleArgument(args) ?? 'module-01'}`,
+      caption: "Match a module's terms to their definitions, against the clock",
+      execute: args => openStudy('match', moduleArgument(args))
+    });
     app.commands.addCommand(ANALYZE, {
       label: 'Check the notebook with TF Coach',
       isEnabled: () => tracker.currentWidget !== null,
@@ -283,6 +338,8 @@ const plugin: JupyterFrontEndPlugin<void> = {
     if (palette) {
       palette.addItem({ command: OPEN_PANEL, category: 'TF Coach' });
       palette.addItem({ command: OPEN_COURSE, category: 'TF Coach', args: { isPalette: true } });
+      palette.addItem({ command: OPEN_MEMORY_DECK, category: 'TF Coach' });
+      palette.addItem({ command: OPEN_MATCH_PAIRS, category: 'TF Coach' });
       palette.addItem({ command: ANALYZE, category: 'TF Coach' });
       palette.addItem({ command: TOGGLE_INLINE, category: 'TF Coach' });
       palette.addItem({ command: TOGGLE_BADGES, category: 'TF Coach' });

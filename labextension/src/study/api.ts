@@ -1,0 +1,96 @@
+/**
+ * A client of the study routes (`tfcoach/api/study/...`, docs/rest.md "Study progress").
+ * Part of the lazily loaded study chunk: nothing here runs until a study tool opens.
+ */
+import { URLExt } from '@jupyterlab/coreutils';
+import { ServerConnection } from '@jupyterlab/services';
+
+/** A course term (`GET study/terms`). */
+export interface ITerm {
+  id: string;
+  module: string;
+  term: string;
+  definition: string;
+  section: string;
+  prerequisites: string[];
+  see_also: string[];
+}
+
+/** A card's scheduling state, as the store answers it. */
+export interface ICard {
+  term: string;
+  state: 'new' | 'learning' | 'review' | 'relearning';
+  due: string;
+  due_now: boolean;
+  reviews: number;
+}
+
+export interface IDeck {
+  new: number;
+  due_now: number;
+  due_today: number;
+  cards: ICard[];
+}
+
+/** One finished Match the Pairs game (`POST study/match`). */
+export interface IMatchGame {
+  module: string;
+  seconds: number;
+  mismatches: number;
+  score: number;
+  played_at: string;
+}
+
+/** 1 again, 2 hard, 3 good, 4 easy. */
+export type Rating = 1 | 2 | 3 | 4;
+
+export class StudyApi {
+  constructor(readonly settings: ServerConnection.ISettings) {}
+
+  private async _request(path: string, init: RequestInit = {}): Promise<any> {
+    const url = URLExt.join(this.settings.baseUrl, 'tfcoach/api/study', path);
+    const response = await ServerConnection.makeRequest(url, init, this.settings);
+    const data = await response.json().catch(() => null);
+    if (!response.ok) {
+      const message = data && typeof data.message === 'string' ? data.message : '';
+      throw new Error(message || `HTTP ${response.status}`);
+    }
+    return data;
+  }
+
+  async terms(): Promise<ITerm[]> {
+    const data = await this._request('terms');
+    return Array.isArray(data?.terms) ? (data.terms as ITerm[]) : [];
+  }
+
+  /** The cards of `terms`, counted for the learner's day (their clock's midnight). */
+  async deck(terms: string[]): Promise<IDeck> {
+    const offset = -new Date().getTimezoneOffset();
+    const query = URLExt.objectToQueryString({
+      terms: terms.join(','),
+      utc_offset_minutes: String(offset)
+    });
+    return (await this._request(`deck${query}`)) as IDeck;
+  }
+
+  /** The module's best game, or null before its first. */
+  async bestMatch(moduleId: string): Promise<IMatchGame | null> {
+    const query = URLExt.objectToQueryString({ module: moduleId });
+    const data = await this._request(`match${query}`);
+    return (data?.best?.[moduleId] as IMatchGame | undefined) ?? null;
+  }
+
+  async recordMatch(
+    game: Omit<IMatchGame, 'played_at'>
+  ): Promise<{ best: IMatchGame; new_best: boolean }> {
+    return await this._request('match', { method: 'POST', body: JSON.stringify(game) });
+  }
+
+  async review(term: string, rating: Rating): Promise<ICard> {
+    const data = await this._request('review', {
+      method: 'POST',
+      body: JSON.stringify({ term, rating })
+    });
+    return data.card as ICard;
+  }
+}

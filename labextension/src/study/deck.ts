@@ -1,0 +1,225 @@
+/**
+ * The Memory Deck: the course's terms as flash cards, one at a time, scheduled by the
+ * server (FSRS, `POST study/review`). Term first; a click or Space shows the definition;
+ * 1-4 (or the buttons) rate it Again/Hard/Good/Easy. Cards due again come first, then new
+ * terms in course order. Text nodes only; the card keeps one size on both faces, so
+ * flipping moves nothing.
+ *
+ * Loaded lazily (`import('./study/deck')` in index.ts): the panel and the course tab do
+ * not pay for it until the deck opens.
+ */
+import { Widget } from '@lumino/widgets';
+
+import { el } from '../dom';
+import { ITerm, Rating, StudyApi } from './api';
+import { deckCounts, studyOrder } from './order';
+
+export const RATINGS: { rating: Rating; label: string }[] = [
+  { rating: 1, label: 'Again' },
+  { rating: 2, label: 'Hard' },
+  { rating: 3, label: 'Good' },
+  { rating: 4, label: 'Easy' }
+];
+
+/** Opens a course section (in the course tab). */
+export type SectionOpener = (moduleId: string, sectionId: string) => void;
+
+export class MemoryDeck extends Widget {
+  private _terms: ITerm[] = [];
+  private _queue: ITerm[] = [];
+  private _flipped = false;
+  private _busy = false;
+  private _rated = 0;
+  private _goodOrEasy = 0;
+  private readonly _counts = el('p', {
+    className: 'jp-tfcoach-deck-counts',
+    attrs: { 'aria-live': 'polite' }
+  });
+  private readonly _session = el('p', { className: 'jp-tfcoach-deck-session' });
+  private readonly _card = el('div', {
+    className: 'jp-tfcoach-deck-card',
+    attrs: { role: 'button', tabindex: '0', 'aria-keyshortcuts': 'Space' }
+  });
+  private readonly _section = el(
+    'button',
+    { className: 'jp-tfcoach-deck-section jp-tfcoach-linkbutton', attrs: { type: 'button' } },
+    'Read its course section'
+  );
+  private readonly _ratings: HTMLButtonElement[];
+
+  constructor(
+    private readonly _api: StudyApi,
+    private readonly _openSection: SectionOpener,
+    private readonly _moduleId: string | null = null
+  ) {
+    super();
+    this.addClass('jp-tfcoach-deck');
+    this.id = `tfcoach-memory-deck${_moduleId ? '-' + _moduleId : ''}`;
+    this.title.label = _moduleId ? `Memory Deck: ${_moduleId}` : 'Memory Deck';
+    this.title.closable = true;
+    this.node.setAttribute('aria-label', 'TF Coach Memory Deck');
+    this._ratings = RATINGS.map(({ rating, label }) => {
+      const button = el(
+        'button',
+        {
+          className: 'jp-tfcoach-deck-rate',
+          attrs: {
+            type: 'button',
+            'aria-keyshortcuts': String(rating),
+            'aria-label': `${label} (key ${rating})`,
+            'data-rating': String(rating)
+          }
+        },
+        el('kbd', {}, String(rating)),
+        ` ${label}`
+      );
+      button.addEventListener('click', () => void this._rate(rating));
+      return button;
+    });
+    this._card.addEventListener('click', () => this._flip());
+    this._section.addEventListener('click', () => {
+      const term = this._queue[0];
+      if (term) {
+        this._openSection(term.module, term.section);
+      }
+    });
+    this.node.addEventListener('keydown', event => this._onKey(event));
+    this.node.append(
+      el('h2', {}, 'Memory Deck'),
+      this._counts,
+      this._card,
+      el('div', { className: 'jp-tfcoach-deck-actions' }, this._section),
+      el(
+        'div',
+        {
+          className: 'jp-tfcoach-deck-ratings',
+          attrs: { role: 'group', 'aria-label': 'How well did you remember it?' }
+        },
+        ...this._ratings
+      ),
+      this._session,
+      el(
+        'p',
+        { className: 'jp-tfcoach-deck-help' },
+        'Space or a click shows the definition; keys 1 to 4 rate it.'
+      )
+    );
+    this._showSession();
+    this._render();
+  }
+
+  /** Fetch the terms and the learner's cards, and show the first card. */
+  async load(): Promise<void> {
+    try {
+      const terms = await this._api.terms();
+      this._terms = this._moduleId ? terms.filter(term => term.module === this._moduleId) : terms;
+      const deck = await this._api.deck(this._terms.map(term => term.id));
+      this._queue = studyOrder(this._terms, deck);
+      this._counts.textContent = deckCounts(deck);
+    } catch (error) {
+      this._counts.textContent = `The deck could not be loaded: ${String((error as Error).message ?? error)}`;
+    }
+    this._flipped = false;
+    this._render();
+  }
+
+  /** A closed deck is done with (as a document tab): opening it again starts a new one. */
+  protected onCloseRequest(): void {
+    this.dispose();
+  }
+
+  protected onActivateRequest(): void {
+    this._card.focus();
+  }
+
+  private _onKey(event: KeyboardEvent): void {
+    if (event.altKey || event.ctrlKey || event.metaKey) {
+      return;
+    }
+    const onButton = (event.target as HTMLElement).tagName === 'BUTTON';
+    if ((event.key === ' ' || event.key === 'Enter') && !onButton) {
+      event.preventDefault();
+      this._flip();
+    } else if (['1', '2', '3', '4'].includes(event.key) && this._flipped) {
+      event.preventDefault();
+      void this._rate(Number(event.key) as Rating);
+    }
+  }
+
+  private _flip(): void {
+    if (this._queue.length === 0 || this._busy) {
+      return;
+    }
+    this._flipped = !this._flipped;
+    this._render();
+  }
+
+  private async _rate(rating: Rating): Promise<void> {
+    const term = this._queue[0];
+    if (!term || !this._flipped || this._busy) {
+      return;
+    }
+    this._busy = true;
+    try {
+      await this._api.review(term.id, rating);
+      this._rated += 1;
+      this._goodOrEasy += rating >= 3 ? 1 : 0;
+      this._queue.shift();
+      const deck = await this._api.deck(this._terms.map(t => t.id));
+      this._counts.textContent = deckCounts(deck);
+    } catch (error) {
+      this._counts.textContent = `The rating could not be saved: ${String((error as Error).message ?? error)}`;
+    } finally {
+      this._busy = false;
+    }
+    this._flipped = false;
+    this._showSession();
+    this._render();
+    this._card.focus();
+  }
+
+  private _showSession(): void {
+    this._session.textContent =
+      `This session: ${this._rated} rated, ${this._goodOrEasy} good or easy` +
+      (this._rated ? ` (${Math.round((100 * this._goodOrEasy) / this._rated)}%)` : '');
+  }
+
+  private _render(): void {
+    const term = this._queue[0];
+    this._card.replaceChildren();
+    this._card.classList.toggle('jp-mod-flipped', this._flipped);
+    for (const button of this._ratings) {
+      button.disabled = !term || !this._flipped;
+    }
+    // Hidden, not removed: the layout stays the same on both faces.
+    this._section.style.visibility = term && this._flipped ? 'visible' : 'hidden';
+    if (!term) {
+      this._card.append(
+        el('span', { className: 'jp-tfcoach-deck-term' }, 'Nothing left to study now.'),
+        el('span', { className: 'jp-tfcoach-deck-face' }, 'Come back when cards are due.')
+      );
+      this._card.setAttribute('aria-label', 'No card to study now');
+      return;
+    }
+    if (this._flipped) {
+      this._card.append(
+        el('span', { className: 'jp-tfcoach-deck-face' }, term.term),
+        el('span', { className: 'jp-tfcoach-deck-definition' }, term.definition)
+      );
+      this._card.setAttribute(
+        'aria-label',
+        `${term.term}: ${term.definition} Rate it with keys 1 to 4.`
+      );
+      this._section.title = `Open the section "${term.section}" in the course tab`;
+    } else {
+      this._card.append(
+        el('span', { className: 'jp-tfcoach-deck-face' }, 'Term'),
+        el('span', { className: 'jp-tfcoach-deck-term' }, term.term)
+      );
+      this._card.setAttribute(
+        'aria-label',
+        `Card: ${term.term}. Press Space to show the definition.`
+      );
+    }
+  }
+}
