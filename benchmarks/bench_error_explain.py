@@ -97,6 +97,38 @@ reg.compile("sgd", "mse")
 reg.fit(table, np.ones((7,)), epochs=1, verbose=0)
 """,
     "ragged lists": "rows = [[1, 2, 3], [4]]\nds = tf.data.Dataset.from_tensor_slices(rows)",
+    # Keras's model API misused (errors/families_keras_api.py).
+    "no super().__init__()": """class Noisy(keras.layers.Layer):
+    def __init__(self, level):
+        self.level = level
+Noisy(0.1)(table)
+""",
+    "fit before compile": """raw = keras.Sequential([keras.Input((5,)), keras.layers.Dense(1)])
+raw.fit(table, np.ones((9, 1)), verbose=0)
+""",
+    "validation_split on a dataset": """ones_9 = np.ones((9, 1))
+rows_ds = tf.data.Dataset.from_tensor_slices((table, ones_9)).batch(3)
+reg.fit(rows_ds, validation_split=0.2, verbose=0)
+""",
+    "weights assigned": "raw.weights = reg.weights",
+    "get_layer unknown name": 'reg.get_layer("dense_99")',
+    "train_step returns a tensor": """class Stepper(keras.Model):
+    def train_step(self, data):
+        return tf.constant(0.0)
+step_in = keras.Input((5,))
+stepper = Stepper(step_in, keras.layers.Dense(1)(step_in))
+stepper.compile(optimizer="sgd")
+stepper.fit(table, np.ones((9, 1)), verbose=0)
+""",
+    "save_weights extension": 'reg.save_weights("reg.h5")',
+    "unknown loss name": 'reg.compile(optimizer="adam", loss="mean_sqared_error")\n'
+    "reg.fit(table, np.ones((9, 1)), verbose=0)",
+    "Input counting examples": """whole = keras.Sequential(
+    [keras.Input(shape=table.shape), keras.layers.Dense(1)]
+)
+whole.compile(optimizer="adam", loss="mse")
+whole.fit(table, np.ones((9, 1)), verbose=0)
+""",
 }
 
 

@@ -90,3 +90,18 @@ def test_look_alikes_stay_silent(kernel: KernelSession) -> None:
     # Both aligned look-alikes keep every pair.
     assert value_of(kernel, "first_ok") == 30
     assert value_of(kernel, "matched") == 30
+
+
+def test_numbering_shuffled_rows_stays_silent(kernel: KernelSession) -> None:
+    # enumerate() zips an unshuffled counter with the rows: the index numbers the shuffled
+    # order, it is not a second dataset to keep aligned. A counter zipped by hand likewise.
+    run(kernel, SOURCES)
+    cell = (
+        "numbered = pixel_ds.shuffle(30).enumerate()\n"
+        "for position, row in numbered:\n    pass\n"
+        "counted = tf.data.Dataset.zip((tf.data.Dataset.range(30), mark_ds.shuffle(30)))\n"
+        "for position, mark in counted:\n    pass\n"
+        "last_position = int(position)\n"
+    )
+    assert order_notes(checked_report(run(kernel, cell))) == []
+    assert value_of(kernel, "last_position") == 29

@@ -14,8 +14,8 @@ the exception type and messages TensorFlow or Keras raise for it (and the op nam
 them), the function that reads the operands it needs from the failing line and writes
 the rule and the fix, and its course section. The records live beside their reading
 code, by theme: ``families_shapes.py``, ``families_keras.py``, ``families_tensors.py``,
-``families_data.py``, ``families_ops.py``; adding a family is adding a record there and
-listing it here.
+``families_data.py``, ``families_ops.py``, ``families_keras_api.py``; adding a family is
+adding a record there and listing it here.
 ``docs/report.md`` lists the same families in the same order (a test keeps them equal).
 With no family, the entry still names the line, the call and the operands, and links
 the section that teaches reading shapes and dtypes.
@@ -33,6 +33,7 @@ from typing import Any
 from jupyterlab_tfcoach.monitor.errors import (
     families_data,
     families_keras,
+    families_keras_api,
     families_ops,
     families_shapes,
     families_tensors,
@@ -91,6 +92,16 @@ FAMILIES: tuple[ErrorFamily, ...] = (
     families_data.LOOP_SHAPE,
     families_data.LOOP_DTYPE,
     families_data.CALL_ARGUMENTS,
+    families_keras_api.INPUT_COUNTS_EXAMPLES,
+    # Keras's model API used in the wrong order or with the wrong values.
+    families_keras_api.FORGOT_SUPER,
+    families_keras_api.NOT_COMPILED,
+    families_keras_api.VALIDATION_SPLIT,
+    families_keras_api.READ_ONLY_PROPERTY,
+    families_keras_api.NO_SUCH_LAYER,
+    families_keras_api.STEP_RESULT,
+    families_keras_api.SAVE_PATH,
+    families_keras_api.UNKNOWN_IDENTIFIER,
 )
 
 

@@ -71,6 +71,10 @@ def explain_state_after_build(parsed: ParsedError, context: ErrorContext) -> tup
     """A layer or weight assigned to a Keras model/layer that is already built."""
     if "cannot add new elements of state" not in parsed.message:
         return None
+    from jupyterlab_tfcoach.monitor.errors.families_keras_api import assigns_weight_list
+
+    if assigns_weight_list(context):
+        return None  # ``layer.trainable_weights = ...``: a family of the generic entry
     where = ""
     for frame in context.frames():
         statement = frame.statement()

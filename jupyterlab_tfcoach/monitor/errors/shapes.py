@@ -246,6 +246,10 @@ def explain_missing_axis(parsed: ParsedError, context: ErrorContext) -> tuple[st
     found = _missing_axis(parsed)
     if found is None:
         return None
+    from jupyterlab_tfcoach.monitor.errors.families_keras_api import input_counts_examples
+
+    if input_counts_examples(parsed, context):
+        return None  # the Input's shape counted the examples: that family explains it
     axis, shapes = found
     located = _model_call(context)
     if located is not None:

@@ -258,6 +258,26 @@ def _zipped(zipped: Any) -> list[Any]:
     return found
 
 
+def _is_counter(chain: list[Any]) -> bool:
+    """A ``Dataset.range`` never shuffled: an index, not data. ``enumerate`` wraps its
+    range in a rewritten ``_VariantDataset`` of scalar int64 elements."""
+    if any(operation(link) == SHUFFLE for link in chain):
+        return False
+    source = chain[-1]
+    kind = type(source).__name__
+    if kind == "_RangeDataset":
+        return True
+    if kind != "_VariantDataset":
+        return False
+    spec = (instance_dict(source) or {}).get("_element_spec")
+    if type(spec).__name__ != "TensorSpec":
+        return False
+    try:
+        return spec.dtype.name == "int64" and spec.shape.rank == 0
+    except Exception:
+        return False
+
+
 def _shuffled_apart(zipped: Any) -> bool:
     """Whether a zip pairs datasets from different sources that were shuffled in
     different orders (features and labels shuffled each on its own): the pairs no longer
@@ -269,10 +289,16 @@ def _shuffled_apart(zipped: Any) -> bool:
         return False
     orders: list[tuple[tuple[Any, ...], ...]] = []
     sources: set[int] = set()
+    data_components = 0
     for component in components:
         chain = chain_of(component)
         if not chain:
             return False
+        if _is_counter(chain):
+            # ``ds.enumerate()`` is ``zip((Dataset.range(...), ds))``: an unshuffled
+            # counter numbers whatever order the other side comes in, it pairs no data.
+            continue
+        data_components += 1
         sources.add(id(chain[-1]))
         orders.append(
             tuple(
@@ -285,7 +311,7 @@ def _shuffled_apart(zipped: Any) -> bool:
                 if operation(link) == SHUFFLE
             )
         )
-    if len(sources) < len(components) or not any(orders):
+    if data_components < 2 or len(sources) < data_components or not any(orders):
         return False
     # tf.data stores (0, 0) for a shuffle given no seed: the kernel then draws its own.
     seeded = all(

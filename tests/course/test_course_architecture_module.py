@@ -1,0 +1,130 @@
+"""The architecture / execution-model module (issue #28): as deep as the first module, its
+notebook a mirror of it, and its links into the rest of the course resolving.
+
+The module is found by its title, not by its file name, so the test follows it when the
+course is renumbered. What its examples print is checked elsewhere
+(``test_course_examples.py`` runs every block, ``test_course_notebooks.py`` the notebook).
+"""
+
+from __future__ import annotations
+
+import re
+
+import nbformat
+
+from jupyterlab_tfcoach.course import MODULES_DIR, Module, get_course
+
+TITLE = "TensorFlow's architecture and execution model"
+_BLOCK = re.compile(r"^```python\n(?P<source>.*?)^```", re.S | re.M)
+_RAISES = re.compile(r"# raises: \w+\n")
+_FOLDED_ANSWER = re.compile(
+    r"<details><summary>(?P<question>[^<\n]+\?)</summary>\n\n.+?\n\n</details>", re.S
+)
+_LINK = re.compile(r"\]\((?P<file>module-\d+\.md)?#(?P<id>[a-z0-9-]+)\)")
+
+
+def architecture_module() -> Module:
+    [module] = [module for module in get_course().modules if module.title == TITLE]
+    return module
+
+
+def part(text: str, heading: str) -> str:
+    """The text of a level-two part (``## Your turn``), up to the next level-two heading."""
+    start = text.index(f"\n## {heading}\n")
+    end = text.find("\n## ", start + 1)
+    return text[start : end if end > 0 else len(text)]
+
+
+def test_the_review_asks_the_questions_of_the_issue_with_folded_answers() -> None:
+    review = part(architecture_module().markdown, "Review")
+    questions = [match["question"] for match in _FOLDED_ANSWER.finditer(review)]
+    assert len(questions) >= 8
+    assert review.count("<details>") == len(questions)  # every question has its answer
+    for asked in (
+        "What is the primary benefit of staging computation as a graph?",
+        "Why can tf.function unexpectedly retrace?",
+        "What is one practical advantage of eager execution?",
+    ):
+        assert asked in questions, asked
+
+
+def test_there_are_at_least_five_exercises_each_with_a_folded_solution() -> None:
+    turn = part(architecture_module().markdown, "Your turn")
+    exercises = turn.split("\n### ")[1:]
+    assert len(exercises) >= 5
+    for exercise in exercises:
+        task, _, solution = exercise.partition("<details><summary>Solution</summary>")
+        assert len(_BLOCK.findall(task)) == 1, exercise.splitlines()[0]
+        assert len(_BLOCK.findall(solution)) == 1, exercise.splitlines()[0]
+
+
+def test_examples_use_keras_and_say_once_that_tf_keras_is_the_same() -> None:
+    text = architecture_module().markdown
+    code = "\n".join(match["source"] for match in _BLOCK.finditer(text))
+    assert "tf.keras" not in code
+    assert "`tf.keras` is the same" in text
+
+
+def test_the_ids_other_parts_link_to_are_kept() -> None:
+    ids = {section.id for section in architecture_module().sections}
+    kept = {
+        "ops-and-graphs",
+        "staging",
+        "devices-placement",
+        "host-device-copies",
+        "mixed-precision",
+        "tf-data",
+        "tf-data-order",
+        "reproducibility",
+    }
+    assert kept <= ids
+    assert {"building-blocks", "xla", "placement-numerics", "tf-data-determinism"} <= ids
+
+
+def _code_cells(module: Module) -> list[str]:
+    assert module.notebook is not None
+    notebook = nbformat.read(module.notebook, as_version=4)
+    return [cell.source.strip() for cell in notebook.cells if cell.cell_type == "code"]
+
+
+def test_the_notebook_holds_every_example_and_every_task_of_the_module() -> None:
+    module = architecture_module()
+    cells = _code_cells(module)
+    text = module.markdown
+    turn = part(text, "Your turn")
+    solutions = "".join(chunk.partition("<details>")[2] for chunk in turn.split("\n### ")[1:])
+    shown = [
+        _RAISES.sub("", match["source"], count=1).strip()
+        for match in _BLOCK.finditer(text)
+        if match["source"] not in solutions
+    ]
+    missing = [source.splitlines()[0] for source in shown if source not in cells]
+    assert missing == []
+    # Each task is followed by a cell of the learner's own, which runs as it is.
+    placeholders = [cell for cell in cells if cell.endswith("\n...")]
+    assert len(placeholders) == len(turn.split("\n### ")[1:])
+    # The solutions stay folded in the module, out of the notebook.
+    assert not any(match["source"].strip() in cells for match in _BLOCK.finditer(solutions))
+
+
+def test_the_notebook_has_every_section_of_the_module_in_order() -> None:
+    module = architecture_module()
+    assert module.notebook is not None
+    notebook = nbformat.read(module.notebook, as_version=4)
+    markdown = "\n".join(cell.source for cell in notebook.cells if cell.cell_type == "markdown")
+    positions = [markdown.find(f'<a id="{section.id}"></a>') for section in module.sections]
+    assert -1 not in positions
+    assert positions == sorted(positions)
+
+
+def test_every_link_between_modules_reaches_an_anchor() -> None:
+    """A guard for the course as a whole: `[text](module-NN.md#id)` and `[text](#id)`."""
+    broken = []
+    for module in get_course().modules:
+        for match in _LINK.finditer(module.markdown):
+            target = MODULES_DIR / match["file"] if match["file"] else module.path
+            if not target.is_file() or f'<a id="{match["id"]}"></a>' not in target.read_text(
+                encoding="utf-8"
+            ):
+                broken.append(f"{module.id}: {match[0]}")
+    assert broken == []

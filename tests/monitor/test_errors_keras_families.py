@@ -1,0 +1,347 @@
+"""Keras's model API misused, as learners do in their first months (issue #25): each
+error gets an entry naming the user's class, model, dataset or path, links the section
+that teaches it, and prints a fix that runs in the kernel; the correct cell beside it
+gets no error entry. Our own cells (``errors/families_keras_api.py``)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from tests.harness import KernelSession, value_of
+from tests.harness import error_of_failing_cell as failing
+from tests.harness import fix_in as fix_of
+from tests.harness import runs_without_error_entry as runs_cleanly
+
+pytestmark = [pytest.mark.kernel, pytest.mark.timeout(600)]
+
+DATA = """feats = np.random.rand(24, 5).astype("float32")
+targets = feats.sum(axis=1, keepdims=True)
+"""
+
+
+def spans(text: str) -> list[str]:
+    return re.findall(r"`([^`]+)`", text.split("Fix: ", 1)[1])
+
+
+def test_a_layer_whose_init_never_calls_super(kernel: KernelSession) -> None:
+    cell = """class Jitter(keras.layers.Layer):
+    def __init__(self, scale, **options):
+        self.scale = scale
+
+    def call(self, x):
+        return x + self.scale
+
+jit = Jitter(0.1)
+jit(np.ones((3, 2)))
+"""
+    error = failing(kernel, cell)
+    assert error["course"]["section"] == "keras-model-api"
+    text = error["explanation"]
+    assert "`Jitter`" in text and "line 2 of this cell" in text
+    fix = fix_of(text)
+    assert fix == "super().__init__(**options)"
+    fixed = cell.replace(
+        "        self.scale = scale\n", f"        {fix}\n        self.scale = scale\n"
+    )
+    runs_cleanly(kernel, fixed)
+    # Keras 3 accepts attributes set before the call: no entry.
+    before = cell.replace(
+        "        self.scale = scale\n", f"        self.scale = scale\n        {fix}\n"
+    )
+    runs_cleanly(kernel, before)
+
+
+def test_a_module_whose_init_never_calls_super(kernel: KernelSession) -> None:
+    cell = """class Affine(tf.Module):
+    def __init__(self):
+        self.slope = tf.Variable(2.0)
+
+aff = Affine()
+print(aff.name)
+"""
+    error = failing(kernel, cell)
+    assert error["course"]["section"] == "keras-model-api"
+    assert "`Affine`" in error["explanation"]
+    fix = fix_of(error["explanation"])
+    assert fix == "super().__init__()"
+    runs_cleanly(kernel, cell.replace("        self.slope", f"        {fix}\n        self.slope"))
+
+
+def test_fit_before_compile(kernel: KernelSession) -> None:
+    cell = DATA + "reg = keras.Sequential([keras.Input((5,)), keras.layers.Dense(1)])\n"
+    error = failing(kernel, cell + "reg.fit(feats, targets, epochs=1, verbose=0)")
+    assert error["course"]["section"] == "keras-model-api"
+    assert "`reg` was never compiled" in error["explanation"]
+    fix = fix_of(error["explanation"])
+    assert fix == 'reg.compile(optimizer="adam", loss="mse")'
+    runs_cleanly(kernel, f"{fix}\nreg.fit(feats, targets, epochs=1, verbose=0)")
+
+
+def test_fit_on_a_model_rebuilt_after_its_compile(kernel: KernelSession) -> None:
+    build = DATA + "ranker = keras.Sequential([keras.Input((5,)), keras.layers.Dense(1)])"
+    runs_cleanly(kernel, build)
+    runs_cleanly(kernel, 'ranker.compile(optimizer="sgd", loss="mae")')
+    runs_cleanly(kernel, build)  # the build cell run again: a new, uncompiled model
+    train = "ranker.train_on_batch(feats, targets)"
+    error = failing(kernel, train)
+    text = error["explanation"]
+    assert "`ranker` now holds a model object that was not compiled" in text
+    fix = fix_of(text)
+    assert fix == 'ranker.compile(optimizer="sgd", loss="mae")'
+    runs_cleanly(kernel, f"{fix}\n{train}")
+
+
+def test_compile_written_after_fit_in_the_same_cell(kernel: KernelSession) -> None:
+    cell = (
+        DATA
+        + """grader = keras.Sequential([keras.Input((5,)), keras.layers.Dense(1)])
+grader.evaluate(feats, targets, verbose=0)
+grader.compile(optimizer="rmsprop", loss="mse")"""
+    )
+    error = failing(kernel, cell)
+    text = error["explanation"]
+    assert "(line 5 of this cell) only runs after it" in text
+    fix = fix_of(text)
+    assert fix == 'grader.compile(optimizer="rmsprop", loss="mse")'
+    runs_cleanly(kernel, f"{fix}\ngrader.evaluate(feats, targets, verbose=0)")
+
+
+def test_validation_split_with_a_dataset(kernel: KernelSession) -> None:
+    setup = (
+        DATA
+        + """scorer = keras.Sequential([keras.Input((5,)), keras.layers.Dense(1)])
+scorer.compile(optimizer="adam", loss="mse")
+"""
+    )
+    runs_cleanly(kernel, setup)
+    cell = """batches = tf.data.Dataset.from_tensor_slices((feats, targets)).batch(4)
+log = scorer.fit(batches, validation_split=0.25, epochs=1, verbose=0)"""
+    error = failing(kernel, cell)
+    assert error["course"]["section"] == "keras-validation-data"
+    text = error["explanation"]
+    assert "`batches` is a tf.data.Dataset" in text
+    size, fit = spans(text)
+    assert size == "val_batches = max(1, int(0.25 * int(batches.cardinality())))"
+    assert fit == (
+        "log = scorer.fit(batches.skip(val_batches), validation_data=batches.take("
+        "val_batches), epochs=1, verbose=0)"
+    )
+    runs_cleanly(kernel, f"{size}\n{fit}")
+    assert value_of(kernel, "sorted(log.history)") == ["loss", "val_loss"]
+    # Arrays may be split by Keras: no entry.
+    runs_cleanly(kernel, "scorer.fit(feats, targets, validation_split=0.25, verbose=0)")
+
+
+def test_weights_assigned_to_a_model(kernel: KernelSession) -> None:
+    build = """teacher = keras.Sequential([keras.Input((5,)), keras.layers.Dense(3)])
+student = keras.Sequential([keras.Input((5,)), keras.layers.Dense(3)])"""
+    runs_cleanly(kernel, build)
+    error = failing(kernel, "student.weights = teacher.weights")
+    assert error["course"]["section"] == "keras-model-api"
+    text = error["explanation"]
+    # Keras tracked teacher's variables in student before the assignment failed.
+    assert "re-run the cell that builds it (cell In[" in text and "line 2)" in text
+    fix = fix_of(text)
+    assert fix == "student.set_weights(teacher.get_weights())"
+    runs_cleanly(kernel, build)
+    runs_cleanly(kernel, fix)
+    same = "all(bool(np.all(a == b)) for a, b in zip(student.get_weights(), teacher.get_weights()))"
+    assert value_of(kernel, same) is True
+    error = failing(
+        kernel, "student.trainable_weights = [w * 0 for w in student.trainable_weights]"
+    )
+    assert "re-run" not in error["explanation"]  # new tensors: the model is untouched
+    fix = fix_of(error["explanation"])
+    assert fix == (
+        "for variable, new in zip(student.trainable_weights, [w * 0 for w in "
+        "student.trainable_weights]): variable.assign(new)"
+    )
+    runs_cleanly(kernel, fix)
+    assert value_of(kernel, "float(np.abs(student.get_weights()[0]).sum())") == 0.0
+
+
+def test_weights_assigned_to_a_built_layer(kernel: KernelSession) -> None:
+    runs_cleanly(
+        kernel,
+        """donor = keras.layers.Dense(3)
+donor.build((None, 4))
+taker = keras.layers.Dense(3)
+taker.build((None, 4))""",
+    )
+    # A built layer refuses the donor's variables (Keras's "cannot add new elements of
+    # state"): the entry is about the read-only list, not about state added after build.
+    error = failing(kernel, "taker.trainable_weights = donor.trainable_weights")
+    text = error["explanation"]
+    assert error["course"]["section"] == "keras-model-api"
+    assert "`taker.trainable_weights` is a list Keras computes" in text
+    assert "re-run" not in text
+    fix = fix_of(text)
+    assert fix == (
+        "for variable, new in zip(taker.trainable_weights, donor.trainable_weights): "
+        "variable.assign(new)"
+    )
+    runs_cleanly(kernel, fix)
+    same = "bool(np.allclose(taker.get_weights()[0], donor.get_weights()[0]))"
+    assert value_of(kernel, same) is True
+    assert value_of(kernel, "len(taker.weights)") == 2
+
+
+def test_layers_assigned_to_a_model(kernel: KernelSession) -> None:
+    runs_cleanly(
+        kernel,
+        """chain = keras.Sequential(
+    [keras.Input((5,)), keras.layers.Dense(4), keras.layers.Dense(2)]
+)""",
+    )
+    error = failing(kernel, "chain.layers = chain.layers[:1]")
+    fix = fix_of(error["explanation"])
+    assert fix == "chain = keras.Sequential(chain.layers[:1])"
+    runs_cleanly(kernel, fix)
+    assert value_of(kernel, "len(chain.layers)") == 1
+    tower = """class Tower(keras.Model):
+    def __init__(self):
+        super().__init__()
+        self.layers = [keras.layers.Dense(4), keras.layers.Dense(1)]
+
+    def call(self, x):
+        for layer in self.layers:
+            x = layer(x)
+        return x
+
+tower = Tower()
+tower(np.ones((2, 5)))
+"""
+    error = failing(kernel, tower)
+    fix = fix_of(error["explanation"])
+    assert fix == "self.layer_stack = [keras.layers.Dense(4), keras.layers.Dense(1)]"
+    runs_cleanly(kernel, tower.replace("self.layers", "self.layer_stack"))
+
+
+def test_get_layer_with_a_name_the_model_lacks(kernel: KernelSession) -> None:
+    build = """enc = keras.Sequential(
+    [keras.Input((5,)), keras.layers.Dense(4, name="encoder"), keras.layers.Dense(2, name="logits")]
+)"""
+    runs_cleanly(kernel, build)
+    error = failing(kernel, 'hidden = enc.get_layer("encode")')
+    text = error["explanation"]
+    assert error["course"]["section"] == "keras-model-api"
+    assert '"encoder", "logits"' in text and "`enc`" in text
+    fix = fix_of(text)
+    assert fix == 'enc.get_layer("encoder")'
+    runs_cleanly(kernel, f"hidden = {fix}")
+    # No close name: the names only, no fix.
+    error = failing(kernel, 'enc.get_layer("projection")')
+    assert "Fix:" not in error["explanation"]
+
+
+STEP = """class Fitter(keras.Model):
+    def train_step(self, data):
+        x, y = data
+        with tf.GradientTape() as tape:
+            loss_value = tf.reduce_mean(tf.abs(self(x, training=True) - y))
+        grads = tape.gradient(loss_value, self.trainable_variables)
+        self.optimizer.apply(grads, self.trainable_variables)
+        return loss_value
+
+inp = keras.Input((5,))
+fitter = Fitter(inp, keras.layers.Dense(1)(inp))
+fitter.compile(optimizer="sgd")
+"""
+
+
+def test_a_train_step_returning_a_tensor(kernel: KernelSession) -> None:
+    runs_cleanly(kernel, DATA)
+    cell = STEP + "fitter.fit(feats, targets, epochs=1, verbose=0)"
+    error = failing(kernel, cell)
+    assert error["course"]["section"] == "custom-train-step"
+    text = error["explanation"]
+    assert "`Fitter.train_step` must return a dict" in text
+    assert "`return loss_value`, line 8 of this cell" in text
+    fix = fix_of(text)
+    assert fix == 'return {"loss": loss_value}'
+    runs_cleanly(kernel, cell.replace("return loss_value", fix))
+
+
+def test_save_paths_keras_3_refuses(kernel: KernelSession, tmp_path: Path) -> None:
+    runs_cleanly(
+        kernel,
+        f"""import os
+os.chdir({str(tmp_path)!r})
+rec = keras.Sequential([keras.Input((5,)), keras.layers.Dense(1)])
+rec.compile(optimizer="adam", loss="mse")""",
+    )
+    error = failing(
+        kernel, 'keeper = keras.callbacks.ModelCheckpoint("best.h5", save_weights_only=True)'
+    )
+    assert error["course"]["section"] == "keras-saving"
+    fix = fix_of(error["explanation"])
+    assert (
+        fix == 'keeper = keras.callbacks.ModelCheckpoint("best.weights.h5", save_weights_only=True)'
+    )
+    runs_cleanly(kernel, fix)
+    error = failing(kernel, "rec.save_weights('rec.h5')")
+    fix = fix_of(error["explanation"])
+    assert fix == "rec.save_weights('rec.weights.h5')"
+    runs_cleanly(kernel, fix)
+    error = failing(kernel, 'rec.save("rec_export")')
+    fix = fix_of(error["explanation"])
+    assert fix == 'rec.save("rec_export.keras")'
+    runs_cleanly(kernel, fix)
+    assert {"rec.weights.h5", "rec_export.keras"} <= {p.name for p in tmp_path.iterdir()}
+    runs_cleanly(kernel, 'rec.save("again.keras")')
+
+
+def test_a_loss_name_keras_does_not_know(kernel: KernelSession) -> None:
+    runs_cleanly(
+        kernel,
+        DATA
+        + """est = keras.Sequential([keras.Input((5,)), keras.layers.Dense(1)])
+est.compile(optimizer="adam", loss="mean_squared_eror")""",
+    )
+    train = "est.fit(feats, targets, epochs=1, verbose=0)"
+    error = failing(kernel, train)
+    assert error["course"]["section"] == "keras-model-api"
+    text = error["explanation"]
+    assert '"mean_squared_eror" is not a loss' in text
+    fix = fix_of(text)
+    assert fix == 'est.compile(optimizer="adam", loss="mean_squared_error")'
+    runs_cleanly(kernel, f"{fix}\n{train}")
+    error = failing(kernel, 'squash = keras.layers.Dense(3, activation="tanhh")')
+    fix = fix_of(error["explanation"])
+    assert fix == 'squash = keras.layers.Dense(3, activation="tanh")'
+    runs_cleanly(kernel, fix)
+
+
+def test_an_input_shape_that_counts_the_examples(kernel: KernelSession) -> None:
+    build = """readings = np.random.rand(30, 7).astype("float32")
+levels = readings.mean(axis=1)
+gauge = keras.Sequential([keras.Input(shape=readings.shape), keras.layers.Dense(1)])
+gauge.compile(optimizer="adam", loss="mse")"""
+    runs_cleanly(kernel, build)
+    train = "gauge.fit(readings, levels, epochs=1, verbose=0)"
+    error = failing(kernel, train)
+    assert error["course"]["section"] == "batch-dimension"
+    text = error["explanation"]
+    assert "`gauge` declares one example as (30, 7)" in text
+    assert "batch axis is missing" not in text  # not the missing-axis reading
+    fix = fix_of(text)
+    assert fix == "keras.Input(shape=readings.shape[1:])"
+    runs_cleanly(kernel, build.replace("keras.Input(shape=readings.shape)", fix) + "\n" + train)
+    runs_cleanly(kernel, "gauge.predict(readings, verbose=0)")
+    # Literal shape, labels with as many rows: the same reading, the shape without its first axis.
+    literal = """meter = keras.Sequential([keras.Input(shape=(30, 7)), keras.layers.Dense(1)])
+meter.compile(optimizer="adam", loss="mse")
+meter.fit(readings, levels, epochs=1, verbose=0)"""
+    error = failing(kernel, literal)
+    fix = fix_of(error["explanation"])
+    assert fix == "keras.Input(shape=(7,))"
+    runs_cleanly(kernel, literal.replace("keras.Input(shape=(30, 7))", fix))
+    # One sequence given to a sequence model: its batch axis is what is missing.
+    single = """track = keras.Sequential([keras.Input(shape=(30, 7)), keras.layers.LSTM(2)])
+track.predict(readings, verbose=0)"""
+    error = failing(kernel, single)
+    assert "declares one example" not in error["explanation"]
+    assert error["course"]["section"] == "batch-dimension"
