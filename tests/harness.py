@@ -359,7 +359,10 @@ class LabServer:
             command,
             stdout=self._log,
             stderr=subprocess.STDOUT,
-            env=quiet_env(JUPYTER_CONFIG_DIR=str(root / "config")),
+            # Its own data folder too: the study store (and the study feed) write there.
+            env=quiet_env(
+                JUPYTER_CONFIG_DIR=str(root / "config"), JUPYTER_DATA_DIR=str(root / "data")
+            ),
             start_new_session=True,
         )
 

@@ -7,6 +7,8 @@ jupyter_server config file, e.g. ``c.TfCoach.autoload = False``.
 
 from __future__ import annotations
 
+import os
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +21,7 @@ from jupyterlab_tfcoach.server import lanes
 from jupyterlab_tfcoach.server.handlers import (
     SETTINGS_COURSE_BASE_URL,
     SETTINGS_HUB,
+    SETTINGS_STUDY_FEED,
     handlers,
 )
 from jupyterlab_tfcoach.server.kernels import (
@@ -28,6 +31,7 @@ from jupyterlab_tfcoach.server.kernels import (
     HubSettings,
     ReportHub,
 )
+from jupyterlab_tfcoach.server.study_feed import LabPreference, StudyFeed
 from jupyterlab_tfcoach.server.study_routes import SETTINGS_STUDY_STORE, study_handlers
 from jupyterlab_tfcoach.study import StudyStore, default_path
 
@@ -91,6 +95,17 @@ class TfCoach(Configurable):
             "The SQLite file of the learner's study progress (cards, reviews, game and quiz "
             "scores). Default: <jupyter data dir>/tfcoach/study.sqlite3, per user. On "
             "JupyterHub with shared home folders, each user's own path."
+        ),
+    ).tag(config=True)
+
+    study_from_findings = Bool(
+        True,
+        help=(
+            "When the static rules or the kernel monitor find a pitfall in the learner's own "
+            "code, make the study cards of its course section due and note where (notebook, "
+            "cell). Off here, it is off for every learner of this server; each learner may "
+            "also turn it off with JupyterLab's setting studyFromFindings. Nothing leaves "
+            "the server: it is written to the study store (study_db_path)."
         ),
     ).tag(config=True)
 
@@ -170,7 +185,16 @@ def load_server_extension(serverapp: Any) -> ReportHub:
     web_app.settings[SETTINGS_HUB] = hub
     web_app.settings[SETTINGS_COURSE_BASE_URL] = options.course_base_url
     # Opened on the first study request (in a thread), not here: start-up does no file I/O.
-    web_app.settings[SETTINGS_STUDY_STORE] = study_store(options)
+    store = web_app.settings[SETTINGS_STUDY_STORE] = study_store(options)
+    feed = StudyFeed(
+        store=store,
+        preference=LabPreference(partial(lab_user_settings_dir, serverapp), serverapp.log),
+        root_dir=partial(_root_dir, serverapp),
+        log=serverapp.log,
+        enabled=options.study_from_findings,
+    )
+    web_app.settings[SETTINGS_STUDY_FEED] = feed
+    hub.on_delivered = feed.from_report
     web_app.add_handlers(".*$", handlers(web_app.settings["base_url"]))
     web_app.add_handlers(".*$", study_handlers(web_app.settings["base_url"]))
     serverapp.log.info(
@@ -185,3 +209,28 @@ def study_store(options: TfCoach) -> StudyStore:
     """The learner's study store, at ``c.TfCoach.study_db_path`` or the default path."""
     path = Path(options.study_db_path) if options.study_db_path else default_path()
     return StudyStore(path)
+
+
+def lab_user_settings_dir(serverapp: Any) -> str | None:
+    """Where JupyterLab keeps this user's settings: the running LabApp's
+    ``user_settings_dir``, else JupyterLab's default (``JUPYTERLAB_SETTINGS_DIR``, or
+    ``<jupyter config dir>/lab/user-settings``)."""
+    manager = getattr(serverapp, "extension_manager", None)
+    apps = getattr(manager, "extension_apps", None) or {}
+    for found in apps.values():
+        for app in found:
+            folder = getattr(app, "user_settings_dir", None)
+            if isinstance(folder, str) and folder:
+                return folder
+    from jupyter_core.paths import jupyter_config_dir
+
+    configured = os.environ.get("JUPYTERLAB_SETTINGS_DIR")
+    return configured or os.path.join(jupyter_config_dir(), "lab", "user-settings")
+
+
+def _root_dir(serverapp: Any) -> str | None:
+    """The folder contents paths (a session's notebook path) are relative to."""
+    root = getattr(getattr(serverapp, "contents_manager", None), "root_dir", None)
+    if not isinstance(root, str) or not root:
+        root = getattr(serverapp, "root_dir", None)
+    return root if isinstance(root, str) and root else None

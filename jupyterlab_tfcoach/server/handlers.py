@@ -55,6 +55,7 @@ _TOO_DEEP = "Request body is not valid JSON: arrays or objects are nested too de
 _WORKER_DIED = "The analysis worker process ended unexpectedly (out of memory?); try again"
 SETTINGS_HUB = "tfcoach_hub"
 SETTINGS_COURSE_BASE_URL = "tfcoach_course_base_url"
+SETTINGS_STUDY_FEED = "tfcoach_study_feed"
 
 
 class _TfCoachHandler(APIHandler):
@@ -151,6 +152,12 @@ class AnalyzeHandler(_TfCoachHandler):
             self.json_error(503, _WORKER_DIED)
             return
         self.finish(answer)
+        feed = self.settings.get(SETTINGS_STUDY_FEED)
+        if feed is not None:
+            try:
+                feed.from_analysis(answer, path)  # in a thread: the answer is already sent
+            except Exception as error:
+                self.log.warning("tfcoach: study feed failed on an analysis: %s", error)
 
     def _root_setting(self) -> str | None:
         """The folder contents paths are relative to, as configured (None: not a local

@@ -211,6 +211,9 @@ class ReportHub:
     _emitter: asyncio.Task[None] | None = None
     # Test and benchmark hook: called with (kernel_id, report) when a report is stored.
     on_report: Callable[[str, dict[str, Any]], None] | None = None
+    # Called with (report, session path or None) once a report is emitted, on the loop: the
+    # study feed (``study_feed.py``); whatever it raises is logged, never delivered.
+    on_delivered: Callable[[dict[str, Any], str | None], None] | None = None
 
     # ------------------------------------------------------------------ queries
 
@@ -531,6 +534,11 @@ class ReportHub:
                 self.log.warning(
                     "tfcoach: report from kernel %s not emitted: %s", pending.kernel_id, error
                 )
+            if self.on_delivered is not None:
+                try:
+                    self.on_delivered(pending.report, path)
+                except Exception as error:
+                    self.log.warning("tfcoach: study feed failed on a report: %s", error)
 
     async def _session_path(self, kernel_id: str) -> str | None:
         if self.session_manager is None:

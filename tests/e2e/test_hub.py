@@ -6,7 +6,9 @@ about tfcoach: the package installed in the environment is all the single-user s
 student logs in on the hub's form, lands in their JupyterLab under ``/user/<name>/lab``, opens
 their notebook from the file browser, runs it and reads the retrace in the TF Coach panel. Then
 the reports stay with their owner: a student's API token (or logged-in browser) reads their own
-kernel's reports and gets a 403 from the other student's server.
+kernel's reports and gets a 403 from the other student's server; the same holds for their study
+progress (each server's own store, in the student's data folder), and the retrace each one ran
+into is due in their own Memory Deck only.
 
 One hub and one browser for the module; both students work at the same time (each kernel imports
 TensorFlow). The tests run in file order; the second one runs the notebooks if the first did not.
@@ -24,6 +26,7 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_notebook
 
+from jupyterlab_tfcoach.course.terms import terms_for_section
 from tests.conftest import ConsoleLog
 from tests.frontend.notebook_page import new_page, wait_until_notebook_ready
 from tests.harness import CONFIGURABLE_HTTP_PROXY, ClassroomHub
@@ -241,3 +244,73 @@ def test_a_students_token_reads_only_their_own_reports(classroom: Classroom) -> 
         assert "403" in page.locator("body").inner_text()
     finally:
         page.close()
+
+
+def _study(student: str, route: str) -> str:
+    return f"user/{student}/tfcoach/api/study/{route}"
+
+
+def _cards(hub: ClassroomHub, student: str, token: str, terms: list[str]) -> dict[str, Any]:
+    status, body = hub.request(_study(student, "deck?terms=" + ",".join(terms)), token)
+    assert status == 200, (status, body)
+    return {card["term"]: card for card in json.loads(body)["cards"]}
+
+
+def test_a_students_study_progress_is_their_own(classroom: Classroom) -> None:
+    """Each server keeps its student's study store in their own Jupyter data folder: Alice's
+    rating is not in Bob's deck, her token reaches neither his deck nor his ratings, and the
+    retrace each one met in their own notebook is in their own deck only (the study feed)."""
+    classroom.run_notebooks()
+    hub = classroom.hub
+    alice, bob = classroom.students
+    tokens = {student.name: hub.user_token(student.name) for student in classroom.students}
+
+    # The retrace each student met in their notebook (code cell 1) is due in their deck.
+    status, body = hub.request(
+        f"user/alice/tfcoach/api/kernels/{_kernel_id(hub, 'alice', tokens['alice'])}/reports",
+        tokens["alice"],
+    )
+    assert status == 200, (status, body)
+    traces = [t for r in json.loads(body)["reports"] for t in r["traces"]]
+    section = next(t["course"]["section"] for t in traces if t["function"] == alice.function)
+    met_terms = [term.id for term in terms_for_section(section)]
+    assert met_terms, section
+    for student in classroom.students:
+        deadline = time.monotonic() + 30
+        while True:
+            cards = _cards(hub, student.name, tokens[student.name], met_terms)
+            if all(card["met"]["count"] for card in cards.values()) or time.monotonic() > deadline:
+                break
+            time.sleep(0.2)
+        for card in cards.values():
+            assert card["due_now"] and card["met"]["count"] == 1, (student.name, card)
+            last = card["met"]["last"]
+            assert (last["source"], last["cell"]) == (NOTEBOOK_FILE, 1), (student.name, card)
+
+    # Alice rates a card neither of them met; Bob's deck still has it new.
+    term = "assign-methods"
+    assert term not in met_terms
+    status, body = hub.request(
+        _study("alice", "review"), tokens["alice"], method="POST", body={"term": term, "rating": 3}
+    )
+    assert status == 200, (status, body)
+    assert json.loads(body)["card"]["reviews"] == 1
+    assert _cards(hub, "alice", tokens["alice"], [term])[term]["reviews"] == 1
+    bobs = _cards(hub, "bob", tokens["bob"], [term])[term]
+    assert (bobs["state"], bobs["reviews"]) == ("new", 0), bobs
+    status, body = hub.request(_study("bob", "export"), tokens["bob"])
+    assert status == 200 and json.loads(body)["reviews"] == [], body
+
+    # Alice's token can neither read Bob's deck nor rate his cards.
+    status, body = hub.request(_study("bob", f"deck?terms={term}"), tokens["alice"])
+    assert status == 403 and "cards" not in body, (status, body)
+    status, body = hub.request(
+        _study("bob", "review"), tokens["alice"], method="POST", body={"term": term, "rating": 1}
+    )
+    assert status == 403, (status, body)
+    assert _cards(hub, "bob", tokens["bob"], [term])[term]["reviews"] == 0
+
+    # One store file per student, in their own Jupyter data folder.
+    for student in (alice, bob):
+        store = hub.home(student.name) / ".local" / "share" / "jupyter" / "tfcoach"
+        assert (store / "study.sqlite3").is_file(), sorted(hub.home(student.name).rglob("*"))

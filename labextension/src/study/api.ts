@@ -16,6 +16,16 @@ export interface ITerm {
   see_also: string[];
 }
 
+/** Where the coach last met a card's pitfall in the learner's code. */
+export interface IMetPlace {
+  source: string;
+  /** The 0-based code cell, or null. */
+  cell: number | null;
+  /** The 1-based line in the cell, or null. */
+  line: number | null;
+  met_at: string;
+}
+
 /** A card's scheduling state, as the store answers it. */
 export interface ICard {
   term: string;
@@ -23,6 +33,8 @@ export interface ICard {
   due: string;
   due_now: boolean;
   reviews: number;
+  /** How often its pitfall was met in the learner's code, and the last place. */
+  met?: { count: number; last: IMetPlace | null };
 }
 
 export interface IDeck {

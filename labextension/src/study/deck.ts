@@ -11,7 +11,8 @@
 import { Widget } from '@lumino/widgets';
 
 import { el } from '../dom';
-import { ITerm, Rating, StudyApi } from './api';
+import { ICard, IDeck, ITerm, Rating, StudyApi } from './api';
+import { metParts } from './met';
 import { deckCounts, studyOrder } from './order';
 
 export const RATINGS: { rating: Rating; label: string }[] = [
@@ -26,6 +27,7 @@ export type SectionOpener = (moduleId: string, sectionId: string) => void;
 
 export class MemoryDeck extends Widget {
   private _terms: ITerm[] = [];
+  private _cards = new Map<string, ICard>();
   private _queue: ITerm[] = [];
   private _flipped = false;
   private _busy = false;
@@ -40,6 +42,8 @@ export class MemoryDeck extends Widget {
     className: 'jp-tfcoach-deck-card',
     attrs: { role: 'button', tabindex: '0', 'aria-keyshortcuts': 'Space' }
   });
+  /** Why the card is due: where the coach met its pitfall in the learner's code. */
+  private readonly _met = el('p', { className: 'jp-tfcoach-deck-met' });
   private readonly _section = el(
     'button',
     { className: 'jp-tfcoach-deck-section jp-tfcoach-linkbutton', attrs: { type: 'button' } },
@@ -88,6 +92,7 @@ export class MemoryDeck extends Widget {
       el('h2', {}, 'Memory Deck'),
       this._counts,
       this._card,
+      this._met,
       el('div', { className: 'jp-tfcoach-deck-actions' }, this._section),
       el(
         'div',
@@ -115,6 +120,7 @@ export class MemoryDeck extends Widget {
       this._terms = this._moduleId ? terms.filter(term => term.module === this._moduleId) : terms;
       const deck = await this._api.deck(this._terms.map(term => term.id));
       this._queue = studyOrder(this._terms, deck);
+      this._keepCards(deck);
       this._counts.textContent = deckCounts(deck);
     } catch (error) {
       this._counts.textContent = `The deck could not be loaded: ${String((error as Error).message ?? error)}`;
@@ -166,6 +172,7 @@ export class MemoryDeck extends Widget {
       this._goodOrEasy += rating >= 3 ? 1 : 0;
       this._queue.shift();
       const deck = await this._api.deck(this._terms.map(t => t.id));
+      this._keepCards(deck);
       this._counts.textContent = deckCounts(deck);
     } catch (error) {
       this._counts.textContent = `The rating could not be saved: ${String((error as Error).message ?? error)}`;
@@ -176,6 +183,22 @@ export class MemoryDeck extends Widget {
     this._showSession();
     this._render();
     this._card.focus();
+  }
+
+  private _keepCards(deck: IDeck): void {
+    this._cards = new Map(deck.cards.map(card => [card.term, card]));
+  }
+
+  /** "You met this in `train.ipynb`, code cell 4." (text nodes only), or nothing. */
+  private _showMet(term: ITerm | undefined): void {
+    const parts = term ? metParts(this._cards.get(term.id)) : null;
+    if (!parts) {
+      this._met.replaceChildren();
+      this._met.style.visibility = 'hidden';
+      return;
+    }
+    this._met.replaceChildren(parts.before, el('code', {}, parts.source), parts.after);
+    this._met.style.visibility = 'visible';
   }
 
   private _showSession(): void {
@@ -193,6 +216,7 @@ export class MemoryDeck extends Widget {
     }
     // Hidden, not removed: the layout stays the same on both faces.
     this._section.style.visibility = term && this._flipped ? 'visible' : 'hidden';
+    this._showMet(term);
     if (!term) {
       this._card.append(
         el('span', { className: 'jp-tfcoach-deck-term' }, 'Nothing left to study now.'),
