@@ -34,6 +34,7 @@ from jupyterlab_tfcoach.monitor.errors import (
     families_data,
     families_keras,
     families_keras_api,
+    families_keras_lifecycle,
     families_ops,
     families_shapes,
     families_tensors,
@@ -102,6 +103,9 @@ FAMILIES: tuple[ErrorFamily, ...] = (
     families_keras_api.STEP_RESULT,
     families_keras_api.SAVE_PATH,
     families_keras_api.UNKNOWN_IDENTIFIER,
+    # A Keras object's life: built before its weights are read, known by name when loaded.
+    families_keras_lifecycle.NOT_BUILT,
+    families_keras_lifecycle.UNKNOWN_CLASS,
 )
 
 
@@ -141,11 +145,76 @@ def explain_failing_line(parsed: ParsedError, context: ErrorContext) -> tuple[st
         said = finding.rule + (f" Fix: {finding.fix}." if finding.fix else "")
         section = finding.section or family.section
         return f"{line_facts(parsed, context, line, said)} {said}", section
+    if _about_shapes_or_dtypes(parsed):
+        said = (
+            "Compare these shapes and dtypes with what the call expects (TensorFlow's "
+            "message above names the op and the values it got)."
+        )
+        return f"{line_facts(parsed, context, line, said)} {said}", GENERAL_SECTION
+    # No family knows this error and its message is not about shapes or dtypes: say what
+    # is known (the line, the call, the values) without blaming shapes, and link the
+    # section about the part of the library that refused.
     said = (
-        "Compare these shapes and dtypes with what the call expects (TensorFlow's message "
-        "above names the op and the values it got)."
+        f"The {parsed.type} above says what {_refusing_part(context, parsed)} refused and "
+        "why; check it against the values listed here."
     )
-    return f"{line_facts(parsed, context, line, said)} {said}", GENERAL_SECTION
+    return f"{line_facts(parsed, context, line, said)} {said}", _section_for_part(context, parsed)
+
+
+# Words of the messages TensorFlow and Keras raise about shapes, ranks and dtypes.
+_SHAPE_OR_DTYPE_WORDS = (
+    "shape",
+    "rank",
+    "ndim",
+    "dimension",
+    "dtype",
+    "incompatible",
+    "size",
+    "broadcast",
+    "float",
+    "int32",
+    "int64",
+    "must have the same type",
+)
+
+
+def _about_shapes_or_dtypes(parsed: ParsedError) -> bool:
+    text = (parsed.full_message or parsed.message or "")[:_MESSAGE_CHARS_READ].lower()
+    return any(word in text for word in _SHAPE_OR_DTYPE_WORDS)
+
+
+_MESSAGE_CHARS_READ = 4000
+
+
+def _raised_by_keras(context: ErrorContext) -> bool:
+    """Whether the innermost library frame of the traceback is Keras's."""
+    traceback = context.exception.__traceback__
+    innermost: str | None = None
+    for _ in range(_MAX_TRACEBACK):
+        if traceback is None:
+            break
+        namespace = traceback.tb_frame.f_globals
+        name = namespace.get("__name__") if type(namespace) is dict else None
+        if type(name) is str and name.partition(".")[0] in _LIBRARY_MODULES:
+            innermost = name
+        traceback = traceback.tb_next
+    return innermost is not None and innermost.partition(".")[0] == "keras"
+
+
+def _refusing_part(context: ErrorContext, parsed: ParsedError) -> str:
+    if _raised_by_keras(context):
+        return "Keras"
+    return "the traced function" if parsed.inside_tf_function else "TensorFlow"
+
+
+def _section_for_part(context: ErrorContext, parsed: ParsedError) -> str:
+    if _raised_by_keras(context):
+        return KERAS_SECTION
+    return TRACING_SECTION if parsed.inside_tf_function else GENERAL_SECTION
+
+
+KERAS_SECTION = "keras-model-api"
+TRACING_SECTION = "tracing"
 
 
 def _first_finding(
