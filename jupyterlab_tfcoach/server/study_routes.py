@@ -19,6 +19,8 @@ from jupyter_server.utils import url_path_join
 from tornado import web
 from tornado.ioloop import IOLoop
 
+from jupyterlab_tfcoach.course import UnknownModuleError
+from jupyterlab_tfcoach.course.quiz import quiz_questions
 from jupyterlab_tfcoach.course.terms import get_terms
 from jupyterlab_tfcoach.server.handlers import _BAD_BODY, _TfCoachHandler
 from jupyterlab_tfcoach.study import StoreBusyError, StoreUnavailableError, StudyStore
@@ -88,6 +90,27 @@ class TermsHandler(_StudyHandler):
     @authorized
     async def get(self) -> None:
         self.answer({"terms": [term.to_json() for term in get_terms()]})
+
+
+class QuizQuestionsHandler(_StudyHandler):
+    """A module's review questions and answers (``course/quiz.py``): packaged data, no store."""
+
+    @web.authenticated
+    @authorized
+    async def get(self) -> None:
+        module = self.module_argument()
+        if module is _BAD_BODY:
+            return
+        if module is None:
+            self.json_error(400, "module is required: the id of a course module (module-01)")
+            return
+        module_id = str(module)
+        try:
+            questions = quiz_questions(module_id)
+        except UnknownModuleError:
+            self.json_error(404, f"no course module {module_id!r}")
+            return
+        self.answer({"module": module_id, "questions": [q.to_json() for q in questions]})
 
 
 class DeckHandler(_StudyHandler):
@@ -252,6 +275,7 @@ def study_handlers(base_url: str) -> list[tuple[str, type[APIHandler]]]:
         (route("review"), ReviewHandler),
         (route("match"), MatchHandler),
         (route("quiz"), QuizHandler),
+        (route("quiz-questions"), QuizQuestionsHandler),
         (route("met"), MetHandler),
         (route("export"), ExportHandler),
         (route("import"), ImportHandler),

@@ -25,6 +25,8 @@ export const OPEN_COURSE = 'tfcoach:open-course';
 export const OPEN_COURSE_NOTEBOOK = 'tfcoach:open-course-notebook';
 export const OPEN_MEMORY_DECK = 'tfcoach:open-memory-deck';
 export const OPEN_MATCH_PAIRS = 'tfcoach:open-match-pairs';
+export const OPEN_CONSTELLATION = 'tfcoach:open-constellation';
+export const OPEN_QUIZ = 'tfcoach:open-quiz';
 
 /** Where a module opens: its top, its last heading, or a section (by id or title). */
 export type CoursePlace = 'start' | 'end' | { section: string; title?: string };
@@ -41,6 +43,10 @@ export interface ICourseHost {
   openDeck?(moduleId: string): void;
   /** Open a Match the Pairs board of the module's terms (study/match.ts). */
   openMatch?(moduleId: string): void;
+  /** Open the Concept Constellation of every term (study/constellation.ts). */
+  openConstellation?(): void;
+  /** Open the quiz of the module's review questions (study/quiz.ts). */
+  openQuiz?(moduleId: string): void;
 }
 
 /** A link inside the course: `#section-id`, `module-04.md#section-id` or `module-04`. */
@@ -471,6 +477,28 @@ export class CourseOpener {
           label: 'Match the Pairs',
           tooltip: "Match this module's terms to their definitions",
           onClick: () => openMatch(view.moduleId)
+        })
+      );
+    }
+    const openQuiz = this._host.openQuiz;
+    if (openQuiz) {
+      widget.toolbar.addItem(
+        'quiz',
+        new ToolbarButton({
+          label: 'Quiz',
+          tooltip: "Answer this module's review questions and keep your score",
+          onClick: () => openQuiz(view.moduleId)
+        })
+      );
+    }
+    const openConstellation = this._host.openConstellation;
+    if (openConstellation) {
+      widget.toolbar.addItem(
+        'constellation',
+        new ToolbarButton({
+          label: 'Constellation',
+          tooltip: "Every term of the course and how they connect, with what you remember",
+          onClick: () => openConstellation()
         })
       );
     }

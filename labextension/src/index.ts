@@ -19,10 +19,12 @@ import { CoachApi, LiveReports } from './api';
 import { CellBadges } from './badges';
 import {
   CourseOpener,
+  OPEN_CONSTELLATION,
   OPEN_COURSE,
   OPEN_COURSE_NOTEBOOK,
   OPEN_MATCH_PAIRS,
-  OPEN_MEMORY_DECK
+  OPEN_MEMORY_DECK,
+  OPEN_QUIZ
 } from './course';
 import { NotebookHovers, hoverCardsExtension } from './hover';
 import { ICourseRef } from './wire';
@@ -135,31 +137,39 @@ const plugin: JupyterFrontEndPlugin<void> = {
       activate: id => app.shell.activateById(id),
       openNotebook: openCourseNotebook,
       openDeck: moduleId => void app.commands.execute(OPEN_MEMORY_DECK, { module: moduleId }),
-      openMatch: moduleId => void app.commands.execute(OPEN_MATCH_PAIRS, { module: moduleId })
+      openMatch: moduleId => void app.commands.execute(OPEN_MATCH_PAIRS, { module: moduleId }),
+      openConstellation: () => void app.commands.execute(OPEN_CONSTELLATION),
+      openQuiz: moduleId => void app.commands.execute(OPEN_QUIZ, { module: moduleId })
     });
     // The study tools load on first use (their own chunks): the panel and course stay light.
     const studyTabs = new Map<string, Widget & { load(): Promise<void> }>();
-    const openStudy = async (tool: 'deck' | 'match', moduleId: string | null) => {
+    const openStudy = async (
+      tool: 'deck' | 'match' | 'quiz' | 'constellation',
+      moduleId: string | null
+    ) => {
       const key = `${tool}:${moduleId ?? ''}`;
       const open = studyTabs.get(key);
       if (open && !open.isDisposed) {
         app.shell.activateById(open.id);
         return;
       }
-      const [{ StudyApi }, { MemoryDeck }, { MatchBoard }] = await Promise.all([
-        import('./study/api'),
-        import('./study/deck'),
-        import('./study/match')
-      ]);
-      const studyApi = new StudyApi(app.serviceManager.serverSettings);
+      const studyApi = new (await import('./study/api')).StudyApi(
+        app.serviceManager.serverSettings
+      );
+      const openSection = (module: string, section: string) =>
+        void courses.open({ module, section });
+      // Each tool is its own chunk; the constellation's graph libraries are chunks of theirs.
       const widget =
         tool === 'deck'
-          ? new MemoryDeck(
-              studyApi,
-              (module, section) => void courses.open({ module, section }),
-              moduleId
-            )
-          : new MatchBoard(studyApi, moduleId ?? 'module-01');
+          ? new (await import('./study/deck')).MemoryDeck(studyApi, openSection, moduleId)
+          : tool === 'match'
+            ? new (await import('./study/match')).MatchBoard(studyApi, moduleId ?? 'module-01')
+            : tool === 'quiz'
+              ? new (await import('./study/quiz')).ModuleQuiz(studyApi, moduleId ?? 'module-01')
+              : new (await import('./study/constellation')).ConceptConstellation(
+                  studyApi,
+                  openSection
+                );
       studyTabs.set(key, widget);
       widget.disposed.connect(() => studyTabs.delete(key));
       addCourseWidget(app, widget);
@@ -304,6 +314,16 @@ const plugin: JupyterFrontEndPlugin<void> = {
       caption: "Match a module's terms to their definitions, against the clock",
       execute: args => openStudy('match', moduleArgument(args))
     });
+    app.commands.addCommand(OPEN_QUIZ, {
+      label: args => `TF Coach: Quiz of ${moduleArgument(args) ?? 'module-01'}`,
+      caption: "A module's review questions: answer, check, keep your best score",
+      execute: args => openStudy('quiz', moduleArgument(args))
+    });
+    app.commands.addCommand(OPEN_CONSTELLATION, {
+      label: 'TF Coach: Concept Constellation',
+      caption: "Every term of the course, how they connect, and what you remember of each",
+      execute: () => openStudy('constellation', null)
+    });
     app.commands.addCommand(ANALYZE, {
       label: 'Check the notebook with TF Coach',
       isEnabled: () => tracker.currentWidget !== null,
@@ -340,6 +360,8 @@ const plugin: JupyterFrontEndPlugin<void> = {
       palette.addItem({ command: OPEN_COURSE, category: 'TF Coach', args: { isPalette: true } });
       palette.addItem({ command: OPEN_MEMORY_DECK, category: 'TF Coach' });
       palette.addItem({ command: OPEN_MATCH_PAIRS, category: 'TF Coach' });
+      palette.addItem({ command: OPEN_CONSTELLATION, category: 'TF Coach' });
+      palette.addItem({ command: OPEN_QUIZ, category: 'TF Coach' });
       palette.addItem({ command: ANALYZE, category: 'TF Coach' });
       palette.addItem({ command: TOGGLE_INLINE, category: 'TF Coach' });
       palette.addItem({ command: TOGGLE_BADGES, category: 'TF Coach' });

@@ -47,3 +47,30 @@ test('shuffled deals the asked number of distinct items, the input untouched', (
   assert.deepEqual(items, [1, 2, 3, 4, 5, 6, 7, 8]);
   assert.deepEqual(order.shuffled(items, 8, () => 0.999).sort(), items);
 });
+
+test('counts are worded for one and for many', () => {
+  assert.equal(order.counted(1, 'mismatch'), '1 mismatch');
+  assert.equal(order.counted(0, 'mismatch'), '0 mismatches');
+  assert.equal(order.counted(2, 'question', 'questions'), '2 questions');
+});
+
+test('a quiz counts the answers rated right; partly is told apart, not counted', () => {
+  assert.deepEqual(order.quizResult(['right', 'partly', 'wrong', 'right']), {
+    score: 2, total: 4, text: '2 of 4 right (50%), 1 partly'
+  });
+  assert.equal(order.quizResult(['right', 'right', 'right']).text, '3 of 3 right (100%)');
+  assert.equal(order.bestQuizText(null), 'Best: no quiz taken yet');
+  assert.equal(
+    order.bestQuizText({ score: 5, total: 6, taken_at: '2026-12-04T14:00:00+00:00' }),
+    'Best: 5 of 6 right (83%)'
+  );
+});
+
+test("a quiz answer's Markdown becomes paragraphs; a long answer is cut to what is kept", () => {
+  assert.deepEqual(order.paragraphs('Tensors are\nimmutable.\n\n  Use `w.assign`.\n'), [
+    'Tensors are immutable.',
+    'Use `w.assign`.'
+  ]);
+  assert.equal(order.clipped('x'.repeat(1200)).length, 1000);
+  assert.equal(order.clipped('short'), 'short');
+});

@@ -230,9 +230,9 @@ def test_a_match_board_is_played_to_the_end_by_clicking(study_page: StudyPage) -
         "(node) => node.textContent.includes('A new best!')", arg=status.element_handle()
     )
     text = status.inner_text()
-    assert "with 1 mismatches" in text
+    assert "with 1 mismatch:" in text
     best = board.locator(".jp-tfcoach-match-best").inner_text()
-    assert best.startswith("Best: ") and "1 mismatches" in best
+    assert best.startswith("Best: ") and "1 mismatch)" in best
     # Saved on the server: a new board (another tab) shows the same best.
     page.evaluate("() => window.jupyterapp.shell.currentWidget.close()")
     board.wait_for(state="detached", timeout=10_000)

@@ -53,6 +53,26 @@ export interface IMatchGame {
   played_at: string;
 }
 
+/** A review question of a module (`GET study/quiz-questions`): Markdown text, shown as text. */
+export interface IQuizQuestion {
+  question: string;
+  answer: string;
+}
+
+/** What the learner answered, as `POST study/quiz` keeps it. */
+export interface IQuizAnswer {
+  question: string;
+  answer: string;
+  correct: boolean;
+}
+
+/** A module's best quiz (the highest share right, then the first). */
+export interface IQuizBest {
+  score: number;
+  total: number;
+  taken_at: string;
+}
+
 /** 1 again, 2 hard, 3 good, 4 easy. */
 export type Rating = 1 | 2 | 3 | 4;
 
@@ -96,6 +116,28 @@ export class StudyApi {
     game: Omit<IMatchGame, 'played_at'>
   ): Promise<{ best: IMatchGame; new_best: boolean }> {
     return await this._request('match', { method: 'POST', body: JSON.stringify(game) });
+  }
+
+  async quizQuestions(moduleId: string): Promise<IQuizQuestion[]> {
+    const query = URLExt.objectToQueryString({ module: moduleId });
+    const data = await this._request(`quiz-questions${query}`);
+    return Array.isArray(data?.questions) ? (data.questions as IQuizQuestion[]) : [];
+  }
+
+  /** The module's best quiz, or null before its first. */
+  async bestQuiz(moduleId: string): Promise<IQuizBest | null> {
+    const query = URLExt.objectToQueryString({ module: moduleId });
+    const data = await this._request(`quiz${query}`);
+    return (data?.best?.[moduleId] as IQuizBest | undefined) ?? null;
+  }
+
+  async recordQuiz(quiz: {
+    module: string;
+    score: number;
+    total: number;
+    answers: IQuizAnswer[];
+  }): Promise<{ best: IQuizBest }> {
+    return await this._request('quiz', { method: 'POST', body: JSON.stringify(quiz) });
   }
 
   async review(term: string, rating: Rating): Promise<ICard> {

@@ -9,7 +9,7 @@ import { Widget } from '@lumino/widgets';
 
 import { el } from '../dom';
 import { IMatchGame, ITerm, StudyApi } from './api';
-import { matchScore, shuffled } from './order';
+import { counted, matchScore, shuffled } from './order';
 
 export const PAIRS = 6;
 
@@ -23,7 +23,7 @@ interface ITile {
 
 function bestText(best: IMatchGame | null): string {
   return best
-    ? `Best: ${best.score} points (${Math.round(best.seconds)} s, ${best.mismatches} mismatches)`
+    ? `Best: ${best.score} points (${Math.round(best.seconds)} s, ${counted(best.mismatches, 'mismatch')})`
     : 'Best: no game yet';
 }
 
@@ -168,7 +168,7 @@ export class MatchBoard extends Widget {
     const seconds = Math.min((Date.now() - this._started) / 1000, 86400);
     const score = matchScore(this._matched, this._mismatches, seconds);
     const done =
-      `Done in ${Math.round(seconds)} s with ${this._mismatches} mismatches: ` +
+      `Done in ${Math.round(seconds)} s with ${counted(this._mismatches, 'mismatch')}: ` +
       `${score} points.`;
     this._status.textContent = done;
     try {
