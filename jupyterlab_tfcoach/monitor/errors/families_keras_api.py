@@ -216,7 +216,7 @@ def _calls_super_init(function: ast.FunctionDef) -> bool:
     return False
 
 
-def _class_in_namespace(name: str, context: ErrorContext, kinds: tuple[str, ...]) -> bool:
+def class_in_namespace(name: str, context: ErrorContext, kinds: tuple[str, ...]) -> bool:
     """Whether a class named ``name`` in the user's namespace derives from one of the
     library classes ``kinds`` (``layer``, ``module``)."""
     bases = [library_class(kind) for kind in kinds]
@@ -244,7 +244,7 @@ def _read_forgot_super(
 ) -> Finding | None:
     name = error.group("cls")
     kinds = ("module",) if error.matched(_MODULE_NAME) else ("layer",)
-    if not _class_in_namespace(name, context, kinds):
+    if not class_in_namespace(name, context, kinds):
         return None
     base = "tf.Module" if kinds == ("module",) else "Keras layer or model"
     rule = (

@@ -18,8 +18,9 @@ from __future__ import annotations
 import ast
 import re
 
-from jupyterlab_tfcoach.monitor.errors.context import ErrorContext, code, library_class, rewrite
+from jupyterlab_tfcoach.monitor.errors.context import ErrorContext, code, rewrite
 from jupyterlab_tfcoach.monitor.errors.failing_line import FailingLine
+from jupyterlab_tfcoach.monitor.errors.families_keras_api import class_in_namespace
 from jupyterlab_tfcoach.monitor.errors.family_record import (
     ErrorFamily,
     Finding,
@@ -27,10 +28,6 @@ from jupyterlab_tfcoach.monitor.errors.family_record import (
     Recognised,
     segment_of,
 )
-
-_type_name = type.__dict__["__name__"].__get__
-_type_mro = type.__dict__["__mro__"].__get__
-_MAX_NAMES_LOOKED_AT = 5000
 
 # ------------------------------------------------------------------ not built yet
 _NOT_BUILT_CALL = re.compile(
@@ -84,25 +81,6 @@ _UNKNOWN_CLASS = re.compile(r"Could not locate (?:class|function) '(?P<name>\w+)
 _LOADERS = ("load_model", "load")
 
 
-def _user_class_named(name: str, context: ErrorContext) -> bool:
-    """Whether the namespace holds a class called ``name`` that derives from a Keras
-    layer (a model is a layer): the class the file names is one the user wrote."""
-    layer = library_class("layer")
-    if layer is None:
-        return False
-    for count, value in enumerate(context.namespace.values()):
-        if count > _MAX_NAMES_LOOKED_AT:
-            break
-        if not isinstance(value, type):
-            continue
-        try:
-            if _type_name(value) == name and layer in _type_mro(value):
-                return True
-        except Exception:
-            continue
-    return False
-
-
 def _loader_call(line: FailingLine) -> ast.Call | None:
     for part in (line.call, line.statement):
         for node in ast.walk(part) if part is not None else ():
@@ -118,7 +96,7 @@ def _read_unknown_class(
     error: Recognised, line: FailingLine, context: ErrorContext
 ) -> Finding | None:
     name = error.group("name")
-    if not _user_class_named(name, context):
+    if not class_in_namespace(name, context, ("layer",)):
         return None
     rule = (
         f"the saved file names the class `{name}`, and Keras rebuilds a model from such "
