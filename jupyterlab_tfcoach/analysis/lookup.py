@@ -233,8 +233,10 @@ class NameLookup:
                     candidates = _covering([node.body], pos)
                     continue
             elif isinstance(node, _COMPREHENSIONS):
-                # The first iterable is evaluated outside, the rest inside.
-                if not _covers(node.generators[0].iter, pos):
+                # The first iterable is evaluated outside, the rest inside; the opening
+                # bracket is where an expression around the comprehension starts too
+                # (``[...].count(x)``, ``{...} & {...}``), so it stays outside.
+                if not _covers(node.generators[0].iter, pos) and not _begins_at(node, pos):
                     scope = self._scopes[node]
             candidates = _covering(list(ast.iter_child_nodes(node)), pos)
         return Place(scope, path, found)

@@ -163,3 +163,15 @@ def test_positions_outside_the_code_are_the_module_scope() -> None:
         scope, block_path = lookup.scope_at(pos)
         assert scope is lookup.model.module
         assert block_path == ()
+
+
+def test_an_expression_that_starts_with_a_comprehension_is_in_the_outer_scope() -> None:
+    # ``[...].count(x)`` and ``{...} & {...}`` start where their first comprehension does:
+    # that position is the outer expression's, as the rules record it.
+    source = "xs = [1, 2]\nn = [x for x in xs].count(1)\nboth = {a for a in xs} & {b for b in xs}\n"
+    lookup = lookup_of(source)
+    for pos in ((2, 4), (3, 7)):
+        scope, path = lookup.scope_at(pos)
+        assert scope is lookup.model.module and path == ()
+    inside, _ = lookup.scope_at((2, 5))  # the element expression ``x``
+    assert inside is not lookup.model.module
