@@ -13,7 +13,7 @@ import { EditorExtensionRegistry, IEditorExtensionRegistry } from '@jupyterlab/c
 import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import { ISettingRegistry } from '@jupyterlab/settingregistry';
-import { SplitPanel, Widget } from '@lumino/widgets';
+import { SplitPanel, TabPanel, Widget } from '@lumino/widgets';
 
 import { CoachApi, LiveReports } from './api';
 import { CellBadges } from './badges';
@@ -53,6 +53,23 @@ function addCourseWidget(app: JupyterFrontEnd, widget: Widget): void {
   }
   app.shell.add(widget, 'down');
   makeRoomForCourse(widget);
+}
+
+/**
+ * Activate the widget `id`. Notebook 7's shell shows its bottom area for a widget there but
+ * does not select its tab: a second tab of the bottom area (a study tool opened from the
+ * course, a second module) would stay hidden behind the first. Select it.
+ */
+function activateById(app: JupyterFrontEnd, id: string): void {
+  app.shell.activateById(id);
+  for (const widget of app.shell.widgets('down')) {
+    const tabs = widget.parent?.parent;
+    if (widget.id === id && widget.isHidden && tabs instanceof TabPanel) {
+      tabs.currentWidget = widget;
+      widget.activate();
+      return;
+    }
+  }
 }
 
 /**
@@ -134,7 +151,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
       api,
       rendermime,
       addToShell: widget => addCourseWidget(app, widget),
-      activate: id => app.shell.activateById(id),
+      activate: id => activateById(app, id),
       openNotebook: openCourseNotebook,
       openDeck: moduleId => void app.commands.execute(OPEN_MEMORY_DECK, { module: moduleId }),
       openMatch: moduleId => void app.commands.execute(OPEN_MATCH_PAIRS, { module: moduleId }),
@@ -150,7 +167,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
       const key = `${tool}:${moduleId ?? ''}`;
       const open = studyTabs.get(key);
       if (open && !open.isDisposed) {
-        app.shell.activateById(open.id);
+        activateById(app, open.id);
         return;
       }
       const studyApi = new (await import('./study/api')).StudyApi(
@@ -161,7 +178,12 @@ const plugin: JupyterFrontEndPlugin<void> = {
       // Each tool is its own chunk; the constellation's graph libraries are chunks of theirs.
       const widget =
         tool === 'deck'
-          ? new (await import('./study/deck')).MemoryDeck(studyApi, openSection, moduleId)
+          ? new (await import('./study/deck')).MemoryDeck(
+              studyApi,
+              openSection,
+              moduleId,
+              () => settings.value.deckDefinitionFirst
+            )
           : tool === 'match'
             ? new (await import('./study/match')).MatchBoard(studyApi, moduleId ?? 'module-01')
             : tool === 'quiz'
@@ -173,10 +195,10 @@ const plugin: JupyterFrontEndPlugin<void> = {
       studyTabs.set(key, widget);
       widget.disposed.connect(() => studyTabs.delete(key));
       addCourseWidget(app, widget);
-      app.shell.activateById(widget.id);
+      activateById(app, widget.id);
       await widget.load();
       if (widget.isVisible) {
-        app.shell.activateById(widget.id);
+        activateById(app, widget.id);
       }
     };
     const openCourse = (course: ICourseRef) => {

@@ -8,12 +8,15 @@ export interface ICoachSettings {
   showInlineFindings: boolean;
   showCellBadges: boolean;
   ignoreRules: string[];
+  /** The Memory Deck shows the definition first, the term on flip. */
+  deckDefinitionFirst: boolean;
 }
 
 export const DEFAULT_SETTINGS: ICoachSettings = {
   showInlineFindings: true,
   showCellBadges: true,
-  ignoreRules: []
+  ignoreRules: [],
+  deckDefinitionFirst: false
 };
 
 export class CoachSettings {
@@ -47,7 +50,8 @@ export class CoachSettings {
     this._value = {
       showInlineFindings: raw.showInlineFindings !== false,
       showCellBadges: raw.showCellBadges !== false,
-      ignoreRules: ignore
+      ignoreRules: ignore,
+      deckDefinitionFirst: raw.deckDefinitionFirst === true
     };
     this._changed.emit(this._value);
   }

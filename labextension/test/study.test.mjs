@@ -74,3 +74,53 @@ test("a quiz answer's Markdown becomes paragraphs; a long answer is cut to what 
   assert.equal(order.clipped('x'.repeat(1200)).length, 1000);
   assert.equal(order.clipped('short'), 'short');
 });
+
+test('a revealed quiz answer is rated with 1/2/3 (right/partly/wrong), never while typing', () => {
+  const rate = (key, revealed = true, inText = false, modified = false) =>
+    order.quizRatingForKey(key, revealed, inText, modified);
+  assert.equal(rate('1'), 'right');
+  assert.equal(rate('2'), 'partly');
+  assert.equal(rate('3'), 'wrong');
+  assert.equal(rate('4'), null); // the deck's "easy" has no quiz counterpart
+  assert.equal(rate('1', false), null); // not before the answer is shown
+  assert.equal(rate('2', true, true), null); // a digit typed into the answer is text
+  assert.equal(rate('3', true, false, true), null); // Ctrl+3 etc. stay shortcuts
+  assert.equal(rate('constructor'), null);
+});
+
+test('a card shows the term first, or the definition first when the setting says so', () => {
+  const relu = { ...term('relu'), term: 'ReLU', definition: 'max(0, x), elementwise' };
+  assert.deepEqual(order.cardFaces(relu, false), {
+    front: { label: 'Term', text: 'ReLU' },
+    back: { label: 'Definition', text: 'max(0, x), elementwise' }
+  });
+  assert.deepEqual(order.cardFaces(relu, true), {
+    front: { label: 'Definition', text: 'max(0, x), elementwise' },
+    back: { label: 'Term', text: 'ReLU' }
+  });
+});
+
+test('Match the Pairs deals from the due cards, filled from the module when too few are due', () => {
+  const terms = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i'].map(term);
+  const deckOf = (...due) => ({
+    new: 0, due_now: due.length, due_today: due.length,
+    cards: terms.map(t => due.includes(t.id)
+      ? card(t.id, 'review', '2026-12-04T09:00:00+00:00', true)
+      : card(t.id, 'new', '2026-12-04T09:00:00+00:00', true))
+  });
+  const many = order.dueMatchDeal(terms, deckOf('a', 'b', 'c', 'd', 'e', 'f', 'g'), 6);
+  assert.equal(many.picked.length, 6);
+  assert.ok(many.picked.every(t => 'abcdefg'.includes(t.id)));
+  assert.equal(many.note, 'Dealt from your 7 due cards.');
+
+  const few = order.dueMatchDeal(terms, deckOf('h', 'i'), 6);
+  assert.equal(few.picked.length, 6);
+  assert.ok(['h', 'i'].every(id => few.picked.some(t => t.id === id)));
+  assert.equal(new Set(few.picked.map(t => t.id)).size, 6);
+  assert.equal(few.note, "Only 2 cards due (6 needed): dealt with 4 more of the module's terms.");
+
+  // A new card is never due, whatever due_now says; none due: the module's terms.
+  const none = order.dueMatchDeal(terms, deckOf(), 6);
+  assert.equal(none.picked.length, 6);
+  assert.equal(none.note, "None of your cards is due: dealt from the module's terms.");
+});

@@ -140,6 +140,24 @@ export class StudyApi {
     return await this._request('quiz', { method: 'POST', body: JSON.stringify(quiz) });
   }
 
+  /** The whole progress, a `tfcoach.study-progress/1` document (`GET study/export`). */
+  async exportProgress(): Promise<unknown> {
+    return await this._request('export');
+  }
+
+  /** Replace all progress with `progress`; a refused document throws the server's message. */
+  async importProgress(progress: unknown): Promise<void> {
+    await this._request('import', {
+      method: 'POST',
+      body: JSON.stringify({ progress, confirm: true })
+    });
+  }
+
+  /** Delete all progress. */
+  async resetProgress(): Promise<void> {
+    await this._request('reset', { method: 'POST', body: JSON.stringify({ confirm: true }) });
+  }
+
   async review(term: string, rating: Rating): Promise<ICard> {
     const data = await this._request('review', {
       method: 'POST',

@@ -7,13 +7,19 @@
  *
  * Loaded lazily (`import('./study/deck')` in index.ts): the panel and the course tab do
  * not pay for it until the deck opens.
+ *
+ * The setting `deckDefinitionFirst` turns the cards round (the definition first, the term on
+ * flip). A row of buttons exports the learner's progress as a file (`GET study/export`),
+ * imports one (`POST study/import`, after a confirmation: it replaces all progress) and resets
+ * it (`POST study/reset`, after a confirmation).
  */
+import { Dialog, showDialog } from '@jupyterlab/apputils';
 import { Widget } from '@lumino/widgets';
 
 import { el } from '../dom';
 import { ICard, IDeck, ITerm, Rating, StudyApi } from './api';
 import { metParts } from './met';
-import { deckCounts, studyOrder } from './order';
+import { cardFaces, deckCounts, studyOrder } from './order';
 
 export const RATINGS: { rating: Rating; label: string }[] = [
   { rating: 1, label: 'Again' },
@@ -50,11 +56,21 @@ export class MemoryDeck extends Widget {
     'Read its course section'
   );
   private readonly _ratings: HTMLButtonElement[];
+  /** What export, import and reset last did (or why they could not). */
+  private readonly _progressStatus = el('p', {
+    className: 'jp-tfcoach-deck-progress-status',
+    attrs: { 'aria-live': 'polite' }
+  });
+  private readonly _importInput = el('input', {
+    className: 'jp-tfcoach-deck-import-file',
+    attrs: { type: 'file', accept: '.json,application/json', 'aria-label': 'Import progress' }
+  });
 
   constructor(
     private readonly _api: StudyApi,
     private readonly _openSection: SectionOpener,
-    private readonly _moduleId: string | null = null
+    private readonly _moduleId: string | null = null,
+    private readonly _definitionFirst: () => boolean = () => false
   ) {
     super();
     this.addClass('jp-tfcoach-deck');
@@ -88,6 +104,17 @@ export class MemoryDeck extends Widget {
       }
     });
     this.node.addEventListener('keydown', event => this._onKey(event));
+    const progressButton = (label: string, className: string, onClick: () => void) => {
+      const button = el(
+        'button',
+        { className: `jp-tfcoach-linkbutton ${className}`, attrs: { type: 'button' } },
+        label
+      );
+      button.addEventListener('click', onClick);
+      return button;
+    };
+    this._importInput.style.display = 'none';
+    this._importInput.addEventListener('change', () => void this._importChosen());
     this.node.append(
       el('h2', {}, 'Memory Deck'),
       this._counts,
@@ -106,8 +133,22 @@ export class MemoryDeck extends Widget {
       el(
         'p',
         { className: 'jp-tfcoach-deck-help' },
-        'Space or a click shows the definition; keys 1 to 4 rate it.'
-      )
+        'Space or a click turns the card; keys 1 to 4 rate it.'
+      ),
+      el(
+        'div',
+        {
+          className: 'jp-tfcoach-deck-progress',
+          attrs: { role: 'group', 'aria-label': 'Your study progress' }
+        },
+        progressButton('Export progress', 'jp-tfcoach-deck-export', () => void this._export()),
+        progressButton('Import progress', 'jp-tfcoach-deck-import', () =>
+          this._importInput.click()
+        ),
+        progressButton('Reset progress', 'jp-tfcoach-deck-reset', () => void this._reset()),
+        this._importInput
+      ),
+      this._progressStatus
     );
     this._showSession();
     this._render();
@@ -185,6 +226,75 @@ export class MemoryDeck extends Widget {
     this._card.focus();
   }
 
+  /** Download the whole progress (`GET study/export`) as a JSON file. */
+  private async _export(): Promise<void> {
+    try {
+      const progress = await this._api.exportProgress();
+      const blob = new Blob([JSON.stringify(progress, null, 2)], { type: 'application/json' });
+      const url = URL.createObjectURL(blob);
+      const link = el('a', { attrs: { href: url, download: 'tfcoach-study-progress.json' } });
+      document.body.append(link);
+      link.click();
+      link.remove();
+      setTimeout(() => URL.revokeObjectURL(url), 0);
+      this._progressStatus.textContent = 'Progress exported to tfcoach-study-progress.json.';
+    } catch (error) {
+      this._progressStatus.textContent = `The progress could not be exported: ${message(error)}`;
+    }
+  }
+
+  /** Read the chosen file and, once confirmed, replace all progress with it. */
+  private async _importChosen(): Promise<void> {
+    const file = this._importInput.files?.[0];
+    this._importInput.value = '';
+    if (!file) {
+      return;
+    }
+    let progress: unknown;
+    try {
+      progress = JSON.parse(await file.text());
+    } catch (error) {
+      this._progressStatus.textContent = `${file.name} is not a JSON file: ${message(error)}`;
+      return;
+    }
+    const answer = await showDialog({
+      title: 'Import progress?',
+      body: `This replaces all your study progress (cards, reviews, scores) with ${file.name}'s.`,
+      buttons: [Dialog.cancelButton(), Dialog.warnButton({ label: 'Import' })]
+    });
+    if (!answer.button.accept) {
+      return;
+    }
+    try {
+      await this._api.importProgress(progress);
+      this._progressStatus.textContent = `Progress imported from ${file.name}.`;
+    } catch (error) {
+      this._progressStatus.textContent = `The file was refused: ${message(error)}`;
+      return;
+    }
+    await this.load();
+  }
+
+  /** Once confirmed, delete all progress (`POST study/reset`). */
+  private async _reset(): Promise<void> {
+    const answer = await showDialog({
+      title: 'Reset progress?',
+      body: 'This deletes all your study progress: every card becomes new again. Export it first to keep a copy.',
+      buttons: [Dialog.cancelButton(), Dialog.warnButton({ label: 'Reset' })]
+    });
+    if (!answer.button.accept) {
+      return;
+    }
+    try {
+      await this._api.resetProgress();
+      this._progressStatus.textContent = 'Progress reset: every card is new.';
+    } catch (error) {
+      this._progressStatus.textContent = `The progress could not be reset: ${message(error)}`;
+      return;
+    }
+    await this.load();
+  }
+
   private _keepCards(deck: IDeck): void {
     this._cards = new Map(deck.cards.map(card => [card.term, card]));
   }
@@ -225,25 +335,30 @@ export class MemoryDeck extends Widget {
       this._card.setAttribute('aria-label', 'No card to study now');
       return;
     }
+    const definitionFirst = this._definitionFirst();
+    const { front, back } = cardFaces(term, definitionFirst);
+    const mainClass = (text: string) =>
+      text === term.term ? 'jp-tfcoach-deck-term' : 'jp-tfcoach-deck-definition';
     if (this._flipped) {
       this._card.append(
-        el('span', { className: 'jp-tfcoach-deck-face' }, term.term),
-        el('span', { className: 'jp-tfcoach-deck-definition' }, term.definition)
+        el('span', { className: 'jp-tfcoach-deck-face' }, front.text),
+        el('span', { className: mainClass(back.text) }, back.text)
       );
-      this._card.setAttribute(
-        'aria-label',
-        `${term.term}: ${term.definition} Rate it with keys 1 to 4.`
-      );
+      this._card.setAttribute('aria-label', `${front.text}: ${back.text} Rate it with keys 1 to 4.`);
       this._section.title = `Open the section "${term.section}" in the course tab`;
     } else {
       this._card.append(
-        el('span', { className: 'jp-tfcoach-deck-face' }, 'Term'),
-        el('span', { className: 'jp-tfcoach-deck-term' }, term.term)
+        el('span', { className: 'jp-tfcoach-deck-face' }, front.label),
+        el('span', { className: mainClass(front.text) }, front.text)
       );
       this._card.setAttribute(
         'aria-label',
-        `Card: ${term.term}. Press Space to show the definition.`
+        `Card: ${front.text}. Press Space to show the ${back.label.toLowerCase()}.`
       );
     }
   }
+}
+
+function message(error: unknown): string {
+  return String((error as Error)?.message ?? error);
 }

@@ -3,13 +3,15 @@
  * Choose a term and a definition (click, or Tab and Enter/Space: every tile is a button);
  * a pair locks, a mismatch is shown and counted. A finished board shows its time and score
  * (`matchScore`), is saved (`POST study/match`) and shows the module's best game.
+ * "Deal from my due cards" deals the board from the module's terms due in the learner's deck
+ * (`GET study/deck`), filled with others of the module when fewer than 6 are due (it says so).
  * Text nodes only. Loaded lazily with the rest of `study/`.
  */
 import { Widget } from '@lumino/widgets';
 
 import { el } from '../dom';
 import { IMatchGame, ITerm, StudyApi } from './api';
-import { counted, matchScore, shuffled } from './order';
+import { counted, dueMatchDeal, matchScore, shuffled } from './order';
 
 export const PAIRS = 6;
 
@@ -43,6 +45,12 @@ export class MatchBoard extends Widget {
     attrs: { 'aria-live': 'polite' }
   });
   private _best = el('p', { className: 'jp-tfcoach-match-best' });
+  /** Which terms the board was dealt from, when from the learner's due cards. */
+  private _source = el('p', { className: 'jp-tfcoach-match-source' });
+  private _fromDue = el('input', {
+    className: 'jp-tfcoach-match-due',
+    attrs: { type: 'checkbox' }
+  });
   private _again = el(
     'button',
     { className: 'jp-tfcoach-deck-rate', attrs: { type: 'button' } },
@@ -60,7 +68,8 @@ export class MatchBoard extends Widget {
     this.title.label = `Match the Pairs: ${_moduleId}`;
     this.title.closable = true;
     this.node.setAttribute('aria-label', `TF Coach Match the Pairs, ${_moduleId}`);
-    this._again.addEventListener('click', () => this._deal());
+    this._again.addEventListener('click', () => void this._newBoard());
+    this._fromDue.addEventListener('change', () => void this._newBoard());
     this.node.append(
       el('h2', {}, 'Match the Pairs'),
       el(
@@ -69,6 +78,8 @@ export class MatchBoard extends Widget {
         'Choose a term, then its definition (or the other way round). ' +
           '100 points a pair, minus 25 a mismatch and 1 a second.'
       ),
+      el('label', { className: 'jp-tfcoach-match-due-label' }, this._fromDue, ' Deal from my due cards'),
+      this._source,
       this._status,
       this._board,
       this._best,
@@ -85,7 +96,25 @@ export class MatchBoard extends Widget {
       this._status.textContent = `The board could not be loaded: ${String((error as Error).message ?? error)}`;
       return;
     }
-    this._deal();
+    await this._newBoard();
+  }
+
+  /** A new board: from the learner's due cards when chosen, else from the module's terms. */
+  private async _newBoard(): Promise<void> {
+    if (!this._fromDue.checked) {
+      this._source.textContent = '';
+      this._deal(shuffled(this._terms, PAIRS));
+      return;
+    }
+    try {
+      const deck = await this._api.deck(this._terms.map(term => term.id));
+      const { picked, note } = dueMatchDeal(this._terms, deck, PAIRS);
+      this._source.textContent = note;
+      this._deal(picked);
+    } catch (error) {
+      this._source.textContent = `Your due cards could not be loaded: ${String((error as Error).message ?? error)}`;
+      this._deal(shuffled(this._terms, PAIRS));
+    }
   }
 
   protected onCloseRequest(): void {
@@ -96,8 +125,7 @@ export class MatchBoard extends Widget {
     this._tiles.find(tile => !tile.button.disabled)?.button.focus();
   }
 
-  private _deal(): void {
-    const picked = shuffled(this._terms, PAIRS);
+  private _deal(picked: ITerm[]): void {
     const column = (side: Side, terms: ITerm[]) =>
       terms.map(term => {
         const text = side === 'term' ? term.term : term.definition;

@@ -16,6 +16,56 @@ export function studyOrder(terms: ITerm[], deck: IDeck): ITerm[] {
   return [...due, ...fresh];
 }
 
+/** A card's two faces, in the order shown: the term first, or the definition first. */
+export function cardFaces(
+  term: ITerm,
+  definitionFirst: boolean
+): { front: { label: string; text: string }; back: { label: string; text: string } } {
+  const termFace = { label: 'Term', text: term.term };
+  const definitionFace = { label: 'Definition', text: term.definition };
+  return definitionFirst
+    ? { front: definitionFace, back: termFace }
+    : { front: termFace, back: definitionFace };
+}
+
+/**
+ * A Match the Pairs board from the learner's due cards: `pairs` of the terms due now (cards
+ * studied before whose time has come); fewer due, those due and others of `terms` to fill the
+ * board, and a note that says so.
+ */
+export function dueMatchDeal(
+  terms: ITerm[],
+  deck: IDeck,
+  pairs: number,
+  random = Math.random
+): { picked: ITerm[]; note: string } {
+  const cards = new Map(deck.cards.map(card => [card.term, card]));
+  const isDue = (term: ITerm) => {
+    const card = cards.get(term.id);
+    return card !== undefined && card.state !== 'new' && card.due_now;
+  };
+  const due = terms.filter(isDue);
+  if (due.length >= pairs) {
+    return {
+      picked: shuffled(due, pairs, random),
+      note: `Dealt from your ${due.length} due cards.`
+    };
+  }
+  const others = shuffled(
+    terms.filter(term => !isDue(term)),
+    pairs - due.length,
+    random
+  );
+  return {
+    picked: shuffled([...due, ...others], undefined, random),
+    note:
+      due.length === 0
+        ? `None of your cards is due: dealt from the module's terms.`
+        : `Only ${counted(due.length, 'card', 'cards')} due (${pairs} needed): ` +
+          `dealt with ${others.length} more of the module's terms.`
+  };
+}
+
 /** "Due today: 3 · New: 70 · Learning: 2 · Review: 1" for the deck's cards. */
 export function deckCounts(deck: IDeck): string {
   const inState = (...states: ICard['state'][]) =>
@@ -51,6 +101,29 @@ export function counted(count: number, singular: string, plural = `${singular}es
 
 /** How the learner rates their own answer, once they have seen the model answer. */
 export type SelfRating = 'right' | 'partly' | 'wrong';
+
+/** The keys that rate a revealed answer, as the deck's 1-4: 1 right, 2 partly, 3 wrong. */
+export const QUIZ_RATING_KEYS: Record<string, SelfRating> = {
+  '1': 'right',
+  '2': 'partly',
+  '3': 'wrong'
+};
+
+/**
+ * The rating a key press gives, or null: only once the answer is shown, never while the
+ * learner types in a text field, never with a modifier (those are shortcuts).
+ */
+export function quizRatingForKey(
+  key: string,
+  revealed: boolean,
+  inTextField: boolean,
+  modified: boolean
+): SelfRating | null {
+  if (!revealed || inTextField || modified) {
+    return null;
+  }
+  return Object.prototype.hasOwnProperty.call(QUIZ_RATING_KEYS, key) ? QUIZ_RATING_KEYS[key] : null;
+}
 
 /**
  * A finished quiz: `score` counts the answers rated right (what `POST study/quiz` keeps,

@@ -10,12 +10,19 @@ import { Widget } from '@lumino/widgets';
 import { el, textParts } from '../dom';
 import { inlineCode } from '../wording';
 import { IQuizAnswer, IQuizQuestion, StudyApi } from './api';
-import { SelfRating, bestQuizText, clipped, paragraphs, quizResult } from './order';
+import {
+  SelfRating,
+  bestQuizText,
+  clipped,
+  paragraphs,
+  quizRatingForKey,
+  quizResult
+} from './order';
 
-export const SELF_RATINGS: { rating: SelfRating; label: string }[] = [
-  { rating: 'right', label: 'I had it right' },
-  { rating: 'partly', label: 'Partly' },
-  { rating: 'wrong', label: 'I had it wrong' }
+export const SELF_RATINGS: { rating: SelfRating; label: string; key: string }[] = [
+  { rating: 'right', label: 'I had it right', key: '1' },
+  { rating: 'partly', label: 'Partly', key: '2' },
+  { rating: 'wrong', label: 'I had it wrong', key: '3' }
 ];
 
 /** What is kept of an answer the learner did not write down. */
@@ -80,10 +87,18 @@ export class ModuleQuiz extends Widget {
     this.title.label = `Quiz: ${_moduleId}`;
     this.title.closable = true;
     this.node.setAttribute('aria-label', `TF Coach quiz, ${_moduleId}`);
-    for (const { rating, label } of SELF_RATINGS) {
+    for (const { rating, label, key } of SELF_RATINGS) {
       const button = el(
         'button',
-        { className: 'jp-tfcoach-deck-rate', attrs: { type: 'button', 'data-rating': rating } },
+        {
+          className: 'jp-tfcoach-deck-rate',
+          attrs: {
+            type: 'button',
+            'data-rating': rating,
+            'aria-keyshortcuts': key,
+            title: `Key ${key}`
+          }
+        },
         label
       );
       button.addEventListener('click', () => void this._rateAnswer(rating));
@@ -91,12 +106,27 @@ export class ModuleQuiz extends Widget {
     }
     this._reveal.addEventListener('click', () => this._show());
     this._again.addEventListener('click', () => this._start());
+    // Once the answer is shown, 1/2/3 rate it right/partly/wrong (the deck rates with 1-4).
+    this.node.addEventListener('keydown', event => {
+      const target = event.target as HTMLElement;
+      const rating = quizRatingForKey(
+        event.key,
+        this._revealed,
+        target.tagName === 'TEXTAREA' || target.tagName === 'INPUT',
+        event.altKey || event.ctrlKey || event.metaKey
+      );
+      if (rating) {
+        event.preventDefault();
+        event.stopPropagation();
+        void this._rateAnswer(rating);
+      }
+    });
     this.node.append(
       el('h2', {}, `Quiz: ${_moduleId}`),
       el(
         'p',
         { className: 'jp-tfcoach-deck-help' },
-        "The module's review questions. Answer, show the model answer, then say how yours was."
+        "The module's review questions. Answer, show the model answer, then say how yours was (keys 1, 2, 3)."
       ),
       this._progress,
       this._question,

@@ -1,0 +1,230 @@
+"""The study tools in Jupyter Notebook 7 (``jupyter notebook``), as a learner uses them.
+
+Notebook 7 keeps the notebook as the page's only main widget: the course, and the study
+tools opened from it, are tabs of the bottom panel. The Memory Deck opens from the course
+tab's toolbar and from the palette, a card is flipped with Space and rated with the key 3,
+and after a reload the deck's counts show the rating was kept by the server. A module's quiz
+opens from the course tab; a revealed answer is rated with the keys 1/2/3.
+
+The server serves THIS checkout's build of the labextension (``JUPYTER_PATH`` first, checked
+against the page's configuration) and keeps the learner's progress in a temporary store.
+One server and one page for the module: the tests run in file order and build on each other.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from jupyterlab_tfcoach.course.terms import get_terms
+from tests.conftest import COACH_TOUR
+from tests.frontend.notebook_page import NOTEBOOK, new_page, open_notebook
+from tests.frontend.test_browser_study import BUILD, served_build
+from tests.harness import NotebookServer
+
+pytestmark = pytest.mark.browser
+
+MODULE = "module-01"
+MODULE_TERMS = [term for term in get_terms() if term.module_id == MODULE]
+COURSE = f"#tfcoach-course-{MODULE}"
+DECK = f"#tfcoach-memory-deck-{MODULE}"
+WHOLE_DECK = "#tfcoach-memory-deck"
+QUIZ = f"#tfcoach-quiz-{MODULE}"
+DOWN = "#jp-down-stack"
+PAGE_HEIGHT = 900
+
+
+@pytest.fixture(scope="module")
+def study_notebook_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[NotebookServer]:
+    """Notebook 7 loading this checkout's labextension build, with a fresh study store."""
+    if not (BUILD / "package.json").exists():
+        pytest.fail(f"{BUILD} is missing: build the labextension first (`jlpm build`)")
+    root = tmp_path_factory.mktemp("study-notebook7")
+    extensions = root / "jupyter-path" / "labextensions"
+    extensions.mkdir(parents=True)
+    (extensions / "jupyterlab_tfcoach").symlink_to(BUILD, target_is_directory=True)
+    config = root / "config"
+    config.mkdir()
+    (config / "jupyter_server_config.json").write_text(
+        json.dumps(
+            {
+                "TfCoach": {
+                    "study_db_path": str(root / "study.sqlite3"),
+                    # The open notebook's findings would make terms due (tested elsewhere):
+                    # off, the deck starts with every term new, in course order.
+                    "study_from_findings": False,
+                }
+            }
+        )
+    )
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("JUPYTER_PATH", str(root / "jupyter-path"))
+        server = NotebookServer(root)
+    try:
+        shutil.copy(COACH_TOUR, server.notebook_dir / Path(COACH_TOUR).name)
+        server.wait_until_up()
+        yield server
+    finally:
+        server.stop()
+
+
+class StudyNotebook7:
+    def __init__(self, page: Any, log: Any, server: NotebookServer) -> None:
+        self.page = page
+        self.log = log
+        self.server = server
+
+    def open(self) -> None:
+        open_notebook(self.page, self.server.lab_url(f"notebooks/{NOTEBOOK}"))
+        self.page.wait_for_function(
+            "() => window.jupyterapp.commands.hasCommand('tfcoach:open-memory-deck')",
+            timeout=60_000,
+        )
+
+    def open_course(self) -> Any:
+        self.page.evaluate(
+            "(id) => window.jupyterapp.commands.execute('tfcoach:open-course', {module: id})",
+            MODULE,
+        )
+        course = self.page.locator(f"{DOWN} {COURSE}")
+        course.locator(".jp-tfcoach-course-toc-sections button").first.wait_for(timeout=10_000)
+        return course
+
+    def toolbar_button(self, label: str) -> Any:
+        return self.page.locator(f"{COURSE} .jp-Toolbar .jp-ToolbarButtonComponent", has_text=label)
+
+    def run_from_palette(self, label: str) -> None:
+        """Notebook 7's command palette (Ctrl+Shift+C): find ``label`` and run it."""
+        page = self.page
+        page.keyboard.press("Escape")
+        page.keyboard.press("Control+Shift+C")
+        search = page.locator(".lm-CommandPalette .lm-CommandPalette-input")
+        search.wait_for(state="visible", timeout=5_000)
+        search.fill(label)
+        item = page.locator(".lm-CommandPalette-item", has_text=label).first
+        item.wait_for(state="visible", timeout=5_000)
+        item.click()
+
+    def wait_for_text(self, selector: str, expected: str) -> None:
+        self.page.wait_for_function(
+            """([selector, expected]) => {
+                 const node = document.querySelector(selector);
+                 return node !== null && node.textContent.includes(expected);
+               }""",
+            arg=[selector, expected],
+            timeout=15_000,
+        )
+
+    def assert_usable(self, selector: str) -> None:
+        """In the bottom panel, under the notebook, at a readable height, fully on the page."""
+        view = self.page.locator(f"{DOWN} {selector}")
+        view.wait_for(state="visible", timeout=10_000)
+        box = view.bounding_box()
+        assert box is not None
+        assert box["height"] >= 0.3 * PAGE_HEIGHT, box
+        assert box["y"] >= 0 and box["y"] + box["height"] <= PAGE_HEIGHT + 1, box
+        assert self.page.locator("#main-panel .jp-Notebook").is_visible()
+
+
+def ours(errors: list[str]) -> list[str]:
+    """Our errors (Notebook 7 itself logs one about a settings schema on some loads)."""
+    return [error for error in errors if "tfcoach" in error.lower()]
+
+
+@pytest.fixture(scope="module")
+def nb7(browser: Any, study_notebook_server: NotebookServer) -> Iterator[StudyNotebook7]:
+    context, page, log = new_page(browser)
+    session = StudyNotebook7(page, log, study_notebook_server)
+    try:
+        session.open()
+        yield session
+    finally:
+        context.close()
+
+
+def test_it_is_notebook_7_running_this_checkouts_build(nb7: StudyNotebook7) -> None:
+    assert nb7.page.evaluate("() => window.jupyterapp.name") == "Jupyter Notebook"
+    entries = [path.name for path in (BUILD / "static").glob("remoteEntry.*.js")]
+    assert served_build(nb7.page) == f"static/{entries[0]}", entries
+
+
+def test_deck_from_the_course_rated_by_keyboard_is_kept_after_a_reload(
+    nb7: StudyNotebook7,
+) -> None:
+    page = nb7.page
+    nb7.open_course()
+    nb7.toolbar_button("Memory Deck").click()
+    nb7.wait_for_text(f"{DECK} .jp-tfcoach-deck-card", MODULE_TERMS[0].term)
+    nb7.assert_usable(DECK)
+    nb7.wait_for_text(f"{DECK} .jp-tfcoach-deck-counts", f"New: {len(MODULE_TERMS)}")
+    rate_good = page.locator(f"{DECK} button[data-rating='3']")
+    assert rate_good.is_disabled()
+
+    page.keyboard.press("Space")  # the card has the focus in the bottom panel too
+    nb7.wait_for_text(f"{DECK} .jp-tfcoach-deck-card", MODULE_TERMS[0].definition)
+    assert rate_good.is_enabled()
+    rate_good.scroll_into_view_if_needed()
+    assert rate_good.is_visible()
+    page.keyboard.press("3")
+    nb7.wait_for_text(f"{DECK} .jp-tfcoach-deck-session", "1 rated, 1 good or easy")
+    nb7.wait_for_text(f"{DECK} .jp-tfcoach-deck-counts", f"New: {len(MODULE_TERMS) - 1}")
+    # The notebook was not touched by the keys (Space, 3 are notebook shortcuts too).
+    assert page.locator("#main-panel .jp-Notebook").is_visible()
+
+    page.reload(wait_until="domcontentloaded")
+    nb7.open()
+    page.evaluate(
+        "(id) => window.jupyterapp.commands.execute('tfcoach:open-memory-deck', {module: id})",
+        MODULE,
+    )
+    nb7.wait_for_text(f"{DECK} .jp-tfcoach-deck-counts", f"New: {len(MODULE_TERMS) - 1}")
+    assert "Learning: 1" in page.locator(f"{DECK} .jp-tfcoach-deck-counts").inner_text()
+    nb7.wait_for_text(f"{DECK} .jp-tfcoach-deck-card", MODULE_TERMS[1].term)
+    nb7.assert_usable(DECK)  # opened alone, the bottom panel makes room for it
+    assert ours(nb7.log.errors()) == []
+
+
+def test_the_palette_opens_the_whole_deck(nb7: StudyNotebook7) -> None:
+    nb7.run_from_palette("TF Coach: Memory Deck")
+    nb7.wait_for_text(f"{WHOLE_DECK} .jp-tfcoach-deck-counts", f"New: {len(get_terms()) - 1}")
+    nb7.assert_usable(WHOLE_DECK)
+    tab = nb7.page.locator(f"{DOWN} .lm-TabBar-tab", has_text="Memory Deck")
+    assert tab.count() >= 1
+
+
+def test_a_quiz_answer_is_revealed_and_rated_with_the_keys(nb7: StudyNotebook7) -> None:
+    page = nb7.page
+    nb7.open_course()
+    nb7.toolbar_button("Quiz").click()
+    progress = f"{QUIZ} .jp-tfcoach-quiz-progress"
+    nb7.wait_for_text(progress, "Question 1 of ")
+    nb7.assert_usable(QUIZ)
+    total = int(page.locator(progress).inner_text().rsplit(" ", 1)[1])
+    assert total >= 2
+
+    answer = page.locator(f"{QUIZ} .jp-tfcoach-quiz-yours")
+    answer.click()
+    page.keyboard.type("1 layer, 2 weights")  # digits typed in the answer are text
+    assert answer.input_value() == "1 layer, 2 weights"
+    assert page.locator(progress).inner_text() == f"Question 1 of {total}"
+    assert page.locator(f"{QUIZ} .jp-tfcoach-quiz-ratings").is_hidden()
+    page.keyboard.press("3")  # before the reveal, 3 is just typed
+    assert page.locator(progress).inner_text() == f"Question 1 of {total}"
+
+    page.locator(f"{QUIZ} .jp-tfcoach-quiz-reveal").click()
+    page.locator(f"{QUIZ} .jp-tfcoach-quiz-answer h3").wait_for(state="visible", timeout=5_000)
+    assert page.locator(f"{QUIZ} .jp-tfcoach-quiz-ratings").is_visible()
+    page.keyboard.press("1")  # right
+    nb7.wait_for_text(progress, f"Question 2 of {total}")
+    assert answer.input_value() == ""  # the next question starts empty
+
+    page.locator(f"{QUIZ} .jp-tfcoach-quiz-reveal").click()
+    page.locator(f"{QUIZ} .jp-tfcoach-quiz-answer h3").wait_for(state="visible", timeout=5_000)
+    page.keyboard.press("2")  # partly
+    nb7.wait_for_text(progress, f"Question 3 of {total}" if total > 2 else "answered")
+    assert ours(nb7.log.errors()) == []
