@@ -164,6 +164,9 @@ const plugin: JupyterFrontEndPlugin<void> = {
       tool: 'deck' | 'match' | 'quiz' | 'constellation',
       moduleId: string | null
     ) => {
+      // A tab added before the shell restored its saved layout would be dropped by it (a
+      // command run right after a page load): wait for the restore first.
+      await app.restored;
       const key = `${tool}:${moduleId ?? ''}`;
       const open = studyTabs.get(key);
       if (open && !open.isDisposed) {
