@@ -28,7 +28,7 @@ from jupyterlab_tfcoach.course import get_course
 from jupyterlab_tfcoach.course.quiz import quiz_questions
 from jupyterlab_tfcoach.course.terms import get_terms
 from tests.frontend.notebook_page import new_page
-from tests.frontend.test_browser_study import BUILD, StudyPage, open_lab, served_build
+from tests.frontend.test_browser_study import BUILD, StudyPage, open_lab, served_build, study_root
 from tests.harness import LabServer
 
 pytestmark = pytest.mark.browser
@@ -44,17 +44,7 @@ VIEW = "#tfcoach-constellation"
 @pytest.fixture(scope="module")
 def constellation_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabServer]:
     """JupyterLab loading this checkout's labextension build, with a fresh study store."""
-    if not (BUILD / "package.json").exists():
-        pytest.fail(f"{BUILD} is missing: build the labextension first (`jlpm build`)")
-    root = tmp_path_factory.mktemp("constellation-lab")
-    extensions = root / "jupyter-path" / "labextensions"
-    extensions.mkdir(parents=True)
-    (extensions / "jupyterlab_tfcoach").symlink_to(BUILD, target_is_directory=True)
-    config = root / "config"
-    config.mkdir()
-    (config / "jupyter_server_config.json").write_text(
-        json.dumps({"TfCoach": {"study_db_path": str(root / "study.sqlite3")}})
-    )
+    root = study_root(tmp_path_factory, "constellation-lab")
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("JUPYTER_PATH", str(root / "jupyter-path"))
         server = LabServer(root)

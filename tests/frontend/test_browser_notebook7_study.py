@@ -13,7 +13,6 @@ One server and one page for the module: the tests run in file order and build on
 
 from __future__ import annotations
 
-import json
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,7 +23,7 @@ import pytest
 from jupyterlab_tfcoach.course.terms import get_terms
 from tests.conftest import COACH_TOUR
 from tests.frontend.notebook_page import NOTEBOOK, new_page, open_notebook
-from tests.frontend.test_browser_study import BUILD, served_build
+from tests.frontend.test_browser_study import BUILD, served_build, study_root
 from tests.harness import NotebookServer
 
 pytestmark = pytest.mark.browser
@@ -42,26 +41,9 @@ PAGE_HEIGHT = 900
 @pytest.fixture(scope="module")
 def study_notebook_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[NotebookServer]:
     """Notebook 7 loading this checkout's labextension build, with a fresh study store."""
-    if not (BUILD / "package.json").exists():
-        pytest.fail(f"{BUILD} is missing: build the labextension first (`jlpm build`)")
-    root = tmp_path_factory.mktemp("study-notebook7")
-    extensions = root / "jupyter-path" / "labextensions"
-    extensions.mkdir(parents=True)
-    (extensions / "jupyterlab_tfcoach").symlink_to(BUILD, target_is_directory=True)
-    config = root / "config"
-    config.mkdir()
-    (config / "jupyter_server_config.json").write_text(
-        json.dumps(
-            {
-                "TfCoach": {
-                    "study_db_path": str(root / "study.sqlite3"),
-                    # The open notebook's findings would make terms due (tested elsewhere):
-                    # off, the deck starts with every term new, in course order.
-                    "study_from_findings": False,
-                }
-            }
-        )
-    )
+    # The open notebook's findings would make terms due (tested elsewhere): off, the deck
+    # starts with every term new, in course order.
+    root = study_root(tmp_path_factory, "study-notebook7", study_from_findings=False)
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("JUPYTER_PATH", str(root / "jupyter-path"))
         server = NotebookServer(root)

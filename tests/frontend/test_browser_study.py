@@ -34,12 +34,13 @@ BUILD = Path(jupyterlab_tfcoach.__file__).parent / "labextension"
 DECK = ".jp-tfcoach-deck"
 
 
-@pytest.fixture(scope="module")
-def study_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabServer]:
-    """JupyterLab loading this checkout's labextension build, with a fresh study store."""
+def study_root(tmp_path_factory: pytest.TempPathFactory, name: str, **tfcoach: object) -> Path:
+    """A server root whose Jupyter path serves this checkout's labextension build (set
+    ``JUPYTER_PATH`` to ``<root>/jupyter-path``) and whose config gives a fresh study
+    store plus the ``TfCoach`` options given."""
     if not (BUILD / "package.json").exists():
         pytest.fail(f"{BUILD} is missing: build the labextension first (`jlpm build`)")
-    root = tmp_path_factory.mktemp("study-lab")
+    root = tmp_path_factory.mktemp(name)
     # Federated extensions: the first labextensions folder of the Jupyter path that has a
     # name wins, and JUPYTER_PATH comes first.
     extensions = root / "jupyter-path" / "labextensions"
@@ -47,9 +48,15 @@ def study_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabServer
     (extensions / "jupyterlab_tfcoach").symlink_to(BUILD, target_is_directory=True)
     config = root / "config"
     config.mkdir()
-    (config / "jupyter_server_config.json").write_text(
-        json.dumps({"TfCoach": {"study_db_path": str(root / "study.sqlite3")}})
-    )
+    options = {"study_db_path": str(root / "study.sqlite3"), **tfcoach}
+    (config / "jupyter_server_config.json").write_text(json.dumps({"TfCoach": options}))
+    return root
+
+
+@pytest.fixture(scope="module")
+def study_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabServer]:
+    """JupyterLab loading this checkout's labextension build, with a fresh study store."""
+    root = study_root(tmp_path_factory, "study-lab")
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("JUPYTER_PATH", str(root / "jupyter-path"))
         server = LabServer(root)
