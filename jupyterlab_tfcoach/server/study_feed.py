@@ -51,6 +51,7 @@ from jupyterlab_tfcoach.study import StudyStore
 MET_AGAIN_AFTER_S = 600.0
 MAX_REMEMBERED = 4096
 MAX_IN_FLIGHT = 16
+NOTEBOOK_VERSIONS_KEPT = 8  # notebooks whose cell indexes are kept (newest versions)
 MAX_NOTEBOOK_BYTES = 32 * 1024 * 1024
 LAB_PLUGIN_SETTINGS = Path("jupyterlab_tfcoach") / "plugin.jupyterlab-settings"
 LAB_SETTING = "studyFromFindings"
@@ -124,21 +125,23 @@ def finding_places(answer: dict[str, Any]) -> list[Place]:
     return places
 
 
-def code_cell_index(notebook_file: Path, cell_id: str) -> int | None:
-    """The 0-based code-cell index of the cell ``cell_id`` in a saved notebook, or None."""
+def code_cell_indexes(notebook_file: Path) -> dict[str, int]:
+    """Each code cell's id in a saved notebook -> its 0-based code-cell index."""
     if os.path.getsize(notebook_file) > MAX_NOTEBOOK_BYTES:
-        return None
+        return {}
     with open(notebook_file, encoding="utf-8") as handle:
         notebook = json.load(handle)
     cells = notebook.get("cells") if isinstance(notebook, dict) else None
-    index = 0
-    for cell in cells if isinstance(cells, list) else []:
-        if not isinstance(cell, dict) or cell.get("cell_type") != "code":
-            continue
-        if cell.get("id") == cell_id:
-            return index
-        index += 1
-    return None
+    code_cells = [
+        cell
+        for cell in (cells if isinstance(cells, list) else [])
+        if isinstance(cell, dict) and cell.get("cell_type") == "code"
+    ]
+    return {
+        cell["id"]: index
+        for index, cell in enumerate(code_cells)
+        if isinstance(cell.get("id"), str)
+    }
 
 
 @dataclass
@@ -195,6 +198,11 @@ class StudyFeed:
     )
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _in_flight: int = 0
+    # A cell that retraces in a loop reports after every run: the saved notebook's cell
+    # indexes are read once per version of the file (path, mtime, size), not per report.
+    _indexes: OrderedDict[tuple[Path, int, int], dict[str, int]] = field(
+        default_factory=OrderedDict
+    )
     # Test hook: each batch's future, once scheduled.
     batches: list[asyncio.Future[int]] | None = None
 
@@ -287,6 +295,16 @@ class StudyFeed:
         if not notebook.is_relative_to(real_root) or not notebook.is_file():
             return None
         try:
-            return code_cell_index(notebook, cell_id)
+            stat = notebook.stat()
+            version = (notebook, stat.st_mtime_ns, stat.st_size)
+            with self._lock:
+                indexes = self._indexes.get(version)
+            if indexes is None:
+                indexes = code_cell_indexes(notebook)
+                with self._lock:
+                    self._indexes[version] = indexes
+                    while len(self._indexes) > NOTEBOOK_VERSIONS_KEPT:
+                        self._indexes.popitem(last=False)
+            return indexes.get(cell_id)
         except (OSError, ValueError):
             return None
