@@ -5,10 +5,12 @@
 Every ```python block outside a ``<details>`` fold becomes a code cell (tagged
 ``raises-exception`` when its first line is ``# raises: SomeError``); the prose between
 them becomes Markdown cells, one per heading, and solutions and review answers stay
-folded in Markdown. Cell ids are derived from the module id and the cell's position, so
-writing again an unchanged module gives the same file. The notebook keeps its current
-name (``notebooks/<module-id>-*.ipynb``); a module without one needs ``--name``.
-``tests/course/test_course_moved_sections.py`` checks that modules 1 to 3 are mirrored.
+folded in Markdown. Each exercise's task (a block of ``## Your turn``) is followed by a
+cell for the learner's own version, whose ``...`` placeholder runs as it is. Cell ids are
+derived from the module id and the cell's position, so writing again an unchanged module
+gives the same file. The notebook keeps its current name
+(``notebooks/<module-id>-*.ipynb``); a module without one needs ``--name``.
+``tests/course/test_course_moved_sections.py`` checks that every module is mirrored.
 """
 
 from __future__ import annotations
@@ -29,6 +31,9 @@ from jupyterlab_tfcoach.course import NOTEBOOKS_DIR, Course  # noqa: E402
 _FENCE = re.compile(r"^```python\n(.*?)^```\n", re.S | re.M)
 _DETAILS = re.compile(r"<details><summary>.*?</details>\n", re.S)
 _HEADING_START = re.compile(r"\n(?=<a id=|## |### )")
+_YOUR_TURN = "\n## Your turn\n"
+YOUR_VERSION = "Your version of the program:"
+PLACEHOLDER = "# Paste the task's code here and change it until it does what the task asks.\n..."
 
 
 def _markdown_cells(text: str) -> list[str]:
@@ -42,9 +47,19 @@ def _markdown_cells(text: str) -> list[str]:
     return [cell.strip("\n") for cell in cells if cell.strip()]
 
 
+def _exercises_span(body: str) -> tuple[int, int]:
+    """Where ``## Your turn`` runs in ``body``, up to the next level-two heading."""
+    start = body.find(_YOUR_TURN)
+    if start < 0:
+        return (0, 0)
+    end = body.find("\n## ", start + 1)
+    return (start, end if end > 0 else len(body))
+
+
 def module_cells(body: str) -> list[tuple[str, str]]:
     """``(kind, source)`` for each cell of a module's body (its text after the title)."""
     folded = [(match.start(), match.end()) for match in _DETAILS.finditer(body)]
+    exercises_start, exercises_end = _exercises_span(body)
     cells: list[tuple[str, str]] = []
     position = 0
     for match in _FENCE.finditer(body):
@@ -52,6 +67,8 @@ def module_cells(body: str) -> list[tuple[str, str]]:
             continue
         cells += [("markdown", cell) for cell in _markdown_cells(body[position : match.start()])]
         cells.append(("code", match.group(1).rstrip("\n")))
+        if exercises_start <= match.start() < exercises_end:  # a task: the learner's turn
+            cells += [("markdown", YOUR_VERSION), ("code", PLACEHOLDER)]
         position = match.end()
     cells += [("markdown", cell) for cell in _markdown_cells(body[position:])]
     return cells
@@ -67,7 +84,9 @@ def module_notebook(course: Course, module_id: str) -> nbformat.NotebookNode:
         "every section, the fixes, the exercises (their solutions folded) and the review. "
         "Run the cells from top to bottom; each example is a complete program. The cells "
         "that start with `# raises: SomeError` are meant to fail: their `raises-exception` "
-        "tag lets *Run All* carry on past them. Keep the **TF Coach** panel open (command "
+        "tag lets *Run All* carry on past them. Each exercise's task is followed by a cell "
+        "for your own version; its `...` placeholder runs as it is. Keep the **TF Coach** "
+        "panel open (command "
         "palette: *Open the TF Coach panel*) to see what it notices."
     )
     cells = [nbformat.v4.new_markdown_cell(intro)]

@@ -119,6 +119,33 @@ def test_the_split_put_the_sections_where_a_learner_needs_them() -> None:
     assert order.index("gradient-tape") < order.index("rebinding-variables")
 
 
+def test_a_tool_is_taught_before_a_section_uses_it() -> None:
+    """Module 1 makes, slices and reduces tensors before its other sections use those ops;
+    module 3 teaches the Keras model (making, compiling, the functional API, outputs and
+    losses, callbacks, preprocessing, saving) before the custom train_step built on it."""
+    order = [section.id for section in get_course().sections]
+    basics = order.index("creating-slicing-reducing")
+    assert order.index("tensors-immutable") < basics < order.index("variables")
+    keras_order = [
+        "zero-initialization",
+        "keras-model-api",
+        "functional-api",
+        "output-activation",
+        "from-logits",
+        "labels-and-loss",
+        "training-argument",
+        "callback-mode",
+        "preprocessing-adapt",
+        "clone-model",
+        "keras-validation-data",
+        "keras-saving",
+        "custom-train-step",
+    ]
+    assert order[order.index("zero-initialization") :][: len(keras_order)] == keras_order
+    module_3 = get_course().module("module-03").sections
+    assert module_3[-1].id == "custom-train-step"
+
+
 def test_a_link_without_a_section_lands_on_its_module() -> None:
     course = get_course()
     for link in ("module-04", "module-04.md", "https://course.example.org/tfcoach/module-04/"):
@@ -148,20 +175,39 @@ def test_resolution_follows_a_section_into_any_module(tmp_path: Path) -> None:
 
 _FENCE = re.compile(r"^```python\n(.*?)^```\n", re.S | re.M)
 _DETAILS = re.compile(r"<details><summary>.*?</details>\n", re.S)
+# The cell after each exercise's task, for the learner's own version (tools/course_notebook.py).
+_PLACEHOLDER = "# Paste the task's code here and change it until it does what the task asks.\n..."
 
 
-@pytest.mark.parametrize("module_id", ["module-01", "module-02", "module-03"])
-def test_the_split_modules_notebooks_mirror_them_in_full(module_id: str) -> None:
+def _tasks(markdown: str) -> list[str]:
+    """The exercises' tasks: the blocks of ``## Your turn`` outside the folded solutions."""
+    start = markdown.index("\n## Your turn\n")
+    end = markdown.find("\n## ", start + 1)
+    turn = _DETAILS.sub("", markdown[start : end if end > 0 else len(markdown)])
+    return [match.group(1).rstrip("\n") for match in _FENCE.finditer(turn)]
+
+
+@pytest.mark.parametrize("module_id", [module.id for module in get_course().modules])
+def test_every_modules_notebook_mirrors_it_in_full(module_id: str) -> None:
     """Every example, fix and exercise of the module is a code cell of its notebook, in the
-    module's order, tagged ``raises-exception`` exactly when it says ``# raises:``; every
-    section heading and every folded solution and review answer is there too."""
+    module's order, tagged ``raises-exception`` exactly when it says ``# raises:``, and each
+    exercise's task is followed by a placeholder cell that runs as it is; every section
+    heading and every folded solution and review answer is there too."""
     module = get_course().module(module_id)
     assert module.notebook is not None
     text = _DETAILS.sub("", module.markdown)
     blocks = [match.group(1).rstrip("\n") for match in _FENCE.finditer(text)]
+    tasks = _tasks(module.markdown)
+    assert tasks, module_id
+    expected = []
+    for block in blocks:
+        expected.append(block)
+        if block in tasks:
+            expected.append(_PLACEHOLDER)
     notebook = nbformat.read(module.notebook, as_version=nbformat.NO_CONVERT)
     code = [cell for cell in notebook.cells if cell.cell_type == "code"]
-    assert [cell.source for cell in code] == blocks
+    assert [cell.source for cell in code] == expected
+    assert [cell.source for cell in code].count(_PLACEHOLDER) == len(tasks)
     for cell in code:
         tagged = "raises-exception" in cell.metadata.get("tags", [])
         assert tagged == cell.source.startswith("# raises: "), cell.source.splitlines()[0]
