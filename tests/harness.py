@@ -320,10 +320,14 @@ class LabServer:
     app_class = "LabApp"
     label = "jupyter lab"
 
-    def __init__(self, root: Path, token: str = "tfcoach-test-token") -> None:
+    def __init__(
+        self, root: Path, token: str = "tfcoach-test-token", port: int | None = None
+    ) -> None:
+        """``port``: a server started again on a stopped one's root and port (its pages
+        reload from the same address)."""
         self.root = root
         self.token = token
-        self.port = free_port()
+        self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         notebooks = root / "notebooks"
         workspaces = root / "workspaces"
@@ -333,7 +337,7 @@ class LabServer:
         self.notebook_dir = notebooks
         # The news popup would cover the panel in screenshots.
         news = settings / "@jupyterlab" / "apputils-extension"
-        news.mkdir(parents=True)
+        news.mkdir(parents=True, exist_ok=True)
         (news / "notification.jupyterlab-settings").write_text(json.dumps({"fetchNews": "false"}))
         self.log_path = root / f"{self.label.replace(' ', '-')}.log"
         app = self.app_class

@@ -7,7 +7,7 @@ import {
   JupyterFrontEnd,
   JupyterFrontEndPlugin
 } from '@jupyterlab/application';
-import { ICommandPalette, Notification } from '@jupyterlab/apputils';
+import { ICommandPalette, Notification, WidgetTracker } from '@jupyterlab/apputils';
 import { Cell } from '@jupyterlab/cells';
 import { EditorExtensionRegistry, IEditorExtensionRegistry } from '@jupyterlab/codemirror';
 import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
@@ -31,12 +31,25 @@ import { ICourseRef } from './wire';
 import { NotebookCoach } from './notebook';
 import { CoachPanel, PANEL_ID, coachIcon } from './panel/panel';
 import { CoachSettings } from './settings';
+import type { StudyApi } from './study/api';
 
 const PLUGIN_ID = 'jupyterlab_tfcoach:plugin';
 const OPEN_PANEL = 'tfcoach:open-panel';
 const ANALYZE = 'tfcoach:analyze-notebook';
 const TOGGLE_INLINE = 'tfcoach:toggle-inline-findings';
 const TOGGLE_BADGES = 'tfcoach:toggle-cell-badges';
+
+/** A study tool's tab (its class is in a lazily loaded chunk). */
+type StudyWidget = Widget & { load(): Promise<void> };
+type StudyTool = 'deck' | 'match' | 'quiz' | 'constellation';
+
+/** The command that opens each study tool (and restores its tab after a reload). */
+const STUDY_COMMANDS: Record<StudyTool, string> = {
+  deck: OPEN_MEMORY_DECK,
+  match: OPEN_MATCH_PAIRS,
+  quiz: OPEN_QUIZ,
+  constellation: OPEN_CONSTELLATION
+};
 
 /** The share of the page's height a course gets when it opens the bottom area. */
 const COURSE_DOWN_SHARE = 0.45;
@@ -159,46 +172,97 @@ const plugin: JupyterFrontEndPlugin<void> = {
       openQuiz: moduleId => void app.commands.execute(OPEN_QUIZ, { module: moduleId })
     });
     // The study tools load on first use (their own chunks): the panel and course stay light.
-    const studyTabs = new Map<string, Widget & { load(): Promise<void> }>();
-    const openStudy = async (
-      tool: 'deck' | 'match' | 'quiz' | 'constellation',
-      moduleId: string | null
-    ) => {
-      // A tab added before the shell restored its saved layout would be dropped by it (a
-      // command run right after a page load): wait for the restore first.
-      await app.restored;
-      const key = `${tool}:${moduleId ?? ''}`;
-      const open = studyTabs.get(key);
-      if (open && !open.isDisposed) {
-        activateById(app, open.id);
-        return;
-      }
-      const studyApi = new (await import('./study/api')).StudyApi(
-        app.serviceManager.serverSettings
-      );
+    // One tab per tool and module: a tracker per tool keeps them, and the layout restorer
+    // brings them back after a reload by running the tool's command again.
+    const studyTrackers = {} as Record<StudyTool, WidgetTracker<StudyWidget>>;
+    const studyModules = new WeakMap<Widget, string | null>();
+    for (const tool of Object.keys(STUDY_COMMANDS) as StudyTool[]) {
+      const studyTracker = new WidgetTracker<StudyWidget>({ namespace: `tfcoach-study-${tool}` });
+      studyTrackers[tool] = studyTracker;
+      void restorer?.restore(studyTracker, {
+        command: STUDY_COMMANDS[tool],
+        // `restoring`: the restorer waits for the command, which must not wait for it.
+        args: widget => ({ module: studyModules.get(widget) ?? '', restoring: true }),
+        name: widget => studyModules.get(widget) || 'all'
+      });
+    }
+    // A tab being made, by tool and module: a second open (a double click, the command run
+    // twice) waits for it instead of making another.
+    const studyTabs = new Map<string, Promise<StudyWidget>>();
+    // One client for every study tab: its `changed` signal tells them what the others did.
+    let sharedStudyApi: Promise<StudyApi> | null = null;
+    const studyApi = () =>
+      (sharedStudyApi ??= import('./study/api').then(
+        ({ StudyApi }) => new StudyApi(app.serviceManager.serverSettings)
+      ));
+    const makeStudy = async (
+      tool: StudyTool,
+      moduleId: string | null,
+      restoring: boolean
+    ): Promise<StudyWidget> => {
+      const client = await studyApi();
       const openSection = (module: string, section: string) =>
         void courses.open({ module, section });
       // Each tool is its own chunk; the constellation's graph libraries are chunks of theirs.
-      const widget =
+      const widget: StudyWidget =
         tool === 'deck'
           ? new (await import('./study/deck')).MemoryDeck(
-              studyApi,
+              client,
               openSection,
               moduleId,
               () => settings.value.deckDefinitionFirst
             )
           : tool === 'match'
-            ? new (await import('./study/match')).MatchBoard(studyApi, moduleId ?? 'module-01')
+            ? new (await import('./study/match')).MatchBoard(client, moduleId ?? 'module-01')
             : tool === 'quiz'
-              ? new (await import('./study/quiz')).ModuleQuiz(studyApi, moduleId ?? 'module-01')
+              ? new (await import('./study/quiz')).ModuleQuiz(client, moduleId ?? 'module-01')
               : new (await import('./study/constellation')).ConceptConstellation(
-                  studyApi,
+                  client,
                   openSection
                 );
-      studyTabs.set(key, widget);
-      widget.disposed.connect(() => studyTabs.delete(key));
+      studyModules.set(widget, moduleId);
+      const tracked = studyTrackers[tool].add(widget);
       addCourseWidget(app, widget);
-      activateById(app, widget.id);
+      // Shown in the turn it is added: shown after an await, Notebook 7's bottom panel opened
+      // at its smallest height (seen in its browser test).
+      if (!restoring) {
+        activateById(app, widget.id);
+      }
+      // The restorer knows the tab once tracked: its saved place is applied after.
+      await tracked;
+      return widget;
+    };
+    const openStudy = async (tool: StudyTool, moduleId: string | null, restoring: boolean) => {
+      // A tab added before the shell restored its saved layout would be dropped by it (a
+      // command run right after a page load): wait for the restore first. The restore's own
+      // run adds its tab before the layout is applied, which puts it back where it was.
+      if (!restoring) {
+        await app.restored;
+      }
+      const key = `${tool}:${moduleId ?? ''}`;
+      let opening = studyTabs.get(key);
+      const fresh = !opening;
+      if (!opening) {
+        opening = makeStudy(tool, moduleId, restoring);
+        studyTabs.set(key, opening);
+        opening.then(
+          widget => widget.disposed.connect(() => studyTabs.delete(key)),
+          () => studyTabs.delete(key)
+        );
+      }
+      const widget = await opening;
+      if (widget.isDisposed) {
+        return;
+      }
+      if (restoring) {
+        // The restorer waits for this command: the tab loads after the page is up.
+        void app.restored.then(() => widget.load());
+        return;
+      }
+      if (!fresh) {
+        activateById(app, widget.id);
+        return;
+      }
       await widget.load();
       if (widget.isVisible) {
         activateById(app, widget.id);
@@ -326,28 +390,29 @@ const plugin: JupyterFrontEndPlugin<void> = {
     });
     const moduleArgument = (args: { module?: unknown }) =>
       typeof args.module === 'string' && args.module ? args.module : null;
+    const restoring = (args: { restoring?: unknown }) => args.restoring === true;
     app.commands.addCommand(OPEN_MEMORY_DECK, {
       label: args =>
         moduleArgument(args)
           ? `TF Coach: Memory Deck of ${moduleArgument(args)}`
           : 'TF Coach: Memory Deck',
       caption: "The course's terms as flash cards, scheduled for you to remember them",
-      execute: args => openStudy('deck', moduleArgument(args))
+      execute: args => openStudy('deck', moduleArgument(args), restoring(args))
     });
     app.commands.addCommand(OPEN_MATCH_PAIRS, {
       label: args => `TF Coach: Match the Pairs of ${moduleArgument(args) ?? 'module-01'}`,
       caption: "Match a module's terms to their definitions, against the clock",
-      execute: args => openStudy('match', moduleArgument(args))
+      execute: args => openStudy('match', moduleArgument(args), restoring(args))
     });
     app.commands.addCommand(OPEN_QUIZ, {
       label: args => `TF Coach: Quiz of ${moduleArgument(args) ?? 'module-01'}`,
       caption: "A module's review questions: answer, check, keep your best score",
-      execute: args => openStudy('quiz', moduleArgument(args))
+      execute: args => openStudy('quiz', moduleArgument(args), restoring(args))
     });
     app.commands.addCommand(OPEN_CONSTELLATION, {
       label: 'TF Coach: Concept Constellation',
       caption: "Every term of the course, how they connect, and what you remember of each",
-      execute: () => openStudy('constellation', null)
+      execute: args => openStudy('constellation', null, restoring(args))
     });
     app.commands.addCommand(ANALYZE, {
       label: 'Check the notebook with TF Coach',

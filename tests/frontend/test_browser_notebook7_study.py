@@ -4,7 +4,10 @@ Notebook 7 keeps the notebook as the page's only main widget: the course, and th
 tools opened from it, are tabs of the bottom panel. The Memory Deck opens from the course
 tab's toolbar and from the palette, a card is flipped with Space and rated with the key 3,
 and after a reload the deck's counts show the rating was kept by the server. A module's quiz
-opens from the course tab; a revealed answer is rated with the keys 1/2/3.
+opens from the course tab; a revealed answer is rated with the keys 1/2/3. Match the Pairs
+opens from the course tab and is played to the end; the Concept Constellation opens from it,
+draws its graph at a usable size, shows the rated term's mastery and what a rating in the
+deck (its tab beside it) changed.
 
 The server serves THIS checkout's build of the labextension (``JUPYTER_PATH`` first, checked
 against the page's configuration) and keeps the learner's progress in a temporary store.
@@ -34,6 +37,8 @@ COURSE = f"#tfcoach-course-{MODULE}"
 DECK = f"#tfcoach-memory-deck-{MODULE}"
 WHOLE_DECK = "#tfcoach-memory-deck"
 QUIZ = f"#tfcoach-quiz-{MODULE}"
+MATCH = f"#tfcoach-match-{MODULE}"
+VIEW = "#tfcoach-constellation"
 DOWN = "#jp-down-stack"
 PAGE_HEIGHT = 900
 
@@ -209,4 +214,64 @@ def test_a_quiz_answer_is_revealed_and_rated_with_the_keys(nb7: StudyNotebook7) 
     page.locator(f"{QUIZ} .jp-tfcoach-quiz-answer h3").wait_for(state="visible", timeout=5_000)
     page.keyboard.press("2")  # partly
     nb7.wait_for_text(progress, f"Question 3 of {total}" if total > 2 else "answered")
+    assert ours(nb7.log.errors()) == []
+
+
+def test_match_the_pairs_from_the_course_is_played_to_the_end(nb7: StudyNotebook7) -> None:
+    page = nb7.page
+    nb7.open_course()
+    nb7.toolbar_button("Match the Pairs").click()
+    board = page.locator(f"{DOWN} {MATCH}")
+    terms = board.locator(".jp-tfcoach-match-term")
+    terms.first.wait_for(state="visible", timeout=15_000)
+    nb7.assert_usable(MATCH)
+    assert "no game yet" in board.locator(".jp-tfcoach-match-best").inner_text()
+    ids = [terms.nth(i).get_attribute("data-term") for i in range(terms.count())]
+    assert len(ids) == 6 and len(set(ids)) == 6
+    for index, term_id in enumerate(ids):
+        terms.nth(index).click()
+        board.locator(f".jp-tfcoach-match-definition[data-term='{term_id}']").click()
+        assert terms.nth(index).is_disabled()
+    nb7.wait_for_text(f"{MATCH} .jp-tfcoach-match-status", "A new best!")
+    assert "with 0 mismatches:" in board.locator(".jp-tfcoach-match-status").inner_text()
+    assert "0 mismatches)" in board.locator(".jp-tfcoach-match-best").inner_text()
+    assert page.locator("#main-panel .jp-Notebook").is_visible()
+    assert ours(nb7.log.errors()) == []
+
+
+def test_the_constellation_from_the_course_shows_the_learners_deck(nb7: StudyNotebook7) -> None:
+    page = nb7.page
+    first, second = MODULE_TERMS[0], MODULE_TERMS[1]
+    nb7.open_course()
+    nb7.toolbar_button("Constellation").click()
+    view = page.locator(f"{DOWN} {VIEW}")
+    canvas = view.locator(".jp-tfcoach-constellation-canvas[data-mode]")
+    canvas.wait_for(state="visible", timeout=30_000)
+    nb7.assert_usable(VIEW)
+    box = canvas.bounding_box()
+    assert box is not None and box["width"] >= 300 and box["height"] >= 150, box
+    assert canvas.locator("canvas").count() >= 1
+    terms = view.locator(".jp-tfcoach-constellation-list button[data-term]")
+    assert terms.count() == len(get_terms())
+    entry = f"{VIEW} .jp-tfcoach-constellation-list li[data-term='{{}}']"
+    nb7.wait_for_text(entry.format(first.id), "(learning)")  # rated in the first test
+    nb7.wait_for_text(entry.format(second.id), "(not studied yet)")
+
+    # The search box has the focus: a term typed, Enter opens its definition.
+    page.keyboard.type(second.term)
+    page.keyboard.press("Enter")
+    nb7.wait_for_text(f"{VIEW} .jp-tfcoach-constellation-details h3", second.term)
+    assert second.definition in view.locator(".jp-tfcoach-constellation-details").inner_text()
+
+    # Rated in the deck (its tab in the same panel), shown again: the Constellation has it.
+    page.locator(f"{DOWN} .lm-TabBar-tab", has_text=f"Memory Deck: {MODULE}").click()
+    nb7.wait_for_text(f"{DECK} .jp-tfcoach-deck-card", second.term)
+    assert view.is_hidden()
+    page.locator(f"{DECK} .jp-tfcoach-deck-card").click()
+    page.locator(f"{DECK} button[data-rating='3']").click()
+    nb7.wait_for_text(f"{DECK} .jp-tfcoach-deck-session", "1 rated")
+    page.locator(f"{DOWN} .lm-TabBar-tab", has_text="Concept Constellation").click()
+    view.wait_for(state="visible", timeout=10_000)
+    nb7.wait_for_text(entry.format(second.id), "(learning)")
+    nb7.wait_for_text(f"{VIEW} .jp-tfcoach-constellation-meta", "learning")
     assert ours(nb7.log.errors()) == []

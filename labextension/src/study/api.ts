@@ -4,6 +4,7 @@
  */
 import { URLExt } from '@jupyterlab/coreutils';
 import { ServerConnection } from '@jupyterlab/services';
+import { ISignal, Signal } from '@lumino/signaling';
 
 /** A course term (`GET study/terms`). */
 export interface ITerm {
@@ -76,8 +77,20 @@ export interface IQuizBest {
 /** 1 again, 2 hard, 3 good, 4 easy. */
 export type Rating = 1 | 2 | 3 | 4;
 
+/**
+ * One client is shared by every study tab (index.ts): `changed` tells the others when one of
+ * them changed the learner's cards (a rating, an import, a reset), so an open Constellation
+ * shows the new state.
+ */
 export class StudyApi {
+  private readonly _changed = new Signal<this, void>(this);
+
   constructor(readonly settings: ServerConnection.ISettings) {}
+
+  /** Emitted after the learner's cards changed through this client. */
+  get changed(): ISignal<this, void> {
+    return this._changed;
+  }
 
   private async _request(path: string, init: RequestInit = {}): Promise<any> {
     const url = URLExt.join(this.settings.baseUrl, 'tfcoach/api/study', path);
@@ -151,11 +164,13 @@ export class StudyApi {
       method: 'POST',
       body: JSON.stringify({ progress, confirm: true })
     });
+    this._changed.emit();
   }
 
   /** Delete all progress. */
   async resetProgress(): Promise<void> {
     await this._request('reset', { method: 'POST', body: JSON.stringify({ confirm: true }) });
+    this._changed.emit();
   }
 
   async review(term: string, rating: Rating): Promise<ICard> {
@@ -163,6 +178,7 @@ export class StudyApi {
       method: 'POST',
       body: JSON.stringify({ term, rating })
     });
+    this._changed.emit();
     return data.card as ICard;
   }
 }

@@ -4,6 +4,11 @@
  * Drag to rotate (3D) or pan (2D), scroll to zoom, click a star for its definition and a
  * link to its section in the course tab.
  *
+ * The learner's deck changes while the Constellation is open (a rating in the Memory Deck, an
+ * import, a reset, a report of the coach making terms due): it reads the deck again each time
+ * it is shown, and at once when a study tab says it changed the cards while it is in view.
+ * Only the rings and the mastery texts change: the stars stay where they are.
+ *
  * The drawing is a maintained library: `3d-force-graph` (three.js, WebGL) where the browser
  * has WebGL, else `force-graph` (a 2D canvas). Each is imported only when drawn, in its own
  * chunk, and this module itself is loaded lazily from index.ts: the panel and the course tab
@@ -12,15 +17,17 @@
  * screen readers use: the canvas is `aria-hidden`. Text nodes only, never HTML, including
  * the graph's hover labels (given as elements: the libraries set a string as HTML).
  */
+import type { Message } from '@lumino/messaging';
 import { Widget } from '@lumino/widgets';
 
 import { el } from '../dom';
-import { StudyApi } from './api';
+import { ITerm, StudyApi } from './api';
 import type { SectionOpener } from './deck';
 import {
   IConceptNode,
   IConstellation,
   MASTERY_LABELS,
+  Mastery,
   MASTERY_RINGS,
   buildConstellation,
   clearViewpoint,
@@ -38,6 +45,8 @@ interface IGraphView {
   focus(node: IConceptNode): Promise<void>;
   /** Redraw after the selection changed. */
   refresh(): void;
+  /** Give the drawn nodes their new masteries (their rings), in place. */
+  setMastery(mastery: ReadonlyMap<string, Mastery>): void;
   dispose(): void;
 }
 
@@ -169,6 +178,13 @@ async function draw3d(
       await wait(FOCUS_MS + 50);
     },
     refresh: () => void graph.nodeColor(graph.nodeColor()),
+    setMastery: mastery => {
+      for (const node of graph.graphData().nodes as Placed[]) {
+        node.mastery = mastery.get(node.id) ?? node.mastery;
+      }
+      // Set again, the objects (the ring sprites) are made anew; the layout stays.
+      graph.nodeThreeObject(graph.nodeThreeObject());
+    },
     dispose: () => {
       graph.pauseAnimation();
       graph._destructor();
@@ -257,6 +273,12 @@ async function draw2d(
       await wait(half + 50);
     },
     refresh: () => void graph.nodeCanvasObject(graph.nodeCanvasObject()),
+    setMastery: mastery => {
+      for (const node of graph.graphData().nodes as Placed[]) {
+        node.mastery = mastery.get(node.id) ?? node.mastery;
+      }
+      graph.nodeCanvasObject(graph.nodeCanvasObject());
+    },
     dispose: () => {
       graph.pauseAnimation();
       graph._destructor();
@@ -265,7 +287,13 @@ async function draw2d(
 }
 
 export class ConceptConstellation extends Widget {
+  private _terms: ITerm[] = [];
   private _data: IConstellation = { nodes: [], links: [], modules: [] };
+  /** Set once the terms are in: from then on the deck can be read again. */
+  private _loaded = false;
+  /** The deck changed while hidden: read it again when shown. */
+  private _stale = false;
+  private _reading: Promise<void> | null = null;
   private _view: IGraphView | null = null;
   private _selected: string | null = null;
   private _drawing: Promise<void> = Promise.resolve();
@@ -359,6 +387,7 @@ export class ConceptConstellation extends Widget {
       this._list
     );
     this._resizer.observe(this._canvas);
+    _api.changed.connect(this._onCardsChanged, this);
   }
 
   /** The mode drawn now (null before the first drawing, or when no library could draw). */
@@ -369,16 +398,49 @@ export class ConceptConstellation extends Widget {
   /** Fetch the terms and the learner's deck, list them, and draw the graph. */
   async load(): Promise<void> {
     try {
-      const terms = await this._api.terms();
-      const deck = await this._api.deck(terms.map(term => term.id)).catch(() => null);
-      this._data = buildConstellation(terms, deck);
+      this._terms = await this._api.terms();
+      const deck = await this._api.deck(this._terms.map(term => term.id)).catch(() => null);
+      this._data = buildConstellation(this._terms, deck);
     } catch (error) {
       this._status.textContent = `The terms could not be loaded: ${String((error as Error).message ?? error)}`;
       return;
     }
+    this._loaded = true;
+    this._stale = false;
     this._buildList();
     this._buildLegend();
     await this._draw(this._webgl ? '3d' : '2d');
+  }
+
+  /**
+   * Read the learner's deck again and show each term's mastery: in the list, the chosen
+   * term's details and the rings. One read at a time; a change during it reads once more.
+   */
+  async refreshMastery(): Promise<void> {
+    if (!this._loaded || this.isDisposed) {
+      return;
+    }
+    if (this._reading) {
+      this._stale = true;
+      return this._reading;
+    }
+    this._stale = false;
+    this._reading = (async () => {
+      try {
+        const deck = await this._api.deck(this._terms.map(term => term.id));
+        if (!this.isDisposed) {
+          this._showMastery(buildConstellation(this._terms, deck));
+        }
+      } catch (error) {
+        console.warn('tfcoach: the constellation could not read the deck', error);
+      } finally {
+        this._reading = null;
+      }
+    })();
+    await this._reading;
+    if (this._stale && this.isVisible) {
+      await this.refreshMastery();
+    }
   }
 
   /** Show a term's definition, mark it in the list and the graph, and bring it into view. */
@@ -424,10 +486,17 @@ export class ConceptConstellation extends Widget {
     this.dispose();
   }
 
+  /** Shown again (its tab chosen, its panel opened): the deck may have changed meanwhile. */
+  protected onAfterShow(msg: Message): void {
+    super.onAfterShow(msg);
+    void this.refreshMastery();
+  }
+
   dispose(): void {
     if (this.isDisposed) {
       return;
     }
+    this._api.changed.disconnect(this._onCardsChanged, this);
     this._resizer.disconnect();
     this._view?.dispose();
     this._view = null;
@@ -436,6 +505,35 @@ export class ConceptConstellation extends Widget {
 
   protected onActivateRequest(): void {
     this._search.focus();
+  }
+
+  /** A study tab changed the cards: read them now if in view, else when shown. */
+  private _onCardsChanged(): void {
+    if (this.isVisible) {
+      void this.refreshMastery();
+    } else {
+      this._stale = true;
+    }
+  }
+
+  /** The masteries of `fresh` (the same terms, a newer deck), in place. */
+  private _showMastery(fresh: IConstellation): void {
+    const mastery = new Map(fresh.nodes.map(node => [node.id, node.mastery]));
+    for (const node of this._data.nodes) {
+      node.mastery = mastery.get(node.id) ?? node.mastery;
+    }
+    for (const item of this._list.querySelectorAll<HTMLElement>('li[data-term]')) {
+      const known = mastery.get(item.getAttribute('data-term') ?? '');
+      const text = item.querySelector('.jp-tfcoach-constellation-mastery');
+      if (known && text) {
+        text.textContent = ` (${MASTERY_LABELS[known]})`;
+      }
+    }
+    const selected = this._data.nodes.find(node => node.id === this._selected);
+    if (selected) {
+      this._showDetails(selected);
+    }
+    this._view?.setMastery(mastery);
   }
 
   private _draw(mode: ViewMode): Promise<void> {
