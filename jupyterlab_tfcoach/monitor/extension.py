@@ -20,6 +20,7 @@ from jupyterlab_tfcoach.monitor.locations import CellLocator
 from jupyterlab_tfcoach.monitor.report import ErrorEntry, Note, Report, TraceEntry, VariableChange
 from jupyterlab_tfcoach.monitor.symptoms.broadcast import BroadcastFinder
 from jupyterlab_tfcoach.monitor.symptoms.datasets import DatasetWatcher
+from jupyterlab_tfcoach.monitor.symptoms.hand_metrics import HandMetricChecker
 from jupyterlab_tfcoach.monitor.symptoms.reshape_transpose import ReshapeChecker
 from jupyterlab_tfcoach.monitor.tftypes import TfTypes, tensorflow_module
 from jupyterlab_tfcoach.monitor.traces.registry import TraceRegistry
@@ -83,6 +84,7 @@ class Monitor:
         self.broadcasts: BroadcastFinder | None = None
         self.datasets: DatasetWatcher | None = None
         self.reshapes = ReshapeChecker()
+        self.hand_metrics = HandMetricChecker()
         self._learning_hooked = False
         self.fits: FitWatcher | None = None
         self._fits_hooked = False
@@ -333,9 +335,10 @@ class Monitor:
 
     def _symptom_notes(self, cell_completed: bool) -> list[Note]:
         """Silent bugs found by their symptoms (``symptoms/``): broadcasts in this cell's
-        graphs and expressions, used-up dataset iterators, Python work in dataset
-        functions. A cell that raised may not have reached its expressions: the names
-        there could still hold an earlier cell's values, so they are not read."""
+        graphs and expressions, reshapes meant as transposes, predictions and metrics
+        computed by hand, used-up dataset iterators, Python work in dataset functions. A
+        cell that raised may not have reached its expressions: the names there could still
+        hold an earlier cell's values, so they are not read."""
         notes: list[Note] = []
         try:
             if self.broadcasts is not None:
@@ -347,6 +350,11 @@ class Monitor:
         try:
             if cell_completed:
                 notes.extend(self.reshapes.notes(self._cell_source, self._namespace()))
+        except Exception:
+            pass
+        try:
+            if cell_completed:
+                notes.extend(self.hand_metrics.notes(self._cell_source, self._namespace()))
         except Exception:
             pass
         try:

@@ -4,7 +4,14 @@
   a metric, found in traced graphs (once per trace) and in a cell's own expressions;
 - ``datasets.py``: a one-shot dataset iterator looped over again after it ran out, Python
   randomness or side effects in a function that ``Dataset.map``/``filter`` trace, and an
-  outer number such a function read that changed after its trace.
+  outer number such a function read that changed after its trace;
+- ``dataset_order.py``: a tf.data pipeline in an order that silently changes training;
+- ``reshape_transpose.py``: a reshape written where a transpose was meant;
+- ``hand_metrics.py``: predictions and metrics computed by hand, read from a cell's
+  expressions and the values their names hold (``cell_reading.py``): a probability
+  threshold on raw scores (``threshold_scores.py``), a class picked over the wrong axis or
+  labels in the wrong format (``class_axis.py``), an accuracy averaged in an integer dtype
+  (``integer_mean.py``).
 
 Each finding is a coaching note naming what the user wrote, with a fix in their names.
 """

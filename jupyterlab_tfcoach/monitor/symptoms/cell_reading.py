@@ -1,0 +1,301 @@
+"""A cell's own expressions, parsed once per source, and the values their names hold after it.
+
+The checks on predictions and metrics computed by hand (``threshold_scores.py``,
+``class_axis.py``, ``integer_mean.py``) read the same things: the calls and comparisons
+at the top level of a cell (not inside ``def``, ``class``, ``lambda`` or comprehensions,
+whose names are locals gone after the cell), what a name used there was assigned in the
+cell (``preds = tf.argmax(p, 1)`` then ``preds == y``), and what a name or attribute
+chain holds once the cell has run: a tensor, a variable or a NumPy array by shape and
+dtype (``errors/failing_line.describe``), its smallest and largest value only when a
+check needs them and the array is small (``value_range``).
+
+``CellReader.read`` parses a source once and keeps the result for the next 64 sources; a
+cell that has none of the words the checks look for (``argmax``, ``softmax``, ``round``,
+``reduce_mean``, ``reduce_sum``, a decimal number) is not parsed at all: a regular
+expression search over its text (a few microseconds) decides.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from jupyterlab_tfcoach.monitor.errors.context import instance_attribute
+from jupyterlab_tfcoach.monitor.errors.failing_line import Operand, describe
+from jupyterlab_tfcoach.monitor.stored_state import library_attribute
+
+MAX_CELL_CHARS = 50_000
+# Values are read (min and max) only for arrays this small: a copy and two passes.
+MAX_RANGE_ELEMENTS = 1_000_000
+_CACHE_SIZE = 64
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+_FOLLOW_ASSIGNMENTS = 4
+ARRAY_KINDS = frozenset({"tensor", "variable", "array"})
+# The words a cell needs for any check here to apply.
+WANTED = re.compile(
+    r"\b(?:argmax|softmax|round|rint|reduce_\w+|greater\w*|sum|mean|max|min)\b"
+    r"|(?<![\w.])0?\.\d"
+)
+_SCOPES = (
+    ast.FunctionDef,
+    ast.AsyncFunctionDef,
+    ast.ClassDef,
+    ast.Lambda,
+    ast.ListComp,
+    ast.SetComp,
+    ast.DictComp,
+    ast.GeneratorExp,
+)
+# Calls that only change a value's dtype or library: ``tf.cast(x, ...)``, ``x.numpy()``.
+_CONVERSIONS = frozenset({"cast", "astype", "numpy", "convert_to_tensor", "asarray", "array"})
+_RESHAPES = frozenset({"ravel", "flatten", "squeeze"})
+_EQUALITY_CALLS = frozenset({"equal", "not_equal"})
+
+
+def call_name(call: ast.Call) -> str | None:
+    func = call.func
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    if isinstance(func, ast.Name):
+        return func.id
+    return None
+
+
+def reference_path(node: ast.AST) -> tuple[str, ...] | None:
+    """``("model", "out")`` for ``model.out``; None for anything but a name or attributes."""
+    chain: list[str] = []
+    while isinstance(node, ast.Attribute):
+        chain.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    return (node.id, *reversed(chain))
+
+
+def unwrap(node: ast.AST, reshapes: bool = False) -> ast.AST:
+    """The value under dtype and library conversions: ``x`` for ``tf.cast(x, tf.int32)``,
+    ``x.numpy()``, ``x.astype(int)``, ``np.asarray(x)``; with ``reshapes``, also under the
+    methods that keep the values and change the shape (``x.numpy().ravel()``)."""
+    for _ in range(4):
+        name = call_name(node) if isinstance(node, ast.Call) else None
+        if name in _RESHAPES and reshapes and isinstance(node, ast.Call):
+            func = node.func
+            if isinstance(func, ast.Attribute) and not node.args:
+                node = func.value
+                continue
+        if not isinstance(node, ast.Call) or name not in _CONVERSIONS:
+            return node
+        func = node.func
+        if name in ("numpy", "astype") and isinstance(func, ast.Attribute):
+            node = func.value
+        elif node.args:
+            node = node.args[0]
+        else:
+            return node
+    return node
+
+
+@dataclass
+class CellCode:
+    """One cell's source, parsed: its top-level nodes and its simple assignments."""
+
+    source: str
+    nodes: list[ast.AST] = field(default_factory=list)
+    parents: dict[int, ast.AST] = field(default_factory=dict)
+    # ``name = value`` at the top level: name -> [(line, value)], in source order.
+    assigned: dict[str, list[tuple[int, ast.expr]]] = field(default_factory=dict)
+    # The last line binding each name anywhere in the cell (loops, functions included).
+    last_bound: dict[str, int] = field(default_factory=dict)
+    # What each check found in the source alone, kept with the parsed cell.
+    memo: dict[str, Any] = field(default_factory=dict)
+    _lines: list[bytes] = field(default_factory=list)
+    _segments: dict[int, str | None] = field(default_factory=dict)
+
+    def segment(self, node: ast.AST) -> str | None:
+        """The node's source text, on one line; None when it spans several."""
+        key = id(node)
+        if key not in self._segments:
+            self._segments[key] = self._segment(node)
+        return self._segments[key]
+
+    def _segment(self, node: ast.AST) -> str | None:
+        line, end = getattr(node, "lineno", None), getattr(node, "end_lineno", None)
+        start, stop = getattr(node, "col_offset", None), getattr(node, "end_col_offset", None)
+        if line is None or line != end or start is None or stop is None:
+            return None
+        if not 0 < line <= len(self._lines):
+            return None
+        try:
+            return self._lines[line - 1][start:stop].decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+
+    def assignment_before(self, name: str, line: int) -> ast.expr | None:
+        """What the last top-level ``name = ...`` at or before ``line`` assigned."""
+        found = None
+        for assigned_line, value in self.assigned.get(name, ()):
+            if assigned_line <= line:
+                found = value
+        return found
+
+    def origin(self, node: ast.AST, line: int) -> ast.AST:
+        """The expression a value came from: conversions unwrapped and names followed to
+        their assignment in the cell (``preds`` -> ``tf.argmax(p, axis=1)``)."""
+        for _ in range(_FOLLOW_ASSIGNMENTS):
+            node = unwrap(node)
+            if not isinstance(node, ast.Name):
+                return node
+            value = self.assignment_before(node.id, line)
+            if value is None:
+                return node
+            node = value
+        return node
+
+    def rebound_after(self, path: tuple[str, ...], line: int) -> bool:
+        """Whether the name a path starts from is bound again after ``line``: its value
+        after the cell is then not the one used there."""
+        return self.last_bound.get(path[0], 0) > line
+
+    def comparisons(self) -> list[tuple[ast.AST, ast.AST, ast.AST]]:
+        """Every equality at the top level: ``(node, left, right)`` for ``a == b``,
+        ``a != b``, ``tf.equal(a, b)``, ``np.not_equal(a, b)``."""
+        found = self.memo.get("comparisons")
+        if found is None:
+            found = self.memo["comparisons"] = list(self._comparisons())
+        return found
+
+    def _comparisons(self) -> Iterator[tuple[ast.AST, ast.AST, ast.AST]]:
+        for node in self.nodes:
+            if isinstance(node, ast.Compare) and len(node.ops) == 1:
+                if isinstance(node.ops[0], (ast.Eq, ast.NotEq)):
+                    yield node, node.left, node.comparators[0]
+            elif isinstance(node, ast.Call) and call_name(node) in _EQUALITY_CALLS:
+                if len(node.args) == 2:
+                    yield node, node.args[0], node.args[1]
+
+    def ancestors(self, node: ast.AST) -> Iterator[ast.AST]:
+        current = self.parents.get(id(node))
+        while current is not None:
+            yield current
+            current = self.parents.get(id(current))
+
+
+def parse_cell(source: str) -> CellCode | None:
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError):
+        return None
+    code = CellCode(source)
+    # Lines as ``ast`` counts them (``str.splitlines`` also splits at form feeds).
+    code._lines = [line.encode("utf-8") for line in _LINE_BREAK.split(source)]
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            code.last_bound[node.id] = max(code.last_bound.get(node.id, 0), node.lineno)
+
+    def visit(node: ast.AST) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, _SCOPES):
+                continue
+            code.parents[id(child)] = node
+            code.nodes.append(child)
+            if (
+                isinstance(child, ast.Assign)
+                and len(child.targets) == 1
+                and isinstance(child.targets[0], ast.Name)
+            ):
+                code.assigned.setdefault(child.targets[0].id, []).append(
+                    (child.lineno, child.value)
+                )
+            visit(child)
+
+    visit(tree)
+    return code
+
+
+class CellReader:
+    """Parsed cells by source, the last 64 kept."""
+
+    def __init__(self) -> None:
+        self._parsed: dict[str, CellCode | None] = {}
+
+    def read(self, source: str) -> CellCode | None:
+        if not source or len(source) > MAX_CELL_CHARS or WANTED.search(source) is None:
+            return None
+        if source in self._parsed:
+            return self._parsed[source]
+        code = parse_cell(source)
+        if len(self._parsed) >= _CACHE_SIZE:
+            self._parsed.pop(next(iter(self._parsed)))
+        self._parsed[source] = code
+        return code
+
+
+# ---------------------------------------------------------------- values
+def value_at(node: ast.AST, namespace: dict[str, Any], text: str) -> Operand | None:
+    """What a name or an attribute chain holds now (stored values only), described, when
+    it is a tensor, a variable or a NumPy array of known shape."""
+    path = reference_path(node)
+    if path is None or path[0] not in namespace:
+        return None
+    value = namespace[path[0]]
+    for attribute in path[1:]:
+        found, value = instance_attribute(value, attribute)
+        if not found:
+            return None
+    described = describe(text, value)
+    if described is None or described.kind not in ARRAY_KINDS or described.shape is None:
+        return None
+    return described
+
+
+def value_kind_at(node: ast.AST, namespace: dict[str, Any]) -> str | None:
+    """``"model"``, ``"layer"``, ``"tensor"``, ...: what a name or chain holds now."""
+    path = reference_path(node)
+    if path is None or path[0] not in namespace:
+        return None
+    value = namespace[path[0]]
+    for attribute in path[1:]:
+        found, value = instance_attribute(value, attribute)
+        if not found:
+            return None
+    described = describe("", value)
+    return described.kind if described is not None else None
+
+
+def size_of(shape: tuple[int | None, ...]) -> int | None:
+    size = 1
+    for dim in shape:
+        if dim is None:
+            return None
+        size *= dim
+    return size
+
+
+def value_range(operand: Operand) -> tuple[float, float] | None:
+    """The smallest and largest value of a float tensor, variable or array of at most
+    ``MAX_RANGE_ELEMENTS`` values: TensorFlow's own ``numpy`` makes a NumPy copy, NumPy's
+    own ``min``/``max`` read it. None for anything else, empty or with NaN."""
+    if operand.shape is None or not (operand.dtype or "").startswith(("float", "bfloat")):
+        return None
+    size = size_of(operand.shape)
+    if size is None or size == 0 or size > MAX_RANGE_ELEMENTS:
+        return None
+    numpy = sys.modules.get("numpy")
+    if numpy is None:
+        return None
+    value = operand.value
+    if operand.kind != "array":
+        to_numpy = library_attribute(value, "numpy")
+        if to_numpy is None:
+            return None
+        value = to_numpy()
+    if type(value) is not numpy.ndarray:
+        return None
+    low, high = float(numpy.min(value)), float(numpy.max(value))
+    if low != low or high != high:
+        return None
+    return low, high

@@ -1,0 +1,120 @@
+"""A probability threshold applied to raw scores (issue #25, silent bugs): ``raw > 0.5`` or
+``np.round(margins)`` on the output of a layer without a sigmoid. Found after the cell
+from its expressions and the values their names hold (values below 0 or above 1); the
+note names the expression, the value's shape and dtype, and gives the cut on raw scores
+(and on their sigmoid) in the learner's names. Each fix is run in the kernel: the
+accuracy becomes the one Keras' ``BinaryAccuracy`` gives on the probabilities, and the
+fixed cell gets no note. Correct look-alikes stay silent: a threshold on sigmoid outputs
+or on a sigmoid model's output, a cut of data that is not used as predictions, a cut at
+0 on raw scores, and a name bound again later in the cell."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+
+from tests.harness import KernelSession, checked_report, run
+
+pytestmark = [pytest.mark.kernel, pytest.mark.timeout(300)]
+
+SECTION = "from-logits"
+
+DATA = """rng = np.random.default_rng(3)
+feats = rng.normal(size=(200, 4)).astype("float32")
+rule = np.array([[1.0], [-2.0], [0.5], [0.0]], "float32")
+truth = (feats @ rule[:, 0] > 0).astype("float32")
+scorer = keras.Sequential([keras.Input((4,)), keras.layers.Dense(1)])
+scorer.layers[0].set_weights([rule * 0.8, np.zeros(1, "float32")])
+checker = keras.metrics.BinaryAccuracy()
+checker.update_state(truth, tf.sigmoid(scorer(feats)[:, 0]))
+expected = float(checker.result())
+"""
+
+
+def threshold_notes(report: dict[str, Any]) -> list[str]:
+    return [
+        note["text"]
+        for note in report["notes"]
+        if (note.get("course") or {}).get("section") == SECTION
+    ]
+
+
+def shown(kernel: KernelSession, expression: str) -> str:
+    return run(kernel, f"print({expression})").stdout.strip()
+
+
+def test_keras_scores_cut_at_one_half(kernel: KernelSession) -> None:
+    run(kernel, DATA)
+    assert shown(kernel, "expected") == "1.0"
+    cell = """raw = scorer(feats)[:, 0]
+guesses = tf.cast(raw > 0.5, tf.float32)
+hit_rate = float(tf.reduce_mean(tf.cast(guesses == truth, tf.float32)))
+"""
+    notes = threshold_notes(checked_report(run(kernel, cell)))
+    assert len(notes) == 1, notes
+    text = notes[0]
+    assert text.startswith("`raw > 0.5` (line 2 of this cell) cuts `raw` at 0.5")
+    assert "`raw`, a (200,) float32 tensor, has values below 0 and above 1" in text
+    fixes = re.findall(r"`([^`]+)`", text.split("Cut the raw scores", 1)[1])
+    assert fixes == ["raw > 0.0", "tf.sigmoid(raw) > 0.5"]
+    assert float(shown(kernel, "hit_rate")) < 0.95  # the wrong number, no error
+    for fix in fixes:
+        report = checked_report(run(kernel, cell.replace("raw > 0.5", fix)))
+        assert threshold_notes(report) == [], fix
+        assert shown(kernel, "hit_rate == expected") == "True", fix
+
+
+def test_numpy_margins_rounded(kernel: KernelSession) -> None:
+    """Scores from a matrix product in the cell: told without a comparison; the fix rounds
+    their sigmoid in NumPy, and the flags stay a NumPy array."""
+    run(kernel, DATA)
+    cell = """margins = feats @ rule[:, 0]
+flags = np.round(margins)
+"""
+    notes = threshold_notes(checked_report(run(kernel, cell)))
+    assert len(notes) == 1, notes
+    assert notes[0].startswith("`np.round(margins)` (line 2 of this cell) rounds `margins`")
+    assert "a (200,) float32 NumPy array" in notes[0]
+    fix = re.findall(r"`([^`]+)`", notes[0])[-1]
+    assert fix == "np.round(1 / (1 + np.exp(-margins)))"
+    assert float(shown(kernel, "np.mean(flags == truth)")) < 0.8
+    fixed = cell.replace("np.round(margins)", fix)
+    assert threshold_notes(checked_report(run(kernel, fixed))) == []
+    assert shown(kernel, "type(flags).__name__, float(np.mean(flags == truth))") == ("ndarray 1.0")
+
+
+def test_a_column_flattened_in_numpy(kernel: KernelSession) -> None:
+    """``col.numpy().ravel() > 0.5``: the values are read from ``col``, the fix keeps the
+    NumPy expression as written."""
+    run(kernel, DATA)
+    run(kernel, "col = scorer(feats)\n")
+    cell = "agree = np.mean((col.numpy().ravel() > 0.5) == truth)\n"
+    notes = threshold_notes(checked_report(run(kernel, cell)))
+    assert len(notes) == 1, notes
+    text = notes[0]
+    assert text.startswith("`col.numpy().ravel() > 0.5` (line 1 of this cell) cuts")
+    assert "but `col`, a (200, 1) float32 tensor, has values below 0 and above 1" in text
+    first_fix = re.findall(r"`([^`]+)`", text.split("Cut the raw scores", 1)[1])[0]
+    assert first_fix == "col.numpy().ravel() > 0.0"
+    fixed = cell.replace("col.numpy().ravel() > 0.5", first_fix)
+    assert threshold_notes(checked_report(run(kernel, fixed))) == []
+    assert shown(kernel, "float(agree) == expected") == "True"
+
+
+def test_look_alikes_stay_silent(kernel: KernelSession) -> None:
+    run(kernel, DATA)
+    cell = """raw = scorer(feats)[:, 0]
+probs = tf.sigmoid(raw)
+by_prob = tf.reduce_mean(tf.cast(tf.cast(probs > 0.5, tf.float32) == truth, tf.float32))
+by_score = tf.reduce_mean(tf.cast(tf.cast(raw > 0.0, tf.float32) == truth, tf.float32))
+bright = np.mean(feats > 0.5)
+squashed = keras.Sequential([keras.Input((4,)), keras.layers.Dense(1, activation="sigmoid")])
+out = squashed(feats)[:, 0]
+agree = np.mean(np.round(out.numpy()) == truth)
+later = raw
+cut = tf.cast(later > 0.5, tf.float32) == truth
+later = probs
+"""
+    assert threshold_notes(checked_report(run(kernel, cell))) == []
