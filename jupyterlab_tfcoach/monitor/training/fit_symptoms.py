@@ -14,6 +14,7 @@ and why, naming what the user wrote (``user_code.py``):
   never updated;
 - a softmax over a single unit (it always outputs 1.0);
 - ``evaluate``/``predict`` on a model whose ``call`` passes ``training=True`` as a literal;
+- an output layer, compiled loss, metrics and labels that disagree (``loss_agreement.py``);
 - what the methods of the user's own classes do in the compiled functions that ran them
   (``model_source.py``: Python state, randomness ignoring ``training``, ``training=True``
   in ``test_step``, metrics in module globals).
@@ -49,6 +50,7 @@ from jupyterlab_tfcoach.monitor.stored_state import (
 from jupyterlab_tfcoach.monitor.training import model_source, user_code
 from jupyterlab_tfcoach.monitor.training.fit_config import config_entries
 from jupyterlab_tfcoach.monitor.training.fit_watch import CellFits, FitRun, WeightOutcome
+from jupyterlab_tfcoach.monitor.training.loss_agreement import loss_notes
 from jupyterlab_tfcoach.monitor.variables import zero_start
 
 FROZEN_SECTION = "trainable-weights"
@@ -730,6 +732,7 @@ def fit_entries(
     """The entries of one cell's fit calls; ``explained`` holds the ids of variables this
     report already tells about (their ids are added for those told here)."""
     config_variables, config_notes = config_entries(cell.config, namespace, cell_source)
+    config_notes.extend(loss_notes(cell.setups, namespace, cell_source))
     if not cell.fits and not cell.inferred_classes and not cell.inference_runs:
         return config_variables, config_notes
     variables, notes = FitSymptoms(namespace, cell_source, explained).collect(cell)

@@ -22,6 +22,10 @@ updated), and whether the optimizer stepped. ``evaluate``/``predict`` record onl
 model's class (a weak reference): its ``call`` may hard-code ``training=True``; and the
 model and which of the two ran (weakly), for ``model_source.py``.
 
+After each ``fit`` and ``evaluate`` that returned (not fit's own validation ``evaluate``),
+``loss_agreement.read_setup`` reads the model's last layer, compiled loss and metrics and
+the labels given (a few dict reads and one pass over the labels), kept in ``setups``.
+
 Nothing here imports TensorFlow or prints; every failure of our own work is swallowed
 and the user's call runs exactly once with its arguments.
 """
@@ -47,6 +51,7 @@ from jupyterlab_tfcoach.monitor.stored_state import (
 )
 from jupyterlab_tfcoach.monitor.tftypes import loaded_class
 from jupyterlab_tfcoach.monitor.training.fit_config import CellConfig, FitConfigWatcher
+from jupyterlab_tfcoach.monitor.training.loss_agreement import MAX_SETUPS, Setup, read_setup
 
 TRAINER_MODULE = "keras.src.backend.tensorflow.trainer"
 TRAINER_CLASS = "TensorFlowTrainer"
@@ -108,6 +113,8 @@ class CellFits:
     # ``model_source.py`` reads the user's classes among its layers.
     inference_runs: list[tuple[weakref.ReferenceType[Any], str]] = field(default_factory=list)
     config: CellConfig | None = None  # what the calls were given (``fit_config.py``)
+    # Each fit/evaluate call's output layer, loss, metrics and labels (``loss_agreement.py``).
+    setups: list[Setup] = field(default_factory=list)
 
 
 def _shape(variable: Any) -> tuple[int, ...] | None:
@@ -316,6 +323,7 @@ class FitWatcher:
             given = watcher.config.before("fit", model, args, kwargs)
             history = original(model, *args, **kwargs)
             watcher.config.after(given, model, args, kwargs, history)
+            watcher._record_setup("fit", model, args, kwargs, history)
             if before is not None:
                 try:
                     watcher._after_fit(model, before, history)
@@ -337,6 +345,9 @@ class FitWatcher:
             given = watcher.config.before(original.__name__, model, args, kwargs)
             result = original(model, *args, **kwargs)
             watcher.config.after(given, model, args, kwargs, result)
+            # fit's own validation calls evaluate with the split it made: not the user's.
+            if original.__name__ == "evaluate" and not kwargs.get("_use_cached_eval_dataset"):
+                watcher._record_setup("evaluate", model, args, kwargs, result)
             return result
 
         return inference_hook
@@ -391,6 +402,20 @@ class FitWatcher:
         with self._lock:
             if len(self._cell.fits) < MAX_FITS_PER_CELL:
                 self._cell.fits.append(run)
+
+    def _record_setup(
+        self, method: str, model: Any, args: tuple[Any, ...], kwargs: dict[str, Any], result: Any
+    ) -> None:
+        try:
+            with self._lock:
+                if len(self._cell.setups) >= MAX_SETUPS:
+                    return
+            setup = read_setup(method, model, args, kwargs, result)
+        except Exception:
+            return
+        if setup is not None:
+            with self._lock:
+                self._cell.setups.append(setup)
 
     def _record_inference(self, model: Any, method: str = "") -> None:
         cls = type(model)

@@ -1,0 +1,866 @@
+"""Whether a Keras 3 model's output layer, compiled loss, compiled metrics and labels agree.
+
+A loss, an output layer and labels that do not fit together raise nothing in many cases:
+the model trains badly, or fit prints an accuracy that means something else. After each
+``fit`` and ``evaluate`` call that returned (once per call, never per step; a call that
+raised belongs to the error families), ``read_setup`` reads what Keras stores:
+
+- what the model ends with: its last layer's ``units`` (else the output's last dimension)
+  and ``activation`` (a Dense's function, an ``Activation`` or ``Softmax`` layer after it);
+  a subclassed model (no stored output) is not read;
+- the compiled loss, ``_compile_loss._flat_losses`` (one output only): the Keras loss
+  function it wraps and its ``from_logits`` (``_fn_kwargs``); a user's own loss is not read;
+- the compiled metrics, ``_compile_metrics._flat_metrics``: the class Keras chose for
+  ``"accuracy"`` (binary, categorical or sparse, from the shapes) and its threshold;
+- the labels given: shape, dtype, lowest and highest value (NumPy arrays and eager
+  tensors, up to ``MAX_LABELS`` values); a ``tf.data`` dataset by its ``element_spec``
+  only (no values read); and for ``validation_split``, which classes the last fraction
+  Keras keeps for validation holds, and whether the labels come grouped by class.
+
+``EXPECTS`` says what each Keras loss expects; the checks in ``_findings`` compare the
+setup with it. Measured on Keras 3.15 (TensorFlow 2.21), these raise nothing and are told:
+
+- an output with no activation (raw scores) given to a cross-entropy that expects
+  probabilities (``from_logits=False``): the loss clips the scores, training crawls;
+- ``categorical_crossentropy`` over one output unit: the loss is 0.0 whatever the model
+  predicts, nothing is learned;
+- a regression loss (mse, mae, ...) given class numbers shaped ``(n, 1)`` for an output
+  of several units: the labels broadcast against every unit;
+- ``binary_crossentropy`` given labels outside ``[0, 1]``: the loss goes negative;
+- ``"accuracy"`` turned into ``BinaryAccuracy`` (threshold 0.5) for an output of raw
+  scores (a ``from_logits=True`` loss: the boundary is 0), or for a regression's
+  continuous targets (it counts exact matches with 0 or 1);
+- ``validation_split`` on labels grouped by class: the validation part holds classes
+  training never sees, or a single class.
+
+Not told because Keras 3 on TensorFlow handles them: a softmax or sigmoid output given a
+``from_logits=True`` loss (Keras warns and takes the layer's input as the logits: it trains
+exactly like the right setup), ``binary_crossentropy`` over a softmax of several units with
+one-hot labels (trains; ``"accuracy"`` becomes categorical accuracy, not binary). Sparse
+labels past the last unit, integer labels for ``categorical_crossentropy``, one-hot labels
+for the sparse loss raise (error families). A softmax over one unit is ``fit_symptoms``'s.
+
+Nothing here imports TensorFlow or prints; every failure of our own work is swallowed.
+Cost per call (measured, a loaded 2-core machine): reading the setup 0.01 ms for 600
+labels to 0.1 ms for 1M (a few dict reads and one min/max pass); with ``validation_split``
+0.02-0.3 ms median (one pass finds where the class changes; shuffled labels stop there);
+the checks under 0.01 ms; a note, when one is due, ~0.2 ms (names and cell sources read).
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+import sys
+import weakref
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import ModuleType
+from typing import Any
+
+from jupyterlab_tfcoach.monitor import report as reports
+from jupyterlab_tfcoach.monitor.names import name_bound_to
+from jupyterlab_tfcoach.monitor.report import Note
+from jupyterlab_tfcoach.monitor.stored_state import (
+    contained_values,
+    instance_dict,
+    is_library_class,
+    library_attribute,
+    stored,
+)
+
+LOGITS_SECTION = "from-logits"
+LABELS_SECTION = "labels-and-loss"
+SPLIT_SECTION = "keras-validation-data"
+MAX_LABELS = 5_000_000  # labels with more values are not read (their shape still is)
+MAX_CLASSES = 1000
+MAX_HISTORY_CELLS = 50
+MAX_SETUPS = 20
+FIT_ARGUMENTS = ("x", "y", "batch_size", "epochs", "verbose", "callbacks", "validation_split")
+PROBABILITY_ACTIVATIONS = ("softmax", "sigmoid")
+RAW_ACTIVATIONS = ("linear",)
+
+
+@dataclass(frozen=True)
+class LossExpects:
+    """What one Keras loss expects of the output and the labels."""
+
+    kind: str  # "binary", "categorical", "sparse" or "regression"
+    class_name: str  # its class in ``keras.losses``, for a fix
+
+
+# The loss functions Keras wraps (``LossFunctionWrapper.fn.__name__``), by what they expect.
+EXPECTS = {
+    "binary_crossentropy": LossExpects("binary", "BinaryCrossentropy"),
+    "binary_focal_crossentropy": LossExpects("binary", "BinaryFocalCrossentropy"),
+    "categorical_crossentropy": LossExpects("categorical", "CategoricalCrossentropy"),
+    "categorical_focal_crossentropy": LossExpects("categorical", "CategoricalFocalCrossentropy"),
+    "sparse_categorical_crossentropy": LossExpects("sparse", "SparseCategoricalCrossentropy"),
+    "mean_squared_error": LossExpects("regression", "MeanSquaredError"),
+    "mean_absolute_error": LossExpects("regression", "MeanAbsoluteError"),
+    "mean_absolute_percentage_error": LossExpects("regression", "MeanAbsolutePercentageError"),
+    "mean_squared_logarithmic_error": LossExpects("regression", "MeanSquaredLogarithmicError"),
+    "huber": LossExpects("regression", "Huber"),
+    "log_cosh": LossExpects("regression", "LogCosh"),
+}
+
+
+@dataclass
+class Labels:
+    """What the labels given were (no values kept, only numbers about them)."""
+
+    y_id: int | None
+    x_id: int | None
+    kind: str  # "array" (NumPy), "tensor" (eager) or "dataset" (its element_spec)
+    shape: tuple[int | None, ...]
+    integer: bool
+    low: float | None = None
+    high: float | None = None
+    integral: bool | None = None  # every value a whole number
+    two_values: tuple[float, float] | None = None  # the only two values, when so
+
+
+@dataclass
+class Split:
+    """What ``validation_split`` cut from labels grouped by class."""
+
+    fraction: float
+    held_out: int  # examples in the validation part
+    classes: int  # classes in all the labels
+    val_classes: list[int]  # classes in the validation part (up to 10)
+    unseen: list[int]  # of those, the ones training never sees
+    x_numpy: bool
+
+
+@dataclass
+class Setup:
+    """One fit/evaluate call's model ending, loss, metrics and labels."""
+
+    model: weakref.ReferenceType[Any]
+    model_id: int
+    method: str
+    units: int | None
+    activation: str | None  # "softmax", "sigmoid", "linear", ... (None: unknown)
+    layer_index: int | None  # its position in ``model.layers``
+    layer: weakref.ReferenceType[Any] | None = None
+    loss: str = ""  # the Keras loss function's name, a key of ``EXPECTS``
+    from_logits: bool = False
+    accuracy: list[tuple[str, str, float | None]] = field(default_factory=list)
+    labels: Labels | None = None
+    split: Split | None = None
+    losses: list[float] = field(default_factory=list)  # fit's per-epoch loss
+
+
+# ------------------------------------------------------------------ reading
+def _argument(args: tuple[Any, ...], kwargs: dict[str, Any], name: str) -> Any:
+    if name in kwargs:
+        return kwargs[name]
+    index = FIT_ARGUMENTS.index(name)
+    return args[index] if len(args) > index else None
+
+
+def _mro_names(obj: Any) -> list[str]:
+    return [getattr(k, "__name__", "") for k in type(obj).__mro__]
+
+
+def _activation_name(function: Any) -> str | None:
+    if type(function).__name__ != "function":
+        return None  # a callable object of the user's: no attribute of it is read
+    name = getattr(function, "__name__", None)
+    module = getattr(function, "__module__", "")
+    if type(name) is not str or type(module) is not str:
+        return None
+    if not module.startswith(("keras", "tensorflow")):
+        return None  # the user's own function: what it returns is unknown
+    return name
+
+
+def _output_of(model: Any) -> tuple[Any, int | None, int | None, str | None] | None:
+    """(last layer, its index in ``model.layers``, units, activation) of a Sequential or
+    functional model with one output; None for a subclassed model."""
+    names = _mro_names(model)
+    if "Sequential" in names:
+        layers = contained_values(stored(model, "_layers"), sequences_only=True) or []
+        layers = [la for la in layers if type(la).__name__ != "InputLayer"]
+    elif "Functional" in names:
+        outputs = contained_values(stored(model, "_outputs"), sequences_only=True) or []
+        if len(outputs) != 1:
+            return None
+        history = stored(outputs[0], "_keras_history")
+        last = history[0] if type(history) is tuple or hasattr(history, "_fields") else None
+        operations = contained_values(stored(model, "_operations"), sequences_only=True) or []
+        layers = [o for o in operations if type(o).__name__ != "InputLayer"]
+        if last is None or not any(o is last for o in layers):
+            return None
+        layers = layers[: next(i for i, o in enumerate(layers) if o is last) + 1]
+    else:
+        return None
+    if not layers:
+        return None
+    last = layers[-1]
+    index = len(layers) - 1
+    if "Functional" in names:
+        # A functional model's ``layers`` lists its InputLayer too (a Sequential's does not).
+        public = contained_values(stored(model, "_operations"), sequences_only=True) or []
+        index = next((i for i, o in enumerate(public) if o is last), None)
+    attributes = instance_dict(last) or {}
+    kind = _mro_names(last)
+    if "Softmax" in kind and "Activation" not in kind:
+        activation: str | None = "softmax"
+    else:
+        activation = _activation_name(attributes.get("activation"))
+    units = attributes.get("units")
+    if type(units) is not int and len(layers) > 1 and ("Activation" in kind or "Softmax" in kind):
+        units = (instance_dict(layers[-2]) or {}).get("units")
+    if type(units) is not int:
+        return None
+    return last, index, units, activation
+
+
+def _loss_of(model: Any) -> tuple[str, bool] | None:
+    compiled = stored(model, "_compile_loss")
+    flat = contained_values(stored(compiled, "_flat_losses"), sequences_only=True)
+    if not flat or len(flat) != 1:
+        return None
+    loss = library_attribute(flat[0], "loss")
+    attributes = instance_dict(loss) or {}
+    function = attributes.get("fn")
+    if type(function).__name__ != "function":
+        return None
+    name = getattr(function, "__name__", None)
+    module = getattr(function, "__module__", "")
+    if type(name) is not str or type(module) is not str or not module.startswith("keras"):
+        return None
+    if name not in EXPECTS:
+        return None
+    arguments = attributes.get("_fn_kwargs")
+    from_logits = arguments.get("from_logits", False) if isinstance(arguments, dict) else False
+    return name, from_logits is True
+
+
+def _accuracies(model: Any) -> list[tuple[str, str, float | None]]:
+    """(class, name, threshold) of each compiled metric Keras made for accuracy."""
+    found = []
+    compiled = stored(model, "_compile_metrics")
+    for listed in contained_values(stored(compiled, "_flat_metrics"), sequences_only=True) or ():
+        for metric in contained_values(stored(listed, "metrics"), sequences_only=True) or ():
+            cls = type(metric).__name__
+            name = stored(metric, "name")
+            if "Accuracy" not in cls or type(name) is not str:
+                continue
+            if not is_library_class(type(metric)):
+                continue  # a user's metric class: its threshold is its own
+            arguments = stored(metric, "_fn_kwargs")
+            threshold = arguments.get("threshold") if isinstance(arguments, dict) else None
+            try:
+                value = float(threshold) if type(threshold) in (float, int) else None
+            except Exception:
+                value = None
+            found.append((cls, name, value))
+    return found[:10]
+
+
+def _numpy_module() -> Any:
+    return sys.modules.get("numpy")
+
+
+def _values_of(y: Any) -> tuple[Any, str] | None:
+    """The labels as a NumPy array (no copy for an array) and their kind."""
+    cls = type(y)
+    if cls.__name__ == "ndarray" and cls.__module__ == "numpy":
+        return y, "array"
+    if "EagerTensor" in cls.__name__:
+        shape = library_attribute(y, "shape")
+        try:
+            size = math.prod(int(d) for d in shape)
+        except Exception:
+            return None
+        if size > MAX_LABELS:
+            return None  # not copied out of the tensor
+        numpy = library_attribute(y, "numpy")
+        return (numpy(), "tensor") if numpy is not None else None
+    return None
+
+
+def _labels(x: Any, y: Any) -> tuple[Labels, Any] | None:
+    """What the labels are, and their values (an array) when read."""
+    if y is None and x is not None and "DatasetV2" in _mro_names(x):
+        spec = library_attribute(x, "element_spec")
+        if type(spec) is not tuple or len(spec) < 2:
+            return None
+        shape = library_attribute(spec[1], "shape")
+        dtype = library_attribute(spec[1], "dtype")
+        try:
+            dims = tuple(None if d is None else int(d) for d in shape)
+        except Exception:
+            return None
+        integer = bool(library_attribute(dtype, "is_integer", False))
+        return Labels(None, id(x), "dataset", dims, integer), None
+    read = _values_of(y)
+    if read is None:
+        return None
+    values, kind = read
+    shape = tuple(int(d) for d in values.shape)
+    integer = values.dtype.kind in "iub"
+    labels = Labels(id(y), id(x) if x is not None else None, kind, shape, integer)
+    if values.size == 0 or values.size > MAX_LABELS or values.dtype.kind not in "iubf":
+        return labels, None
+    labels.low, labels.high = float(values.min()), float(values.max())
+    if integer:
+        labels.integral = True
+    else:
+        numpy = _numpy_module()
+        labels.integral = bool((values == numpy.floor(values)).all()) if numpy else None
+    return labels, values
+
+
+def _class_numbers(values: Any, labels: Labels) -> Any | None:
+    """One class number per example: integral labels shaped (n,) or (n, 1), or the
+    index of the 1 in one-hot rows; None for anything else."""
+    shape = labels.shape
+    if len(shape) == 1 or (len(shape) == 2 and shape[1] == 1):
+        if labels.integral and labels.low is not None and labels.low >= 0:
+            return values.reshape(-1)
+        return None
+    if len(shape) == 2 and labels.low == 0.0 and labels.high == 1.0:
+        return values.argmax(axis=1)
+    return None
+
+
+def _split(values: Any, labels: Labels, fraction: float, x: Any) -> Split | None:
+    """The classes on either side of fit's cut (``floor(n * (1 - fraction))``, as Keras
+    3.15's ``train_validation_split``) when the labels come grouped by class: one pass
+    finds where the class changes; shuffled labels change too often to go further."""
+    numpy = _numpy_module()
+    classes = _class_numbers(values, labels)
+    if numpy is None or classes is None or classes.size < 2:
+        return None
+    starts = numpy.flatnonzero(classes[1:] != classes[:-1]) + 1
+    if starts.size == 0 or starts.size >= MAX_CLASSES:
+        return None  # a single class, or shuffled: nothing to say
+    blocks = [int(c) for c in classes[numpy.concatenate(([0], starts))]]
+    if len(set(blocks)) != len(blocks):
+        return None  # a class in two blocks: not grouped
+    cut = math.floor(classes.size * (1.0 - fraction))
+    if cut <= 0 or cut >= classes.size:
+        return None
+    # Block i runs from its start to the next block's start.
+    edges = [0, *(int(e) for e in starts), int(classes.size)]
+    trained = {c for i, c in enumerate(blocks) if edges[i] < cut}
+    validated = sorted(c for i, c in enumerate(blocks) if edges[i + 1] > cut)
+    unseen = [c for c in validated if c not in trained]
+    if not unseen and len(validated) > 1:
+        return None
+    x_cls = type(x)
+    return Split(
+        fraction=fraction,
+        held_out=int(classes.size - cut),
+        classes=len(blocks),
+        val_classes=validated[:10],
+        unseen=unseen[:10],
+        x_numpy=x_cls.__name__ == "ndarray" and x_cls.__module__ == "numpy",
+    )
+
+
+def read_setup(
+    method: str, model: Any, args: tuple[Any, ...], kwargs: dict[str, Any], result: Any
+) -> Setup | None:
+    """What one fit/evaluate call that returned was given, or None when the model's
+    output or loss is not one this module reads."""
+    output = _output_of(model)
+    loss = _loss_of(model) if output is not None else None
+    if output is None or loss is None:
+        return None
+    layer, index, units, activation = output
+    setup = Setup(
+        model=weakref.ref(model),
+        model_id=id(model),
+        method=method,
+        units=units,
+        activation=activation,
+        layer_index=index,
+        layer=weakref.ref(layer),
+        loss=loss[0],
+        from_logits=loss[1],
+        accuracy=_accuracies(model),
+    )
+    x, y = _argument(args, kwargs, "x"), _argument(args, kwargs, "y")
+    read = _labels(x, y)
+    if read is not None:
+        setup.labels, values = read
+        fraction = _argument(args, kwargs, "validation_split") if method == "fit" else None
+        given = kwargs.get("validation_data")
+        if values is not None and type(fraction) is float and 0 < fraction < 1 and given is None:
+            setup.split = _split(values, setup.labels, fraction, x)
+        if values is not None and setup.labels.low is not None:
+            if EXPECTS[setup.loss].kind == "binary" and (
+                setup.labels.low < 0 or setup.labels.high > 1
+            ):
+                numpy = _numpy_module()
+                distinct = numpy.unique(values) if numpy is not None else []
+                if len(distinct) == 2:
+                    setup.labels.two_values = (float(distinct[0]), float(distinct[1]))
+    if method == "fit":
+        logs = stored(result, "history")
+        losses = logs.get("loss") if type(logs) is dict else None
+        if type(losses) is list:
+            setup.losses = [float(v) for v in losses[:1000] if type(v) is float]
+    return setup
+
+
+# ------------------------------------------------------------------ checking
+@dataclass
+class Finding:
+    rule: str
+    setup: Setup
+
+
+def _findings(setup: Setup) -> list[Finding]:
+    """Every disagreement between the setup and what its loss expects."""
+    expects = EXPECTS[setup.loss]
+    labels = setup.labels
+    found: list[str] = []
+    crossentropy = expects.kind != "regression"
+    if expects.kind == "categorical" and setup.units == 1 and setup.activation != "softmax":
+        found.append("one_unit_categorical")  # a softmax there is fit_symptoms's to tell
+    elif crossentropy and not setup.from_logits and setup.activation in RAW_ACTIVATIONS:
+        found.append("scores_to_probability_loss")
+    if (
+        expects.kind == "regression"
+        and labels is not None
+        and (setup.units or 0) > 1
+        and len(labels.shape) == 2
+        and labels.shape[1] == 1
+        and (labels.integer or labels.integral)
+        and (labels.low is None or (labels.low >= 0 and (labels.high or 0) < (setup.units or 0)))
+    ):
+        found.append("class_numbers_to_regression_loss")
+    if (
+        expects.kind == "binary"
+        and labels is not None
+        and labels.low is not None
+        and (labels.low < 0 or (labels.high or 0) > 1)
+    ):
+        found.append("labels_outside_unit_range")
+    binary_accuracy = [a for a in setup.accuracy if a[0] == "BinaryAccuracy" and a[2] == 0.5]
+    if binary_accuracy and setup.from_logits and setup.activation in RAW_ACTIVATIONS:
+        found.append("accuracy_threshold_on_scores")
+    if (
+        binary_accuracy
+        and expects.kind == "regression"
+        and labels is not None
+        and labels.integral is False
+    ):
+        found.append("accuracy_on_regression")
+    if setup.split is not None:
+        found.append("validation_split_grouped")
+    return [Finding(rule, setup) for rule in found]
+
+
+# ------------------------------------------------------------------ entries
+def _sources(namespace: Mapping[str, Any], cell_source: str) -> list[str]:
+    """This cell's source, then earlier cells' (IPython's ``In`` list), latest first."""
+    history = namespace.get("In")
+    earlier = history[-MAX_HISTORY_CELLS:] if type(history) is list else []
+    return [cell_source, *reversed([s for s in earlier if type(s) is str])]
+
+
+def _parsed(source: str) -> ast.Module | None:
+    try:
+        return ast.parse(source)
+    except (SyntaxError, ValueError):
+        return None
+
+
+def _method_call(sources: list[str], owner: str, method: str) -> tuple[ast.Call, str] | None:
+    """The last ``<owner>.<method>(...)`` of the newest source that has one."""
+    for source in sources:
+        tree = _parsed(source)
+        if tree is None:
+            continue
+        calls = [
+            node
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == method
+            and isinstance(node.func.value, ast.Name)
+            and node.func.value.id == owner
+        ]
+        if calls:
+            return max(calls, key=lambda c: (c.lineno, c.col_offset)), source
+    return None
+
+
+def _segment(source: str, node: ast.AST) -> str:
+    text = ast.get_source_segment(source, node)
+    return " ".join((text if text is not None else ast.unparse(node)).split())
+
+
+def _keyword_or_position(call: ast.Call, keyword: str, position: int) -> ast.AST | None:
+    for item in call.keywords:
+        if item.arg == keyword:
+            return item.value
+    return call.args[position] if len(call.args) > position else None
+
+
+def _with_keyword(call: ast.Call, source: str, keyword: str, position: int, value: str) -> str:
+    """The call as written with one argument's value replaced (or added as a keyword)."""
+    text = _segment(source, call)
+    fixed = _parsed(text)
+    if fixed is None or not isinstance(fixed.body[0], ast.Expr):
+        return text
+    node = fixed.body[0].value
+    if not isinstance(node, ast.Call):
+        return text
+    old = _keyword_or_position(node, keyword, position)
+    if old is not None:
+        start, end = old.col_offset, old.end_col_offset
+        if old.lineno == old.end_lineno == 1 and end is not None:
+            return text[:start] + value + text[end:]
+    closing = text.rstrip()[:-1].rstrip()
+    separator = ", " if not closing.endswith("(") else ""
+    return f"{closing}{separator}{keyword}={value})"
+
+
+def _with_from_logits(call: ast.Call, source: str) -> str:
+    """A loss constructor as written (``keras.losses.X(...)``) with ``from_logits=True``."""
+    return _with_keyword(call, source, "from_logits", 0, "True")
+
+
+class _Entries:
+    def __init__(self, namespace: Mapping[str, Any], cell_source: str) -> None:
+        self.namespace = namespace
+        self.sources = _sources(namespace, cell_source)
+        self.notes: list[Note] = []
+        self._told: set[tuple[str, int]] = set()
+
+    def keras(self) -> str:
+        for name, spelled in (("keras", "keras"), ("tf", "tf.keras")):
+            if isinstance(self.namespace.get(name), ModuleType):
+                return spelled
+        return "keras"
+
+    def module_name(self, module: str) -> str | None:
+        for name, value in list(self.namespace.items())[:10_000]:
+            if isinstance(value, ModuleType) and getattr(value, "__name__", "") == module:
+                if type(name) is str and not name.startswith("_"):
+                    return name
+        return None
+
+    def add(self, finding: Finding) -> None:
+        setup = finding.setup
+        if (finding.rule, setup.model_id) in self._told:
+            return
+        model = setup.model()
+        if model is None:
+            return
+        self._told.add((finding.rule, setup.model_id))
+        name = name_bound_to(setup.model_id, self.namespace)
+        compiled = _method_call(self.sources, name, "compile") if name else None
+        told = getattr(self, finding.rule)(setup, name, compiled)
+        if told is not None:
+            self.notes.append(reports.note(*told))
+
+    # What each piece is called in the text.
+    @staticmethod
+    def who(name: str | None) -> str:
+        return f"`{name}`" if name else "the model"
+
+    def layer(self, setup: Setup, name: str | None) -> str:
+        """The last layer as the learner can type it (``m.get_layer('head')`` for a name
+        they chose, else ``m.layers[i]``), and the call they wrote for it when found."""
+        from jupyterlab_tfcoach.monitor.training.fit_symptoms import written_layer_name
+
+        activation = (
+            "no activation"
+            if setup.activation in RAW_ACTIVATIONS
+            else f"activation {setup.activation!r}"
+        )
+        layer = setup.layer() if setup.layer is not None else None
+        chosen = written_layer_name(layer, "\n".join(self.sources)) if layer is not None else None
+        if name and chosen:
+            where = f"`{name}.get_layer({chosen!r})`"
+        elif name and setup.layer_index is not None:
+            where = f"`{name}.layers[{setup.layer_index}]`"
+        else:
+            where = "its last layer"
+        written = _written_layer(self.sources, layer, setup) if layer is not None else None
+        if written:
+            plain = " (no activation)" if setup.activation in RAW_ACTIVATIONS else ""
+            return f"{where}, `{written}`{plain}"
+        return f"{where} ({setup.units} unit{'s' if setup.units != 1 else ''}, {activation})"
+
+    @staticmethod
+    def written_loss(setup: Setup, compiled: tuple[ast.Call, str] | None) -> str:
+        if compiled is not None:
+            node = _keyword_or_position(compiled[0], "loss", 1)
+            if node is not None:
+                return f"`loss={_segment(compiled[1], node)}`"
+        return f"the loss ({setup.loss})"
+
+    def fixed_compile(
+        self,
+        compiled: tuple[ast.Call, str] | None,
+        loss: str | None = None,
+        metrics: str | None = None,
+    ) -> str | None:
+        if compiled is None:
+            return None
+        call, source = compiled
+        text = _segment(source, call)
+        if loss is not None:
+            text = _with_keyword(_reparsed(text), text, "loss", 1, loss)
+        if metrics is not None:
+            text = _with_keyword(_reparsed(text), text, "metrics", 2, metrics)
+        return text if _parsed(text) is not None else None
+
+    def loss_with_logits(self, setup: Setup, compiled: tuple[ast.Call, str] | None) -> str:
+        """The loss as written with ``from_logits=True``, else its class."""
+        if compiled is not None:
+            node = _keyword_or_position(compiled[0], "loss", 1)
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute | ast.Name)
+                and _segment(compiled[1], node.func).endswith(EXPECTS[setup.loss].class_name)
+            ):
+                return _with_from_logits(node, compiled[1])
+        return f"{self.keras()}.losses.{EXPECTS[setup.loss].class_name}(from_logits=True)"
+
+    # ---------------------------------------------------------- the rules
+    def scores_to_probability_loss(
+        self, setup: Setup, name: str | None, compiled: tuple[ast.Call, str] | None
+    ) -> tuple[str, str]:
+        squash = "softmax" if EXPECTS[setup.loss].kind != "binary" else "sigmoid"
+        loss = self.loss_with_logits(setup, compiled)
+        metrics = None
+        if EXPECTS[setup.loss].kind == "binary" and any(
+            a[0] == "BinaryAccuracy" for a in setup.accuracy
+        ):
+            # Raw scores split at 0: "accuracy" must not stay at its 0.5 threshold.
+            metrics = self.binary_accuracy_at_zero(setup)
+        fix = self.fixed_compile(compiled, loss=loss, metrics=metrics)
+        text = (
+            f"{self.who(name)} ends with {self.layer(setup, name)}: it outputs raw scores "
+            f"(logits), any real number, but {self.written_loss(setup, compiled)} expects "
+            f"probabilities (from_logits=False). It clips the scores into [1e-7, 1 - 1e-7], "
+            f"and a clipped score gets no gradient, so {setup.method} raises no error while "
+            f"the model trains badly."
+        )
+        if fix:
+            text += f" Tell the loss it gets raw scores, and {setup.method} again: `{fix}`"
+            text += " (the accuracy then splits the scores at 0)." if metrics is not None else "."
+        else:
+            text += f" Compile with `loss={loss}`."
+        text += f" Or give the last layer activation={squash!r}, not both."
+        return text, LOGITS_SECTION
+
+    def binary_accuracy_at_zero(self, setup: Setup) -> str:
+        names = [a[1] for a in setup.accuracy if a[0] == "BinaryAccuracy"]
+        label = names[0] if names else "accuracy"
+        return f'[{self.keras()}.metrics.BinaryAccuracy(name="{label}", threshold=0.0)]'
+
+    def one_unit_categorical(
+        self, setup: Setup, name: str | None, compiled: tuple[ast.Call, str] | None
+    ) -> tuple[str, str]:
+        metrics = None
+        if setup.activation in RAW_ACTIVATIONS:
+            loss = f"{self.keras()}.losses.BinaryCrossentropy(from_logits=True)"
+            if any(a[0] == "BinaryAccuracy" for a in setup.accuracy):
+                metrics = self.binary_accuracy_at_zero(setup)  # raw scores split at 0
+        else:
+            loss = '"binary_crossentropy"'
+        fix = self.fixed_compile(compiled, loss=loss, metrics=metrics)
+        zeros = (
+            f" (fit's loss was {setup.losses[-1]:g} every epoch)"
+            if setup.losses and all(v == 0.0 for v in setup.losses)
+            else ""
+        )
+        text = (
+            f"{self.who(name)} ends with {self.layer(setup, name)} and is compiled with "
+            f"{self.written_loss(setup, compiled)}, a loss over one unit per class: it "
+            f"normalizes the outputs to sum to 1 over the last axis, which with a single "
+            f"unit is always 1, so the loss is 0.0 whatever the model predicts{zeros} and "
+            f"nothing is learned. One unit means a yes/no target: use binary cross-entropy"
+        )
+        text += f": `{fix}`." if fix else f" (`loss={loss}`)."
+        return text, LABELS_SECTION
+
+    def class_numbers_to_regression_loss(
+        self, setup: Setup, name: str | None, compiled: tuple[ast.Call, str] | None
+    ) -> tuple[str, str]:
+        labels = setup.labels
+        shape = labels.shape if labels is not None else ()
+        loss = '"sparse_categorical_crossentropy"'
+        if setup.activation in RAW_ACTIVATIONS:
+            loss = f"{self.keras()}.losses.SparseCategoricalCrossentropy(from_logits=True)"
+        fix = self.fixed_compile(compiled, loss=loss)
+        text = (
+            f"{self.who(name)} ends with {self.layer(setup, name)}, one unit per class, but "
+            f"{self.written_loss(setup, compiled)} is a regression loss and the labels are "
+            f"class numbers shaped {shape}: the loss broadcasts each class number against "
+            f"all {setup.units} outputs and pulls every unit toward it, so the model learns "
+            f"nothing about which class is right (no error: the shapes broadcast). Class "
+            f"numbers go with the sparse categorical cross-entropy"
+        )
+        text += f": `{fix}`." if fix else f" (`loss={loss}`)."
+        return text, LABELS_SECTION
+
+    def labels_outside_unit_range(
+        self, setup: Setup, name: str | None, compiled: tuple[ast.Call, str] | None
+    ) -> tuple[str, str] | None:
+        labels = setup.labels
+        if labels is None or labels.low is None or labels.high is None:
+            return None
+        y = name_bound_to(labels.y_id, self.namespace)
+        given = f"`{y}`" if y else "the labels given"
+        text = (
+            f"{self.who(name)} is compiled with {self.written_loss(setup, compiled)}, which "
+            f"reads each label as the probability of the positive class, between 0 and 1, "
+            f"but {given} run from {labels.low:g} to {labels.high:g}. The loss takes them "
+            f"anyway: it can go below 0, the gradients push the outputs the wrong way, "
+            f"and the accuracy compares the labels with 0 or 1."
+        )
+        if labels.two_values is not None:
+            positive = labels.two_values[1]
+            value = int(positive) if positive.is_integer() else positive
+            numpy = self.module_name("numpy")
+            if y and labels.kind == "array" and numpy:
+                text += (
+                    f" The labels have two values: make them 0 and 1 (1 for {value:g}), "
+                    f"then {setup.method} again: `{y} = ({y} == {value!r}).astype({numpy}."
+                    f"float32)`."
+                )
+            else:
+                text += f" The labels have two values: make them 0 and 1 (1 for {value:g})."
+        else:
+            text += (
+                " If they are class numbers, give the last layer one unit per class with "
+                "activation='softmax' and use sparse_categorical_crossentropy."
+            )
+        return text, LABELS_SECTION
+
+    def accuracy_threshold_on_scores(
+        self, setup: Setup, name: str | None, compiled: tuple[ast.Call, str] | None
+    ) -> tuple[str, str]:
+        metric = self.binary_accuracy_at_zero(setup)
+        fix = self.fixed_compile(compiled, metrics=metric)
+        label = next((a[1] for a in setup.accuracy if a[0] == "BinaryAccuracy"), "accuracy")
+        text = (
+            f"{self.who(name)} ends with {self.layer(setup, name)} and its loss has "
+            f"from_logits=True, so it outputs raw scores that split the classes at 0, but "
+            f"Keras made the metric {label!r} a BinaryAccuracy with threshold 0.5: every "
+            f"score between 0 and 0.5 is counted as the wrong class, so the {label} "
+            f"{setup.method} prints is not the model's accuracy. Split at 0"
+        )
+        text += f": `{fix}`." if fix else f": `metrics={metric}`."
+        return text, LOGITS_SECTION
+
+    def accuracy_on_regression(
+        self, setup: Setup, name: str | None, compiled: tuple[ast.Call, str] | None
+    ) -> tuple[str, str]:
+        label = next((a[1] for a in setup.accuracy if a[0] == "BinaryAccuracy"), "accuracy")
+        fix = self.fixed_compile(compiled, metrics='["mae"]')
+        text = (
+            f"{self.who(name)} is compiled with {self.written_loss(setup, compiled)}, a "
+            f"regression loss, and the metric {label!r}: for one output unit Keras makes it "
+            f"a BinaryAccuracy, which rounds each prediction to 0 or 1 and counts the ones "
+            f"equal to the label. The labels are not whole numbers, so {label} stays near 0 "
+            f"however well the model fits. Measure the error instead"
+        )
+        text += f": `{fix}`." if fix else ': `metrics=["mae"]`.'
+        return text, LABELS_SECTION
+
+    def validation_split_grouped(
+        self, setup: Setup, name: str | None, compiled: tuple[ast.Call, str] | None
+    ) -> tuple[str, str] | None:
+        split = setup.split
+        labels = setup.labels
+        if split is None or labels is None:
+            return None
+        y = name_bound_to(labels.y_id, self.namespace)
+        x = name_bound_to(labels.x_id, self.namespace)
+        given = f"`{y}`" if y else "the labels"
+        listed = ", ".join(str(c) for c in split.val_classes)
+        if split.unseen:
+            holds = (
+                f"class{'es' if len(split.unseen) > 1 else ''} "
+                f"{', '.join(str(c) for c in split.unseen)}, which training never sees"
+            )
+        else:
+            holds = f"only class {listed}"
+        text = (
+            f"{given} come grouped by class ({split.classes} classes, each in one block), and "
+            f"validation_split={split.fraction:g} makes fit keep the last "
+            f"{split.held_out} examples for validation before it shuffles anything: the "
+            f"validation part holds {holds}. The val_ numbers then measure something else "
+            f"than the model's accuracy on new data (fit's shuffle=True shuffles only the "
+            f"training part, after the split)."
+        )
+        numpy = self.module_name("numpy")
+        if x and y and labels.kind == "array" and split.x_numpy and numpy:
+            text += (
+                f" Shuffle the examples before fit: `order = {numpy}.random.permutation("
+                f"len({y})); {x}, {y} = {x}[order], {y}[order]`, then fit again."
+            )
+        else:
+            text += " Shuffle the examples and labels together before fit."
+        return text, SPLIT_SECTION
+
+
+def _written_layer(sources: list[str], layer: Any, setup: Setup) -> str | None:
+    """The constructor call the learner wrote for the last layer: the newest
+    ``<...>.Dense(<units>, ...)`` of its class whose ``activation`` keyword (a string, or
+    none for no activation) matches what Keras stores; None when not found or ambiguous."""
+    cls = type(layer).__name__
+    for source in sources:
+        tree = _parsed(source)
+        if tree is None:
+            continue
+        found = []
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Call):
+                continue
+            callee = node.func.attr if isinstance(node.func, ast.Attribute) else None
+            callee = node.func.id if isinstance(node.func, ast.Name) else callee
+            units = _keyword_or_position(node, "units", 0)
+            if callee != cls or not isinstance(units, ast.Constant) or units.value != setup.units:
+                continue
+            activation = _keyword_or_position(node, "activation", 1)
+            if activation is None:
+                written = "linear"
+            elif isinstance(activation, ast.Constant) and type(activation.value) is str:
+                written = activation.value
+            else:
+                continue
+            if written == setup.activation:
+                found.append(_segment(source, node))
+        if found:
+            return found[-1] if len(set(found)) == 1 else None
+    return None
+
+
+def _reparsed(text: str) -> ast.Call:
+    tree = _parsed(text)
+    node = tree.body[0].value if tree is not None and isinstance(tree.body[0], ast.Expr) else None
+    if not isinstance(node, ast.Call):
+        raise ValueError("not a call")
+    return node
+
+
+def loss_notes(setups: list[Setup], namespace: Mapping[str, Any], cell_source: str) -> list[Note]:
+    """The notes of one cell's fit/evaluate setups, each disagreement once per model."""
+    if not setups:
+        return []
+    entries = _Entries(namespace, cell_source)
+    for setup in setups:
+        try:
+            findings = _findings(setup)
+        except Exception:
+            continue
+        for finding in findings:
+            try:
+                entries.add(finding)
+            except Exception:
+                continue
+    return entries.notes
