@@ -19,6 +19,7 @@ from jupyterlab_tfcoach.monitor.course_links import course_link
 from jupyterlab_tfcoach.monitor.locations import CellLocator
 from jupyterlab_tfcoach.monitor.report import ErrorEntry, Note, Report, TraceEntry, VariableChange
 from jupyterlab_tfcoach.monitor.symptoms.broadcast import BroadcastFinder
+from jupyterlab_tfcoach.monitor.symptoms.custom_loops import CustomLoopChecker
 from jupyterlab_tfcoach.monitor.symptoms.datasets import DatasetWatcher
 from jupyterlab_tfcoach.monitor.symptoms.hand_metrics import HandMetricChecker
 from jupyterlab_tfcoach.monitor.symptoms.reshape_transpose import ReshapeChecker
@@ -85,6 +86,7 @@ class Monitor:
         self.datasets: DatasetWatcher | None = None
         self.reshapes = ReshapeChecker()
         self.hand_metrics = HandMetricChecker()
+        self.custom_loops = CustomLoopChecker()
         self._learning_hooked = False
         self.fits: FitWatcher | None = None
         self._fits_hooked = False
@@ -336,9 +338,10 @@ class Monitor:
     def _symptom_notes(self, cell_completed: bool) -> list[Note]:
         """Silent bugs found by their symptoms (``symptoms/``): broadcasts in this cell's
         graphs and expressions, reshapes meant as transposes, predictions and metrics
-        computed by hand, used-up dataset iterators, Python work in dataset functions. A
-        cell that raised may not have reached its expressions: the names there could still
-        hold an earlier cell's values, so they are not read."""
+        computed by hand, custom loops' epoch figures and training flags, used-up dataset
+        iterators, Python work in dataset functions. A cell that raised may not have reached
+        its expressions: the names there could still hold an earlier cell's values, so they
+        are not read."""
         notes: list[Note] = []
         try:
             if self.broadcasts is not None:
@@ -355,6 +358,11 @@ class Monitor:
         try:
             if cell_completed:
                 notes.extend(self.hand_metrics.notes(self._cell_source, self._namespace()))
+        except Exception:
+            pass
+        try:
+            if cell_completed and self.variables is not None:
+                notes.extend(self.custom_loops.notes(self._cell_source, self._namespace()))
         except Exception:
             pass
         try:

@@ -128,6 +128,7 @@ def test_a_tool_is_taught_before_a_section_uses_it() -> None:
     assert order.index("tensors-immutable") < basics < order.index("variables")
     keras_order = [
         "zero-initialization",
+        "epoch-figures",
         "keras-model-api",
         "functional-api",
         "output-activation",

@@ -1,0 +1,217 @@
+"""A model with Dropout or BatchNormalization called in the wrong mode in a custom loop.
+
+Keras 3 runs a layer called without ``training`` in inference mode (measured on Keras
+3.15: ``Dropout`` drops nothing, ``BatchNormalization`` uses and never updates its
+moving statistics). ``fit`` passes the flag itself; a custom loop must write it:
+
+- ``logits = model(x)`` inside the ``with tf.GradientTape()`` block of a step that
+  applies the gradients: the model trains without dropout, and BatchNormalization's
+  moving statistics stay at their start (mean 0, variance 1), so the trained model
+  normalizes test data with statistics it never learned;
+- ``model(x_test, training=True)`` outside any tape: predictions with random dropout
+  (two calls on the same input differ), and BatchNormalization normalizes with the test
+  batch's own statistics and moves its moving statistics toward the test data.
+
+Read from the cell's source (``ast``, ``loop_structure``) and the values after the cell:
+a call ``<name>(x)`` (one argument, no ``training``) that runs while a tape records (in
+the tape's block, or in a function of the cell called there) in a cell that applies
+gradients (``apply_gradients``, ``apply``, ``minimize``, ``assign_sub``: a tape taken
+for input gradients, a saliency map, is not a training step), or ``<name>(...,
+training=True)`` that runs outside every tape, in no function that takes a tape itself.
+``<name>`` must hold a Keras layer or model among whose layers (as Keras stores them)
+are Dropout-like or BatchNormalization layers (a frozen BatchNormalization, ``trainable``
+False, runs in inference mode whatever the flag): a model without them behaves the same
+in both modes and stays silent. The note names the model, the call and its line, the
+layers, and for BatchNormalization after a training step its moving mean still all
+zeros when so; the fix is the user's call with the right flag.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Mapping
+from typing import Any
+
+from jupyterlab_tfcoach.monitor import report as reports
+from jupyterlab_tfcoach.monitor.report import Note
+from jupyterlab_tfcoach.monitor.stored_state import (
+    instance_dict,
+    keras_layers,
+    keras_trainable_flag,
+    library_attribute,
+)
+from jupyterlab_tfcoach.monitor.symptoms.loop_structure import (
+    ParsedCell,
+    call_name,
+    library_class_names,
+)
+
+SECTION = "training-argument"
+MAX_NOTES = 2
+MAX_LAYERS = 500
+# Keras layers whose training and inference behaviours differ (their bases included:
+# SpatialDropout1D derives from Dropout).
+_MODE_LAYERS = ("Dropout", "GaussianDropout", "GaussianNoise", "AlphaDropout")
+_NORMALIZATION = "BatchNormalization"
+_UPDATES = frozenset({"apply_gradients", "apply", "minimize", "assign_sub"})
+
+
+def mode_layers(value: Any) -> list[str]:
+    """The kinds of mode-dependent layers a Keras layer or model holds, in order:
+    ``["Dropout", "BatchNormalization"]``; empty for anything else."""
+    if "Layer" not in library_class_names(value):
+        return []
+    kinds: list[str] = []
+    for layer in keras_layers(value, MAX_LAYERS):
+        bases = library_class_names(layer)
+        kind = _NORMALIZATION if _NORMALIZATION in bases else None
+        if kind is not None and keras_trainable_flag(layer) is False:
+            continue  # frozen: Keras runs it in inference mode whatever the flag
+        kind = kind or next((name for name in _MODE_LAYERS if name in bases), None)
+        if kind is not None and kind not in kinds:
+            kinds.append(kind)
+    return kinds
+
+
+def _moving_mean_untouched(value: Any) -> bool:
+    """Every BatchNormalization layer's moving mean still all zeros (its start)."""
+    found = False
+    for layer in keras_layers(value, MAX_LAYERS):
+        if _NORMALIZATION not in library_class_names(layer):
+            continue
+        attributes = instance_dict(layer)
+        variable = attributes.get("moving_mean") if attributes is not None else None
+        read = library_attribute(variable, "numpy") if variable is not None else None
+        if read is None:
+            return False
+        try:
+            if read().any():
+                return False
+        except Exception:
+            return False
+        found = True
+    return found
+
+
+def _training_keyword(call: ast.Call) -> ast.keyword | None:
+    return next((k for k in call.keywords if k.arg == "training"), None)
+
+
+def _applies_updates(cell: ParsedCell) -> bool:
+    return any(
+        isinstance(node, ast.Call) and call_name(node) in _UPDATES for node in cell.walk(cell.tree)
+    )
+
+
+def _takes_a_tape(cell: ParsedCell, node: ast.AST) -> bool:
+    function = cell.enclosing_function(node)
+    return function is not None and any(cell.inside(t, function) for t in cell.tape_blocks)
+
+
+def _with_flag(cell: ParsedCell, call: ast.Call, flag: bool) -> str:
+    """The statement holding ``call`` (one line), with ``training=<flag>`` in the call."""
+    fixed = ast.Call(
+        func=call.func,
+        args=call.args,
+        keywords=[
+            *(k for k in call.keywords if k.arg != "training"),
+            ast.keyword(arg="training", value=ast.Constant(flag)),
+        ],
+    )
+    call_text = cell.text(call)
+    new_call = f"{call_text[:-1].rstrip().rstrip(',')}, training={flag})"
+    if _training_keyword(call) is not None or not call_text.endswith(")"):
+        new_call = ast.unparse(fixed)
+    statement: ast.AST = call
+    current = cell.parents.get(id(call))
+    while current is not None and not isinstance(current, ast.stmt):
+        current = cell.parents.get(id(current))
+    if isinstance(current, ast.Assign | ast.Expr | ast.AugAssign | ast.Return):
+        statement = current
+    written = cell.text(statement)
+    if statement is not call and call_text in written and written.count(call_text) == 1:
+        return written.replace(call_text, new_call)
+    return new_call
+
+
+def notes(cell: ParsedCell, namespace: Mapping[str, Any]) -> list[Note]:
+    found: list[Note] = []
+    told: set[tuple[str, bool]] = set()  # (model, in a tape): one note each
+    training_step = _applies_updates(cell)
+    calls = [
+        node
+        for node in cell.walk(cell.tree)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+    ]
+    for node in sorted(calls, key=lambda call: (call.lineno, call.col_offset)):
+        keyword = _training_keyword(node)
+        taped = id(node) in cell.taped
+        if taped:
+            if keyword is not None or len(node.args) != 1 or not training_step:
+                continue
+        elif not (
+            keyword is not None
+            and isinstance(keyword.value, ast.Constant)
+            and keyword.value.value is True
+            and not _takes_a_tape(cell, node)
+        ):
+            continue
+        name = node.func.id
+        if (name, taped) in told:
+            continue
+        kinds = mode_layers(namespace.get(name))
+        if not kinds:
+            continue
+        told.add((name, taped))
+        if taped:
+            text = _in_tape_text(cell, node, name, kinds, namespace.get(name))
+        else:
+            text = _outside_tape_text(cell, node, name, kinds)
+        found.append(reports.note(text, SECTION))
+        if len(found) >= MAX_NOTES:
+            break
+    return found
+
+
+def _layers(kinds: list[str]) -> str:
+    return " and ".join(kinds) + " layers" if len(kinds) > 1 else f"a {kinds[0]} layer"
+
+
+def _in_tape_text(cell: ParsedCell, call: ast.Call, name: str, kinds: list[str], model: Any) -> str:
+    effects = []
+    if any(kind != _NORMALIZATION for kind in kinds):
+        effects.append("dropout drops nothing")
+    if _NORMALIZATION in kinds:
+        effects.append(
+            "BatchNormalization normalizes with its moving statistics and never updates them"
+        )
+    evidence = ""
+    if _NORMALIZATION in kinds and _moving_mean_untouched(model):
+        evidence = f" (after the cell, the moving mean in `{name}` is still all zeros)"
+    return (
+        f"A model trained in inference mode: `{cell.text(call)}` (line {call.lineno}) runs "
+        f"while the tape records, without `training=True`, and `{name}` holds "
+        f"{_layers(kinds)}. Called without the flag, Keras runs them as in prediction: "
+        f"{' and '.join(effects)}{evidence}, so the model trains without the behaviour "
+        f"those layers were added for, and nothing raises. Pass the flag in the training "
+        f"step: `{_with_flag(cell, call, True)}`."
+    )
+
+
+def _outside_tape_text(cell: ParsedCell, call: ast.Call, name: str, kinds: list[str]) -> str:
+    effects = []
+    if any(kind != _NORMALIZATION for kind in kinds):
+        effects.append("dropout zeroes random units, so two predictions of one input differ")
+    if _NORMALIZATION in kinds:
+        effects.append(
+            "BatchNormalization uses the batch's own statistics and moves its moving "
+            "statistics toward this data"
+        )
+    return (
+        f"A model evaluated in training mode: `{cell.text(call)}` (line {call.lineno}) "
+        f"runs outside every `tf.GradientTape` block, and `{name}` holds "
+        f"{_layers(kinds)}. With `training=True` they behave as in a training step: "
+        f"{'; '.join(effects)}. The figures computed from it are noisy or wrong, and "
+        f"nothing raises. Predict and evaluate in inference mode: "
+        f"`{_with_flag(cell, call, False)}`."
+    )

@@ -1,0 +1,190 @@
+"""A model holding Dropout or BatchNormalization called in the wrong mode in a custom
+loop (issue #25, silent bugs found by symptoms): without ``training=True`` while the
+tape records (Keras 3 then trains it in inference mode: no dropout, BatchNormalization's
+statistics never updated), or with ``training=True`` outside any tape to predict
+(random predictions, statistics moved by the test data). Found after the cell from the
+cell's source (``ast``) and the model's layers as Keras stores them; the note names the
+model, the call and its line, and its fix (the user's statement with the right flag) is
+run in the kernel: the note is gone and the layers behave as they should. Look-alikes
+stay silent: a model without such layers, a frozen BatchNormalization, the flag passed in
+the tape, a tape taken for input gradients (no update), and a plain call outside the tape.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+
+from tests.harness import KernelSession, KernelSetup, checked_report, run, value_of
+
+pytestmark = [pytest.mark.kernel, pytest.mark.timeout(300)]
+
+SECTION = "training-argument"
+SETUP = """import numpy as np
+import tensorflow as tf
+import keras
+keras.utils.set_random_seed(2)
+feats = np.random.default_rng(4).normal(size=(64, 5)).astype("float32")
+target = feats.sum(axis=1, keepdims=True)
+normed = keras.Sequential([
+    keras.Input((5,)),
+    keras.layers.Dense(6),
+    keras.layers.BatchNormalization(),
+    keras.layers.Dense(1),
+])
+plain = keras.Sequential([keras.Input((5,)), keras.layers.Dense(1)])
+opt = keras.optimizers.SGD(0.01)
+plain_opt = keras.optimizers.SGD(0.01)
+
+
+def moving_mean_moved():
+    return bool(normed.layers[1].moving_mean.numpy().any())
+"""
+KERNEL = KernelSetup(after_load=SETUP)
+
+IN_TAPE = """for step in range(4):
+    with tf.GradientTape() as tape:
+        out = normed(feats)
+        loss = tf.reduce_mean(tf.square(target - out))
+    grads = tape.gradient(loss, normed.trainable_variables)
+    opt.apply_gradients(zip(grads, normed.trainable_variables))
+"""
+
+# Eight ones through a Dense whose kernel is all ones give 8.0 exactly unless Dropout
+# drops a unit: the loss against 8.0 is 0 in inference mode, above 0 with dropout.
+DROPOUT_SETUP = """dropped = keras.Sequential([
+    keras.Input((8,)),
+    keras.layers.Dropout(0.5),
+    keras.layers.Dense(1, kernel_initializer="ones", use_bias=False),
+])
+frozen_opt = keras.optimizers.SGD(0.0)
+ones = np.ones((16, 8), "float32")
+eights = np.full((16, 1), 8.0, "float32")
+"""
+HELPER_STEP = """def forward(batch):
+    return dropped(batch)
+
+
+@tf.function
+def train_step(x, y):
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_mean(tf.square(y - forward(x)))
+    grads = tape.gradient(loss, dropped.trainable_variables)
+    frozen_opt.apply_gradients(zip(grads, dropped.trainable_variables))
+    return loss
+
+
+step_losses = [float(train_step(ones, eights)) for _ in range(3)]
+"""
+
+EVALUATE = """before = normed.layers[1].moving_mean.numpy().copy()
+test_preds = normed(feats[:16], training=True)
+moved_by_test = bool((normed.layers[1].moving_mean.numpy() != before).any())
+"""
+
+
+def mode_notes(report: dict[str, Any]) -> list[str]:
+    return [
+        note["text"]
+        for note in report["notes"]
+        if (note.get("course") or {}).get("section") == SECTION
+    ]
+
+
+def notes_of(kernel: KernelSession, cell: str) -> list[str]:
+    return mode_notes(checked_report(run(kernel, cell)))
+
+
+def fix_of(text: str) -> str:
+    return re.findall(r"`([^`]+)`", text)[-1]
+
+
+def test_a_model_with_batch_normalization_trained_without_the_flag(
+    kernel: KernelSession,
+) -> None:
+    [text] = notes_of(kernel, IN_TAPE)
+    assert text.startswith(
+        "A model trained in inference mode: `normed(feats)` (line 3) runs while the tape "
+        "records, without `training=True`, and `normed` holds a BatchNormalization layer."
+    ), text
+    assert "never updates them" in text
+    assert "(after the cell, the moving mean in `normed` is still all zeros)" in text
+    assert value_of(kernel, "moving_mean_moved()") is False
+    fix = fix_of(text)
+    assert fix == "out = normed(feats, training=True)"
+    fixed = IN_TAPE.replace("out = normed(feats)", fix)
+    assert notes_of(kernel, fixed) == []
+    assert value_of(kernel, "moving_mean_moved()") is True
+
+
+def test_dropout_in_a_helper_called_by_a_tf_function_step(kernel: KernelSession) -> None:
+    run(kernel, DROPOUT_SETUP)
+    [text] = notes_of(kernel, HELPER_STEP)
+    assert text.startswith("A model trained in inference mode: `dropped(batch)` (line 2)"), text
+    assert "holds a Dropout layer" in text and "dropout drops nothing" in text
+    assert value_of(kernel, "step_losses") == [0.0, 0.0, 0.0]  # no unit ever dropped
+    fix = fix_of(text)
+    assert fix == "return dropped(batch, training=True)"
+    fixed = HELPER_STEP.replace("return dropped(batch)", fix)
+    assert notes_of(kernel, fixed) == []
+    assert value_of(kernel, "all(loss > 0 for loss in step_losses)") is True
+
+
+def test_predictions_in_training_mode_outside_the_tape(kernel: KernelSession) -> None:
+    [text] = notes_of(kernel, EVALUATE)
+    assert text.startswith(
+        "A model evaluated in training mode: `normed(feats[:16], training=True)` (line 2) "
+        "runs outside every `tf.GradientTape` block"
+    ), text
+    assert "moves its moving statistics toward this data" in text
+    assert value_of(kernel, "moved_by_test") is True
+    fix = fix_of(text)
+    assert fix == "test_preds = normed(feats[:16], training=False)"
+    fixed = EVALUATE.replace("test_preds = normed(feats[:16], training=True)", fix)
+    assert notes_of(kernel, fixed) == []
+    assert value_of(kernel, "moved_by_test") is False
+    # With dropout, two predictions of one input now agree.
+    run(kernel, DROPOUT_SETUP)
+    twice = (
+        "same = bool(np.array_equal(dropped(ones, training=True), dropped(ones, training=True)))"
+    )
+    [dropout_text] = notes_of(kernel, twice)
+    assert "two predictions of one input differ" in dropout_text
+    assert value_of(kernel, "same") is False
+    assert fix_of(dropout_text) == "dropped(ones, training=False)"
+    fixed_twice = twice.replace("training=True", "training=False")
+    assert notes_of(kernel, fixed_twice) == []
+    assert value_of(kernel, "same") is True
+
+
+def test_look_alikes_stay_silent(kernel: KernelSession) -> None:
+    # A model with neither Dropout nor BatchNormalization: both modes are the same.
+    no_mode_layers = IN_TAPE.replace("normed", "plain").replace("opt.", "plain_opt.")
+    assert notes_of(kernel, no_mode_layers) == []
+    assert notes_of(kernel, "check = plain(feats, training=True)\n") == []
+    # A frozen BatchNormalization runs in inference mode whatever the flag.
+    frozen = """frozen_bn = keras.Sequential(
+    [keras.Input((5,)), keras.layers.Dense(4), keras.layers.BatchNormalization()]
+)
+frozen_bn.layers[1].trainable = False
+frozen_opt = keras.optimizers.SGD(0.01)
+with tf.GradientTape() as tape:
+    loss = tf.reduce_mean(frozen_bn(feats))
+grads = tape.gradient(loss, frozen_bn.trainable_variables)
+frozen_opt.apply_gradients(zip(grads, frozen_bn.trainable_variables))
+"""
+    assert notes_of(kernel, frozen) == []
+    # The flag passed in the tape.
+    assert notes_of(kernel, IN_TAPE.replace("normed(feats)", "normed(feats, training=True)")) == []
+    # A tape for the gradient of the output with respect to the input: no training step.
+    saliency = """inputs = tf.constant(feats[:4])
+with tf.GradientTape() as tape:
+    tape.watch(inputs)
+    score = tf.reduce_sum(normed(inputs))
+saliency = tape.gradient(score, inputs)
+"""
+    assert notes_of(kernel, saliency) == []
+    # Inference mode outside the tape.
+    assert notes_of(kernel, "preds = normed(feats)\n") == []
