@@ -5,8 +5,11 @@
 Every ```python block outside a ``<details>`` fold becomes a code cell (tagged
 ``raises-exception`` when its first line is ``# raises: SomeError``); the prose between
 them becomes Markdown cells, one per heading, and solutions and review answers stay
-folded in Markdown. Each exercise's task (a block of ``## Your turn``) is followed by a
-cell for the learner's own version, whose ``...`` placeholder runs as it is. Cell ids are
+folded in Markdown. Links to course sections are rewritten for a notebook that lives on
+its own (``jupyterlab_tfcoach.course.notebook_links``): to the heading's JupyterLab anchor
+within the module, to plain text naming module and section across modules. Each
+exercise's task (a block of ``## Your turn``) is followed by a cell for the learner's
+own version, whose ``...`` placeholder runs as it is. Cell ids are
 derived from the module id and the cell's position, so writing again an unchanged module
 gives the same file. The notebook keeps its current name
 (``notebooks/<module-id>-*.ipynb``); a module without one needs ``--name``.
@@ -27,6 +30,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from jupyterlab_tfcoach.course import NOTEBOOKS_DIR, Course  # noqa: E402
+from jupyterlab_tfcoach.course.notebook_links import notebook_links  # noqa: E402
 
 _FENCE = re.compile(r"^```python\n(.*?)^```\n", re.S | re.M)
 _DETAILS = re.compile(r"<details><summary>.*?</details>\n", re.S)
@@ -92,7 +96,7 @@ def module_notebook(course: Course, module_id: str) -> nbformat.NotebookNode:
     cells = [nbformat.v4.new_markdown_cell(intro)]
     for kind, source in module_cells(body):
         if kind == "markdown":
-            cells.append(nbformat.v4.new_markdown_cell(source))
+            cells.append(nbformat.v4.new_markdown_cell(notebook_links(course, module_id, source)))
             continue
         cell = nbformat.v4.new_code_cell(source)
         if source.startswith("# raises: "):

@@ -23,6 +23,7 @@ from jupyterlab_tfcoach.course import (
     UnknownSectionError,
     get_course,
 )
+from jupyterlab_tfcoach.course.notebook_links import notebook_links
 
 # Every section id of the first edition, with the module that held it then (copied from
 # module-01.md and module-02.md as they were before the split; never regenerate this list).
@@ -216,7 +217,8 @@ def test_every_modules_notebook_mirrors_it_in_full(module_id: str) -> None:
     for section in module.sections:
         assert f'<a id="{section.id}"></a>\n## {section.title}\n' in markdown, section.id
     for folded in _DETAILS.findall(module.markdown):
-        assert folded.strip() in markdown
+        # With its course links made to work in a notebook of its own (see the next test).
+        assert notebook_links(get_course(), module_id, folded.strip()) in markdown
 
 
 _COURSE_LINK = re.compile(r"\]\(((?:module-[0-9]+(?:\.md)?)?#[a-z0-9-]+)\)")
@@ -235,3 +237,41 @@ def test_every_link_between_sections_lands_on_a_section() -> None:
     for module_id, link in links:
         landed = course.resolve(link)
         assert landed.id == link.split("#", 1)[1], (module_id, link)
+
+
+# A Markdown link's destination, allowing one level of balanced parentheses as marked does.
+_NOTEBOOK_LINK = re.compile(r"\]\((?P<target>(?:[^()\s]|\([^()\s]*\))+)\)")
+_CODE_FENCE = re.compile(r"^```.*?^```", re.S | re.M)
+_HEADING = re.compile(r"^#{1,6} (?P<text>.+?)\s*$", re.M)
+
+
+def _jupyterlab_heading_ids(markdown: str) -> set[str]:
+    """The ids JupyterLab 4 gives the headings it renders: the heading's text content
+    (inline code and emphasis marks are elements, not text) with every space a ``-``
+    (``renderMarkdown.createHeaderId`` in ``@jupyterlab/rendermime``)."""
+    return {
+        re.sub(r"[`*]", "", match["text"]).replace(" ", "-")
+        for match in _HEADING.finditer(_CODE_FENCE.sub("", markdown))
+    }
+
+
+@pytest.mark.parametrize("module_id", [module.id for module in get_course().modules])
+def test_every_link_in_a_notebook_works_where_the_learner_keeps_it(module_id: str) -> None:
+    """A course notebook is copied into the learner's own folder, without the module
+    files: each of its links is a web address or an anchor of one of its own headings,
+    never ``module-04.md#...`` or one of the modules' ``<a id>`` anchors."""
+    module = get_course().module(module_id)
+    assert module.notebook is not None
+    notebook = nbformat.read(module.notebook, as_version=nbformat.NO_CONVERT)
+    markdown = "\n\n".join(cell.source for cell in notebook.cells if cell.cell_type == "markdown")
+    headings = _jupyterlab_heading_ids(markdown)
+    links = [match["target"] for match in _NOTEBOOK_LINK.finditer(_CODE_FENCE.sub("", markdown))]
+    assert any(link.startswith("#") for link in links), module_id  # the check sees its links
+    broken = [
+        link
+        for link in links
+        if not link.startswith(("https://", "http://"))
+        and not (link.startswith("#") and link[1:] in headings)
+    ]
+    assert broken == []
+    assert "module-0" not in "".join(_NOTEBOOK_LINK.findall(markdown))
