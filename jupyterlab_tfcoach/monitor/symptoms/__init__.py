@@ -11,7 +11,12 @@
   expressions and the values their names hold (``cell_reading.py``): a probability
   threshold on raw scores (``threshold_scores.py``), a class picked over the wrong axis or
   labels in the wrong format (``class_axis.py``), an accuracy averaged in an integer dtype
-  (``integer_mean.py``).
+  (``integer_mean.py``);
+- ``custom_loops.py``: custom training loops read from a cell's loops
+  (``loop_structure.py``): a Keras metric read every epoch and never reset
+  (``metric_resets.py``), an epoch's mean from a sum overwritten, never reset or divided by
+  the wrong count (``epoch_accumulators.py``), a model with Dropout or BatchNormalization
+  called in the wrong training mode (``training_mode.py``).
 
 Each finding is a coaching note naming what the user wrote, with a fix in their names.
 """
