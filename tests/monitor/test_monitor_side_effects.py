@@ -254,6 +254,49 @@ for _ in range(3):
 
 @pytest.mark.kernel
 @pytest.mark.timeout(300)
+def test_a_module_that_builds_its_variables_on_the_first_trace_is_quiet(
+    kernel: KernelSession,
+) -> None:
+    code = """class Scaled(tf.Module):
+    def __init__(self, units):
+        super().__init__()
+        self.units = units
+        self.built = False
+
+    @tf.function(reduce_retracing=True)
+    def __call__(self, x):
+        if not self.built:
+            self.w = tf.Variable(tf.ones([x.shape[-1], self.units]))
+            self.built = True
+        return x @ self.w
+
+scaled = Scaled(3)
+first = scaled(tf.ones([2, 4]))
+second = scaled(tf.ones([5, 4]))"""
+    report = _report(kernel, code)
+    _no_side_effects(report)
+    assert value_of(kernel, "[len(scaled.trainable_variables), list(second.shape)]") == [1, [5, 3]]
+    # A flag that guards no variable is still a side effect: it flips once per trace.
+    flag = """class Noisy(tf.Module):
+    def __init__(self):
+        super().__init__()
+        self.seen = False
+
+    @tf.function
+    def __call__(self, x):
+        if not self.seen:
+            self.seen = True
+        return x * 2.0
+
+noisy = Noisy()
+noisy(tf.ones([2]))
+noisy(tf.ones([3]))"""
+    trace = trace_for(_report(kernel, flag), "Noisy.__call__")
+    assert set(_side_effects(trace)) == {"self.seen"}
+
+
+@pytest.mark.kernel
+@pytest.mark.timeout(300)
 def test_keras_custom_train_step_appending_to_self(kernel: KernelSession) -> None:
     code = """class Regressor(keras.Model):
     def __init__(self):
@@ -323,6 +366,40 @@ def test_scan_finds_effects_not_reads_of_the_same_names() -> None:
     assert ("global", "counter_global") not in facts.reads
     assert facts.parameters == ("x",)
     assert fx.code_facts(body.__code__) is facts  # cached per code object
+
+
+def test_a_flag_that_guards_creating_variables_is_not_a_side_effect() -> None:
+    # ``if not self.built: <create variables>; self.built = True`` creates the variables
+    # once, on the first trace, as tf.function asks: the flag changing per trace is meant.
+    namespace: dict[str, object] = {}
+    exec(
+        "import types\n"
+        "tf = types.SimpleNamespace(Variable=lambda v: v)\n"
+        "class Guarded:\n"
+        "    def __call__(self, x):\n"
+        "        if not self.built:\n"
+        "            self.w = tf.Variable(x)\n"
+        "            self.built = True\n"
+        "        return x\n"
+        "class Layerish:\n"
+        "    def __call__(self, x):\n"
+        "        if self.ready == False:\n"
+        "            self.k = self.add_weight(shape=(3,))\n"
+        "            self.ready = True\n"
+        "        return x\n"
+        "class Warned:\n"
+        "    def __call__(self, x):\n"
+        "        if not self.warned:\n"
+        "            self.warned = True\n"
+        "        return x\n",
+        namespace,
+    )
+    stores = {
+        name: {e.name for e in _facts(namespace[name].__call__).effects if e.action == fx.STORE}  # type: ignore[attr-defined]
+        for name in ("Guarded", "Layerish", "Warned")
+    }
+    # The created weights are stores too: reported only if they hold plain values.
+    assert stores == {"Guarded": {"w"}, "Layerish": {"k"}, "Warned": {"warned"}}
 
 
 def test_scan_ignores_nested_functions_and_shadowed_print() -> None:

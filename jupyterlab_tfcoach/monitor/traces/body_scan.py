@@ -156,6 +156,11 @@ def _scan(code: types.CodeType) -> CodeFacts:
     effects: list[Effect] = []
     reads: list[tuple[str, str]] = []
     _scan_into(code, frozenset(code.co_freevars), self_name, effects, reads, 0)
+    guards = _creation_guards(code, self_name)
+    if guards:
+        # ``if not self.built: <create variables>; self.built = True`` is how a traced
+        # function creates its variables once: the flag is meant to change once per trace.
+        effects = [e for e in effects if e.action != STORE or (e.scope, e.name) not in guards]
     written = {(effect.scope, effect.name) for effect in effects}
     unique_effects = tuple(dict.fromkeys(effects))
     unique_reads = tuple(read for read in dict.fromkeys(reads) if read not in written)
@@ -165,6 +170,50 @@ def _scan(code: types.CodeType) -> CodeFacts:
         parameters=parameters[1:] if self_name else parameters,
         self_name=self_name,
     )
+
+
+# What creates a variable in a traced body (``tf.Variable(...)``, ``self.add_weight(...)``).
+_CREATORS = frozenset({"Variable", "add_weight"})
+# Between a condition's value and its jump: negation, truth tests, ``is None`` and the like.
+_CONDITION_STEPS = frozenset(
+    {"UNARY_NOT", "TO_BOOL", "IS_OP", "COMPARE_OP", "LOAD_CONST", "NOP", "CACHE"}
+)
+
+
+def _creation_guards(code: types.CodeType, self_name: str | None) -> set[tuple[str, str]]:
+    """The outer names and attributes of ``self`` that a condition tests in a body that
+    creates variables: ``if not self.built:`` / ``if self.w is None:`` guarding
+    ``tf.Variable(...)`` (empty when the body creates none)."""
+    instructions = [i for i in dis.get_instructions(code) if i.opname != "CACHE"]
+    instructions = instructions[:_MAX_INSTRUCTIONS]
+    if not any(
+        i.opname in (*_ATTRIBUTE_LOADS, "LOAD_GLOBAL", "LOAD_NAME") and i.argval in _CREATORS
+        for i in instructions
+    ):
+        return set()
+    guards: set[tuple[str, str]] = set()
+    freevars = frozenset(code.co_freevars)
+    for index, instruction in enumerate(instructions):
+        if "JUMP" not in instruction.opname or "_IF_" not in instruction.opname:
+            continue
+        back = index - 1
+        while back >= 0 and instructions[back].opname in _CONDITION_STEPS:
+            back -= 1
+        if back < 0:
+            continue
+        tested = instructions[back]
+        outer = _outer(tested, freevars)
+        if outer is not None:
+            guards.add(outer)
+        elif (
+            tested.opname == "LOAD_ATTR"
+            and self_name is not None
+            and back >= 1
+            and instructions[back - 1].opname in _FAST_LOADS
+            and instructions[back - 1].argval == self_name
+        ):
+            guards.add((SELF, str(tested.argval)))
+    return guards
 
 
 def _outer(instruction: dis.Instruction, freevars: frozenset[str]) -> tuple[str, str] | None:
