@@ -30,6 +30,27 @@ def test_assign_with_a_value_of_another_shape(kernel: KernelSession) -> None:
     runs_cleanly(kernel, cell.replace("acc_w.assign_sub(step)", fix))
 
 
+def test_an_update_of_another_shape_gets_no_fix_that_fails_the_same_way(
+    kernel: KernelSession,
+) -> None:
+    # (3, 4) does not broadcast to (4,): ``kernel_b.assign(kernel_b - step_b)`` would
+    # raise the same error, so no such fix is printed; the cause is named instead.
+    cell = (
+        "kernel_b = tf.Variable(tf.zeros((4,)))\n"
+        "step_b = tf.ones((3, 4))\n"
+        "kernel_b.assign_sub(step_b)"
+    )
+    error = failing(kernel, cell)
+    explanation = error["explanation"]
+    assert "assign(" not in explanation
+    assert "does not even broadcast to (4,)" in explanation
+    assert "gradients paired with the wrong variables" in explanation
+    assert error["course"]["section"] == "gradient-tape"
+    failing(
+        kernel, cell.replace("kernel_b.assign_sub(step_b)", "kernel_b.assign(kernel_b - step_b)")
+    )
+
+
 def test_a_python_float_against_an_integer_tensor(kernel: KernelSession) -> None:
     cell = "counts = tf.constant([1, 2, 3])\nhalf = counts * 0.5"
     error = failing(kernel, cell)

@@ -339,6 +339,16 @@ def _read_assign_shape(
         if order is not None:
             sentence, order_fix = order
             return Finding(f"{rule}: {sentence}.", order_fix, section="gradient-tape")
+        if not _broadcasts_to(value, variable):
+            # ``v.assign(v - value)`` would fail the same way: the value is not an update
+            # of this variable at all.
+            rule += (
+                f", which does not even broadcast to {show_shape(variable)}: it was computed "
+                "for something else, most often another variable (gradients paired with the "
+                "wrong variables: `zip` pairs them by position, in the order the lists were "
+                "given) or a value that still has a batch axis to reduce"
+            )
+            return Finding(rule + ".", None, section="gradient-tape")
         if owner and argument and "\n" not in argument:
             fixed = f"{owner}.assign({owner} {sign} {argument})"
             fix = f"write the arithmetic inside assign: {code(fixed)}"
@@ -358,6 +368,13 @@ def _read_assign_shape(
             fixed = f"{owner} = {tf}.Variable({argument})"
             fix = f"to hold a value of the new shape, create a new variable: {code(fixed)}"
     return Finding(rule + ".", fix)
+
+
+def _broadcasts_to(value: tuple[int | None, ...], variable: tuple[int | None, ...]) -> bool:
+    """Whether ``variable - value`` has the variable's own shape (NumPy broadcasting)."""
+    if len(value) > len(variable):
+        return False
+    return all(v in (1, w) for v, w in zip(reversed(value), reversed(variable), strict=False))
 
 
 # ------------------------------------------------------------------ gradients in another order
