@@ -15,6 +15,7 @@ from tests.harness import (
     KernelSetup,
     checked_report,
     run,
+    value_of,
 )
 from tests.harness import error_of_failing_cell as failing
 from tests.harness import fix_in as fix_of
@@ -61,6 +62,32 @@ for epoch in range(3):
         "        cost =", "        fitted = xs @ slope_v + shift_v\n        cost ="
     )
     runs_cleanly(kernel, moved)
+
+
+def test_loss_computed_after_the_tape_block_ended(kernel: KernelSession) -> None:
+    # The loss line dedented by one level: the optimizer gets only None gradients.
+    cell = """probe = keras.Sequential([keras.Input((3,)), keras.layers.Dense(1)])
+trainer = keras.optimizers.SGD(0.1)
+inputs_p = tf.random.normal((16, 3))
+targets_p = tf.random.normal((16, 1))
+for step in range(2):
+    with tf.GradientTape() as recorder:
+        guesses = probe(inputs_p)
+    gap = tf.reduce_mean((guesses - targets_p) ** 2)
+    steps = recorder.gradient(gap, probe.trainable_variables)
+    trainer.apply_gradients(zip(steps, probe.trainable_variables))
+"""
+    error = failing(kernel, cell)
+    text = error["explanation"]
+    assert "`steps` holds only None" in text
+    assert "the loss `gap` is computed after the `with ... as recorder:` block ended" in text
+    assert "(line 8: `gap = tf.reduce_mean((guesses - targets_p) ** 2)`)" in text
+    assert error["course"]["section"] == "gradient-tape"
+    assert "Fix: indent line 8, `gap = tf.reduce_mean((guesses - targets_p) ** 2)`, into" in text
+    indented = cell.replace("\n    gap =", "\n        gap =")
+    runs_cleanly(kernel, indented + "before = probe.get_weights()[0].copy()\n")
+    runs_cleanly(kernel, indented)
+    assert value_of(kernel, "bool((probe.get_weights()[0] != before).any())") is True
 
 
 def test_second_gradient_of_a_used_tape(kernel: KernelSession) -> None:

@@ -41,7 +41,11 @@ from jupyterlab_tfcoach.monitor.errors.context import (
     rewrite,
     strip_ansi,
 )
-from jupyterlab_tfcoach.monitor.errors.dtypes import explain_dtype_mismatch, explain_none_gradient
+from jupyterlab_tfcoach.monitor.errors.dtypes import (
+    explain_dtype_mismatch,
+    explain_none_gradient,
+    loss_outside_tape,
+)
 from jupyterlab_tfcoach.monitor.errors.failing_line import read_failing_line
 from jupyterlab_tfcoach.monitor.errors.families import explain_failing_line, line_facts
 from jupyterlab_tfcoach.monitor.errors.graph import (
@@ -254,6 +258,9 @@ def _needs_an_array(parent: ast.AST | None, array: ast.Call) -> bool:
 def _no_gradients(parsed: ParsedError, context: ErrorContext) -> Explanation | None:
     if "No gradients provided for any variable" not in parsed.message:
         return None
+    pinpointed = _loss_outside_the_tape(context)
+    if pinpointed is not None:
+        return pinpointed, "gradient-tape"
     return (
         "The optimizer got None as the gradient for every variable: the loss does not depend on "
         "the trainable variables it was given. Typical causes: a variable rebound to a tensor "
@@ -261,6 +268,41 @@ def _no_gradients(parsed: ParsedError, context: ErrorContext) -> Explanation | N
         "GradientTape, or a conversion through NumPy that cuts the graph.",
         "trainable-weights",
     )
+
+
+def _gradients_given(call: ast.AST | None) -> str | None:
+    """``grads`` of ``opt.apply_gradients(zip(grads, variables))`` (also ``list(zip(...))``
+    and Keras 3's ``opt.apply(grads, variables)``)."""
+    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.args):
+        return None
+    first = call.args[0]
+    if call.func.attr == "apply" and isinstance(first, ast.Name):
+        return first.id
+    if call.func.attr != "apply_gradients":
+        return None
+    if isinstance(first, ast.Call) and isinstance(first.func, ast.Name) and first.func.id == "list":
+        first = first.args[0] if first.args else first
+    if (
+        isinstance(first, ast.Call)
+        and isinstance(first.func, ast.Name)
+        and first.func.id == "zip"
+        and first.args
+        and isinstance(first.args[0], ast.Name)
+    ):
+        return first.args[0].id
+    return None
+
+
+def _loss_outside_the_tape(context: ErrorContext) -> str | None:
+    """The line that computed the loss outside the tape, when the gradients the optimizer
+    got all None came from ``tape.gradient`` in the failing cell."""
+    line = read_failing_line(context)
+    if line is None:
+        return None
+    gradients = _gradients_given(line.call)
+    if gradients is None:
+        return None
+    return loss_outside_tape(gradients, line.frame, holds="holds only None")
 
 
 def _augmented_assignment(parsed: ParsedError, context: ErrorContext) -> Explanation | None:

@@ -604,9 +604,25 @@ def _assignment_before(tree: ast.Module, name: str, line: int, block: ast.With) 
     return found
 
 
-def loss_outside_tape(gradient: str, frame: CellFrame) -> str | None:
+def _assignment_between(tree: ast.Module, name: str, after: int, before: int) -> ast.stmt | None:
+    """The last statement of lines ``after`` < line < ``before`` that assigns ``name``."""
+    found: ast.stmt | None = None
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign))
+            and after < node.lineno < before
+            and name in _stored_names(node)
+            and (found is None or node.lineno > found.lineno)
+        ):
+            found = node
+    return found
+
+
+def loss_outside_tape(gradient: str, frame: CellFrame, holds: str = "is None") -> str | None:
     """``preds`` computed before ``with tf.GradientTape() as g:`` and the loss computed
-    from it inside: the tape never saw the variables used, so its gradients are None.
+    from it inside, or the loss computed after the block ended: the tape never saw the
+    variables used, so its gradients are None. ``holds``: what is said of ``gradient``
+    (``is None``; ``holds only None`` for a list of gradients).
 
     Read from the cell: the statement that bound the None gradient from
     ``g.gradient(loss, sources)``, the ``with ... as g:`` block before it, the loss's
@@ -627,6 +643,21 @@ def loss_outside_tape(gradient: str, frame: CellFrame) -> str | None:
     block = _tape_block(tree, tape, statement.lineno)
     if block is None:
         return None
+    shown_sources = frame.segment(sources) or "the sources"
+    block_end = getattr(block, "end_lineno", None) or block.lineno
+    after = _assignment_between(tree, target.id, block_end, statement.lineno)
+    if after is not None:
+        # Dedented by one level: the loss line runs after the tape stopped recording.
+        line = frame.segment(after)
+        if line and "\n" not in line:
+            return (
+                f"{code(gradient)} {holds}: the loss {code(target.id)} is computed after the "
+                f"{code(f'with ... as {tape}:')} block ended (line {after.lineno}: "
+                f"{code(line)}). A tape records only what runs inside its block, so "
+                f"{code(f'{tape}.gradient(...)')} finds no path from {code(shown_sources)} to "
+                f"the loss and returns None. Fix: indent line {after.lineno}, {code(line)}, into "
+                f"the {code(f'with ... as {tape}:')} block."
+            )
     source_names = _read_names(sources)
     assigned_inside = {
         node: _stored_names(node)
@@ -661,7 +692,6 @@ def loss_outside_tape(gradient: str, frame: CellFrame) -> str | None:
     line = frame.segment(earlier)
     if not line or "\n" in line:
         return None
-    shown_sources = frame.segment(sources) or "the sources"
     loss = frame.segment(loss_statement) if loss_statement is not None else None
     where = f", before {code(loss)}" if loss and "\n" not in loss and name != target.id else ""
     subject = (
@@ -671,7 +701,7 @@ def loss_outside_tape(gradient: str, frame: CellFrame) -> str | None:
         f"{code(name)}, but {code(name)} was computed"
     )
     return (
-        f"{code(gradient)} is None: {subject} before the block (line {earlier.lineno}: "
+        f"{code(gradient)} {holds}: {subject} before the block (line {earlier.lineno}: "
         f"{code(line)}), so the tape {code(tape)} never recorded how {code(shown_sources)} "
         f"produced it, and {code(f'{tape}.gradient(...)')} returns None for them. Every "
         f"step from the variables to the loss must run inside the tape, on every training "
