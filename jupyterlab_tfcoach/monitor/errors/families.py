@@ -38,6 +38,7 @@ from jupyterlab_tfcoach.monitor.errors import (
     families_ops,
     families_shapes,
     families_tensors,
+    families_unpacking,
 )
 from jupyterlab_tfcoach.monitor.errors.context import (
     CellFrame,
@@ -106,6 +107,8 @@ FAMILIES: tuple[ErrorFamily, ...] = (
     # A Keras object's life: built before its weights are read, known by name when loaded.
     families_keras_lifecycle.NOT_BUILT,
     families_keras_lifecycle.UNKNOWN_CLASS,
+    # A result unpacked into the wrong number of names (Python raises it, in the line).
+    families_unpacking.UNPACKED_RESULT,
 )
 
 

@@ -1,0 +1,296 @@
+"""Unpacking a library result into the wrong number of names: one family.
+
+``loss, acc = model.evaluate(x, y)`` on a model compiled with two metrics, or
+``for images, labels in ds`` over a dataset of 3-tuples: Python raises "too many values to
+unpack" in the user's own line, after TensorFlow or Keras returned, so the message says
+nothing of what came back. The reading says it, from what the line unpacks:
+
+- ``<model>.evaluate(...)`` (and ``test_on_batch``): one value per name of the model's
+  ``metrics_names`` (the loss first), read through Keras's own property only (a user's
+  override is never called); the fix unpacks every one, the extra names taken from Keras's;
+- a ``for`` over a ``tf.data`` dataset (or ``next(iter(ds))``): what each element is, from
+  its ``element_spec``;
+- a name holding a tuple, a list or a tensor: how many values unpacking it gives
+  (a tensor unpacks along its first axis).
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import keyword
+import re
+from typing import Any
+
+from jupyterlab_tfcoach.monitor.errors.context import ErrorContext, code
+from jupyterlab_tfcoach.monitor.errors.failing_line import (
+    FailingLine,
+    describe,
+    show_shape,
+    value_of,
+)
+from jupyterlab_tfcoach.monitor.errors.family_record import (
+    GENERAL_SECTION,
+    ErrorFamily,
+    Finding,
+    Message,
+    Recognised,
+)
+
+_TOO_MANY = re.compile(r"too many values to unpack \(expected (?P<expected>\d+)\)")
+_NOT_ENOUGH = re.compile(
+    r"not enough values to unpack \(expected (?P<expected>\d+), got (?P<got>\d+)\)"
+)
+_EVALUATE_CALLS = ("evaluate", "test_on_batch")
+_MAX_NAMES = 20
+_TENSOR_KINDS = ("tensor", "variable", "keras_variable", "array")
+
+
+def _targets_and_value(statement: ast.stmt | None) -> tuple[ast.expr, ast.expr] | None:
+    """``(a, b)`` and the value unpacked into them, for ``a, b = v`` and ``for a, b in v``."""
+    if (
+        isinstance(statement, ast.Assign)
+        and len(statement.targets) == 1
+        and isinstance(statement.targets[0], (ast.Tuple, ast.List))
+    ):
+        return statement.targets[0], statement.value
+    if isinstance(statement, (ast.For, ast.AsyncFor)) and isinstance(
+        statement.target, (ast.Tuple, ast.List)
+    ):
+        return statement.target, statement.iter
+    return None
+
+
+def _keras_property(owner: Any, name: str) -> Any:
+    """``owner.<name>`` when Keras's own property defines it (never a user's override)."""
+    try:
+        prop = inspect.getattr_static(type(owner), name)
+    except AttributeError:
+        return None
+    getter = getattr(prop, "fget", None) if isinstance(prop, property) else None
+    module = getattr(getter, "__module__", "") or ""
+    if getter is None or not module.startswith("keras."):
+        return None
+    return getter(owner)
+
+
+def _evaluate_names(model: Any) -> list[str] | None:
+    """The names of what ``evaluate`` returns, in its order: Keras 3 flattens the metrics
+    it compiled (``compile_metrics``) into their own names, the loss first."""
+    metrics = _keras_property(model, "metrics")
+    if type(metrics) is not list or len(metrics) > _MAX_NAMES:
+        return None
+    names: list[str] = []
+    for metric in metrics:
+        inner = (
+            _keras_property(metric, "metrics")
+            if type(metric).__name__ == "CompileMetrics"
+            else None
+        )
+        for each in inner if type(inner) is list else [metric]:
+            name = getattr(each, "name", None)
+            if type(name) is str:
+                names.append(name)
+    return names[:_MAX_NAMES] or None
+
+
+def _identifier(name: str, taken: set[str]) -> str:
+    """A Python name for a metric's value: ``auc`` for "auc", ``val_2`` if it is taken."""
+    base = re.sub(r"\W+", "_", name).strip("_").lower() or "value"
+    if base[0].isdigit() or keyword.iskeyword(base):
+        base = f"m_{base}"
+    candidate, index = base, 2
+    while candidate in taken:
+        candidate, index = f"{base}_{index}", index + 1
+    taken.add(candidate)
+    return candidate
+
+
+def _evaluate_finding(
+    targets: ast.expr, value: ast.expr, line: FailingLine, context: ErrorContext
+) -> Finding | None:
+    if not (
+        isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Attribute)
+        and value.func.attr in _EVALUATE_CALLS
+    ):
+        return None
+    found, model = value_of(value.func.value, line.frame, context)
+    names = _evaluate_names(model) if found else None
+    owner = line.frame.segment(value.func.value)
+    if not names or not owner:
+        return None
+    written = [line.frame.segment(element) or "" for element in targets.elts]  # type: ignore[attr-defined]
+    listed = ", ".join(f'"{name}"' for name in names)
+    rule = (
+        f"{code(f'{owner}.{value.func.attr}(...)')} returns one value for the loss and one "
+        f"for each metric compiled: {len(names)} here ({listed}), while the line unpacks "
+        f"{len(written)}"
+    )
+    if not all(re.fullmatch(r"[A-Za-z_]\w*", target) for target in written):
+        return Finding(rule + ".", None)
+    taken = set(written)
+    unpacked = written[: len(names)] + [_identifier(name, taken) for name in names[len(written) :]]
+    call = line.frame.segment(value)
+    if not call or "\n" in call:
+        return Finding(rule + ".", None)
+    fixed = f"{', '.join(unpacked)} = {call}"
+    keyed = (
+        f"{owner}.{value.func.attr}({', '.join(_call_arguments(value, line))}, return_dict=True)"
+    )
+    fix = (
+        f"unpack all {len(names)}: {code(fixed)} (or ask for a dict keyed by those names: "
+        f"{code(keyed)})"
+        if len(unpacked) == len(names)
+        else None
+    )
+    return Finding(rule + ".", fix)
+
+
+def _call_arguments(call: ast.Call, line: FailingLine) -> list[str]:
+    parts = [line.frame.segment(argument) or "..." for argument in call.args]
+    parts += [
+        f"{keyword_.arg}={line.frame.segment(keyword_.value) or '...'}"
+        for keyword_ in call.keywords
+        if keyword_.arg is not None and keyword_.arg != "return_dict"
+    ]
+    return parts
+
+
+def _dataset_of(
+    value: ast.expr, line: FailingLine, context: ErrorContext
+) -> tuple[str, Any] | None:
+    """The dataset a ``for`` loops over (or ``next(iter(ds))`` reads), with its source."""
+    node = value
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "next"
+        and node.args
+    ):
+        node = node.args[0]
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "iter"
+        and node.args
+    ):
+        node = node.args[0]
+    if not isinstance(node, (ast.Name, ast.Attribute)):
+        return None
+    found, dataset = value_of(node, line.frame, context)
+    source = line.frame.segment(node)
+    if not found or not source:
+        return None
+    kind = describe(source, dataset)
+    if kind is None or kind.kind != "dataset":
+        return None
+    return source, dataset
+
+
+def _dataset_finding(
+    targets: ast.expr, value: ast.expr, line: FailingLine, context: ErrorContext
+) -> Finding | None:
+    found = _dataset_of(value, line, context)
+    if found is None:
+        return None
+    source, dataset = found
+    spec = getattr(type(dataset), "element_spec", None)
+    try:
+        element = spec.fget(dataset) if isinstance(spec, property) else None
+    except Exception:
+        return None
+    count = len(targets.elts)  # type: ignore[attr-defined]
+    if isinstance(element, tuple):
+        shown = "; ".join(_spec_text(part) for part in element[:_MAX_NAMES])
+        rule = (
+            f"Each element of {code(source)} is a tuple of {len(element)} ({shown}), while "
+            f"the line unpacks it into {count} names: unpack as many names as the element "
+            "has parts, in the order the dataset was built with"
+        )
+        return Finding(rule + ".", None, section="tf-data")
+    if isinstance(element, dict):
+        keys = ", ".join(f'"{key}"' for key in list(element)[:_MAX_NAMES])
+        rule = (
+            f"Each element of {code(source)} is a dict (keys {keys}), and unpacking a dict "
+            "gives its keys: read the values by key instead"
+        )
+        return Finding(rule + ".", None, section="tf-data")
+    if getattr(element, "shape", None) is not None:
+        rule = (
+            f"Each element of {code(source)} is one {_spec_text(element)} tensor, not a tuple: "
+            f"unpacking it splits it along its first axis. To get {count} parts, build the "
+            "dataset from a tuple (`from_tensor_slices((features, labels))`) or "
+            "`map` each element into one"
+        )
+        return Finding(rule + ".", None, section="tf-data")
+    return None
+
+
+def _spec_text(spec: Any) -> str:
+    """``(None, 4) float32`` for a ``tf.TensorSpec`` (what TensorFlow stores, no user code)."""
+    try:
+        dims = spec.shape.as_list()
+        shape = show_shape(tuple(dims)) if dims is not None else "unknown shape"
+    except Exception:
+        shape = "unknown shape"
+    dtype = getattr(getattr(spec, "dtype", None), "name", None)
+    return f"{shape} {dtype}" if type(dtype) is str else shape
+
+
+def _holds_tensors(values: Any) -> bool:
+    """Whether a list or tuple holds tensors or arrays (a pure-Python list is not ours)."""
+    if type(values) not in (list, tuple):
+        return False
+    for item in values[:_MAX_NAMES]:
+        described = describe("", item, nested=True)
+        if described is not None and described.kind in _TENSOR_KINDS:
+            return True
+    return False
+
+
+def _value_finding(
+    targets: ast.expr, value: ast.expr, line: FailingLine, context: ErrorContext
+) -> Finding | None:
+    if not isinstance(value, (ast.Name, ast.Attribute)):
+        return None
+    source = line.frame.segment(value)
+    found, held = value_of(value, line.frame, context)
+    described = describe(source, held) if found and source else None
+    if described is None:
+        return None
+    count = len(targets.elts)  # type: ignore[attr-defined]
+    if described.kind in _TENSOR_KINDS and described.shape:
+        unpacked = f"{described.shape[0]}" if described.shape[0] is not None else "one per row"
+        rule = (
+            f"{described.sentence()}: unpacking a tensor or array gives one value per row of "
+            f"its first axis ({unpacked}), and the line unpacks {count}"
+        )
+        return Finding(rule + ".", None, section=GENERAL_SECTION)
+    if described.kind == "list" and _holds_tensors(held):
+        rule = f"{described.sentence()}, and the line unpacks {count}."
+        return Finding(rule, None, section=GENERAL_SECTION)
+    return None
+
+
+def _read_unpacking(error: Recognised, line: FailingLine, context: ErrorContext) -> Finding | None:
+    found = _targets_and_value(line.statement)
+    if found is None:
+        return None
+    targets, value = found
+    for reading in (_evaluate_finding, _dataset_finding, _value_finding):
+        finding = reading(targets, value, line, context)
+        if finding is not None:
+            return finding
+    return None
+
+
+UNPACKED_RESULT = ErrorFamily(
+    "a result unpacked into the wrong number of names",
+    messages=(Message(_TOO_MANY), Message(_NOT_ENOUGH)),
+    exception_type="ValueError",
+    read=_read_unpacking,
+    section="keras-model-api",
+    # Python raises it in the user's line, after the library returned.
+    without_library=True,
+)
