@@ -16,6 +16,10 @@
  * box, a list of every term by module, the definition pane), which is what keyboards and
  * screen readers use: the canvas is `aria-hidden`. Text nodes only, never HTML, including
  * the graph's hover labels (given as elements: the libraries set a string as HTML).
+ *
+ * The graph's own strokes (the chosen star, its outline, the links) take the colours of the
+ * JupyterLab theme, read when drawn and again when the theme changes: a fixed white star
+ * vanished on Light's white, a fixed black outline on Dark's grey.
  */
 import type { Message } from '@lumino/messaging';
 import { Widget } from '@lumino/widgets';
@@ -43,7 +47,7 @@ interface IGraphView {
   resize(width: number, height: number): void;
   /** Centre the view on a node; resolves when the move is over. */
   focus(node: IConceptNode): Promise<void>;
-  /** Redraw after the selection changed. */
+  /** Redraw after the selection or the theme changed. */
   refresh(): void;
   /** Give the drawn nodes their new masteries (their rings), in place. */
   setMastery(mastery: ReadonlyMap<string, Mastery>): void;
@@ -56,6 +60,41 @@ type Placed = IConceptNode & { x?: number; y?: number; z?: number };
 const FOCUS_MS = 800;
 /** How far from a focused star the 3D camera stands (in the layout's units). */
 const FOCUS_DISTANCE = 180;
+
+/** The graph's strokes in the theme's colours, opaque (three.js ignores an alpha). */
+interface IGraphColours {
+  /** The chosen star (3D) and its outline (2D): the theme's text colour. */
+  chosen: string;
+  prerequisite: string;
+  related: string;
+}
+
+/** `colour` painted over `background`, as `rgb(...)`. */
+function opaque(colour: string, background: string): string {
+  const canvas = document.createElement('canvas');
+  canvas.width = canvas.height = 1;
+  const context = canvas.getContext('2d', { willReadFrequently: true });
+  if (!context) {
+    return colour;
+  }
+  for (const paint of ['#ffffff', background, colour]) {
+    context.fillStyle = paint;
+    context.fillRect(0, 0, 1, 1);
+  }
+  const [red, green, blue] = context.getImageData(0, 0, 1, 1).data;
+  return `rgb(${red}, ${green}, ${blue})`;
+}
+
+function graphColours(host: HTMLElement): IGraphColours {
+  const style = getComputedStyle(host);
+  const background = style.backgroundColor;
+  const variable = (name: string) => opaque(style.getPropertyValue(name).trim(), background);
+  return {
+    chosen: opaque(style.color, background),
+    prerequisite: variable('--jp-ui-font-color2'),
+    related: variable('--jp-border-color1')
+  };
+}
 
 let webgl: boolean | null = null;
 
@@ -123,6 +162,9 @@ async function draw3d(
     return rings.get(colour);
   };
   const size = (node: Placed) => 2 + node.degree;
+  let colours = graphColours(host);
+  const linkColour = (link: object) =>
+    (link as { kind?: string }).kind === 'prerequisite' ? colours.prerequisite : colours.related;
   // Typed loosely: three.js has no declarations here (three.d.ts), so neither have the
   // chain's types that mention it.
   const graph = new ForceGraph3D(host, { controlType: 'orbit' })
@@ -149,10 +191,10 @@ async function draw3d(
     })
     .nodeColor((node: object) => {
       const placed = node as Placed;
-      return placed.id === selected() ? '#ffffff' : placed.colour;
+      return placed.id === selected() ? colours.chosen : placed.colour;
     })
     .nodeOpacity(0.95)
-    .linkColor((link: object) => ((link as { kind?: string }).kind === 'prerequisite' ? '#8a8a8a' : '#5a5a5a'))
+    .linkColor(linkColour)
     .linkDirectionalArrowLength((link: object) =>
       (link as { kind?: string }).kind === 'prerequisite' ? 3 : 0
     )
@@ -171,13 +213,21 @@ async function draw3d(
       if (!placed) {
         return;
       }
+      // Just drawn (the view switched from 2D with a term chosen), the layout comes with the
+      // first frame: aim once the stars have their places, not at the origin.
+      for (let frame = 0; placed.x === undefined && frame < 100; frame++) {
+        await wait(20);
+      }
       const at = (n: Placed) => ({ x: n.x ?? 0, y: n.y ?? 0, z: n.z ?? 0 });
       const others = (graph.graphData().nodes as Placed[]).filter(n => n.id !== node.id);
       const target = at(placed);
       graph.cameraPosition(clearViewpoint(target, others.map(at), FOCUS_DISTANCE), target, FOCUS_MS);
       await wait(FOCUS_MS + 50);
     },
-    refresh: () => void graph.nodeColor(graph.nodeColor()),
+    refresh: () => {
+      colours = graphColours(host);
+      graph.nodeColor(graph.nodeColor()).linkColor(linkColour);
+    },
     setMastery: mastery => {
       for (const node of graph.graphData().nodes as Placed[]) {
         node.mastery = mastery.get(node.id) ?? node.mastery;
@@ -204,6 +254,7 @@ async function draw2d(
 ): Promise<IGraphView> {
   const { default: ForceGraph } = await import('force-graph');
   const radius = (node: Placed) => 4 + Math.sqrt(node.degree) * 1.5;
+  let colours = graphColours(host);
   const graph = new ForceGraph(host)
     .graphData({
       nodes: data.nodes.map(node => ({ ...node })),
@@ -226,7 +277,7 @@ async function draw2d(
       context.arc(x, y, r + 2, 0, 2 * Math.PI);
       context.stroke();
       if (placed.id === selected()) {
-        context.strokeStyle = '#000000';
+        context.strokeStyle = colours.chosen;
         context.beginPath();
         context.arc(x, y, r + 5, 0, 2 * Math.PI);
         context.stroke();
@@ -235,7 +286,7 @@ async function draw2d(
         context.font = `${11 / scale}px sans-serif`;
         context.textAlign = 'center';
         context.textBaseline = 'top';
-        context.fillStyle = getComputedStyle(host).color || '#000000';
+        context.fillStyle = colours.chosen;
         context.fillText(placed.name, x, y + r + 4);
       }
     })
@@ -246,7 +297,9 @@ async function draw2d(
       context.arc(placed.x ?? 0, placed.y ?? 0, radius(placed) + 3, 0, 2 * Math.PI);
       context.fill();
     })
-    .linkColor(link => ((link as { kind?: string }).kind === 'prerequisite' ? '#8a8a8a' : '#c0c0c0'))
+    .linkColor(link =>
+      (link as { kind?: string }).kind === 'prerequisite' ? colours.prerequisite : colours.related
+    )
     .linkDirectionalArrowLength(link =>
       (link as { kind?: string }).kind === 'prerequisite' ? 4 : 0
     )
@@ -272,7 +325,10 @@ async function draw2d(
       graph.zoom(Math.max(graph.zoom(), 2.5), half);
       await wait(half + 50);
     },
-    refresh: () => void graph.nodeCanvasObject(graph.nodeCanvasObject()),
+    refresh: () => {
+      colours = graphColours(host);
+      graph.nodeCanvasObject(graph.nodeCanvasObject()).linkColor(graph.linkColor());
+    },
     setMastery: mastery => {
       for (const node of graph.graphData().nodes as Placed[]) {
         node.mastery = mastery.get(node.id) ?? node.mastery;
@@ -331,6 +387,8 @@ export class ConceptConstellation extends Widget {
     attrs: { 'aria-label': 'Every term, by module' }
   });
   private readonly _resizer = new ResizeObserver(() => this._resize());
+  /** A new theme (JupyterLab names it on the body once its styles are in): redraw in it. */
+  private readonly _themeWatch = new MutationObserver(() => this._view?.refresh());
   private readonly _webgl: boolean;
 
   constructor(
@@ -387,6 +445,10 @@ export class ConceptConstellation extends Widget {
       this._list
     );
     this._resizer.observe(this._canvas);
+    this._themeWatch.observe(document.body, {
+      attributes: true,
+      attributeFilter: ['data-jp-theme-name']
+    });
     _api.changed.connect(this._onCardsChanged, this);
   }
 
@@ -498,6 +560,7 @@ export class ConceptConstellation extends Widget {
     }
     this._api.changed.disconnect(this._onCardsChanged, this);
     this._resizer.disconnect();
+    this._themeWatch.disconnect();
     this._view?.dispose();
     this._view = null;
     super.dispose();

@@ -12,6 +12,9 @@
  * flip). A row of buttons exports the learner's progress as a file (`GET study/export`),
  * imports one (`POST study/import`, after a confirmation: it replaces all progress) and resets
  * it (`POST study/reset`, after a confirmation).
+ *
+ * For screen readers: the card's face shown (after a flip, a rating or a load), the counts,
+ * the session's score and what export, import and reset did are live regions.
  */
 import { Dialog, showDialog } from '@jupyterlab/apputils';
 import { Widget } from '@lumino/widgets';
@@ -43,7 +46,16 @@ export class MemoryDeck extends Widget {
     className: 'jp-tfcoach-deck-counts',
     attrs: { 'aria-live': 'polite' }
   });
-  private readonly _session = el('p', { className: 'jp-tfcoach-deck-session' });
+  private readonly _session = el('p', {
+    className: 'jp-tfcoach-deck-session',
+    attrs: { 'aria-live': 'polite' }
+  });
+  /** The face just shown, told to screen readers (the card itself is a button: its
+   * contents are not read out when they change). */
+  private readonly _shown = el('p', {
+    className: 'jp-tfcoach-sr-only jp-tfcoach-deck-shown',
+    attrs: { 'aria-live': 'polite' }
+  });
   private readonly _card = el('div', {
     className: 'jp-tfcoach-deck-card',
     attrs: { role: 'button', tabindex: '0', 'aria-keyshortcuts': 'Space' }
@@ -119,6 +131,7 @@ export class MemoryDeck extends Widget {
       el('h2', {}, 'Memory Deck'),
       this._counts,
       this._card,
+      this._shown,
       this._met,
       el('div', { className: 'jp-tfcoach-deck-actions' }, this._section),
       el(
@@ -333,6 +346,7 @@ export class MemoryDeck extends Widget {
         el('span', { className: 'jp-tfcoach-deck-face' }, 'Come back when cards are due.')
       );
       this._card.setAttribute('aria-label', 'No card to study now');
+      this._shown.textContent = 'Nothing left to study now.';
       return;
     }
     const definitionFirst = this._definitionFirst();
@@ -345,6 +359,7 @@ export class MemoryDeck extends Widget {
         el('span', { className: mainClass(back.text) }, back.text)
       );
       this._card.setAttribute('aria-label', `${front.text}: ${back.text} Rate it with keys 1 to 4.`);
+      this._shown.textContent = `${back.label}: ${back.text}`;
       this._section.title = `Open the section "${term.section}" in the course tab`;
     } else {
       this._card.append(
@@ -355,6 +370,7 @@ export class MemoryDeck extends Widget {
         'aria-label',
         `Card: ${front.text}. Press Space to show the ${back.label.toLowerCase()}.`
       );
+      this._shown.textContent = `${front.label}: ${front.text}`;
     }
   }
 }

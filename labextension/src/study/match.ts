@@ -1,7 +1,8 @@
 /**
  * Match the Pairs: 6 terms of a module and their definitions, in two shuffled columns.
  * Choose a term and a definition (click, or Tab and Enter/Space: every tile is a button);
- * a pair locks, a mismatch is shown and counted. A finished board shows its time and score
+ * a pair locks, a mismatch is shown and counted, and the status line (a live region) names
+ * the pair or the mismatch for screen readers and for everyone. A finished board shows its time and score
  * (`matchScore`), is saved (`POST study/match`) and shows the module's best game.
  * "Deal from my due cards" deals the board from the module's terms due in the learner's deck
  * (`GET study/deck`), filled with others of the module when fewer than 6 are due (it says so).
@@ -68,7 +69,8 @@ export class MatchBoard extends Widget {
     this.title.label = `Match the Pairs: ${_moduleId}`;
     this.title.closable = true;
     this.node.setAttribute('aria-label', `TF Coach Match the Pairs, ${_moduleId}`);
-    this._again.addEventListener('click', () => void this._newBoard());
+    // The focus goes to the new board (the button would keep it, after the last tile).
+    this._again.addEventListener('click', () => void this._newBoard().then(() => this.onActivateRequest()));
     this._fromDue.addEventListener('change', () => void this._newBoard());
     this.node.append(
       el('h2', {}, 'Match the Pairs'),
@@ -173,18 +175,22 @@ export class MatchBoard extends Widget {
     }
     this._chosen = null;
     chosen.button.setAttribute('aria-pressed', 'false');
+    const term = (chosen.side === 'term' ? chosen : tile).term;
+    let outcome: string;
     if (chosen.term.id === tile.term.id) {
       for (const button of [chosen.button, tile.button]) {
         button.disabled = true;
         button.classList.add('jp-mod-matched');
       }
       this._matched += 1;
+      outcome = `A pair: ${term.term}.`;
     } else {
       this._mismatches += 1;
       chosen.button.classList.add('jp-mod-mismatch');
       tile.button.classList.add('jp-mod-mismatch');
+      outcome = `Not a pair: ${term.term} and the definition you chose.`;
     }
-    this._status.textContent = this._progress();
+    this._status.textContent = `${outcome} ${this._progress()}`;
     if (this._matched === this._tiles.length / 2) {
       void this._finish();
     } else {
