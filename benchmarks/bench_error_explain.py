@@ -123,6 +123,14 @@ stepper.fit(table, np.ones((9, 1)), verbose=0)
     "save_weights extension": 'reg.save_weights("reg.h5")',
     "unknown loss name": 'reg.compile(optimizer="adam", loss="mean_sqared_error")\n'
     "reg.fit(table, np.ones((9, 1)), verbose=0)",
+    "padding value": 'conv_s = keras.layers.Conv2D(8, 3, padding="smae")',
+    "unknown keyword": "rnn_k = keras.layers.LSTM(4, return_sequence=True)",
+    "dtype name": 'cast_d = tf.cast(table, "flaot32")',
+    "rate out of range": "drop_r = keras.layers.Dropout(1.5)",
+    "axis out of range": "mean_a = tf.reduce_mean(tf.constant(table), axis=3)",
+    "axis at adapt": "norm_a = keras.layers.Normalization(axis=5)\nnorm_a.adapt(table)",
+    "chained batch(0)": "ds_0 = tf.data.Dataset.from_tensor_slices(table).batch(0)",
+    "fit keyword": "reg.fit(table, np.ones((9, 1)), epoch=2, verbose=0)",
     "Input counting examples": """whole = keras.Sequential(
     [keras.Input(shape=table.shape), keras.layers.Dense(1)]
 )

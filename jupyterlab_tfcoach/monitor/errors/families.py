@@ -14,8 +14,9 @@ the exception type and messages TensorFlow or Keras raise for it (and the op nam
 them), the function that reads the operands it needs from the failing line and writes
 the rule and the fix, and its course section. The records live beside their reading
 code, by theme: ``families_shapes.py``, ``families_keras.py``, ``families_tensors.py``,
-``families_data.py``, ``families_ops.py``, ``families_keras_api.py``; adding a family is
-adding a record there and listing it here.
+``families_data.py``, ``families_ops.py``, ``families_keras_api.py``,
+``families_keras_lifecycle.py``, ``families_arguments.py`` (the last family: an argument
+value the library refused); adding a family is adding a record there and listing it here.
 ``docs/report.md`` lists the same families in the same order (a test keeps them equal).
 With no family, the entry still names the line, the call and the operands, and links
 the section that teaches reading shapes and dtypes.
@@ -31,6 +32,7 @@ from dataclasses import replace
 from typing import Any
 
 from jupyterlab_tfcoach.monitor.errors import (
+    families_arguments,
     families_data,
     families_keras,
     families_keras_api,
@@ -55,10 +57,9 @@ from jupyterlab_tfcoach.monitor.errors.family_record import (
     GENERAL_SECTION,
     ErrorFamily,
     Finding,
+    raised_by_keras,
+    raised_through_library,
 )
-
-_LIBRARY_MODULES = ("tensorflow", "keras", "tf_keras")
-_MAX_TRACEBACK = 500
 
 # The catalogue, in the order families are tried: the first that recognises an error
 # explains it (matmul's graph message is told apart from element-wise ones by its op).
@@ -109,27 +110,9 @@ FAMILIES: tuple[ErrorFamily, ...] = (
     families_keras_lifecycle.UNKNOWN_CLASS,
     # A result unpacked into the wrong number of names (Python raises it, in the line).
     families_unpacking.UNPACKED_RESULT,
+    # Last: an argument value refused, recognised by the message naming the argument.
+    families_arguments.ARGUMENT_VALUE,
 )
-
-
-def raised_through_library(context: ErrorContext, parsed: ParsedError) -> bool:
-    """Whether TensorFlow or Keras raised the error or passed it on."""
-    if parsed.inside_tf_function:
-        return True
-    exception = context.exception
-    module = getattr(type(exception), "__module__", "")
-    if type(module) is str and module.startswith(_LIBRARY_MODULES):
-        return True
-    traceback = exception.__traceback__
-    for _ in range(_MAX_TRACEBACK):
-        if traceback is None:
-            return False
-        namespace = traceback.tb_frame.f_globals
-        name = namespace.get("__name__") if type(namespace) is dict else None
-        if type(name) is str and name.partition(".")[0] in _LIBRARY_MODULES:
-            return True
-        traceback = traceback.tb_next
-    return False
 
 
 def explain_failing_line(parsed: ParsedError, context: ErrorContext) -> tuple[str, str] | None:
@@ -189,29 +172,14 @@ def _about_shapes_or_dtypes(parsed: ParsedError) -> bool:
 _MESSAGE_CHARS_READ = 4000
 
 
-def _raised_by_keras(context: ErrorContext) -> bool:
-    """Whether the innermost library frame of the traceback is Keras's."""
-    traceback = context.exception.__traceback__
-    innermost: str | None = None
-    for _ in range(_MAX_TRACEBACK):
-        if traceback is None:
-            break
-        namespace = traceback.tb_frame.f_globals
-        name = namespace.get("__name__") if type(namespace) is dict else None
-        if type(name) is str and name.partition(".")[0] in _LIBRARY_MODULES:
-            innermost = name
-        traceback = traceback.tb_next
-    return innermost is not None and innermost.partition(".")[0] == "keras"
-
-
 def _refusing_part(context: ErrorContext, parsed: ParsedError) -> str:
-    if _raised_by_keras(context):
+    if raised_by_keras(context):
         return "Keras"
     return "the traced function" if parsed.inside_tf_function else "TensorFlow"
 
 
 def _section_for_part(context: ErrorContext, parsed: ParsedError) -> str:
-    if _raised_by_keras(context):
+    if raised_by_keras(context):
         return KERAS_SECTION
     return TRACING_SECTION if parsed.inside_tf_function else GENERAL_SECTION
 

@@ -13,7 +13,8 @@ first months that Keras 3 reports with a message of its own, not a shape.
 - a custom ``train_step``/``test_step`` that returns a tensor or a list, not a dict;
 - a save path whose extension Keras 3 refuses (``ModelCheckpoint``, ``save_weights``,
   ``save``);
-- a string Keras cannot interpret as a loss, metric, optimizer or activation;
+- a string Keras cannot interpret as a loss, metric, optimizer, activation, initializer,
+  regularizer or constraint;
 - a ``keras.Input(shape=...)`` that counts the examples (``shape=x_train.shape``): the
   missing-axis explainer (``shapes.py``) asks ``input_counts_examples`` first and leaves
   such an error to this family, whose fix is the Input's shape without its first axis.
@@ -861,7 +862,8 @@ SAVE_PATH = ErrorFamily(
 
 # ------------------------------------------------------------------ unknown identifiers
 _UNKNOWN_IDENTIFIER = re.compile(
-    r"Could not interpret (?P<kind>loss|metric|optimizer|activation function) identifier: "
+    r"Could not interpret (?P<kind>loss|metric|optimizer|activation function|initializer"
+    r"|regularizer|constraint) identifier: "
     r"(?P<name>[^\n]*)$"
 )
 _REGISTRIES = {
@@ -869,16 +871,32 @@ _REGISTRIES = {
     "metric": "keras.src.metrics",
     "optimizer": "keras.src.optimizers",
     "activation function": "keras.src.activations",
+    "initializer": "keras.src.initializers",
+    "regularizer": "keras.src.regularizers",
+    "constraint": "keras.src.constraints",
 }
 # Strings ``compile`` maps itself before asking the metrics registry.
 _METRIC_SHORTHANDS = ("accuracy", "acc", "crossentropy", "ce")
-_ABSTRACT = frozenset({"loss", "metric", "optimizer", "lossfunctionwrapper", "optimizermap"})
+_ABSTRACT = frozenset(
+    {
+        "loss",
+        "metric",
+        "optimizer",
+        "lossfunctionwrapper",
+        "optimizermap",
+        "initializer",
+        "regularizer",
+        "constraint",
+    }
+)
 _KEYWORD_OF = {
     "loss": "loss",
     "metric": "metrics",
     "optimizer": "optimizer",
     "activation function": "activation",
 }
+# Kinds a layer takes under several keywords (``kernel_initializer``, ``bias_initializer``).
+_KEYWORD_SUFFIX = ("initializer", "regularizer", "constraint")
 
 
 def _registered_names(kind: str) -> list[str]:
@@ -966,14 +984,22 @@ def _read_unknown_identifier(
     fixed = _one_line(rewrite(frame, outer, constant, replacement))
     if not whole or not fixed:
         return Finding(rule + ".", None)
-    keyword = _KEYWORD_OF[kind]
+    keyword = _KEYWORD_OF.get(kind) or next(
+        (
+            item.arg
+            for item in call.keywords
+            if item.arg and item.arg.endswith(_KEYWORD_SUFFIX) and constant in ast.walk(item)
+        ),
+        kind,
+    )
     rule += f" (`{keyword}=` of {code(_one_line(whole) or whole)}, {where})"
     again = "" if where == "this line" else ", then run this line again"
     return Finding(rule + ".", f"{code(fixed)}{again}")
 
 
 UNKNOWN_IDENTIFIER = ErrorFamily(
-    "a loss, metric, optimizer or activation name Keras does not know",
+    "a loss, metric, optimizer, activation, initializer, regularizer or constraint name Keras "
+    "does not know",
     messages=(Message(_UNKNOWN_IDENTIFIER),),
     exception_type="ValueError",
     read=_read_unknown_identifier,

@@ -167,3 +167,43 @@ def tf_alias(context: ErrorContext) -> str:
 def segment_of(line: FailingLine, node: ast.AST | None) -> str:
     """The source of ``node`` on the failing line, or ""."""
     return (line.frame.segment(node) if node is not None else None) or ""
+
+
+# ------------------------------------------------------------------ who raised it
+_LIBRARY_MODULES = ("tensorflow", "keras", "tf_keras")
+_MAX_TRACEBACK = 500
+
+
+def raised_through_library(context: ErrorContext, parsed: ParsedError) -> bool:
+    """Whether TensorFlow or Keras raised the error or passed it on."""
+    if parsed.inside_tf_function:
+        return True
+    exception = context.exception
+    module = getattr(type(exception), "__module__", "")
+    if type(module) is str and module.startswith(_LIBRARY_MODULES):
+        return True
+    traceback = exception.__traceback__
+    for _ in range(_MAX_TRACEBACK):
+        if traceback is None:
+            return False
+        namespace = traceback.tb_frame.f_globals
+        name = namespace.get("__name__") if type(namespace) is dict else None
+        if type(name) is str and name.partition(".")[0] in _LIBRARY_MODULES:
+            return True
+        traceback = traceback.tb_next
+    return False
+
+
+def raised_by_keras(context: ErrorContext) -> bool:
+    """Whether the innermost library frame of the traceback is Keras's."""
+    traceback = context.exception.__traceback__
+    innermost: str | None = None
+    for _ in range(_MAX_TRACEBACK):
+        if traceback is None:
+            break
+        namespace = traceback.tb_frame.f_globals
+        name = namespace.get("__name__") if type(namespace) is dict else None
+        if type(name) is str and name.partition(".")[0] in _LIBRARY_MODULES:
+            innermost = name
+        traceback = traceback.tb_next
+    return innermost is not None and innermost.partition(".")[0] == "keras"
