@@ -276,22 +276,29 @@ second = scaled(tf.ones([5, 4]))"""
     report = _report(kernel, code)
     _no_side_effects(report)
     assert value_of(kernel, "[len(scaled.trainable_variables), list(second.shape)]") == [1, [5, 3]]
-    # A flag that guards no variable is still a side effect: it flips once per trace.
-    flag = """class Noisy(tf.Module):
+    # The same once-only flag around a helper that makes the variables: quiet too. A flag
+    # set on every trace without a test is still told.
+    delegated = """class Stack(tf.Module):
     def __init__(self):
         super().__init__()
+        self.ready = False
         self.seen = False
 
-    @tf.function
-    def __call__(self, x):
-        if not self.seen:
-            self.seen = True
-        return x * 2.0
+    def make(self, width):
+        self.w = tf.Variable(tf.ones([width, 2]))
 
-noisy = Noisy()
-noisy(tf.ones([2]))
-noisy(tf.ones([3]))"""
-    trace = trace_for(_report(kernel, flag), "Noisy.__call__")
+    @tf.function(reduce_retracing=True)
+    def __call__(self, x):
+        if not self.ready:
+            self.make(x.shape[-1])
+            self.ready = True
+        self.seen = True
+        return x @ self.w
+
+stack = Stack()
+stack(tf.ones([2, 3]))
+stack(tf.ones([4, 3]))"""
+    trace = trace_for(_report(kernel, delegated), "Stack.__call__")
     assert set(_side_effects(trace)) == {"self.seen"}
 
 
@@ -368,9 +375,10 @@ def test_scan_finds_effects_not_reads_of_the_same_names() -> None:
     assert fx.code_facts(body.__code__) is facts  # cached per code object
 
 
-def test_a_flag_that_guards_creating_variables_is_not_a_side_effect() -> None:
+def test_a_flag_tested_and_set_once_is_not_a_side_effect() -> None:
     # ``if not self.built: <create variables>; self.built = True`` creates the variables
-    # once, on the first trace, as tf.function asks: the flag changing per trace is meant.
+    # once, on the first trace, as tf.function asks: a flag tested by a condition and set to
+    # a constant means "do this once", which a trace keeps. Set without a test, it is not.
     namespace: dict[str, object] = {}
     exec(
         "import types\n"
@@ -381,25 +389,24 @@ def test_a_flag_that_guards_creating_variables_is_not_a_side_effect() -> None:
         "            self.w = tf.Variable(x)\n"
         "            self.built = True\n"
         "        return x\n"
-        "class Layerish:\n"
+        "class Delegated:\n"
         "    def __call__(self, x):\n"
         "        if self.ready == False:\n"
-        "            self.k = self.add_weight(shape=(3,))\n"
+        "            self.make_weights(x)\n"
         "            self.ready = True\n"
         "        return x\n"
-        "class Warned:\n"
+        "class Unguarded:\n"
         "    def __call__(self, x):\n"
-        "        if not self.warned:\n"
-        "            self.warned = True\n"
+        "        self.seen = True\n"
         "        return x\n",
         namespace,
     )
     stores = {
         name: {e.name for e in _facts(namespace[name].__call__).effects if e.action == fx.STORE}  # type: ignore[attr-defined]
-        for name in ("Guarded", "Layerish", "Warned")
+        for name in ("Guarded", "Delegated", "Unguarded")
     }
-    # The created weights are stores too: reported only if they hold plain values.
-    assert stores == {"Guarded": {"w"}, "Layerish": {"k"}, "Warned": {"warned"}}
+    # The created weight is a store too: reported only if it holds a plain value.
+    assert stores == {"Guarded": {"w"}, "Delegated": set(), "Unguarded": {"seen"}}
 
 
 def test_scan_ignores_nested_functions_and_shadowed_print() -> None:

@@ -156,11 +156,11 @@ def _scan(code: types.CodeType) -> CodeFacts:
     effects: list[Effect] = []
     reads: list[tuple[str, str]] = []
     _scan_into(code, frozenset(code.co_freevars), self_name, effects, reads, 0)
-    guards = _creation_guards(code, self_name)
-    if guards:
+    once = _once_flags(code, self_name)
+    if once:
         # ``if not self.built: <create variables>; self.built = True`` is how a traced
-        # function creates its variables once: the flag is meant to change once per trace.
-        effects = [e for e in effects if e.action != STORE or (e.scope, e.name) not in guards]
+        # function creates its variables once: the flag is meant to change once.
+        effects = [e for e in effects if e.action != STORE or (e.scope, e.name) not in once]
     written = {(effect.scope, effect.name) for effect in effects}
     unique_effects = tuple(dict.fromkeys(effects))
     unique_reads = tuple(read for read in dict.fromkeys(reads) if read not in written)
@@ -172,48 +172,57 @@ def _scan(code: types.CodeType) -> CodeFacts:
     )
 
 
-# What creates a variable in a traced body (``tf.Variable(...)``, ``self.add_weight(...)``).
-_CREATORS = frozenset({"Variable", "add_weight"})
 # Between a condition's value and its jump: negation, truth tests, ``is None`` and the like.
 _CONDITION_STEPS = frozenset(
     {"UNARY_NOT", "TO_BOOL", "IS_OP", "COMPARE_OP", "LOAD_CONST", "NOP", "CACHE"}
 )
 
 
-def _creation_guards(code: types.CodeType, self_name: str | None) -> set[tuple[str, str]]:
-    """The outer names and attributes of ``self`` that a condition tests in a body that
-    creates variables: ``if not self.built:`` / ``if self.w is None:`` guarding
-    ``tf.Variable(...)`` (empty when the body creates none)."""
+def _once_flags(code: types.CodeType, self_name: str | None) -> set[tuple[str, str]]:
+    """Outer names and attributes of ``self`` that a condition tests and that the body sets
+    to a constant: ``if not self.built: <create variables>; self.built = True``. Such a flag
+    means "do this once"; set while tracing, it keeps that meaning across traces."""
     instructions = [i for i in dis.get_instructions(code) if i.opname != "CACHE"]
     instructions = instructions[:_MAX_INSTRUCTIONS]
-    if not any(
-        i.opname in (*_ATTRIBUTE_LOADS, "LOAD_GLOBAL", "LOAD_NAME") and i.argval in _CREATORS
-        for i in instructions
-    ):
-        return set()
-    guards: set[tuple[str, str]] = set()
     freevars = frozenset(code.co_freevars)
+    tested: set[tuple[str, str]] = set()
+    constant: set[tuple[str, str]] = set()
     for index, instruction in enumerate(instructions):
-        if "JUMP" not in instruction.opname or "_IF_" not in instruction.opname:
-            continue
-        back = index - 1
-        while back >= 0 and instructions[back].opname in _CONDITION_STEPS:
-            back -= 1
-        if back < 0:
-            continue
-        tested = instructions[back]
-        outer = _outer(tested, freevars)
-        if outer is not None:
-            guards.add(outer)
-        elif (
-            tested.opname == "LOAD_ATTR"
-            and self_name is not None
-            and back >= 1
-            and instructions[back - 1].opname in _FAST_LOADS
-            and instructions[back - 1].argval == self_name
-        ):
-            guards.add((SELF, str(tested.argval)))
-    return guards
+        op = instruction.opname
+        if "JUMP" in op and "_IF_" in op:
+            back = index - 1
+            while back >= 0 and instructions[back].opname in _CONDITION_STEPS:
+                back -= 1
+            if back < 0:
+                continue
+            load = instructions[back]
+            outer = _outer(load, freevars)
+            if outer is not None:
+                tested.add(outer)
+            elif (
+                load.opname == "LOAD_ATTR"
+                and self_name is not None
+                and back >= 1
+                and instructions[back - 1].opname in _FAST_LOADS
+                and instructions[back - 1].argval == self_name
+            ):
+                tested.add((SELF, str(load.argval)))
+        elif op == "STORE_ATTR" and self_name is not None and index >= 2:
+            owner, value = instructions[index - 1], instructions[index - 2]
+            if (
+                owner.opname in _FAST_LOADS
+                and owner.argval == self_name
+                and value.opname in _CONSTANT_LOADS
+            ):
+                constant.add((SELF, str(instruction.argval)))
+        elif op in ("STORE_GLOBAL", "STORE_DEREF") and index >= 1:
+            if instructions[index - 1].opname in _CONSTANT_LOADS:
+                scope = GLOBAL if op == "STORE_GLOBAL" else CLOSURE
+                constant.add((scope, str(instruction.argval)))
+    return tested & constant
+
+
+_CONSTANT_LOADS = frozenset({"LOAD_CONST", "LOAD_SMALL_INT"})
 
 
 def _outer(instruction: dis.Instruction, freevars: frozenset[str]) -> tuple[str, str] | None:
