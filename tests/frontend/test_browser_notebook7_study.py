@@ -7,7 +7,13 @@ and after a reload the deck's counts show the rating was kept by the server. A m
 opens from the course tab; a revealed answer is rated with the keys 1/2/3. Match the Pairs
 opens from the course tab and is played to the end; the Concept Constellation opens from it,
 draws its graph at a usable size, shows the rated term's mastery and what a rating in the
-deck (its tab beside it) changed.
+deck (its tab beside it) changed; a click on the star a search centred opens its
+definition, whose link opens its section in the course tab.
+
+On a second server, with the coach's findings feeding the deck (its default), the learner's
+own notebook open: the print the coach flags in a tf.function makes its cards due, the deck
+saying where it was met; a rating survives a restart of the server on the same study store
+and port.
 
 The server serves THIS checkout's build of the labextension (``JUPYTER_PATH`` first, checked
 against the page's configuration) and keeps the learner's progress in a temporary store.
@@ -21,12 +27,18 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import nbformat
 import pytest
 
-from jupyterlab_tfcoach.course.terms import get_terms
+from jupyterlab_tfcoach.course import get_course
+from jupyterlab_tfcoach.course.terms import get_terms, terms_for_section
 from tests.conftest import COACH_TOUR
-from tests.frontend.notebook_page import NOTEBOOK, new_page, open_notebook
+from tests.frontend.notebook_page import NOTEBOOK, new_page, wait_until_notebook_ready
+from tests.frontend.test_browser_constellation import click_the_centred_term, details_show
+from tests.frontend.test_browser_course import CoursePage
 from tests.frontend.test_browser_study import BUILD, served_build, study_root
+from tests.frontend.test_browser_study_met import deck_cards
+from tests.frontend.test_browser_study_tabs import Servers
 from tests.harness import NotebookServer
 
 pytestmark = pytest.mark.browser
@@ -61,13 +73,19 @@ def study_notebook_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[
 
 
 class StudyNotebook7:
-    def __init__(self, page: Any, log: Any, server: NotebookServer) -> None:
+    def __init__(
+        self, page: Any, log: Any, server: NotebookServer, notebook: str = NOTEBOOK
+    ) -> None:
         self.page = page
         self.log = log
         self.server = server
+        self.notebook = notebook  # the notebook the page shows
 
     def open(self) -> None:
-        open_notebook(self.page, self.server.lab_url(f"notebooks/{NOTEBOOK}"))
+        self.page.goto(
+            self.server.lab_url(f"notebooks/{self.notebook}"), wait_until="domcontentloaded"
+        )
+        wait_until_notebook_ready(self.page, self.notebook)
         self.page.wait_for_function(
             "() => window.jupyterapp.commands.hasCommand('tfcoach:open-memory-deck')",
             timeout=60_000,
@@ -275,3 +293,171 @@ def test_the_constellation_from_the_course_shows_the_learners_deck(nb7: StudyNot
     nb7.wait_for_text(entry.format(second.id), "(learning)")
     nb7.wait_for_text(f"{VIEW} .jp-tfcoach-constellation-meta", "learning")
     assert ours(nb7.log.errors()) == []
+
+
+# A term of another module than the course tab opened above, with a section in the course.
+SEARCHED = next(term for term in get_terms() if term.module_id == "module-03")
+
+
+def test_a_centred_star_opens_its_definition_and_its_section(nb7: StudyNotebook7) -> None:
+    page = nb7.page
+    page.evaluate("() => window.jupyterapp.commands.execute('tfcoach:open-constellation')")
+    view = page.locator(f"{DOWN} {VIEW}")
+    canvas = view.locator(".jp-tfcoach-constellation-canvas[data-mode]")
+    canvas.wait_for(state="visible", timeout=30_000)
+    nb7.assert_usable(VIEW)
+    search = view.locator(".jp-tfcoach-constellation-search")
+    search.fill(SEARCHED.term)
+    search.press("Enter")
+    details_show(page, SEARCHED.term)
+
+    # Brought to the centre of the canvas: a click there opens the term that is there.
+    click_the_centred_term(page, SEARCHED.id)
+    details_show(page, SEARCHED.term)
+    details = view.locator(".jp-tfcoach-constellation-details")
+    assert SEARCHED.definition in details.inner_text()
+    if canvas.get_attribute("data-mode") == "3d":  # and in the 2D view, as without WebGL
+        view.locator(".jp-tfcoach-constellation-mode", has_text="2D view").click()
+        view.locator(".jp-tfcoach-constellation-canvas[data-mode='2d']").wait_for(
+            state="visible", timeout=15_000
+        )
+        search.fill(SEARCHED.term)
+        search.press("Enter")
+        click_the_centred_term(page, SEARCHED.id)
+        details_show(page, SEARCHED.term)
+
+    # Its link opens the section in the module's course tab, beside it in the bottom panel.
+    details.locator(".jp-tfcoach-deck-section").click()
+    section = next(s for s in get_course().sections if s.id == SEARCHED.section_id)
+    course = page.locator(f"{DOWN} #tfcoach-course-{section.module_id}")
+    course.wait_for(state="visible", timeout=10_000)
+    CoursePage(page, nb7.log, nb7.server).wait_for_heading_at_top(section.module_id, section.title)
+    assert view.is_hidden()  # the course tab in front of it
+    assert page.locator("#main-panel .jp-Notebook").is_visible()
+    assert ours(nb7.log.errors()) == []
+
+
+# The learner's own notebook: the coach's rules flag the print in its tf.function (TFC002,
+# section "side-effects"), which makes that section's terms due (server/study_feed.py).
+OWN_NOTEBOOK = "lessons/damping.ipynb"
+OWN_CELLS = [
+    "import tensorflow as tf",
+    "@tf.function\ndef damp(level):\n    print('damping', level)\n    return level * 0.5\n",
+]
+MET = terms_for_section("side-effects")
+
+
+@pytest.fixture(scope="module")
+def own_servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Servers]:
+    """Notebook 7 with this checkout's build, the findings' feed on (its default), a fresh
+    study store and the learner's own notebook; stopped and started again on demand."""
+    servers = Servers(study_root(tmp_path_factory, "study-notebook7-own"), NotebookServer)
+    try:
+        notebook = nbformat.v4.new_notebook(
+            cells=[nbformat.v4.new_code_cell(source) for source in OWN_CELLS],
+            # Its kernel named, as a saved notebook has it (else Notebook 7 asks for one).
+            metadata={"kernelspec": {"name": "python3", "display_name": "Python 3"}},
+        )
+        path = servers.current.notebook_dir / OWN_NOTEBOOK
+        path.parent.mkdir(parents=True)
+        nbformat.write(notebook, path)
+        yield servers
+    finally:
+        servers.current.stop()
+
+
+@pytest.fixture(scope="module")
+def own(browser: Any, own_servers: Servers) -> Iterator[StudyNotebook7]:
+    context, page, log = new_page(browser)
+    session = StudyNotebook7(page, log, own_servers.current, OWN_NOTEBOOK)
+    try:
+        session.open()
+        yield session
+    finally:
+        context.close()
+
+
+def open_deck(session: StudyNotebook7, module: str) -> str:
+    """The module's Memory Deck opened by its command, its first card shown: its selector."""
+    session.page.evaluate(
+        "(id) => window.jupyterapp.commands.execute('tfcoach:open-memory-deck', {module: id})",
+        module,
+    )
+    deck = f"#tfcoach-memory-deck-{module}"
+    session.page.wait_for_function(
+        """(selector) => {
+             const card = document.querySelector(selector + ' .jp-tfcoach-deck-card');
+             return card !== null && card.textContent.trim() !== '';
+           }""",
+        arg=deck,
+        timeout=15_000,
+    )
+    return deck
+
+
+def test_a_pitfall_in_the_learners_notebook_makes_its_card_due(own: StudyNotebook7) -> None:
+    page = own.page
+    assert MET and len({term.module_id for term in MET}) == 1
+    module = MET[0].module_id
+    # The coach flagged the print in the notebook the learner has open.
+    mark = (
+        page.locator(".jp-Notebook .jp-CodeCell")
+        .nth(1)
+        .locator(".cm-lintRange.jp-tfcoach-mark-TFC002")
+    )
+    mark.first.wait_for(state="visible", timeout=30_000)
+    terms = [term.id for term in MET]
+    for _attempt in range(200):  # the feed writes in a thread, after the analysis answers
+        if all(card["met"]["count"] for card in deck_cards(own.server, terms).values()):
+            break
+        page.wait_for_timeout(50)
+
+    deck = open_deck(own, module)
+    own.assert_usable(deck)
+    card = page.locator(f"{DOWN} {deck} .jp-tfcoach-deck-card")
+    assert any(term.term in card.inner_text() for term in MET)  # the due cards come first
+    own.wait_for_text(f"{deck} .jp-tfcoach-deck-counts", f"Due today: {len(MET)}")
+    met = page.locator(f"{deck} .jp-tfcoach-deck-met")
+    own.wait_for_text(f"{deck} .jp-tfcoach-deck-met", "You met this in ")
+    assert met.is_visible()
+    assert met.inner_text() == f"You met this in {OWN_NOTEBOOK}, code cell 2, line 3."
+    assert met.locator("code").inner_text() == OWN_NOTEBOOK
+
+    # Rated, the next due card says it too; then the new cards, never met: no such line.
+    page.locator(f"{deck} .jp-tfcoach-deck-card").click()
+    page.locator(f"{deck} button[data-rating='3']").click()
+    own.wait_for_text(f"{deck} .jp-tfcoach-deck-session", "1 rated")
+    assert any(term.term in card.inner_text() for term in MET)
+    assert met.inner_text() == f"You met this in {OWN_NOTEBOOK}, code cell 2, line 3."
+    page.locator(f"{deck} .jp-tfcoach-deck-card").click()
+    page.locator(f"{deck} button[data-rating='3']").click()
+    own.wait_for_text(f"{deck} .jp-tfcoach-deck-session", "2 rated")
+    assert not any(term.term in card.inner_text() for term in MET)
+    assert met.inner_text() == "" and not met.is_visible()
+    assert ours(own.log.errors()) == []
+
+
+def test_a_rating_survives_a_server_restart(own: StudyNotebook7, own_servers: Servers) -> None:
+    page = own.page
+    deck = open_deck(own, MODULE)
+    counts = f"{deck} .jp-tfcoach-deck-counts"
+    own.wait_for_text(counts, f"New: {len(MODULE_TERMS)} ")
+    own.wait_for_text(f"{deck} .jp-tfcoach-deck-card", MODULE_TERMS[0].term)
+    page.locator(f"{deck} .jp-tfcoach-deck-card").click()
+    page.locator(f"{deck} button[data-rating='4']").click()  # easy: into review at once
+    own.wait_for_text(counts, f"New: {len(MODULE_TERMS) - 1} ")
+    saved = page.locator(counts).inner_text()
+    assert "Review: 1" in saved
+
+    own.server = own_servers.restart()  # same study store, same address
+    page.reload(wait_until="domcontentloaded")
+    own.open()
+    open_deck(own, MODULE)
+    own.wait_for_text(counts, f"New: {len(MODULE_TERMS) - 1} ")
+    assert page.locator(counts).inner_text() == saved
+    # The rated card waits for its review: the next new term comes first.
+    own.wait_for_text(f"{deck} .jp-tfcoach-deck-card", MODULE_TERMS[1].term)
+    own.assert_usable(deck)
+    errors = ours(own.log.errors())
+    # The page saw its server go away while it was stopped (and said so); nothing else.
+    assert [text for text in errors if "ERR_CONNECTION_REFUSED" not in text] == [], errors

@@ -45,16 +45,18 @@ MET = terms_for_section("side-effects")
 
 
 class Servers:
-    """The server of this module: stopped and started again on the same root and port."""
+    """The server of a module: stopped and started again on the same root and port
+    (``kind``: ``LabServer`` or Notebook 7's ``NotebookServer``)."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, kind: type[LabServer] = LabServer) -> None:
         self.root = root
+        self.kind = kind
         self.current = self._start()
 
     def _start(self, port: int | None = None) -> LabServer:
         with pytest.MonkeyPatch.context() as patch:
             patch.setenv("JUPYTER_PATH", str(self.root / "jupyter-path"))
-            server = LabServer(self.root, port=port)
+            server = self.kind(self.root, port=port)
         server.wait_until_up()
         return server
 
