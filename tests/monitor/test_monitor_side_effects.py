@@ -395,6 +395,12 @@ def test_a_flag_tested_and_set_once_is_not_a_side_effect() -> None:
         "            self.make_weights(x)\n"
         "            self.ready = True\n"
         "        return x\n"
+        "class LongGuarded:\n"
+        "    def __call__(self, x):\n"
+        "        if not self.built:\n"
+        + "".join(f"            self.w{i} = tf.Variable(x)\n" for i in range(40))
+        + "            self.built = True\n"
+        "        return x\n"
         "class Unguarded:\n"
         "    def __call__(self, x):\n"
         "        self.seen = True\n"
@@ -403,10 +409,16 @@ def test_a_flag_tested_and_set_once_is_not_a_side_effect() -> None:
     )
     stores = {
         name: {e.name for e in _facts(namespace[name].__call__).effects if e.action == fx.STORE}  # type: ignore[attr-defined]
-        for name in ("Guarded", "Delegated", "Unguarded")
+        for name in ("Guarded", "LongGuarded", "Delegated", "Unguarded")
     }
     # The created weight is a store too: reported only if it holds a plain value.
-    assert stores == {"Guarded": {"w"}, "Delegated": set(), "Unguarded": {"seen"}}
+    # (A long body makes the jump over it take an EXTENDED_ARG prefix.)
+    assert stores == {
+        "Guarded": {"w"},
+        "LongGuarded": {f"w{i}" for i in range(40)},
+        "Delegated": set(),
+        "Unguarded": {"seen"},
+    }
 
 
 def test_scan_ignores_nested_functions_and_shadowed_print() -> None:

@@ -172,9 +172,10 @@ def _scan(code: types.CodeType) -> CodeFacts:
     )
 
 
-# Between a condition's value and its jump: negation, truth tests, ``is None`` and the like.
+# Between a condition's value and its jump: negation, truth tests, ``is None`` and the like
+# (and the prefix of a jump over a long body).
 _CONDITION_STEPS = frozenset(
-    {"UNARY_NOT", "TO_BOOL", "IS_OP", "COMPARE_OP", "LOAD_CONST", "NOP", "CACHE"}
+    {"UNARY_NOT", "TO_BOOL", "IS_OP", "COMPARE_OP", "LOAD_CONST", "NOP", "CACHE", "EXTENDED_ARG"}
 )
 
 
