@@ -33,10 +33,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from jupyterlab_tfcoach.monitor import report as reports
-from jupyterlab_tfcoach.monitor.errors.context import instance_attribute
 from jupyterlab_tfcoach.monitor.errors.failing_line import describe, show_shape
 from jupyterlab_tfcoach.monitor.locations import CellLocator
 from jupyterlab_tfcoach.monitor.report import Note
+from jupyterlab_tfcoach.monitor.syntax import call_name as _call_name
+from jupyterlab_tfcoach.monitor.syntax import held_at, reference_path
 from jupyterlab_tfcoach.monitor.traces.identity import (
     TENSORFLOW,
     USER,
@@ -219,15 +220,6 @@ def broadcast_text(found: Broadcast) -> str:
 
 
 # ------------------------------------------------------ expressions on a line
-def _call_name(call: ast.Call) -> str | None:
-    func = call.func
-    if isinstance(func, ast.Attribute):
-        return func.attr
-    if isinstance(func, ast.Name):
-        return func.id
-    return None
-
-
 def _segment(source: str, node: ast.AST) -> str | None:
     text = ast.get_source_segment(source, node)
     return text if text and "\n" not in text else None
@@ -541,28 +533,16 @@ def _graph_text(shape: tuple[int | None, ...], dtype: str) -> str:
 def _operand_path(source: str) -> tuple[str, ...] | None:
     """``("model", "out")`` for ``model.out``; None for anything but a name or attributes."""
     try:
-        node = ast.parse(source, mode="eval").body
+        return reference_path(ast.parse(source, mode="eval").body)
     except SyntaxError:
         return None
-    chain: list[str] = []
-    while isinstance(node, ast.Attribute):
-        chain.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name):
-        return None
-    return (node.id, *reversed(chain))
 
 
 def _operand(source: str, namespace: dict[str, Any]) -> Any | None:
     """What a name or an attribute chain holds (stored values only), described."""
-    path = _operand_path(source)
-    if path is None or path[0] not in namespace:
+    found, value = held_at(_operand_path(source), namespace)
+    if not found:
         return None
-    value = namespace[path[0]]
-    for attribute in path[1:]:
-        found, value = instance_attribute(value, attribute)
-        if not found:
-            return None
     described = describe(source, value)
     if described is None or described.kind not in _TENSOR_KINDS or described.shape is None:
         return None

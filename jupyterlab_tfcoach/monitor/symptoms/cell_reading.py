@@ -24,9 +24,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from jupyterlab_tfcoach.monitor.errors.context import instance_attribute
 from jupyterlab_tfcoach.monitor.errors.failing_line import Operand, describe
 from jupyterlab_tfcoach.monitor.stored_state import library_attribute
+from jupyterlab_tfcoach.monitor.syntax import call_name, held_at, reference_path
 
 MAX_CELL_CHARS = 50_000
 # Values are read (min and max) only for arrays this small: a copy and two passes.
@@ -54,26 +54,6 @@ _SCOPES = (
 _CONVERSIONS = frozenset({"cast", "astype", "numpy", "convert_to_tensor", "asarray", "array"})
 _RESHAPES = frozenset({"ravel", "flatten", "squeeze"})
 _EQUALITY_CALLS = frozenset({"equal", "not_equal"})
-
-
-def call_name(call: ast.Call) -> str | None:
-    func = call.func
-    if isinstance(func, ast.Attribute):
-        return func.attr
-    if isinstance(func, ast.Name):
-        return func.id
-    return None
-
-
-def reference_path(node: ast.AST) -> tuple[str, ...] | None:
-    """``("model", "out")`` for ``model.out``; None for anything but a name or attributes."""
-    chain: list[str] = []
-    while isinstance(node, ast.Attribute):
-        chain.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name):
-        return None
-    return (node.id, *reversed(chain))
 
 
 def unwrap(node: ast.AST, reshapes: bool = False) -> ast.AST:
@@ -238,14 +218,9 @@ class CellReader:
 def value_at(node: ast.AST, namespace: dict[str, Any], text: str) -> Operand | None:
     """What a name or an attribute chain holds now (stored values only), described, when
     it is a tensor, a variable or a NumPy array of known shape."""
-    path = reference_path(node)
-    if path is None or path[0] not in namespace:
+    found, value = held_at(reference_path(node), namespace)
+    if not found:
         return None
-    value = namespace[path[0]]
-    for attribute in path[1:]:
-        found, value = instance_attribute(value, attribute)
-        if not found:
-            return None
     described = describe(text, value)
     if described is None or described.kind not in ARRAY_KINDS or described.shape is None:
         return None
@@ -254,14 +229,9 @@ def value_at(node: ast.AST, namespace: dict[str, Any], text: str) -> Operand | N
 
 def value_kind_at(node: ast.AST, namespace: dict[str, Any]) -> str | None:
     """``"model"``, ``"layer"``, ``"tensor"``, ...: what a name or chain holds now."""
-    path = reference_path(node)
-    if path is None or path[0] not in namespace:
+    found, value = held_at(reference_path(node), namespace)
+    if not found:
         return None
-    value = namespace[path[0]]
-    for attribute in path[1:]:
-        found, value = instance_attribute(value, attribute)
-        if not found:
-            return None
     described = describe("", value)
     return described.kind if described is not None else None
 

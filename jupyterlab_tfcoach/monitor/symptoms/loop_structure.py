@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from jupyterlab_tfcoach.monitor.stored_state import _type_module, _type_mro, instance_dict
+from jupyterlab_tfcoach.monitor.syntax import call_name
 
 MAX_CELL_CHARS = 50_000
 _CACHE_SIZE = 32
@@ -198,15 +199,6 @@ class CellLoops:
 
 
 # ------------------------------------------------------------------ small readers
-def call_name(call: ast.Call) -> str | None:
-    func = call.func
-    if isinstance(func, ast.Attribute):
-        return func.attr
-    if isinstance(func, ast.Name):
-        return func.id
-    return None
-
-
 def method_of(call: ast.Call, method: str) -> str | None:
     """``m`` for a call ``m.<method>(...)`` on a plain name."""
     func = call.func

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from jupyterlab_tfcoach.monitor.stored_state import instance_dict, library_attribute
+from jupyterlab_tfcoach.monitor.syntax import call_name as _callee
 from jupyterlab_tfcoach.monitor.variables.training_causes import Scope
 
 SECTION = "from-logits"
@@ -66,15 +67,6 @@ class ScoresGivenToProbabilityLoss:
     evidence: str  # why it is not a probability, one clause
     activation: str  # "tf.sigmoid", "tf.nn.softmax"
     fix: str  # code to run instead
-
-
-def _callee(call: ast.Call) -> str | None:
-    func = call.func
-    if isinstance(func, ast.Attribute):
-        return func.attr
-    if isinstance(func, ast.Name):
-        return func.id
-    return None
 
 
 def _root_name(node: ast.AST) -> str | None:

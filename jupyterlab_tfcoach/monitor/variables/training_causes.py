@@ -35,6 +35,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from jupyterlab_tfcoach.monitor.syntax import call_name as _call_name
 from jupyterlab_tfcoach.monitor.variables.rebind_statements import update_fixes
 
 MAX_SOURCE_CHARS = 200_000
@@ -178,15 +179,6 @@ def gradient_call(scope: Scope, line: int) -> GradientCall | None:
 
 def _reads(node: ast.AST, names: set[str]) -> bool:
     return any(isinstance(n, ast.Name) and n.id in names for n in ast.walk(node))
-
-
-def _call_name(call: ast.Call) -> str | None:
-    func = call.func
-    if isinstance(func, ast.Attribute):
-        return func.attr
-    if isinstance(func, ast.Name):
-        return func.id
-    return None
 
 
 def _rebound_name(statement: ast.AST, names: set[str]) -> ast.Name | None:

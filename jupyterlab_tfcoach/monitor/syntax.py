@@ -1,0 +1,47 @@
+"""Small readers of a cell's syntax tree and of what its names hold, shared by the checks.
+
+The symptom checks (``symptoms/``) and the custom-loop causes (``variables/``) read the
+user's code with ``ast`` and the values its names hold after the cell; these are the pieces
+they all need. Values are read as Keras and TensorFlow store them (``instance_attribute``:
+an instance's own ``__dict__``), never through a property that could run user code.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+from jupyterlab_tfcoach.monitor.errors.context import instance_attribute
+
+
+def call_name(call: ast.Call) -> str | None:
+    """``mean`` for ``tf.reduce.mean(...)``'s last part, ``len`` for ``len(...)``."""
+    func = call.func
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    if isinstance(func, ast.Name):
+        return func.id
+    return None
+
+
+def reference_path(node: ast.AST) -> tuple[str, ...] | None:
+    """``("model", "out")`` for ``model.out``; None for anything but a name or attributes."""
+    chain: list[str] = []
+    while isinstance(node, ast.Attribute):
+        chain.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    return (node.id, *reversed(chain))
+
+
+def held_at(path: tuple[str, ...] | None, namespace: dict[str, Any]) -> tuple[bool, Any]:
+    """What ``model.out`` (as a path) holds in ``namespace`` now: (found, value)."""
+    if path is None or path[0] not in namespace:
+        return False, None
+    value = namespace[path[0]]
+    for attribute in path[1:]:
+        found, value = instance_attribute(value, attribute)
+        if not found:
+            return False, None
+    return True, value
