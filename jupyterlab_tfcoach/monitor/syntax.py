@@ -9,6 +9,8 @@ an instance's own ``__dict__``), never through a property that could run user co
 from __future__ import annotations
 
 import ast
+import linecache
+import types
 from typing import Any
 
 from jupyterlab_tfcoach.monitor.errors.context import instance_attribute
@@ -45,3 +47,24 @@ def held_at(path: tuple[str, ...] | None, namespace: dict[str, Any]) -> tuple[bo
         if not found:
             return False, None
     return True, value
+
+
+def function_definition(
+    code: types.CodeType, max_chars: int
+) -> tuple[str, ast.FunctionDef | ast.AsyncFunctionDef] | None:
+    """The source of the cell (or file) that defines ``code``, as linecache keeps it (IPython
+    registers each cell), and the ``def`` there; None past ``max_chars`` or if not found."""
+    try:
+        source = "".join(linecache.getlines(code.co_filename))
+        if not source or len(source) > max_chars:
+            return None
+        for node in ast.walk(ast.parse(source)):
+            if (
+                isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+                and node.name == code.co_name
+                and node.lineno <= code.co_firstlineno <= node.body[0].lineno
+            ):
+                return source, node
+    except Exception:
+        return None
+    return None

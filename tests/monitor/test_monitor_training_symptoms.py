@@ -167,6 +167,8 @@ for i in range(5):
 
 
 def test_gradients_never_applied(kernel: KernelSession) -> None:
+    # The learner's learning rate, from an earlier cell (set here: the test runs alone too).
+    run(kernel, "step_size = 0.05")
     [found] = symptom_notes(report_of(kernel, NEVER_APPLIED))
     text = found["text"]
     assert "`gain`, `bias0` never changed" in text

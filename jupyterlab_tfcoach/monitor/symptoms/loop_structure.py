@@ -14,14 +14,13 @@ runs user code or reads more of a value than its exact type.
 from __future__ import annotations
 
 import ast
-import linecache
 import types
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from jupyterlab_tfcoach.monitor.stored_state import _type_module, _type_mro, instance_dict
-from jupyterlab_tfcoach.monitor.syntax import call_name
+from jupyterlab_tfcoach.monitor.syntax import call_name, function_definition
 
 MAX_CELL_CHARS = 50_000
 _CACHE_SIZE = 32
@@ -287,21 +286,8 @@ def function_tree(value: Any) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
         function = attributes.get("_python_function") if attributes is not None else None
         if type(function) is not types.FunctionType:
             return None
-    code = function.__code__
-    try:
-        source = "".join(linecache.getlines(code.co_filename))
-        if not source or len(source) > 4 * MAX_CELL_CHARS:
-            return None
-        for node in ast.walk(ast.parse(source)):
-            if (
-                isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
-                and node.name == code.co_name
-                and node.lineno <= code.co_firstlineno <= node.body[0].lineno
-            ):
-                return node
-    except Exception:
-        return None
-    return None
+    found = function_definition(function.__code__, 4 * MAX_CELL_CHARS)
+    return found[1] if found is not None else None
 
 
 def _instance_attributes(value: Any) -> dict[str, Any] | None:

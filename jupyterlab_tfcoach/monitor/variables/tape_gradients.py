@@ -31,6 +31,7 @@ from jupyterlab_tfcoach.monitor.hooks import MethodHooks
 from jupyterlab_tfcoach.monitor.locations import CellLocator, caller_frame
 from jupyterlab_tfcoach.monitor.report import Note, note
 from jupyterlab_tfcoach.monitor.stored_state import library_attribute
+from jupyterlab_tfcoach.monitor.syntax import function_definition
 from jupyterlab_tfcoach.monitor.tftypes import BACKPROP_MODULE, loaded_class
 from jupyterlab_tfcoach.monitor.variables.kinds import (
     KERAS_VARIABLE,
@@ -124,20 +125,8 @@ def _with_called_functions(block: str, frame: Any) -> str:
 
 
 def _function_source(code: types.CodeType) -> str | None:
-    try:
-        source = "".join(linecache.getlines(code.co_filename))
-        if not source or len(source) > _MAX_SOURCE_CHARS:
-            return None
-        for node in ast.walk(ast.parse(source)):
-            if (
-                isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
-                and node.name == code.co_name
-                and node.lineno <= code.co_firstlineno <= node.body[0].lineno
-            ):
-                return ast.get_source_segment(source, node)
-    except Exception:
-        return None
-    return None
+    found = function_definition(code, _MAX_SOURCE_CHARS)
+    return ast.get_source_segment(*found) if found is not None else None
 
 
 def _flat(structure: Any) -> list[Any] | None:
