@@ -194,6 +194,17 @@ def test_deck_from_the_course_rated_by_keyboard_is_kept_after_a_reload(
     assert ours(nb7.log.errors()) == []
 
 
+def test_the_help_menu_opens_the_whole_deck(nb7: StudyNotebook7) -> None:
+    # Notebook 7 builds its menu bar from the same settings (jupyter.lab.menus) as JupyterLab.
+    page = nb7.page
+    page.locator("#jp-MainMenu .lm-MenuBar-itemLabel", has_text="Help").click()
+    page.locator(".lm-Menu-itemLabel", has_text="TF Coach: Memory Deck").click()
+    # Every term of the course, one of them rated in the test above.
+    nb7.wait_for_text(f"{WHOLE_DECK} .jp-tfcoach-deck-counts", f"New: {len(get_terms()) - 1}")
+    nb7.assert_usable(WHOLE_DECK)
+    assert ours(nb7.log.errors()) == []
+
+
 def test_the_palette_opens_the_whole_deck(nb7: StudyNotebook7) -> None:
     nb7.run_from_palette("TF Coach: Memory Deck")
     nb7.wait_for_text(f"{WHOLE_DECK} .jp-tfcoach-deck-counts", f"New: {len(get_terms()) - 1}")
