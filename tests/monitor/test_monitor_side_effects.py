@@ -128,7 +128,7 @@ for xb, yb in dataset:
 
 @pytest.mark.kernel
 @pytest.mark.timeout(300)
-def test_side_effects_reported_once_per_entry_and_again_only_on_a_new_trace(
+def test_side_effects_told_once_and_again_only_for_new_code(
     kernel: KernelSession,
 ) -> None:
     code = """log = []
@@ -146,9 +146,17 @@ double(tf.ones([2])); double(tf.ones([3])); double(tf.ones([4]))"""
     [shape] = [r for r in trace["reasons"] if r["kind"] == "shape"]
     assert shape["count"] == 2 and trace["retraces"] == 2
     assert value_of(kernel, "len(log)") == 3
-    # Reusing a trace: no entry. A new trace in a later cell: reported with that trace.
+    # Reusing a trace: no entry. A new trace in a later cell: the retrace is explained,
+    # the side effect the first cell explained is not said again (it was noise in every
+    # later cell of a learner's notebook).
     assert _report(kernel, "double(tf.ones([4]))")["traces"] == []
     trace = trace_for(_report(kernel, "double(tf.ones([5]))"), "double")
+    assert list(_side_effects(trace)) == []
+    assert [r["kind"] for r in trace["reasons"]] == ["shape"]
+    assert value_of(kernel, "len(log)") == 4
+    # The learner edits the function and keeps the append: new code, told again.
+    edited = code.replace("return x * 2", "return x * 3")
+    trace = trace_for(_report(kernel, edited), "double")
     assert list(_side_effects(trace)) == ["log"]
 
 

@@ -93,6 +93,8 @@ class FunctionState:
     scope: fx.Scope | None = None
     owner_name: str = ""  # the Python function named in side-effect texts
     keras_step: bool = False  # a user train_step run by a step function Keras built
+    # The user's code whose side effects are told (filename, first line, qualname).
+    body_key: tuple[str, int, str] | None = None
     # Plain Python values read from outside while tracing, per (scope, name): one
     # value per trace that read a different one (plain immutable values only).
     baked: dict[tuple[str, str], list[Any]] = field(default_factory=dict)
@@ -100,6 +102,8 @@ class FunctionState:
 
 
 MAX_BAKED_VALUES = 8
+# Side effects told in an earlier cell, per body and effect; bounded for a long session.
+MAX_TOLD_EFFECTS = 4096
 
 
 def _group_of(state: FunctionState, identity: FunctionIdentity) -> tuple[Any, ...]:
@@ -136,6 +140,10 @@ class TraceRegistry:
         self._code_key_totals: dict[tuple[str, int, str], int] = {}
         self._code_key_last_trace_cell: dict[tuple[str, int, str], tuple[int | None, int]] = {}
         self._shape_retraces: dict[tuple[Any, ...], int] = {}
+        # (body_key, effect label) -> the cell that explained it. A side effect of the same
+        # code is explained once: a later cell's retrace (a new compile, another instance of
+        # the class, the same method traced for new shapes) does not repeat it.
+        self._effects_told: dict[tuple[tuple[str, int, str], str], int | None] = {}
         self._function_class: type | None = None
         self._hooks = MethodHooks()
         self._cache_unreadable = False
@@ -621,10 +629,16 @@ class TraceRegistry:
                 state.scope = fx.Scope(target, instance)
                 state.owner_name = str(target.__qualname__)
                 state.keras_step = keras_step
+                code = target.__code__
+                state.body_key = (code.co_filename, code.co_firstlineno, state.owner_name)
         facts, scope = state.facts, state.scope
         if facts is None or scope is None:
             return
-        live = fx.live_effects(facts, scope)
+        live = [
+            effect
+            for effect in fx.live_effects(facts, scope)
+            if self._first_telling(state, effect.label)
+        ]
         instance_name = self._instance_name(scope, facts) if live else None
         for effect in live:
             text = side_effect_text(
@@ -646,6 +660,20 @@ class TraceRegistry:
             if not any(fx.same_value(old, value) for old in baked):
                 baked.append(value)
                 del baked[:-MAX_BAKED_VALUES]
+
+    def _first_telling(self, state: FunctionState, label: str) -> bool:
+        """Whether a side effect is told now: in the first cell that traced its code (every
+        trace of that cell, which the entry merges), not again in later cells."""
+        if state.body_key is None:
+            return True
+        key = (state.body_key, label)
+        told = self._effects_told.get(key, self._cell)
+        if told != self._cell:
+            return False
+        if len(self._effects_told) >= MAX_TOLD_EFFECTS:
+            self._effects_told.clear()
+        self._effects_told[key] = self._cell
+        return True
 
     @staticmethod
     def _instance_name(scope: fx.Scope, facts: fx.CodeFacts) -> str | None:
