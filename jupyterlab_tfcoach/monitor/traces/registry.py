@@ -53,6 +53,12 @@ from jupyterlab_tfcoach.monitor.traces.body_advice import (
     stale_text,
 )
 from jupyterlab_tfcoach.monitor.traces.entries import TraceEvent, recreation_notes, trace_entries
+from jupyterlab_tfcoach.monitor.traces.frozen_objects import (
+    CapturedObject,
+    captured_objects,
+    rebound_object,
+    rebound_text,
+)
 from jupyterlab_tfcoach.monitor.traces.identity import (
     KERAS,
     TENSORFLOW,
@@ -99,6 +105,8 @@ class FunctionState:
     # value per trace that read a different one (plain immutable values only).
     baked: dict[tuple[str, str], list[Any]] = field(default_factory=dict)
     stale_reported: set[tuple[str, str, str]] = field(default_factory=set)
+    # The TF/Keras objects the body read at its latest trace (weak: frozen_objects.py).
+    captured: dict[tuple[str, str], CapturedObject] = field(default_factory=dict)
 
 
 MAX_BAKED_VALUES = 8
@@ -330,7 +338,7 @@ class TraceRegistry:
             called, self._called = self._called, {}
             for key, location in called.items():
                 state = self._states.get(key)
-                if state is None or not state.baked:
+                if state is None or not (state.baked or state.captured):
                     continue
                 try:
                     self._stale_values(state, location)
@@ -655,6 +663,7 @@ class TraceRegistry:
             # Keras calls its step functions from inside another tf.function: we never
             # see the calls that reuse a trace, so frozen values cannot be compared.
             return
+        state.captured = captured_objects(facts, scope)
         for key, value in fx.plain_snapshot(facts, scope).items():
             baked = state.baked.setdefault(key, [])
             if not any(fx.same_value(old, value) for old in baked):
@@ -674,6 +683,30 @@ class TraceRegistry:
             self._effects_told.clear()
         self._effects_told[key] = self._cell
         return True
+
+    @staticmethod
+    def _rebound_objects(state: FunctionState, owner: str, call: str | None) -> list[RetraceReason]:
+        """Names rebound to another variable, model or optimizer since the trace that this
+        cell's calls reused (once per name and new object)."""
+        scope = state.scope
+        if scope is None:
+            return []
+        reasons: list[RetraceReason] = []
+        for key, old in state.captured.items():
+            rebound = rebound_object(key, old, scope)
+            if rebound is None:
+                continue
+            kind, old_type, new_type, new_id = rebound
+            marker = (key[0], key[1], f"object {new_id}")
+            if marker in state.stale_reported:
+                continue
+            state.stale_reported.add(marker)
+            label = f"self.{key[1]}" if key[0] == fx.SELF else key[1]
+            text = rebound_text(owner, label, kind, old_type, new_type, call)
+            reasons.append(
+                retrace_reason("stale_value", label, f"a {old_type}", f"another {new_type}", text)
+            )
+        return reasons
 
     @staticmethod
     def _instance_name(scope: fx.Scope, facts: fx.CodeFacts) -> str | None:
@@ -718,6 +751,7 @@ class TraceRegistry:
             reasons.append(
                 retrace_reason("stale_value", label, fx.value_text(old), fx.value_text(value), text)
             )
+        reasons.extend(self._rebound_objects(state, owner, call))
         if not reasons:
             return
         total = (
