@@ -210,3 +210,52 @@ drift = tf.reduce_mean(tf.abs(levels - ramp))
         assert broadcast_notes(report) == [], fix
         shown = run(kernel, "print(type(drift).__name__, float(drift))").stdout.split()
         assert shown == ["EagerTensor", "0.0"], (fix, shown)
+
+
+def shown(kernel: KernelSession, expression: str) -> str:
+    return run(kernel, f"print({expression})").stdout.strip()
+
+
+@pytest.mark.parametrize(
+    ("flat", "dtype"),
+    [
+        ("tf.cast(measured, tf.float32)", "float32"),
+        ("tf.constant([20.0, 18.0, 26.0])", ""),
+        ("-(-np.float32(measured))", "float32"),
+        ("measured.astype('float32') * 1.0", ""),
+    ],
+)
+def test_an_operand_computed_on_the_spot(kernel: KernelSession, flat: str, dtype: str) -> None:
+    """A cast, an element-wise function, a sign, arithmetic with a number or a literal list
+    keep the shape of what they work on: the broadcast is found through them."""
+    run(
+        kernel,
+        "forecast = tf.constant([[21.0], [17.5], [25.0]])\nmeasured = np.array([20, 18, 26])",
+    )
+    cell = f"mean_error = float(tf.reduce_mean(tf.abs(forecast - {flat})))\n"
+    [text] = broadcast_notes(checked_report(run(kernel, cell)))
+    kind = "NumPy array" if "np." in flat or "astype" in flat else "tensor"
+    described = f"a (3,) {dtype} {kind}" if dtype else f"a (3,) {kind}"
+    assert f"against `{flat}`, {described}: the result is (3, 3)" in text, text
+    assert shown(kernel, "round(mean_error, 2)") == "3.72"  # the wrong number, no error
+    for fix in fixes_of(text):
+        fixed = f"mean_error = float(tf.reduce_mean(tf.abs({fix})))\n"
+        assert broadcast_notes(checked_report(run(kernel, fixed))) == []
+        assert shown(kernel, "round(mean_error, 2)") == "0.83"
+
+
+def test_computed_look_alikes_stay_silent(kernel: KernelSession) -> None:
+    run(
+        kernel,
+        "forecast = tf.constant([[21.0], [17.5], [25.0]])\nmeasured = np.array([20, 18, 26])",
+    )
+    for cell in (
+        # Already fixed: a squeeze or an index is not followed, and the shapes agree.
+        "a = tf.reduce_mean(tf.abs(tf.squeeze(forecast, -1) - tf.cast(measured, tf.float32)))",
+        "b = tf.reduce_mean(tf.abs(forecast - tf.cast(measured, tf.float32)[:, None]))",
+        # A number against a column: a scale, not two vectors.
+        "c = tf.reduce_mean(forecast * 2.0 - 1.0)",
+        # Two columns computed on the spot.
+        "d = tf.reduce_mean(tf.abs(forecast - tf.cast(measured[:, None], tf.float32)))",
+    ):
+        assert broadcast_notes(checked_report(run(kernel, cell))) == [], cell

@@ -36,6 +36,7 @@ from jupyterlab_tfcoach.monitor import report as reports
 from jupyterlab_tfcoach.monitor.errors.failing_line import describe, show_shape
 from jupyterlab_tfcoach.monitor.locations import CellLocator
 from jupyterlab_tfcoach.monitor.report import Note
+from jupyterlab_tfcoach.monitor.symptoms.operand_shapes import followable, operand_of
 from jupyterlab_tfcoach.monitor.syntax import call_name as _call_name
 from jupyterlab_tfcoach.monitor.syntax import held_at, reference_path
 from jupyterlab_tfcoach.monitor.traces.identity import (
@@ -539,8 +540,13 @@ def _operand_path(source: str) -> tuple[str, ...] | None:
 
 
 def _operand(source: str, namespace: dict[str, Any]) -> Any | None:
-    """What a name or an attribute chain holds (stored values only), described."""
-    found, value = held_at(_operand_path(source), namespace)
+    """What a name or an attribute chain holds (stored values only), described; an
+    operand computed on the spot (``tf.cast(measured, tf.float32)``) is followed to the
+    names it holds (``operand_shapes.py``)."""
+    path = _operand_path(source)
+    if path is None:
+        return operand_of(source, namespace)
+    found, value = held_at(path, namespace)
     if not found:
         return None
     described = describe(source, value)
@@ -554,15 +560,10 @@ _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 
 
-def _simple_operand(node: ast.AST) -> bool:
-    while isinstance(node, ast.Attribute):
-        node = node.value
-    return isinstance(node, ast.Name)
-
-
 def cell_expressions(source: str) -> list[Expression]:
-    """The cell's top-level element-wise expressions on two names (or attributes) whose
-    result is reduced: inside a reduction call, or assigned to a name that one reads."""
+    """The cell's top-level element-wise expressions on two names (or attributes, or values
+    computed from them without changing the shape) whose result is reduced: inside a
+    reduction call, or assigned to a name that one reads."""
     try:
         tree = ast.parse(source)
     except SyntaxError:
@@ -596,7 +597,7 @@ def cell_expressions(source: str) -> list[Expression]:
         if expression is None:
             continue
         operands = _operand_nodes(node)
-        if operands is None or not all(_simple_operand(operand) for operand in operands):
+        if operands is None or not all(followable(operand) for operand in operands):
             continue
         found.append(expression)
     return found

@@ -1,0 +1,233 @@
+"""The shape of an operand the cell computed on the spot, read from the names it holds.
+
+A learner rarely subtracts two bare names: ``forecast - tf.cast(measured, tf.float32)``,
+``y_true - np.float32(preds)``, ``labels == tf.constant([1, 0, 1])`` or ``-scores`` reach
+the broadcast just as well. After the cell ran only the names are left, so such an operand
+is followed through what cannot change a shape: a cast or an element-wise function of one
+value (``tf.cast``, ``tf.abs``, ``np.float32``, ``x.astype(...)``, ``tf.nn.sigmoid``...), a
+sign, arithmetic with a number, and a tensor or array built from a literal list. Anything
+else (a squeeze, an index, a model call) is not followed: its shape is not known for sure,
+and the expression is left alone.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+from typing import Any
+
+from jupyterlab_tfcoach.monitor.errors.failing_line import Operand, describe, show_shape
+from jupyterlab_tfcoach.monitor.syntax import call_name, held_at, reference_path
+
+# Functions of one value whose result has that value's shape (the last part of the name:
+# ``tf.math.abs`` and ``np.abs`` alike).
+_SHAPE_KEEPING = frozenset(
+    {
+        "cast",
+        "abs",
+        "square",
+        "sqrt",
+        "exp",
+        "log",
+        "log1p",
+        "negative",
+        "sign",
+        "round",
+        "floor",
+        "ceil",
+        "sigmoid",
+        "tanh",
+        "relu",
+        "softmax",
+        "softplus",
+        "identity",
+        "stop_gradient",
+        "convert_to_tensor",
+        "asarray",
+        "float32",
+        "float64",
+        "int32",
+        "int64",
+        "astype",
+        "numpy",
+    }
+)
+# Constructors that turn a literal list into a tensor (first) or an array (second).
+_TENSOR_FROM_LIST = frozenset({"constant", "convert_to_tensor"})
+_ARRAY_FROM_LIST = frozenset({"array", "asarray"})
+_NUMPY_NAMES = frozenset({"np", "numpy", "onp"})
+_DTYPE_NAMES = frozenset(
+    {"float16", "bfloat16", "float32", "float64", "int8", "int16", "int32", "int64", "bool"}
+)
+_MAX_DEPTH = 6
+_MAX_LIST_ITEMS = 10_000
+
+
+@functools.lru_cache(maxsize=256)
+def _parsed(source: str) -> ast.AST | None:
+    try:
+        return ast.parse(source, mode="eval").body
+    except SyntaxError:
+        return None
+
+
+def operand_of(source: str, namespace: dict[str, Any]) -> Operand | None:
+    """``source`` (one operand as the cell wrote it) described with its shape, when the
+    names it holds and what was done to them say it for sure."""
+    node = _parsed(source)
+    if node is None:
+        return None
+    found = _follow(node, namespace, 0)
+    if found is None:
+        return None
+    kind, shape, dtype = found
+    words = " ".join(part for part in (show_shape(shape), dtype) if part)
+    noun = "NumPy array" if kind == "array" else "tensor"
+    return Operand(source, kind, f"a {words} {noun}", shape, dtype or None)
+
+
+def followable(node: ast.AST) -> bool:
+    """Whether an operand is of a form ``operand_of`` can follow (names decide the rest)."""
+    return _followable(node, 0)
+
+
+def _followable(node: ast.AST, depth: int) -> bool:
+    if depth > _MAX_DEPTH:
+        return False
+    if reference_path(node) is not None:
+        return True
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        return _followable(node.operand, depth + 1)
+    if isinstance(node, ast.BinOp):
+        left_number, right_number = _is_number(node.left), _is_number(node.right)
+        if left_number != right_number:
+            other = node.right if left_number else node.left
+            return _followable(other, depth + 1)
+        return False
+    if isinstance(node, ast.Call):
+        source = _call_source(node)
+        return source is not None and (
+            _literal_dims(source) is not None or _followable(source, depth + 1)
+        )
+    return False
+
+
+def _call_source(call: ast.Call) -> ast.AST | None:
+    """The value a shape-keeping call works on: ``x`` in ``tf.cast(x, ...)`` and in
+    ``x.astype(...)``; None for any other call."""
+    name = call_name(call)
+    if name not in _SHAPE_KEEPING and name not in _ARRAY_FROM_LIST | _TENSOR_FROM_LIST:
+        return None
+    if name in ("astype", "numpy"):
+        func = call.func
+        return func.value if isinstance(func, ast.Attribute) else None
+    if not call.args or any(isinstance(arg, ast.Starred) for arg in call.args):
+        return None
+    return call.args[0]  # softmax over any axis keeps the shape too
+
+
+def _is_number(node: ast.AST) -> bool:
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        node = node.operand
+    return isinstance(node, ast.Constant) and type(node.value) in (int, float)
+
+
+def _literal_dims(node: ast.AST) -> tuple[int, ...] | None:
+    """The shape of a nested list literal of numbers, ``(3,)`` for ``[20, 18, 26]``."""
+    if not isinstance(node, (ast.List, ast.Tuple)):
+        return None
+    if len(node.elts) > _MAX_LIST_ITEMS or not node.elts:
+        return None
+    inner = [_literal_dims(item) for item in node.elts]
+    if all(_is_number(item) for item in node.elts):
+        return (len(node.elts),)
+    if all(dims is not None for dims in inner) and len(set(inner)) == 1:
+        first = inner[0]
+        assert first is not None
+        return (len(node.elts), *first)
+    return None
+
+
+def _library(call: ast.Call) -> str:
+    """ "array" for NumPy's calls (``np.float32(x)``, ``x.astype(...)``, ``t.numpy()``),
+    "tensor" for TensorFlow's and Keras', "" when the call does not say."""
+    func = call.func
+    if not isinstance(func, ast.Attribute):
+        return ""
+    if func.attr in ("astype", "numpy"):
+        return "array"
+    root = func.value
+    while isinstance(root, ast.Attribute):
+        root = root.value
+    if isinstance(root, ast.Name):
+        if root.id in _NUMPY_NAMES:
+            return "array"
+        if root.id in ("tf", "tensorflow", "keras", "ops", "K"):
+            return "tensor"
+    return ""
+
+
+def _cast_dtype(call: ast.Call) -> str | None:
+    """``float32`` for ``tf.cast(x, tf.float32)``, ``np.float32(x)``, ``x.astype("float32")``."""
+    name = call_name(call)
+    if name in _DTYPE_NAMES:
+        return name
+    if name not in ("cast", "astype", "convert_to_tensor", "constant", "array", "asarray"):
+        return None
+    candidates = list(call.args[1:] if name != "astype" else call.args[:1])
+    candidates += [keyword.value for keyword in call.keywords if keyword.arg == "dtype"]
+    for candidate in candidates:
+        if isinstance(candidate, ast.Attribute) and candidate.attr in _DTYPE_NAMES:
+            return candidate.attr
+        if isinstance(candidate, ast.Constant) and candidate.value in _DTYPE_NAMES:
+            return str(candidate.value)
+    return None
+
+
+def _follow(
+    node: ast.AST, namespace: dict[str, Any], depth: int
+) -> tuple[str, tuple[int | None, ...], str] | None:
+    """``(kind, shape, dtype)`` of an operand; dtype "" when it is not known for sure."""
+    if depth > _MAX_DEPTH:
+        return None
+    path = reference_path(node)
+    if path is not None:
+        found, value = held_at(path, namespace)
+        if not found:
+            return None
+        described = describe(".".join(path), value)
+        if described is None or described.shape is None:
+            return None
+        if described.kind not in ("tensor", "variable", "keras_variable", "array"):
+            return None
+        kind = "array" if described.kind == "array" else "tensor"
+        return kind, described.shape, described.dtype or ""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        return _follow(node.operand, namespace, depth + 1)
+    if isinstance(node, ast.BinOp):
+        left_number, right_number = _is_number(node.left), _is_number(node.right)
+        if left_number == right_number:
+            return None
+        found = _follow(node.right if left_number else node.left, namespace, depth + 1)
+        if found is None:
+            return None
+        # A number may change an integer's dtype (``/``): only the shape is sure.
+        return found[0], found[1], ""
+    if isinstance(node, ast.Call):
+        source = _call_source(node)
+        if source is None:
+            return None
+        name = call_name(node)
+        dims = _literal_dims(source)
+        if dims is not None:
+            kind = _library(node) or ("array" if name in _ARRAY_FROM_LIST else "tensor")
+            return kind, dims, _cast_dtype(node) or ""
+        found = _follow(source, namespace, depth + 1)
+        if found is None:
+            return None
+        kind = _library(node) or found[0]
+        dtype = _cast_dtype(node)
+        if dtype is None:
+            dtype = found[2] if name not in ("softmax", "sigmoid", "sqrt", "exp", "log") else ""
+        return kind, found[1], dtype
+    return None
