@@ -67,6 +67,9 @@ _KERAS_MODELS = frozenset(
 # The methods Keras runs inside its train / test / predict functions.
 _LAYER_TRACED = frozenset({"call"})
 _MODEL_TRACED = frozenset({"call", "train_step", "test_step", "predict_step"})
+_PREDICT_TRACED = frozenset({"call", "predict_step"})
+# Model methods that trace the model without a compile first (Keras 3).
+_PREDICTING = ("predict", "predict_on_batch")
 # ``tf.data.Dataset`` methods whose function argument tf.data traces.
 _DATASET_TRACING = ("map", "filter", "flat_map")
 _DATASET_FACTORIES = ("tf.data.", "tf.keras.utils.")  # ``image_dataset_from_directory``
@@ -85,6 +88,11 @@ class _Compiled:
 
     graph: set[Scope] = field(default_factory=set)
     eager: set[Scope] = field(default_factory=set)
+    # Classes of the file whose ``predict`` runs traced without a compile (Keras 3 traces
+    # ``predict_step`` and ``call`` in a tf.function; ``train_step`` never runs).
+    predicted: set[Scope] = field(default_factory=set)
+    # Names a ``compile(..., run_eagerly=True)`` was called on: their ``predict`` is eager.
+    eager_receivers: set[str] = field(default_factory=set)
     keras_graph: bool = False
     unknown_graph: bool = False
 
@@ -301,15 +309,23 @@ class TracedCode:
             return []
         compiled = self._compiled_classes()
         graph, eager = compiled.graph, compiled.eager
-        if not graph and not compiled.unknown_graph and not compiled.keras_graph:
+        # Only Keras models of the file: ``clf.predict`` of another class says nothing.
+        predicted = compiled.predicted & {scope for scope, kind in classes if kind == "model"}
+        if not (graph or predicted or compiled.unknown_graph or compiled.keras_graph):
             return []
         traced: list[ast.AST] = []
         for class_scope, kind in classes:
-            if class_scope not in graph and self._eager_instances.stays_eager(class_scope):
+            if (
+                class_scope not in graph
+                and class_scope not in predicted
+                and self._eager_instances.stays_eager(class_scope)
+            ):
                 continue  # only ever run eagerly on sample values: in no compiled model
             if kind == "model":
                 if class_scope in graph or (compiled.unknown_graph and class_scope not in eager):
                     methods = _MODEL_TRACED
+                elif class_scope in predicted:
+                    methods = _PREDICT_TRACED
                 elif compiled.keras_graph and class_scope not in eager:
                     methods = _LAYER_TRACED  # nested in a Sequential / functional model
                 else:
@@ -346,7 +362,11 @@ class TracedCode:
                 isinstance(receiver, ast.Name) and receiver.id in eager_names
             )
             if flag is not None and not runs_eagerly and not _is_false(flag):
+                if isinstance(receiver, ast.Name):
+                    compiled.eager_receivers.add(receiver.id)  # not known: not predicted
                 continue  # ``run_eagerly=debug``: not known
+            if runs_eagerly and isinstance(receiver, ast.Name):
+                compiled.eager_receivers.add(receiver.id)
             model_class = (
                 self._model_class(site.scope, receiver, site.path)
                 if isinstance(receiver, ast.Name)
@@ -359,7 +379,29 @@ class TracedCode:
                     compiled.keras_graph = True
                 else:
                     compiled.unknown_graph = True
+        self._predicted_classes(compiled)
         return compiled
+
+    def _predicted_classes(self, compiled: _Compiled) -> None:
+        """Models of the file, or of Keras's own classes, that ``predict`` runs (traced,
+        compiled or not) unless they are set to run eagerly. Only a receiver known to hold
+        such a model counts: ``clf.predict(x)`` of another library is never one."""
+        eager_names = self._run_eagerly_names()
+        for method in _PREDICTING:
+            for site in self.model.calls_by_name.get(method, ()):
+                call = site.node
+                assert isinstance(call, ast.Call)
+                receiver = call.func.value if isinstance(call.func, ast.Attribute) else None
+                if not isinstance(receiver, ast.Name):
+                    continue
+                if receiver.id in eager_names or receiver.id in compiled.eager_receivers:
+                    continue
+                model_class = self._model_class(site.scope, receiver, site.path)
+                if isinstance(model_class, Scope):
+                    if model_class not in compiled.eager:
+                        compiled.predicted.add(model_class)
+                elif model_class == _KERAS_OWN:
+                    compiled.keras_graph = True
 
     def _model_class(self, scope: Scope, name: ast.Name, path: Path) -> Scope | str | None:
         """The class of the model read at ``name``: a class scope of this file, ``_KERAS_OWN``

@@ -504,3 +504,42 @@ def test_numpy_on_arithmetic_of_the_parameters():
     repaired = fixed(source, finding)
     assert "e = tf.exp(scaled)" in repaired
     assert check(repaired, CODE) == []
+
+
+PREDICTED_LAYER = """\
+    import keras
+    import numpy as np
+
+    class CountFeatures(keras.layers.Layer):
+        def call(self, counts):
+            return keras.ops.convert_to_tensor(np.log1p(counts))
+
+    model = keras.Sequential([keras.Input((3,)), CountFeatures(), keras.layers.Dense(1)])
+    {use}
+    """
+
+
+def test_numpy_in_a_layer_of_a_model_predicted_without_compile():
+    # Keras 3 runs predict in a tf.function without a compile: the layer's call traces.
+    source = PREDICTED_LAYER.format(use="scores = model.predict(np.ones((2, 3)))")
+    [finding] = check(source, CODE)
+    assert finding.line == 6 and "`np.log1p(counts)`" in finding.message
+    [outcome] = run_tensorflow(textwrap.dedent(source), shape="list(scores.shape)")
+    assert outcome.error is not None and "NotImplementedError" in outcome.error, outcome
+
+
+def test_a_model_called_eagerly_or_predicted_eagerly_is_silent():
+    for use in (
+        "scores = model(np.ones((2, 3)))",  # a direct call runs eagerly
+        'model.compile(loss="mse", run_eagerly=True)\nscores = model.predict(np.ones((2, 3)))',
+    ):
+        source = PREDICTED_LAYER.format(use=use.replace("\n", "\n    "))
+        assert check(source, CODE) == [], use
+        [outcome] = run_tensorflow(textwrap.dedent(source), shape="list(scores.shape)")
+        assert outcome.error is None and outcome.probes["shape"] == [2, 1], outcome
+    # ``predict`` of something that is not a Keras model says nothing about the layer.
+    other = PREDICTED_LAYER.format(
+        use="class Lookup:\n    def predict(self, rows):\n        return rows\n\n"
+        "clf = Lookup()\nscores = clf.predict(np.ones((2, 3)))".replace("\n", "\n    ")
+    )
+    assert check(other, CODE) == []
