@@ -10,8 +10,9 @@ A module may have a runnable notebook in ``notebooks/`` named
 ``<module-id>-<short-name>.ipynb``: the same lessons as cells to run.
 
 Sections move between modules (the second edition split the first module in three and
-renumbered the architecture module from ``module-02`` to ``module-04``), but a section
-keeps its id. A link written before a move names the old module
+renumbered the architecture module from ``module-02`` to ``module-04``; then the Keras half
+of ``module-03`` became ``module-05``, appended so that no module id changed meaning), but a
+section keeps its id. A link written before a move names the old module
 (``<base>/module-01#retracing``, ``module-01.md#side-effects``): ``Course.resolve`` finds
 the section by its id whatever module the link carries, so old links still land on it.
 

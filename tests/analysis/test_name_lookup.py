@@ -20,7 +20,7 @@ import pytest
 
 from jupyterlab_tfcoach.analysis.lookup import NameLookup
 from jupyterlab_tfcoach.analysis.parsing import parse_cells, parse_module
-from jupyterlab_tfcoach.course import notebook_for
+from jupyterlab_tfcoach.course import get_course, notebook_for
 
 ROOT = Path(__file__).parents[1]
 CORPUS = sorted(
@@ -32,7 +32,7 @@ CORPUS = sorted(
         ROOT / "data" / "vscode" / "train.ipynb",
         ROOT / "data" / "cli" / "pitfalls.py",
         ROOT / "data" / "cli" / "notebook.ipynb",
-        *(notebook_for(module) for module in ("module-01", "module-02", "module-03", "module-04")),
+        *(notebook_for(module.id) for module in get_course().modules),
         ROOT / "data" / "course" / "coach-tour.ipynb",
     ]
 )

@@ -3,9 +3,12 @@
 The first edition had two modules: ``module-01`` (tensors, variables, graphs) and
 ``module-02`` (architecture). The second split the first in three (``module-01`` tensors,
 ``module-02`` tf.function, ``module-03`` gradients and training) and renumbered the
-architecture module to ``module-04``. Rules, hover cards, the monitor, SARIF files,
-reports kept by the server and learners' bookmarks name sections by id, and links made
-before the split carry the old module id: every one of them must still land on its section.
+architecture module to ``module-04``. Then module 3's Keras half became a module of its own,
+appended as ``module-05`` (no module renumbered: every module id keeps its meaning, so a
+link to a module alone, a copied notebook's name or a module's study progress stay right).
+Rules, hover cards, the monitor, SARIF files, reports kept by the server and learners'
+bookmarks name sections by id, and links made before a move carry the old module id: every
+one of them must still land on its section.
 """
 
 from __future__ import annotations
@@ -77,14 +80,45 @@ FIRST_EDITION: dict[str, tuple[str, ...]] = {
         "reproducibility",
     ),
 }
+# Every section id of module-03 before its Keras half became module-05 (copied from
+# module-03.md as it was then; never regenerate this list).
+MODULE_03_BEFORE_THE_SPLIT = (
+    "gradient-tape",
+    "tape-watch",
+    "parameters-are-variables",
+    "keras-weights-in-build",
+    "variables-in-functions",
+    "rebinding-variables",
+    "trainable-weights",
+    "stopped-learning",
+    "zero-initialization",
+    "epoch-figures",
+    "keras-model-api",
+    "functional-api",
+    "output-activation",
+    "from-logits",
+    "labels-and-loss",
+    "training-argument",
+    "callback-mode",
+    "preprocessing-adapt",
+    "clone-model",
+    "keras-validation-data",
+    "keras-saving",
+    "custom-train-step",
+)
+MOVED_TO_MODULE_05 = MODULE_03_BEFORE_THE_SPLIT[
+    MODULE_03_BEFORE_THE_SPLIT.index("keras-model-api") :
+]
 OLD_LINKS = [
     (module_id, section_id)
     for module_id, section_ids in FIRST_EDITION.items()
     for section_id in section_ids
-]
+] + [("module-03", section_id) for section_id in MODULE_03_BEFORE_THE_SPLIT]
 
 
-@pytest.mark.parametrize(("old_module", "section_id"), OLD_LINKS, ids=[s for _, s in OLD_LINKS])
+@pytest.mark.parametrize(
+    ("old_module", "section_id"), OLD_LINKS, ids=[f"{m}-{s}" for m, s in OLD_LINKS]
+)
 def test_every_first_edition_section_still_resolves(old_module: str, section_id: str) -> None:
     course = get_course()
     section = course.section(section_id)
@@ -108,12 +142,19 @@ def test_the_split_put_the_sections_where_a_learner_needs_them() -> None:
         "module-02",
         "module-03",
         "module-04",
+        "module-05",
     ]
     where = {section.id: section.module_id for section in course.sections}
     assert where["tensors-immutable"] == where["batch-dimension"] == "module-01"
     assert where["tracing"] == where["retracing"] == where["input-signature"] == "module-02"
     assert where["gradient-tape"] == where["rebinding-variables"] == "module-03"
     assert where["tf-data"] == where["host-device-copies"] == "module-04"
+    assert {where[section_id] for section_id in MOVED_TO_MODULE_05} == {"module-05"}
+    # Module 3 kept the rest, in the same order, after a working training loop.
+    kept = [s.id for s in course.module("module-03").sections]
+    assert kept == ["training-loop", *MODULE_03_BEFORE_THE_SPLIT[: -len(MOVED_TO_MODULE_05)]]
+    # And module 5 holds them in the order module 3 had them.
+    assert [s.id for s in course.module("module-05").sections] == list(MOVED_TO_MODULE_05)
     # Taught before used: tracing before AutoGraph, the tape before the rebinding examples.
     order = [section.id for section in course.sections]
     assert order.index("tracing") < order.index("autograph-conditions")
@@ -122,14 +163,22 @@ def test_the_split_put_the_sections_where_a_learner_needs_them() -> None:
 
 def test_a_tool_is_taught_before_a_section_uses_it() -> None:
     """Module 1 makes, slices and reduces tensors before its other sections use those ops;
-    module 3 teaches the Keras model (making, compiling, the functional API, outputs and
-    losses, callbacks, preprocessing, saving) before the custom train_step built on it."""
+    module 3 opens with a training loop that works, which introduces `compile` and `fit`,
+    before any section uses them; module 5 teaches the Keras model (making, compiling, the
+    functional API, outputs and losses, callbacks, preprocessing, saving) before the custom
+    train_step built on it."""
     order = [section.id for section in get_course().sections]
     basics = order.index("creating-slicing-reducing")
     assert order.index("tensors-immutable") < basics < order.index("variables")
+    module_3 = get_course().module("module-03")
+    first_fit = module_3.markdown.index(".fit(")
+    assert module_3.sections[0].id == "training-loop"
+    assert first_fit < module_3.markdown.index('<a id="gradient-tape">')
+    assert module_3.markdown.index(".compile(") < first_fit
+    introduced = module_3.sections[0].markdown
+    for taught in ("`model.compile(", "`model.fit(", "`training=True`", "`from_logits=True`"):
+        assert taught in introduced, taught
     keras_order = [
-        "zero-initialization",
-        "epoch-figures",
         "keras-model-api",
         "functional-api",
         "output-activation",
@@ -143,9 +192,8 @@ def test_a_tool_is_taught_before_a_section_uses_it() -> None:
         "keras-saving",
         "custom-train-step",
     ]
-    assert order[order.index("zero-initialization") :][: len(keras_order)] == keras_order
-    module_3 = get_course().module("module-03").sections
-    assert module_3[-1].id == "custom-train-step"
+    assert order[order.index("keras-model-api") :][: len(keras_order)] == keras_order
+    assert get_course().module("module-05").sections[-1].id == "custom-train-step"
 
 
 def test_a_link_without_a_section_lands_on_its_module() -> None:
@@ -153,6 +201,14 @@ def test_a_link_without_a_section_lands_on_its_module() -> None:
     for link in ("module-04", "module-04.md", "https://course.example.org/tfcoach/module-04/"):
         landed = course.resolve(link)
         assert isinstance(landed, Module) and landed.id == "module-04", link
+    # Appending module 5 renumbered nothing: a module link made before it keeps its module.
+    for module_id, title in (
+        ("module-03", "Gradients, variables and training"),
+        ("module-04", "TensorFlow's architecture and execution model"),
+        ("module-05", "Keras models, losses and fit"),
+    ):
+        landed = course.resolve(f"https://course.example.org/tfcoach/{module_id}")
+        assert isinstance(landed, Module) and landed.title == title, module_id
 
 
 def test_unknown_links_raise() -> None:

@@ -89,5 +89,5 @@ def explain_state_after_build(parsed: ParsedError, context: ErrorContext) -> tup
         "ran once), and Keras fixes its state at that point. Create every sub-layer in "
         "`__init__()` and every weight in `build()`, then build a new model object "
         "(re-run the cell that creates it) instead of attaching layers afterwards.",
-        "variables-in-functions",
+        "keras-weights-in-build",
     )
