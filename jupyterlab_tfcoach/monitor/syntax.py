@@ -62,7 +62,10 @@ def function_definition(
             if (
                 isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
                 and node.name == code.co_name
-                and node.lineno <= code.co_firstlineno <= node.body[0].lineno
+                # A decorated function's code starts at its first decorator's line.
+                and min([node.lineno, *(d.lineno for d in node.decorator_list)])
+                <= code.co_firstlineno
+                <= node.body[0].lineno
             ):
                 return source, node
     except Exception:

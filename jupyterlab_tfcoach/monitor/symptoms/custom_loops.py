@@ -1,7 +1,8 @@
-"""The custom-loop checks run after a completed cell: one parse, three readers.
+"""The custom-loop checks run after a completed cell: one parse, four readers.
 
 ``metric_resets`` (a Keras metric read every epoch, never reset there),
-``epoch_accumulators`` (an epoch's mean from a sum overwritten or never reset) and
+``epoch_accumulators`` (an epoch's mean from a sum overwritten or never reset),
+``evaluation_loops`` (a loop over validation data that steps an optimizer) and
 ``training_mode`` (a model with Dropout/BatchNormalization called without
 ``training=True`` while a tape records, or with it outside any tape) read the same
 parsed cell (``loop_structure``). A cell with no loop, no ``GradientTape`` and no
@@ -15,7 +16,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from jupyterlab_tfcoach.monitor.report import Note
-from jupyterlab_tfcoach.monitor.symptoms import epoch_accumulators, metric_resets, training_mode
+from jupyterlab_tfcoach.monitor.symptoms import (
+    epoch_accumulators,
+    evaluation_loops,
+    metric_resets,
+    training_mode,
+)
 from jupyterlab_tfcoach.monitor.symptoms.loop_structure import MAX_CELL_CHARS, CellLoops
 
 # Words a cell must hold for a check to have anything to read.
@@ -40,7 +46,7 @@ class CustomLoopChecker:
         found: list[Note] = []
         checks = []
         if loops and cell.loops:
-            checks += [metric_resets.notes, epoch_accumulators.notes]
+            checks += [metric_resets.notes, epoch_accumulators.notes, evaluation_loops.notes]
         if modes:
             checks.append(training_mode.notes)
         for check in checks:

@@ -73,7 +73,7 @@ def mode_layers(value: Any) -> list[str]:
     return kinds
 
 
-def _moving_mean_untouched(value: Any) -> bool:
+def moving_mean_untouched(value: Any) -> bool:
     """Every BatchNormalization layer's moving mean still all zeros (its start)."""
     found = False
     for layer in keras_layers(value, MAX_LAYERS):
@@ -186,7 +186,7 @@ def _in_tape_text(cell: ParsedCell, call: ast.Call, name: str, kinds: list[str],
             "BatchNormalization normalizes with its moving statistics and never updates them"
         )
     evidence = ""
-    if _NORMALIZATION in kinds and _moving_mean_untouched(model):
+    if _NORMALIZATION in kinds and moving_mean_untouched(model):
         evidence = f" (after the cell, the moving mean in `{name}` is still all zeros)"
     return (
         f"A model trained in inference mode: `{cell.text(call)}` (line {call.lineno}) runs "

@@ -17,7 +17,10 @@ and why, naming what the user wrote (``user_code.py``):
 - an output layer, compiled loss, metrics and labels that disagree (``loss_agreement.py``);
 - what the methods of the user's own classes do in the compiled functions that ran them
   (``model_source.py``: Python state, randomness ignoring ``training``, ``training=True``
-  in ``test_step``, metrics in module globals).
+  in ``test_step``, metrics in module globals);
+- train and test steps run in the wrong mode (``step_modes.py``: a ``train_step`` calling
+  the model without ``training=True``, a ``test_step`` that updates weights, ``call``
+  passing ``training=False`` to a Dropout/BatchNormalization sublayer).
 
 What an entry prints as code is valid Python as printed, in the user's names: a layer by
 the name they passed, else their class's attribute, else its position in ``model.layers``
@@ -47,7 +50,7 @@ from jupyterlab_tfcoach.monitor.stored_state import (
     keras_sublayers,
     stored,
 )
-from jupyterlab_tfcoach.monitor.training import model_source, user_code
+from jupyterlab_tfcoach.monitor.training import model_source, step_modes, user_code
 from jupyterlab_tfcoach.monitor.training.fit_config import config_entries
 from jupyterlab_tfcoach.monitor.training.fit_watch import CellFits, FitRun, WeightOutcome
 from jupyterlab_tfcoach.monitor.training.loss_agreement import loss_notes
@@ -735,6 +738,7 @@ def fit_entries(
     config_notes.extend(loss_notes(cell.setups, namespace, cell_source))
     if not cell.fits and not cell.inferred_classes and not cell.inference_runs:
         return config_variables, config_notes
+    config_notes.extend(step_modes.step_mode_notes(cell, namespace))
     variables, notes = FitSymptoms(namespace, cell_source, explained).collect(cell)
     runs = [
         model_source.ModelRun(

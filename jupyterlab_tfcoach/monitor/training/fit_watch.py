@@ -22,6 +22,12 @@ updated), and whether the optimizer stepped. ``evaluate``/``predict`` record onl
 model's class (a weak reference): its ``call`` may hard-code ``training=True``; and the
 model and which of the two ran (weakly), for ``model_source.py``.
 
+Around ``evaluate`` of a model whose class defines its own ``test_step`` (fit's
+validation included) the hook copies the trainable weights and reads the optimizer's
+step count the same way, and keeps how many weights changed and how many steps the
+optimizer took (``EvaluationRun``): a test step only measures, and a change there is a
+test step that trains (``step_modes.py``). Other models' evaluate pays one class lookup.
+
 After each ``fit`` and ``evaluate`` that returned (not fit's own validation ``evaluate``),
 ``loss_agreement.read_setup`` reads the model's last layer, compiled loss and metrics and
 the labels given (a few dict reads and one pass over the labels), kept in ``setups``.
@@ -103,6 +109,18 @@ class FitRun:
 
 
 @dataclass
+class EvaluationRun:
+    """One ``evaluate`` (``validation``: fit's own) of a model with its own ``test_step``:
+    what it changed, measured around the call."""
+
+    model: weakref.ReferenceType[Any]
+    validation: bool
+    compared: int  # trainable weights compared
+    changed: int  # of them, how many changed
+    optimizer_steps: int | None  # steps the optimizer took during the call; None: unknown
+
+
+@dataclass
 class CellFits:
     fits: list[FitRun] = field(default_factory=list)
     # Classes of the models predict/evaluate ran on (weakly), at most a few, and one
@@ -115,6 +133,8 @@ class CellFits:
     config: CellConfig | None = None  # what the calls were given (``fit_config.py``)
     # Each fit/evaluate call's output layer, loss, metrics and labels (``loss_agreement.py``).
     setups: list[Setup] = field(default_factory=list)
+    # Evaluations of models with their own test_step, measured (``step_modes.py``).
+    evaluations: list[EvaluationRun] = field(default_factory=list)
 
 
 def _shape(variable: Any) -> tuple[int, ...] | None:
@@ -343,7 +363,20 @@ class FitWatcher:
             except Exception:
                 pass
             given = watcher.config.before(original.__name__, model, args, kwargs)
+            before = None
+            if original.__name__ == "evaluate":
+                try:
+                    before = watcher._before_evaluate(model)
+                except Exception:
+                    pass
             result = original(model, *args, **kwargs)
+            if before is not None:
+                try:
+                    watcher._after_evaluate(
+                        model, before, bool(kwargs.get("_use_cached_eval_dataset"))
+                    )
+                except Exception:
+                    pass
             watcher.config.after(given, model, args, kwargs, result)
             # fit's own validation calls evaluate with the split it made: not the user's.
             if original.__name__ == "evaluate" and not kwargs.get("_use_cached_eval_dataset"):
@@ -363,6 +396,39 @@ class FitWatcher:
         optimizer = stored(model, "optimizer")
         iterations = _scalar(stored(optimizer, "_iterations")) if optimizer is not None else None
         return snapshot, id(model), iterations
+
+    def _before_evaluate(self, model: Any) -> tuple[_Snapshot, float | None] | None:
+        if not defines_own(model, "test_step"):
+            return None  # Keras's own test_step changes no weight
+        with self._lock:
+            if len(self._cell.evaluations) >= MAX_FITS_PER_CELL:
+                return None
+        if stored(model, "_trainable_variables") is None:
+            return None
+        optimizer = stored(model, "optimizer")
+        iterations = _scalar(stored(optimizer, "_iterations")) if optimizer is not None else None
+        return _Snapshot(model), iterations
+
+    def _after_evaluate(
+        self, model: Any, before: tuple[_Snapshot, float | None], validation: bool
+    ) -> None:
+        snapshot, iterations_before = before
+        weights, _unknown = snapshot.outcomes()
+        steps = None
+        optimizer = stored(model, "optimizer")
+        if optimizer is not None and iterations_before is not None:
+            after = _scalar(stored(optimizer, "_iterations"))
+            steps = int(after - iterations_before) if after is not None else None
+        run = EvaluationRun(
+            model=weakref.ref(model),
+            validation=validation,
+            compared=len(weights),
+            changed=sum(1 for weight in weights if weight.changed),
+            optimizer_steps=steps,
+        )
+        with self._lock:
+            if len(self._cell.evaluations) < MAX_FITS_PER_CELL:
+                self._cell.evaluations.append(run)
 
     def _after_fit(
         self, model: Any, before: tuple[_Snapshot, int | None, float | None], history: Any

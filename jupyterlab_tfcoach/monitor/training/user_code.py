@@ -372,21 +372,23 @@ def _keep_targets(step: TrainStep, y: ast.AST | None, y_pred: ast.AST | None) ->
 
 @dataclass
 class ForcedTraining:
-    """A call in ``call`` that passes a literal ``training=True``."""
+    """A call in a method that passes a literal ``training=True`` (or ``=False``)."""
 
     line: int  # in the file (the cell) the method was defined in
     statement: str
     callee: str  # ``self.dropout``
 
 
-def forced_training_calls(function: Any) -> list[ForcedTraining]:
+def forced_training_calls(function: Any, flag: bool = True) -> list[ForcedTraining]:
+    """The calls in ``function`` that pass ``training=<flag>`` as a literal."""
     method = method_source(function)
     if method is None:
         return []
+    literal = _is_true if flag else _is_false
     found = []
     for node in ast.walk(method.tree):
         if isinstance(node, ast.Call) and any(
-            k.arg == "training" and _is_true(k.value) for k in node.keywords
+            k.arg == "training" and literal(k.value) for k in node.keywords
         ):
             statement = _statement_of(method.tree, node)
             written = valid_code(_text(method.source, statement)) if statement else None
