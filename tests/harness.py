@@ -306,6 +306,10 @@ def runs_without_error_entry(kernel: KernelSession, code: str) -> None:
     assert checked_report(run(kernel, code))["error"] is None
 
 
+# What jupyter_server logs when its port is taken (with ``port_retries=0`` it then exits).
+PORT_TAKEN = "is already in use"
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -327,8 +331,11 @@ class LabServer:
         reload from the same address)."""
         self.root = root
         self.token = token
+        # A port we picked may be taken by another process before the server binds it
+        # (tests run in parallel): the server then exits at once (no retry on another port,
+        # which would leave ``url`` wrong) and ``wait_until_up`` starts it on a new one.
+        self._port_picked_here = port is None
         self.port = port or free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
         notebooks = root / "notebooks"
         workspaces = root / "workspaces"
         settings = root / "settings"
@@ -340,7 +347,13 @@ class LabServer:
         news.mkdir(parents=True, exist_ok=True)
         (news / "notification.jupyterlab-settings").write_text(json.dumps({"fetchNews": "false"}))
         self.log_path = root / f"{self.label.replace(' ', '-')}.log"
+        self._start()
+
+    def _start(self) -> None:
+        self.url = f"http://127.0.0.1:{self.port}"
         app = self.app_class
+        notebooks, root, token = self.notebook_dir, self.root, self.token
+        workspaces, settings = root / "workspaces", root / "settings"
         command = [
             sys.executable,
             "-m",
@@ -348,6 +361,7 @@ class LabServer:
             "--no-browser",
             "--ip=127.0.0.1",
             f"--port={self.port}",
+            "--ServerApp.port_retries=0",
             f"--IdentityProvider.token={token}",
             f"--ServerApp.root_dir={notebooks}",
             f"--{app}.workspaces_dir={workspaces}",
@@ -372,9 +386,17 @@ class LabServer:
 
     def wait_until_up(self, timeout: float = 60) -> None:
         deadline = time.monotonic() + timeout
+        starts = 1
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
-                raise RuntimeError(f"{self.label} exited: {self.log_path.read_text()}")
+                self._log.close()
+                log = self.log_path.read_text()
+                if self._port_picked_here and starts < 3 and PORT_TAKEN in log:
+                    starts += 1
+                    self.port = free_port()
+                    self._start()
+                    continue
+                raise RuntimeError(f"{self.label} exited: {log}")
             try:
                 with urllib.request.urlopen(self.api_url("api/status"), timeout=2) as response:
                     if response.status == 200:

@@ -46,10 +46,11 @@ _MAX_CACHED = 10_000
 
 _MISSING: Any = object()
 _type_dict = type.__dict__["__dict__"].__get__  # a class's own namespace, never a metaclass hook
-_type_mro = type.__dict__["__mro__"].__get__
+# A class's MRO, read from ``type``'s own slot (never a metaclass's ``mro`` or ``__getattr__``).
+mro_of_class = type.__dict__["__mro__"].__get__
 _object_getattribute = object.__getattribute__
 # A class's module: its namespace's ``__module__``, "builtins" for C types like ``object``.
-_type_module = type.__dict__["__module__"].__get__
+module_of_class = type.__dict__["__module__"].__get__
 
 Reader = Callable[[Any], Any]
 # id(class) -> (weak reference to the class, what to do); never keeps a user class alive.
@@ -59,7 +60,7 @@ _containers: dict[int, tuple[weakref.ReferenceType[type], str]] = {}
 
 def _package_of(cls: type) -> str | None:
     try:
-        module = _type_module(cls)
+        module = module_of_class(cls)
     except Exception:
         return None
     return module.partition(".")[0] if type(module) is str else None
@@ -74,9 +75,9 @@ def _trusted(cls: type) -> bool:
     return _package_of(cls) in _TRUSTED_PACKAGES
 
 
-def _class_lookup(cls: type, name: str) -> tuple[Any, type | None]:
+def class_namespace_lookup(cls: type, name: str) -> tuple[Any, type | None]:
     """(value, defining class) of ``name`` on ``cls``'s MRO, read from class namespaces."""
-    for klass in _type_mro(cls):
+    for klass in mro_of_class(cls):
         namespace = _type_dict(klass)
         if name in namespace:
             return namespace[name], klass
@@ -87,7 +88,7 @@ def class_attribute(cls: type, name: str) -> Any:
     """``name`` as found on ``cls`` or its bases, undecorated (a property stays a
     property); None when absent. Runs no descriptor and no metaclass hook."""
     try:
-        found, _owner = _class_lookup(cls, name)
+        found, _owner = class_namespace_lookup(cls, name)
     except Exception:
         return None
     return None if found is _MISSING else found
@@ -136,19 +137,19 @@ def _reader(cls: type, name: str) -> Reader:
     """How to read ``name`` on instances of ``cls`` following Python's lookup order
     (data descriptor, instance ``__dict__``, other class attribute) while only ever
     running TensorFlow's, Keras's or Python's own descriptors."""
-    found, owner = _class_lookup(cls, name)
-    _getattribute, access_owner = _class_lookup(cls, "__getattribute__")
+    found, owner = class_namespace_lookup(cls, name)
+    _getattribute, access_owner = class_namespace_lookup(cls, "__getattribute__")
     # A user's __getattribute__ would run inside the library's descriptor (``self._x``).
     may_run = access_owner is not None and _trusted(access_owner)
     if found is _MISSING:
         return _stored_reader(name)  # a user's __getattr__ is never asked
     descriptor_type = type(found)
-    getter, _ = _class_lookup(descriptor_type, "__get__")
+    getter, _ = class_namespace_lookup(descriptor_type, "__get__")
     if getter is _MISSING:
         return _stored_or_class_value_reader(name, found)
     is_data = (
-        _class_lookup(descriptor_type, "__set__")[0] is not _MISSING
-        or _class_lookup(descriptor_type, "__delete__")[0] is not _MISSING
+        class_namespace_lookup(descriptor_type, "__set__")[0] is not _MISSING
+        or class_namespace_lookup(descriptor_type, "__delete__")[0] is not _MISSING
     )
     runs = may_run and owner is not None and _trusted(owner)
     if is_data:
@@ -225,7 +226,7 @@ def _container_kind(cls: type) -> str:
         return "sequence" if library else ("list_base" if issubclass(cls, list) else "tuple_base")
     if issubclass(cls, dict):
         return "mapping" if library else "dict_base"
-    if library and _class_lookup(cls, "__wrapped__")[0] is not _MISSING:
+    if library and class_namespace_lookup(cls, "__wrapped__")[0] is not _MISSING:
         return "proxy"  # TensorFlow's _TupleWrapper/_DictWrapper around a tuple or dict
     return "leaf"
 
@@ -453,3 +454,20 @@ def module_variables(
         submodules.reverse()  # visited in attribute order, each before the next
         pending.extend(submodules)
     return _trainable_only(found) if trainable_only else found
+
+
+def keras_tracked_metrics(model: Any) -> list[Any]:
+    """The metrics Keras tracks for the model, as it stores them (``Trainer.metrics``
+    without running a user's ``metrics`` property): the loss tracker, the compiled
+    metrics, the user's own metric attributes."""
+    attributes = instance_dict(model) or {}
+    found: list[Any] = []
+    tracker = attributes.get("_loss_tracker")
+    if tracker is not None:
+        found.append(tracker)
+    compiled = attributes.get("_compile_metrics")
+    if compiled is not None:
+        for name in ("_flat_metrics", "_flat_weighted_metrics"):
+            found.extend(m for m in contained_values(stored(compiled, name)) or () if m is not None)
+    found.extend(contained_values(attributes.get("_metrics"), sequences_only=True) or ())
+    return found[:100]

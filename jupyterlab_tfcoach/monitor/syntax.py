@@ -4,16 +4,36 @@ The symptom checks (``symptoms/``) and the custom-loop causes (``variables/``) r
 user's code with ``ast`` and the values its names hold after the cell; these are the pieces
 they all need. Values are read as Keras and TensorFlow store them (``instance_attribute``:
 an instance's own ``__dict__``), never through a property that could run user code.
+
+``parsed_source`` parses a cell's source once for all the checks that read it after the
+cell (the broadcast scan, the reshape check, the hand metrics, the custom-loop checks, the
+rebinding statements): each used to parse the same source again.
 """
 
 from __future__ import annotations
 
 import ast
+import functools
 import linecache
 import types
 from typing import Any
 
 from jupyterlab_tfcoach.monitor.errors.context import instance_attribute
+
+# A cell's source and the variants the checks parse (IPython's magic lines blanked) are a
+# few strings per cell: the last few trees serve every check of a cell, and a cell run
+# again unchanged. Only source text and syntax trees are kept, never a user object.
+_PARSED_SOURCES = 8
+
+
+@functools.lru_cache(maxsize=_PARSED_SOURCES)
+def parsed_source(source: str) -> ast.Module | None:
+    """``source``'s syntax tree, parsed once however many checks read it; None when it is
+    not Python (or too deep or too large for the parser). Shared: callers only read it."""
+    try:
+        return ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
 
 
 def call_name(call: ast.Call) -> str | None:

@@ -48,7 +48,7 @@ MAX_ANALYZE_BYTES = 1024 * 1024  # 1 MiB, checked before the body is parsed
 # more folders than any project has (each part costs a lookup when resolved).
 MAX_PATH_CHARS = 4096
 MAX_PATH_PARTS = 256
-_BAD_BODY = object()  # json_body() already answered with an error
+BODY_REFUSED = object()  # json_body() already answered with an error
 # Smaller bodies are decoded on the event loop: a thread hop costs more than they do.
 DECODE_ON_LOOP_BYTES = 64 * 1024
 _TOO_DEEP = "Request body is not valid JSON: arrays or objects are nested too deeply"
@@ -58,7 +58,10 @@ SETTINGS_COURSE_BASE_URL = "tfcoach_course_base_url"
 SETTINGS_STUDY_FEED = "tfcoach_study_feed"
 
 
-class _TfCoachHandler(APIHandler):
+class TfCoachHandler(APIHandler):
+    """The base of every tfcoach route (here and ``study_routes.py``): its auth resource,
+    JSON errors and a JSON body read within bounds."""
+
     auth_resource = "tfcoach"
 
     def json_error(self, status: int, message: str) -> None:
@@ -67,7 +70,7 @@ class _TfCoachHandler(APIHandler):
         self.finish(json.dumps({"message": message, "reason": HTTPStatus(status).phrase}))
 
     async def json_body(self) -> Any:
-        """The request's JSON, or ``_BAD_BODY`` once a 400/413 has been sent. The size
+        """The request's JSON, or ``BODY_REFUSED`` once a 400/413 has been sent. The size
         is checked before the body is parsed; a large body is decoded in a thread (about
         3 ms per MiB that the event loop, serving every kernel, would otherwise wait)."""
         declared = self.request.headers.get("Content-Length")
@@ -76,21 +79,21 @@ class _TfCoachHandler(APIHandler):
                 declared_size = int(declared)
             except ValueError:
                 self.json_error(400, "Content-Length is not a number")
-                return _BAD_BODY
+                return BODY_REFUSED
             if declared_size > MAX_ANALYZE_BYTES:
                 self.json_error(413, _too_large(declared_size))
-                return _BAD_BODY
+                return BODY_REFUSED
         body = self.request.body
         if len(body) > MAX_ANALYZE_BYTES:
             self.json_error(413, _too_large(len(body)))
-            return _BAD_BODY
+            return BODY_REFUSED
         if len(body) <= DECODE_ON_LOOP_BYTES:
             decoded = _decoded_json(body)
         else:
             decoded = await IOLoop.current().run_in_executor(None, _decoded_json, body)
         if isinstance(decoded, _BodyProblem):
             self.json_error(400, decoded.message)
-            return _BAD_BODY
+            return BODY_REFUSED
         return decoded
 
     @property
@@ -99,7 +102,7 @@ class _TfCoachHandler(APIHandler):
         return value or None
 
 
-class ReportsHandler(_TfCoachHandler):
+class ReportsHandler(TfCoachHandler):
     # Reports are kernel output: authorize them like kernel reads.
     auth_resource = "kernels"
 
@@ -114,12 +117,12 @@ class ReportsHandler(_TfCoachHandler):
         self.finish(json.dumps({"reports": reports}))
 
 
-class AnalyzeHandler(_TfCoachHandler):
+class AnalyzeHandler(TfCoachHandler):
     @web.authenticated
     @authorized
     async def post(self) -> None:
         payload = await self.json_body()
-        if payload is _BAD_BODY:
+        if payload is BODY_REFUSED:
             return
         problem = _shape_problem(payload)
         if problem is not None:
@@ -170,12 +173,12 @@ class AnalyzeHandler(_TfCoachHandler):
         return root
 
 
-class HoverHandler(_TfCoachHandler):
+class HoverHandler(TfCoachHandler):
     @web.authenticated
     @authorized
     async def post(self) -> None:
         payload = await self.json_body()
-        if payload is _BAD_BODY:
+        if payload is BODY_REFUSED:
             return
         problem = _hover_problem(payload)
         if problem is not None:
@@ -225,7 +228,7 @@ class HoverHandler(_TfCoachHandler):
         )
 
 
-class CourseHandler(_TfCoachHandler):
+class CourseHandler(TfCoachHandler):
     @web.authenticated
     @authorized
     def get(self) -> None:
@@ -243,7 +246,7 @@ class CourseHandler(_TfCoachHandler):
         self.finish(json.dumps({"modules": modules}))
 
 
-class CourseModuleHandler(_TfCoachHandler):
+class CourseModuleHandler(TfCoachHandler):
     @web.authenticated
     @authorized
     def get(self, module_id: str) -> None:
@@ -267,7 +270,7 @@ class CourseModuleHandler(_TfCoachHandler):
         )
 
 
-class CourseNotebookHandler(_TfCoachHandler):
+class CourseNotebookHandler(TfCoachHandler):
     # It writes a file into the user's folders: authorize it like a contents write.
     auth_resource = "contents"
 

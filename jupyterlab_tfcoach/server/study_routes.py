@@ -2,7 +2,7 @@
 thin ``APIHandler`` s over the learner's :class:`~jupyterlab_tfcoach.study.StudyStore`.
 
 Authentication, XSRF and the body's size (1 MiB) and JSON decoding are the other routes'
-(``handlers._TfCoachHandler``); the shapes are checked by ``study/progress.py`` (a 400 naming
+(``handlers.TfCoachHandler``); the shapes are checked by ``study/progress.py`` (a 400 naming
 the field). Every store call does file I/O and may wait for another writer's lock (up to the
 busy timeout): it runs in a thread, never on the event loop that serves every kernel.
 """
@@ -22,7 +22,7 @@ from tornado.ioloop import IOLoop
 from jupyterlab_tfcoach.course import UnknownModuleError
 from jupyterlab_tfcoach.course.quiz import quiz_questions
 from jupyterlab_tfcoach.course.terms import get_terms
-from jupyterlab_tfcoach.server.handlers import _BAD_BODY, _TfCoachHandler
+from jupyterlab_tfcoach.server.handlers import BODY_REFUSED, TfCoachHandler
 from jupyterlab_tfcoach.study import StoreBusyError, StoreUnavailableError, StudyStore
 from jupyterlab_tfcoach.study.progress import (
     IMPORT_BODY,
@@ -42,7 +42,7 @@ MAX_UTC_OFFSET_MINUTES = 14 * 60
 T = TypeVar("T")
 
 
-class _StudyHandler(_TfCoachHandler):
+class _StudyHandler(TfCoachHandler):
     @property
     def store(self) -> StudyStore:
         store: StudyStore = self.settings[SETTINGS_STUDY_STORE]
@@ -58,18 +58,18 @@ class _StudyHandler(_TfCoachHandler):
             return None
 
     async def checked_body(self, check: Check) -> Any:
-        """The body, checked; ``_BAD_BODY`` once a 400 (or 413) has been answered."""
+        """The body, checked; ``BODY_REFUSED`` once a 400 (or 413) has been answered."""
         payload = await self.json_body()
-        if payload is _BAD_BODY:
-            return _BAD_BODY
+        if payload is BODY_REFUSED:
+            return BODY_REFUSED
         try:
             return check(payload, "")
         except BodyError as error:
             self.json_error(400, str(error))
-            return _BAD_BODY
+            return BODY_REFUSED
 
     def module_argument(self) -> str | object | None:
-        """The ``module`` query argument (None: every module), or ``_BAD_BODY`` after a 400."""
+        """The ``module`` query argument (None: every module), or ``BODY_REFUSED`` after a 400."""
         module = self.get_query_argument("module", None)
         if module is None:
             return None
@@ -77,7 +77,7 @@ class _StudyHandler(_TfCoachHandler):
             return term_id(module, "module")
         except BodyError as error:
             self.json_error(400, str(error))
-            return _BAD_BODY
+            return BODY_REFUSED
 
     def answer(self, value: Any) -> None:
         self.finish(json.dumps(value))
@@ -99,7 +99,7 @@ class QuizQuestionsHandler(_StudyHandler):
     @authorized
     async def get(self) -> None:
         module = self.module_argument()
-        if module is _BAD_BODY:
+        if module is BODY_REFUSED:
             return
         if module is None:
             self.json_error(400, "module is required: the id of a course module (module-01)")
@@ -133,7 +133,7 @@ class ReviewHandler(_StudyHandler):
     @authorized
     async def post(self) -> None:
         body = await self.checked_body(REVIEW_BODY)
-        if body is _BAD_BODY:
+        if body is BODY_REFUSED:
             return
         card = await self.in_store(self.store.review, body["term"], body["rating"])
         if card is not None:
@@ -145,7 +145,7 @@ class MatchHandler(_StudyHandler):
     @authorized
     async def get(self) -> None:
         module = self.module_argument()
-        if module is _BAD_BODY:
+        if module is BODY_REFUSED:
             return
         scores = await self.in_store(self.store.match_scores, module)
         if scores is not None:
@@ -155,7 +155,7 @@ class MatchHandler(_StudyHandler):
     @authorized
     async def post(self) -> None:
         body = await self.checked_body(MATCH_BODY)
-        if body is _BAD_BODY:
+        if body is BODY_REFUSED:
             return
         saved = await self.in_store(
             self.store.record_match,
@@ -173,7 +173,7 @@ class QuizHandler(_StudyHandler):
     @authorized
     async def get(self) -> None:
         module = self.module_argument()
-        if module is _BAD_BODY:
+        if module is BODY_REFUSED:
             return
         scores = await self.in_store(self.store.quiz_scores, module)
         if scores is not None:
@@ -183,7 +183,7 @@ class QuizHandler(_StudyHandler):
     @authorized
     async def post(self) -> None:
         body = await self.checked_body(quiz_body)
-        if body is _BAD_BODY:
+        if body is BODY_REFUSED:
             return
         saved = await self.in_store(
             self.store.record_quiz, body["module"], body["score"], body["total"], body["answers"]
@@ -197,7 +197,7 @@ class MetHandler(_StudyHandler):
     @authorized
     async def post(self) -> None:
         body = await self.checked_body(MET_BODY)
-        if body is _BAD_BODY:
+        if body is BODY_REFUSED:
             return
         card = await self.in_store(
             self.store.mark_met, body["term"], body["source"], body["cell"], body["line"]
@@ -223,7 +223,7 @@ class ImportHandler(_StudyHandler):
     @authorized
     async def post(self) -> None:
         body = await self.checked_body(IMPORT_BODY)
-        if body is _BAD_BODY:
+        if body is BODY_REFUSED:
             return
         counts = await self.in_store(self.store.import_progress, body["progress"])
         if counts is not None:
@@ -235,7 +235,7 @@ class ResetHandler(_StudyHandler):
     @authorized
     async def post(self) -> None:
         body = await self.checked_body(RESET_BODY)
-        if body is _BAD_BODY:
+        if body is BODY_REFUSED:
             return
         counts = await self.in_store(self.store.reset)
         if counts is not None:

@@ -12,7 +12,7 @@ open it too.
 A module's quiz, from its course tab: each review question, the learner's answer, the model
 answer revealed, a self-rating; the finished score saved and shown as the best after a reload.
 
-The server serves THIS checkout's build (see ``test_browser_study.py``) with a fresh store.
+The server serves THIS checkout's build (see ``study_pages.py``) with a fresh store.
 """
 
 from __future__ import annotations
@@ -28,7 +28,16 @@ from jupyterlab_tfcoach.course import get_course
 from jupyterlab_tfcoach.course.quiz import quiz_questions
 from jupyterlab_tfcoach.course.terms import get_terms
 from tests.frontend.notebook_page import new_page
-from tests.frontend.test_browser_study import BUILD, StudyPage, open_lab, served_build, study_root
+from tests.frontend.study_pages import (
+    BUILD,
+    StudyPage,
+    click_the_centred_term,
+    details_show,
+    open_lab,
+    served_build,
+    served_study_server,
+    study_page_session,
+)
 from tests.harness import LabServer
 
 pytestmark = pytest.mark.browser
@@ -44,27 +53,12 @@ VIEW = "#tfcoach-constellation"
 @pytest.fixture(scope="module")
 def constellation_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabServer]:
     """JupyterLab loading this checkout's labextension build, with a fresh study store."""
-    root = study_root(tmp_path_factory, "constellation-lab")
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("JUPYTER_PATH", str(root / "jupyter-path"))
-        server = LabServer(root)
-    try:
-        server.wait_until_up()
-        yield server
-    finally:
-        server.stop()
+    yield from served_study_server(tmp_path_factory, "constellation-lab")
 
 
 @pytest.fixture(scope="module")
 def constellation_page(browser: Any, constellation_server: LabServer) -> Iterator[StudyPage]:
-    context, page, log = new_page(browser)
-    session = StudyPage(page, log, constellation_server)
-    page.on("request", lambda request: session.requested.append(request.url))
-    try:
-        open_lab(page, constellation_server)
-        yield session
-    finally:
-        context.close()
+    yield from study_page_session(browser, constellation_server)
 
 
 def rate(server: LabServer, term_id: str, rating: int) -> None:
@@ -77,37 +71,6 @@ def rate(server: LabServer, term_id: str, rating: int) -> None:
     )
     with urllib.request.urlopen(request, timeout=10) as response:
         assert response.status == 200
-
-
-def details_show(page: Any, name: str) -> None:
-    page.wait_for_function(
-        """(name) => {
-             const h = document.querySelector('#tfcoach-constellation '
-               + '.jp-tfcoach-constellation-details h3');
-             return h !== null && h.textContent === name;
-           }""",
-        arg=name,
-        timeout=15_000,
-    )
-
-
-def click_the_centred_term(page: Any, term_id: str) -> None:
-    """Once the view has brought the term to its centre: clear the choice (Escape in the
-    search box), then click the canvas's centre, as a learner clicks a star."""
-    view = page.locator(VIEW)
-    view.locator(f".jp-tfcoach-constellation-canvas[data-centred='{term_id}']").wait_for(
-        state="attached", timeout=15_000
-    )
-    view.locator(".jp-tfcoach-constellation-search").press("Escape")
-    assert "Choose a term" in view.locator(".jp-tfcoach-constellation-details").inner_text()
-    box = view.locator(".jp-tfcoach-constellation-canvas").bounding_box()
-    centre = (box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
-    # The libraries find the star under the pointer when it moves (on their next frame):
-    # point first (coming from a corner: a pointer already there does not move), then click.
-    page.mouse.move(box["x"] + 2, box["y"] + 2)
-    page.mouse.move(*centre, steps=4)
-    page.wait_for_timeout(300)
-    page.mouse.click(*centre)
 
 
 def test_the_page_runs_this_checkouts_build(constellation_page: StudyPage) -> None:

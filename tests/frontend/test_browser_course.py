@@ -12,88 +12,19 @@ import json
 import re
 import urllib.request
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from jupyterlab_tfcoach.course import get_course
-from tests.conftest import ConsoleLog
 from tests.frontend.notebook_page import new_page
+from tests.frontend.study_pages import TAB, CoursePage
 from tests.harness import LabServer
 
 pytestmark = pytest.mark.browser
 
-# The tab of a course module and its parts.
-TAB = "#tfcoach-course-{module}"
 # Headings of the text that are not sections with ids (the course's closing parts).
 CLOSING_HEADINGS = ["Your turn", "Key takeaways", "Review"]
-
-
-@dataclass
-class CoursePage:
-    page: Any
-    log: ConsoleLog
-    server: LabServer
-
-    def tab(self, module_id: str) -> Any:
-        return self.page.locator(TAB.format(module=module_id))
-
-    def wait_for_heading_at_top(self, module_id: str, title: str) -> None:
-        self.page.wait_for_function(
-            """([selector, title]) => {
-              const page = document.querySelector(selector + ' .jp-tfcoach-course-page');
-              if (!page || page.offsetParent === null) return false;
-              const top = page.getBoundingClientRect().top;
-              return [...page.querySelectorAll('h1, h2')].some(h =>
-                h.textContent.replace('\\u00b6', '').trim() === title
-                && Math.abs(h.getBoundingClientRect().top - top) < 60);
-            }""",
-            arg=[TAB.format(module=module_id), title],
-            timeout=10_000,
-        )
-
-    def open_module(self, module_id: str) -> Any:
-        """Open (or show) a module's tab as the course command does; its tab."""
-        self.page.evaluate(
-            "(id) => window.jupyterapp.commands.execute('tfcoach:open-course', {module: id})",
-            module_id,
-        )
-        tab = self.tab(module_id)
-        tab.locator(".jp-tfcoach-course-toc-sections button").first.wait_for(timeout=10_000)
-        return tab
-
-    def toolbar_button(self, module_id: str, label: str) -> Any:
-        return self.tab(module_id).locator(".jp-Toolbar .jp-ToolbarButtonComponent", has_text=label)
-
-    def run_from_palette(self, label: str) -> None:
-        """Open Lab's modal command palette, find ``label`` and run it."""
-        page = self.page
-        palette = page.locator(".jp-ModalCommandPalette")
-        search = palette.locator(".lm-CommandPalette-input")
-        # A document that just opened may take the focus back, which closes the modal
-        # palette: open it again until it stays.
-        for _ in range(5):
-            page.keyboard.press("Escape")
-            page.evaluate(
-                "() => window.jupyterapp.commands.execute('apputils:activate-command-palette')"
-            )
-            try:
-                search.fill(label, timeout=2_000)
-                item = palette.locator(".lm-CommandPalette-item", has_text=label).first
-                item.click(timeout=2_000)
-                return
-            except PlaywrightTimeout:
-                continue
-        raise AssertionError(f"the command palette did not stay open to run {label!r}")
-
-    def open_documents(self) -> list[str]:
-        paths: list[str] = self.page.evaluate(
-            """() => [...window.jupyterapp.shell.widgets('main')]
-                 .filter(w => w.context).map(w => w.context.path)"""
-        )
-        return paths
 
 
 @pytest.fixture(scope="module")

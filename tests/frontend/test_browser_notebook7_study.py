@@ -34,11 +34,17 @@ from jupyterlab_tfcoach.course import get_course
 from jupyterlab_tfcoach.course.terms import get_terms, terms_for_section
 from tests.conftest import COACH_TOUR
 from tests.frontend.notebook_page import NOTEBOOK, new_page, wait_until_notebook_ready
-from tests.frontend.test_browser_constellation import click_the_centred_term, details_show
-from tests.frontend.test_browser_course import CoursePage
-from tests.frontend.test_browser_study import BUILD, served_build, study_root
-from tests.frontend.test_browser_study_met import deck_cards
-from tests.frontend.test_browser_study_tabs import Servers
+from tests.frontend.study_pages import (
+    BUILD,
+    CoursePage,
+    Servers,
+    click_the_centred_term,
+    deck_cards,
+    details_show,
+    served_build,
+    served_study_server,
+    study_root,
+)
 from tests.harness import NotebookServer
 
 pytestmark = pytest.mark.browser
@@ -58,18 +64,19 @@ PAGE_HEIGHT = 900
 @pytest.fixture(scope="module")
 def study_notebook_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[NotebookServer]:
     """Notebook 7 loading this checkout's labextension build, with a fresh study store."""
+
+    def copy_the_tour(server: NotebookServer) -> None:
+        shutil.copy(COACH_TOUR, server.notebook_dir / Path(COACH_TOUR).name)
+
     # The open notebook's findings would make terms due (tested elsewhere): off, the deck
     # starts with every term new, in course order.
-    root = study_root(tmp_path_factory, "study-notebook7", study_from_findings=False)
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("JUPYTER_PATH", str(root / "jupyter-path"))
-        server = NotebookServer(root)
-    try:
-        shutil.copy(COACH_TOUR, server.notebook_dir / Path(COACH_TOUR).name)
-        server.wait_until_up()
-        yield server
-    finally:
-        server.stop()
+    yield from served_study_server(
+        tmp_path_factory,
+        "study-notebook7",
+        NotebookServer,
+        copy_the_tour,
+        study_from_findings=False,
+    )
 
 
 class StudyNotebook7:

@@ -11,112 +11,34 @@ against the page's configuration) and keeps the learner's progress in a temporar
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-import jupyterlab_tfcoach
 from jupyterlab_tfcoach.course import get_course
 from jupyterlab_tfcoach.course.terms import get_terms
-from tests.frontend.notebook_page import new_page
-from tests.frontend.test_browser_course import CoursePage
+from tests.frontend.study_pages import (
+    BUILD,
+    DECK,
+    StudyPage,
+    deck_text,
+    open_lab,
+    served_build,
+    study_page_session,
+)
+from tests.frontend.study_pages import wait_for_deck_text as wait_for_text
 from tests.harness import LabServer
 
 pytestmark = pytest.mark.browser
 
 MODULE = "module-01"
 MODULE_TERMS = [term for term in get_terms() if term.module_id == MODULE]
-BUILD = Path(jupyterlab_tfcoach.__file__).parent / "labextension"
-DECK = ".jp-tfcoach-deck"
-
-
-def study_root(tmp_path_factory: pytest.TempPathFactory, name: str, **tfcoach: object) -> Path:
-    """A server root whose Jupyter path serves this checkout's labextension build (set
-    ``JUPYTER_PATH`` to ``<root>/jupyter-path``) and whose config gives a fresh study
-    store plus the ``TfCoach`` options given."""
-    if not (BUILD / "package.json").exists():
-        pytest.fail(f"{BUILD} is missing: build the labextension first (`jlpm build`)")
-    root = tmp_path_factory.mktemp(name)
-    # Federated extensions: the first labextensions folder of the Jupyter path that has a
-    # name wins, and JUPYTER_PATH comes first.
-    extensions = root / "jupyter-path" / "labextensions"
-    extensions.mkdir(parents=True)
-    (extensions / "jupyterlab_tfcoach").symlink_to(BUILD, target_is_directory=True)
-    config = root / "config"
-    config.mkdir()
-    options = {"study_db_path": str(root / "study.sqlite3"), **tfcoach}
-    (config / "jupyter_server_config.json").write_text(json.dumps({"TfCoach": options}))
-    return root
-
-
-@pytest.fixture(scope="module")
-def study_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabServer]:
-    """JupyterLab loading this checkout's labextension build, with a fresh study store."""
-    root = study_root(tmp_path_factory, "study-lab")
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("JUPYTER_PATH", str(root / "jupyter-path"))
-        server = LabServer(root)
-    try:
-        server.wait_until_up()
-        yield server
-    finally:
-        server.stop()
-
-
-@dataclass
-class StudyPage(CoursePage):
-    requested: list[str] = field(default_factory=list)  # every URL the page asked for
 
 
 @pytest.fixture(scope="module")
 def study_page(browser: Any, study_server: LabServer) -> Iterator[StudyPage]:
-    context, page, log = new_page(browser)
-    session = StudyPage(page, log, study_server)
-    page.on("request", lambda request: session.requested.append(request.url))
-    try:
-        open_lab(page, study_server)
-        yield session
-    finally:
-        context.close()
-
-
-def open_lab(page: Any, server: LabServer) -> None:
-    page.goto(server.lab_url(), wait_until="domcontentloaded")
-    page.wait_for_function(
-        """() => window.jupyterapp
-             && window.jupyterapp.commands.hasCommand('tfcoach:open-memory-deck')""",
-        timeout=60_000,
-    )
-    page.wait_for_selector("#jp-MainMenu", timeout=30_000)
-
-
-def served_build(page: Any) -> str:
-    """The remote entry the page loads for jupyterlab_tfcoach."""
-    load: str = page.evaluate(
-        """() => JSON.parse(document.getElementById('jupyter-config-data').textContent)
-             .federated_extensions.find(e => e.name === 'jupyterlab_tfcoach').load"""
-    )
-    return load
-
-
-def deck_text(page: Any, part: str) -> str:
-    text: str = page.locator(f"{DECK} {part}").first.inner_text()
-    return text
-
-
-def wait_for_text(page: Any, part: str, expected: str) -> None:
-    page.wait_for_function(
-        """([selector, expected]) => {
-             const node = document.querySelector(selector);
-             return node !== null && node.textContent.includes(expected);
-           }""",
-        arg=[f"{DECK} {part}", expected],
-        timeout=15_000,
-    )
+    yield from study_page_session(browser, study_server)
 
 
 def test_the_page_runs_this_checkouts_build(study_page: StudyPage) -> None:

@@ -13,7 +13,7 @@ come from JupyterLab's theme variables). The constellation's chosen star stands 
 both themes, in the 3D and the 2D view, after a change of theme and after a switch of view. The
 Memory Deck and the quiz are used with the keyboard only too.
 
-The server serves THIS checkout's build (see ``test_browser_study.py``) with a fresh store.
+The server serves THIS checkout's build (see ``study_pages.py``) with a fresh store.
 """
 
 from __future__ import annotations
@@ -27,8 +27,7 @@ import pytest
 
 from jupyterlab_tfcoach.course.quiz import quiz_questions
 from jupyterlab_tfcoach.course.terms import get_terms
-from tests.frontend.notebook_page import new_page
-from tests.frontend.test_browser_study import StudyPage, open_lab, study_root
+from tests.frontend.study_pages import StudyPage, served_study_server, study_page_session
 from tests.harness import LabServer
 
 pytestmark = pytest.mark.browser
@@ -49,26 +48,12 @@ CONTROL_ROLES = ("button", "checkbox", "textbox", "searchbox", "link", "combobox
 @pytest.fixture(scope="module")
 def access_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabServer]:
     """JupyterLab loading this checkout's labextension build, with a fresh study store."""
-    root = study_root(tmp_path_factory, "study-access")
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("JUPYTER_PATH", str(root / "jupyter-path"))
-        server = LabServer(root)
-    try:
-        server.wait_until_up()
-        yield server
-    finally:
-        server.stop()
+    yield from served_study_server(tmp_path_factory, "study-access")
 
 
 @pytest.fixture(scope="module")
 def access_page(browser: Any, access_server: LabServer) -> Iterator[StudyPage]:
-    context, page, log = new_page(browser)
-    session = StudyPage(page, log, access_server)
-    try:
-        open_lab(page, access_server)
-        yield session
-    finally:
-        context.close()
+    yield from study_page_session(browser, access_server)
 
 
 def run_command(page: Any, command: str, **args: str) -> None:

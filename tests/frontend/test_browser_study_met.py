@@ -1,5 +1,5 @@
 """The Memory Deck says why a card is due when the coach met its pitfall in the learner's
-code (headless Chromium, this checkout's build, as ``test_browser_study.py`` serves it).
+code (headless Chromium, this checkout's build, as ``study_pages.py`` serves it).
 
 The server's study feed records the place (``server/study_feed.py``): here the static rules,
 through ``POST tfcoach/api/analyze`` for a notebook path, find a print inside a tf.function
@@ -21,14 +21,8 @@ import pytest
 
 from jupyterlab_tfcoach.course.terms import terms_for_section
 from tests.frontend.notebook_page import new_page
-from tests.frontend.test_browser_study import (
-    BUILD,
-    DECK,
-    open_lab,
-    served_build,
-    study_server,  # noqa: F401  (a fixture: this module's own server)
-    wait_for_text,
-)
+from tests.frontend.study_pages import BUILD, DECK, deck_cards, open_lab, served_build
+from tests.frontend.study_pages import wait_for_deck_text as wait_for_text
 from tests.harness import LabServer
 
 pytestmark = pytest.mark.browser
@@ -53,14 +47,8 @@ def analyze(server: LabServer, path: str = NOTEBOOK) -> dict[str, Any]:
     return answer
 
 
-def deck_cards(server: LabServer, terms: list[str]) -> dict[str, Any]:
-    url = server.api_url("tfcoach/api/study/deck") + "&terms=" + ",".join(terms)
-    with urllib.request.urlopen(url, timeout=30) as response:
-        return {card["term"]: card for card in json.loads(response.read())["cards"]}
-
-
 @pytest.fixture(scope="module")
-def met_page(browser: Any, study_server: LabServer) -> Iterator[tuple[Any, Any]]:  # noqa: F811
+def met_page(browser: Any, study_server: LabServer) -> Iterator[tuple[Any, Any]]:
     context, page, log = new_page(browser)
     try:
         open_lab(page, study_server)
@@ -71,7 +59,7 @@ def met_page(browser: Any, study_server: LabServer) -> Iterator[tuple[Any, Any]]
 
 def test_the_deck_says_where_the_coach_met_the_cards_pitfall(
     met_page: tuple[Any, Any],
-    study_server: LabServer,  # noqa: F811
+    study_server: LabServer,
 ) -> None:
     page, log = met_page
     entries = [path.name for path in (BUILD / "static").glob("remoteEntry.*.js")]
@@ -135,7 +123,7 @@ def put_lab_setting(server: LabServer, enabled: bool) -> None:
         assert response.status == 204
 
 
-def test_the_learners_lab_setting_turns_it_off(study_server: LabServer) -> None:  # noqa: F811
+def test_the_learners_lab_setting_turns_it_off(study_server: LabServer) -> None:
     """The setting saved through JupyterLab's own settings API reaches the server's feed."""
     quiet = "lessons/quiet.ipynb"
     terms = [term.id for term in MET]

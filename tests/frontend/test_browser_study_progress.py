@@ -1,5 +1,5 @@
 """The Memory Deck's setting and progress buttons (headless Chromium, this checkout's build,
-served as ``test_browser_study.py`` serves it, with this module's own study store).
+served as ``study_pages.py`` serves it, with this module's own study store).
 
 ``deckDefinitionFirst``, saved through JupyterLab's own settings API, turns the cards round:
 the definition first, the term on flip. The deck's "Export progress" downloads the
@@ -21,15 +21,8 @@ import pytest
 
 from jupyterlab_tfcoach.course.terms import get_terms
 from tests.frontend.notebook_page import new_page
-from tests.frontend.test_browser_study import (
-    BUILD,
-    DECK,
-    deck_text,
-    open_lab,
-    served_build,
-    study_server,  # noqa: F401  (a fixture: this module's own server)
-    wait_for_text,
-)
+from tests.frontend.study_pages import BUILD, DECK, deck_text, open_lab, served_build
+from tests.frontend.study_pages import wait_for_deck_text as wait_for_text
 from tests.harness import LabServer
 
 pytestmark = pytest.mark.browser
@@ -59,7 +52,7 @@ def server_card(server: LabServer, term: str) -> dict[str, Any]:
 
 
 @pytest.fixture
-def page_and_log(browser: Any, study_server: LabServer) -> Iterator[tuple[Any, Any]]:  # noqa: F811
+def page_and_log(browser: Any, study_server: LabServer) -> Iterator[tuple[Any, Any]]:
     context, page, log = new_page(browser)
     try:
         yield page, log
@@ -86,7 +79,7 @@ def card_parts(page: Any) -> tuple[str, str]:
 
 def test_the_definition_first_setting_turns_the_cards_round(
     page_and_log: tuple[Any, Any],
-    study_server: LabServer,  # noqa: F811
+    study_server: LabServer,
 ) -> None:
     page, log = page_and_log
     first = TURNED_TERMS[0]
@@ -121,7 +114,7 @@ def confirm(page: Any, title: str, button: str) -> None:
 
 def test_export_reset_and_import_progress(
     page_and_log: tuple[Any, Any],
-    study_server: LabServer,  # noqa: F811
+    study_server: LabServer,
     tmp_path: Path,
 ) -> None:
     page, log = page_and_log
@@ -232,7 +225,7 @@ def wait_for_source(page: Any, expected: str) -> None:
 
 def test_match_the_pairs_deals_from_the_learners_due_cards(
     page_and_log: tuple[Any, Any],
-    study_server: LabServer,  # noqa: F811
+    study_server: LabServer,
 ) -> None:
     page, log = page_and_log
     due = [term.id for term in MATCH_TERMS[-8:-1]]  # 7 due, not the module's first terms

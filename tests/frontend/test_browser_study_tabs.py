@@ -1,5 +1,5 @@
 """Study tools as JupyterLab tabs (headless Chromium, this checkout's build, served as
-``test_browser_study.py`` serves it, with this module's own study store and workspace).
+``study_pages.py`` serves it, with this module's own study store and workspace).
 
 A tool opened twice (a double click on its course button, its command run twice at once)
 has one tab; opened again later, that tab comes to the front. Open study tabs come back
@@ -17,14 +17,12 @@ import json
 import time
 import urllib.request
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from jupyterlab_tfcoach.course.terms import get_terms, terms_for_section
-from tests.frontend.notebook_page import new_page
-from tests.frontend.test_browser_study import StudyPage, open_lab, study_root
+from tests.frontend.study_pages import Servers, StudyPage, open_lab, study_page_session, study_root
 from tests.harness import LabServer
 
 pytestmark = pytest.mark.browser
@@ -44,29 +42,6 @@ PRINT_IN_FUNCTION = [
 MET = terms_for_section("side-effects")
 
 
-class Servers:
-    """The server of a module: stopped and started again on the same root and port
-    (``kind``: ``LabServer`` or Notebook 7's ``NotebookServer``)."""
-
-    def __init__(self, root: Path, kind: type[LabServer] = LabServer) -> None:
-        self.root = root
-        self.kind = kind
-        self.current = self._start()
-
-    def _start(self, port: int | None = None) -> LabServer:
-        with pytest.MonkeyPatch.context() as patch:
-            patch.setenv("JUPYTER_PATH", str(self.root / "jupyter-path"))
-            server = self.kind(self.root, port=port)
-        server.wait_until_up()
-        return server
-
-    def restart(self) -> LabServer:
-        port = self.current.port
-        self.current.stop()
-        self.current = self._start(port)
-        return self.current
-
-
 @pytest.fixture(scope="module")
 def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Servers]:
     # The findings' feed is on (its default): the constellation test uses it.
@@ -79,12 +54,7 @@ def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Servers]:
 
 @pytest.fixture(scope="module")
 def tabs_page(browser: Any, servers: Servers) -> Iterator[StudyPage]:
-    context, page, log = new_page(browser)
-    try:
-        open_lab(page, servers.current)
-        yield StudyPage(page, log, servers.current)
-    finally:
-        context.close()
+    yield from study_page_session(browser, servers.current)
 
 
 def run(page: Any, command: str, module: str | None = None, times: int = 1) -> None:

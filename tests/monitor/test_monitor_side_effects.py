@@ -524,11 +524,11 @@ shift(tf.constant(0.0))"""
     ],
 )
 def test_numpy_draws_become_tensorflow_draws(numpy_call: str, tf_call: str) -> None:
-    from jupyterlab_tfcoach.monitor.traces.body_advice import _tf_random_call
+    from jupyterlab_tfcoach.monitor.traces.body_advice import tf_random_equivalent
 
     call = ast.parse(numpy_call, mode="eval").body
     assert isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
-    assert _tf_random_call(call.func.attr, call, numpy_call) == tf_call
+    assert tf_random_equivalent(call.func.attr, call, numpy_call) == tf_call
 
 
 @pytest.mark.kernel

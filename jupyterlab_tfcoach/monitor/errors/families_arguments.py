@@ -38,6 +38,7 @@ import types
 from dataclasses import dataclass
 from typing import Any
 
+from jupyterlab_tfcoach.monitor.errors.cell_sources import cell_frame, error_cells, string_literal
 from jupyterlab_tfcoach.monitor.errors.context import (
     CellFrame,
     ErrorContext,
@@ -47,7 +48,6 @@ from jupyterlab_tfcoach.monitor.errors.context import (
     value_kind,
 )
 from jupyterlab_tfcoach.monitor.errors.failing_line import FailingLine, value_of
-from jupyterlab_tfcoach.monitor.errors.families_keras_api import _cells, _frame_of, _literal
 from jupyterlab_tfcoach.monitor.errors.family_record import (
     GENERAL_SECTION,
     ErrorFamily,
@@ -470,7 +470,7 @@ def _constructor(name: str, line: FailingLine, context: ErrorContext) -> _Site |
     if not found or value_kind(value) not in ("layer", "model"):
         return None
     running = context.frames()[-1] if context.frames() else None
-    for cell in _cells(context):
+    for cell in error_cells(context):
         if f"{name} =" not in cell.source and f"{name}=" not in cell.source:
             continue
         tree = cell.tree()
@@ -490,7 +490,7 @@ def _constructor(name: str, line: FailingLine, context: ErrorContext) -> _Site |
         if not assignments:
             continue
         assignment = assignments[-1]
-        frame = _frame_of(cell)
+        frame = cell_frame(cell)
         callee = _callee(assignment.value.func, frame, context)  # type: ignore[attr-defined]
         if callee is None or callee[0] is not type(value):
             return None
@@ -645,7 +645,7 @@ def _read_refused_argument(
         return Finding(rule + ".", None, section)
     written_value = site.frame.segment(argument.value)
     if _literal_value(argument.value)[0]:
-        fixed = _fix(site, argument.value, _literal(written_value, better))
+        fixed = _fix(site, argument.value, string_literal(written_value, better))
         return Finding(rule + ".", fixed, section)
     # A name holds the value: where it was set is the learner's to change.
     rule += (

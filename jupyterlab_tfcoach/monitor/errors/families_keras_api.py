@@ -33,6 +33,12 @@ import re
 import sys
 from typing import Any
 
+from jupyterlab_tfcoach.monitor.errors.cell_sources import (
+    SourceCell,
+    cell_frame,
+    error_cells,
+    string_literal,
+)
 from jupyterlab_tfcoach.monitor.errors.context import (
     CellFrame,
     ErrorContext,
@@ -56,65 +62,10 @@ _type_name = type.__dict__["__name__"].__get__
 _type_mro = type.__dict__["__mro__"].__get__
 _class_namespace = type.__dict__["__dict__"].__get__
 
-# How much of the cell history ``In`` a family reads (newest first), in characters.
-_HISTORY_CHARS = 200_000
-_HISTORY_CELLS = 200
 _MAX_NAMES_SHOWN = 12
 
 
 # ------------------------------------------------------------------ shared reading
-class _Cell:
-    """A cell's source and how text for people names it (``this cell``, ``cell In[4]``)."""
-
-    def __init__(self, label: str, source: str) -> None:
-        self.label = label
-        self.source = source
-        self._tree: ast.Module | None = None
-        self._parsed = False
-
-    def tree(self) -> ast.Module | None:
-        if not self._parsed:
-            self._parsed = True
-            try:
-                self._tree = ast.parse(self.source)
-            except (SyntaxError, ValueError):
-                self._tree = None
-        return self._tree
-
-    def segment(self, node: ast.AST) -> str | None:
-        return ast.get_source_segment(self.source, node)
-
-
-def _cells(context: ErrorContext) -> list[_Cell]:
-    """The cells the error went through (the running one first), then the cell history
-    ``In`` newest first, each once and bounded in total size."""
-    cells: list[_Cell] = []
-    seen: set[str] = set()
-    latest = max(context.cell_files.values()) if context.cell_files else None
-    for frame in reversed(context.frames()):
-        source = frame.source()
-        if source and source not in seen:
-            seen.add(source)
-            number = context.cell_files.get(frame.filename)
-            label = "this cell" if number is None or number == latest else f"cell In[{number}]"
-            cells.append(_Cell(label, source))
-    history = context.namespace.get("In")
-    if type(history) is list:
-        budget = _HISTORY_CHARS
-        start = max(0, len(history) - _HISTORY_CELLS)
-        for index in range(len(history) - 1, start - 1, -1):
-            text = history[index]
-            if type(text) is not str or text in seen:
-                continue
-            budget -= len(text)
-            if budget < 0:
-                break
-            seen.add(text)
-            label = "this cell" if index == latest else f"cell In[{index}]"
-            cells.append(_Cell(label, text))
-    return cells
-
-
 def _method_call(line: FailingLine, methods: tuple[str, ...]) -> ast.Call | None:
     """The ``<x>.<method>(...)`` call on the failing statement, for one of ``methods``."""
     parts: list[ast.AST] = list(line.frame.header())
@@ -142,14 +93,6 @@ def _argument(call: ast.Call, position: int, keyword: str) -> ast.expr | None:
     return None
 
 
-def _literal(written: str | None, text: str) -> str:
-    """``text`` as a string literal in the quotes the user wrote ``written`` in."""
-    quote = '"' if not written or written[:1] != "'" else "'"
-    if quote in text or "\\" in text or "\n" in text:
-        return repr(text)
-    return f"{quote}{text}{quote}"
-
-
 def _one_line(text: str | None) -> str | None:
     return text if text and "\n" not in text else None
 
@@ -162,9 +105,9 @@ def _user_class(value: Any) -> type | None:
     return None if is_library_class(cls) else cls
 
 
-def _class_def(name: str, context: ErrorContext) -> tuple[_Cell, ast.ClassDef] | None:
+def _class_def(name: str, context: ErrorContext) -> tuple[SourceCell, ast.ClassDef] | None:
     """The newest ``class <name>(...):`` in the cells."""
-    for cell in _cells(context):
+    for cell in error_cells(context):
         if f"class {name}" not in cell.source:
             continue
         tree = cell.tree()
@@ -284,10 +227,10 @@ _NOT_COMPILED = re.compile(r"You must call `compile\(\)` before using the model"
 _TRAINING_METHODS = ("fit", "evaluate", "train_on_batch", "test_on_batch")
 
 
-def _compile_calls(context: ErrorContext) -> list[tuple[_Cell, ast.Call, str]]:
+def _compile_calls(context: ErrorContext) -> list[tuple[SourceCell, ast.Call, str]]:
     """``<name>.compile(...)`` calls in the cells (newest first), with their receiver."""
     found = []
-    for cell in _cells(context):
+    for cell in error_cells(context):
         if ".compile(" not in cell.source:
             continue
         tree = cell.tree()
@@ -370,7 +313,7 @@ def _read_not_compiled(
     if others:
         cell, node, other = others[0]
         shown = _one_line(cell.segment(node))
-        fixed = _one_line(rewrite(_frame_of(cell), node, node.func.value, model))  # type: ignore[attr-defined]
+        fixed = _one_line(rewrite(cell_frame(cell), node, node.func.value, model))  # type: ignore[attr-defined]
         if shown and fixed:
             rule += f"; {code(shown)} in {cell.label} compiled `{other}`, another object"
             return Finding(rule + ".", f"compile `{model}` itself, {code(fixed)}")
@@ -379,13 +322,6 @@ def _read_not_compiled(
         return Finding(rule + ": call it first with an optimizer and a loss for your labels.", None)
     fix = f'{model}.compile(optimizer="adam", loss="{loss}")'
     return Finding(rule + ".", f"compile it first (then run this line again), {code(fix)}")
-
-
-def _frame_of(cell: _Cell) -> CellFrame:
-    """A frame over a cell's source, for ``rewrite``."""
-    from jupyterlab_tfcoach.monitor.errors.context import Position
-
-    return CellFrame("<cell>", Position(1), None, cell.tree(), cell.source)
 
 
 NOT_COMPILED = ErrorFamily(
@@ -595,7 +531,7 @@ def _rebuild_first(
     items = list(value)[:1000] if found and type(value) in (list, tuple) else []
     if not any(value_kind(item) in ("variable", "keras_variable") for item in items):
         return ""
-    for cell in _cells(context):
+    for cell in error_cells(context):
         tree = cell.tree() if f"{owner} =" in cell.source else None
         builds = [
             node
@@ -666,7 +602,9 @@ def _read_no_such_layer(
         and argument.value == wanted
     ):
         fixed = _one_line(
-            rewrite(line.frame, call, argument, _literal(segment_of(line, argument), close[0]))
+            rewrite(
+                line.frame, call, argument, string_literal(segment_of(line, argument), close[0])
+            )
         )
         if fixed:
             return Finding(rule + ".", code(fixed))
@@ -835,7 +773,7 @@ def _read_save_path(error: Recognised, line: FailingLine, context: ErrorContext)
         return Finding(rule + ".", None)
     new_path = _with_extension(path, extension)
     statement = line.statement if line.statement is not None else call
-    written = _literal(segment_of(line, argument), new_path)
+    written = string_literal(segment_of(line, argument), new_path)
     fixed = _one_line(rewrite(line.frame, statement, argument, written))
     return Finding(rule + ".", code(fixed) if fixed else None)
 
@@ -926,7 +864,7 @@ def _literal_in_cells(
                 constant = _constant_in(node, text)
                 if constant is not None:
                     return line.frame, node, constant, "this line"
-    for cell in _cells(context):
+    for cell in error_cells(context):
         if repr(text)[1:-1] not in cell.source:
             continue
         tree = cell.tree()
@@ -941,7 +879,7 @@ def _literal_in_cells(
             node = max(calls, key=lambda n: (n.lineno, n.col_offset))
             constant = _constant_in(node, text)
             if constant is not None:
-                return _frame_of(cell), node, constant, cell.label
+                return cell_frame(cell), node, constant, cell.label
     return None
 
 
@@ -980,7 +918,7 @@ def _read_unknown_identifier(
     whole = frame.segment(call)
     # On the failing line, the whole statement (``act = Dense(...)`` keeps its name).
     outer = line.statement if where == "this line" and line.statement is not None else call
-    replacement = _literal(frame.segment(constant), close[0])
+    replacement = string_literal(frame.segment(constant), close[0])
     fixed = _one_line(rewrite(frame, outer, constant, replacement))
     if not whole or not fixed:
         return Finding(rule + ".", None)
@@ -1049,10 +987,12 @@ def _array_shape(node: ast.expr, line: FailingLine, context: ErrorContext) -> tu
     return described.shape if described is not None else None
 
 
-def _model_input_call(model: str, context: ErrorContext) -> tuple[_Cell, ast.Call, ast.expr] | None:
+def _model_input_call(
+    model: str, context: ErrorContext
+) -> tuple[SourceCell, ast.Call, ast.expr] | None:
     """``keras.Input(shape=...)`` in the newest cell that binds ``model`` and holds one
     Input call: the call and its shape argument."""
-    for cell in _cells(context):
+    for cell in error_cells(context):
         if f"{model} =" not in cell.source or "Input(" not in cell.source:
             continue
         tree = cell.tree()
@@ -1122,7 +1062,7 @@ def _read_input_counts_examples(
     else:
         per_example = ", ".join(str(size) for size in shape[1:])
         replacement = f"({per_example}{',' if len(shape) == 2 else ''})"
-    fixed = _one_line(rewrite(_frame_of(cell), input_call, shape_node, replacement))
+    fixed = _one_line(rewrite(cell_frame(cell), input_call, shape_node, replacement))
     if not fixed:
         return Finding(rule + ".", None)
     where = f"in {cell.label}" if cell.label != "this cell" else "in this cell"

@@ -38,7 +38,7 @@ from jupyterlab_tfcoach.monitor.locations import CellLocator
 from jupyterlab_tfcoach.monitor.report import Note
 from jupyterlab_tfcoach.monitor.symptoms.operand_shapes import followable, operand_of
 from jupyterlab_tfcoach.monitor.syntax import call_name as _call_name
-from jupyterlab_tfcoach.monitor.syntax import held_at, reference_path
+from jupyterlab_tfcoach.monitor.syntax import held_at, parsed_source, reference_path
 from jupyterlab_tfcoach.monitor.traces.identity import (
     TENSORFLOW,
     USER,
@@ -564,9 +564,8 @@ def cell_expressions(source: str) -> list[Expression]:
     """The cell's top-level element-wise expressions on two names (or attributes, or values
     computed from them without changing the shape) whose result is reduced: inside a
     reduction call, or assigned to a name that one reads."""
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
+    tree = parsed_source(source)
+    if tree is None:
         return []
     reduced_names: set[str] = set()
     candidates: list[tuple[ast.AST, bool, str | None]] = []

@@ -26,7 +26,7 @@ from typing import Any
 
 from jupyterlab_tfcoach.monitor.errors.failing_line import Operand, describe
 from jupyterlab_tfcoach.monitor.stored_state import library_attribute
-from jupyterlab_tfcoach.monitor.syntax import call_name, held_at, reference_path
+from jupyterlab_tfcoach.monitor.syntax import call_name, held_at, parsed_source, reference_path
 
 MAX_CELL_CHARS = 50_000
 # Values are read (min and max) only for arrays this small: a copy and two passes.
@@ -165,9 +165,8 @@ class CellCode:
 
 
 def parse_cell(source: str) -> CellCode | None:
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError, RecursionError):
+    tree = parsed_source(source)
+    if tree is None:
         return None
     code = CellCode(source)
     # Lines as ``ast`` counts them (``str.splitlines`` also splits at form feeds).

@@ -50,7 +50,7 @@ from jupyterlab_tfcoach.monitor.symptoms.broadcast import where_in_cells
 from jupyterlab_tfcoach.monitor.symptoms.dataset_order import OrderChecker
 from jupyterlab_tfcoach.monitor.tftypes import loaded_class
 from jupyterlab_tfcoach.monitor.traces import body_scan as fx
-from jupyterlab_tfcoach.monitor.traces.body_advice import _globals_of, _tf_random_call
+from jupyterlab_tfcoach.monitor.traces.body_advice import function_globals, tf_random_equivalent
 from jupyterlab_tfcoach.monitor.traces.identity import USER, library_roots, origin_of
 
 ITERATOR_MODULE = "tensorflow.python.data.ops.iterator_ops"
@@ -476,7 +476,7 @@ def _random_fix(
             and node.func.attr == wanted
         ):
             continue
-        replacement = _tf_random_call(wanted, node, source, namespace)
+        replacement = tf_random_equivalent(wanted, node, source, namespace)
         replaced: ast.AST = node
         dtype = None
         parent = parents.get(node)
@@ -531,7 +531,7 @@ def _traced_text(
     label = effect.label
     if effect.action == fx.RANDOM:
         parsed = _function_tree(func)
-        found = _random_fix(*parsed, effect, _globals_of(func)) if parsed is not None else None
+        found = _random_fix(*parsed, effect, function_globals(func)) if parsed is not None else None
         where, fix, drawn = "", None, ""
         if found is not None:
             line, statement, fix, target = found

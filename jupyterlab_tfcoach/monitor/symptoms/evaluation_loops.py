@@ -38,7 +38,11 @@ from typing import Any
 
 from jupyterlab_tfcoach.monitor import report as reports
 from jupyterlab_tfcoach.monitor.report import Note
-from jupyterlab_tfcoach.monitor.stored_state import _type_module, instance_dict, library_attribute
+from jupyterlab_tfcoach.monitor.stored_state import (
+    instance_dict,
+    library_attribute,
+    module_of_class,
+)
 from jupyterlab_tfcoach.monitor.symptoms.loop_structure import (
     ParsedCell,
     function_tree,
@@ -62,7 +66,7 @@ def _is_data(value: Any) -> bool:
     rates to test is not data."""
     cls = type(value)
     try:
-        if _type_module(cls) == "numpy" and cls.__name__ == "ndarray":
+        if module_of_class(cls) == "numpy" and cls.__name__ == "ndarray":
             return True
     except Exception:
         return False

@@ -19,8 +19,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from jupyterlab_tfcoach.monitor.stored_state import _type_module, _type_mro, instance_dict
-from jupyterlab_tfcoach.monitor.syntax import call_name, function_definition
+from jupyterlab_tfcoach.monitor.stored_state import instance_dict, module_of_class, mro_of_class
+from jupyterlab_tfcoach.monitor.syntax import call_name, function_definition, parsed_source
 
 MAX_CELL_CHARS = 50_000
 _CACHE_SIZE = 32
@@ -136,13 +136,14 @@ def _tape_block(node: ast.With) -> bool:
 
 
 def _parse(source: str) -> ParsedCell | None:
-    try:
-        tree = ast.parse(
-            "\n".join(
-                "" if line.lstrip().startswith(("%", "!")) else line for line in source.split("\n")
-            )
+    # Magic and shell lines blanked; a cell without them is the same string, so its tree
+    # is the one the other checks of the cell read.
+    tree = parsed_source(
+        "\n".join(
+            "" if line.lstrip().startswith(("%", "!")) else line for line in source.split("\n")
         )
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    )
+    if tree is None:
         return None
     parents: dict[int, ast.AST] = {}
     loops: list[Loop] = []
@@ -220,13 +221,13 @@ def library_class_names(value: Any) -> set[str]:
     """Names of the Keras/TensorFlow classes ``value``'s type derives from (its MRO read
     from the type itself: no ``isinstance``, no metaclass hook)."""
     try:
-        mro = _type_mro(type(value))
+        mro = mro_of_class(type(value))
     except Exception:
         return set()
     found = set()
     for klass in mro:
         try:
-            module = _type_module(klass)
+            module = module_of_class(klass)
         except Exception:
             continue
         if type(module) is str and module.partition(".")[0] in ("keras", "tensorflow", "tf_keras"):

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from jupyterlab_tfcoach.monitor import report as reports
 from jupyterlab_tfcoach.monitor.errors.failing_line import describe, show_shape
 from jupyterlab_tfcoach.monitor.report import Note
+from jupyterlab_tfcoach.monitor.syntax import parsed_source
 
 SECTION = "joining-indexing"
 MAX_CELL_CHARS = 50_000
@@ -50,9 +51,8 @@ class Reshape:
 
 def reshape_statements(source: str) -> list[Reshape]:
     """The cell's top-level reshapes of one name into another."""
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError, RecursionError):
+    tree = parsed_source(source)
+    if tree is None:
         return []
     last_bound: dict[str, int] = {}
     for node in ast.walk(tree):

@@ -118,11 +118,11 @@ def _random_in_graph(scope: fx.Scope, effect: fx.Effect) -> str | None:
             and isinstance(node.func, ast.Attribute)
             and node.func.attr == wanted
         ):
-            return _tf_random_call(wanted, node, source, _globals_of(function))
+            return tf_random_equivalent(wanted, node, source, function_globals(function))
     return None
 
 
-def _globals_of(function: object) -> dict[str, object]:
+def function_globals(function: object) -> dict[str, object]:
     """The function's globals, whose values' types ``_as_shape`` reads (nothing else)."""
     namespace = getattr(function, "__globals__", None)
     return namespace if type(namespace) is dict else {}
@@ -147,9 +147,13 @@ def _as_shape(size: str, namespace: dict[str, object]) -> str:
     return f"[{size}]"
 
 
-def _tf_random_call(
+def tf_random_equivalent(
     name: str, call: ast.Call, source: str, namespace: dict[str, object] | None = None
 ) -> str | None:
+    """The ``tf.random`` draw for a NumPy (or Python ``random``) draw ``<name>(...)`` in
+    ``source``, with the user's own arguments (``namespace``: what names in a size hold);
+    None for a draw with no TensorFlow equivalent. Also used for ``Dataset.map`` functions
+    (``symptoms/datasets.py``)."""
     args = [ast.get_source_segment(source, a) or "" for a in call.args]
     keywords = {k.arg: ast.get_source_segment(source, k.value) or "" for k in call.keywords}
 

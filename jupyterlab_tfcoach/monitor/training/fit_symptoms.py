@@ -639,7 +639,7 @@ class FitSymptoms:
             "" if has_flag else " and give `call` a `training=False` parameter (Keras fills it in)"
         )
         name = getattr(cls, "__name__", "the model")
-        effects = _training_effects(_attribute_path(model, first.callee) or model, model)
+        effects = training_mode_effects(_attribute_path(model, first.callee) or model, model)
         does = (
             "; ".join(effects)
             if effects
@@ -692,7 +692,7 @@ _TRAINING_EFFECTS = {
 }
 
 
-def _training_effects(root: Any, model: Any) -> list[str]:
+def training_mode_effects(root: Any, model: Any) -> list[str]:
     """What training mode does in predict/evaluate, for the layers ``root`` holds only."""
     kinds: dict[str, list[str]] = {}
     for layer in keras_layers(root, MAX_LAYERS) if root is not None else ():

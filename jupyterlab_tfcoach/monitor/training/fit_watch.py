@@ -46,10 +46,10 @@ from typing import Any
 
 from jupyterlab_tfcoach.monitor.hooks import MethodHooks
 from jupyterlab_tfcoach.monitor.stored_state import (
-    _class_lookup,
+    class_namespace_lookup,
     contained_values,
-    instance_dict,
     is_library_class,
+    keras_tracked_metrics,
     keras_trainable_variables,
     keras_variables,
     library_attribute,
@@ -182,7 +182,7 @@ def defines_own(model: Any, method: str) -> bool:
     """Whether the model's class (or a base of the user's) defines ``method`` itself,
     rather than Keras."""
     try:
-        _found, owner = _class_lookup(type(model), method)
+        _found, owner = class_namespace_lookup(type(model), method)
     except Exception:
         return False
     return owner is not None and not is_library_class(owner)
@@ -205,23 +205,6 @@ def _metric_is_all_zero(metric: Any) -> bool:
         if values is None or values.any():
             return False
     return True
-
-
-def _metrics_of(model: Any) -> list[Any]:
-    """The metrics Keras tracks for the model, as it stores them (``Trainer.metrics``
-    without running a user's ``metrics`` property): the loss tracker, the compiled
-    metrics, the user's own metric attributes."""
-    attributes = instance_dict(model) or {}
-    found: list[Any] = []
-    tracker = attributes.get("_loss_tracker")
-    if tracker is not None:
-        found.append(tracker)
-    compiled = attributes.get("_compile_metrics")
-    if compiled is not None:
-        for name in ("_flat_metrics", "_flat_weighted_metrics"):
-            found.extend(m for m in contained_values(stored(compiled, name)) or () if m is not None)
-    found.extend(contained_values(attributes.get("_metrics"), sequences_only=True) or ())
-    return found[:100]
 
 
 def _history_of(history: Any) -> dict[str, list[float]] | None:
@@ -460,7 +443,7 @@ class FitWatcher:
             count = stored(tracker, "count") if tracker is not None else None
             run.loss_tracker_count = _scalar(count) if count is not None else None
             names = []
-            for metric in _metrics_of(model):
+            for metric in keras_tracked_metrics(model):
                 name = stored(metric, "name")
                 if type(name) is str and name not in names and _metric_is_all_zero(metric):
                     names.append(name)

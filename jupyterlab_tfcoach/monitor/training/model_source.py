@@ -59,10 +59,10 @@ from jupyterlab_tfcoach.monitor.stored_state import (
     instance_dict,
     is_library_class,
     keras_layers,
+    keras_tracked_metrics,
     stored,
 )
 from jupyterlab_tfcoach.monitor.training import user_code
-from jupyterlab_tfcoach.monitor.training.fit_watch import _metrics_of
 
 SIDE_EFFECTS_SECTION = "side-effects"
 TRAINING_FLAG_SECTION = "training-argument"
@@ -134,7 +134,7 @@ class ClassReading:
 _readings: dict[int, tuple[weakref.ReferenceType[type], tuple[Any, ...], ClassReading]] = {}
 
 
-def _own_function(cls: type, name: str) -> Any | None:
+def own_function(cls: type, name: str) -> Any | None:
     """``cls.<name>`` when a class of the user's defines it (never Keras's own)."""
     try:
         for klass in cls.__mro__:
@@ -159,7 +159,7 @@ def _function_of(value: Any) -> Any | None:
 def reading_of(cls: type) -> ClassReading:
     """The class's reading, from the cache while its methods' code objects stay the same."""
     names = (*COMPILED_METHODS, "__init__", "build", "metrics")
-    functions = {name: _function_of(_own_function(cls, name)) for name in names}
+    functions = {name: _function_of(own_function(cls, name)) for name in names}
     codes = tuple(getattr(f, "__code__", None) for f in functions.values())
     cached = _readings.get(id(cls))
     if cached is not None and cached[0]() is cls and cached[1] == codes:
@@ -314,7 +314,7 @@ def _state_writes(
         ):
             holder = node.func.value
             attribute = _self_attribute(holder)
-            statement = user_code._statement_of(method.tree, node)
+            statement = user_code.enclosing_statement(method.tree, node)
             text = _text(source, statement if statement is not None else node)
             if attribute is not None:
                 found.append(StateWrite(name, line(node), text, attribute, True, "list"))
@@ -395,7 +395,7 @@ def _read_call(
         callee = _is_random_call(node)
         if callee is None:
             continue
-        statement = user_code._statement_of(method.tree, node)
+        statement = user_code.enclosing_statement(method.tree, node)
         if statement is None:
             continue
         if callee.split(".")[-1] not in RANDOM_FUNCTIONS and not any(
@@ -464,7 +464,7 @@ def _self_assignments(method: user_code.MethodSource) -> dict[str, str]:
 
 
 # --------------------------------------------------------------- entries
-def _user_classes(model: Any) -> list[tuple[type, Any]]:
+def user_classes(model: Any) -> list[tuple[type, Any]]:
     """(class, one instance) for the model and each layer whose class the user wrote."""
     found: list[tuple[type, Any]] = []
     seen: set[int] = set()
@@ -479,7 +479,7 @@ def _user_classes(model: Any) -> list[tuple[type, Any]]:
     return found
 
 
-def _class_name(cls: type) -> str:
+def class_display_name(cls: type) -> str:
     name = getattr(cls, "__name__", "")
     return name if type(name) is str and name else "the model"
 
@@ -527,7 +527,7 @@ class ModelSourceNotes:
     def _model(self, model: Any, run: ModelRun) -> None:
         ran = {run.method} | ({"validation"} if run.validated else set())
         eager = stored(model, "_run_eagerly") is True
-        for cls, instance in _user_classes(model):
+        for cls, instance in user_classes(model):
             reading = reading_of(cls)
             if not eager:
                 self._state_writes(cls, instance, reading, ran)
@@ -555,7 +555,7 @@ class ModelSourceNotes:
             if write.on_self:
                 value = (instance_dict(instance) or {}).get(write.name)
             else:
-                function = _function_of(_own_function(cls, write.method))
+                function = _function_of(own_function(cls, write.method))
                 value = (getattr(function, "__globals__", None) or {}).get(write.name)
             # Types only (``issubclass(type(...))``: no ``__class__`` a user could define).
             if issubclass(type(value), list):  # Keras tracks a layer's lists as TrackedList
@@ -573,7 +573,7 @@ class ModelSourceNotes:
     def _state_note(
         self, cls: type, write: StateWrite, reading: ClassReading, value_type: type
     ) -> Note:
-        name = _class_name(cls)
+        name = class_display_name(cls)
         keras = _keras_name(self.namespace)
         where = f"`{name}.{write.method}`"
         what = f"`self.{write.name}`" if write.on_self else f"the global `{write.name}`"
@@ -625,14 +625,14 @@ class ModelSourceNotes:
         if not self._once("random", id(cls)):
             return
         first = reading.random_calls[0]
-        name = _class_name(cls)
+        name = class_display_name(cls)
         if reading.call_has_training:
             how = f"`{name}.call` takes `training` but applies `{first.callee}` whatever it is"
             signature = ""
         else:
             how = f"`{name}.call` has no `training` parameter and always applies `{first.callee}`"
             header = reading.call_header or ""
-            fixed = _with_training(header)
+            fixed = header_with_training(header)
             signature = (
                 f"give `call` the flag Keras fills in: `{fixed} ...`, and "
                 if fixed
@@ -660,13 +660,13 @@ class ModelSourceNotes:
     ) -> None:
         # fit_symptoms imports this module: its reader of what training mode does is
         # imported when first needed.
-        from jupyterlab_tfcoach.monitor.training.fit_symptoms import _training_effects
+        from jupyterlab_tfcoach.monitor.training.fit_symptoms import training_mode_effects
 
-        effects = _training_effects(model, model)
+        effects = training_mode_effects(model, model)
         if not effects or not self._once("forced_step", id(cls), step):
             return
         first = forced[0]
-        name = _class_name(cls)
+        name = class_display_name(cls)
         fixed = user_code.valid_code(first.statement.replace("training=True", "training=False"))
         ran = (
             "evaluate and the validation of fit compute their loss and metrics"
@@ -683,9 +683,9 @@ class ModelSourceNotes:
 
     # ------------------------------------------------------- global metrics
     def _global_metrics(self, cls: type, model: Any, reading: ClassReading) -> None:
-        function = _function_of(_own_function(cls, "train_step"))
+        function = _function_of(own_function(cls, "train_step"))
         module_globals = getattr(function, "__globals__", None) or {}
-        tracked = {id(metric) for metric in _metrics_of(model)}
+        tracked = {id(metric) for metric in keras_tracked_metrics(model)}
         names = [
             name
             for name in reading.global_metrics
@@ -708,7 +708,7 @@ class ModelSourceNotes:
         listed = _listed(names)
         verb = "is a module global" if len(names) == 1 else "are module globals"
         tracked_list = ", ".join(f"self.{n}" for n in names)
-        cls_name = _class_name(cls)
+        cls_name = class_display_name(cls)
         text = (
             f"{listed} {verb} that `{cls_name}.train_step` updates, not metrics of the "
             f"model: fit resets only the model's metrics at the start of every epoch, so "
@@ -728,7 +728,7 @@ def _listed(names: list[str]) -> str:
     return " and ".join(f"`{name}`" for name in unique)
 
 
-def _with_training(header: str) -> str | None:
+def header_with_training(header: str) -> str | None:
     """``def call(self, inputs):`` -> ``def call(self, inputs, training=None):``."""
     match = re.fullmatch(r"(def\s+call\s*\((.*))\)\s*(->.*)?:", header)
     if match is None:

@@ -49,10 +49,10 @@ from jupyterlab_tfcoach.monitor.symptoms.training_mode import mode_layers, movin
 from jupyterlab_tfcoach.monitor.training import user_code
 from jupyterlab_tfcoach.monitor.training.fit_watch import CellFits, EvaluationRun, FitRun
 from jupyterlab_tfcoach.monitor.training.model_source import (
-    _class_name,
-    _own_function,
-    _user_classes,
-    _with_training,
+    class_display_name,
+    header_with_training,
+    own_function,
+    user_classes,
 )
 
 SECTION = "training-argument"
@@ -138,7 +138,7 @@ def _unflagged_calls(method: user_code.MethodSource) -> list[WrittenCall]:
         keyword = next((k for k in call.keywords if k.arg == "training"), None)
         if keyword is not None and not _is_literal(keyword.value, False, None):
             return []  # the model runs with a flag (True, or a name): nothing to say
-        statement = user_code._statement_of(method.tree, call)
+        statement = user_code.enclosing_statement(method.tree, call)
         written = _text(source, statement if statement is not None else call)
         call_text = _text(source, call)
         new_call = _with_flag(source, call)
@@ -171,7 +171,7 @@ def _updates(method: user_code.MethodSource) -> list[WrittenCall]:
     found = []
     for node in ast.walk(method.tree):
         if isinstance(node, ast.Call) and _is_update(node):
-            statement = user_code._statement_of(method.tree, node)
+            statement = user_code.enclosing_statement(method.tree, node)
             written = _text(method.source, statement if statement is not None else node)
             callee = _text(method.source, node.func)
             found.append(WrittenCall(method.first_line + node.lineno - 1, written, callee))
@@ -258,23 +258,23 @@ class StepModeNotes:
             return
         if run.custom_train_step:
             self._train_step(model)
-        for cls, instance in _user_classes(model):
+        for cls, instance in user_classes(model):
             self._inference_forced(cls, instance)
 
     def _train_step(self, model: Any) -> None:
         cls = type(model)
-        function = _own_function(cls, "train_step")
+        function = own_function(cls, "train_step")
         calls = unflagged_model_calls(function) if function is not None else []
         if not calls or not self._once("train_step", id(cls)):
             return
         kinds = mode_layers(model)
         if not kinds:
             return  # a model without such layers behaves the same in both modes
-        call = _own_function(cls, "call")
+        call = own_function(cls, "call")
         if call is not None and user_code.forced_training_calls(call):
             return  # its call forces training mode itself (``fit_symptoms`` tells that)
         first = calls[0]
-        name = _class_name(cls)
+        name = class_display_name(cls)
         evidence = ""
         if _NORMALIZATION in kinds and moving_mean_untouched(model):
             evidence = " (after this fit, its moving mean is still all zeros)"
@@ -299,7 +299,7 @@ class StepModeNotes:
 
     # ----------------------------------------------- training=False in call
     def _inference_forced(self, cls: type, instance: Any) -> None:
-        function = _own_function(cls, "call")
+        function = own_function(cls, "call")
         if function is None:
             return
         for forced in user_code.forced_training_calls(function, flag=False):
@@ -318,7 +318,7 @@ class StepModeNotes:
         kinds: list[str],
         target: Any,
     ) -> Note:
-        name = _class_name(cls)
+        name = class_display_name(cls)
         evidence = ""
         if _NORMALIZATION in kinds and moving_mean_untouched(target):
             evidence = " (after this fit, its moving mean is still all zeros)"
@@ -334,7 +334,7 @@ class StepModeNotes:
                 arguments = definition.args
                 has_flag = "training" in [a.arg for a in (*arguments.args, *arguments.kwonlyargs)]
                 line = method.source.splitlines()[definition.lineno - 1].strip()
-                header = "" if has_flag else (_with_training(line) or "")
+                header = "" if has_flag else (header_with_training(line) or "")
         if fixed and has_flag:
             fix = f"Pass the flag through: `{fixed}`."
         elif fixed and header:
@@ -355,7 +355,7 @@ class StepModeNotes:
     # ------------------------------------------------------------- test_step
     def _evaluation(self, evaluation: EvaluationRun, model: Any) -> None:
         cls = type(model)
-        function = _own_function(cls, "test_step")
+        function = own_function(cls, "test_step")
         updates = weight_updates(function) if function is not None else []
         if not updates:
             return
@@ -365,7 +365,7 @@ class StepModeNotes:
         if not self._once("test_step", id(cls)):
             return
         first = updates[0]
-        name = _class_name(cls)
+        name = class_display_name(cls)
         which = "fit's validation" if evaluation.validation else "this evaluate"
         measured = []
         if evaluation.changed:

@@ -390,7 +390,7 @@ def forced_training_calls(function: Any, flag: bool = True) -> list[ForcedTraini
         if isinstance(node, ast.Call) and any(
             k.arg == "training" and literal(k.value) for k in node.keywords
         ):
-            statement = _statement_of(method.tree, node)
+            statement = enclosing_statement(method.tree, node)
             written = valid_code(_text(method.source, statement)) if statement else None
             found.append(
                 ForcedTraining(
@@ -403,7 +403,7 @@ def forced_training_calls(function: Any, flag: bool = True) -> list[ForcedTraini
     return found
 
 
-def _statement_of(tree: ast.Module, inner: ast.AST) -> ast.stmt | None:
+def enclosing_statement(tree: ast.Module, inner: ast.AST) -> ast.stmt | None:
     """The innermost simple statement containing ``inner`` (what the user wrote on the
     line, whole, even when it spans several lines)."""
     found = None

@@ -23,6 +23,8 @@ import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from jupyterlab_tfcoach.monitor.syntax import parsed_source
+
 # Calls that create a variable (``tf.Variable``, ``keras.Variable``,
 # ``self.add_weight``, ``tf.compat.v1.get_variable``...), by their last name.
 _CREATING_CALLS = frozenset({"Variable", "add_weight", "add_variable", "get_variable"})
@@ -312,9 +314,8 @@ def cell_rebinds(cell: str) -> CellRebinds:
     ):
         return EMPTY
     source = _python_lines(cell)
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    tree = parsed_source(source)
+    if tree is None:
         return EMPTY
     collector = _Collector(source)
     try:

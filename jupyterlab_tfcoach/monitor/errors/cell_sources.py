@@ -1,0 +1,85 @@
+"""The cells' source an error family reads, and text written back into it.
+
+An error raised through user code is read from the cells it went through (the running
+one first) and then the cell history ``In``, newest first, each once and bounded in total
+size (``error_cells``); a fix rewrites a node of one of them (``cell_frame`` gives
+``rewrite`` a frame over its source) and writes strings in the user's own quotes
+(``string_literal``). Shared by the families of ``families_keras_api.py`` and
+``families_arguments.py``.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from jupyterlab_tfcoach.monitor.errors.context import CellFrame, ErrorContext, Position
+
+# How much of the cell history ``In`` a family reads (newest first), in characters.
+_HISTORY_CHARS = 200_000
+_HISTORY_CELLS = 200
+
+
+class SourceCell:
+    """A cell's source and how text for people names it (``this cell``, ``cell In[4]``)."""
+
+    def __init__(self, label: str, source: str) -> None:
+        self.label = label
+        self.source = source
+        self._tree: ast.Module | None = None
+        self._parsed = False
+
+    def tree(self) -> ast.Module | None:
+        if not self._parsed:
+            self._parsed = True
+            try:
+                self._tree = ast.parse(self.source)
+            except (SyntaxError, ValueError):
+                self._tree = None
+        return self._tree
+
+    def segment(self, node: ast.AST) -> str | None:
+        return ast.get_source_segment(self.source, node)
+
+
+def error_cells(context: ErrorContext) -> list[SourceCell]:
+    """The cells the error went through (the running one first), then the cell history
+    ``In`` newest first, each once and bounded in total size."""
+    cells: list[SourceCell] = []
+    seen: set[str] = set()
+    latest = max(context.cell_files.values()) if context.cell_files else None
+    for frame in reversed(context.frames()):
+        source = frame.source()
+        if source and source not in seen:
+            seen.add(source)
+            number = context.cell_files.get(frame.filename)
+            label = "this cell" if number is None or number == latest else f"cell In[{number}]"
+            cells.append(SourceCell(label, source))
+    history = context.namespace.get("In")
+    if type(history) is list:
+        budget = _HISTORY_CHARS
+        start = max(0, len(history) - _HISTORY_CELLS)
+        for index in range(len(history) - 1, start - 1, -1):
+            text = history[index]
+            if type(text) is not str or text in seen:
+                continue
+            budget -= len(text)
+            if budget < 0:
+                break
+            seen.add(text)
+            label = "this cell" if index == latest else f"cell In[{index}]"
+            cells.append(SourceCell(label, text))
+    return cells
+
+
+def cell_frame(cell: SourceCell) -> CellFrame:
+    """A frame over a cell's source, for ``rewrite``."""
+
+    return CellFrame("<cell>", Position(1), None, cell.tree(), cell.source)
+
+
+def string_literal(written: str | None, text: str) -> str:
+    """``text`` as a string literal in the quotes the user wrote ``written`` in."""
+    quote = '"' if not written or written[:1] != "'" else "'"
+    if quote in text or "\\" in text or "\n" in text:
+        return repr(text)
+    return f"{quote}{text}{quote}"
