@@ -19,6 +19,7 @@ from jupyterlab_tfcoach.monitor.errors.context import (
     rewrite,
     value_kind,
 )
+from jupyterlab_tfcoach.monitor.errors.families_signatures import is_graph_function_input
 from jupyterlab_tfcoach.monitor.errors.loop_accumulators import accumulator_start
 
 _EAGER_DTYPE = re.compile(
@@ -100,6 +101,8 @@ def _parse(parsed: ParsedError) -> tuple[str, tuple[str, str], str] | None:
     """(op, (left dtype, right dtype), a sentence saying what TF reported)."""
     where = " inside a tf.function" if parsed.inside_tf_function else ""
     eager = _EAGER_DTYPE.search(parsed.message)
+    if eager and is_graph_function_input(parsed.message):
+        return None  # a traced function's input, not an op's operands: an error family's
     if eager:
         op, index = _op_name(eager.group("op")), int(eager.group("index"))
         expected, actual = _dtype(eager.group("expected")), _dtype(eager.group("actual"))

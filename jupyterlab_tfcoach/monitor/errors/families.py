@@ -33,12 +33,14 @@ from typing import Any
 
 from jupyterlab_tfcoach.monitor.errors import (
     families_arguments,
+    families_compile,
     families_data,
     families_keras,
     families_keras_api,
     families_keras_lifecycle,
     families_ops,
     families_shapes,
+    families_signatures,
     families_tensors,
     families_unpacking,
 )
@@ -75,6 +77,8 @@ FAMILIES: tuple[ErrorFamily, ...] = (
     families_shapes.UNKNOWN_DIMENSION,
     families_shapes.RESHAPE,
     families_shapes.SIGNATURE,
+    families_signatures.FUNCTION_INPUT_DTYPE,
+    families_signatures.SIGNATURE_KEYWORDS,
     families_shapes.SHAPE_ASSERTION,
     families_tensors.PYTHON_NUMBER,
     families_tensors.ASSIGN_SHAPE,
@@ -96,6 +100,13 @@ FAMILIES: tuple[ErrorFamily, ...] = (
     families_data.LOOP_DTYPE,
     families_data.CALL_ARGUMENTS,
     families_keras_api.INPUT_COUNTS_EXAMPLES,
+    # What compile was given, and what fit needs from it.
+    families_compile.COMPILE_ARGUMENT_KIND,
+    families_compile.NO_LOSS,
+    families_compile.CALLBACK_MONITOR,
+    families_compile.LOSS_SIGNATURE,
+    families_compile.NO_LABELS,
+    families_compile.NO_BATCHES,
     # Keras's model API used in the wrong order or with the wrong values.
     families_keras_api.FORGOT_SUPER,
     families_keras_api.NOT_COMPILED,

@@ -66,7 +66,7 @@ _MAX_NAMES_SHOWN = 12
 
 
 # ------------------------------------------------------------------ shared reading
-def _method_call(line: FailingLine, methods: tuple[str, ...]) -> ast.Call | None:
+def method_call_on_line(line: FailingLine, methods: tuple[str, ...]) -> ast.Call | None:
     """The ``<x>.<method>(...)`` call on the failing statement, for one of ``methods``."""
     parts: list[ast.AST] = list(line.frame.header())
     if line.call is not None:
@@ -82,7 +82,7 @@ def _method_call(line: FailingLine, methods: tuple[str, ...]) -> ast.Call | None
     return None
 
 
-def _argument(call: ast.Call, position: int, keyword: str) -> ast.expr | None:
+def call_argument(call: ast.Call, position: int, keyword: str) -> ast.expr | None:
     for item in call.keywords:
         if item.arg == keyword:
             return item.value
@@ -93,7 +93,7 @@ def _argument(call: ast.Call, position: int, keyword: str) -> ast.expr | None:
     return None
 
 
-def _one_line(text: str | None) -> str | None:
+def one_line(text: str | None) -> str | None:
     return text if text and "\n" not in text else None
 
 
@@ -227,7 +227,7 @@ _NOT_COMPILED = re.compile(r"You must call `compile\(\)` before using the model"
 _TRAINING_METHODS = ("fit", "evaluate", "train_on_batch", "test_on_batch")
 
 
-def _compile_calls(context: ErrorContext) -> list[tuple[SourceCell, ast.Call, str]]:
+def compile_calls(context: ErrorContext) -> list[tuple[SourceCell, ast.Call, str]]:
     """``<name>.compile(...)`` calls in the cells (newest first), with their receiver."""
     found = []
     for cell in error_cells(context):
@@ -250,10 +250,10 @@ def _compile_calls(context: ErrorContext) -> list[tuple[SourceCell, ast.Call, st
     return found
 
 
-def _default_loss(call: ast.Call, line: FailingLine, context: ErrorContext) -> str | None:
+def default_loss_for(call: ast.Call, line: FailingLine, context: ErrorContext) -> str | None:
     """A loss for the labels the call got: float labels -> ``mse``, one integer class
     number per example -> ``sparse_categorical_crossentropy``; None otherwise."""
-    labels = _argument(call, 1, "y")
+    labels = call_argument(call, 1, "y")
     if labels is None:
         return None
     found, value = value_of(labels, line.frame, context)
@@ -274,7 +274,7 @@ def _default_loss(call: ast.Call, line: FailingLine, context: ErrorContext) -> s
 def _read_not_compiled(
     error: Recognised, line: FailingLine, context: ErrorContext
 ) -> Finding | None:
-    call = _method_call(line, _TRAINING_METHODS)
+    call = method_call_on_line(line, _TRAINING_METHODS)
     if call is None:
         return None
     model = segment_of(line, call.func.value)  # type: ignore[attr-defined]
@@ -285,11 +285,11 @@ def _read_not_compiled(
         f"`{model}.{method}` needs the optimizer and the loss `{model}.compile(...)` gives "
         f"the model, and `{model}` was never compiled"
     )
-    compiled = _compile_calls(context)
+    compiled = compile_calls(context)
     same = [found for found in compiled if found[2] == model]
     if same:
         cell, node, _ = same[0]
-        shown = _one_line(cell.segment(node))
+        shown = one_line(cell.segment(node))
         running = context.frames()[-1]
         if shown and cell.source == running.source() and node.lineno > running.position.line:
             rule = (
@@ -312,12 +312,12 @@ def _read_not_compiled(
     ]
     if others:
         cell, node, other = others[0]
-        shown = _one_line(cell.segment(node))
-        fixed = _one_line(rewrite(cell_frame(cell), node, node.func.value, model))  # type: ignore[attr-defined]
+        shown = one_line(cell.segment(node))
+        fixed = one_line(rewrite(cell_frame(cell), node, node.func.value, model))  # type: ignore[attr-defined]
         if shown and fixed:
             rule += f"; {code(shown)} in {cell.label} compiled `{other}`, another object"
             return Finding(rule + ".", f"compile `{model}` itself, {code(fixed)}")
-    loss = _default_loss(call, line, context)
+    loss = default_loss_for(call, line, context)
     if loss is None:
         return Finding(rule + ": call it first with an optimizer and a loss for your labels.", None)
     fix = f'{model}.compile(optimizer="adam", loss="{loss}")'
@@ -341,10 +341,10 @@ _VALIDATION_SPLIT = re.compile(
 def _read_validation_split(
     error: Recognised, line: FailingLine, context: ErrorContext
 ) -> Finding | None:
-    call = _method_call(line, ("fit",))
+    call = method_call_on_line(line, ("fit",))
     if call is None:
         return None
-    data = _argument(call, 0, "x")
+    data = call_argument(call, 0, "x")
     split = next((k.value for k in call.keywords if k.arg == "validation_split"), None)
     if data is None or split is None:
         return None
@@ -378,7 +378,7 @@ def _read_validation_split(
         return Finding(rule + ".", None)
     receiver = segment_of(line, call.func)
     new_call = f"{receiver}({', '.join(pieces)})"
-    fixed = _one_line(rewrite(line.frame, statement, call, new_call))
+    fixed = one_line(rewrite(line.frame, statement, call, new_call))
     if not fixed:
         return Finding(rule + ".", None)
     size = f"val_batches = max(1, int({fraction} * int({name}.cardinality())))"
@@ -498,7 +498,7 @@ def _read_read_only(error: Recognised, line: FailingLine, context: ErrorContext)
                 ": inside a subclass, keep your own list under another name (Keras tracks "
                 "layers in any list attribute)"
             )
-            fixed = _one_line(rewrite(line.frame, statement, target, f"{owner}.layer_stack"))
+            fixed = one_line(rewrite(line.frame, statement, target, f"{owner}.layer_stack"))
             fix = (
                 f"keep the list under another name, and read that name where the class "
                 f"read `{owner}.layers`: {code(fixed)}"
@@ -570,7 +570,7 @@ _QUOTED = re.compile(r"'((?:[^'\\]|\\.)*)'")
 def _read_no_such_layer(
     error: Recognised, line: FailingLine, context: ErrorContext
 ) -> Finding | None:
-    call = _method_call(line, ("get_layer",))
+    call = method_call_on_line(line, ("get_layer",))
     if call is None:
         return None
     model = segment_of(line, call.func.value)  # type: ignore[attr-defined]
@@ -591,7 +591,7 @@ def _read_no_such_layer(
         "(Keras names a layer when it is made, `dense`, `dense_1`, ..., unless it is given "
         '`name="..."`)'
     )
-    argument = _argument(call, 0, "name")
+    argument = call_argument(call, 0, "name")
     close = difflib.get_close_matches(wanted, names, n=2, cutoff=0.6)
     if not names:
         rule = f"`{model}` has no layers yet"
@@ -601,7 +601,7 @@ def _read_no_such_layer(
         and type(argument.value) is str
         and argument.value == wanted
     ):
-        fixed = _one_line(
+        fixed = one_line(
             rewrite(
                 line.frame, call, argument, string_literal(segment_of(line, argument), close[0])
             )
@@ -659,7 +659,7 @@ def _returned(function: ast.FunctionDef) -> list[ast.Return]:
 def _read_step_result(
     error: Recognised, line: FailingLine, context: ErrorContext
 ) -> Finding | None:
-    call = _method_call(line, tuple(_STEP_OF))
+    call = method_call_on_line(line, tuple(_STEP_OF))
     if call is None:
         return None
     step = _STEP_OF[call.func.attr]  # type: ignore[attr-defined]
@@ -683,7 +683,7 @@ def _read_step_result(
         return Finding(rule + ".", None)
     cell, statement = located[0], wrong[0]
     value = statement.value
-    shown = _one_line(cell.segment(statement))
+    shown = one_line(cell.segment(statement))
     if isinstance(value, ast.Name):
         fixed = f'return {{"loss": {value.id}}}'
     elif isinstance(value, (ast.List, ast.Tuple)) and all(
@@ -768,13 +768,13 @@ def _read_save_path(error: Recognised, line: FailingLine, context: ErrorContext)
     )
     if call is None:
         return Finding(rule + ".", None)
-    argument = _argument(call, 1 if _is_module_function(call) else 0, "filepath")
+    argument = call_argument(call, 1 if _is_module_function(call) else 0, "filepath")
     if argument is None:
         return Finding(rule + ".", None)
     new_path = _with_extension(path, extension)
     statement = line.statement if line.statement is not None else call
     written = string_literal(segment_of(line, argument), new_path)
-    fixed = _one_line(rewrite(line.frame, statement, argument, written))
+    fixed = one_line(rewrite(line.frame, statement, argument, written))
     return Finding(rule + ".", code(fixed) if fixed else None)
 
 
@@ -853,7 +853,7 @@ def _registered_names(kind: str) -> list[str]:
     return names
 
 
-def _literal_in_cells(
+def literal_in_cells(
     text: str, line: FailingLine, context: ErrorContext
 ) -> tuple[CellFrame, ast.Call, ast.Constant, str] | None:
     """The string constant ``text`` in a call: on the failing line first, then in the
@@ -911,7 +911,7 @@ def _read_unknown_identifier(
         rule += ": the closest it knows are " + ", ".join(f'"{c}"' for c in close)
     else:
         rule += ": some it knows are " + ", ".join(f'"{n}"' for n in sorted(names)[:8])
-    located = _literal_in_cells(name, line, context)
+    located = literal_in_cells(name, line, context)
     if located is None or not close:
         return Finding(rule + ".", None)
     frame, call, constant, where = located
@@ -919,7 +919,7 @@ def _read_unknown_identifier(
     # On the failing line, the whole statement (``act = Dense(...)`` keeps its name).
     outer = line.statement if where == "this line" and line.statement is not None else call
     replacement = string_literal(frame.segment(constant), close[0])
-    fixed = _one_line(rewrite(frame, outer, constant, replacement))
+    fixed = one_line(rewrite(frame, outer, constant, replacement))
     if not whole or not fixed:
         return Finding(rule + ".", None)
     keyword = _KEYWORD_OF.get(kind) or next(
@@ -930,7 +930,7 @@ def _read_unknown_identifier(
         ),
         kind,
     )
-    rule += f" (`{keyword}=` of {code(_one_line(whole) or whole)}, {where})"
+    rule += f" (`{keyword}=` of {code(one_line(whole) or whole)}, {where})"
     again = "" if where == "this line" else ", then run this line again"
     return Finding(rule + ".", f"{code(fixed)}{again}")
 
@@ -965,9 +965,9 @@ _LABELLED = ("fit", "evaluate", "train_on_batch", "test_on_batch")
 def _data_call(line: FailingLine) -> tuple[ast.Call, ast.expr, str] | None:
     """The call giving the model its data on the failing line: ``m.fit(x, ...)`` and the
     like, or ``m(x)``; with the data argument and the method (``__call__``)."""
-    call = _method_call(line, _DATA_CALLS)
+    call = method_call_on_line(line, _DATA_CALLS)
     if call is not None:
-        data = _argument(call, 0, "x")
+        data = call_argument(call, 0, "x")
         method = call.func.attr  # type: ignore[attr-defined]
         return (call, data, method) if data is not None else None
     direct = line.call
@@ -1014,7 +1014,7 @@ def _model_input_call(
         ]
         if not binds or len(inputs) != 1:
             continue
-        shape = _argument(inputs[0], 0, "shape")
+        shape = call_argument(inputs[0], 0, "shape")
         return (cell, inputs[0], shape) if shape is not None else None
     return None
 
@@ -1042,7 +1042,7 @@ def _read_input_counts_examples(
     shape_source = declared[0].segment(declared[2]) if declared is not None else None
     # Evidence that the data's first axis counts examples: labels with as many rows, or
     # the Input's shape written as a whole array's ``.shape``.
-    labels = _argument(call, 1, "y") if method in _LABELLED else None
+    labels = call_argument(call, 1, "y") if method in _LABELLED else None
     label_shape = _array_shape(labels, line, context) if labels is not None else None
     same_rows = label_shape is not None and label_shape[:1] == shape[:1]
     whole_shape = shape_source is not None and shape_source.endswith(".shape")
@@ -1062,7 +1062,7 @@ def _read_input_counts_examples(
     else:
         per_example = ", ".join(str(size) for size in shape[1:])
         replacement = f"({per_example}{',' if len(shape) == 2 else ''})"
-    fixed = _one_line(rewrite(cell_frame(cell), input_call, shape_node, replacement))
+    fixed = one_line(rewrite(cell_frame(cell), input_call, shape_node, replacement))
     if not fixed:
         return Finding(rule + ".", None)
     where = f"in {cell.label}" if cell.label != "this cell" else "in this cell"

@@ -25,6 +25,7 @@ from jupyterlab_tfcoach.monitor.errors.failing_line import (
     show_shape,
     value_of,
 )
+from jupyterlab_tfcoach.monitor.errors.families_signatures import cast_fix
 from jupyterlab_tfcoach.monitor.errors.family_record import (
     GENERAL_SECTION,
     ErrorFamily,
@@ -526,16 +527,36 @@ def _read_signature(error: Recognised, line: FailingLine, context: ErrorContext)
     given, wanted = shape_list(error.group("given")), shape_list(error.group("wanted"))
     if given is None or wanted is None:
         return None
+    given_dtype, wanted_dtype = error.group("given_dtype"), error.group("wanted_dtype")
     rule = (
         f"The tf.function's input_signature declares {show_shape(wanted)} "
-        f"{error.group('wanted_dtype')} and accepts nothing else; the argument is "
-        f"{show_shape(given)} {error.group('given_dtype')}"
+        f"{wanted_dtype} and accepts nothing else; the argument is "
+        f"{show_shape(given)} {given_dtype}"
     )
+    fits = len(given) == len(wanted) and all(
+        w is None or g == w for g, w in zip(given, wanted, strict=True)
+    )
+    if given_dtype != wanted_dtype and fits:
+        # Only the dtype differs: a tensor's dtype is never converted on the way in.
+        cast = cast_fix(line, context, given_dtype, wanted_dtype, given)
+        rule += (
+            ": a tensor's dtype is never converted to the signature's (NumPy arrays and "
+            "Python numbers are)"
+        )
+        if cast is None:
+            return Finding(rule + f"; cast it to {wanted_dtype} first.", None)
+        return Finding(f"{rule}; `{cast[0]}` is that tensor.", code(cast[1]))
     fix = None
-    if len(given) == len(wanted) and given[1:] == wanted[1:] and given[:1] != wanted[:1]:
+    if (
+        given_dtype == wanted_dtype
+        and len(given) == len(wanted)
+        and given[1:] == wanted[1:]
+        and wanted[0] is not None
+        and given[:1] != wanted[:1]
+    ):
         tf = tf_alias(context)
         rest = ", ".join(str(d) for d in wanted[1:])
-        spec = f"{tf}.TensorSpec([None, {rest}], {tf}.{error.group('wanted_dtype')})"
+        spec = f"{tf}.TensorSpec([None, {rest}], {tf}.{wanted_dtype})"
         fix = f"leave the batch axis unknown in the signature: {code(spec)}"
     return Finding(rule + ".", fix)
 

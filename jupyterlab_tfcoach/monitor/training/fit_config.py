@@ -57,6 +57,12 @@ from jupyterlab_tfcoach.monitor.stored_state import (
     stored,
     trainable_flag_in,
 )
+from jupyterlab_tfcoach.monitor.training.fit_logs import (
+    EmptyRun,
+    UnseenMonitor,
+    logs_notes,
+    read_logs,
+)
 from jupyterlab_tfcoach.monitor.variables.namespace_diff import generated_layer_name
 
 CALLBACK_SECTION = "callback-mode"
@@ -128,6 +134,8 @@ class CellConfig:
     unadapted: list[UnadaptedRecord] = field(default_factory=list)
     stale: list[StaleFreezeRecord] = field(default_factory=list)
     clones: list[CloneRecord] = field(default_factory=list)
+    # What fit/evaluate logged against what was asked (``fit_logs.py``).
+    logs: list[UnseenMonitor | EmptyRun] = field(default_factory=list)
 
 
 @dataclass
@@ -271,6 +279,10 @@ class FitConfigWatcher:
         if token is None:
             return
         try:
+            if token.method in ("fit", "evaluate"):
+                records = read_logs(token.method, args, kwargs, result)
+                with self._lock:
+                    self._cell.logs.extend(records[: MAX_CALLBACKS - len(self._cell.logs)])
             if token.method == "fit":
                 self._callbacks(model, args, kwargs, result)
                 self._after_fit_steps(model, token)
@@ -736,7 +748,9 @@ def config_entries(
     cell: CellConfig | None, namespace: Mapping[str, Any], cell_source: str
 ) -> tuple[list[VariableChange], list[Note]]:
     """The entries of one cell's records (none for a cell with nothing recorded)."""
-    if cell is None or not (cell.callbacks or cell.unadapted or cell.stale or cell.clones):
+    if cell is None or not (
+        cell.callbacks or cell.unadapted or cell.stale or cell.clones or cell.logs
+    ):
         return [], []
     entries = _Entries(namespace, cell_source)
     for build, records in (
@@ -750,4 +764,4 @@ def config_entries(
                 build(record)  # type: ignore[operator]
             except Exception:
                 continue
-    return entries.variables, entries.notes
+    return entries.variables, entries.notes + logs_notes(cell.logs, namespace, cell_source)
