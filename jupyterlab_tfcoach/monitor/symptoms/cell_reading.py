@@ -11,7 +11,8 @@ check needs them and the array is small (``value_range``).
 
 ``CellReader.read`` parses a source once and keeps the result for the next 64 sources; a
 cell that has none of the words the checks look for (``argmax``, ``softmax``, ``round``,
-``reduce_mean``, ``reduce_sum``, a decimal number) is not parsed at all: a regular
+``reduce_mean``, ``reduce_sum``, ``one_hot``, a decimal number, or a part of a loss's,
+metric's or coding layer's usual name: ``loss``, ``acc``... ) is not parsed at all: a regular
 expression search over its text (a few microseconds) decides.
 """
 
@@ -37,8 +38,11 @@ _FOLLOW_ASSIGNMENTS = 4
 ARRAY_KINDS = frozenset({"tensor", "variable", "array"})
 # The words a cell needs for any check here to apply.
 WANTED = re.compile(
-    r"\b(?:argmax|softmax|round|rint|reduce_\w+|greater\w*|sum|mean|max|min)\b"
+    r"\b(?:argmax|softmax|round|rint|reduce_\w+|greater\w*|sum|mean|max|min|one_hot)\b"
     r"|(?<![\w.])0?\.\d"
+    # A loss or metric called by the learner's name for it, a layer taking codes.
+    r"|(?i:loss|entropy|accura|update_state|metric|criterion|precision|recall|auc|bce|cce"
+    r"|encod|embed)"
 )
 _SCOPES = (
     ast.FunctionDef,
@@ -201,8 +205,12 @@ class CellReader:
     def __init__(self) -> None:
         self._parsed: dict[str, CellCode | None] = {}
 
-    def read(self, source: str) -> CellCode | None:
-        if not source or len(source) > MAX_CELL_CHARS or WANTED.search(source) is None:
+    def read(self, source: str, always: bool = False) -> CellCode | None:
+        """The parsed cell; None for a cell without the wanted words (``always``: parse
+        it anyway) or that does not parse."""
+        if not source or len(source) > MAX_CELL_CHARS:
+            return None
+        if not always and WANTED.search(source) is None:
             return None
         if source in self._parsed:
             return self._parsed[source]

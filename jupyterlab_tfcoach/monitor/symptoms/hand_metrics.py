@@ -2,8 +2,11 @@
 
 Runs the checks that read a cell's own expressions and the values their names hold
 (``cell_reading``): a probability threshold on raw scores (``threshold_scores``), a
-class picked over the wrong axis or labels in the wrong format (``class_axis``), and an
-accuracy averaged in an integer dtype (``integer_mean``). A cell without the words they
+class picked over the wrong axis or labels in the wrong format (``class_axis``), an
+accuracy averaged in an integer dtype (``integer_mean``), a loss or metric given the
+model's output and the labels the wrong way round (``swapped_arguments``), category codes
+outside a one-hot depth or a layer's range (``category_codes``) and data normalised over
+the wrong axis (``normalisation_axis``). A cell without the words they
 look for costs one regular-expression search; a cell seen before, one dictionary lookup
 for its parsed source, then a few namespace reads per candidate expression.
 """
@@ -14,15 +17,20 @@ from collections.abc import Callable
 from typing import Any
 
 from jupyterlab_tfcoach.monitor.report import Note
+from jupyterlab_tfcoach.monitor.symptoms.category_codes import category_code_notes
 from jupyterlab_tfcoach.monitor.symptoms.cell_reading import CellCode, CellReader
 from jupyterlab_tfcoach.monitor.symptoms.class_axis import class_axis_notes
 from jupyterlab_tfcoach.monitor.symptoms.integer_mean import integer_mean_notes
+from jupyterlab_tfcoach.monitor.symptoms.normalisation_axis import NormalisationAxisCheck
+from jupyterlab_tfcoach.monitor.symptoms.swapped_arguments import swapped_argument_notes
 from jupyterlab_tfcoach.monitor.symptoms.threshold_scores import threshold_notes
 
 _CHECKS: tuple[Callable[[CellCode, dict[str, Any]], list[Note]], ...] = (
     threshold_notes,
     class_axis_notes,
     integer_mean_notes,
+    swapped_argument_notes,
+    category_code_notes,
 )
 
 
@@ -31,13 +39,15 @@ class HandMetricChecker:
 
     def __init__(self) -> None:
         self._reader = CellReader()
+        self._normalisations = NormalisationAxisCheck()
 
     def notes(self, source: str, namespace: dict[str, Any]) -> list[Note]:
-        code = self._reader.read(source)
+        # A normalisation waiting for a model is looked for in every later cell.
+        code = self._reader.read(source, always=self._normalisations.pending)
         if code is None:
             return []
         notes: list[Note] = []
-        for check in _CHECKS:
+        for check in (*_CHECKS, self._normalisations):
             try:
                 notes.extend(check(code, namespace))
             except Exception:

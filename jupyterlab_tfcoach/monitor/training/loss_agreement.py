@@ -32,6 +32,9 @@ setup with it. Measured on Keras 3.15 (TensorFlow 2.21), these raise nothing and
   continuous targets (it counts exact matches with 0 or 1);
 - ``validation_split`` on labels grouped by class: the validation part holds classes
   training never sees, or a single class.
+- a loss object built with ``reduction="sum"`` (its stored ``reduction``) whose fit's
+  per-epoch loss more than doubled or went inf/nan: each step is the batch size times the
+  mean's (``variables/loss_reduction.diverged`` decides, as for custom loops).
 
 Not told because Keras 3 on TensorFlow handles them: a softmax or sigmoid output given a
 ``from_logits=True`` loss (Keras warns and takes the layer's input as the logits: it trains
@@ -79,6 +82,7 @@ MAX_SETUPS = 20
 FIT_ARGUMENTS = ("x", "y", "batch_size", "epochs", "verbose", "callbacks", "validation_split")
 PROBABILITY_ACTIVATIONS = ("softmax", "sigmoid")
 RAW_ACTIVATIONS = ("linear",)
+REDUCTION_SECTION = "gradient-tape"
 
 
 @dataclass(frozen=True)
@@ -149,6 +153,8 @@ class Setup:
     labels: Labels | None = None
     split: Split | None = None
     losses: list[float] = field(default_factory=list)  # fit's per-epoch loss
+    reduction: str | None = None  # the compiled loss object's stored ``reduction``
+    batch_size: int | None = None  # fit's batch size for arrays (Keras's default 32)
 
 
 # ------------------------------------------------------------------ reading
@@ -236,6 +242,16 @@ def _loss_of(model: Any) -> tuple[str, bool] | None:
     arguments = attributes.get("_fn_kwargs")
     from_logits = arguments.get("from_logits", False) if isinstance(arguments, dict) else False
     return name, from_logits is True
+
+
+def _reduction_of(model: Any) -> str | None:
+    """The compiled loss object's stored ``reduction`` (``"sum"``, ...)."""
+    compiled = stored(model, "_compile_loss")
+    flat = contained_values(stored(compiled, "_flat_losses"), sequences_only=True)
+    if not flat or len(flat) != 1:
+        return None
+    reduction = (instance_dict(library_attribute(flat[0], "loss")) or {}).get("reduction")
+    return reduction if type(reduction) is str else None
 
 
 def _accuracies(model: Any) -> list[tuple[str, str, float | None]]:
@@ -385,6 +401,7 @@ def read_setup(
         accuracy=_accuracies(model),
     )
     x, y = _argument(args, kwargs, "x"), _argument(args, kwargs, "y")
+    values = None
     read = _labels(x, y)
     if read is not None:
         setup.labels, values = read
@@ -405,6 +422,12 @@ def read_setup(
         losses = logs.get("loss") if type(logs) is dict else None
         if type(losses) is list:
             setup.losses = [float(v) for v in losses[:1000] if type(v) is float]
+        setup.reduction = _reduction_of(model)
+        batch = _argument(args, kwargs, "batch_size")
+        if type(batch) is int:
+            setup.batch_size = batch
+        elif batch is None and setup.labels is not None and values is not None:
+            setup.batch_size = 32  # Keras's default for arrays and tensors
     return setup
 
 
@@ -454,7 +477,15 @@ def _findings(setup: Setup) -> list[Finding]:
         found.append("accuracy_on_regression")
     if setup.split is not None:
         found.append("validation_split_grouped")
+    if setup.method == "fit" and setup.reduction == "sum" and _diverged(setup.losses):
+        found.append("summed_loss_diverged")
     return [Finding(rule, setup) for rule in found]
+
+
+def _diverged(losses: list[float]) -> str | None:
+    from jupyterlab_tfcoach.monitor.variables.loss_reduction import diverged
+
+    return diverged([(epoch, value) for epoch, value in enumerate(losses, 1)])
 
 
 # ------------------------------------------------------------------ entries
@@ -771,6 +802,32 @@ class _Entries:
         text += f": `{fix}`." if fix else ': `metrics=["mae"]`.'
         return text, LABELS_SECTION
 
+    def summed_loss_diverged(
+        self, setup: Setup, name: str | None, compiled: tuple[ast.Call, str] | None
+    ) -> tuple[str, str]:
+        how = _diverged(setup.losses)
+        how = (how or "").replace("step", "epoch")
+        batch = f"{setup.batch_size}" if setup.batch_size else "the batch size"
+        fix = None
+        if compiled is not None:
+            node = _keyword_or_position(compiled[0], "loss", 1)
+            written = _segment(compiled[1], node) if node is not None else None
+            loss = _sum_reduction_fixed(written) if written else None
+            fix = self.fixed_compile(compiled, loss=loss) if loss else None
+        text = (
+            f"{self.who(name)}'s training loss {how}: training diverges. "
+            f'{self.written_loss(setup, compiled)} is built with `reduction="sum"`: it '
+            f"adds up the losses of each batch instead of averaging them, so every step is "
+            f"{batch} times that of the mean loss the optimizer's learning rate is usually "
+            f"tuned for."
+        )
+        if fix:
+            text += f" Average over the batch, then {setup.method} again: `{fix}`."
+        else:
+            text += ' Build the loss with `reduction="sum_over_batch_size"` (the default).'
+        text += f" (Or divide the learning rate by {batch}.)"
+        return text, REDUCTION_SECTION
+
     def validation_split_grouped(
         self, setup: Setup, name: str | None, compiled: tuple[ast.Call, str] | None
     ) -> tuple[str, str] | None:
@@ -806,6 +863,21 @@ class _Entries:
         else:
             text += " Shuffle the examples and labels together before fit."
         return text, SPLIT_SECTION
+
+
+def _sum_reduction_fixed(loss_text: str) -> str | None:
+    """The loss as written with ``reduction="sum_over_batch_size"`` in place of
+    ``reduction="sum"``; None when it has no ``reduction`` keyword."""
+    tree = _parsed(loss_text)
+    node = tree.body[0].value if tree is not None and isinstance(tree.body[0], ast.Expr) else None
+    if not isinstance(node, ast.Call):
+        return None
+    for keyword in node.keywords:
+        if keyword.arg == "reduction":
+            value = _segment(loss_text, keyword.value)
+            written = _segment(loss_text, keyword)
+            return loss_text.replace(written, f"reduction={value[0]}sum_over_batch_size{value[0]}")
+    return None
 
 
 def _written_layer(sources: list[str], layer: Any, setup: Setup) -> str | None:

@@ -15,6 +15,10 @@ training loop pays a dict lookup and a counter per step after that:
    them;
 3. third call, only after new objects at the second: the same search again.
 
+A scalar target's value is also kept at calls 1, 2, 4, 8, ... (one read of one number,
+log2(n) reads for n steps), for the divergence of a loss summed over the batch
+(``loss_reduction``).
+
 After the cell (``notes``), these symptoms are told, each once per call site:
 
 - nothing trained: the site ran at least twice, and none of its variables changed;
@@ -29,9 +33,12 @@ After the cell (``notes``), these symptoms are told, each once per call site:
   tensor (``constant_parameters``);
 - variables recreated at every step: the same attribute of the same object, or the
   same name, held new variables at the second and third calls.
+- training diverges: the sampled loss went non-finite or more than doubled, and the code
+  sums it over the batch (``loss_reduction``).
 
 Only eager calls are looked at (inside a ``tf.function`` the values are symbolic).
-Nothing is held but weak references, ids, shapes and bytes of variable values.
+Nothing is held but weak references, ids, shapes, bytes of variable values and the
+sampled loss values (floats).
 """
 
 from __future__ import annotations
@@ -45,7 +52,12 @@ from typing import Any
 
 from jupyterlab_tfcoach.monitor.report import Note, note
 from jupyterlab_tfcoach.monitor.stored_state import instance_dict, keras_layers, library_attribute
-from jupyterlab_tfcoach.monitor.variables import constant_parameters, probability_losses, zero_start
+from jupyterlab_tfcoach.monitor.variables import (
+    constant_parameters,
+    loss_reduction,
+    probability_losses,
+    zero_start,
+)
 from jupyterlab_tfcoach.monitor.variables import training_causes as causes
 from jupyterlab_tfcoach.monitor.variables.kinds import (
     HOLDER_KINDS,
@@ -124,6 +136,8 @@ class _Site:
     fresh: list[list[_Holding]] = field(default_factory=list)
     # Every gradient of the second call exactly zero (None: not read).
     zero_gradients: bool | None = None
+    # A scalar target's value at calls 1, 2, 4, 8, ... (``loss_reduction``).
+    losses: list[tuple[int, float]] = field(default_factory=list)
 
 
 def _executing_eagerly() -> bool:
@@ -179,6 +193,20 @@ def _all_zero_gradients(result: Any) -> bool | None:
     return True
 
 
+def _sample_loss(site: _Site, target: Any) -> None:
+    """Keep a scalar float target's value (one read of one number)."""
+    read = library_attribute(target, "numpy")
+    if read is None:
+        return
+    try:
+        value = read()
+        if getattr(value, "shape", None) != () or value.dtype.kind != "f":
+            return
+        site.losses.append((site.calls, float(value)))
+    except Exception:
+        return
+
+
 def _value_bytes(variable: Any) -> bytes | None:
     """A copy of a variable's value, read through the library's own ``numpy``."""
     read = library_attribute(variable, "numpy")
@@ -215,6 +243,8 @@ class TrainingSymptoms:
         site = self._sites.get(key)
         if site is not None:
             site.calls += 1
+            if site.calls & (site.calls - 1) == 0 and site.losses:
+                _sample_loss(site, target)
             if site.calls == 2 or (site.calls == 3 and site.fresh):
                 self._again(site, flat_sources, frame)
                 if site.calls == 2 and site.copied:
@@ -225,6 +255,8 @@ class TrainingSymptoms:
         site = _Site(code.co_filename, frame.f_lineno, code.co_name, code.co_firstlineno)
         self._sites[key] = site
         site.target_shape = _shape_of(target)
+        if site.target_shape == ():
+            _sample_loss(site, target)
         for source in flat_sources[:MAX_SOURCES]:
             if self._trainable_variable(source):
                 site.variables[id(source)] = _Watched(weakref.ref(source))
@@ -329,6 +361,10 @@ class TrainingSymptoms:
             if recreated:
                 found.append(self._recreated_note(site, recreated, cell_source, where))
                 continue
+            diverging = self._summed_loss_divergence_note(site, cell_source, where)
+            if diverging is not None:
+                found.append(diverging)
+                continue
             if site.fresh or not site.copied:
                 continue
             outcomes = _outcomes(site)
@@ -430,6 +466,23 @@ class TrainingSymptoms:
                 f"`{cause.fix}` (or `optimizer.apply_gradients(zip(...))`)."
             )
         return note(head + why, NOTHING_TRAINED_SECTIONS[cause.kind])
+
+    def _summed_loss_divergence_note(
+        self, site: _Site, cell_source: str, where: Callable[[str, int], tuple[str, bool]]
+    ) -> Note | None:
+        how = loss_reduction.diverged(site.losses)
+        if how is None:
+            return None
+        at, scope, call = self._scope(site, cell_source, where)
+        if scope is None or call is None:
+            return None
+        namespace = self.namespace()
+        summed = loss_reduction.summed_loss(scope, call, namespace)
+        if summed is None:
+            return None
+        rate = causes.learning_rate_name(namespace)
+        text = loss_reduction.summed_loss_note_text(call, at, how, summed, rate)
+        return note(text, loss_reduction.SECTION)
 
     def _summed_loss_note(
         self, site: _Site, cell_source: str, where: Callable[[str, int], tuple[str, bool]]
