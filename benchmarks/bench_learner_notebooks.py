@@ -6,7 +6,7 @@ Each notebook in ``<folder>`` runs top to bottom in a real kernel (nbclient) aft
 ``%load_ext jupyterlab_tfcoach``, which shows each cell's report inline; the report travels in
 the cell's outputs under ``application/vnd.tfcoach.report+json``. The figures printed compare
 them with the folder's ``answers.json`` (see ``benchmarks/learner_notebooks/README.md``).
-Nothing is written into the folder.
+Nothing is written into the folder: each notebook runs in a temporary working folder.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -53,15 +54,18 @@ def run_notebook(path: Path) -> list[dict[str, Any]]:
     notebook = nbformat.read(path, as_version=4)
     code_cells = [cell for cell in notebook.cells if cell.cell_type == "code"]
     notebook.cells = [nbformat.v4.new_code_cell("%load_ext jupyterlab_tfcoach"), *code_cells]
-    client = NotebookClient(
-        notebook,
-        timeout=180,
-        allow_errors=True,
-        kernel_name="python3",
-        resources={"metadata": {"path": str(path.parent)}},
-    )
-    started = time.perf_counter()
-    client.execute()
+    # Each notebook runs in a folder of its own that goes away after it: a learner's
+    # notebook may save models or logs where it runs, and the set's folder stays as it is.
+    with tempfile.TemporaryDirectory(prefix="tfcoach-learner-") as workdir:
+        client = NotebookClient(
+            notebook,
+            timeout=180,
+            allow_errors=True,
+            kernel_name="python3",
+            resources={"metadata": {"path": workdir}},
+        )
+        started = time.perf_counter()
+        client.execute()
     print(f"{path.name}: ran in {time.perf_counter() - started:.0f} s", file=sys.stderr)
     records = []
     for index, cell in enumerate(notebook.cells[1:]):
