@@ -132,10 +132,12 @@ clf.fit(x, y, epochs=1, verbose=0)
     text = error["explanation"]
     assert "`y` is a (32,) int64 NumPy array" in text
     assert "one-hot" in text
-    assert "`clf.compile(...)`" in text
+    assert '`loss="categorical_crossentropy"` (the model\'s compiled loss)' in text
     fix = fix_of(error)
-    assert fix == "loss='sparse_categorical_crossentropy'"
-    runs_silently(kernel, cell.replace('loss="categorical_crossentropy"', fix))
+    assert fix == 'clf.compile(optimizer="adam", loss="sparse_categorical_crossentropy")'
+    runs_silently(
+        kernel, cell.replace('clf.compile(optimizer="adam", loss="categorical_crossentropy")', fix)
+    )
 
 
 def test_labels_starting_at_one(kernel: KernelSession) -> None:

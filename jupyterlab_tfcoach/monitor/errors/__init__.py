@@ -23,7 +23,9 @@ section)`` or None. The others, by what went wrong:
   TensorFlow/Keras error raised through the user's code an entry naming them, with the
   rule and fix of the error's family when one is recognised (``FAMILIES``: one record per
   family, ``family_record.py``, kept by theme in ``families_*.py``); ``calls.py``: one such
-  family, arguments that do not fit the callee's signature or a dataset's elements.
+  family, arguments that do not fit the callee's signature or a dataset's elements;
+- ``runnable_fixes.py``: applied to every entry: each fix's code runs in the user's
+  namespace (a module alias it lacks respelled, or its import named first).
 """
 
 from __future__ import annotations
@@ -59,6 +61,7 @@ from jupyterlab_tfcoach.monitor.errors.keras import (
     explain_state_after_build,
     explain_unknown_variable,
 )
+from jupyterlab_tfcoach.monitor.errors.runnable_fixes import runnable
 from jupyterlab_tfcoach.monitor.errors.shapes import explain_missing_axis
 from jupyterlab_tfcoach.monitor.locations import CellLocator
 from jupyterlab_tfcoach.monitor.report import ErrorEntry, error_entry
@@ -373,6 +376,7 @@ def explain(
                 explanation, section = found
                 if explainer is not explain_failing_line:
                     explanation = _with_failing_line(parsed, context, explanation)
+                explanation = runnable(explanation, context)
                 return error_entry(parsed.type, parsed.message, explanation, section)
     except Exception:
         return None

@@ -37,7 +37,9 @@ from jupyterlab_tfcoach.monitor.errors import (
     families_data,
     families_keras,
     families_keras_api,
+    families_keras_arguments,
     families_keras_lifecycle,
+    families_layer_chains,
     families_ops,
     families_shapes,
     families_signatures,
@@ -68,6 +70,7 @@ from jupyterlab_tfcoach.monitor.errors.family_record import (
 FAMILIES: tuple[ErrorFamily, ...] = (
     families_shapes.MATMUL,
     families_shapes.BROADCAST,
+    families_layer_chains.LAYER_CHAIN,
     families_keras.LAYER_INPUT,
     families_keras.LABELS,
     families_tensors.ITEM_ASSIGNMENT,
@@ -121,6 +124,8 @@ FAMILIES: tuple[ErrorFamily, ...] = (
     families_keras_lifecycle.UNKNOWN_CLASS,
     # A result unpacked into the wrong number of names (Python raises it, in the line).
     families_unpacking.UNPACKED_RESULT,
+    # Arguments of a Keras call that break a rule its message names (exclusive, a shape).
+    families_keras_arguments.ARGUMENT_RULE,
     # Last: an argument value refused, recognised by the message naming the argument.
     families_arguments.ARGUMENT_VALUE,
 )

@@ -338,6 +338,21 @@ def _callee(
     return None
 
 
+def positional_names(func: ast.expr, frame: CellFrame, context: ErrorContext) -> list[str]:
+    """The names of the positional parameters of the library function or class ``func``
+    names (found statically, as for this family), [] when it is not known."""
+    try:
+        found = _callee(func, frame, context)
+        parameters = _parameters(*found) if found is not None else None
+    except Exception:
+        return []
+    return [
+        p.name
+        for p in parameters or []
+        if p.kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    ]
+
+
 def _returned_class(function: Any) -> type | None:
     """The library class a library function's return annotation names."""
     if not _is(function, types.FunctionType):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import re
+import sys
 
 from jupyterlab_tfcoach.monitor.errors.calls import explain_call_arguments
 from jupyterlab_tfcoach.monitor.errors.context import (
@@ -272,6 +273,12 @@ UNEVEN_XY = ErrorFamily(
 
 # ------------------------------------------------------------------ ragged Python lists
 _RAGGED = re.compile(r"Can't convert non-rectangular Python sequence to Tensor")
+# NumPy's own refusal (``np.array(token_lists)``): no TensorFlow frame, so it is claimed
+# only in a notebook that holds TensorFlow or Keras, for rows of plain numbers.
+_NUMPY_RAGGED = re.compile(
+    r"setting an array element with a sequence\. The requested array has an inhomogeneous "
+    r"shape"
+)
 # Enough rows to see two lengths, few enough to stay within the error budget.
 _MAX_ROWS = 1000
 _MAX_ITEMS = 50
@@ -351,13 +358,16 @@ def _read_ragged(error: Recognised, line: FailingLine, context: ErrorContext) ->
     source = segment_of(line, part)
     if not source:
         return None
+    if error.matched(_NUMPY_RAGGED) and not (lengths and _library_notebook(context)):
+        return None
     shown = ""
     if lengths:
         distinct = sorted(set(lengths))
         listed = ", ".join(str(n) for n in distinct[:4]) + (", ..." if len(distinct) > 4 else "")
         shown = f" (rows of {listed} items)"
     rule = (
-        f"A tensor is a rectangular block, the same length in every row, but {code(source)} "
+        f"A tensor (like a NumPy array) is a rectangular block, the same length in every "
+        f"row, but {code(source)} "
         f"holds rows of different lengths{shown}. Pad them to one length (padding, with a "
         f"mask if the model must ignore it), or keep them ragged with {tf}.ragged.constant"
     )
@@ -372,12 +382,24 @@ def _read_ragged(error: Recognised, line: FailingLine, context: ErrorContext) ->
     return Finding(rule + ".", fix)
 
 
+def _library_notebook(context: ErrorContext) -> bool:
+    """Whether the namespace holds TensorFlow or Keras (a notebook that uses them)."""
+    modules = [sys.modules.get(name) for name in ("tensorflow", "keras")]
+    return any(
+        value is module
+        for module in modules
+        if module is not None
+        for value in context.namespace.values()
+    )
+
+
 RAGGED_LISTS = ErrorFamily(
     "ragged Python lists made into a tensor",
-    messages=(Message(_RAGGED),),
+    messages=(Message(_RAGGED), Message(_NUMPY_RAGGED)),
     read=_read_ragged,
     section="tf-data",
     exception_type="ValueError",
+    without_library=True,
 )
 
 

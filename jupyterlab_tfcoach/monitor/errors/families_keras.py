@@ -14,6 +14,12 @@ import re
 import sys
 from typing import Any
 
+from jupyterlab_tfcoach.monitor.errors.cell_sources import (
+    SourceCell,
+    cell_frame,
+    error_cells,
+    string_literal,
+)
 from jupyterlab_tfcoach.monitor.errors.context import (
     CellFrame,
     ErrorContext,
@@ -269,6 +275,56 @@ def _compile_loss(frame: CellFrame, model: str) -> ast.Constant | None:
     return None
 
 
+class _CompiledLoss:
+    """``net.compile(..., loss=...)`` in the cells: the loss as written and how to swap it
+    for its sparse form in that statement."""
+
+    def __init__(self, cell: SourceCell, statement: ast.stmt, loss: ast.expr) -> None:
+        self.cell = cell
+        self.statement = statement
+        self.loss = loss
+        self.written = "loss=" + (cell.segment(loss) or "...")
+
+    def sparse(self) -> str | None:
+        """The sparse loss written as the user wrote theirs (a string in their quotes, a
+        class with the same keywords, a function of the same module)."""
+        loss = self.loss
+        if isinstance(loss, ast.Constant) and type(loss.value) is str:
+            return string_literal(self.cell.segment(loss), "sparse_categorical_crossentropy")
+        if isinstance(loss, ast.Call) and isinstance(loss.func, ast.Attribute):
+            owner = self.cell.segment(loss.func.value)
+            keywords = [self.cell.segment(k) for k in loss.keywords]
+            if owner and not loss.args and all(keywords):
+                return f"{owner}.SparseCategoricalCrossentropy({', '.join(keywords)})"  # type: ignore[arg-type]
+        if isinstance(loss, ast.Attribute):
+            owner = self.cell.segment(loss.value)
+            return f"{owner}.sparse_categorical_crossentropy" if owner else None
+        return None
+
+    def statement_with(self, loss: str) -> str | None:
+        fixed = rewrite(cell_frame(self.cell), self.statement, self.loss, loss)
+        return fixed if fixed and "\n" not in fixed and len(fixed) <= 200 else None
+
+
+def _compiled_loss(model: str, context: ErrorContext) -> _CompiledLoss | None:
+    """The newest ``<model>.compile(..., loss=...)`` statement in the cells."""
+    for cell in error_cells(context):
+        tree = cell.tree()
+        if tree is None:
+            continue
+        for statement in reversed(tree.body):
+            call = statement.value if isinstance(statement, ast.Expr) else None
+            if (
+                isinstance(call, ast.Call)
+                and isinstance(call.func, ast.Attribute)
+                and call.func.attr == "compile"
+                and cell.segment(call.func.value) == model
+            ):
+                loss = next((k.value for k in call.keywords if k.arg == "loss"), None)
+                return _CompiledLoss(cell, statement, loss) if loss is not None else None
+    return None
+
+
 def _read_labels(error: Recognised, line: FailingLine, context: ErrorContext) -> Finding | None:
     fit = _fit_labels(line, context)
     frames = context.frames()
@@ -285,17 +341,34 @@ def _read_labels(error: Recognised, line: FailingLine, context: ErrorContext) ->
             return _per_position(output, target, labels_name, fit, line, context)
         if target is None or output is None or len(target) + 1 != len(output):
             return None
+        compiled = _compiled_loss(model, context) if model else None
+        integers = labels is not None and "int" in (labels.dtype or "")
         rule = (
             f"The loss compares {labels_name} (shape {show_shape(target)} per batch: one class "
             f"number per example) with the model's output {show_shape(output)} (one "
-            "probability per class): categorical_crossentropy wants one-hot labels shaped "
-            "like the output"
+            "probability per class)"
         )
+        if compiled is not None:
+            rule += (
+                f": {code(compiled.written)} (the model's compiled loss) wants labels shaped "
+                "like the output (one-hot or 0/1, one column per class)"
+            )
+        else:
+            rule += ": a categorical loss wants one-hot labels shaped like the output"
         fix = None
-        if loss is not None and loss.value == "categorical_crossentropy":
+        sparse = compiled.sparse() if compiled is not None else None
+        if compiled is not None and sparse is not None and integers and (output[-1] or 0) > 1:
+            rule += (
+                f"; {labels_name} holds integer class numbers, which "
+                f"{code('SparseCategoricalCrossentropy')} "
+                f"({code(repr('sparse_categorical_crossentropy'))}) takes"
+            )
+            fixed = compiled.statement_with(sparse)
             fix = (
-                f"for integer class labels use the sparse loss: in {code(model + '.compile(...)')}"
-                f", write {code('loss=' + repr('sparse_categorical_crossentropy'))}"
+                f"for integer class labels use the sparse loss: {code(fixed)}"
+                if fixed
+                else f"for integer class labels use the sparse loss: in "
+                f"{code(model + '.compile(...)')}, write {code('loss=' + sparse)}"
             )
         return Finding(rule + ".", fix)
     if error.matched(_SPARSE_RANK):

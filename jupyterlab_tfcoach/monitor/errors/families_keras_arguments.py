@@ -1,0 +1,250 @@
+"""Keras's argument validation, read against the call as written (issue #25).
+
+Keras checks a call's arguments against each other and against their kind before it
+does anything, and its message names the arguments (``Only one of `clipnorm`,
+`clipvalue` and `global_clipnorm` can be set``, ``Cannot convert '5' to a shape``, ``its
+learning rate is not settable``). No message list: the family matches the message's
+words to the keyword names written in the failing statement's calls (or to the attribute
+it assigns), and when the rule is clear gives the statement rewritten:
+
+- two or more keywords the message says exclude each other (``only one of``, ``mutually
+  exclusive``, ``not both``, ``together``): the call keeping the first as written;
+- a shape keyword (``shape``, ``input_shape``, ``target_shape``...) given a bare int the
+  message refuses as a shape: the int wrapped in a tuple, ``shape=(5,)``;
+- an attribute assigned (``opt.learning_rate = 0.01``) that the message names as not
+  settable: the statement that created the object, in the cells, given that value as its
+  keyword instead (``opt = keras.optimizers.SGD(learning_rate=0.01)``).
+
+Each entry names the call and the argument(s) with their values as written and quotes
+Keras's key sentence. An unknown keyword is ``families_arguments``' (its closest name).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from jupyterlab_tfcoach.monitor.errors.cell_sources import cell_frame, error_cells
+from jupyterlab_tfcoach.monitor.errors.context import ErrorContext, code, rewrite
+from jupyterlab_tfcoach.monitor.errors.failing_line import FailingLine
+from jupyterlab_tfcoach.monitor.errors.families_arguments import positional_names
+from jupyterlab_tfcoach.monitor.errors.family_record import ErrorFamily, Finding, Recognised
+
+KERAS_SECTION = "keras-model-api"
+_MESSAGE_CHARS = 1500
+_MAX_SHOWN = 160
+_EXCLUSIVE = re.compile(
+    r"\bonly one of\b|\bmutually exclusive\b|\bnot both\b|\bboth\b.*\bcannot\b|"
+    r"\bcannot be (?:set|passed|used|specified|provided) (?:together|at the same time)\b|"
+    r"\bat most one of\b",
+    re.IGNORECASE,
+)
+_NOT_A_SHAPE = re.compile(r"\bshape\b|\btuple\b|\biterable\b", re.IGNORECASE)
+_NOT_SETTABLE = re.compile(
+    r"\bnot settable\b|\bcannot (?:be )?set\b|\bcan't set\b|\bhas no setter\b|\bread-only\b",
+    re.IGNORECASE,
+)
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`'\"])|\n+")
+
+
+def _text(error: Recognised) -> str:
+    return (error.parsed.full_message or error.parsed.message or "")[:_MESSAGE_CHARS]
+
+
+def _named(name: str, text: str) -> bool:
+    """Whether the message names ``name`` as a word (in backticks, quotes or bare)."""
+    return re.search(rf"(?<![\w.]){re.escape(name)}(?!\w)", text) is not None
+
+
+def _key_sentence(text: str, pattern: re.Pattern[str]) -> str | None:
+    """The message's sentence the rule rests on, quoted; the ``Received:`` tail cut."""
+    for sentence in _SENTENCE_END.split(text):
+        sentence = sentence.strip()
+        if pattern.search(sentence):
+            sentence = re.sub(r"\s*Received:.*$", "", sentence).rstrip(" .,;")
+            if sentence:
+                return f'"{sentence}"' if len(sentence) <= 240 else None
+    return None
+
+
+def _calls(line: FailingLine) -> list[ast.Call]:
+    """The calls of the failing statement, the failing one first."""
+    found = [line.call] if isinstance(line.call, ast.Call) else []
+    if line.statement is not None:
+        found += [
+            node
+            for node in ast.walk(line.statement)
+            if isinstance(node, ast.Call) and node is not line.call
+        ]
+    return found
+
+
+def _written(line: FailingLine, node: ast.AST) -> str | None:
+    text = line.frame.segment(node)
+    return text if text and "\n" not in text and len(text) <= _MAX_SHOWN else None
+
+
+def _rewritten(line: FailingLine, call: ast.Call, node: ast.AST, replacement: str) -> str | None:
+    """The statement with ``node`` (in ``call``) replaced; for a statement over several
+    lines, the call alone, said to replace the old one."""
+    statement = line.statement
+    if statement is not None:
+        fixed = rewrite(line.frame, statement, node, replacement)
+        if fixed and "\n" not in fixed and len(fixed) <= _MAX_SHOWN:
+            return code(fixed)
+    fixed_call = rewrite(line.frame, call, node, replacement)
+    old = _written(line, call)
+    if fixed_call and old and "\n" not in fixed_call and len(fixed_call) <= _MAX_SHOWN:
+        return f"in place of {code(old)}, {code(fixed_call)}"
+    return None
+
+
+def _without_keywords(call: ast.Call, line: FailingLine, dropped: list[ast.keyword]) -> str | None:
+    """The call's source without the keywords ``dropped``."""
+    old = line.frame.segment(call)
+    kept = [line.frame.segment(a) for a in call.args] + [
+        line.frame.segment(k) for k in call.keywords if all(k is not d for d in dropped)
+    ]
+    func = line.frame.segment(call.func)
+    if old is None or func is None or any(part is None for part in kept):
+        return None
+    return f"{func}({', '.join(part for part in kept if part)})"
+
+
+# ------------------------------------------------------------------ the readings
+def _exclusive(error: Recognised, line: FailingLine) -> Finding | None:
+    text = _text(error)
+    if not _EXCLUSIVE.search(text):
+        return None
+    for call in _calls(line):
+        given = [k for k in call.keywords if k.arg and _named(k.arg, text)]
+        if len(given) < 2:
+            continue
+        shown = [_written(line, k) for k in given]
+        if any(s is None for s in shown):
+            return None
+        written = _written(line, call)
+        key = _key_sentence(text, _EXCLUSIVE)
+        names = " and ".join(code(s) for s in shown if s)
+        rule = (
+            f"{code(written) if written else 'The call'} was given {names} together, and Keras "
+            f"accepts one of them only{': ' + key if key else ''}"
+        )
+        replacement = _without_keywords(call, line, given[1:])
+        if replacement is None:
+            return Finding(rule + ". Keep the one you mean and drop the others.", None)
+        dropped = ", ".join(code(s or "") for s in shown[1:])
+        fix = _rewritten(line, call, call, replacement)
+        rule += f". Keep one: {code(shown[0] or '')} here, dropping {dropped}."
+        return Finding(rule, fix)
+    return None
+
+
+def _int_shape(error: Recognised, line: FailingLine, context: ErrorContext) -> Finding | None:
+    text = _text(error)
+    if not _NOT_A_SHAPE.search(text):
+        return None
+    for call in _calls(line):
+        named = list(zip(positional_names(call.func, line.frame, context), call.args, strict=False))
+        named += [(k.arg, k.value) for k in call.keywords if k.arg]
+        for parameter, value in named:
+            if not (
+                parameter.endswith("shape")
+                and isinstance(value, ast.Constant)
+                and type(value.value) is int
+                and (str(value.value) in text or "'int'" in text)
+            ):
+                continue
+            written = _written(line, call)
+            number = value.value
+            key = _key_sentence(text, _NOT_A_SHAPE)
+            rule = (
+                f"{code(written) if written else 'The call'} was given {code(str(number))} as "
+                f"{code(parameter)}: a shape is a tuple of sizes, one per axis (the batch axis "
+                f"left out), and a bare int is not one{': Keras says ' + key if key else ''}. "
+                f"For {number} values per example, write the tuple {code(f'({number},)')} "
+                "(the comma makes it a tuple)."
+            )
+            return Finding(rule, _rewritten(line, call, value, f"({number},)"))
+    return None
+
+
+def _attribute_set(error: Recognised, line: FailingLine, context: ErrorContext) -> Finding | None:
+    text = _text(error)
+    statement = line.statement
+    if not (
+        _NOT_SETTABLE.search(text)
+        and isinstance(statement, ast.Assign)
+        and len(statement.targets) == 1
+        and isinstance(statement.targets[0], ast.Attribute)
+        and isinstance(statement.targets[0].value, ast.Name)
+        and _named(statement.targets[0].attr, text)
+    ):
+        return None
+    target = statement.targets[0]
+    owner, attribute = target.value.id, target.attr  # type: ignore[attr-defined]
+    value = line.frame.segment(statement.value)
+    if not value or "\n" in value:
+        return None
+    key = _key_sentence(text, _NOT_SETTABLE)
+    rule = (
+        f"{code(f'{owner}.{attribute} = {value}')} sets {code(attribute)} after "
+        f"{code(owner)} was created, which Keras refuses here"
+        f"{': ' + key if key else ''}"
+    )
+    made = _construction(owner, attribute, context)
+    if made is None:
+        return Finding(rule + f". Give {code(attribute)} when you create {code(owner)}.", None)
+    old, fixed, label = made
+    fixed_value = fixed.replace("\0", value)
+    return Finding(
+        f"{rule}. {code(owner)} was made by {code(old)} ({label}); give it the value there "
+        f"(and drop the assignment).",
+        f"in place of {code(old)}, {code(fixed_value)}",
+    )
+
+
+def _construction(owner: str, attribute: str, context: ErrorContext) -> tuple[str, str, str] | None:
+    """``opt = keras.optimizers.SGD(learning_rate=sched)`` in the cells: the statement
+    and a template of it with the keyword's value as ``\\0``."""
+    for cell in error_cells(context):
+        tree = cell.tree()
+        if tree is None:
+            continue
+        for node in reversed(tree.body):
+            if not (
+                isinstance(node, ast.Assign)
+                and len(node.targets) == 1
+                and isinstance(node.targets[0], ast.Name)
+                and node.targets[0].id == owner
+                and isinstance(node.value, ast.Call)
+            ):
+                continue
+            old = cell.segment(node)
+            keyword = next((k for k in node.value.keywords if k.arg == attribute), None)
+            if not old or "\n" in old or keyword is None:
+                return None
+            frame = cell_frame(cell)
+            template = rewrite(frame, node, keyword.value, "\0")
+            return (old, template, cell.label) if template else None
+    return None
+
+
+def _read_argument_rule(
+    error: Recognised, line: FailingLine, context: ErrorContext
+) -> Finding | None:
+    if error.parsed.type not in ("ValueError", "TypeError", "AttributeError"):
+        return None
+    return (
+        _exclusive(error, line)
+        or _int_shape(error, line, context)
+        or _attribute_set(error, line, context)
+    )
+
+
+ARGUMENT_RULE = ErrorFamily(
+    "arguments of a Keras call that break one of its rules",
+    messages=(),
+    read=_read_argument_rule,
+    section=KERAS_SECTION,
+)

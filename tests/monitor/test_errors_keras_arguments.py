@@ -1,0 +1,128 @@
+"""Keras's argument rules read against the call as written (exclusive keywords, an int
+given as a shape, an attribute Keras will not set), and every printed fix runnable in a
+notebook that never imported TensorFlow as ``tf`` (issue #25). Each fix is run in the
+kernel; correct look-alikes get no such entry."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from tests.harness import KernelSession, KernelSetup, checked_report
+from tests.harness import error_of_failing_cell as failing
+from tests.harness import fix_in as fix_of
+from tests.harness import runs_without_error_entry as runs_cleanly
+
+pytestmark = [pytest.mark.kernel, pytest.mark.timeout(300)]
+
+# A notebook that uses Keras alone: no ``tf`` anywhere in its namespace.
+KERNEL = KernelSetup(after_load="import numpy as np\nimport keras\nfrom keras import layers")
+
+
+def test_two_exclusive_keywords_name_both_and_keep_one(kernel: KernelSession) -> None:
+    cell = "clip_opt = keras.optimizers.Adam(clipnorm=1.0, clipvalue=0.5)"
+    error = failing(kernel, cell)
+    explanation = error["explanation"]
+    assert "`clipnorm=1.0` and `clipvalue=0.5` together" in explanation
+    assert '"Only one of `clipnorm`, `clipvalue` and `global_clipnorm` can be set"' in explanation
+    fix = fix_of(explanation)
+    assert fix == "clip_opt = keras.optimizers.Adam(clipnorm=1.0)"
+    runs_cleanly(kernel, fix)
+    runs_cleanly(kernel, "keras.optimizers.Adam(clipnorm=1.0, learning_rate=0.01)")
+
+
+def test_an_int_shape_is_wrapped_in_a_tuple(kernel: KernelSession) -> None:
+    cell = "features_in = keras.Input(shape=5)"
+    error = failing(kernel, cell)
+    explanation = error["explanation"]
+    assert "`keras.Input(shape=5)` was given `5` as `shape`" in explanation
+    assert "Cannot convert '5' to a shape" in explanation
+    fix = fix_of(explanation)
+    assert fix == "features_in = keras.Input(shape=(5,))"
+    runs_cleanly(kernel, fix)
+    # Given by position, the parameter is named from Keras's signature.
+    error = failing(kernel, "flat_to = layers.Reshape(6)")
+    assert "`layers.Reshape(6)` was given `6` as `target_shape`" in error["explanation"]
+    fix = fix_of(error["explanation"])
+    assert fix == "flat_to = layers.Reshape((6,))"
+    runs_cleanly(kernel, fix)
+
+
+def test_a_learning_rate_set_on_a_schedule_goes_into_the_constructor(
+    kernel: KernelSession,
+) -> None:
+    made = (
+        "decay = keras.optimizers.schedules.ExponentialDecay(0.1, 100, 0.9)\n"
+        "sgd_opt = keras.optimizers.SGD(learning_rate=decay)"
+    )
+    runs_cleanly(kernel, made)
+    error = failing(kernel, "sgd_opt.learning_rate = 0.01")
+    explanation = error["explanation"]
+    assert "`sgd_opt.learning_rate = 0.01` sets `learning_rate`" in explanation
+    assert "its learning rate is not settable" in explanation
+    assert "in place of `sgd_opt = keras.optimizers.SGD(learning_rate=decay)`" in explanation
+    fix = fix_of(explanation)
+    assert fix == "sgd_opt = keras.optimizers.SGD(learning_rate=0.01)"
+    runs_cleanly(kernel, fix + "\nsgd_opt.learning_rate = 0.02")
+
+
+def test_a_fix_using_tf_is_respelled_with_keras_ops_when_tf_is_not_imported(
+    kernel: KernelSession,
+) -> None:
+    cell = (
+        "word_table = keras.layers.Embedding(10, 4)\n"
+        "token_ids = np.array([[1, 2, 12]])\n"
+        "word_table(token_ids)"
+    )
+    error = failing(kernel, cell)
+    fix = fix_of(error["explanation"])
+    assert "tf." not in fix
+    assert fix == "keras.layers.Embedding(int(keras.ops.max(token_ids)) + 1, 4)"
+    runs_cleanly(kernel, cell.replace("keras.layers.Embedding(10, 4)", fix))
+
+
+def test_a_fix_needing_tensorflow_names_its_import_first(kernel: KernelSession) -> None:
+    cell = "int_counts = keras.ops.convert_to_tensor([1, 2, 3])\nhalves = int_counts * 0.5"
+    error = failing(kernel, cell)
+    explanation = error["explanation"]
+    imports = re.search(r"run `([^`]+)` first: this notebook has no `tf`", explanation)
+    assert imports is not None, explanation
+    fix = fix_of(explanation)
+    assert fix == "tf.cast(int_counts, tf.float32)"
+    runs_cleanly(kernel, imports.group(1) + "\n" + cell.replace("int_counts * 0.5", f"{fix} * 0.5"))
+
+
+def test_integer_labels_name_the_loss_the_learner_compiled(kernel: KernelSession) -> None:
+    made = (
+        "grades_x = np.random.rand(32, 4).astype('float32')\n"
+        "grades_y = np.random.randint(0, 3, size=(32,))\n"
+        "grader = keras.Sequential(\n"
+        "    [keras.Input(shape=(4,)), layers.Dense(3, activation='softmax')]\n"
+        ")\n"
+        "grader.compile(optimizer='adam', loss='binary_crossentropy')"
+    )
+    runs_cleanly(kernel, made)
+    cell = "grader.fit(grades_x, grades_y, epochs=1, verbose=0)"
+    error = failing(kernel, cell)
+    explanation = error["explanation"]
+    assert "`loss='binary_crossentropy'` (the model's compiled loss)" in explanation
+    assert "categorical_crossentropy wants" not in explanation
+    assert "`SparseCategoricalCrossentropy`" in explanation
+    fix = fix_of(explanation)
+    assert fix == "grader.compile(optimizer='adam', loss='sparse_categorical_crossentropy')"
+    runs_cleanly(kernel, fix + "\n" + cell)
+
+
+def test_numpy_refusing_token_lists_of_different_lengths(kernel: KernelSession) -> None:
+    cell = "token_lists = [[3, 7, 2], [5, 1], [9, 4, 4, 8]]\ntoken_batch = np.array(token_lists)"
+    error = failing(kernel, cell)
+    explanation = error["explanation"]
+    assert "`token_lists` holds rows of different lengths (rows of 2, 3, 4 items)" in explanation
+    fix = fix_of(explanation)
+    assert fix == "np.array(keras.utils.pad_sequences(token_lists, padding='post'))"
+    runs_cleanly(kernel, cell.replace("np.array(token_lists)", fix))
+    # Other NumPy errors in the same notebook are not the monitor's to explain.
+    failing_plain = kernel.execute("np.ones(3) + np.ones(4)")
+    assert failing_plain.reply["status"] == "error"
+    assert checked_report(failing_plain)["error"] is None

@@ -1,0 +1,133 @@
+"""A layer given what the layer before it produces (issue #25): the cause named from the
+model's definition (an RNN without return_sequences=True, token ids without an Embedding,
+Concatenate of different ranks, one layer object listed several times, a multi-input
+model given its data in another order). Each fix is run in the kernel; correct
+look-alikes get no such entry."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.harness import KernelSession, KernelSetup
+from tests.harness import error_of_failing_cell as failing
+from tests.harness import fix_in as fix_of
+from tests.harness import runs_without_error_entry as runs_cleanly
+
+pytestmark = [pytest.mark.kernel, pytest.mark.timeout(300)]
+
+KERNEL = KernelSetup(after_load="import numpy as np\nimport keras\nfrom keras import layers")
+
+
+def test_a_recurrent_layer_after_one_without_return_sequences(kernel: KernelSession) -> None:
+    cell = (
+        "steps_in = keras.Input(shape=(10, 3))\n"
+        "encoded = layers.LSTM(8)(steps_in)\n"
+        "summary = layers.GRU(4)(encoded)"
+    )
+    error = failing(kernel, cell)
+    explanation = error["explanation"]
+    assert error["course"]["section"] == "functional-api"
+    assert "`layers.LSTM(8)` returns only its last step's output" in explanation
+    assert "`layers.GRU(4)` after it needs the whole sequence" in explanation
+    fix = fix_of(explanation)
+    assert fix == "encoded = layers.LSTM(8, return_sequences=True)(steps_in)"
+    runs_cleanly(kernel, cell.replace("encoded = layers.LSTM(8)(steps_in)", fix))
+    # The look-alike that is right: stacked with return_sequences=True, no entry at all.
+    runs_cleanly(
+        kernel,
+        "stacked = keras.Sequential([keras.Input(shape=(10, 3)), "
+        "layers.LSTM(8, return_sequences=True), layers.LSTM(4)])",
+    )
+
+
+def test_stacked_layers_in_a_sequential_list(kernel: KernelSession) -> None:
+    cell = (
+        "stack = keras.Sequential([keras.Input(shape=(10, 3)), "
+        "layers.Bidirectional(layers.LSTM(8)), layers.LSTM(4)])"
+    )
+    error = failing(kernel, cell)
+    assert "`layers.Bidirectional(layers.LSTM(8))` returns only" in error["explanation"]
+    fix = fix_of(error["explanation"])
+    assert "layers.Bidirectional(layers.LSTM(8, return_sequences=True))" in fix
+    runs_cleanly(kernel, fix)
+
+
+def test_token_ids_into_a_recurrent_layer_need_an_embedding(kernel: KernelSession) -> None:
+    cell = (
+        "vocab_size = 500\n"
+        "token_in = keras.Input(shape=(20,), dtype='int32')\n"
+        "read_out = layers.LSTM(8)(token_in)"
+    )
+    error = failing(kernel, cell)
+    explanation = error["explanation"]
+    assert "holds token ids" in explanation
+    fix = fix_of(explanation)
+    assert fix == "read_out = layers.LSTM(8)(layers.Embedding(vocab_size, 16)(token_in))"
+    runs_cleanly(kernel, cell.replace("read_out = layers.LSTM(8)(token_in)", fix))
+
+
+def test_concatenate_of_a_sequence_and_a_vector(kernel: KernelSession) -> None:
+    cell = (
+        "series_in = keras.Input(shape=(10, 3))\n"
+        "extra_in = keras.Input(shape=(4,))\n"
+        "joined = layers.Concatenate()([series_in, extra_in])"
+    )
+    error = failing(kernel, cell)
+    explanation = error["explanation"]
+    assert "`series_in` (None, 10, 3) has more than the others" in explanation
+    fix = fix_of(explanation)
+    assert fix == "joined = layers.Concatenate()([layers.Flatten()(series_in), extra_in])"
+    runs_cleanly(kernel, cell.replace("joined = layers.Concatenate()([series_in, extra_in])", fix))
+
+
+def test_one_layer_object_listed_three_times(kernel: KernelSession) -> None:
+    cell = (
+        "hidden_blocks = [layers.Dense(16)] * 3\n"
+        "tower = keras.Sequential([keras.Input(shape=(4,))] + hidden_blocks + [layers.Dense(1)])"
+    )
+    error = failing(kernel, cell)
+    explanation = error["explanation"]
+    assert "`hidden_blocks` holds the same layer object 3 times" in explanation
+    fix = fix_of(explanation)
+    assert fix == "hidden_blocks = [layers.Dense(16) for _ in range(3)]"
+    runs_cleanly(kernel, cell.replace("hidden_blocks = [layers.Dense(16)] * 3", fix))
+
+
+def test_inputs_given_in_another_order(kernel: KernelSession) -> None:
+    made = (
+        "price_in = keras.Input(shape=(3,), name='prices')\n"
+        "word_in = keras.Input(shape=(7,), name='words')\n"
+        "both = layers.Concatenate()([layers.Dense(4)(price_in), layers.Dense(4)(word_in)])\n"
+        "two_inputs = keras.Model([price_in, word_in], layers.Dense(1)(both))\n"
+        "price_x = np.ones((2, 3), 'float32')\n"
+        "word_x = np.ones((2, 7), 'float32')"
+    )
+    runs_cleanly(kernel, made)
+    error = failing(kernel, "two_inputs.predict([word_x, price_x], verbose=0)")
+    explanation = error["explanation"]
+    assert "the same data in another order" in explanation
+    fix = fix_of(explanation)
+    assert fix == "two_inputs.predict([price_x, word_x], verbose=0)"
+    runs_cleanly(kernel, fix)
+    # Data of the wrong size (no order fits) gets no such entry.
+    wrong = failing(kernel, "two_inputs.predict([price_x, np.ones((2, 5), 'float32')], verbose=0)")
+    assert "another order" not in wrong["explanation"]
+
+
+def test_one_layer_called_on_inputs_of_two_sizes(kernel: KernelSession) -> None:
+    made = (
+        "narrow_in = keras.Input(shape=(4,))\n"
+        "wide_in = keras.Input(shape=(9,))\n"
+        "shared_dense = layers.Dense(16)\n"
+        "narrow_out = shared_dense(narrow_in)"
+    )
+    runs_cleanly(kernel, made)
+    cell = "wide_out = shared_dense(wide_in)"
+    error = failing(kernel, cell)
+    explanation = error["explanation"]
+    assert "`shared_dense` is one layer object, built on its first call" in explanation
+    fix = fix_of(explanation)
+    assert fix == "wide_out = layers.Dense(16)(wide_in)"
+    runs_cleanly(kernel, fix)
+    # The same layer on an input of its own size shares its weights: no error, no entry.
+    runs_cleanly(kernel, "again_out = shared_dense(keras.Input(shape=(4,)))")
