@@ -44,6 +44,7 @@ the observer's own CPU time per call, measured around it. Target: <= 5% per step
 from __future__ import annotations
 
 import argparse
+import ast
 import os
 import statistics
 import sys
@@ -453,6 +454,63 @@ def fit_config_costs(shell: Any, repeats: int = 50) -> list[str]:
     return lines
 
 
+def heads_costs(namespace: dict[str, Any], repeats: int = 20) -> list[str]:
+    """After-fit checks of output heads, layers, schedules, settings loops and sequences:
+    counting 0 tokens under mask_zero (once per fit, 25,000 x 200 ids), asking a decayed
+    schedule (once per fit), walking a model's layers for raw tf.Variables, a settings
+    loop's parse, and pad_sequences' lengths (25,000 sequences)."""
+    import weakref
+
+    from jupyterlab_tfcoach.monitor.symptoms.truncation import truncation_notes
+    from jupyterlab_tfcoach.monitor.training import (
+        learning_rate_decay,
+        refit_loops,
+        sequence_masks,
+        untracked_variables,
+    )
+    from jupyterlab_tfcoach.monitor.training.fit_watch import FitRun
+
+    keras, np = namespace["keras"], namespace["np"]
+
+    def per_call(work: Any) -> float:
+        work()
+        started = time.perf_counter()
+        for _ in range(repeats):
+            work()
+        return (time.perf_counter() - started) * 1000.0 / repeats
+
+    ids = np.random.default_rng(0).integers(0, 1000, size=(25_000, 200))
+    text_model = keras.Sequential(
+        [keras.Input((200,)), keras.layers.Embedding(1000, 8, mask_zero=True)]
+    )
+    schedule = keras.optimizers.schedules.ExponentialDecay(0.1, decay_steps=1, decay_rate=0.5)
+    dense = keras.Sequential([keras.Input((4,)), keras.layers.Dense(1)])
+    dense.compile(optimizer=keras.optimizers.Adam(schedule), loss="mse")
+    dense.fit(np.zeros((64, 4)), np.zeros(64), epochs=2, verbose=0)
+    run = FitRun(weakref.ref(dense), id(dense), 2, 2, epochs_run=2, optimizer_stepped=True)
+    run.steps_before, run.steps_after = 0, 4
+    loop = "for rate in rates:\n    m.compile(optimizer=Adam(rate))\n    m.fit(x, y)\n" * 20
+    sequences = [list(range(n % 300)) for n in range(25_000)]
+    space = {**namespace, "sequences": sequences}
+    pad = "padded = pad_sequences(sequences, maxlen=100, truncating='post')"
+    costs = {
+        "mask_zero ids, 25,000 x 200": per_call(
+            lambda: sequence_masks.read_masked_zeros(text_model, ids)
+        ),
+        "schedule asked 3 times": per_call(
+            lambda: learning_rate_decay.decay_notes([run], namespace, "")
+        ),
+        "raw tf.Variable walk": per_call(
+            lambda: untracked_variables.untracked_variable_notes([run], namespace)
+        ),
+        "settings loop, 60-line cell": per_call(
+            lambda: refit_loops.settings_loop(ast.parse(loop), "m")
+        ),
+        "pad_sequences, 25,000 lengths": per_call(lambda: truncation_notes(pad, space)),
+    }
+    return [f"  {label:<34} {ms:7.3f} ms" for label, ms in costs.items()]
+
+
 def line(label: str, values: list[float]) -> str:
     return (
         f"  {label:<34} median {statistics.median(values):7.3f} ms   "
@@ -554,6 +612,9 @@ def main() -> None:
         *fit_config_costs(shell),
         sep="\n",
     )
+    print("output heads, layers, schedules, settings loops, sequences (after fit/cell):")
+    for text in heads_costs(shell.user_ns):
+        print(text)
     print(f"tight eager loop ({TIGHT_STEPS} steps of tape.gradient + assign_sub), per step:")
     for label, per_step in tight.items():
         print(f"  {label:<34} {per_step:7.1f} us")

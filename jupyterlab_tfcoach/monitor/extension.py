@@ -23,6 +23,7 @@ from jupyterlab_tfcoach.monitor.symptoms.custom_loops import CustomLoopChecker
 from jupyterlab_tfcoach.monitor.symptoms.datasets import DatasetWatcher
 from jupyterlab_tfcoach.monitor.symptoms.hand_metrics import HandMetricChecker
 from jupyterlab_tfcoach.monitor.symptoms.reshape_transpose import ReshapeChecker
+from jupyterlab_tfcoach.monitor.symptoms.truncation import truncation_notes
 from jupyterlab_tfcoach.monitor.tftypes import TfTypes, tensorflow_module
 from jupyterlab_tfcoach.monitor.traces.registry import TraceRegistry
 from jupyterlab_tfcoach.monitor.training.fit_symptoms import fit_entries
@@ -358,6 +359,11 @@ class Monitor:
         try:
             if cell_completed:
                 notes.extend(self.hand_metrics.notes(self._cell_source, self._namespace()))
+        except Exception:
+            pass
+        try:
+            if cell_completed:
+                notes.extend(truncation_notes(self._cell_source, self._namespace()))
         except Exception:
             pass
         try:

@@ -50,7 +50,15 @@ from jupyterlab_tfcoach.monitor.stored_state import (
     keras_sublayers,
     stored,
 )
-from jupyterlab_tfcoach.monitor.training import model_source, step_modes, user_code
+from jupyterlab_tfcoach.monitor.training import (
+    learning_rate_decay,
+    model_source,
+    refit_loops,
+    sequence_masks,
+    step_modes,
+    untracked_variables,
+    user_code,
+)
 from jupyterlab_tfcoach.monitor.training.fit_config import config_entries
 from jupyterlab_tfcoach.monitor.training.fit_watch import CellFits, FitRun, WeightOutcome
 from jupyterlab_tfcoach.monitor.training.loss_agreement import loss_notes
@@ -739,6 +747,10 @@ def fit_entries(
     if not cell.fits and not cell.inferred_classes and not cell.inference_runs:
         return config_variables, config_notes
     config_notes.extend(step_modes.step_mode_notes(cell, namespace))
+    config_notes.extend(untracked_variables.untracked_variable_notes(cell.fits, namespace))
+    config_notes.extend(learning_rate_decay.decay_notes(cell.fits, namespace, cell_source))
+    config_notes.extend(refit_loops.refit_notes(cell.fits, namespace, cell_source))
+    config_notes.extend(sequence_masks.masked_zero_notes(cell.masked_zeros, namespace, cell_source))
     variables, notes = FitSymptoms(namespace, cell_source, explained).collect(cell)
     runs = [
         model_source.ModelRun(

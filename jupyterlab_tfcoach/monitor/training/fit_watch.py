@@ -28,6 +28,11 @@ step count the same way, and keeps how many weights changed and how many steps t
 optimizer took (``EvaluationRun``): a test step only measures, and a change there is a
 test step that trains (``step_modes.py``). Other models' evaluate pays one class lookup.
 
+After each ``fit`` that returned, ``sequence_masks.read_masked_zeros`` counts the rows of
+its inputs holding 0 as a token under an ``Embedding(mask_zero=True)`` (only for models
+holding one). The optimizer's step count before and after fit is kept for
+``learning_rate_decay.py``.
+
 After each ``fit`` and ``evaluate`` that returned (not fit's own validation ``evaluate``),
 ``loss_agreement.read_setup`` reads the model's last layer, compiled loss and metrics and
 the labels given (a few dict reads and one pass over the labels), kept in ``setups``.
@@ -58,6 +63,7 @@ from jupyterlab_tfcoach.monitor.stored_state import (
 from jupyterlab_tfcoach.monitor.tftypes import loaded_class
 from jupyterlab_tfcoach.monitor.training.fit_config import CellConfig, FitConfigWatcher
 from jupyterlab_tfcoach.monitor.training.loss_agreement import MAX_SETUPS, Setup, read_setup
+from jupyterlab_tfcoach.monitor.training.sequence_masks import MaskedZeros, read_masked_zeros
 
 TRAINER_MODULE = "keras.src.backend.tensorflow.trainer"
 TRAINER_CLASS = "TensorFlowTrainer"
@@ -106,6 +112,9 @@ class FitRun:
     loss_tracker_count: float | None = None  # the loss tracker's count after fit
     never_updated_metrics: list[str] = field(default_factory=list)
     optimizer_stepped: bool | None = None
+    # The optimizer's step count before and after fit (``learning_rate_decay.py``).
+    steps_before: int | None = None
+    steps_after: int | None = None
 
 
 @dataclass
@@ -135,6 +144,8 @@ class CellFits:
     setups: list[Setup] = field(default_factory=list)
     # Evaluations of models with their own test_step, measured (``step_modes.py``).
     evaluations: list[EvaluationRun] = field(default_factory=list)
+    # Fits whose inputs hold 0 as a token under Embedding(mask_zero=True).
+    masked_zeros: list[MaskedZeros] = field(default_factory=list)
 
 
 def _shape(variable: Any) -> tuple[int, ...] | None:
@@ -327,6 +338,7 @@ class FitWatcher:
             history = original(model, *args, **kwargs)
             watcher.config.after(given, model, args, kwargs, history)
             watcher._record_setup("fit", model, args, kwargs, history)
+            watcher._record_masked_zeros(model, args, kwargs)
             if before is not None:
                 try:
                     watcher._after_fit(model, before, history)
@@ -438,6 +450,8 @@ class FitWatcher:
         if optimizer is not None and iterations_before is not None:
             after = _scalar(stored(optimizer, "_iterations"))
             run.optimizer_stepped = after is not None and after != iterations_before
+            if after is not None:
+                run.steps_before, run.steps_after = int(iterations_before), int(after)
         if run.custom_train_step:
             tracker = stored(model, "_loss_tracker")
             count = stored(tracker, "count") if tracker is not None else None
@@ -465,6 +479,21 @@ class FitWatcher:
         if setup is not None:
             with self._lock:
                 self._cell.setups.append(setup)
+
+    def _record_masked_zeros(
+        self, model: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> None:
+        try:
+            with self._lock:
+                if len(self._cell.masked_zeros) >= MAX_FITS_PER_CELL:
+                    return
+            x = kwargs["x"] if "x" in kwargs else (args[0] if args else None)
+            found = read_masked_zeros(model, x)
+        except Exception:
+            return
+        if found is not None:
+            with self._lock:
+                self._cell.masked_zeros.append(found)
 
     def _record_inference(self, model: Any, method: str = "") -> None:
         cls = type(model)

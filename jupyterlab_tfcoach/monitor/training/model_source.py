@@ -20,7 +20,9 @@ four mistakes that raise nothing are named:
   ``tf.random.*``/``keras.random.*`` noise in a statement that reads ``call``'s input
   itself (``x + keras.random.normal(tf.shape(x))``), applied with no ``training``
   parameter, or outside any ``if``/conditional expression that reads it (and after no
-  ``if not training: return ...``). ``predict`` and ``evaluate`` are then random too.
+  ``if not training: return ...``), or under ``if training is not None:`` (true for
+  ``training=False`` as well: that test is named, ``if training:`` printed). ``predict``
+  and ``evaluate`` are then random too.
   Told when ``predict``/``evaluate`` ran the model, or ``fit`` validated it. A sample
   drawn from values unpacked from the input (a VAE's sampling layer: random in predict
   on purpose) is not told, nor a Keras layer called inside (``self.drop(x)`` gets
@@ -115,6 +117,9 @@ class RandomCall:
     statement: str
     callee: str  # ``tf.nn.dropout``
     guarded_fix: str | None  # the statement, applied only when training (valid Python)
+    # ``if training is not None:`` around it (as written), a test true in predict too.
+    none_test: str | None = None
+    none_test_line: int | None = None
 
 
 @dataclass
@@ -348,10 +353,35 @@ def _reads_training(node: ast.AST) -> bool:
     )
 
 
+def _tests_only_none(test: ast.AST) -> bool:
+    """``training is not None`` / ``training != None``: true for ``training=False`` too
+    (Keras passes False in predict and evaluate), so it guards nothing."""
+    return (
+        isinstance(test, ast.Compare)
+        and len(test.ops) == 1
+        and isinstance(test.ops[0], (ast.IsNot, ast.NotEq))
+        and isinstance(test.comparators[0], ast.Constant)
+        and test.comparators[0].value is None
+        and _reads_training(test.left)
+    )
+
+
+def _none_tests(definition: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[int, ast.If]:
+    """ids of the nodes inside an ``if training is not None:`` body -> that ``if``."""
+    inside: dict[int, ast.If] = {}
+    for node in ast.walk(definition):
+        if isinstance(node, ast.If) and _tests_only_none(node.test):
+            for statement in node.body:
+                for inner in ast.walk(statement):
+                    inside.setdefault(id(inner), node)
+    return inside
+
+
 def _guarded_nodes(definition: ast.FunctionDef | ast.AsyncFunctionDef) -> set[int]:
     """ids of the nodes that run only depending on ``training``: inside an ``if``, a
     conditional expression or a ``tf.cond``/``keras.ops.cond`` whose test reads it, or
-    after a statement ``if <training test>: return ...`` of the same block."""
+    after a statement ``if <training test>: return ...`` of the same block. A test that
+    only compares ``training`` with None guards nothing (``_tests_only_none``)."""
     guarded: set[int] = set()
 
     def mark(nodes: list[ast.AST]) -> None:
@@ -359,7 +389,9 @@ def _guarded_nodes(definition: ast.FunctionDef | ast.AsyncFunctionDef) -> set[in
             guarded.update(id(inner) for inner in ast.walk(node))
 
     for node in ast.walk(definition):
-        if isinstance(node, (ast.If, ast.IfExp)) and _reads_training(node.test):
+        if isinstance(node, ast.If) and _tests_only_none(node.test):
+            mark(node.orelse)
+        elif isinstance(node, (ast.If, ast.IfExp)) and _reads_training(node.test):
             mark([node])
         if isinstance(node, ast.Call) and node.args and _reads_training(node.args[0]):
             dotted = _dotted(node.func) or ""
@@ -388,6 +420,7 @@ def _read_call(
     header = source.splitlines()[definition.lineno - 1].strip() if source else ""
     reading.call_header = header if header.endswith(":") else None
     guarded = _guarded_nodes(definition)
+    none_tests = _none_tests(definition)
     inputs = parameters[1] if len(parameters) > 1 else None
     for node in ast.walk(definition):
         if not isinstance(node, ast.Call) or id(node) in guarded:
@@ -402,15 +435,24 @@ def _read_call(
             isinstance(n, ast.Name) and n.id == inputs for n in ast.walk(statement)
         ):
             continue  # a sample drawn from values (a VAE's ``z_mean + ... * epsilon``)
+        none_test = none_tests.get(id(node))
         reading.random_calls.append(
             RandomCall(
                 method.first_line + node.lineno - 1,
                 _text(source, statement),
                 callee,
                 _guarded_statement(source, statement, node),
+                _first_line_of(source, none_test) if none_test is not None else None,
+                method.first_line + none_test.lineno - 1 if none_test is not None else None,
             )
         )
     reading.random_calls.sort(key=lambda call: call.line)
+
+
+def _first_line_of(source: str, node: ast.AST) -> str:
+    lines = source.splitlines()
+    number = getattr(node, "lineno", 0)
+    return lines[number - 1].strip() if 0 < number <= len(lines) else ""
 
 
 def _guarded_statement(source: str, statement: ast.stmt, random: ast.Call) -> str | None:
@@ -626,6 +668,26 @@ class ModelSourceNotes:
             return
         first = reading.random_calls[0]
         name = class_display_name(cls)
+        if first.none_test:
+            where = "the model" if instance is model else f"`{name}` layers"
+            fixed = user_code.valid_code(
+                first.none_test.replace("training is not None", "training").replace(
+                    "training != None", "training"
+                )
+                + " pass"
+            )
+            fixed = fixed.removesuffix(" pass") if fixed else "if training:"
+            text = (
+                f"`{name}.call` applies `{first.callee}` under `{first.none_test}` (line "
+                f"{first.none_test_line}), a test that is true whenever Keras passes the "
+                f"flag: it passes `training=True` to {where} in fit and `training=False` "
+                f"in predict and evaluate, so the noise is added there too (line "
+                f"{first.line}: `{first.statement}`): two predictions of the same input "
+                f"differ, and evaluate scores a randomly changed model. Test the flag's "
+                f"value: write `{fixed}`."
+            )
+            self.notes.append(reports.note(text, TRAINING_FLAG_SECTION))
+            return
         if reading.call_has_training:
             how = f"`{name}.call` takes `training` but applies `{first.callee}` whatever it is"
             signature = ""
