@@ -511,6 +511,51 @@ def heads_costs(namespace: dict[str, Any], repeats: int = 20) -> list[str]:
     return [f"  {label:<34} {ms:7.3f} ms" for label, ms in costs.items()]
 
 
+def data_leak_costs(shell: Any, repeats: int = 50) -> list[str]:
+    """What the input-range comparison adds per fit/predict call (an array's range, a
+    dataset's first batch, read once per dataset) and what the shuffle and adapt checks
+    cost after a cell (``input_ranges.py``, ``separate_shuffles.py``, ``adapt_leaks.py``)."""
+    from jupyterlab_tfcoach.monitor.symptoms import adapt_leaks, separate_shuffles
+    from jupyterlab_tfcoach.monitor.training.input_ranges import RangeWatcher
+
+    namespace = shell.user_ns
+    watcher = RangeWatcher()
+
+    def per_call(work: Any, count: int = repeats) -> float:
+        started = time.perf_counter()
+        for _ in range(count):
+            work()
+        return (time.perf_counter() - started) * 1000.0 / count
+
+    def first_batch() -> None:
+        watcher._datasets.clear()
+        watcher.inputs_of(namespace["order_ds"])
+
+    plain = "log = learner.fit(learner_x, learner_y, epochs=2, verbose=0)\n" * 4
+    shuffles = "np.random.shuffle(learner_x)\nnp.random.shuffle(learner_y)\n"
+
+    def array_range() -> None:
+        watcher.inputs_of(namespace["learner_x"])
+
+    def dataset_again() -> None:
+        watcher.inputs_of(namespace["order_ds"])
+
+    def no_words() -> None:
+        separate_shuffles.notes(plain, namespace)
+        adapt_leaks.notes(plain, namespace)
+
+    def two_shuffles() -> None:
+        separate_shuffles.notes(shuffles, namespace)
+
+    return [
+        f"  range of learner_x   {per_call(array_range):6.3f} ms",
+        f"  order_ds first batch {per_call(first_batch, 10):6.3f} ms (once per dataset)",
+        f"  order_ds again       {per_call(dataset_again):6.3f} ms",
+        f"  shuffle/adapt checks, a cell without the words {per_call(no_words):6.4f} ms",
+        f"  separate-shuffle check, a cell with two shuffles {per_call(two_shuffles):6.4f} ms",
+    ]
+
+
 def line(label: str, values: list[float]) -> str:
     return (
         f"  {label:<34} median {statistics.median(values):7.3f} ms   "
@@ -615,6 +660,7 @@ def main() -> None:
     print("output heads, layers, schedules, settings loops, sequences (after fit/cell):")
     for text in heads_costs(shell.user_ns):
         print(text)
+    print("input ranges, shuffles, adapt:", *data_leak_costs(shell), sep="\n")
     print(f"tight eager loop ({TIGHT_STEPS} steps of tape.gradient + assign_sub), per step:")
     for label, per_step in tight.items():
         print(f"  {label:<34} {per_step:7.1f} us")

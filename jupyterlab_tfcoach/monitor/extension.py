@@ -18,6 +18,7 @@ from jupyterlab_tfcoach.monitor import report as reports
 from jupyterlab_tfcoach.monitor.course_links import course_link
 from jupyterlab_tfcoach.monitor.locations import CellLocator
 from jupyterlab_tfcoach.monitor.report import ErrorEntry, Note, Report, TraceEntry, VariableChange
+from jupyterlab_tfcoach.monitor.symptoms import adapt_leaks, separate_shuffles
 from jupyterlab_tfcoach.monitor.symptoms.broadcast import BroadcastFinder
 from jupyterlab_tfcoach.monitor.symptoms.custom_loops import CustomLoopChecker
 from jupyterlab_tfcoach.monitor.symptoms.datasets import DatasetWatcher
@@ -376,6 +377,12 @@ class Monitor:
                 notes.extend(self.datasets.take_notes(self._namespace(), self._cell_source))
         except Exception:
             pass
+        for check in (separate_shuffles.notes, adapt_leaks.notes):
+            try:
+                if cell_completed:
+                    notes.extend(check(self._cell_source, self._namespace()))
+            except Exception:
+                pass
         return notes
 
     def _variable_entries(

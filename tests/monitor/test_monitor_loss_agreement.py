@@ -312,3 +312,13 @@ def test_validation_split_of_labels_sorted_by_class(kernel: KernelSession) -> No
         "sorter.fit(pairs, epochs=1, verbose=0)\n"
     )
     assert told(report_of(kernel, SORTED + dataset)) == []
+    # A model whose loss is the learner's own function (not read for the other checks)
+    # still has its split checked.
+    own = SORTED.replace('loss="sparse_categorical_crossentropy"', "loss=own_loss").replace(
+        "sorter.compile(",
+        "def own_loss(y_true, y_pred):\n"
+        "    return keras.losses.sparse_categorical_crossentropy(y_true, y_pred)\n"
+        "sorter.compile(",
+    )
+    [text] = notes_in(report_of(kernel, own + SPLIT_FIT), "keras-validation-data")
+    assert "the validation part holds only class 2" in text

@@ -48,6 +48,7 @@ from typing import Any
 from jupyterlab_tfcoach.monitor import report as reports
 from jupyterlab_tfcoach.monitor.report import Note
 from jupyterlab_tfcoach.monitor.stored_state import instance_dict, library_attribute
+from jupyterlab_tfcoach.monitor.symptoms.random_maps import is_random_map
 
 ORDER_SECTION = "tf-data-order"
 MAX_CHAIN = 64  # links followed from a used dataset to its source
@@ -118,6 +119,7 @@ BATCH_THEN_SHUFFLE, SHUFFLE_THEN_CACHE, BUFFER_OF_ONE, RESHUFFLED_SPLIT, SHUFFLE
     "reshuffled-split",
     "shuffled-apart",
 )
+RANDOM_MAP_THEN_CACHE = "random-map-then-cache"
 MAX_ZIPPED = 8  # components of a zip looked at
 
 
@@ -230,6 +232,18 @@ def findings_in(chain: list[Any]) -> list[Finding]:
         if under is not None and _scalar(chain[under], "_reshuffle_each_iteration") is True:
             buffer = _number(_scalar(chain[under], "_buffer_size"))
             found.append(Finding(SHUFFLE_THEN_CACHE, at, under, buffer=buffer))
+    for at, kind in enumerate(kinds):
+        if kind != CACHE or any(
+            i < at and kinds[i] == MAP and is_random_map(chain[i]) for i in range(at)
+        ):
+            continue
+        below = next(
+            (i for i in range(at + 1, len(chain)) if kinds[i] == MAP and is_random_map(chain[i])),
+            None,
+        )
+        if below is not None:
+            found.append(Finding(RANDOM_MAP_THEN_CACHE, at, below))
+            break
     for at, kind in enumerate(kinds):
         if kind == ZIP and _shuffled_apart(chain[at]):
             found.append(Finding(SHUFFLED_APART, at, -1))
@@ -535,6 +549,14 @@ def fixed_statement(finding: Finding, chain: Chain) -> str | None:
         if shuffle is None or cache is None:
             return None
         calls.insert(shuffle, calls.pop(cache))
+    elif finding.kind == RANDOM_MAP_THEN_CACHE:
+        cache = _index(calls, "cache")
+        maps = [i for i, call in enumerate(calls[:cache]) if call[0] == "map"] if cache else []
+        if cache is None or not maps:
+            return None
+        # Before the first map: a deterministic map above the random one stays uncached,
+        # which is slower but right; the random one then runs every epoch.
+        calls.insert(maps[0], calls.pop(cache))
     elif finding.kind == BUFFER_OF_ONE:
         shuffle = _index(calls, "shuffle")
         if shuffle is None or finding.rows is None:
@@ -707,6 +729,14 @@ def _note_text(
             "order and the shuffle never reshuffles. Cache first, then shuffle"
         )
         return _with_fix(text, right, statement)
+    if kind == RANDOM_MAP_THEN_CACHE:
+        text = (
+            f"{called} caches after a map that draws random numbers (an augmentation, "
+            "`.map(...).cache()`): the cache keeps the elements of the first pass, so every "
+            "epoch replays the same augmented examples and the augmentation adds no "
+            "variety. Cache before the random map"
+        )
+        return _with_fix(text, ".cache().map(...)", statement)
     if kind == BUFFER_OF_ONE:
         text = (
             f"{called} shuffles with a buffer of 1 (`.shuffle(1)`): shuffle picks each row "

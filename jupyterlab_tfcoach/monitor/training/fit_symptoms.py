@@ -59,8 +59,10 @@ from jupyterlab_tfcoach.monitor.training import (
     untracked_variables,
     user_code,
 )
+from jupyterlab_tfcoach.monitor.training.evaluation_augmentation import augmentation_notes
 from jupyterlab_tfcoach.monitor.training.fit_config import config_entries
 from jupyterlab_tfcoach.monitor.training.fit_watch import CellFits, FitRun, WeightOutcome
+from jupyterlab_tfcoach.monitor.training.input_ranges import range_notes
 from jupyterlab_tfcoach.monitor.training.loss_agreement import loss_notes
 from jupyterlab_tfcoach.monitor.variables import zero_start
 
@@ -744,6 +746,8 @@ def fit_entries(
     report already tells about (their ids are added for those told here)."""
     config_variables, config_notes = config_entries(cell.config, namespace, cell_source)
     config_notes.extend(loss_notes(cell.setups, namespace, cell_source))
+    config_notes.extend(range_notes(cell.ranges, namespace, cell_source))
+    config_notes.extend(augmentation_notes(cell.augmentation, namespace, cell_source))
     if not cell.fits and not cell.inferred_classes and not cell.inference_runs:
         return config_variables, config_notes
     config_notes.extend(step_modes.step_mode_notes(cell, namespace))

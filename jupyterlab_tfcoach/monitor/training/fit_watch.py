@@ -61,7 +61,12 @@ from jupyterlab_tfcoach.monitor.stored_state import (
     stored,
 )
 from jupyterlab_tfcoach.monitor.tftypes import loaded_class
+from jupyterlab_tfcoach.monitor.training.evaluation_augmentation import (
+    AugmentationWatcher,
+    CellAugmentation,
+)
 from jupyterlab_tfcoach.monitor.training.fit_config import CellConfig, FitConfigWatcher
+from jupyterlab_tfcoach.monitor.training.input_ranges import CellRanges, RangeWatcher
 from jupyterlab_tfcoach.monitor.training.loss_agreement import MAX_SETUPS, Setup, read_setup
 from jupyterlab_tfcoach.monitor.training.sequence_masks import MaskedZeros, read_masked_zeros
 
@@ -146,6 +151,15 @@ class CellFits:
     evaluations: list[EvaluationRun] = field(default_factory=list)
     # Fits whose inputs hold 0 as a token under Embedding(mask_zero=True).
     masked_zeros: list[MaskedZeros] = field(default_factory=list)
+    # Inputs unlike those trained on, inputs scaled twice (``input_ranges.py``).
+    ranges: CellRanges | None = None
+    # Random augmentation in the data evaluated on (``evaluation_augmentation.py``).
+    augmentation: CellAugmentation | None = None
+
+
+def _inputs_given(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """The ``x`` a fit/evaluate/predict call was given."""
+    return kwargs["x"] if "x" in kwargs else (args[0] if args else None)
 
 
 def _shape(variable: Any) -> tuple[int, ...] | None:
@@ -297,6 +311,8 @@ class FitWatcher:
         self._lock = threading.Lock()
         self._depth = threading.local()
         self.config = FitConfigWatcher()
+        self.ranges = RangeWatcher()
+        self.augmentation = AugmentationWatcher()
 
     def install(self) -> bool:
         owner = loaded_class(TRAINER_MODULE, TRAINER_CLASS)
@@ -316,11 +332,15 @@ class FitWatcher:
         with self._lock:
             self._cell = CellFits()
         self.config.begin_cell()
+        self.ranges.begin_cell()
+        self.augmentation.begin_cell()
 
     def take(self) -> CellFits:
         with self._lock:
             cell, self._cell = self._cell, CellFits()
         cell.config = self.config.take()
+        cell.ranges = self.ranges.take()
+        cell.augmentation = self.augmentation.take()
         return cell
 
     # ------------------------------------------------------------------ hooks
@@ -339,6 +359,11 @@ class FitWatcher:
             watcher.config.after(given, model, args, kwargs, history)
             watcher._record_setup("fit", model, args, kwargs, history)
             watcher._record_masked_zeros(model, args, kwargs)
+            try:
+                watcher.ranges.after_fit(model, _inputs_given(args, kwargs))
+                watcher.augmentation.evaluated_on("fit", model, kwargs.get("validation_data"))
+            except Exception:
+                pass
             if before is not None:
                 try:
                     watcher._after_fit(model, before, history)
@@ -358,6 +383,17 @@ class FitWatcher:
             except Exception:
                 pass
             given = watcher.config.before(original.__name__, model, args, kwargs)
+            if not kwargs.get("_use_cached_eval_dataset"):  # fit's own validation
+                try:
+                    watcher.ranges.at_inference(
+                        original.__name__, model, _inputs_given(args, kwargs)
+                    )
+                    if original.__name__ == "evaluate":
+                        watcher.augmentation.evaluated_on(
+                            "evaluate", model, _inputs_given(args, kwargs)
+                        )
+                except Exception:
+                    pass
             before = None
             if original.__name__ == "evaluate":
                 try:

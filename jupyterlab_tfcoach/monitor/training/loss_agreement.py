@@ -31,7 +31,8 @@ setup with it. Measured on Keras 3.15 (TensorFlow 2.21), these raise nothing and
   scores (a ``from_logits=True`` loss: the boundary is 0), or for a regression's
   continuous targets (it counts exact matches with 0 or 1);
 - ``validation_split`` on labels grouped by class: the validation part holds classes
-  training never sees, or a single class.
+  training never sees, or a single class (read for any model and loss: a setup holding
+  only the split is made when the output or the loss is not one this module reads).
 - a loss object built with ``reduction="sum"`` (its stored ``reduction``) whose fit's
   per-epoch loss more than doubled or went inf/nan: each step is the batch size times the
   mean's (``variables/loss_reduction.diverged`` decides, as for custom loops).
@@ -399,6 +400,34 @@ def _split(values: Any, labels: Labels, fraction: float, x: Any) -> Split | None
     )
 
 
+def _split_only(
+    method: str, model: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> Setup | None:
+    """A setup holding only what ``validation_split`` cut, for a model whose output or
+    loss this module does not read; None when there is nothing to say."""
+    fraction = _argument(args, kwargs, "validation_split")
+    if type(fraction) is not float or not 0 < fraction < 1 or "validation_data" in kwargs:
+        return None
+    x, y = _argument(args, kwargs, "x"), _argument(args, kwargs, "y")
+    read = _labels(x, y)
+    if read is None or read[1] is None:
+        return None
+    labels, values = read
+    split = _split(values, labels, fraction, x)
+    if split is None:
+        return None
+    return Setup(
+        model=weakref.ref(model),
+        model_id=id(model),
+        method=method,
+        units=None,
+        activation=None,
+        layer_index=None,
+        labels=labels,
+        split=split,
+    )
+
+
 def read_setup(
     method: str, model: Any, args: tuple[Any, ...], kwargs: dict[str, Any], result: Any
 ) -> Setup | None:
@@ -407,7 +436,8 @@ def read_setup(
     output = _output_of(model)
     loss = _loss_of(model) if output is not None else None
     if output is None or loss is None:
-        return None
+        # A subclassed model or the user's own loss: only the split is checked.
+        return _split_only(method, model, args, kwargs) if method == "fit" else None
     layer, index, units, activation = output
     setup = Setup(
         model=weakref.ref(model),
@@ -478,6 +508,8 @@ class Finding:
 
 def _findings(setup: Setup) -> list[Finding]:
     """Every disagreement between the setup and what its loss expects."""
+    if setup.loss not in EXPECTS:  # a split-only setup
+        return [Finding("validation_split_grouped", setup)] if setup.split is not None else []
     expects = EXPECTS[setup.loss]
     labels = setup.labels
     found: list[str] = []

@@ -1,0 +1,187 @@
+"""A preprocessing layer adapted on data that holds the test or validation set.
+
+``Normalization.adapt(...)`` (also ``TextVectorization``, ``StringLookup``,
+``IntegerLookup``, ``Discretization``) learns its statistics or vocabulary from the data
+given, and each call replaces what an earlier one learned. Given the test or validation
+data, alone or joined to the training data (``np.concatenate([x_train, x_test])``), the
+model's preprocessing has seen the data it is evaluated on: the scores are optimistic, and
+a second ``adapt`` on test data makes the layer scale training and test inputs by the
+test set's numbers. Nothing raises.
+
+After a cell that completed (a cell without ``.adapt(`` in its text costs one substring
+test), each ``<layer>.adapt(<data>)`` statement outside function bodies is read: ``<layer>``
+holds one of those Keras layers after the cell, and ``<data>`` names (itself, or through
+a name the cell assigned just before from an expression naming it, such as a
+concatenation) a name with a word of validation or test data (``test``, ``val``,
+``valid``, ``validation``, ``eval``, ``holdout``, ``dev``; split at ``_``, digits and case
+changes, as ``symptoms/evaluation_loops.py`` reads names) that holds an array, tensor or
+dataset. The note names the call, the test data and, when the cell or the namespace has
+one, the training data to adapt on instead: the training name in the concatenation, else
+the test name with its word replaced by ``train`` (``x_test`` -> ``x_train``) when that
+name holds data; fix ``norm.adapt(x_train)``, then compile and fit again.
+
+Reads names, types and the source only; nothing here imports TensorFlow or prints.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from jupyterlab_tfcoach.monitor import report as reports
+from jupyterlab_tfcoach.monitor.report import Note
+from jupyterlab_tfcoach.monitor.stored_state import is_library_class
+from jupyterlab_tfcoach.monitor.symptoms.evaluation_loops import (
+    TRAINING_WORDS,
+    VALIDATION_WORDS,
+)
+from jupyterlab_tfcoach.monitor.syntax import parsed_source
+
+SECTION = "preprocessing-adapt"
+ADAPTING_LAYERS = frozenset(
+    {"Normalization", "TextVectorization", "StringLookup", "IntegerLookup", "Discretization"}
+)
+MAX_NOTES = 2
+_WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
+
+
+def _words(identifier: str) -> list[str]:
+    return [word.lower() for word in _WORD.findall(identifier)]
+
+
+def _is_data(value: Any) -> bool:
+    cls = type(value)
+    if cls.__name__ == "ndarray" and cls.__module__ == "numpy":
+        return True
+    try:
+        names = {k.__name__ for k in cls.__mro__ if is_library_class(k)}
+    except Exception:
+        return False
+    return bool(names & {"DatasetV2", "Tensor"})
+
+
+def _adapting_layer(value: Any) -> str | None:
+    try:
+        for cls in type(value).__mro__:
+            if cls.__name__ in ADAPTING_LAYERS and is_library_class(cls):
+                return cls.__name__
+    except Exception:
+        return None
+    return None
+
+
+def _held_out(identifier: str) -> bool:
+    words = set(_words(identifier))
+    return bool(words & VALIDATION_WORDS) and not words & TRAINING_WORDS
+
+
+def _training(identifier: str) -> bool:
+    return bool(set(_words(identifier)) & TRAINING_WORDS)
+
+
+def _names(node: ast.AST) -> list[str]:
+    return [n.id for n in ast.walk(node) if isinstance(n, ast.Name)]
+
+
+def _top_statements(tree: ast.Module) -> list[ast.stmt]:
+    found: list[ast.stmt] = []
+    pending: list[ast.stmt] = list(reversed(tree.body))
+    while pending:
+        statement = pending.pop()
+        if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            continue
+        found.append(statement)
+        for field in ("body", "orelse", "finalbody"):
+            pending.extend(reversed(getattr(statement, field, None) or []))
+    return found
+
+
+def notes(source: str, namespace: Mapping[str, Any]) -> list[Note]:
+    """Notes for this cell's ``adapt`` calls given test or validation data."""
+    if ".adapt(" not in source:
+        return []
+    tree = parsed_source(source)
+    if tree is None:
+        return []
+    assigned: dict[str, ast.AST] = {}  # the latest value each name got, in order
+    found: list[Note] = []
+    for statement in _top_statements(tree):
+        if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
+            target = statement.targets[0]
+            if isinstance(target, ast.Name):
+                assigned[target.id] = statement.value
+            continue
+        if not isinstance(statement, ast.Expr) or not isinstance(statement.value, ast.Call):
+            continue
+        call = statement.value
+        func = call.func
+        if not (
+            isinstance(func, ast.Attribute)
+            and func.attr == "adapt"
+            and isinstance(func.value, ast.Name)
+            and call.args
+        ):
+            continue
+        layer_class = _adapting_layer(namespace.get(func.value.id))
+        if layer_class is None:
+            continue
+        note = _leak_note(call, func.value.id, layer_class, assigned, source, namespace)
+        if note is not None and len(found) < MAX_NOTES:
+            found.append(note)
+    return found
+
+
+def _leak_note(
+    call: ast.Call,
+    layer: str,
+    layer_class: str,
+    assigned: dict[str, ast.AST],
+    source: str,
+    namespace: Mapping[str, Any],
+) -> Note | None:
+    data = call.args[0]
+    names = _names(data)
+    through = None
+    if isinstance(data, ast.Name) and data.id in assigned and not _held_out(data.id):
+        through = data.id
+        names = _names(assigned[data.id])
+    held = [n for n in names if _held_out(n) and _is_data(namespace.get(n))]
+    if not held:
+        return None
+    test = held[0]
+    trained = [n for n in names if _training(n) and _is_data(namespace.get(n))]
+    if not trained:
+        guess = _as_training(test)
+        if guess is not None and _is_data(namespace.get(guess)):
+            trained = [guess]
+    written = ast.get_source_segment(source, call) or f"{layer}.adapt(...)"
+    given = f"`{through}` (it holds `{test}`)" if through else f"`{test}`"
+    if through is None and not (isinstance(data, ast.Name) and data.id == test):
+        given = f"data holding `{test}`"
+    learns = "vocabulary" if layer_class != "Normalization" else "mean and variance"
+    text = (
+        f"`{written}` (line {call.lineno}) learns the {learns} of `{layer}` from {given}: "
+        f"the data the model is evaluated on. The preprocessing has then seen the test "
+        f"examples (a leak: the scores come out better than on truly new data), and each "
+        f"adapt replaces what the layer learned before, so training inputs are scaled by "
+        f"the test data's numbers. Nothing raises."
+    )
+    if trained:
+        text += (
+            f" Adapt on the training data only, then compile and fit again: "
+            f"`{layer}.adapt({trained[0]})`."
+        )
+    else:
+        text += " Adapt on the training data only, then compile and fit again."
+    return reports.note(text, SECTION)
+
+
+def _as_training(identifier: str) -> str | None:
+    """``x_train`` for ``x_test``: the held-out word replaced by ``train``."""
+    for word in sorted(VALIDATION_WORDS, key=len, reverse=True):
+        pattern = re.compile(rf"(?<![A-Za-z]){word}(?![a-z])", re.IGNORECASE)
+        if pattern.search(identifier):
+            return pattern.sub("train", identifier, count=1)
+    return None

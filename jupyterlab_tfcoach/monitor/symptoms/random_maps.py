@@ -1,0 +1,78 @@
+"""Whether a ``Dataset.map`` draws random numbers for each element (an augmentation).
+
+tf.data traces a map function once, when ``map`` is called, and keeps the concrete
+function in the ``_MapDataset``'s ``_map_func`` (a ``StructuredFunctionWrapper``, its
+``_function``). Its graph's operation types tell randomness without running anything:
+stateful random ops (``tf.random.*``, ``tf.image.random_*``: ``RandomUniform``,
+``RandomStandardNormal``...; a ``tf.random.Generator``: ``RngReadAndSkip``), or stateless
+ones whose seed comes from a state the graph updates (Keras 3's random layers, such as
+``RandomFlip``, draw with ``StatelessRandom*`` ops seeded by a ``SeedGenerator`` variable
+they assign to). A stateless op with a constant seed draws the same numbers every time:
+not random. Measured on TensorFlow 2.21: ~0.03 ms per map function read (its graph's
+operation list), done only for maps a check asks about, and cached by wrapper.
+
+Only the map function's own graph is read (functions it calls through a nested
+``tf.function`` are not). Nothing here imports TensorFlow or prints.
+"""
+
+from __future__ import annotations
+
+import weakref
+from typing import Any
+
+from jupyterlab_tfcoach.monitor.stored_state import instance_dict, library_attribute
+
+MAX_OPERATIONS = 20_000
+MAX_CACHED = 256
+_STATEFUL_PREFIXES = ("Random", "Stateful", "RngRead", "Multinomial", "TruncatedNormal")
+_STATELESS_PREFIX = "StatelessRandom"
+_STATE_UPDATES = frozenset({"AssignVariableOp", "AssignAddVariableOp", "AssignSubVariableOp"})
+
+_PYTHON_CALLS = frozenset({"EagerPyFunc", "PyFunc", "PyFuncStateless"})
+
+_known: dict[int, tuple[weakref.ReferenceType[Any], frozenset[str]]] = {}
+
+
+def _draws(operation_types: set[str]) -> bool:
+    if any(t.startswith(_STATEFUL_PREFIXES) for t in operation_types):
+        return True
+    stateless = any(t.startswith(_STATELESS_PREFIX) for t in operation_types)
+    return stateless and bool(operation_types & _STATE_UPDATES)
+
+
+def map_operations(link: Any) -> frozenset[str] | None:
+    """The operation types of the function a map link (``_MapDataset``) traced; None
+    for another link or when they cannot be read."""
+    wrapper = (instance_dict(link) or {}).get("_map_func")
+    if wrapper is None:
+        return None
+    known = _known.get(id(wrapper))
+    if known is not None and known[0]() is wrapper:
+        return known[1]
+    function = (instance_dict(wrapper) or {}).get("_function")
+    graph = library_attribute(function, "graph") if function is not None else None
+    operations = library_attribute(graph, "get_operations") if graph is not None else None
+    if operations is None:
+        return None
+    types = frozenset(str(op.type) for op in operations()[:MAX_OPERATIONS])
+    if len(_known) >= MAX_CACHED:
+        _known.clear()
+    try:
+        _known[id(wrapper)] = (weakref.ref(wrapper), types)
+    except TypeError:
+        pass
+    return types
+
+
+def is_random_map(link: Any) -> bool:
+    """Whether ``link`` (a dataset of the chain) is a map whose function draws random
+    numbers at each element."""
+    types = map_operations(link)
+    return types is not None and _draws(set(types))
+
+
+def runs_python(link: Any) -> bool:
+    """Whether a map link's function calls back into Python (``tf.py_function``,
+    ``tf.numpy_function``): reading an element would run the user's code."""
+    types = map_operations(link)
+    return types is None or bool(types & _PYTHON_CALLS)

@@ -1,0 +1,484 @@
+"""Inputs at inference unlike the inputs a Keras model was trained on, and inputs scaled twice.
+
+A model learns weights for the range of values ``fit`` gave it. When the scaling lives in
+the training pipeline (``ds.map(lambda x, y: (x / 255, y))``, ``x_train / 255``) rather
+than in the model, ``predict``/``evaluate`` on raw data (0..255 images) raises nothing and
+returns meaningless results; when it lives in both (a ``/ 255`` map and a ``Rescaling``
+layer), the model trains on values near 0 and learns slowly. Both are symptoms of what
+the calls were given, read cheaply by ``fit_watch``'s hooks (once per call, never per
+step):
+
+- the inputs' statistics (``InputRange``: dtype, lowest, highest value) of a NumPy array
+  (its first rows, at most ``MAX_VALUES`` values), an eager tensor (at most ``MAX_VALUES``
+  values) or a ``tf.data`` dataset's first batch (``ds.take(1)``, read once per dataset:
+  ~30 ms for a batch of 28x28 images behind a shuffle of 2,000; read only for an
+  in-memory source and links that call no Python and fill no large buffer,
+  ``_cheap_to_read``: a generator, ``py_function``, a file cache or a shuffle of more
+  than ``MAX_SHUFFLE_BUFFER`` elements is not read);
+- after each ``fit``, the range trained on is kept per model (weakly); a later
+  ``predict``/``evaluate`` (not fit's own validation) whose inputs' largest magnitude is
+  ``MISMATCH_RATIO`` times larger or smaller (whole numbers on both sides, or a model
+  whose first layer reads ids, an ``Embedding`` or a lookup, are not compared) gives a
+  note naming both ranges, the data trained on and the call; fix: the call with the same
+  scaling applied (``clf.predict(raw / 255.0)``), or the scaling inside the model;
+- at ``fit``, a model whose first layer is a ``Rescaling`` by a scale under
+  ``1 / MIN_RESCALE_DIVISOR`` (1/255, 1/127.5) given inputs already within [-1, 1]: the
+  layers after it see values at most ``scale`` in size.
+
+No user code runs except tf.data's own iteration of the user's dataset (its map functions,
+already traced: nothing is traced); no value is kept, only numbers. Nothing here imports
+TensorFlow or prints; every failure of our own work is swallowed.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+import weakref
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import ModuleType
+from typing import Any
+
+from jupyterlab_tfcoach.monitor import report as reports
+from jupyterlab_tfcoach.monitor.names import name_bound_to
+from jupyterlab_tfcoach.monitor.report import Note
+from jupyterlab_tfcoach.monitor.stored_state import (
+    instance_dict,
+    is_library_class,
+    keras_layers,
+    library_attribute,
+)
+from jupyterlab_tfcoach.monitor.symptoms.dataset_order import (
+    BATCH,
+    CACHE,
+    MAP,
+    PREFETCH,
+    REPEAT,
+    SHUFFLE,
+    SKIP,
+    TAKE,
+    chain_of,
+    operation,
+)
+from jupyterlab_tfcoach.monitor.symptoms.random_maps import runs_python
+from jupyterlab_tfcoach.monitor.syntax import parsed_source
+
+RANGE_SECTION = "tf-data"
+MAX_VALUES = 1_000_000  # values read from an array or tensor (an array's first rows)
+MAX_SHUFFLE_BUFFER = 10_000  # a dataset shuffling more is not read (its buffer fills first)
+CODE_LAYERS = frozenset(
+    {
+        "Embedding",
+        "StringLookup",
+        "IntegerLookup",
+        "CategoryEncoding",
+        "Hashing",
+        "TextVectorization",
+        "Discretization",
+    }
+)
+IN_MEMORY_SOURCES = frozenset({"_TensorSliceDataset", "_TensorDataset", "_RangeDataset"})
+MAX_MODELS = 32
+MAX_DATASETS = 32
+MAX_RECORDS = 8
+MISMATCH_RATIO = 20.0  # 0..1 against 0..255 is 255; 0..1 against 0..4 is not told
+MIN_RESCALE_DIVISOR = 50.0
+FIT_ARGUMENTS = ("x", "y")
+
+
+@dataclass(frozen=True)
+class InputRange:
+    """What one call's inputs held: numbers only."""
+
+    dtype: str
+    low: float
+    high: float
+    origin: str  # "array", "tensor" or "dataset" (its first batch)
+
+    @property
+    def magnitude(self) -> float:
+        return max(abs(self.low), abs(self.high))
+
+    def said(self) -> str:
+        return f"from {_number(self.low)} to {_number(self.high)} ({self.dtype})"
+
+
+@dataclass
+class Trained:
+    model: weakref.ReferenceType[Any]
+    inputs: InputRange
+    data_id: int
+
+
+@dataclass
+class Mismatch:
+    """A predict/evaluate whose inputs are far from the range fit trained on."""
+
+    model_id: int
+    method: str
+    trained: InputRange
+    trained_data_id: int
+    given: InputRange
+    data_id: int
+
+
+@dataclass
+class ScaledTwice:
+    """A fit whose inputs, already in [-1, 1], go through the model's Rescaling."""
+
+    model_id: int
+    inputs: InputRange
+    data_id: int
+    scale: float
+    offset: float
+
+
+@dataclass
+class CellRanges:
+    mismatches: list[Mismatch] = field(default_factory=list)
+    scaled_twice: list[ScaledTwice] = field(default_factory=list)
+
+
+def _number(value: float) -> str:
+    if value == int(value) and abs(value) < 1e6:
+        return str(int(value))
+    return f"{value:.3g}"
+
+
+def _is_ndarray(value: Any) -> bool:
+    cls = type(value)
+    return cls.__name__ == "ndarray" and cls.__module__ == "numpy"
+
+
+def _range_of(values: Any, origin: str) -> InputRange | None:
+    """The range of a NumPy array of numbers (an empty or non-numeric one: None)."""
+    if values.size == 0 or values.dtype.kind not in "iuf":
+        return None
+    low, high = float(values.min()), float(values.max())
+    if not (math.isfinite(low) and math.isfinite(high)):
+        return None
+    return InputRange(str(values.dtype), low, high, origin)
+
+
+def _array_range(array: Any) -> InputRange | None:
+    shape = array.shape
+    if not shape:
+        return None
+    per_row = max(1, math.prod(int(d) for d in shape[1:]))
+    rows = max(1, MAX_VALUES // per_row)
+    return _range_of(array[:rows], "array")
+
+
+def _tensor_range(tensor: Any, origin: str) -> InputRange | None:
+    shape = library_attribute(tensor, "shape")
+    try:
+        size = math.prod(int(d) for d in shape)
+    except Exception:
+        return None
+    if size > MAX_VALUES:
+        return None
+    numpy = library_attribute(tensor, "numpy")
+    return _range_of(numpy(), origin) if numpy is not None else None
+
+
+def _first_inputs(element: Any) -> Any:
+    """The inputs of a dataset element: the first of an (x, y[, w]) tuple, else itself."""
+    if type(element) is tuple and element:
+        return element[0]
+    return element
+
+
+class RangeWatcher:
+    """Keeps the range each model was trained on; compares inference calls with it."""
+
+    def __init__(self) -> None:
+        self._trained: dict[int, Trained] = {}
+        self._datasets: dict[int, tuple[weakref.ReferenceType[Any], InputRange | None]] = {}
+        self._cell = CellRanges()
+
+    def begin_cell(self) -> None:
+        self._cell = CellRanges()
+
+    def take(self) -> CellRanges:
+        cell, self._cell = self._cell, CellRanges()
+        return cell
+
+    # ------------------------------------------------------------- reading
+    def inputs_of(self, data: Any) -> InputRange | None:
+        if data is None:
+            return None
+        if _is_ndarray(data):
+            return _array_range(data)
+        if "EagerTensor" in type(data).__name__:
+            return _tensor_range(data, "tensor")
+        if operation(data) is not None:
+            return self._dataset_range(data)
+        return None
+
+    def _dataset_range(self, dataset: Any) -> InputRange | None:
+        known = self._datasets.get(id(dataset))
+        if known is not None and known[0]() is dataset:
+            return known[1]
+        found = None
+        if _cheap_to_read(chain_of(dataset)):
+            take = library_attribute(dataset, "take")
+            if take is not None:
+                for element in take(1):
+                    inputs = _first_inputs(element)
+                    if "EagerTensor" in type(inputs).__name__:
+                        found = _tensor_range(inputs, "dataset")
+        if len(self._datasets) >= MAX_DATASETS:
+            self._datasets = {k: v for k, v in self._datasets.items() if v[0]() is not None}
+        if len(self._datasets) < MAX_DATASETS:
+            self._datasets[id(dataset)] = (weakref.ref(dataset), found)
+        return found
+
+    # ------------------------------------------------------------- calls
+    def after_fit(self, model: Any, data: Any) -> None:
+        inputs = self.inputs_of(data)
+        if inputs is None:
+            return
+        if len(self._trained) >= MAX_MODELS:
+            self._trained = {k: v for k, v in self._trained.items() if v.model() is not None}
+        if len(self._trained) < MAX_MODELS or id(model) in self._trained:
+            self._trained[id(model)] = Trained(weakref.ref(model), inputs, id(data))
+        rescale = _leading_rescaling(model)
+        if (
+            rescale is not None
+            and len(self._cell.scaled_twice) < MAX_RECORDS
+            and 0 < rescale[0] * MIN_RESCALE_DIVISOR < 1
+            and inputs.magnitude <= 1.0
+            and inputs.high > inputs.low
+        ):
+            self._cell.scaled_twice.append(
+                ScaledTwice(id(model), inputs, id(data), rescale[0], rescale[1])
+            )
+
+    def at_inference(self, method: str, model: Any, data: Any) -> None:
+        trained = self._trained.get(id(model))
+        if trained is None or trained.model() is not model or trained.data_id == id(data):
+            return
+        given = self.inputs_of(data)
+        if given is None or len(self._cell.mismatches) >= MAX_RECORDS:
+            return
+        if _whole_numbers(given) and _whole_numbers(trained.inputs):
+            return  # token ids or raw pixels on both sides: no scaling to compare
+        if _takes_codes(model):
+            return  # an Embedding or lookup first: its inputs are ids, not values
+        small, large = sorted((trained.inputs.magnitude, given.magnitude))
+        if small <= 0 or large / small < MISMATCH_RATIO:
+            return
+        self._cell.mismatches.append(
+            Mismatch(id(model), method, trained.inputs, trained.data_id, given, id(data))
+        )
+
+
+def _cheap_to_read(chain: list[Any]) -> bool:
+    """Whether one batch can be read without running the user's Python or filling a large
+    buffer: an in-memory source (``from_tensor_slices``, ``from_tensors``, ``range``), then
+    only batch, shuffle (a buffer up to ``MAX_SHUFFLE_BUFFER``), memory cache, take, skip,
+    prefetch, repeat and maps that call no Python (a generator source, ``py_function``,
+    a file cache or any other link: not read)."""
+    if not chain or type(chain[-1]).__name__ not in IN_MEMORY_SOURCES:
+        return False
+    for link in chain[:-1]:
+        kind = operation(link)
+        if kind == SHUFFLE and _buffer(link) > MAX_SHUFFLE_BUFFER:
+            return False
+        if kind == MAP and runs_python(link):
+            return False
+        if kind == CACHE and _filename(link):
+            return False
+        if kind not in (BATCH, SHUFFLE, CACHE, TAKE, SKIP, MAP, PREFETCH, REPEAT):
+            return False
+    return True
+
+
+def _filename(cache: Any) -> bool:
+    value = (instance_dict(cache) or {}).get("_filename")
+    numpy = library_attribute(value, "numpy") if value is not None else None
+    try:
+        return bool(numpy()) if numpy is not None else bool(value)
+    except Exception:
+        return True
+
+
+def _whole_numbers(inputs: InputRange) -> bool:
+    return inputs.dtype.startswith(("int", "uint", "bool"))
+
+
+def _takes_codes(model: Any) -> bool:
+    """Whether the model's first layer reads ids or categories (their size is no scale)."""
+    for layer in keras_layers(model, 8)[1:]:
+        name = type(layer).__name__
+        if name == "InputLayer":
+            continue
+        return name in CODE_LAYERS
+    return False
+
+
+def _buffer(shuffle: Any) -> int:
+    value = (instance_dict(shuffle) or {}).get("_buffer_size")
+    numpy = library_attribute(value, "numpy") if value is not None else None
+    try:
+        return int(numpy()) if numpy is not None else int(value)
+    except Exception:
+        return MAX_SHUFFLE_BUFFER + 1  # unknown: not read
+
+
+def _leading_rescaling(model: Any) -> tuple[float, float] | None:
+    """(scale, offset) of the model's first layer when it is Keras's ``Rescaling``."""
+    for layer in keras_layers(model, 8)[1:]:
+        cls = type(layer)
+        if cls.__name__ == "InputLayer":
+            continue
+        if cls.__name__ != "Rescaling" or not is_library_class(cls):
+            return None
+        attributes = instance_dict(layer) or {}
+        scale, offset = attributes.get("scale"), attributes.get("offset", 0.0)
+        if type(scale) not in (int, float) or type(offset) not in (int, float):
+            return None
+        return float(scale), float(offset)
+    return None
+
+
+# ------------------------------------------------------------------ notes
+def _module_name(namespace: Mapping[str, Any], module: str) -> str | None:
+    for name, value in namespace.items():
+        if isinstance(value, ModuleType) and value.__name__ == module:
+            return name
+    return None
+
+
+def _batch_said(inputs: InputRange) -> str:
+    return " (its first batch)" if inputs.origin == "dataset" else ""
+
+
+def _factor(ratio: float) -> str:
+    """The scale as the learner would write it: 255.0 for 8-bit images."""
+    if abs(ratio - 255.0) / 255.0 < 0.15:
+        return "255.0"
+    return f"{ratio:.3g}"
+
+
+def _call_written(source: str, model: str, method: str, data: str) -> tuple[str, str] | None:
+    """(the call as written, its first argument as written) of ``model.method(data, ...)``."""
+    tree = parsed_source(source)
+    if tree is None:
+        return None
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == method
+            and isinstance(node.func.value, ast.Name)
+            and node.func.value.id == model
+            and node.args
+            and isinstance(node.args[0], ast.Name)
+            and node.args[0].id == data
+        ):
+            call = ast.get_source_segment(source, node)
+            if call is not None:
+                return call, data
+    return None
+
+
+def _scaled(data: str, given: InputRange, factor: str, divide: bool, tf: str | None) -> str:
+    op = "/" if divide else "*"
+    if given.origin == "array":
+        return f"{data} {op} {factor}"
+    if tf is None:
+        return ""
+    if given.origin == "tensor":
+        return f"{tf}.cast({data}, {tf}.float32) {op} {factor}"
+    return f"{data}.map(lambda x, *rest: ({tf}.cast(x, {tf}.float32) {op} {factor}, *rest))"
+
+
+def mismatch_note(record: Mismatch, namespace: Mapping[str, Any], source: str) -> Note | None:
+    model = name_bound_to(record.model_id, namespace)
+    if model is None:
+        return None
+    data = name_bound_to(record.data_id, namespace)
+    trained_on = name_bound_to(record.trained_data_id, namespace)
+    given, trained = record.given, record.trained
+    larger = given.magnitude > trained.magnitude
+    ratio = (given.magnitude / trained.magnitude) if larger else trained.magnitude / given.magnitude
+    factor = _factor(ratio)
+    given_as = f"`{data}`, " if data else ""
+    trained_as = f"`{trained_on}`, " if trained_on else ""
+    text = (
+        f"`{model}.{record.method}` was given {given_as}inputs {given.said()}"
+        f"{_batch_said(given)}, but fit trained `{model}` on {trained_as}inputs "
+        f"{trained.said()}{_batch_said(trained)}: about {factor.removesuffix('.0')} times "
+        f"{'larger' if larger else 'smaller'}. The weights were learned for the training "
+        f"range, so the {'predictions' if record.method == 'predict' else 'loss and metrics'} "
+        f"mean little, and nothing raises. The scaling was done to the training data "
+        f"outside the model, so it must be done again to every input the model gets."
+    )
+    written = _call_written(source, model, record.method, data) if data else None
+    tf = _module_name(namespace, "tensorflow")
+    scaled = _scaled(data, given, factor, larger, tf) if data else ""
+    if written is not None and scaled:
+        call_text, argument = written
+        fixed = call_text.replace(f"({argument}", f"({scaled}", 1)
+        text += f" Apply the same scaling: `{fixed}`."
+    else:
+        text += " Apply the same scaling to these inputs."
+    keras = "keras" if isinstance(namespace.get("keras"), ModuleType) else "tf.keras"
+    text += (
+        f" Or put it inside the model (a `{keras}.layers.Rescaling(1 / 255)` or an adapted "
+        f"`Normalization` as its first layer, trained on raw inputs), so that fit, "
+        f"evaluate and predict all scale the same way."
+    )
+    return reports.note(text, RANGE_SECTION)
+
+
+def scaled_twice_note(record: ScaledTwice, namespace: Mapping[str, Any]) -> Note | None:
+    model = name_bound_to(record.model_id, namespace)
+    if model is None:
+        return None
+    data = name_bound_to(record.data_id, namespace)
+    inputs = record.inputs
+    low = inputs.low * record.scale + record.offset
+    high = inputs.high * record.scale + record.offset
+    divisor = 1 / record.scale
+    given_as = f"`{data}`, " if data else ""
+    text = (
+        f"`{model}` starts with a Rescaling layer (scale {record.scale:.3g}, that is "
+        f"1/{_number(round(divisor, 1))}), but fit gave it {given_as}inputs already scaled, "
+        f"{inputs.said()}{_batch_said(inputs)}: they are scaled twice, and "
+        f"the layers after the Rescaling train on values from {_number(low)} to "
+        f"{_number(high)}, so learning crawls. Scale once: give fit the raw data (drop the "
+        f"division by {_number(round(divisor, 1))} from the data or its pipeline's map) and "
+        f"keep the Rescaling layer, which then scales what predict and evaluate get too."
+    )
+    return reports.note(text, RANGE_SECTION)
+
+
+def range_notes(cell: CellRanges | None, namespace: Mapping[str, Any], source: str) -> list[Note]:
+    if cell is None or not (cell.mismatches or cell.scaled_twice):
+        return []
+    notes: list[Note] = []
+    told: set[tuple[int, int]] = set()
+    for twice in cell.scaled_twice:
+        if (twice.model_id, twice.data_id) in told:
+            continue
+        told.add((twice.model_id, twice.data_id))
+        try:
+            note = scaled_twice_note(twice, namespace)
+        except Exception:
+            note = None
+        if note is not None:
+            notes.append(note)
+    for mismatch in cell.mismatches:
+        if (mismatch.model_id, mismatch.data_id) in told:
+            continue
+        told.add((mismatch.model_id, mismatch.data_id))
+        try:
+            note = mismatch_note(mismatch, namespace, source)
+        except Exception:
+            note = None
+        if note is not None:
+            notes.append(note)
+    return notes
