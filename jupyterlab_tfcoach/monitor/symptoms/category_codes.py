@@ -29,12 +29,11 @@ from jupyterlab_tfcoach.monitor import report as reports
 from jupyterlab_tfcoach.monitor.errors.context import class_mro, instance_attribute
 from jupyterlab_tfcoach.monitor.errors.failing_line import Operand
 from jupyterlab_tfcoach.monitor.report import Note
-from jupyterlab_tfcoach.monitor.stored_state import library_attribute
 from jupyterlab_tfcoach.monitor.symptoms.cell_reading import (
     CellCode,
     call_name,
+    numpy_values,
     reference_path,
-    size_of,
     unwrap,
     value_at,
 )
@@ -112,20 +111,10 @@ def _code_range(operand: Operand, depth: int) -> tuple[int, int, int] | None:
     """The smallest and largest code of an integer tensor, variable or array, and how
     many codes are outside ``[0, depth)``."""
     numpy = sys.modules.get("numpy")
-    if numpy is None or operand.shape is None:
+    if numpy is None or not (operand.dtype or "").startswith(("int", "uint")):
         return None
-    if not (operand.dtype or "").startswith(("int", "uint")):
-        return None
-    size = size_of(operand.shape)
-    if size is None or size == 0 or size > MAX_ELEMENTS:
-        return None
-    value = operand.value
-    if operand.kind != "array":
-        to_numpy = library_attribute(value, "numpy")
-        if to_numpy is None:
-            return None
-        value = to_numpy()
-    if type(value) is not numpy.ndarray:
+    value = numpy_values(operand, MAX_ELEMENTS)
+    if value is None:
         return None
     low, high = int(numpy.min(value)), int(numpy.max(value))
     if 0 <= low and high < depth:

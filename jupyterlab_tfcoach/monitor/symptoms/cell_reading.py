@@ -252,14 +252,14 @@ def size_of(shape: tuple[int | None, ...]) -> int | None:
     return size
 
 
-def value_range(operand: Operand) -> tuple[float, float] | None:
-    """The smallest and largest value of a float tensor, variable or array of at most
-    ``MAX_RANGE_ELEMENTS`` values: TensorFlow's own ``numpy`` makes a NumPy copy, NumPy's
-    own ``min``/``max`` read it. None for anything else, empty or with NaN."""
-    if operand.shape is None or not (operand.dtype or "").startswith(("float", "bfloat")):
+def numpy_values(operand: Operand, max_elements: int = MAX_RANGE_ELEMENTS) -> Any | None:
+    """A NumPy copy of a tensor, variable or array of at most ``max_elements`` values
+    (TensorFlow's own ``numpy`` makes it; a NumPy array is read as it is); None for
+    anything else or empty."""
+    if operand.shape is None:
         return None
     size = size_of(operand.shape)
-    if size is None or size == 0 or size > MAX_RANGE_ELEMENTS:
+    if size is None or size == 0 or size > max_elements:
         return None
     numpy = sys.modules.get("numpy")
     if numpy is None:
@@ -270,7 +270,18 @@ def value_range(operand: Operand) -> tuple[float, float] | None:
         if to_numpy is None:
             return None
         value = to_numpy()
-    if type(value) is not numpy.ndarray:
+    return value if type(value) is numpy.ndarray else None
+
+
+def value_range(operand: Operand) -> tuple[float, float] | None:
+    """The smallest and largest value of a float tensor, variable or array of at most
+    ``MAX_RANGE_ELEMENTS`` values: TensorFlow's own ``numpy`` makes a NumPy copy, NumPy's
+    own ``min``/``max`` read it. None for anything else, empty or with NaN."""
+    if not (operand.dtype or "").startswith(("float", "bfloat")):
+        return None
+    value = numpy_values(operand)
+    numpy = sys.modules.get("numpy")
+    if value is None or numpy is None:
         return None
     low, high = float(numpy.min(value)), float(numpy.max(value))
     if low != low or high != high:

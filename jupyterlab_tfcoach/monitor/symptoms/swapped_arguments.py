@@ -35,12 +35,12 @@ from jupyterlab_tfcoach.monitor import report as reports
 from jupyterlab_tfcoach.monitor.errors.context import class_mro
 from jupyterlab_tfcoach.monitor.errors.failing_line import Operand
 from jupyterlab_tfcoach.monitor.report import Note
-from jupyterlab_tfcoach.monitor.stored_state import is_library_class, library_attribute
+from jupyterlab_tfcoach.monitor.stored_state import is_library_class
 from jupyterlab_tfcoach.monitor.symptoms.cell_reading import (
     CellCode,
     call_name,
+    numpy_values,
     reference_path,
-    size_of,
     unwrap,
     value_at,
     value_kind_at,
@@ -141,19 +141,7 @@ def _scorer(call: ast.Call, namespace: dict[str, Any]) -> KerasScorer | None:
 
 def _numbers(operand: Operand) -> Any:
     """A NumPy copy of a tensor, variable or array of at most ``MAX_ELEMENTS`` values."""
-    numpy = sys.modules.get("numpy")
-    if numpy is None or operand.shape is None:
-        return None
-    size = size_of(operand.shape)
-    if size is None or size == 0 or size > MAX_ELEMENTS:
-        return None
-    value = operand.value
-    if operand.kind != "array":
-        to_numpy = library_attribute(value, "numpy")
-        if to_numpy is None:
-            return None
-        value = to_numpy()
-    return value if type(value) is numpy.ndarray else None
+    return numpy_values(operand, MAX_ELEMENTS)
 
 
 def _labels(operand: Operand) -> str | None:
