@@ -113,3 +113,32 @@ def test_inputs_scaled_twice(kernel: KernelSession) -> None:
     assert (
         notes_of(kernel, raw_ds + model("twice", rescale) + "twice.fit(train_ds, verbose=0)") == []
     )
+
+
+def test_standardised_features_get_no_made_up_scaling(kernel: KernelSession) -> None:
+    """Features standardised with the training statistics, then raw ones at predict: no
+    factor is invented from the two ranges (it would not be the learner's preprocessing).
+    The standardised copy the learner already made is named, and running it is silent."""
+    setup = (
+        "keras.utils.set_random_seed(4)\n"
+        "rooms = np.random.uniform(20, 300, (200, 3)).astype('float32')\n"
+        "price = rooms.sum(axis=1) / 100.0\n"
+        "centre, spread = rooms.mean(axis=0), rooms.std(axis=0)\n"
+        "rooms_n = (rooms - centre) / spread\n"
+        "new_rooms = np.random.uniform(20, 300, (40, 3)).astype('float32')\n"
+        "reg = keras.Sequential([keras.Input((3,)), keras.layers.Dense(1)])\n"
+        'reg.compile(optimizer="adam", loss="mse")\n'
+        "reg.fit(rooms_n, price, epochs=2, verbose=0)\n"
+    )
+    run(kernel, setup)
+    [text] = notes_of(kernel, "guess = reg.predict(new_rooms, verbose=0)")
+    assert "`reg.predict` was given `new_rooms`" in text
+    assert "Apply the preprocessing you applied to `rooms_n`" in text
+    assert "/ " not in text.split("times")[1] and "Rescaling(1 / 255)" not in text
+    assert "keras.layers.Normalization` adapted on the raw training data" in text
+    # With the standardised copy made, the note names it; running it is silent.
+    run(kernel, "new_rooms_n = (new_rooms - centre) / spread")
+    [text] = notes_of(kernel, "guess = reg.predict(new_rooms, verbose=0)")
+    fixed = fix_of(text, "reg.predict(")
+    assert fixed == "reg.predict(new_rooms_n, verbose=0)"
+    assert notes_of(kernel, f"guess = {fixed}") == []

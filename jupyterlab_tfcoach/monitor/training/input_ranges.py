@@ -395,6 +395,31 @@ def _scaled(data: str, given: InputRange, factor: str, divide: bool, tf: str | N
     return f"{data}.map(lambda x, *rest: ({tf}.cast(x, {tf}.float32) {op} {factor}, *rest))"
 
 
+MAX_NAMES_SEARCHED = 2000
+
+
+def _scaled_copy(namespace: Mapping[str, Any], record: Mismatch) -> str | None:
+    """A name holding an array of the given data's shape whose values lie on the training
+    scale (``X_test_n`` next to ``X_test``): the learner already made the scaled copy."""
+    given_name = name_bound_to(record.data_id, namespace)
+    given = namespace.get(given_name) if given_name else None
+    shape = getattr(given, "shape", None) if _is_ndarray(given) else None
+    if shape is None:
+        return None
+    trained = record.trained.magnitude
+    for index, (name, value) in enumerate(namespace.items()):
+        if index >= MAX_NAMES_SEARCHED:
+            break
+        if name.startswith("_") or id(value) == record.data_id or not _is_ndarray(value):
+            continue
+        if value.shape != shape:
+            continue
+        found = _array_range(value)
+        if found is not None and trained / 2 <= found.magnitude <= trained * 2:
+            return name
+    return None
+
+
 def mismatch_note(record: Mismatch, namespace: Mapping[str, Any], source: str) -> Note | None:
     model = name_bound_to(record.model_id, namespace)
     if model is None:
@@ -417,19 +442,40 @@ def mismatch_note(record: Mismatch, namespace: Mapping[str, Any], source: str) -
         f"outside the model, so it must be done again to every input the model gets."
     )
     written = _call_written(source, model, record.method, data) if data else None
-    tf = _module_name(namespace, "tensorflow")
-    scaled = _scaled(data, given, factor, larger, tf) if data else ""
-    if written is not None and scaled:
-        call_text, argument = written
-        fixed = call_text.replace(f"({argument}", f"({scaled}", 1)
-        text += f" Apply the same scaling: `{fixed}`."
-    else:
-        text += " Apply the same scaling to these inputs."
     keras = "keras" if isinstance(namespace.get("keras"), ModuleType) else "tf.keras"
+    # Only 8-bit values against [0, 1] say what the scaling was (a division by 255); any
+    # other gap (standardised features, another unit) is the learner's own preprocessing,
+    # which a ratio of ranges cannot rebuild: an already-scaled copy is named, else the
+    # same preprocessing is asked for in words.
+    eight_bit = factor == "255.0" and larger and trained.low >= 0 and given.low >= 0
+    copy = _scaled_copy(namespace, record) if not eight_bit else None
+    if written is not None and eight_bit:
+        tf = _module_name(namespace, "tensorflow")
+        scaled = _scaled(data, given, factor, larger, tf) if data else ""
+        if scaled:
+            call_text, argument = written
+            fixed = call_text.replace(f"({argument}", f"({scaled}", 1)
+            text += f" Apply the same scaling: `{fixed}`."
+        else:
+            text += " Apply the same scaling to these inputs."
+    elif written is not None and copy is not None:
+        call_text, argument = written
+        fixed = call_text.replace(f"({argument}", f"({copy}", 1)
+        text += f" `{copy}` holds inputs of the same shape on the training scale: `{fixed}`."
+    else:
+        source_name = f" to `{trained_on}`" if trained_on else " to the training data"
+        text += (
+            f" Apply the preprocessing you applied{source_name} (the same statistics, "
+            "computed on the training data) to these inputs."
+        )
+    inside = (
+        f"a `{keras}.layers.Rescaling(1 / 255)` or an adapted `Normalization`"
+        if eight_bit
+        else f"a `{keras}.layers.Normalization` adapted on the raw training data"
+    )
     text += (
-        f" Or put it inside the model (a `{keras}.layers.Rescaling(1 / 255)` or an adapted "
-        f"`Normalization` as its first layer, trained on raw inputs), so that fit, "
-        f"evaluate and predict all scale the same way."
+        f" Or put it inside the model ({inside} as its first layer, trained on raw "
+        f"inputs), so that fit, evaluate and predict all scale the same way."
     )
     return reports.note(text, RANGE_SECTION)
 
