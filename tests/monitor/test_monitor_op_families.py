@@ -103,6 +103,24 @@ def test_embedding_index_past_input_dim_in_fit(kernel: KernelSession) -> None:
     runs_cleanly(kernel, cell.replace("19", "15"))
 
 
+def test_embedding_fed_a_dataset_is_sized_by_the_vocabulary(kernel: KernelSession) -> None:
+    """The ids come in a dataset: ``reduce_max`` cannot read it, so the fix sizes the
+    Embedding by the vocabulary layer that made the ids."""
+    cell = (
+        "words = keras.layers.TextVectorization(max_tokens=30, output_sequence_length=4)\n"
+        'words.adapt(["a b c d e f g h", "i j k l m n"])\n'
+        'texts_ds = tf.data.Dataset.from_tensor_slices((words(["h g f e", "n m l k"]), '
+        "[0.0, 1.0])).batch(2)\n"
+        "reader = keras.Sequential([keras.Input((4,), dtype='int64'), "
+        "keras.layers.Embedding(5, 2), keras.layers.Flatten(), keras.layers.Dense(1)])\n"
+        "reader.compile('sgd', 'mse')\nreader.fit(texts_ds, verbose=0)"
+    )
+    text = explained(kernel, cell, JOINING, "input_dim=5")
+    fix = fix_of(text)
+    assert fix == "keras.layers.Embedding(words.vocabulary_size(), 2)"
+    runs_cleanly(kernel, cell.replace("keras.layers.Embedding(5, 2)", fix))
+
+
 def test_gather_index_past_the_table(kernel: KernelSession) -> None:
     cell = "codes = tf.constant([10, 20, 30])\npicked = tf.gather(codes, [0, 3])"
     explained(kernel, cell, JOINING, "`codes`", "[0, 3)", "`[0, 3]` holds 3")

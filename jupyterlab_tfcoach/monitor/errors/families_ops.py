@@ -37,6 +37,7 @@ from jupyterlab_tfcoach.monitor.errors.family_record import (
     shape_list,
     tf_alias,
 )
+from jupyterlab_tfcoach.monitor.stored_state import is_library_class
 
 # A section of module 1 that teaches joining, reordering and indexing tensors.
 JOINING_SECTION = "joining-indexing"
@@ -301,15 +302,35 @@ def _read_embedding_range(
     )
     fix = None
     definition = _embedding_definition(line, context)
-    if definition is not None and ids and "\n" not in ids:
+    needed = _vocabulary_size(line, context, ids, tf) if ids and "\n" not in ids else None
+    if definition is not None and needed is not None:
         whole, template = definition
-        needed = f"int({tf}.reduce_max({ids})) + 1"
         fixed = template.replace("\0", needed)
         fix = (
             f"give it the vocabulary size the indices come from, or size it from the indices "
             f"(once {code(ids)} exists): in place of {code(whole)}, write {code(fixed)}"
         )
     return Finding(rule + ".", fix, section=JOINING_SECTION)
+
+
+MAX_NAMES_READ = 5000
+_VOCABULARY_LAYERS = ("TextVectorization", "StringLookup", "IntegerLookup")
+
+
+def _vocabulary_size(line: FailingLine, context: ErrorContext, ids: str, tf: str) -> str | None:
+    """How the fix sizes the Embedding: from the indices when they are a tensor or an
+    array (their largest + 1), from the vocabulary layer that made them otherwise
+    (``vectorizer.vocabulary_size()``): ``reduce_max`` cannot read a dataset."""
+    held = line.operand(ids)
+    if held is not None and held.kind in ("tensor", "variable", "keras_variable", "array"):
+        return f"int({tf}.reduce_max({ids})) + 1"
+    for name, value in list(context.namespace.items())[:MAX_NAMES_READ]:
+        cls = type(value)
+        if name.startswith("_") or cls.__name__ not in _VOCABULARY_LAYERS:
+            continue
+        if is_library_class(cls):
+            return f"{name}.vocabulary_size()"
+    return None
 
 
 INDEX_RANGE = ErrorFamily(

@@ -596,10 +596,20 @@ class _Entries:
             ran = record.epochs_run
             asked = record.epochs_asked
             stopped = settings.get("stopped_epoch", 0)
-            said = (
-                f"While {monitor} {improves}, no epoch beats the first, so it stops training "
-                f"after patience + 1 = {patience + 1} epochs"
-            )
+            if ran is None or ran == patience + 1:
+                said = (
+                    f"While {monitor} {improves}, no epoch beats the first, so it stops "
+                    f"training after patience + 1 = {patience + 1} epochs"
+                )
+            else:
+                # An epoch that beat the best by chance starts the wait again: say so, or
+                # the count contradicts the epochs the fit ran.
+                said = (
+                    f"While {monitor} {improves}, the callback counts an epoch as better "
+                    f"only when {monitor} gets worse, so it stops training early, after "
+                    f"{patience} epochs in a row without such an epoch"
+                )
+
             if stopped and ran is not None:
                 said += f" (this fit ran {ran}" + (f" of {asked}" if asked else "") + " epochs)"
             said += "."
