@@ -203,6 +203,29 @@ def test_conv2d_input_declared_without_channels_names_the_definition(
     runs_cleanly(kernel, "print(convnet.predict(pics[..., None], verbose=0).shape)")
 
 
+def test_conv2d_input_shape_keyword_without_channels_is_fixed_in_the_layer(
+    kernel: KernelSession,
+) -> None:
+    """``input_shape=(IMG, IMG)`` on the first Conv2D: the definition is fixed (in the
+    learner's names), not the data, which already has its channel axis."""
+    run(kernel, 'IMG = 8\nframes = np.random.rand(12, IMG, IMG, 1).astype("float32")')
+    cell = """small = keras.Sequential([
+    keras.layers.Conv2D(4, 3, activation="relu", input_shape=(IMG, IMG)),
+    keras.layers.GlobalAveragePooling2D(),
+    keras.layers.Dense(3, activation="softmax"),
+])
+"""
+    error = failing(kernel, cell)
+    text = error["explanation"]
+    assert "declares each example as (8, 8)" in text and "not from a call" in text, text
+    assert "expand_dims" not in text
+    fix = fix_of(text)
+    assert fix == 'keras.layers.Conv2D(4, 3, activation="relu", input_shape=(IMG, IMG, 1))'
+    written = 'keras.layers.Conv2D(4, 3, activation="relu", input_shape=(IMG, IMG))'
+    runs_cleanly(kernel, cell.replace(written, fix))
+    runs_cleanly(kernel, "print(small.predict(frames, verbose=0).shape)")
+
+
 def test_functional_model_given_a_new_input(kernel: KernelSession) -> None:
     cell = """inp_a = keras.Input(shape=(3,))
 mid = keras.layers.Dense(5)(inp_a)

@@ -329,6 +329,16 @@ def _called_name(call: ast.Call) -> str | None:
     return func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
 
 
+def _declared_shape(call: ast.Call) -> ast.expr | None:
+    """The shape a model definition declares: ``keras.Input(shape=...)`` (or its first
+    argument), or a first layer's ``input_shape=...`` keyword."""
+    if _called_name(call) in _INPUT_CALLS:
+        return next((k.value for k in call.keywords if k.arg == "shape"), None) or (
+            call.args[0] if call.args else None
+        )
+    return next((k.value for k in call.keywords if k.arg == "input_shape"), None)
+
+
 def _input_definition(parsed: ParsedError, context: ErrorContext) -> tuple[str, str] | None:
     """A model definition whose ``keras.Input(shape=...)`` lacks the channel axis a
     ``Conv2D`` needs: the fix is the declared shape (and the data fed later), not a call."""
@@ -344,11 +354,7 @@ def _input_definition(parsed: ParsedError, context: ErrorContext) -> tuple[str, 
             (
                 (call, node)
                 for call in calls
-                if _called_name(call) in _INPUT_CALLS
-                for node in [
-                    next((k.value for k in call.keywords if k.arg == "shape"), None)
-                    or (call.args[0] if call.args else None)
-                ]
+                for node in [_declared_shape(call)]
                 if node is not None
             ),
             None,
@@ -357,6 +363,11 @@ def _input_definition(parsed: ParsedError, context: ErrorContext) -> tuple[str, 
             continue
         input_call, shape_node = declared
         found, shape = value_of(shape_node, frame, context)
+        if not found and isinstance(shape_node, ast.Tuple):
+            # ``(IMG, IMG)``: each item read on its own.
+            items = [value_of(item, frame, context) for item in shape_node.elts]
+            found = all(present for present, _ in items)
+            shape = tuple(value for _, value in items)
         if not found or type(shape) is not tuple or not all(type(d) is int for d in shape):
             continue
         layer_class = _layer_class(calls, layer) or f"layer '{layer}'"
@@ -364,7 +375,13 @@ def _input_definition(parsed: ParsedError, context: ErrorContext) -> tuple[str, 
         if not input_source or not shape_source or "\n" in input_source:
             continue
         wanted = (*shape, 1)
-        fixed = rewrite(frame, input_call, shape_node, show_shape(wanted))
+        # A written tuple keeps the learner's names: (IMG, IMG) -> (IMG, IMG, 1).
+        widened = (
+            shape_source.rstrip()[:-1].rstrip().rstrip(",") + ", 1)"
+            if isinstance(shape_node, ast.Tuple) and shape_source.rstrip().endswith(")")
+            else show_shape(wanted)
+        )
+        fixed = rewrite(frame, input_call, shape_node, widened)
         if not fixed:
             continue
         root = dotted_root(shape_node)
@@ -375,7 +392,7 @@ def _input_definition(parsed: ParsedError, context: ErrorContext) -> tuple[str, 
             f"{code(input_source)} declares each example as {show_shape(shape)} "
             f"({code(shape_source)}), so {code(layer_class)} gets ({match.group('given')}) but "
             f"needs (batch, height, width, channels): the channel axis is missing from the "
-            f"model's definition, not from a call. Declare it in the Input{data}. Fix: "
+            f"model's definition, not from a call. Declare it there{data}. Fix: "
             f"{code(fixed)}.",
             "batch-dimension",
         )
