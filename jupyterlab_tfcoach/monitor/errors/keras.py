@@ -63,7 +63,7 @@ def explain_unknown_variable(parsed: ParsedError, context: ErrorContext) -> tupl
         "(`self.w = tf.Variable(...)` inside `__call__`/`call()`): create them once, in "
         "`__init__` or `build()` (or guarded by `if self.w is None:`). If you built a new "
         "model on purpose, create a new optimizer for it too.",
-        "variables-in-functions",
+        "parameters-are-variables",
     )
 
 
