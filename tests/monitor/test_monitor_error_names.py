@@ -181,6 +181,29 @@ grid = np.random.rand(10, 6).astype("float32")
     runs_cleanly(kernel, cell.replace("row = grid[1]", "row = grid[1:2]"))
 
 
+def test_one_image_to_a_conv_model_is_told_as_a_missing_batch_axis(
+    kernel: KernelSession,
+) -> None:
+    """Keras 3 adds an axis to one (16, 16, 1) image and fails deep in Conv2D with a
+    'Negative dimension' message: the argument against the model's input says it."""
+    run(
+        kernel,
+        """seer = keras.Sequential([keras.Input((16, 16, 1)), keras.layers.Conv2D(2, 3),
+    keras.layers.GlobalAveragePooling2D(), keras.layers.Dense(3)])
+shots = np.random.rand(5, 16, 16, 1).astype("float32")
+""",
+    )
+    cell = "shot = shots[0]\nscores = seer.predict(shot, verbose=0)"
+    text = failing(kernel, cell)["explanation"]
+    expects = "the model expects a batch of shape (None, 16, 16, 1) but got shape (16, 16, 1)"
+    assert expects in text, text
+    assert "the leading batch axis is missing" in text
+    fixed = "seer.predict(shot[None, ...], verbose=0)"
+    assert f"`{fixed}`" in text, text
+    runs_cleanly(kernel, cell.replace("seer.predict(shot, verbose=0)", fixed))
+    runs_cleanly(kernel, "print(seer.predict(shots[:1], verbose=0).shape)")
+
+
 def test_conv2d_input_declared_without_channels_names_the_definition(
     kernel: KernelSession,
 ) -> None:

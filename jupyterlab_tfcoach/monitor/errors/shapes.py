@@ -243,7 +243,7 @@ _HOW = {
 
 
 def explain_missing_axis(parsed: ParsedError, context: ErrorContext) -> tuple[str, str] | None:
-    found = _missing_axis(parsed)
+    found = _missing_axis(parsed) or _one_example_given(context)
     if found is None:
         return None
     from jupyterlab_tfcoach.monitor.errors.families_keras_api import input_counts_examples
@@ -410,6 +410,23 @@ def _layer_class(calls: list[ast.Call], layer: str) -> str | None:
         if name and name.replace("_", "").lower() == base:
             return name
     return None
+
+
+def _one_example_given(context: ErrorContext) -> tuple[str, str] | None:
+    """A model called on one example, whatever the message says (Keras 3 may add an axis
+    and fail deep inside a layer): the argument's shape is exactly the model's declared
+    input without its batch axis."""
+    located = _model_call(context)
+    if located is None:
+        return None
+    frame, call, argument = located
+    # fit/evaluate get a whole dataset: data shaped like one example there means the
+    # Input counted the examples (another family), not a missing batch axis.
+    method = call.func.attr if isinstance(call.func, ast.Attribute) else None
+    if method not in (None, "predict", "predict_on_batch", "__call__"):
+        return None
+    found = _against_model_input(call, argument, frame, context)
+    return found if found is not None and found[0] == _BATCH else None
 
 
 def _against_model_input(
