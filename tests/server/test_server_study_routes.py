@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Awaitable
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from http.cookies import SimpleCookie
 from pathlib import Path
 from typing import Any
@@ -113,11 +113,23 @@ async def test_a_rating_with_a_login_cookie_needs_xsrf(jp_fetch: Fetch, raw_fetc
     assert accepted.code == 200, accepted.body
 
 
+def noon_offset() -> str:
+    """A learner's UTC offset (in minutes) that puts their clock near noon now, so that a
+    card due in ten minutes is due today whatever the hour in UTC (near UTC midnight it
+    would not be, for a learner in UTC)."""
+    now = datetime.now(UTC)
+    minutes = now.hour * 60 + now.minute
+    return str((12 * 60 - minutes + 12 * 60) % (24 * 60) - 12 * 60)
+
+
 @on_server_loop
 async def test_a_rating_is_saved_scheduled_and_survives_a_restart(
     jp_fetch: Fetch, jp_serverapp: Any, study_db: Path
 ) -> None:
-    deck = await get(jp_fetch, "deck", terms="tape-watch,variable-trainable")
+    offset = noon_offset()
+    deck = await get(
+        jp_fetch, "deck", terms="tape-watch,variable-trainable", utc_offset_minutes=offset
+    )
     assert problems(deck, "deckAnswer") == []
     assert (deck["new"], deck["due_now"], deck["due_today"]) == (2, 0, 0)
 
@@ -134,7 +146,9 @@ async def test_a_rating_is_saved_scheduled_and_survives_a_restart(
     new_store = study_store(TfCoach(parent=jp_serverapp))
     assert new_store is not old_store and new_store.path == study_db
     jp_serverapp.web_app.settings[SETTINGS_STUDY_STORE] = new_store
-    deck = await get(jp_fetch, "deck", terms="tape-watch,variable-trainable")
+    deck = await get(
+        jp_fetch, "deck", terms="tape-watch,variable-trainable", utc_offset_minutes=offset
+    )
     assert deck["cards"][0] == {**card, "due_now": False}
     assert (deck["new"], deck["due_now"], deck["due_today"]) == (1, 0, 1)
     every = await get(jp_fetch, "deck")  # without terms: every card studied
