@@ -57,6 +57,26 @@ def reference_path(node: ast.AST) -> tuple[str, ...] | None:
     return (node.id, *reversed(chain))
 
 
+def dotted_name(node: ast.AST) -> str | None:
+    """``"model.out"`` for ``model.out``; None for anything but a name or attributes."""
+    path = reference_path(node)
+    return ".".join(path) if path is not None else None
+
+
+def int_literal(node: ast.expr) -> int | None:
+    """The int written as ``1`` or ``-1`` (an axis, a count); None for anything else."""
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return int(node.value)
+    if (
+        isinstance(node, ast.UnaryOp)
+        and isinstance(node.op, ast.USub)
+        and isinstance(node.operand, ast.Constant)
+        and type(node.operand.value) is int
+    ):
+        return -int(node.operand.value)
+    return None
+
+
 def held_at(path: tuple[str, ...] | None, namespace: dict[str, Any]) -> tuple[bool, Any]:
     """What ``model.out`` (as a path) holds in ``namespace`` now: (found, value)."""
     if path is None or path[0] not in namespace:

@@ -2,7 +2,8 @@
 
 An error raised through user code is read from the cells it went through (the running
 one first) and then the cell history ``In``, newest first, each once and bounded in total
-size (``error_cells``); a fix rewrites a node of one of them (``cell_frame`` gives
+size (``error_cells``), a name's top-level assignments in that order
+(``assignments_in_cells``); a fix rewrites a node of one of them (``cell_frame`` gives
 ``rewrite`` a frame over its source) and writes strings in the user's own quotes
 (``string_literal``). Shared by the families of ``families_keras_api.py`` and
 ``families_arguments.py``.
@@ -11,6 +12,7 @@ size (``error_cells``); a fix rewrites a node of one of them (``cell_frame`` giv
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
 
 from jupyterlab_tfcoach.monitor.errors.context import CellFrame, ErrorContext, Position
 
@@ -69,6 +71,25 @@ def error_cells(context: ErrorContext) -> list[SourceCell]:
             label = "this cell" if index == latest else f"cell In[{index}]"
             cells.append(SourceCell(label, text))
     return cells
+
+
+def assignments_in_cells(
+    name: str, context: ErrorContext
+) -> Iterator[tuple[SourceCell, ast.Assign]]:
+    """The statements ``name = ...`` at the top level of the cells, newest first (the
+    cells in ``error_cells``' order, each read from its end)."""
+    for cell in error_cells(context):
+        tree = cell.tree()
+        if tree is None:
+            continue
+        for statement in reversed(tree.body):
+            if (
+                isinstance(statement, ast.Assign)
+                and len(statement.targets) == 1
+                and isinstance(statement.targets[0], ast.Name)
+                and statement.targets[0].id == name
+            ):
+                yield cell, statement
 
 
 def cell_frame(cell: SourceCell) -> CellFrame:

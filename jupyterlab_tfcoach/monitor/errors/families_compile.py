@@ -40,12 +40,14 @@ from jupyterlab_tfcoach.monitor.errors.cell_sources import cell_frame, string_li
 from jupyterlab_tfcoach.monitor.errors.context import CellFrame, ErrorContext, code, rewrite
 from jupyterlab_tfcoach.monitor.errors.failing_line import FailingLine, value_of
 from jupyterlab_tfcoach.monitor.errors.families_keras_api import (
+    TRAINING_METHODS,
     call_argument,
     compile_calls,
     default_loss_for,
     literal_in_cells,
     method_call_on_line,
     one_line,
+    training_call_on_line,
 )
 from jupyterlab_tfcoach.monitor.errors.family_record import (
     ErrorFamily,
@@ -58,7 +60,6 @@ from jupyterlab_tfcoach.monitor.errors.family_record import (
 from jupyterlab_tfcoach.monitor.stored_state import library_attribute, stored
 from jupyterlab_tfcoach.monitor.training.fit_logs import cell_sources, window_shortfall
 
-_TRAINING_METHODS = ("fit", "evaluate", "train_on_batch", "test_on_batch")
 # ``compile(optimizer, loss, loss_weights, metrics, ...)``: where each is by position.
 _COMPILE_POSITIONS = {"optimizer": 0, "loss": 1, "metrics": 3}
 
@@ -69,7 +70,7 @@ def _compile_of(line: FailingLine, context: ErrorContext) -> tuple[CellFrame, as
     here = method_call_on_line(line, ("compile",))
     if here is not None:
         return line.frame, here, "this line"
-    call = method_call_on_line(line, _TRAINING_METHODS)
+    call = method_call_on_line(line, TRAINING_METHODS)
     if call is None:
         return None
     model = segment_of(line, call.func.value)  # type: ignore[attr-defined]
@@ -266,13 +267,10 @@ def _with_loss(frame: CellFrame, call: ast.Call, loss: str) -> str | None:
 
 
 def _read_no_loss(error: Recognised, line: FailingLine, context: ErrorContext) -> Finding | None:
-    call = method_call_on_line(line, _TRAINING_METHODS)
-    if call is None:
+    training = training_call_on_line(line)
+    if training is None:
         return None
-    model = segment_of(line, call.func.value)  # type: ignore[attr-defined]
-    method = call.func.attr  # type: ignore[attr-defined]
-    if not model or "\n" in model:
-        return None
+    call, model, method = training
     rule = (
         f"`{model}.{method}` computes the loss on every batch, and `{model}` was compiled "
         "without one"
@@ -479,7 +477,7 @@ _NONE_VALUES = re.compile(r"^None values not supported\.")
 
 
 def _read_no_labels(error: Recognised, line: FailingLine, context: ErrorContext) -> Finding | None:
-    call = method_call_on_line(line, ("fit", "evaluate", "train_on_batch", "test_on_batch"))
+    call = method_call_on_line(line, TRAINING_METHODS)
     if call is None or call_argument(call, 1, "y") is not None:
         return None
     data = call_argument(call, 0, "x")

@@ -224,7 +224,7 @@ FORGOT_SUPER = ErrorFamily(
 
 # ------------------------------------------------------------------ fit before compile
 _NOT_COMPILED = re.compile(r"You must call `compile\(\)` before using the model")
-_TRAINING_METHODS = ("fit", "evaluate", "train_on_batch", "test_on_batch")
+TRAINING_METHODS = ("fit", "evaluate", "train_on_batch", "test_on_batch")
 
 
 def compile_calls(context: ErrorContext) -> list[tuple[SourceCell, ast.Call, str]]:
@@ -248,6 +248,19 @@ def compile_calls(context: ErrorContext) -> list[tuple[SourceCell, ast.Call, str
             if receiver:
                 found.append((cell, node, receiver))
     return found
+
+
+def training_call_on_line(line: FailingLine) -> tuple[ast.Call, str, str] | None:
+    """The ``<model>.fit/evaluate/train_on_batch/test_on_batch(...)`` call on the failing
+    statement, with the model (on one line) and the method as written."""
+    call = method_call_on_line(line, TRAINING_METHODS)
+    if call is None:
+        return None
+    model = segment_of(line, call.func.value)  # type: ignore[attr-defined]
+    method = call.func.attr  # type: ignore[attr-defined]
+    if not model or "\n" in model:
+        return None
+    return call, model, method
 
 
 def default_loss_for(call: ast.Call, line: FailingLine, context: ErrorContext) -> str | None:
@@ -274,13 +287,10 @@ def default_loss_for(call: ast.Call, line: FailingLine, context: ErrorContext) -
 def _read_not_compiled(
     error: Recognised, line: FailingLine, context: ErrorContext
 ) -> Finding | None:
-    call = method_call_on_line(line, _TRAINING_METHODS)
-    if call is None:
+    training = training_call_on_line(line)
+    if training is None:
         return None
-    model = segment_of(line, call.func.value)  # type: ignore[attr-defined]
-    method = call.func.attr  # type: ignore[attr-defined]
-    if not model or "\n" in model:
-        return None
+    call, model, method = training
     rule = (
         f"`{model}.{method}` needs the optimizer and the loss `{model}.compile(...)` gives "
         f"the model, and `{model}` was never compiled"

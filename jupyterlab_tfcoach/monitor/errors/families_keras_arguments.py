@@ -24,7 +24,7 @@ from __future__ import annotations
 import ast
 import re
 
-from jupyterlab_tfcoach.monitor.errors.cell_sources import cell_frame, error_cells
+from jupyterlab_tfcoach.monitor.errors.cell_sources import assignments_in_cells, cell_frame
 from jupyterlab_tfcoach.monitor.errors.context import ErrorContext, code, rewrite
 from jupyterlab_tfcoach.monitor.errors.failing_line import FailingLine
 from jupyterlab_tfcoach.monitor.errors.families_arguments import positional_names
@@ -207,26 +207,16 @@ def _attribute_set(error: Recognised, line: FailingLine, context: ErrorContext) 
 def _construction(owner: str, attribute: str, context: ErrorContext) -> tuple[str, str, str] | None:
     """``opt = keras.optimizers.SGD(learning_rate=sched)`` in the cells: the statement
     and a template of it with the keyword's value as ``\\0``."""
-    for cell in error_cells(context):
-        tree = cell.tree()
-        if tree is None:
+    for cell, node in assignments_in_cells(owner, context):
+        if not isinstance(node.value, ast.Call):
             continue
-        for node in reversed(tree.body):
-            if not (
-                isinstance(node, ast.Assign)
-                and len(node.targets) == 1
-                and isinstance(node.targets[0], ast.Name)
-                and node.targets[0].id == owner
-                and isinstance(node.value, ast.Call)
-            ):
-                continue
-            old = cell.segment(node)
-            keyword = next((k for k in node.value.keywords if k.arg == attribute), None)
-            if not old or "\n" in old or keyword is None:
-                return None
-            frame = cell_frame(cell)
-            template = rewrite(frame, node, keyword.value, "\0")
-            return (old, template, cell.label) if template else None
+        old = cell.segment(node)
+        keyword = next((k for k in node.value.keywords if k.arg == attribute), None)
+        if not old or "\n" in old or keyword is None:
+            return None
+        frame = cell_frame(cell)
+        template = rewrite(frame, node, keyword.value, "\0")
+        return (old, template, cell.label) if template else None
     return None
 
 

@@ -31,7 +31,7 @@ import itertools
 import re
 from typing import Any
 
-from jupyterlab_tfcoach.monitor.errors.cell_sources import cell_frame, error_cells
+from jupyterlab_tfcoach.monitor.errors.cell_sources import assignments_in_cells, cell_frame
 from jupyterlab_tfcoach.monitor.errors.context import CellFrame, ErrorContext, code, rewrite
 from jupyterlab_tfcoach.monitor.errors.failing_line import (
     FailingLine,
@@ -144,20 +144,9 @@ def _in_sequential(line: FailingLine, layer: str) -> tuple[_Producer, ast.Call] 
 def _assigned(name: str, context: ErrorContext) -> _Producer | None:
     """``h = layers.LSTM(8)(x)`` (or ``tok = keras.Input(...)``) for ``name``, newest in
     the cells: the layer's call."""
-    for cell in error_cells(context):
-        tree = cell.tree()
-        if tree is None:
-            continue
-        for statement in reversed(tree.body):
-            if not (
-                isinstance(statement, ast.Assign)
-                and len(statement.targets) == 1
-                and isinstance(statement.targets[0], ast.Name)
-                and statement.targets[0].id == name
-                and isinstance(statement.value, ast.Call)
-            ):
-                continue
-            value = statement.value
+    for cell, statement in assignments_in_cells(name, context):
+        value = statement.value
+        if isinstance(value, ast.Call):
             layer = value.func if isinstance(value.func, ast.Call) else value
             return _Producer(cell_frame(cell), statement, layer, cell.label)  # type: ignore[arg-type]
     return None
@@ -343,33 +332,24 @@ def _repeated_layer(line: FailingLine, context: ErrorContext) -> Finding | None:
 def _repeated_list(name: str, context: ErrorContext) -> tuple[str, str, str] | None:
     """``blocks = [layers.Dense(16)] * 3`` -> ``blocks = [layers.Dense(16) for _ in
     range(3)]``, newest in the cells."""
-    for cell in error_cells(context):
-        tree = cell.tree()
-        if tree is None:
-            continue
-        for statement in reversed(tree.body):
-            if not (
-                isinstance(statement, ast.Assign)
-                and len(statement.targets) == 1
-                and isinstance(statement.targets[0], ast.Name)
-                and statement.targets[0].id == name
-            ):
-                continue
-            value = statement.value
-            if not (
-                isinstance(value, ast.BinOp)
-                and isinstance(value.op, ast.Mult)
-                and isinstance(value.left, ast.List)
-                and len(value.left.elts) == 1
-            ):
-                return None
-            item = cell.segment(value.left.elts[0])
-            times = cell.segment(value.right)
-            old = cell.segment(statement)
-            if not (item and times and old) or "\n" in old:
-                return None
-            return old, f"{name} = [{item} for _ in range({times})]", cell.label
-    return None
+    newest = next(assignments_in_cells(name, context), None)
+    if newest is None:
+        return None
+    cell, statement = newest
+    value = statement.value
+    if not (
+        isinstance(value, ast.BinOp)
+        and isinstance(value.op, ast.Mult)
+        and isinstance(value.left, ast.List)
+        and len(value.left.elts) == 1
+    ):
+        return None
+    item = cell.segment(value.left.elts[0])
+    times = cell.segment(value.right)
+    old = cell.segment(statement)
+    if not (item and times and old) or "\n" in old:
+        return None
+    return old, f"{name} = [{item} for _ in range({times})]", cell.label
 
 
 def _layer_called_again(

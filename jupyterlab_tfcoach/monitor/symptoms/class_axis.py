@@ -47,6 +47,7 @@ from jupyterlab_tfcoach.monitor.symptoms.cell_reading import (
     unwrap,
     value_at,
 )
+from jupyterlab_tfcoach.monitor.syntax import int_literal
 
 SECTION = "class-axis"
 MAX_NOTES = 2
@@ -70,19 +71,6 @@ class Pick:
     axis: int | str  # an axis, or _FLAT
     axis_node: ast.expr | None
     line: int
-
-
-def _axis_value(node: ast.expr) -> int | None:
-    if isinstance(node, ast.Constant) and type(node.value) is int:
-        return int(node.value)
-    if (
-        isinstance(node, ast.UnaryOp)
-        and isinstance(node.op, ast.USub)
-        and isinstance(node.operand, ast.Constant)
-        and type(node.operand.value) is int
-    ):
-        return -int(node.operand.value)
-    return None
 
 
 def _pick(code: CellCode, node: ast.AST) -> Pick | None:
@@ -115,7 +103,7 @@ def _pick(code: CellCode, node: ast.AST) -> Pick | None:
             axis_node = keyword.value
     axis: int | str
     if axis_node is not None:
-        found = _axis_value(axis_node)
+        found = int_literal(axis_node)
         if found is None:
             return None
         axis = found

@@ -38,6 +38,7 @@ from jupyterlab_tfcoach.monitor.symptoms.cell_reading import (
     value_at,
     value_kind_at,
 )
+from jupyterlab_tfcoach.monitor.syntax import int_literal
 
 SECTION = "class-axis"
 MAX_NOTES = 2
@@ -56,19 +57,6 @@ class Normalised:
     reduction: ast.Call
     axis: ast.expr
     kind: str  # "sum" (over axis 0) or "mean" (over axis 1)
-
-
-def _axis_value(node: ast.expr) -> int | None:
-    if isinstance(node, ast.Constant) and type(node.value) is int:
-        return int(node.value)
-    if (
-        isinstance(node, ast.UnaryOp)
-        and isinstance(node.op, ast.USub)
-        and isinstance(node.operand, ast.Constant)
-        and type(node.operand.value) is int
-    ):
-        return -int(node.operand.value)
-    return None
 
 
 def _reduced(call: ast.Call) -> tuple[ast.expr, ast.expr] | None:
@@ -118,7 +106,7 @@ def _candidate(node: ast.AST) -> Normalised | None:
     if reduced is None:
         return None
     value, axis_node = reduced
-    axis = _axis_value(axis_node)
+    axis = int_literal(axis_node)
     if (kind == "sum" and axis != 0) or (kind == "mean" and axis not in (1, -1)):
         return None
     left: ast.AST = node.left
@@ -306,7 +294,7 @@ def _replace_axis(code: CellCode, found: Normalised, axis: str, keepdims: bool) 
         reduced = _reduced(node)
         if reduced is None or not _same(reduced[0], found.operand):
             continue
-        if _axis_value(reduced[1]) != _axis_value(found.axis):
+        if int_literal(reduced[1]) != int_literal(found.axis):
             continue
         axis_node = reduced[1]
         if axis_node.lineno != outer.lineno or axis_node.end_col_offset is None:

@@ -80,15 +80,6 @@ def _class_name(obj: Any) -> str:
     return name if type(name) is str else "the model"
 
 
-def _user_method(cls: type, name: str) -> Any | None:
-    """``cls.<name>`` when a class of the user's defines it (never Keras's own)."""
-    for klass in cls.__mro__:
-        attributes = klass.__dict__
-        if name in attributes:
-            return None if is_library_class(klass) else attributes[name]
-    return None
-
-
 def _layer_name(layer: Any) -> str | None:
     name = stored(layer, "name")
     return name if type(name) is str else None
@@ -294,7 +285,7 @@ class FitSymptoms:
             return  # fit ran no epoch (epochs=0, or initial_epoch past it)
         step = None
         if run.custom_train_step:
-            function = _user_method(type(model), "train_step")
+            function = model_source.own_function(type(model), "train_step")
             step = user_code.train_step_of(function) if function is not None else None
         if not self._nothing_learned(run, model, naming, step):
             self._zero_started(run, model, naming)
@@ -456,7 +447,7 @@ class FitSymptoms:
             if _layer_name(layer) not in wanted:
                 continue
             for method in ("build", "__init__"):
-                function = _user_method(type(layer), method)
+                function = model_source.own_function(type(layer), method)
                 found = user_code.method_source(function) if function is not None else None
                 if found is not None:
                     arguments = user_code.zero_initializer_arguments(found.source)
@@ -635,7 +626,7 @@ class FitSymptoms:
 
     # --------------------------------------------------------------- call
     def _forced_training(self, cls: type, model: Any) -> None:
-        function = _user_method(cls, "call")
+        function = model_source.own_function(cls, "call")
         if function is None or not self._once("training", id(cls)):
             return
         forced = user_code.forced_training_calls(function)
@@ -643,7 +634,7 @@ class FitSymptoms:
             return
         first = forced[0]
         method = user_code.method_source(function)
-        has_flag = method is not None and "training" in _parameters(method)
+        has_flag = method is not None and "training" in user_code.keyword_parameters(method)
         fixed = user_code.valid_code(first.statement.replace("training=True", "training=training"))
         add = (
             "" if has_flag else " and give `call` a `training=False` parameter (Keras fills it in)"
@@ -667,15 +658,8 @@ class FitSymptoms:
 # What training mode changes, by the Keras class a layer is or extends (a user's layer
 # whose ``call`` takes ``training`` is told by its own class name).
 def _attribute_path(model: Any, callee: str) -> Any | None:
-    """What ``self.a.b`` names on the model, read from the instances' ``__dict__``."""
-    if model is None or not callee.startswith("self."):
-        return None
-    found = model
-    for part in callee.split(".")[1:]:
-        attributes = instance_dict(found)
-        if attributes is None or part not in attributes:
-            return None
-        found = attributes[part]
+    """The layer ``self.a.b`` names on the model (None for anything else)."""
+    found = model_source.self_attribute(model, callee)
     return found if stored(found, "_trainable") is not None else None
 
 
@@ -710,9 +694,9 @@ def training_mode_effects(root: Any, model: Any) -> list[str]:
         label = getattr(cls, "__name__", "")
         kind = _training_kind(cls)
         if kind is None and layer is not model and not is_library_class(cls):
-            call = _user_method(cls, "call")
+            call = model_source.own_function(cls, "call")
             found = user_code.method_source(call) if call is not None else None
-            if found is not None and "training" in _parameters(found):
+            if found is not None and "training" in user_code.keyword_parameters(found):
                 kind = "custom"
         if kind is not None and label not in kinds.setdefault(kind, []):
             kinds[kind].append(label)
@@ -727,16 +711,6 @@ def training_mode_effects(root: Any, model: Any) -> list[str]:
 
 def _listed(classes: list[str]) -> str:
     return " and ".join(f"`{c}`" for c in classes[:3])
-
-
-def _parameters(method: user_code.MethodSource) -> list[str]:
-    import ast
-
-    for node in method.tree.body:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            arguments = node.args
-            return [a.arg for a in (*arguments.args, *arguments.kwonlyargs)]
-    return []
 
 
 def fit_entries(

@@ -64,6 +64,7 @@ from jupyterlab_tfcoach.monitor.stored_state import (
     keras_tracked_metrics,
     stored,
 )
+from jupyterlab_tfcoach.monitor.syntax import dotted_name
 from jupyterlab_tfcoach.monitor.training import user_code
 
 SIDE_EFFECTS_SECTION = "side-effects"
@@ -151,6 +152,20 @@ def own_function(cls: type, name: str) -> Any | None:
     return None
 
 
+def self_attribute(instance: Any, callee: str) -> Any | None:
+    """What ``self.a.b``, as written in a method, names on ``instance``, read from the
+    instances' ``__dict__`` (None for a name not on ``self``, or not stored)."""
+    if not callee.startswith("self."):
+        return None
+    found = instance
+    for part in callee.split(".")[1:]:
+        attributes = instance_dict(found)
+        if attributes is None or part not in attributes:
+            return None
+        found = attributes[part]
+    return found
+
+
 def _function_of(value: Any) -> Any | None:
     """The function behind a method, a property's getter or a static/class method."""
     kind = type(value)
@@ -230,17 +245,6 @@ def _parameters(definition: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]
 def _text(source: str, node: ast.AST) -> str:
     segment = ast.get_source_segment(source, node) or ""
     return " ".join(segment.split())[:200]
-
-
-def _dotted(node: ast.AST) -> str | None:
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name):
-        return None
-    parts.append(node.id)
-    return ".".join(reversed(parts))
 
 
 def _self_attribute(node: ast.AST) -> str | None:
@@ -331,7 +335,7 @@ def _state_writes(
 
 def _is_random_call(node: ast.Call) -> str | None:
     """The dotted name of a TensorFlow/Keras random op the call applies, else None."""
-    dotted = _dotted(node.func)
+    dotted = dotted_name(node.func)
     if dotted is None:
         return None
     parts = dotted.split(".")
@@ -394,7 +398,7 @@ def _guarded_nodes(definition: ast.FunctionDef | ast.AsyncFunctionDef) -> set[in
         elif isinstance(node, (ast.If, ast.IfExp)) and _reads_training(node.test):
             mark([node])
         if isinstance(node, ast.Call) and node.args and _reads_training(node.args[0]):
-            dotted = _dotted(node.func) or ""
+            dotted = dotted_name(node.func) or ""
             if dotted.endswith(("cond", "in_train_phase")):  # tf.cond(training, ...)
                 mark([node])
         body = getattr(node, "body", None)

@@ -44,7 +44,6 @@ from typing import Any
 
 from jupyterlab_tfcoach.monitor import report as reports
 from jupyterlab_tfcoach.monitor.report import Note
-from jupyterlab_tfcoach.monitor.stored_state import instance_dict
 from jupyterlab_tfcoach.monitor.symptoms.training_mode import mode_layers, moving_mean_untouched
 from jupyterlab_tfcoach.monitor.training import user_code
 from jupyterlab_tfcoach.monitor.training.fit_watch import CellFits, EvaluationRun, FitRun
@@ -52,6 +51,7 @@ from jupyterlab_tfcoach.monitor.training.model_source import (
     class_display_name,
     header_with_training,
     own_function,
+    self_attribute,
     user_classes,
 )
 
@@ -190,19 +190,6 @@ def weight_updates(function: Any) -> list[WrittenCall]:
     return _cached(function, "updates", _updates)
 
 
-def _attribute(instance: Any, callee: str) -> Any | None:
-    """What ``self.a.b`` names on ``instance``, read from the instances' ``__dict__``."""
-    if not callee.startswith("self."):
-        return None
-    found = instance
-    for part in callee.split(".")[1:]:
-        attributes = instance_dict(found)
-        if attributes is None or part not in attributes:
-            return None
-        found = attributes[part]
-    return found
-
-
 def _layers(kinds: list[str]) -> str:
     return " and ".join(kinds) + " layers" if len(kinds) > 1 else f"a {kinds[0]} layer"
 
@@ -303,7 +290,7 @@ class StepModeNotes:
         if function is None:
             return
         for forced in user_code.forced_training_calls(function, flag=False):
-            target = _attribute(instance, forced.callee)
+            target = self_attribute(instance, forced.callee)
             kinds = mode_layers(target) if target is not None else []
             if not kinds or not self._once("call_false", id(cls)):
                 continue
@@ -331,8 +318,7 @@ class StepModeNotes:
         if method is not None:
             definition = next((n for n in method.tree.body if isinstance(n, ast.FunctionDef)), None)
             if definition is not None:
-                arguments = definition.args
-                has_flag = "training" in [a.arg for a in (*arguments.args, *arguments.kwonlyargs)]
+                has_flag = "training" in user_code.keyword_parameters(method)
                 line = method.source.splitlines()[definition.lineno - 1].strip()
                 header = "" if has_flag else (header_with_training(line) or "")
         if fixed and has_flag:

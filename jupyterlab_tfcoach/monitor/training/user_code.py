@@ -242,6 +242,16 @@ def method_source(function: Any) -> MethodSource | None:
     return found
 
 
+def keyword_parameters(method: MethodSource) -> list[str]:
+    """The parameters of the method's ``def`` a caller can pass by keyword (as Keras
+    passes ``training``): positional-only ones left out."""
+    for node in method.tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            arguments = node.args
+            return [a.arg for a in (*arguments.args, *arguments.kwonlyargs)]
+    return []
+
+
 @dataclass
 class TrainStep:
     """What a custom ``train_step`` does, read from its source."""

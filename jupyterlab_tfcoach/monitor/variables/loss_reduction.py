@@ -62,21 +62,6 @@ def diverged(samples: list[tuple[int, float]]) -> str | None:
     return None
 
 
-def _assignment(scope: causes.Scope, target: str, before_line: int) -> ast.Assign | None:
-    found: ast.Assign | None = None
-    for node in ast.walk(scope.tree):
-        if (
-            isinstance(node, ast.Assign)
-            and len(node.targets) == 1
-            and isinstance(node.targets[0], ast.Name)
-            and node.targets[0].id == target
-            and node.lineno < before_line
-            and (found is None or node.lineno > found.lineno)
-        ):
-            found = node
-    return found
-
-
 def _segment(source: str, node: ast.AST) -> str | None:
     try:
         return ast.get_source_segment(source, node)
@@ -116,7 +101,7 @@ def summed_loss(
     ``tape.gradient``; None when the loss is reduced some other way or is not found."""
     if not call.target.isidentifier():
         return None
-    statement = _assignment(scope, call.target, call.line)
+    statement = causes.last_assignment(scope, call.target, call.line)
     if statement is None or not isinstance(statement.value, ast.Call):
         return None
     text = _segment(scope.source, statement)

@@ -23,7 +23,7 @@ import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from jupyterlab_tfcoach.monitor.syntax import parsed_source
+from jupyterlab_tfcoach.monitor.syntax import dotted_name, parsed_source
 
 # Calls that create a variable (``tf.Variable``, ``keras.Variable``,
 # ``self.add_weight``, ``tf.compat.v1.get_variable``...), by their last name.
@@ -125,21 +125,9 @@ class CellRebinds:
 EMPTY = CellRebinds([], set(), set())
 
 
-def _dotted(node: ast.AST) -> str | None:
-    """``a.b.c`` for a chain of attributes on a name, else None."""
-    parts: list[str] = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name):
-        return None
-    parts.append(node.id)
-    return ".".join(reversed(parts))
-
-
 def _text(node: ast.AST) -> str | None:
     """How the target reads in code: ``a.b`` or ``m.get_layer("x").w``."""
-    dotted = _dotted(node)
+    dotted = dotted_name(node)
     if dotted is not None:
         return dotted
     if isinstance(node, ast.Attribute):
@@ -253,7 +241,7 @@ class _Collector(ast.NodeVisitor):
 
     def visit_Assign(self, node: ast.Assign) -> None:
         if len(node.targets) == 1:
-            target = _dotted(node.targets[0])
+            target = dotted_name(node.targets[0])
             if target is not None:
                 if _creating_call(node.value):
                     self.found.created.add(target)
@@ -264,7 +252,7 @@ class _Collector(ast.NodeVisitor):
         self.generic_visit(node)
 
     def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
-        target = _dotted(node.target)
+        target = dotted_name(node.target)
         if target is not None and node.value is not None and _creating_call(node.value):
             self.found.created.add(target)
             if "." in target:
@@ -272,7 +260,7 @@ class _Collector(ast.NodeVisitor):
         self.generic_visit(node)
 
     def visit_AugAssign(self, node: ast.AugAssign) -> None:
-        target = _dotted(node.target)
+        target = dotted_name(node.target)
         if target is not None:
             self._record(node, target)
         self.generic_visit(node)

@@ -422,9 +422,8 @@ def _apply_fix(call: GradientCall, namespace: Mapping[str, Any]) -> str:
     return f"for v, g in zip({call.sources}, {gradients}): v.assign_sub({rate} * g)"
 
 
-def loss_assignment(scope: Scope, target: str, before_line: int) -> tuple[str, str] | None:
-    """The last ``<target> = <value>`` before ``before_line``: the statement as written
-    and the same statement reduced to a scalar (``tf.reduce_mean(<value>)``)."""
+def last_assignment(scope: Scope, target: str, before_line: int) -> ast.Assign | None:
+    """The last ``<target> = <value>`` of the scope before ``before_line``."""
     found: ast.Assign | None = None
     for node in ast.walk(scope.tree):
         if (
@@ -436,6 +435,13 @@ def loss_assignment(scope: Scope, target: str, before_line: int) -> tuple[str, s
             and (found is None or node.lineno > found.lineno)
         ):
             found = node
+    return found
+
+
+def loss_assignment(scope: Scope, target: str, before_line: int) -> tuple[str, str] | None:
+    """The last ``<target> = <value>`` before ``before_line``: the statement as written
+    and the same statement reduced to a scalar (``tf.reduce_mean(<value>)``)."""
+    found = last_assignment(scope, target, before_line)
     if found is None:
         return None
     value = _segment(scope.source, found.value)
