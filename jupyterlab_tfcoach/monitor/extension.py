@@ -22,9 +22,11 @@ from jupyterlab_tfcoach.monitor.symptoms import adapt_leaks, separate_shuffles
 from jupyterlab_tfcoach.monitor.symptoms.broadcast import BroadcastFinder
 from jupyterlab_tfcoach.monitor.symptoms.custom_loops import CustomLoopChecker
 from jupyterlab_tfcoach.monitor.symptoms.datasets import DatasetWatcher
+from jupyterlab_tfcoach.monitor.symptoms.floor_division import floor_division_notes
 from jupyterlab_tfcoach.monitor.symptoms.hand_metrics import HandMetricChecker
 from jupyterlab_tfcoach.monitor.symptoms.reshape_transpose import ReshapeChecker
 from jupyterlab_tfcoach.monitor.symptoms.truncation import truncation_notes
+from jupyterlab_tfcoach.monitor.symptoms.whole_array_scaling import WholeArrayScalingCheck
 from jupyterlab_tfcoach.monitor.tftypes import TfTypes, tensorflow_module
 from jupyterlab_tfcoach.monitor.traces.registry import TraceRegistry
 from jupyterlab_tfcoach.monitor.training.fit_symptoms import fit_entries
@@ -89,6 +91,7 @@ class Monitor:
         self.reshapes = ReshapeChecker()
         self.hand_metrics = HandMetricChecker()
         self.custom_loops = CustomLoopChecker()
+        self.whole_array_scaling = WholeArrayScalingCheck()
         self._learning_hooked = False
         self.fits: FitWatcher | None = None
         self._fits_hooked = False
@@ -364,6 +367,11 @@ class Monitor:
             pass
         try:
             if cell_completed:
+                notes.extend(self.whole_array_scaling.notes(self._cell_source, self._namespace()))
+        except Exception:
+            pass
+        try:
+            if cell_completed:
                 notes.extend(truncation_notes(self._cell_source, self._namespace()))
         except Exception:
             pass
@@ -377,12 +385,18 @@ class Monitor:
                 notes.extend(self.datasets.take_notes(self._namespace(), self._cell_source))
         except Exception:
             pass
-        for check in (separate_shuffles.notes, adapt_leaks.notes):
+        for check in (separate_shuffles.notes, floor_division_notes):
             try:
                 if cell_completed:
                     notes.extend(check(self._cell_source, self._namespace()))
             except Exception:
                 pass
+        try:
+            if cell_completed:
+                used = self.fits.preprocessing.used_before if self.fits is not None else None
+                notes.extend(adapt_leaks.notes(self._cell_source, self._namespace(), used))
+        except Exception:
+            pass
         return notes
 
     def _variable_entries(

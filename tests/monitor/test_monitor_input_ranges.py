@@ -142,3 +142,32 @@ def test_standardised_features_get_no_made_up_scaling(kernel: KernelSession) -> 
     fixed = fix_of(text, "reg.predict(")
     assert fixed == "reg.predict(new_rooms_n, verbose=0)"
     assert notes_of(kernel, f"guess = {fixed}") == []
+
+
+def test_validation_data_left_raw_while_training_data_was_standardised(
+    kernel: KernelSession,
+) -> None:
+    """fit's own validation_data on the raw scale while x was standardised (issue #25,
+    our own probe cell): the val_ figures mean little. Told after that fit; giving the
+    validation data the training statistics is silent and the val_loss is the held-out
+    loss evaluate computes on the standardised rows."""
+    setup = (
+        "keras.utils.set_random_seed(6)\n"
+        "sizes = np.random.uniform(500, 1500, (240, 3)).astype('float32')\n"
+        "cost = sizes.sum(axis=1) / 1000.0\n"
+        "mid, width = sizes[:200].mean(axis=0), sizes[:200].std(axis=0)\n"
+        "sizes_n = (sizes[:200] - mid) / width\n"
+        "est = keras.Sequential([keras.Input((3,)), keras.layers.Dense(1)])\n"
+        'est.compile(optimizer="adam", loss="mse")\n'
+    )
+    run(kernel, setup)
+    cell = "log = est.fit(sizes_n, cost[:200], epochs=2, verbose=0, validation_data=(sizes[200:], cost[200:]))"  # noqa: E501
+    [text] = notes_of(kernel, cell)
+    assert text.startswith("`est.fit` was given validation inputs from "), text
+    assert "but fit trained `est` on `sizes_n`" in text
+    assert "Apply the preprocessing you applied to `sizes_n`" in text
+    fixed = cell.replace("(sizes[200:], ", "((sizes[200:] - mid) / width, ")
+    assert notes_of(kernel, fixed) == []
+    held_out = "est.evaluate((sizes[200:] - mid) / width, cost[200:], verbose=0)"
+    check = f"print(abs(log.history['val_loss'][-1] - {held_out}) < 1e-4)"
+    assert run(kernel, check).stdout.strip() == "True"

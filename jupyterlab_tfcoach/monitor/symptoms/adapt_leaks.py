@@ -27,10 +27,11 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from jupyterlab_tfcoach.monitor import report as reports
+from jupyterlab_tfcoach.monitor.names import name_bound_to
 from jupyterlab_tfcoach.monitor.report import Note
 from jupyterlab_tfcoach.monitor.stored_state import is_library_class
 from jupyterlab_tfcoach.monitor.symptoms.evaluation_loops import (
@@ -38,6 +39,7 @@ from jupyterlab_tfcoach.monitor.symptoms.evaluation_loops import (
     VALIDATION_WORDS,
 )
 from jupyterlab_tfcoach.monitor.syntax import parsed_source
+from jupyterlab_tfcoach.monitor.training.preprocessing_use import LayerUse
 
 SECTION = "preprocessing-adapt"
 ADAPTING_LAYERS = frozenset(
@@ -98,14 +100,26 @@ def _top_statements(tree: ast.Module) -> list[ast.stmt]:
     return found
 
 
-def notes(source: str, namespace: Mapping[str, Any]) -> list[Note]:
-    """Notes for this cell's ``adapt`` calls given test or validation data."""
+def notes(
+    source: str,
+    namespace: Mapping[str, Any],
+    used_before: Callable[[Any, bool], LayerUse | None] | None = None,
+) -> list[Note]:
+    """Notes for this cell's ``adapt`` calls given test or validation data, or on a
+    layer a fit of an earlier cell trained a model with (``used_before``)."""
     if ".adapt(" not in source:
         return []
     tree = parsed_source(source)
     if tree is None:
         return []
     assigned: dict[str, ast.AST] = {}  # the latest value each name got, in order
+    fit_lines = [
+        node.lineno
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "fit"
+    ]
     found: list[Note] = []
     for statement in _top_statements(tree):
         if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
@@ -124,10 +138,17 @@ def notes(source: str, namespace: Mapping[str, Any]) -> list[Note]:
             and call.args
         ):
             continue
-        layer_class = _adapting_layer(namespace.get(func.value.id))
+        layer = namespace.get(func.value.id)
+        layer_class = _adapting_layer(layer)
         if layer_class is None:
             continue
-        note = _leak_note(call, func.value.id, layer_class, assigned, source, namespace)
+        # A fit earlier in this cell counts too (the adapt's line is after it).
+        fitted_here = any(line < call.lineno for line in fit_lines)
+        use = used_before(layer, fitted_here) if used_before is not None else None
+        if use is not None:
+            note = _readapted_note(call, func.value.id, layer_class, use, source, namespace)
+        else:
+            note = _leak_note(call, func.value.id, layer_class, assigned, source, namespace)
         if note is not None and len(found) < MAX_NOTES:
             found.append(note)
     return found
@@ -185,3 +206,97 @@ def _as_training(identifier: str) -> str | None:
         if pattern.search(identifier):
             return pattern.sub("train", identifier, count=1)
     return None
+
+
+_HISTORY_CELLS = 100
+_HISTORY_CHARS = 50_000
+
+
+def _earlier_adapt(
+    layer: str, data: str, namespace: Mapping[str, Any], told: set[str]
+) -> str | None:
+    """The data of the latest ``<layer>.adapt(<data>)`` of an earlier cell (the history
+    ``In``, newest first) given other data than ``data`` and still holding data."""
+    history = namespace.get("In")
+    if type(history) is not list:
+        return None
+    marker = f"{layer}.adapt("
+    for source in reversed(history[-_HISTORY_CELLS:]):
+        if type(source) is not str or marker not in source or len(source) > _HISTORY_CHARS:
+            continue
+        tree = parsed_source(source)
+        if tree is None:
+            continue
+        for statement in reversed(_top_statements(tree)):
+            value = statement.value if isinstance(statement, ast.Expr) else None
+            if not (
+                isinstance(value, ast.Call)
+                and isinstance(value.func, ast.Attribute)
+                and value.func.attr == "adapt"
+                and isinstance(value.func.value, ast.Name)
+                and value.func.value.id == layer
+                and len(value.args) == 1
+                and isinstance(value.args[0], ast.Name)
+            ):
+                continue
+            given = value.args[0].id
+            if given != data and given not in told and _is_data(namespace.get(given)):
+                return given
+    return None
+
+
+def _readapted_note(
+    call: ast.Call,
+    layer: str,
+    layer_class: str,
+    use: LayerUse,
+    source: str,
+    namespace: Mapping[str, Any],
+) -> Note | None:
+    model = use.model()
+    if model is None:
+        return None
+    model_name = name_bound_to(id(model), namespace) or "the model"
+    written = ast.get_source_segment(source, call) or f"{layer}.adapt(...)"
+    data = ast.get_source_segment(source, call.args[0]) or "new data"
+    how = "its dataset's `map`" if use.through_data else "it"
+    if layer_class == "Normalization":
+        learned = "mean and variance"
+        effect = (
+            "the inputs are now scaled by other numbers than those the trained weights "
+            f"learned for (a direct call `{model_name}(x)` uses them at once, predict and "
+            "evaluate once their step is traced again)"
+        )
+    elif layer_class == "Discretization":
+        learned = "bin boundaries"
+        effect = "values now fall into other bins than those the trained weights learned"
+    else:
+        learned = "vocabulary"
+        effect = (
+            "its tokens now get other ids than those the trained weights learned (words "
+            "the new data lacks become out-of-vocabulary), so the model reads different "
+            "inputs"
+        )
+    text = (
+        f"`{written}` (line {call.lineno}) adapts `{layer}` again after `{model_name}` "
+        f"was trained with {how} (by a fit before this adapt): it replaces the {learned} "
+        f"`{layer}` had during fit with that of `{data}`, and {effect}. Nothing raises. "
+        "Adapt a preprocessing layer once, on the training data, before fit, and leave "
+        "it as it is for validation, test and new data."
+    )
+    given = call.args[0]
+    earlier = (
+        _earlier_adapt(layer, given.id, namespace, use.told)
+        if isinstance(given, ast.Name)
+        else None
+    )
+    if isinstance(given, ast.Name):
+        use.told.add(given.id)
+    if earlier is not None:
+        text += (
+            f" Delete this line, and put back what `{model_name}` was trained with: "
+            f"`{layer}.adapt({earlier})`."
+        )
+    else:
+        text += f" Delete this line, and adapt `{layer}` again on the training data it had."
+    return reports.note(text, SECTION)

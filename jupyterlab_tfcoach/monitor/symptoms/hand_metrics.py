@@ -5,8 +5,9 @@ Runs the checks that read a cell's own expressions and the values their names ho
 class picked over the wrong axis or labels in the wrong format (``class_axis``), an
 accuracy averaged in an integer dtype (``integer_mean``), a loss or metric given the
 model's output and the labels the wrong way round (``swapped_arguments``), category codes
-outside a one-hot depth or a layer's range (``category_codes``) and data normalised over
-the wrong axis (``normalisation_axis``). A cell without the words they
+outside a one-hot depth or a layer's range (``category_codes``), probabilities compared
+with labels by equality (``probability_equality``) and data normalised over the wrong
+axis (``normalisation_axis``). A cell without the words they
 look for costs one regular-expression search; a cell seen before, one dictionary lookup
 for its parsed source, then a few namespace reads per candidate expression.
 """
@@ -22,6 +23,7 @@ from jupyterlab_tfcoach.monitor.symptoms.cell_reading import CellCode, CellReade
 from jupyterlab_tfcoach.monitor.symptoms.class_axis import class_axis_notes
 from jupyterlab_tfcoach.monitor.symptoms.integer_mean import integer_mean_notes
 from jupyterlab_tfcoach.monitor.symptoms.normalisation_axis import NormalisationAxisCheck
+from jupyterlab_tfcoach.monitor.symptoms.probability_equality import probability_equality_notes
 from jupyterlab_tfcoach.monitor.symptoms.swapped_arguments import swapped_argument_notes
 from jupyterlab_tfcoach.monitor.symptoms.threshold_scores import threshold_notes
 
@@ -31,6 +33,7 @@ _CHECKS: tuple[Callable[[CellCode, dict[str, Any]], list[Note]], ...] = (
     integer_mean_notes,
     swapped_argument_notes,
     category_code_notes,
+    probability_equality_notes,
 )
 
 

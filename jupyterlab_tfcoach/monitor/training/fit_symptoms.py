@@ -51,13 +51,16 @@ from jupyterlab_tfcoach.monitor.stored_state import (
     stored,
 )
 from jupyterlab_tfcoach.monitor.training import (
+    global_normalization,
     learning_rate_decay,
+    loss_sign,
     model_source,
     refit_loops,
     sequence_masks,
     step_modes,
     untracked_variables,
     user_code,
+    validation_copies,
 )
 from jupyterlab_tfcoach.monitor.training.evaluation_augmentation import augmentation_notes
 from jupyterlab_tfcoach.monitor.training.fit_config import config_entries
@@ -722,12 +725,19 @@ def fit_entries(
     config_notes.extend(loss_notes(cell.setups, namespace, cell_source))
     config_notes.extend(range_notes(cell.ranges, namespace, cell_source))
     config_notes.extend(augmentation_notes(cell.augmentation, namespace, cell_source))
+    config_notes.extend(
+        validation_copies.validation_copy_notes(cell.validation_copies, namespace, cell_source)
+    )
+    config_notes.extend(
+        global_normalization.global_normalization_notes(cell.global_normalizations, namespace)
+    )
     if not cell.fits and not cell.inferred_classes and not cell.inference_runs:
         return config_variables, config_notes
     config_notes.extend(step_modes.step_mode_notes(cell, namespace))
     config_notes.extend(untracked_variables.untracked_variable_notes(cell.fits, namespace))
     config_notes.extend(learning_rate_decay.decay_notes(cell.fits, namespace, cell_source))
     config_notes.extend(refit_loops.refit_notes(cell.fits, namespace, cell_source))
+    config_notes.extend(loss_sign.fit_notes([(r.model, r.history) for r in cell.fits], namespace))
     config_notes.extend(sequence_masks.masked_zero_notes(cell.masked_zeros, namespace, cell_source))
     variables, notes = FitSymptoms(namespace, cell_source, explained).collect(cell)
     runs = [

@@ -66,9 +66,18 @@ from jupyterlab_tfcoach.monitor.training.evaluation_augmentation import (
     CellAugmentation,
 )
 from jupyterlab_tfcoach.monitor.training.fit_config import CellConfig, FitConfigWatcher
+from jupyterlab_tfcoach.monitor.training.global_normalization import (
+    GlobalNormalization,
+    global_normalization,
+)
 from jupyterlab_tfcoach.monitor.training.input_ranges import CellRanges, RangeWatcher
 from jupyterlab_tfcoach.monitor.training.loss_agreement import MAX_SETUPS, Setup, read_setup
+from jupyterlab_tfcoach.monitor.training.preprocessing_use import PreprocessingUse
 from jupyterlab_tfcoach.monitor.training.sequence_masks import MaskedZeros, read_masked_zeros
+from jupyterlab_tfcoach.monitor.training.validation_copies import (
+    ValidationCopy,
+    validation_copy,
+)
 
 TRAINER_MODULE = "keras.src.backend.tensorflow.trainer"
 TRAINER_CLASS = "TensorFlowTrainer"
@@ -155,6 +164,10 @@ class CellFits:
     ranges: CellRanges | None = None
     # Random augmentation in the data evaluated on (``evaluation_augmentation.py``).
     augmentation: CellAugmentation | None = None
+    # Fits validated on their own training data (``validation_copies.py``).
+    validation_copies: list[ValidationCopy] = field(default_factory=list)
+    # Normalization(axis=None) on features of different scales (``global_normalization.py``).
+    global_normalizations: list[GlobalNormalization] = field(default_factory=list)
 
 
 def _inputs_given(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
@@ -313,6 +326,7 @@ class FitWatcher:
         self.config = FitConfigWatcher()
         self.ranges = RangeWatcher()
         self.augmentation = AugmentationWatcher()
+        self.preprocessing = PreprocessingUse()
 
     def install(self) -> bool:
         owner = loaded_class(TRAINER_MODULE, TRAINER_CLASS)
@@ -334,6 +348,7 @@ class FitWatcher:
         self.config.begin_cell()
         self.ranges.begin_cell()
         self.augmentation.begin_cell()
+        self.preprocessing.begin_cell()
 
     def take(self) -> CellFits:
         with self._lock:
@@ -355,13 +370,31 @@ class FitWatcher:
             except Exception:
                 pass
             given = watcher.config.before("fit", model, args, kwargs)
+            try:
+                copy = validation_copy(model, args, kwargs)
+                if copy is not None:
+                    with watcher._lock:
+                        watcher._cell.validation_copies.append(copy)
+                one_scale = global_normalization(model, _inputs_given(args, kwargs))
+                if one_scale is not None:
+                    with watcher._lock:
+                        watcher._cell.global_normalizations.append(one_scale)
+            except Exception:
+                pass
             history = original(model, *args, **kwargs)
             watcher.config.after(given, model, args, kwargs, history)
             watcher._record_setup("fit", model, args, kwargs, history)
             watcher._record_masked_zeros(model, args, kwargs)
             try:
                 watcher.ranges.after_fit(model, _inputs_given(args, kwargs))
+                validation = kwargs.get("validation_data")
+                if type(validation) in (tuple, list) and validation:
+                    watcher.ranges.at_inference("validation", model, validation[0])
                 watcher.augmentation.evaluated_on("fit", model, kwargs.get("validation_data"))
+            except Exception:
+                pass
+            try:
+                watcher.preprocessing.fitted(model, _inputs_given(args, kwargs))
             except Exception:
                 pass
             if before is not None:

@@ -16,11 +16,13 @@ step):
   ``_cheap_to_read``: a generator, ``py_function``, a file cache or a shuffle of more
   than ``MAX_SHUFFLE_BUFFER`` elements is not read);
 - after each ``fit``, the range trained on is kept per model (weakly); a later
-  ``predict``/``evaluate`` (not fit's own validation) whose inputs' largest magnitude is
-  ``MISMATCH_RATIO`` times larger or smaller (whole numbers on both sides, or a model
-  whose first layer reads ids, an ``Embedding`` or a lookup, are not compared) gives a
-  note naming both ranges, the data trained on and the call; fix: the call with the same
-  scaling applied (``clf.predict(raw / 255.0)``), or the scaling inside the model;
+  ``predict``/``evaluate`` (not fit's own validation), or the inputs of fit's own
+  ``validation_data`` (a tuple or list; read right after that fit), whose largest
+  magnitude is ``MISMATCH_RATIO`` times larger or smaller (whole numbers on both sides,
+  or a model whose first layer reads ids, an ``Embedding`` or a lookup, are not compared)
+  gives a note naming both ranges, the data trained on and the call; fix: the call with
+  the same scaling applied (``clf.predict(raw / 255.0)``; for validation data, the
+  training data's preprocessing asked for in words), or the scaling inside the model;
 - at ``fit``, a model whose first layer is a ``Rescaling`` by a scale under
   ``1 / MIN_RESCALE_DIVISOR`` (1/255, 1/127.5) given inputs already within [-1, 1]: the
   layers after it see values at most ``scale`` in size.
@@ -432,8 +434,11 @@ def mismatch_note(record: Mismatch, namespace: Mapping[str, Any], source: str) -
     factor = _factor(ratio)
     given_as = f"`{data}`, " if data else ""
     trained_as = f"`{trained_on}`, " if trained_on else ""
+    validating = record.method == "validation"
+    called = f"`{model}.fit`" if validating else f"`{model}.{record.method}`"
     text = (
-        f"`{model}.{record.method}` was given {given_as}inputs {given.said()}"
+        f"{called} was given {given_as}{'validation ' if validating else ''}inputs "
+        f"{given.said()}"
         f"{_batch_said(given)}, but fit trained `{model}` on {trained_as}inputs "
         f"{trained.said()}{_batch_said(trained)}: about {factor.removesuffix('.0')} times "
         f"{'larger' if larger else 'smaller'}. The weights were learned for the training "
@@ -442,13 +447,15 @@ def mismatch_note(record: Mismatch, namespace: Mapping[str, Any], source: str) -
         f"outside the model, so it must be done again to every input the model gets."
     )
     written = _call_written(source, model, record.method, data) if data else None
+    if record.method == "validation":
+        written = None  # the call's first argument is the training data
     keras = "keras" if isinstance(namespace.get("keras"), ModuleType) else "tf.keras"
     # Only 8-bit values against [0, 1] say what the scaling was (a division by 255); any
     # other gap (standardised features, another unit) is the learner's own preprocessing,
     # which a ratio of ranges cannot rebuild: an already-scaled copy is named, else the
     # same preprocessing is asked for in words.
     eight_bit = factor == "255.0" and larger and trained.low >= 0 and given.low >= 0
-    copy = _scaled_copy(namespace, record) if not eight_bit else None
+    copy = _scaled_copy(namespace, record) if not eight_bit and written is not None else None
     if written is not None and eight_bit:
         tf = _module_name(namespace, "tensorflow")
         scaled = _scaled(data, given, factor, larger, tf) if data else ""

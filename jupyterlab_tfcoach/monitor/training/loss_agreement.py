@@ -535,6 +535,10 @@ def _findings(setup: Setup) -> list[Finding]:
         and (labels.low < 0 or (labels.high or 0) > 1)
     ):
         found.append("labels_outside_unit_range")
+    if any(a[0] == "Accuracy" for a in setup.accuracy) and (
+        setup.activation in PROBABILITY_ACTIVATIONS or setup.from_logits
+    ):
+        found.append("exact_accuracy_on_scores")
     binary_accuracy = [a for a in setup.accuracy if a[0] == "BinaryAccuracy" and a[2] == 0.5]
     if binary_accuracy and setup.from_logits and setup.activation in RAW_ACTIVATIONS:
         found.append("accuracy_threshold_on_scores")
@@ -862,6 +866,31 @@ class _Entries:
         )
         text += f": `{fix}`." if fix else f": `metrics={metric}`."
         return text, LOGITS_SECTION
+
+    def exact_accuracy_on_scores(
+        self, setup: Setup, name: str | None, compiled: tuple[ast.Call, str] | None
+    ) -> tuple[str, str]:
+        label = next((a[1] for a in setup.accuracy if a[0] == "Accuracy"), "accuracy")
+        outputs = (
+            f"probabilities ({setup.activation})"
+            if setup.activation in PROBABILITY_ACTIVATIONS
+            else "raw scores (from_logits=True)"
+        )
+        fix = None
+        if compiled is not None:
+            node = _keyword_or_position(compiled[0], "metrics", 2)
+            if isinstance(node, ast.List | ast.Tuple) and len(node.elts) == 1:
+                fix = self.fixed_compile(compiled, metrics='["accuracy"]')
+        text = (
+            f"{self.who(name)} is compiled with the metric `{label}`, a "
+            f"`{self.keras()}.metrics.Accuracy`: it counts the predictions exactly equal to "
+            f"the labels, but the model outputs {outputs}, which are almost never exactly "
+            f"a class number, so {label} stays near 0 however well the model learns. "
+            'Nothing raises. Use the string `"accuracy"`, which Keras turns into the '
+            "accuracy for the model's output and labels (binary, categorical or sparse)"
+        )
+        text += f": `{fix}`." if fix else ': `metrics=["accuracy"]`.'
+        return text, LABELS_SECTION
 
     def accuracy_on_regression(
         self, setup: Setup, name: str | None, compiled: tuple[ast.Call, str] | None

@@ -43,6 +43,7 @@ sampled loss values (floats).
 
 from __future__ import annotations
 
+import math
 import sys
 import weakref
 from collections.abc import Callable, Mapping
@@ -52,6 +53,7 @@ from typing import Any
 
 from jupyterlab_tfcoach.monitor.report import Note, note
 from jupyterlab_tfcoach.monitor.stored_state import instance_dict, keras_layers, library_attribute
+from jupyterlab_tfcoach.monitor.training import loss_sign
 from jupyterlab_tfcoach.monitor.variables import (
     constant_parameters,
     loss_reduction,
@@ -362,6 +364,8 @@ class TrainingSymptoms:
                 found.append(self._recreated_note(site, recreated, cell_source, where))
                 continue
             diverging = self._summed_loss_divergence_note(site, cell_source, where)
+            if diverging is None:
+                diverging = self._unsigned_loss_note(site, cell_source, where)
             if diverging is not None:
                 found.append(diverging)
                 continue
@@ -483,6 +487,34 @@ class TrainingSymptoms:
         rate = causes.learning_rate_name(namespace)
         text = loss_reduction.summed_loss_note_text(call, at, how, summed, rate)
         return note(text, loss_reduction.SECTION)
+
+    def _unsigned_loss_note(
+        self, site: _Site, cell_source: str, where: Callable[[str, int], tuple[str, bool]]
+    ) -> Note | None:
+        """A loss falling below zero, from a log-likelihood written without its minus."""
+        how = loss_sign.falling_below_zero(site.losses, "step")
+        if how is None:
+            return None
+        at, scope, call = self._scope(site, cell_source, where)
+        if scope is None or call is None or not call.target.isidentifier():
+            return None
+        unsigned = loss_sign.assigned_unsigned(
+            scope.source, scope.tree, call.target, call.line, scope.line_offset, self.namespace()
+        )
+        head = (
+            f"The loss {how} (`{call.target}` given to `{call.tape}.gradient`, {at}): each "
+            "step made it more negative."
+        )
+        if unsigned is not None:
+            again = "start the variables afresh and run the loop again"
+            return note(head + loss_sign.cause_text(unsigned, again), loss_sign.SECTION)
+        if math.isfinite(site.losses[-1][1]):
+            return None  # a negative loss alone may be meant (a density's log-likelihood)
+        return note(
+            head + " A loss to minimise must be smaller for better predictions: check its "
+            "sign (a cross-entropy or negative log-likelihood is `-mean(log p)`).",
+            loss_sign.SECTION,
+        )
 
     def _summed_loss_note(
         self, site: _Site, cell_source: str, where: Callable[[str, int], tuple[str, bool]]
