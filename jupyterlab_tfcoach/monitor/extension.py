@@ -310,7 +310,7 @@ class Monitor:
             cell_fits = self.fits.take() if self.fits is not None else None
             if cell_fits is not None:
                 fit_variables, fit_notes = fit_entries(
-                    cell_fits, self._namespace(), self._cell_source, explained
+                    cell_fits, self._namespace(), self._cell_source, explained, execution_count
                 )
                 variables.extend(fit_variables)
                 notes.extend(fit_notes)

@@ -60,7 +60,13 @@ def test_output_activation_that_cannot_reach_the_targets(kernel: KernelSession) 
     [text] = notes_in(report_of(kernel, REGRESSION), "output-activation")
     assert text.startswith(
         f"`valuer` ends with `valuer.layers[1]`, `{HEAD}`: activation 'relu' only outputs "
-        "values in [0, inf), but `prices` run from "
+        "values in [0, inf), but `prices` (made in cell In["
+    )
+    # The targets' preparation is named where the learner wrote it (an earlier cell).
+    assert re.search(
+        r"`prices` \(made in cell In\[\d+\], line \d+: "
+        r"`prices = \(raw - raw\.mean\(\)\) / raw\.std\(\)`\) run from ",
+        text,
     )
     share = value_of(kernel, "int((prices < 0).sum())")
     assert f" and {share} of 600 (" in text
@@ -75,7 +81,12 @@ def test_output_activation_that_cannot_reach_the_targets(kernel: KernelSession) 
     # A sigmoid head on targets outside [0, 1]: told the same way.
     sigmoid = REGRESSION.replace(HEAD, 'keras.layers.Dense(1, activation="sigmoid")')
     [text] = notes_in(report_of(kernel, sigmoid.replace("prices", "raw")), "output-activation")
-    assert "activation 'sigmoid' only outputs values in (0, 1), but `raw` run from" in text
+    assert "activation 'sigmoid' only outputs values in (0, 1), but `raw` (made in cell In[" in text
+    assert re.search(
+        r"line \d+: `raw = points @ np\.array\(\[3\.0, -2\.0, 1\.0, 0\.5\], "
+        r"dtype='float32'\) \+ 10`\) run from ",
+        text,
+    )
     assert " and 600 of 600 (100%)" in text
     # Look-alikes: a sigmoid head on 0/1 targets with mse; a relu head on positive targets.
     assert (

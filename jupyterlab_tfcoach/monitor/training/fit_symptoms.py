@@ -51,6 +51,7 @@ from jupyterlab_tfcoach.monitor.stored_state import (
     stored,
 )
 from jupyterlab_tfcoach.monitor.training import (
+    compile_agreement,
     global_normalization,
     learning_rate_decay,
     loss_sign,
@@ -254,6 +255,7 @@ class FitSymptoms:
         self.variables: list[VariableChange] = []
         self.notes: list[Note] = []
         self._told: set[tuple[str, int]] = set()  # (cause, model or class id)
+        self.told_models: set[tuple[str, int]] = set()  # ("softmax", model id) told
 
     def collect(self, cell: CellFits) -> tuple[list[VariableChange], list[Note]]:
         for run in cell.fits:
@@ -605,15 +607,16 @@ class FitSymptoms:
             module = getattr(activation, "__module__", "")
             if type(module) is not str or not module.startswith("keras"):
                 continue
+            if compile_agreement.softmax_told_at_compile(model):
+                continue  # told where the model was compiled: each cause once
             if not self._once("softmax", id(layer)):
                 continue
-            written = [
-                fixed
-                for call in user_code.softmax_one_unit_calls(self.cell_source)
-                if (fixed := user_code.valid_code(call.replace("softmax", "sigmoid")))
-            ]
+            self.told_models.add(("softmax", id(model)))
+            written, place = self._softmax_written()
             reference = naming.typed(naming.layer(layer))
             which = f"layer {reference}" if reference else "a layer"
+            if place:
+                which += f" (defined in {place})"
             if written:
                 fix = f"For a yes/no target use `{written[0]}` with binary_crossentropy"
             else:
@@ -626,6 +629,22 @@ class FitSymptoms:
                 f"with sparse_categorical_crossentropy."
             )
             self.notes.append(reports.note(text, SOFTMAX_SECTION))
+
+    def _softmax_written(self) -> tuple[list[str], str | None]:
+        """The softmax-over-one-unit calls of the newest cell that has some, each with
+        sigmoid (valid code), and that cell's place when it is an earlier one."""
+        sources, counts = user_code.cell_sources(self.namespace, self.cell_source)
+        for source, count in zip(sources, counts, strict=True):
+            calls = user_code.softmax_one_unit_calls(source)
+            written = [
+                fixed
+                for call, _line in calls
+                if (fixed := user_code.valid_code(call.replace("softmax", "sigmoid")))
+            ]
+            if written:
+                place = user_code.cell_place(count, calls[-1][1]) if count is not None else None
+                return written, place
+        return [], None
 
     # --------------------------------------------------------------- call
     def _forced_training(self, cls: type, model: Any) -> None:
@@ -717,12 +736,19 @@ def _listed(classes: list[str]) -> str:
 
 
 def fit_entries(
-    cell: CellFits, namespace: Mapping[str, Any], cell_source: str, explained: set[int]
+    cell: CellFits,
+    namespace: Mapping[str, Any],
+    cell_source: str,
+    explained: set[int],
+    execution_count: int | None = None,
 ) -> tuple[list[VariableChange], list[Note]]:
-    """The entries of one cell's fit calls; ``explained`` holds the ids of variables this
-    report already tells about (their ids are added for those told here)."""
+    """The entries of one cell's compile and fit calls; ``explained`` holds the ids of
+    variables this report already tells about (their ids are added for those told here)."""
     config_variables, config_notes = config_entries(cell.config, namespace, cell_source)
-    config_notes.extend(loss_notes(cell.setups, namespace, cell_source))
+    told: set[tuple[str, int]] = set()  # (rule, model id) told after this cell's fits
+    config_notes.extend(
+        loss_notes(cell.setups, namespace, cell_source, compile_agreement.told_at_compile, told)
+    )
     config_notes.extend(range_notes(cell.ranges, namespace, cell_source))
     config_notes.extend(augmentation_notes(cell.augmentation, namespace, cell_source))
     config_notes.extend(
@@ -732,6 +758,11 @@ def fit_entries(
         global_normalization.global_normalization_notes(cell.global_normalizations, namespace)
     )
     if not cell.fits and not cell.inferred_classes and not cell.inference_runs:
+        config_notes.extend(
+            compile_agreement.compile_notes(
+                cell.compiles, namespace, cell_source, execution_count, told
+            )
+        )
         return config_variables, config_notes
     config_notes.extend(step_modes.step_mode_notes(cell, namespace))
     config_notes.extend(untracked_variables.untracked_variable_notes(cell.fits, namespace))
@@ -739,7 +770,14 @@ def fit_entries(
     config_notes.extend(refit_loops.refit_notes(cell.fits, namespace, cell_source))
     config_notes.extend(loss_sign.fit_notes([(r.model, r.history) for r in cell.fits], namespace))
     config_notes.extend(sequence_masks.masked_zero_notes(cell.masked_zeros, namespace, cell_source))
-    variables, notes = FitSymptoms(namespace, cell_source, explained).collect(cell)
+    symptoms = FitSymptoms(namespace, cell_source, explained)
+    variables, notes = symptoms.collect(cell)
+    told |= symptoms.told_models
+    config_notes.extend(
+        compile_agreement.compile_notes(
+            cell.compiles, namespace, cell_source, execution_count, told
+        )
+    )
     runs = [
         model_source.ModelRun(
             run.model,

@@ -36,6 +36,10 @@ holding one). The optimizer's step count before and after fit is kept for
 After each ``fit`` and ``evaluate`` that returned (not fit's own validation ``evaluate``),
 ``loss_agreement.read_setup`` reads the model's last layer, compiled loss and metrics and
 the labels given (a few dict reads and one pass over the labels), kept in ``setups``.
+After each ``compile`` that returned (Keras 3's ``Trainer.compile``, hooked here too),
+``loss_agreement.read_compiled`` reads the last layer and the loss and metrics given,
+kept in ``compiles`` (``compile_agreement.py``): compile builds and traces nothing, and
+neither does the hook.
 
 Nothing here imports TensorFlow or prints; every failure of our own work is swallowed
 and the user's call runs exactly once with its arguments.
@@ -71,7 +75,12 @@ from jupyterlab_tfcoach.monitor.training.global_normalization import (
     global_normalization,
 )
 from jupyterlab_tfcoach.monitor.training.input_ranges import CellRanges, RangeWatcher
-from jupyterlab_tfcoach.monitor.training.loss_agreement import MAX_SETUPS, Setup, read_setup
+from jupyterlab_tfcoach.monitor.training.loss_agreement import (
+    MAX_SETUPS,
+    Setup,
+    read_compiled,
+    read_setup,
+)
 from jupyterlab_tfcoach.monitor.training.preprocessing_use import PreprocessingUse
 from jupyterlab_tfcoach.monitor.training.sequence_masks import MaskedZeros, read_masked_zeros
 from jupyterlab_tfcoach.monitor.training.validation_copies import (
@@ -81,6 +90,9 @@ from jupyterlab_tfcoach.monitor.training.validation_copies import (
 
 TRAINER_MODULE = "keras.src.backend.tensorflow.trainer"
 TRAINER_CLASS = "TensorFlowTrainer"
+# ``compile`` is defined once for every backend, on the base trainer.
+BASE_TRAINER_MODULE = "keras.src.trainers.trainer"
+BASE_TRAINER_CLASS = "Trainer"
 MAX_WEIGHTS = 2000  # models with more trainable weights are not compared
 MAX_ELEMENTS_PER_WEIGHT = 300_000
 MAX_ELEMENTS_COPIED = 1_000_000  # 4 MB of float32 per fit call, copied twice at most
@@ -156,6 +168,8 @@ class CellFits:
     config: CellConfig | None = None  # what the calls were given (``fit_config.py``)
     # Each fit/evaluate call's output layer, loss, metrics and labels (``loss_agreement.py``).
     setups: list[Setup] = field(default_factory=list)
+    # Each compile call's output layer, loss and metrics (``compile_agreement.py``).
+    compiles: list[Setup] = field(default_factory=list)
     # Evaluations of models with their own test_step, measured (``step_modes.py``).
     evaluations: list[EvaluationRun] = field(default_factory=list)
     # Fits whose inputs hold 0 as a token under Embedding(mask_zero=True).
@@ -335,6 +349,9 @@ class FitWatcher:
         hooked = self._hooks.install(owner, "fit", self._fit_hook)
         self._hooks.install(owner, "evaluate", self._inference_hook)
         self._hooks.install(owner, "predict", self._inference_hook)
+        base = loaded_class(BASE_TRAINER_MODULE, BASE_TRAINER_CLASS)
+        if base is not None:
+            self._hooks.install(base, "compile", self._compile_hook)
         self.config.install()
         return hooked
 
@@ -405,6 +422,25 @@ class FitWatcher:
             return history
 
         return fit_hook
+
+    def _compile_hook(self, original: Any) -> Any:
+        watcher = self
+
+        def compile_hook(model: Any, *args: Any, **kwargs: Any) -> Any:
+            __tracebackhide__ = True
+            result = original(model, *args, **kwargs)
+            try:
+                with watcher._lock:
+                    full = len(watcher._cell.compiles) >= MAX_SETUPS
+                setup = None if full else read_compiled(model)
+                if setup is not None:
+                    with watcher._lock:
+                        watcher._cell.compiles.append(setup)
+            except Exception:
+                pass
+            return result
+
+        return compile_hook
 
     def _inference_hook(self, original: Any) -> Any:
         watcher = self

@@ -18,7 +18,13 @@ raised belongs to the error families), ``read_setup`` reads what Keras stores:
   Keras keeps for validation holds, and whether the labels come grouped by class.
 
 ``EXPECTS`` says what each Keras loss expects; the checks in ``_findings`` compare the
-setup with it. Measured on Keras 3.15 (TensorFlow 2.21), these raise nothing and are told:
+setup with it. ``read_compiled`` reads the same of a ``compile`` call (no labels: the
+loss and metrics as given), for ``compile_agreement.py``, which tells in the compile
+cell what needs no labels, with these checks and texts. A cause written in an earlier
+cell is named there (``cell In[5], line 4``, from IPython's ``In``): the last layer as
+written, the compile call, the labels' last assignment.
+
+Measured on Keras 3.15 (TensorFlow 2.21), these raise nothing and are told:
 
 - an output with no activation (raw scores) given to a cross-entropy that expects
   probabilities (``from_logits=False``): the loss clips the scores, training crawls;
@@ -63,7 +69,7 @@ import ast
 import math
 import sys
 import weakref
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
@@ -78,13 +84,13 @@ from jupyterlab_tfcoach.monitor.stored_state import (
     library_attribute,
     stored,
 )
+from jupyterlab_tfcoach.monitor.training import user_code
 
 LOGITS_SECTION = "from-logits"
 LABELS_SECTION = "labels-and-loss"
 SPLIT_SECTION = "keras-validation-data"
 MAX_LABELS = 5_000_000  # labels with more values are not read (their shape still is)
 MAX_CLASSES = 1000
-MAX_HISTORY_CELLS = 50
 MAX_SETUPS = 20
 FIT_ARGUMENTS = ("x", "y", "batch_size", "epochs", "verbose", "callbacks", "validation_split")
 PROBABILITY_ACTIVATIONS = ("softmax", "sigmoid")
@@ -128,6 +134,20 @@ EXPECTS = {
     "huber": LossExpects("regression", "Huber"),
     "log_cosh": LossExpects("regression", "LogCosh"),
 }
+
+# The strings ``compile`` resolves to those functions (Keras 3.15's ``losses.get``: a
+# function's name, its class's name, the short aliases).
+LOSS_STRINGS = {
+    **{name: name for name in EXPECTS},
+    **{expects.class_name: name for name, expects in EXPECTS.items()},
+    **{alias: "binary_crossentropy" for alias in ("bce", "BCE")},
+    **{alias: "mean_squared_error" for alias in ("mse", "MSE")},
+    **{alias: "mean_absolute_error" for alias in ("mae", "MAE")},
+    **{alias: "mean_absolute_percentage_error" for alias in ("mape", "MAPE")},
+    **{alias: "mean_squared_logarithmic_error" for alias in ("msle", "MSLE")},
+}
+# The metric names Keras 3.15 turns into a binary, categorical or sparse accuracy.
+ACCURACY_NAMES = ("accuracy", "acc")
 
 
 @dataclass
@@ -177,6 +197,8 @@ class Setup:
     reduction: str | None = None  # the compiled loss object's stored ``reduction``
     batch_size: int | None = None  # fit's batch size for arrays (Keras's default 32)
     unreachable: int = 0  # regression targets outside the output activation's range
+    # ``compile`` only: the CompileLoss object that call made (which compile it was).
+    compiled_loss: weakref.ReferenceType[Any] | None = None
 
 
 # ------------------------------------------------------------------ reading
@@ -245,25 +267,45 @@ def _output_of(model: Any) -> tuple[Any, int | None, int | None, str | None] | N
     return last, index, units, activation
 
 
-def _loss_of(model: Any) -> tuple[str, bool] | None:
-    compiled = stored(model, "_compile_loss")
-    flat = contained_values(stored(compiled, "_flat_losses"), sequences_only=True)
-    if not flat or len(flat) != 1:
-        return None
-    loss = library_attribute(flat[0], "loss")
-    attributes = instance_dict(loss) or {}
-    function = attributes.get("fn")
+def _keras_function_name(function: Any) -> str | None:
+    """The name of one of Keras's loss functions (a key of ``EXPECTS``), else None."""
     if type(function).__name__ != "function":
         return None
     name = getattr(function, "__name__", None)
     module = getattr(function, "__module__", "")
     if type(name) is not str or type(module) is not str or not module.startswith("keras"):
         return None
-    if name not in EXPECTS:
+    return name if name in EXPECTS else None
+
+
+def loss_identity(loss: Any) -> tuple[str, bool] | None:
+    """(the Keras loss function's name, from_logits) of a loss as ``compile`` takes it: a
+    string (``"mse"``, ``"BinaryCrossentropy"``), a Keras loss object
+    (``LossFunctionWrapper``: its ``fn`` and ``_fn_kwargs``) or one of Keras's loss
+    functions; None for the user's own loss, a dict or list of losses, or anything else."""
+    if type(loss) is str:
+        name = LOSS_STRINGS.get(loss)
+        return (name, False) if name is not None else None
+    if type(loss).__name__ == "function":
+        name = _keras_function_name(loss)
+        return (name, False) if name is not None else None
+    if not is_library_class(type(loss)):
+        return None
+    attributes = instance_dict(loss) or {}
+    name = _keras_function_name(attributes.get("fn"))
+    if name is None:
         return None
     arguments = attributes.get("_fn_kwargs")
     from_logits = arguments.get("from_logits", False) if isinstance(arguments, dict) else False
     return name, from_logits is True
+
+
+def _loss_of(model: Any) -> tuple[str, bool] | None:
+    compiled = stored(model, "_compile_loss")
+    flat = contained_values(stored(compiled, "_flat_losses"), sequences_only=True)
+    if not flat or len(flat) != 1:
+        return None
+    return loss_identity(library_attribute(flat[0], "loss"))
 
 
 def _reduction_of(model: Any) -> str | None:
@@ -489,6 +531,40 @@ def read_setup(
     return setup
 
 
+def read_compiled(model: Any) -> Setup | None:
+    """What one ``compile`` call that returned gave the model, as far as it is known
+    without labels: its last layer, the loss (as the user gave it, ``_user_loss``) and
+    the accuracy Keras will make of ``"accuracy"`` (binary for one output unit, Keras
+    3.15's ``get_metric``); None when the output or the loss is not one this module reads.
+    A few dict reads: no metric or loss is built, nothing is traced."""
+    output = _output_of(model)
+    if output is None:
+        return None
+    compiled = stored(model, "_compile_loss")
+    loss = loss_identity(stored(compiled, "_user_loss")) if compiled is not None else None
+    if loss is None:
+        return None
+    layer, index, units, activation = output
+    setup = Setup(
+        model=weakref.ref(model),
+        model_id=id(model),
+        method="compile",
+        units=units,
+        activation=activation,
+        layer_index=index,
+        layer=weakref.ref(layer),
+        loss=loss[0],
+        from_logits=loss[1],
+        compiled_loss=weakref.ref(compiled),
+    )
+    metrics = stored(stored(model, "_compile_metrics"), "_user_metrics")
+    listed = metrics if type(metrics) in (list, tuple) else [metrics]
+    for metric in listed[:50]:
+        if type(metric) is str and metric.lower() in ACCURACY_NAMES and units == 1:
+            setup.accuracy.append(("BinaryAccuracy", metric, 0.5))
+    return setup
+
+
 def _unreachable(values: Any, activation: str) -> int:
     """How many targets the activation can never output (one pass over the labels; a
     bounded end that is only approached, as sigmoid's 0 and 1, counts as reached)."""
@@ -514,8 +590,10 @@ def _findings(setup: Setup) -> list[Finding]:
     labels = setup.labels
     found: list[str] = []
     crossentropy = expects.kind != "regression"
+    if setup.method == "compile" and setup.units == 1 and setup.activation == "softmax":
+        found.append("softmax_one_unit")  # after fit, fit_symptoms tells it (any layer)
     if expects.kind == "categorical" and setup.units == 1 and setup.activation != "softmax":
-        found.append("one_unit_categorical")  # a softmax there is fit_symptoms's to tell
+        found.append("one_unit_categorical")  # a softmax there: softmax_one_unit
     elif crossentropy and not setup.from_logits and setup.activation in RAW_ACTIVATIONS:
         found.append("scores_to_probability_loss")
     if (
@@ -549,6 +627,16 @@ def _findings(setup: Setup) -> list[Finding]:
         and labels.integral is False
     ):
         found.append("accuracy_on_regression")
+    elif (
+        binary_accuracy
+        and expects.kind == "regression"
+        and setup.method == "compile"
+        and setup.activation is not None
+        and setup.activation not in PROBABILITY_ACTIVATIONS
+    ):
+        # A regression head with no probability output: its targets are numbers, and
+        # Keras's BinaryAccuracy counts exact 0/1 matches (told before any label is seen).
+        found.append("accuracy_on_regression")
     if (
         labels is not None
         and setup.unreachable
@@ -569,13 +657,6 @@ def _diverged(losses: list[float]) -> str | None:
 
 
 # ------------------------------------------------------------------ entries
-def _sources(namespace: Mapping[str, Any], cell_source: str) -> list[str]:
-    """This cell's source, then earlier cells' (IPython's ``In`` list), latest first."""
-    history = namespace.get("In")
-    earlier = history[-MAX_HISTORY_CELLS:] if type(history) is list else []
-    return [cell_source, *reversed([s for s in earlier if type(s) is str])]
-
-
 def _parsed(source: str) -> ast.Module | None:
     try:
         return ast.parse(source)
@@ -639,12 +720,88 @@ def _with_from_logits(call: ast.Call, source: str) -> str:
     return _with_keyword(call, source, "from_logits", 0, "True")
 
 
+# What a fit-time check is told as at compile time, when it was (``compile_agreement``).
+Skip = Callable[[Setup, str], bool]
+
+
 class _Entries:
-    def __init__(self, namespace: Mapping[str, Any], cell_source: str) -> None:
+    def __init__(
+        self,
+        namespace: Mapping[str, Any],
+        cell_source: str,
+        skip: Skip | None = None,
+        told: set[tuple[str, int]] | None = None,
+    ) -> None:
         self.namespace = namespace
-        self.sources = _sources(namespace, cell_source)
+        self.sources, self.counts = user_code.cell_sources(namespace, cell_source)
         self.notes: list[Note] = []
         self._told: set[tuple[str, int]] = set()
+        self._skip = skip
+        self.told_now = told if told is not None else set()
+
+    def earlier_place(self, source: str, node: ast.AST) -> str | None:
+        """``cell In[5], line 3`` when ``node`` (of ``source``, one of ``self.sources``) is
+        in an earlier cell; None in this cell (the learner is looking at it)."""
+        for text, count in zip(self.sources, self.counts, strict=True):
+            if text is source:
+                return user_code.cell_place(count, getattr(node, "lineno", 1)) if count else None
+        return None
+
+    def written_layer(self, setup: Setup) -> tuple[ast.Call, str] | None:
+        """The last layer's constructor as written: searched first from the cell that
+        last assigned the model's name (its layers were built there or before), then in
+        every cell, newest first."""
+        layer = setup.layer() if setup.layer is not None else None
+        if layer is None:
+            return None
+        name = name_bound_to(setup.model_id, self.namespace)
+        start = self._assigned_in(name) if name else None
+        if start:
+            found = _written_layer_node(self.sources[start:], layer, setup)
+            if found is not None:
+                return found
+        return _written_layer_node(self.sources, layer, setup)
+
+    def _assigned_in(self, name: str) -> int | None:
+        """The index in ``self.sources`` of the newest cell assigning ``name``."""
+        for index, source in enumerate(self.sources):
+            tree = _parsed(source)
+            if tree is not None and any(
+                isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Store)
+                for node in ast.walk(tree)
+            ):
+                return index
+        return None
+
+    def made(self, name: str | None) -> str:
+        """`` (made in cell In[3], line 4: `y = ...`)`` for a name last assigned in an
+        earlier cell (its data's preparation), else nothing."""
+        if not name:
+            return ""
+        for source, count in zip(self.sources, self.counts, strict=True):
+            tree = _parsed(source)
+            if tree is None:
+                continue
+            found = [
+                node
+                for node in ast.walk(tree)
+                if isinstance(node, ast.Assign | ast.AugAssign | ast.AnnAssign)
+                and any(
+                    isinstance(t, ast.Name) and t.id == name
+                    for target in (node.targets if isinstance(node, ast.Assign) else [node.target])
+                    for t in ast.walk(target)
+                )
+            ]
+            if not found:
+                continue
+            if count is None:
+                return ""  # made in this cell
+            node = max(found, key=lambda n: (n.lineno, n.col_offset))
+            statement = _segment(source, node)
+            if len(statement) > 120:
+                return f" (made in {user_code.cell_place(count, node.lineno)})"
+            return f" (made in {user_code.cell_place(count, node.lineno)}: `{statement}`)"
+        return ""
 
     def keras(self) -> str:
         for name, spelled in (("keras", "keras"), ("tf", "tf.keras")):
@@ -667,6 +824,9 @@ class _Entries:
         if model is None:
             return
         self._told.add((finding.rule, setup.model_id))
+        if self._skip is not None and self._skip(setup, finding.rule):
+            return  # told already (at compile): each cause once
+        self.told_now.add((finding.rule, setup.model_id))
         name = name_bound_to(setup.model_id, self.namespace)
         compiled = _method_call(self.sources, name, "compile") if name else None
         told = getattr(self, finding.rule)(setup, name, compiled)
@@ -696,18 +856,26 @@ class _Entries:
             where = f"`{name}.layers[{setup.layer_index}]`"
         else:
             where = "its last layer"
-        written = _written_layer(self.sources, layer, setup) if layer is not None else None
-        if written:
+        found = self.written_layer(setup) if layer is not None else None
+        if found:
+            node, source = found
+            written = _segment(source, node)
             plain = " (no activation)" if setup.activation in RAW_ACTIVATIONS else ""
+            place = self.earlier_place(source, node)
+            if place and plain:
+                return f"{where}, `{written}` (no activation; defined in {place})"
+            if place:
+                return f"{where}, `{written}` (defined in {place})"
             return f"{where}, `{written}`{plain}"
         return f"{where} ({setup.units} unit{'s' if setup.units != 1 else ''}, {activation})"
 
-    @staticmethod
-    def written_loss(setup: Setup, compiled: tuple[ast.Call, str] | None) -> str:
+    def written_loss(self, setup: Setup, compiled: tuple[ast.Call, str] | None) -> str:
         if compiled is not None:
             node = _keyword_or_position(compiled[0], "loss", 1)
             if node is not None:
-                return f"`loss={_segment(compiled[1], node)}`"
+                place = self.earlier_place(compiled[1], compiled[0])
+                written = f"`loss={_segment(compiled[1], node)}`"
+                return f"{written} (compiled in {place})" if place else written
         return f"the loss ({setup.loss})"
 
     def fixed_compile(
@@ -755,11 +923,11 @@ class _Entries:
             f"{self.who(name)} ends with {self.layer(setup, name)}: it outputs raw scores "
             f"(logits), any real number, but {self.written_loss(setup, compiled)} expects "
             f"probabilities (from_logits=False). It clips the scores into [1e-7, 1 - 1e-7], "
-            f"and a clipped score gets no gradient, so {setup.method} raises no error while "
+            f"and a clipped score gets no gradient, so {_raises(setup)} no error while "
             f"the model trains badly."
         )
         if fix:
-            text += f" Tell the loss it gets raw scores, and {setup.method} again: `{fix}`"
+            text += f" Tell the loss it gets raw scores{_and_again(setup)}: `{fix}`"
             text += " (the accuracy then splits the scores at 0)." if metrics is not None else "."
         else:
             text += f" Compile with `loss={loss}`."
@@ -770,6 +938,35 @@ class _Entries:
         names = [a[1] for a in setup.accuracy if a[0] == "BinaryAccuracy"]
         label = names[0] if names else "accuracy"
         return f'[{self.keras()}.metrics.BinaryAccuracy(name="{label}", threshold=0.0)]'
+
+    def softmax_one_unit(
+        self, setup: Setup, name: str | None, compiled: tuple[ast.Call, str] | None
+    ) -> tuple[str, str]:
+        layer = setup.layer() if setup.layer is not None else None
+        found = self.written_layer(setup) if layer is not None else None
+        text = (
+            f"{self.who(name)} ends with {self.layer(setup, name)}: softmax divides each "
+            f"output by the sum of all outputs, so over a single unit it is always 1.0, "
+            f"whatever the weights: the model will predict the same class for every input "
+            f"and fit raises no error."
+        )
+        sigmoid = None
+        if found is not None:
+            written = _segment(found[1], found[0])
+            sigmoid = user_code.valid_code(written.replace("softmax", "sigmoid"))
+        loss = None
+        if EXPECTS[setup.loss].kind != "binary":
+            loss = self.fixed_compile(compiled, loss='"binary_crossentropy"')
+        head = f"`{sigmoid}`" if sigmoid else 'activation="sigmoid" in the last layer'
+        text += f" For a yes/no target, build the model with {head}"
+        text += (
+            f", then compile with binary cross-entropy: `{loss}`." if loss else ", then compile."
+        )
+        text += (
+            " For several classes, give the last layer one unit per class with "
+            "sparse_categorical_crossentropy."
+        )
+        return text, RANGE_SECTION
 
     def one_unit_categorical(
         self, setup: Setup, name: str | None, compiled: tuple[ast.Call, str] | None
@@ -824,7 +1021,7 @@ class _Entries:
         if labels is None or labels.low is None or labels.high is None:
             return None
         y = name_bound_to(labels.y_id, self.namespace)
-        given = f"`{y}`" if y else "the labels given"
+        given = f"`{y}`{self.made(y)}" if y else "the labels given"
         text = (
             f"{self.who(name)} is compiled with {self.written_loss(setup, compiled)}, which "
             f"reads each label as the probability of the positive class, between 0 and 1, "
@@ -862,7 +1059,7 @@ class _Entries:
             f"from_logits=True, so it outputs raw scores that split the classes at 0, but "
             f"Keras made the metric {label!r} a BinaryAccuracy with threshold 0.5: every "
             f"score between 0 and 0.5 is counted as the wrong class, so the {label} "
-            f"{setup.method} prints is not the model's accuracy. Split at 0"
+            f"{_prints(setup)} the model's accuracy. Split at 0"
         )
         text += f": `{fix}`." if fix else f": `metrics={metric}`."
         return text, LOGITS_SECTION
@@ -897,12 +1094,21 @@ class _Entries:
     ) -> tuple[str, str]:
         label = next((a[1] for a in setup.accuracy if a[0] == "BinaryAccuracy"), "accuracy")
         fix = self.fixed_compile(compiled, metrics='["mae"]')
+        if setup.method == "compile":
+            labels = (
+                "For targets other than 0 and 1 (prices, temperatures, counts), "
+                f"{label} will stay near 0 however well the model fits"
+            )
+        else:
+            labels = (
+                f"The labels are not whole numbers, so {label} stays near 0 however well "
+                f"the model fits"
+            )
         text = (
             f"{self.who(name)} is compiled with {self.written_loss(setup, compiled)}, a "
             f"regression loss, and the metric {label!r}: for one output unit Keras makes it "
             f"a BinaryAccuracy, which rounds each prediction to 0 or 1 and counts the ones "
-            f"equal to the label. The labels are not whole numbers, so {label} stays near 0 "
-            f"however well the model fits. Measure the error instead"
+            f"equal to the label. {labels}. Measure the error instead"
         )
         text += f": `{fix}`." if fix else ': `metrics=["mae"]`.'
         return text, LABELS_SECTION
@@ -944,7 +1150,7 @@ class _Entries:
         if setup.activation in ("sigmoid", "softmax", "tanh", "softplus", "exponential"):
             reach = f"({low:g}, {high:g})" if high != math.inf else f"({low:g}, inf)"
         y = name_bound_to(labels.y_id, self.namespace)
-        given = f"`{y}`" if y else "the targets given"
+        given = f"`{y}`{self.made(y)}" if y else "the targets given"
         total = max(1, math.prod(labels.shape))
         share = 100.0 * setup.unreachable / total
         written_loss = self.written_loss(setup, compiled)
@@ -957,7 +1163,8 @@ class _Entries:
             f"the loss takes any number)."
         )
         layer = setup.layer() if setup.layer is not None else None
-        written = _written_layer(self.sources, layer, setup) if layer is not None else None
+        found = self.written_layer(setup) if layer is not None else None
+        written = _segment(found[1], found[0]) if found else None
         if written:
             fixed = _with_keyword(_reparsed(written), written, "activation", 1, "None")
             text += (
@@ -1008,6 +1215,20 @@ class _Entries:
         return text, SPLIT_SECTION
 
 
+def _raises(setup: Setup) -> str:
+    return "fit will raise" if setup.method == "compile" else f"{setup.method} raises"
+
+
+def _and_again(setup: Setup) -> str:
+    return " in the compile call" if setup.method == "compile" else f", and {setup.method} again"
+
+
+def _prints(setup: Setup) -> str:
+    return (
+        "fit prints will not be" if setup.method == "compile" else f"{setup.method} prints is not"
+    )
+
+
 def _sum_reduction_fixed(loss_text: str) -> str | None:
     """The loss as written with ``reduction="sum_over_batch_size"`` in place of
     ``reduction="sum"``; None when it has no ``reduction`` keyword."""
@@ -1023,10 +1244,13 @@ def _sum_reduction_fixed(loss_text: str) -> str | None:
     return None
 
 
-def _written_layer(sources: list[str], layer: Any, setup: Setup) -> str | None:
-    """The constructor call the learner wrote for the last layer: the newest
-    ``<...>.Dense(<units>, ...)`` of its class whose ``activation`` keyword (a string, or
-    none for no activation) matches what Keras stores; None when not found or ambiguous."""
+def _written_layer_node(
+    sources: list[str], layer: Any, setup: Setup
+) -> tuple[ast.Call, str] | None:
+    """The constructor call the learner wrote for the last layer and the source holding
+    it: the newest ``<...>.Dense(<units>, ...)`` of its class whose ``activation`` keyword
+    (a string, or none for no activation) matches what Keras stores; None when not found
+    or ambiguous."""
     cls = type(layer).__name__
     for source in sources:
         tree = _parsed(source)
@@ -1049,9 +1273,12 @@ def _written_layer(sources: list[str], layer: Any, setup: Setup) -> str | None:
             else:
                 continue
             if written == setup.activation:
-                found.append(_segment(source, node))
+                found.append(node)
         if found:
-            return found[-1] if len(set(found)) == 1 else None
+            texts = {_segment(source, node) for node in found}
+            if len(texts) != 1:
+                return None
+            return max(found, key=lambda n: (n.lineno, n.col_offset)), source
     return None
 
 
@@ -1063,11 +1290,19 @@ def _reparsed(text: str) -> ast.Call:
     return node
 
 
-def loss_notes(setups: list[Setup], namespace: Mapping[str, Any], cell_source: str) -> list[Note]:
-    """The notes of one cell's fit/evaluate setups, each disagreement once per model."""
+def loss_notes(
+    setups: list[Setup],
+    namespace: Mapping[str, Any],
+    cell_source: str,
+    skip: Skip | None = None,
+    told: set[tuple[str, int]] | None = None,
+) -> list[Note]:
+    """The notes of one cell's fit/evaluate (or compile) setups, each disagreement once per
+    model; ``skip(setup, rule)`` leaves out what was told already (at compile), ``told``
+    gets the (rule, model id) of each note made."""
     if not setups:
         return []
-    entries = _Entries(namespace, cell_source)
+    entries = _Entries(namespace, cell_source, skip, told)
     for setup in setups:
         try:
             findings = _findings(setup)

@@ -626,8 +626,10 @@ class ModelSourceNotes:
         outcome = (
             "holds only what the traces added" if write.kind == "list" else "does not count batches"
         )
+        method = _function_of(own_function(cls, write.method))
+        place = user_code.place_of(method, write.line, self.namespace)
         head = (
-            f"{where} changes {what} with Python (line {write.line}: `{write.statement}`), "
+            f"{where} changes {what} with Python ({place}: `{write.statement}`), "
             f"but fit, evaluate and predict run {where} as a compiled TensorFlow function: "
             f"that Python statement runs only while Keras traces it (two or three times), "
             f"not once per batch, so {what} {outcome}."
@@ -672,6 +674,7 @@ class ModelSourceNotes:
             return
         first = reading.random_calls[0]
         name = class_display_name(cls)
+        call = own_function(cls, "call")
         if first.none_test:
             where = "the model" if instance is model else f"`{name}` layers"
             fixed = user_code.valid_code(
@@ -682,11 +685,13 @@ class ModelSourceNotes:
             )
             fixed = fixed.removesuffix(" pass") if fixed else "if training:"
             text = (
-                f"`{name}.call` applies `{first.callee}` under `{first.none_test}` (line "
-                f"{first.none_test_line}), a test that is true whenever Keras passes the "
+                f"`{name}.call` applies `{first.callee}` under `{first.none_test}` ("
+                f"{user_code.place_of(call, first.none_test_line or 0, self.namespace)}), a "
+                f"test that is true whenever Keras passes the "
                 f"flag: it passes `training=True` to {where} in fit and `training=False` "
-                f"in predict and evaluate, so the noise is added there too (line "
-                f"{first.line}: `{first.statement}`): two predictions of the same input "
+                f"in predict and evaluate, so the noise is added there too ("
+                f"{user_code.place_of(call, first.line, self.namespace)}: "
+                f"`{first.statement}`): two predictions of the same input "
                 f"differ, and evaluate scores a randomly changed model. Test the flag's "
                 f"value: write `{fixed}`."
             )
@@ -711,8 +716,9 @@ class ModelSourceNotes:
         else:
             guard = f"apply {_listed([call.callee for call in calls])} only `if training:`"
         where = "the model" if instance is model else f"`{name}` layers"
+        place = user_code.place_of(call, first.line, self.namespace)
         text = (
-            f"{how} (line {first.line}: `{first.statement}`), so predict and evaluate are "
+            f"{how} ({place}: `{first.statement}`), so predict and evaluate are "
             f"random too: two predictions of the same input differ, and evaluate scores a "
             f"randomly changed model. Keras passes `training=True` to {where} in fit and "
             f"`training=False` in predict and evaluate: {signature}{guard}. For dropout, "
@@ -741,7 +747,8 @@ class ModelSourceNotes:
         )
         fix = f"Write `{fixed}`." if fixed else "Pass `training=False` there."
         text = (
-            f"`{name}.{step}` calls `{first.callee}` with `training=True` (line {first.line}: "
+            f"`{name}.{step}` calls `{first.callee}` with `training=True` ("
+            f"{user_code.place_of(own_function(cls, step), first.line, self.namespace)}: "
             f"`{first.statement}`), so {ran} with the layers in training mode: "
             f"{'; '.join(effects)}. {fix}"
         )

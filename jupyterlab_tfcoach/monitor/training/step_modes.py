@@ -276,7 +276,8 @@ class StepModeNotes:
             else "Call the model as `self(x, training=True)` there."
         )
         text = (
-            f"`{name}.train_step` calls the model {flag} (line {first.line}: "
+            f"`{name}.train_step` calls the model {flag} ("
+            f"{user_code.place_of(own_function(cls, 'train_step'), first.line, self.namespace)}: "
             f"`{first.statement}`), and the model holds {_layers(kinds)}. fit passes no "
             f"flag to a custom train_step, and a layer called without one runs as in "
             f"prediction in every training step: {_effects(kinds, evidence)}. The model "
@@ -331,8 +332,9 @@ class StepModeNotes:
                 "`training=training`."
             )
         text = (
-            f"`{name}.call` passes `training=False` to `{forced.callee}` (line "
-            f"{forced.line}: `{forced.statement}`), which holds {_layers(kinds)}: it runs "
+            f"`{name}.call` passes `training=False` to `{forced.callee}` ("
+            f"{user_code.place_of(function, forced.line, self.namespace)}: "
+            f"`{forced.statement}`), which holds {_layers(kinds)}: it runs "
             f"as in prediction in fit too, so {_effects(kinds, evidence)}. Keras fills in "
             f"`call`'s `training` (True in fit, False in predict and evaluate). {fix}"
         )
@@ -363,7 +365,8 @@ class StepModeNotes:
             measured.append(f"the optimizer took {steps} steps")
         symptom = f" ({' and '.join(measured)})" if measured else ""
         text = (
-            f"`{name}.test_step` updates the weights (line {first.line}: "
+            f"`{name}.test_step` updates the weights ("
+            f"{user_code.place_of(own_function(cls, 'test_step'), first.line, self.namespace)}: "
             f"`{first.statement}`), so evaluate, and fit's validation, train the model on "
             f"the data they should only score{symptom}: two evaluations of the same data "
             f"differ, and the validation data leaks into training. A test step computes "

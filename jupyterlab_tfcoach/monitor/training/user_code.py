@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import inspect
+import linecache
 import textwrap
 from dataclasses import dataclass, field
 from typing import Any
@@ -192,8 +193,9 @@ def zero_initializer_arguments(source: str) -> list[Argument]:
     return found
 
 
-def softmax_one_unit_calls(source: str) -> list[str]:
-    """Calls written with one unit and ``activation="softmax"``: ``Dense(1, activation=...)``."""
+def softmax_one_unit_calls(source: str) -> list[tuple[str, int]]:
+    """Calls written with one unit and ``activation="softmax"``: ``Dense(1, activation=...)``,
+    with their line."""
     tree = parse(source)
     if tree is None:
         return []
@@ -207,8 +209,60 @@ def softmax_one_unit_calls(source: str) -> list[str]:
             continue
         units = keywords.get("units", node.args[0] if node.args else None)
         if isinstance(units, ast.Constant) and units.value == 1:
-            found.append(_text(source, node))
+            found.append((_text(source, node), node.lineno))
     return found
+
+
+# ---------------------------------------------------------------- places
+MAX_CELLS_SEARCHED = 200
+MAX_HISTORY_CELLS = 50  # earlier cells read for what the learner wrote
+
+
+def cell_sources(namespace: Any, cell_source: str) -> tuple[list[str], list[int | None]]:
+    """This cell's source, then earlier cells' (IPython's ``In`` list), latest first, and
+    the execution count of each (None for this cell: ``In`` ends with it)."""
+    sources: list[str] = [cell_source]
+    counts: list[int | None] = [None]
+    history = namespace.get("In") if hasattr(namespace, "get") else None
+    if type(history) is list:
+        last = len(history) - 1
+        for index in range(last, max(0, last - MAX_HISTORY_CELLS), -1):
+            text = history[index]
+            if type(text) is not str or (index == last and text.strip() == cell_source.strip()):
+                continue
+            sources.append(text)
+            counts.append(index)
+    return sources, counts
+
+
+def cell_place(count: int | None, line: int) -> str:
+    """Where a line is, as the learner finds it: ``cell In[5], line 3`` (the ``In [5]:``
+    Jupyter shows beside the cell), ``line 3 of this cell``."""
+    return f"line {line} of this cell" if count is None else f"cell In[{count}], line {line}"
+
+
+def place_of(function: Any, line: int, namespace: Any) -> str:
+    """Where a line of ``function`` is, as the learner finds it: ``line 7`` in the running
+    cell (or a file), ``cell In[3], line 7`` for a function defined in an earlier cell
+    (its cell's text, kept by IPython in ``linecache``, found in the history ``In``: the
+    ``In [3]:`` Jupyter shows beside the cell). Read only when a note names the line."""
+    plain = f"line {line}"
+    code = getattr(function, "__code__", None)
+    history = namespace.get("In") if hasattr(namespace, "get") else None
+    if code is None or type(history) is not list or not history:
+        return plain
+    try:
+        text = "".join(linecache.getlines(code.co_filename)).strip()
+    except Exception:
+        return plain
+    if not text:
+        return plain
+    last = len(history) - 1
+    for index in range(last, max(0, last - MAX_CELLS_SEARCHED), -1):
+        cell = history[index]
+        if type(cell) is str and cell.strip() == text:
+            return plain if index == last else f"cell In[{index}], line {line}"
+    return plain
 
 
 # ---------------------------------------------------------------- methods
