@@ -40,14 +40,23 @@ def _no_unreadable_note(report: dict) -> None:
     assert not any("cannot read" in note for note in note_texts(report)), report["notes"]
 
 
-def test_keras_fit_with_validation_names_each_step_once(kernel: KernelSession) -> None:
-    code = """model = keras.Sequential(
+FITTED_MODEL = """model = keras.Sequential(
     [keras.Input((4,)), keras.layers.Dense(3), keras.layers.Dense(1)]
 )
 model.compile(optimizer="adam", loss="mse")
 history = model.fit(features, targets, epochs=2, batch_size=32,
                     validation_data=(features[:20], targets[:20]), verbose=0)"""
-    report = run_quiet(kernel, code)
+
+
+def with_fitted_model(kernel: KernelSession) -> None:
+    """The fitted ``model`` the first test makes, made here when this test runs without it
+    (alone, or on another worker)."""
+    indented = "\n".join("    " + line for line in FITTED_MODEL.splitlines())
+    run(kernel, f"try:\n    model\nexcept NameError:\n{indented}")
+
+
+def test_keras_fit_with_validation_names_each_step_once(kernel: KernelSession) -> None:
+    report = run_quiet(kernel, FITTED_MODEL)
     # Before: four entries, two pairs with the same long qualified name, and Keras'
     # multi_step_on_iterator wrapper next to the step it always traces with. First
     # traces of the step functions Keras builds are what every fit() does: none listed.
@@ -57,6 +66,7 @@ history = model.fit(features, targets, epochs=2, batch_size=32,
 
 
 def test_keras_predict_last_batch_is_read_and_called_expected(kernel: KernelSession) -> None:
+    with_fitted_model(kernel)
     report = run_quiet(kernel, "predictions = model.predict(features, verbose=0)")
     _no_unreadable_note(report)  # Keras passes a List: it used to make every reason unknown
     [trace] = report["traces"]
@@ -73,6 +83,7 @@ def test_keras_predict_last_batch_is_read_and_called_expected(kernel: KernelSess
 
 
 def test_keras_train_on_batch_retrace_gives_keras_advice(kernel: KernelSession) -> None:
+    with_fitted_model(kernel)
     report = run_quiet(kernel, "loss = model.train_on_batch(features[:5], targets[:5])")
     [trace] = report["traces"]
     [reason] = trace["reasons"]  # one line for x, y and the sample weight, not three
