@@ -9,7 +9,7 @@ folded in Markdown. Links to course sections are rewritten for a notebook that l
 its own (``jupyterlab_tfcoach.course.notebook_links``): to the heading's JupyterLab anchor
 within the module, to plain text naming module and section across modules. Each
 exercise's task (a block of ``## Your turn``) is followed by a cell for the learner's
-own version, whose ``...`` placeholder runs as it is. Cell ids are
+own version, a comment that runs as it is and shows nothing. Cell ids are
 derived from the module id and the cell's position, so writing again an unchanged module
 gives the same file. The notebook keeps its current name
 (``notebooks/<module-id>-*.ipynb``); a module without one needs ``--name``.
@@ -37,7 +37,8 @@ _DETAILS = re.compile(r"<details><summary>.*?</details>\n", re.S)
 _HEADING_START = re.compile(r"\n(?=<a id=|## |### )")
 _YOUR_TURN = "\n## Your turn\n"
 YOUR_VERSION = "Your version of the program:"
-PLACEHOLDER = "# Paste the task's code here and change it until it does what the task asks.\n..."
+# A comment only: the cell runs as it is and shows nothing (``...`` would show ``Ellipsis``).
+PLACEHOLDER = "# Paste the task's code here and change it until it does what the task asks."
 
 
 def _markdown_cells(text: str) -> list[str]:
@@ -89,7 +90,8 @@ def module_notebook(course: Course, module_id: str) -> nbformat.NotebookNode:
         "Run the cells from top to bottom; each example is a complete program. The cells "
         "that start with `# raises: SomeError` are meant to fail: their `raises-exception` "
         "tag lets *Run All* carry on past them. Each exercise's task is followed by a cell "
-        "for your own version; its `...` placeholder runs as it is. Keep the **TF Coach** "
+        "for your own version; it holds only a comment until you paste the task into it. "
+        "Keep the **TF Coach** "
         "panel open (command "
         "palette: *Open the TF Coach panel*) to see what it notices."
     )

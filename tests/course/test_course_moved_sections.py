@@ -6,6 +6,7 @@ The first edition had two modules: ``module-01`` (tensors, variables, graphs) an
 architecture module to ``module-04``. Then module 3's Keras half became a module of its own,
 appended as ``module-05`` (no module renumbered: every module id keeps its meaning, so a
 link to a module alone, a copied notebook's name or a module's study progress stay right).
+Then module 4's sections on numbers and reproducibility became ``module-06``, appended too.
 Rules, hover cards, the monitor, SARIF files, reports kept by the server and learners'
 bookmarks name sections by id, and links made before a move carry the old module id: every
 one of them must still land on its section.
@@ -109,11 +110,32 @@ MODULE_03_BEFORE_THE_SPLIT = (
 MOVED_TO_MODULE_05 = MODULE_03_BEFORE_THE_SPLIT[
     MODULE_03_BEFORE_THE_SPLIT.index("keras-model-api") :
 ]
-OLD_LINKS = [
-    (module_id, section_id)
-    for module_id, section_ids in FIRST_EDITION.items()
-    for section_id in section_ids
-] + [("module-03", section_id) for section_id in MODULE_03_BEFORE_THE_SPLIT]
+# Every section id of module-04 before its numerics and reproducibility sections became
+# module-06 (copied from module-04.md as it was then; never regenerate this list).
+MODULE_04_BEFORE_THE_SPLIT = (
+    "building-blocks",
+    "ops-and-graphs",
+    "staging",
+    "xla",
+    "devices-placement",
+    "placement-numerics",
+    "host-device-copies",
+    "mixed-precision",
+    "tf-data",
+    "tf-data-order",
+    "tf-data-determinism",
+    "reproducibility",
+)
+MOVED_TO_MODULE_06 = ("placement-numerics", "tf-data-determinism", "reproducibility")
+OLD_LINKS = (
+    [
+        (module_id, section_id)
+        for module_id, section_ids in FIRST_EDITION.items()
+        for section_id in section_ids
+    ]
+    + [("module-03", section_id) for section_id in MODULE_03_BEFORE_THE_SPLIT]
+    + [("module-04", section_id) for section_id in MODULE_04_BEFORE_THE_SPLIT]
+)
 
 
 @pytest.mark.parametrize(
@@ -143,6 +165,7 @@ def test_the_split_put_the_sections_where_a_learner_needs_them() -> None:
         "module-03",
         "module-04",
         "module-05",
+        "module-06",
     ]
     where = {section.id: section.module_id for section in course.sections}
     assert where["tensors-immutable"] == where["batch-dimension"] == "module-01"
@@ -155,6 +178,16 @@ def test_the_split_put_the_sections_where_a_learner_needs_them() -> None:
     assert kept == ["training-loop", *MODULE_03_BEFORE_THE_SPLIT[: -len(MOVED_TO_MODULE_05)]]
     # And module 5 holds them in the order module 3 had them.
     assert [s.id for s in course.module("module-05").sections] == list(MOVED_TO_MODULE_05)
+    # Module 4 kept the rest, in the same order; module 6 holds the numbers and the seeds,
+    # seeds before the pipelines that rely on them.
+    assert {where[section_id] for section_id in MOVED_TO_MODULE_06} == {"module-06"}
+    kept_4 = [s.id for s in course.module("module-04").sections]
+    assert kept_4 == [s for s in MODULE_04_BEFORE_THE_SPLIT if s not in MOVED_TO_MODULE_06]
+    assert [s.id for s in course.module("module-06").sections] == [
+        "placement-numerics",
+        "reproducibility",
+        "tf-data-determinism",
+    ]
     # Taught before used: tracing before AutoGraph, the tape before the rebinding examples.
     order = [section.id for section in course.sections]
     assert order.index("tracing") < order.index("autograph-conditions")
@@ -170,6 +203,11 @@ def test_a_tool_is_taught_before_a_section_uses_it() -> None:
     order = [section.id for section in get_course().sections]
     basics = order.index("creating-slicing-reducing")
     assert order.index("tensors-immutable") < basics < order.index("variables")
+    # Making, reading parts of and reducing tensors are three sections, before variables;
+    # the batch axis is taught on tensors before a Keras model shows it.
+    slicing, reducing = order.index("indexing-slicing"), order.index("reducing-tensors")
+    assert basics < slicing < reducing < order.index("variables")
+    assert order.index("batch-axis") + 1 == order.index("batch-dimension")
     module_3 = get_course().module("module-03")
     first_fit = module_3.markdown.index(".fit(")
     assert module_3.sections[0].id == "training-loop"
@@ -196,6 +234,55 @@ def test_a_tool_is_taught_before_a_section_uses_it() -> None:
     assert get_course().module("module-05").sections[-1].id == "custom-train-step"
 
 
+def _prose_before_first_block(section_id: str) -> str:
+    text = get_course().section(section_id).markdown
+    return text[: text.index("```python")]
+
+
+def test_a_tool_a_section_uses_is_introduced_before_its_first_example() -> None:
+    """The second review of the second edition (issue #28) found tools used before any
+    section taught them: each is now introduced in a line of prose above the first example
+    that uses it, or the example keeps to what was taught."""
+    introduced = {
+        # module 1: the batch axis on tensors alone; a Keras model only where it is announced
+        "batch-axis": ("`tf.expand_dims(", "`None`", "`tf.squeeze("),
+        "batch-dimension": ("`keras.Sequential(", "`keras.Input(", "`model.predict("),
+        # module 2: a Keras layer and a gradient tape, before modules 3 and 5 teach them
+        "autograph-conditions": ("`tf.cond",),
+        "where-both-branches": ("`tf.GradientTape`", "`tape.watch(x)`", "`tape.gradient("),
+        # module 4: the file and image ops and the pooling layer of the pipeline
+        "tf-data": (
+            "`tf.io.read_file(",
+            "`tf.io.decode_jpeg`",
+            "`tf.image.resize(",
+            "`GlobalAveragePooling2D`",
+        ),
+    }
+    for section_id, names in introduced.items():
+        prose = _prose_before_first_block(section_id)
+        for name in names:
+            assert name in prose, (section_id, name)
+    module_2 = get_course().section("autograph-conditions").markdown
+    keras_layer = module_2.index("class ScaleDownByMax(keras.layers.Layer)")
+    assert module_2.index("subclasses `keras.layers.Layer`") < keras_layer
+    # No Keras, no tf.data in the tensor-only section; no tf.data in module 3's epoch figures
+    # (module 4 teaches pipelines).
+    assert "keras" not in get_course().section("batch-axis").markdown
+    assert "tf.data" not in get_course().section("epoch-figures").markdown
+    # Module 6's pipelines come after the seeds they rely on, and after module 4's tf.data.
+    order = [section.id for section in get_course().sections]
+    assert order.index("tf-data") < order.index("reproducibility")
+    assert order.index("reproducibility") < order.index("tf-data-determinism")
+    # The exercises' ops that no section teaches are introduced in the task's own text.
+    for module_id, exercise, name in (
+        ("module-04", "### Timing a staged function", "`tf.roll(series, 1, 0)`"),
+        ("module-06", "### Checking the compiled version", "`tf.nn.moments(x, axes"),
+    ):
+        text = get_course().module(module_id).markdown
+        task = text[text.index(exercise) :]
+        assert name in task[: task.index("```python")], (module_id, name)
+
+
 def test_a_link_without_a_section_lands_on_its_module() -> None:
     course = get_course()
     for link in ("module-04", "module-04.md", "https://course.example.org/tfcoach/module-04/"):
@@ -206,6 +293,7 @@ def test_a_link_without_a_section_lands_on_its_module() -> None:
         ("module-03", "Gradients, variables and training"),
         ("module-04", "TensorFlow's architecture and execution model"),
         ("module-05", "Keras models, losses and fit"),
+        ("module-06", "Numerics and reproducibility"),
     ):
         landed = course.resolve(f"https://course.example.org/tfcoach/{module_id}")
         assert isinstance(landed, Module) and landed.title == title, module_id
@@ -234,7 +322,8 @@ def test_resolution_follows_a_section_into_any_module(tmp_path: Path) -> None:
 _FENCE = re.compile(r"^```python\n(.*?)^```\n", re.S | re.M)
 _DETAILS = re.compile(r"<details><summary>.*?</details>\n", re.S)
 # The cell after each exercise's task, for the learner's own version (tools/course_notebook.py).
-_PLACEHOLDER = "# Paste the task's code here and change it until it does what the task asks.\n..."
+# A comment only, so running it shows nothing (a ``...`` placeholder showed ``Ellipsis``).
+_PLACEHOLDER = "# Paste the task's code here and change it until it does what the task asks."
 
 
 def _tasks(markdown: str) -> list[str]:

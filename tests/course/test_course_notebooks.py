@@ -218,3 +218,43 @@ def test_only_cells_tagged_raises_exception_fail_and_they_do(executed: Run) -> N
     untagged = [where(index, cells[index]) for index in failed if index not in tagged]
     assert stale == [], "tagged raises-exception but ran without an error"
     assert untagged == [], "failed without the raises-exception tag"
+
+
+# The cell left for the learner's own version of each exercise (tools/course_notebook.py).
+LEARNERS_CELL = "# Paste the task's code here and change it until it does what the task asks."
+
+
+@pytest.mark.kernel
+def test_the_cells_for_the_learners_own_version_show_nothing(executed: Run) -> None:
+    """Run as shipped, each exercise's empty cell shows nothing under it (a ``...``
+    placeholder showed ``Ellipsis``)."""
+    cells = [cell for cell in code_cells(executed.notebook) if cell.source == LEARNERS_CELL]
+    assert cells, "every module has exercises"
+    assert [cell.outputs for cell in cells] == [[] for _ in cells]
+
+
+# Warnings TensorFlow and Keras print that say nothing about the learner's code.
+_BYSTANDER_WARNINGS = ("triggered tf.function retracing", "`shuffle=True` was passed")
+
+
+@pytest.mark.kernel
+def test_a_warning_a_cell_prints_is_explained_just_before_it(executed: Run) -> None:
+    """A learner who sees TensorFlow's retracing warning or Keras's ``shuffle=True ... will
+    be ignored`` under a cell finds it explained in the text right above that cell."""
+    unexplained = []
+    prose: list[str] = []
+    for index, cell in enumerate(executed.notebook.cells):
+        if cell.cell_type == "markdown":
+            prose.append(cell.source)
+            continue
+        printed = "".join(
+            output.get("text", "")
+            for output in cell.get("outputs", [])
+            if output.output_type == "stream"
+        )
+        if any(warning in printed for warning in _BYSTANDER_WARNINGS) and not re.search(
+            r"\bwarn", "\n".join(prose), re.I
+        ):
+            unexplained.append(f"cell {index}: {cell.source.splitlines()[0]!r}")
+        prose = []
+    assert unexplained == []
