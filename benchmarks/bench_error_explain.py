@@ -137,6 +137,21 @@ stepper.fit(table, np.ones((9, 1)), verbose=0)
 whole.compile(optimizer="adam", loss="mse")
 whole.fit(table, np.ones((9, 1)), verbose=0)
 """,
+    # What fit/predict or adapt were given (errors/families_model_data.py).
+    "validation_data (x_val)": """x_val = table[:3]
+y_val = np.ones((3, 1))
+reg.compile(optimizer="sgd", loss="mse")
+reg.fit(table, np.ones((9, 1)), verbose=0, validation_data=(x_val))
+""",
+    "text to a model of ids": """texts = ["a b", "b c", "c d"]
+vec = keras.layers.TextVectorization(max_tokens=10, output_sequence_length=5)
+vec.adapt(texts)
+reg.predict(["a b"], verbose=0)
+""",
+    "adapt on pairs": """words = keras.layers.TextVectorization()
+words.adapt(tf.data.Dataset.from_tensor_slices((texts, [0, 1, 0])).batch(2))
+""",
+    "another feature count": "reg.fit(np.ones((9, 6)), np.ones((9, 1)), verbose=0)",
 }
 
 

@@ -229,6 +229,27 @@ def _adapter(
     return f"lambda {', '.join(parameters)}: {result}"
 
 
+def _transformed_dataset(method: str, context: ErrorContext) -> tuple[bool, Any]:
+    """The dataset a transformation ran on, from its frame in the traceback (``self`` of
+    ``DatasetV2.map``): for a dataset built on the same line (``from_tensor_slices(...)
+    .map(fn)``), which no name holds."""
+    traceback = context.exception.__traceback__
+    for _ in range(_MAX_FRAMES):
+        if traceback is None:
+            break
+        frame = traceback.tb_frame
+        if frame.f_code.co_name == method:
+            local = frame.f_locals
+            dataset = local.get("self") if type(local) is dict else None
+            if value_kind(dataset) == "dataset":
+                return True, dataset
+        traceback = traceback.tb_next
+    return False, None
+
+
+_MAX_FRAMES = 200
+
+
 def _dataset_function(
     parsed: ParsedError, line: FailingLine, context: ErrorContext
 ) -> CallFinding | None:
@@ -247,6 +268,8 @@ def _dataset_function(
             ):
                 continue
             found, dataset = value_of(node.func.value, frame, context)
+            if not found:
+                found, dataset = _transformed_dataset(node.func.attr, context)
             if not found or value_kind(dataset) != "dataset":
                 continue
             components = _element_components(dataset)

@@ -189,6 +189,36 @@ def _locate(
     return None
 
 
+def _string_numbers(
+    op: str, dtypes: tuple[str, str], detail: str, context: ErrorContext
+) -> str | None:
+    """Numbers written as strings (``tf.constant(["21", "35"]) + 1``): ``tf.cast`` cannot
+    turn text into numbers, ``tf.strings.to_number`` parses it (the other operand's dtype
+    as ``out_type``)."""
+    index = dtypes.index("string")
+    other = dtypes[1 - index]
+    if not (_is_int(other) or _is_float(other)):
+        return None
+    located = _locate(op, dtypes, context)
+    if located is None:
+        return None
+    frame, node, left, right = located
+    operand = (left, right)[index]
+    node_source, operand_source = frame.segment(node), frame.segment(operand)
+    if not node_source or not operand_source or "\n" in node_source:
+        return None
+    tf = context.module_alias("tensorflow", "tf")
+    parse = f"{tf}.strings.to_number({operand_source}, out_type={tf}.{other})"
+    fixed = rewrite(frame, node, operand, parse)
+    if not fixed or "\n" in fixed:
+        return None
+    return (
+        f"{detail} {code(operand_source)} holds text (string tensors), even when the text "
+        f"is digits: arithmetic needs numbers, and `tf.cast` cannot turn strings into "
+        f"numbers; `tf.strings.to_number` parses them. Fix: {code(fixed)}."
+    )
+
+
 def explain_dtype_mismatch(parsed: ParsedError, context: ErrorContext) -> tuple[str, str] | None:
     found = _parse(parsed)
     if found is None:
@@ -196,6 +226,17 @@ def explain_dtype_mismatch(parsed: ParsedError, context: ErrorContext) -> tuple[
     op, dtypes, detail = found
     plan = _cast_plan(dtypes)
     never = "TensorFlow never converts dtypes between tensors by itself."
+    if plan is None and "string" in dtypes:
+        from jupyterlab_tfcoach.monitor.errors.families_model_data import (
+            adapts_on_pairs,
+            wrong_kind_of_data,
+        )
+
+        if adapts_on_pairs(parsed, context) or wrong_kind_of_data(parsed, context):
+            return None  # a layer or a model given the wrong kind of data: a family's
+        parsed_numbers = _string_numbers(op, dtypes, detail, context)
+        if parsed_numbers is not None:
+            return parsed_numbers, "dtype-casting"
     if plan is None:
         return (
             f"{detail} {never} Create both operands with the same dtype or cast one with tf.cast.",
@@ -367,6 +408,14 @@ def _integer_variable(
     return f"{rule} {code(statement)} ({where}) made it. Fix: create it as a float: {code(fixed)}."
 
 
+def integer_variable_fix(
+    name: str, frame: CellFrame, context: ErrorContext
+) -> tuple[str, str, str] | None:
+    """(``c = tf.Variable(0)``, ``c = tf.Variable(0.0)``, where): the statement that
+    created the integer variable ``name``, and it creating a float32 one."""
+    return _creation(name, frame, context, context.module_alias("tensorflow", "tf"), "float32")
+
+
 def _creation(
     name: str, frame: CellFrame, context: ErrorContext, tf: str, target: str
 ) -> tuple[str, str, str] | None:
@@ -502,6 +551,9 @@ def explain_none_gradient(parsed: ParsedError, context: ErrorContext) -> tuple[s
     rebinding = _rebinding(statement, frame)
     if outside is not None:
         return outside, "gradient-tape"
+    integer = _integer_source(gradient, frame, context)
+    if integer is not None:
+        return integer, "dtype-casting"
     if rebinding is not None and rebinding[0] in context.reported_rebinds:
         # The variables entries above explain this rebinding and its fix: say what it
         # did here, once, and point there.
@@ -524,6 +576,54 @@ def explain_none_gradient(parsed: ParsedError, context: ErrorContext) -> tuple[s
             "variables that take part in the loss."
         )
     return why + fix, "rebinding-variables"
+
+
+def _integer_source(gradient: str, frame: CellFrame, context: ErrorContext) -> str | None:
+    """``g = tape.gradient(loss, w)`` where ``w`` is an integer variable: TensorFlow only
+    differentiates floating-point values (it warns and returns None), so the fix is ``w``
+    created from a float (``_creation``), not anything about the tape."""
+    tree = frame.tree()
+    if tree is None:
+        return None
+    for node in ast.walk(tree):
+        if not (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and frame.segment(node.targets[0]) == gradient
+            and isinstance(node.value, ast.Call)
+            and isinstance(node.value.func, ast.Attribute)
+            and node.value.func.attr == "gradient"
+            and len(node.value.args) == 2
+            and isinstance(node.value.args[1], ast.Name)
+        ):
+            continue
+        source = node.value.args[1]  # type: ignore[attr-defined]
+        found, value = context.resolve(source, frame)
+        if not found or value_kind(value) not in ("variable", "keras_variable"):
+            return None
+        from jupyterlab_tfcoach.monitor.errors.failing_line import describe
+
+        described = describe(frame.segment(source) or "", value)
+        dtype = described.dtype if described is not None else None
+        if dtype is None or not _is_int(dtype):
+            return None
+        name = frame.segment(source) or ""
+        tf = context.module_alias("tensorflow", "tf")
+        rule = (
+            f"{code(gradient)} is None: {code(name)} is an {dtype} variable, and TensorFlow "
+            f"only computes gradients for floating-point values (it warns and returns None "
+            f"for an integer source). A variable created from a Python int takes the int's "
+            f"dtype."
+        )
+        created = _creation(name, frame, context, tf, "float32")
+        if created is None:
+            return (
+                f"{rule} Fix: where {code(name)} is created, write its initial value as a "
+                f"float ({code('3.0')}, not {code('3')})."
+            )
+        statement, fixed, where = created
+        return f"{rule} {code(statement)} ({where}) made it. Fix: {code(fixed)}."
+    return None
 
 
 def _rebinding(statement: ast.stmt | None, frame: CellFrame) -> tuple[str, str] | None:

@@ -15,7 +15,8 @@ them), the function that reads the operands it needs from the failing line and w
 the rule and the fix, and its course section. The records live beside their reading
 code, by theme: ``families_shapes.py``, ``families_keras.py``, ``families_tensors.py``,
 ``families_data.py``, ``families_ops.py``, ``families_keras_api.py``,
-``families_keras_lifecycle.py``, ``families_arguments.py`` (the last family: an argument
+``families_keras_lifecycle.py``, ``families_keras_usage.py``, ``families_model_data.py``,
+``families_arguments.py`` (the last family: an argument
 value the library refused); adding a family is adding a record there and listing it here.
 ``docs/report.md`` lists the same families in the same order (a test keeps them equal).
 With no family, the entry still names the line, the call and the operands, and links
@@ -39,7 +40,9 @@ from jupyterlab_tfcoach.monitor.errors import (
     families_keras_api,
     families_keras_arguments,
     families_keras_lifecycle,
+    families_keras_usage,
     families_layer_chains,
+    families_model_data,
     families_ops,
     families_shapes,
     families_signatures,
@@ -68,6 +71,13 @@ from jupyterlab_tfcoach.monitor.errors.family_record import (
 # The catalogue, in the order families are tried: the first that recognises an error
 # explains it (matmul's graph message is told apart from element-wise ones by its op).
 FAMILIES: tuple[ErrorFamily, ...] = (
+    # What a model's fit/predict or a layer's adapt was given, read from the call.
+    families_model_data.FEATURE_COUNT,
+    families_model_data.MODEL_DATA,
+    families_model_data.VALIDATION_DATA,
+    families_model_data.ADAPT_PAIRS,
+    families_model_data.MODEL_INPUTS,
+    families_model_data.NAMED_CLASSES,
     families_shapes.MATMUL,
     families_shapes.BROADCAST,
     families_layer_chains.LAYER_CHAIN,
@@ -77,6 +87,7 @@ FAMILIES: tuple[ErrorFamily, ...] = (
     families_tensors.EMPTY_UNPACK,
     families_shapes.NEGATIVE_SIZE,
     families_tensors.TAPE_WATCH,
+    families_tensors.NUMBER_SOURCE,
     families_shapes.UNKNOWN_DIMENSION,
     families_shapes.RESHAPE,
     families_shapes.SIGNATURE,
@@ -84,6 +95,7 @@ FAMILIES: tuple[ErrorFamily, ...] = (
     families_signatures.SIGNATURE_KEYWORDS,
     families_shapes.SHAPE_ASSERTION,
     families_tensors.PYTHON_NUMBER,
+    families_tensors.CONVERSION_DTYPE,
     families_tensors.ASSIGN_SHAPE,
     families_ops.JOIN,
     families_ops.INDEX_RANGE,
@@ -119,6 +131,11 @@ FAMILIES: tuple[ErrorFamily, ...] = (
     families_keras_api.STEP_RESULT,
     families_keras_api.SAVE_PATH,
     families_keras_api.UNKNOWN_IDENTIFIER,
+    # Keras 3 used as older tutorials wrote it.
+    families_keras_usage.CALLBACK_CLASS,
+    families_keras_usage.REMOVED_METHOD,
+    families_keras_usage.WEIGHTS_AS_MODEL,
+    families_keras_usage.TF1_NAME,
     # A Keras object's life: built before its weights are read, known by name when loaded.
     families_keras_lifecycle.NOT_BUILT,
     families_keras_lifecycle.UNKNOWN_CLASS,
@@ -126,6 +143,7 @@ FAMILIES: tuple[ErrorFamily, ...] = (
     families_unpacking.UNPACKED_RESULT,
     # Arguments of a Keras call that break a rule its message names (exclusive, a shape).
     families_keras_arguments.ARGUMENT_RULE,
+    families_keras_arguments.MISSING_REQUIRED,
     # Last: an argument value refused, recognised by the message naming the argument.
     families_arguments.ARGUMENT_VALUE,
 )

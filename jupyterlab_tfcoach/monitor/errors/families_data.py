@@ -262,10 +262,75 @@ def _read_cardinality(
     return Finding(rule + ".", fix)
 
 
+# ``from_tensor_slices((features, labels))`` with parts of different lengths.
+_SLICES = re.compile(r"Dimensions (?P<x>\d+) and (?P<y>\d+) are not compatible")
+
+
+def _read_slices(error: Recognised, line: FailingLine, context: ErrorContext) -> Finding | None:
+    """``Dataset.from_tensor_slices((x, y))`` (or a dict) whose parts differ on axis 0: the
+    two parts of those lengths, named as written (a part whose shape cannot be read takes
+    the length no other part has); fix, the longer cut to the shorter's length."""
+    call = line.call
+    if not (
+        isinstance(call, ast.Call)
+        and isinstance(call.func, ast.Attribute)
+        and call.func.attr == "from_tensor_slices"
+        and call.args
+        and isinstance(call.args[0], (ast.Tuple, ast.Dict))
+    ):
+        return None
+    sizes = (int(error.group("x")), int(error.group("y")))
+    given = call.args[0]
+    elements = list(given.elts if isinstance(given, ast.Tuple) else given.values)
+    if len(elements) < 2 or sizes[0] == sizes[1]:
+        return None
+    lengths: list[int | None] = []
+    for node in elements:
+        operand = operand_of(node, line, context)
+        lengths.append(operand.shape[0] if operand is not None and operand.shape else None)
+    picked: list[ast.expr] = []
+    for size in sizes:
+        known = [node for node, n in zip(elements, lengths, strict=True) if n == size]
+        unknown = [node for node, n in zip(elements, lengths, strict=True) if n is None]
+        choice = known if known else unknown
+        if len(choice) != 1 or choice[0] in picked:
+            return None
+        picked.append(choice[0])
+    sources = [segment_of(line, node) for node in picked]
+    if not all(sources) or any("\n" in source for source in sources):
+        return None
+    rule = (
+        "from_tensor_slices cuts every part it is given along axis 0 into one element per "
+        f"row, so the parts need the same length there, but {code(sources[0])} has "
+        f"{sizes[0]} rows and {code(sources[1])} {sizes[1]}"
+    )
+    longer = 0 if sizes[0] > sizes[1] else 1
+    long_node, long_source = picked[longer], sources[longer]
+    short_size = min(sizes)
+    fixed = (
+        rewrite(line.frame, call, long_node, f"{long_source}[:{short_size}]")
+        if is_postfix_safe(long_node) and short_size
+        else None
+    )
+    if not fixed or "\n" in fixed:
+        return Finding(rule + ".", None, section="tf-data")
+    fix = (
+        f"find where they diverged (a filter or split applied to one only); if their "
+        f"first {short_size} rows belong together, {code(fixed)}"
+    )
+    return Finding(rule + ".", fix, section="tf-data")
+
+
+def _read_uneven(error: Recognised, line: FailingLine, context: ErrorContext) -> Finding | None:
+    if error.matched(_SLICES):
+        return _read_slices(error, line, context)
+    return _read_cardinality(error, line, context)
+
+
 UNEVEN_XY = ErrorFamily(
     "x and y of different lengths",
-    messages=(Message(_CARDINALITY),),
-    read=_read_cardinality,
+    messages=(Message(_CARDINALITY), Message(_SLICES)),
+    read=_read_uneven,
     section="batch-dimension",
     exception_type="ValueError",
 )
@@ -377,7 +442,16 @@ def _read_ragged(error: Recognised, line: FailingLine, context: ErrorContext) ->
         if lengths
         else f"{tf}.ragged.constant({source})"
     )
-    fixed = rewrite(line.frame, call, part, replacement)
+    # A ragged tensor cannot be given to `tf.constant` itself: it replaces that call.
+    converting = (
+        not lengths
+        and isinstance(call, ast.Call)
+        and isinstance(call.func, ast.Attribute)
+        and call.func.attr in ("constant", "convert_to_tensor")
+        and call.args
+        and call.args[0] is part
+    )
+    fixed = rewrite(line.frame, call, call if converting else part, replacement)
     fix = one_line_code(fixed)
     return Finding(rule + ".", fix)
 

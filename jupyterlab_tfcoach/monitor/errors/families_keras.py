@@ -163,6 +163,15 @@ def _declared_input(error: Recognised, line: FailingLine, context: ErrorContext)
             f"{wanted} features), so the data must change"
         )
         fix = f"give it the same {wanted} features per example it was built (and trained) for"
+        from jupyterlab_tfcoach.monitor.errors.families_model_data import rebuilt_input
+
+        rebuilt = rebuilt_input(model.source, model.value, context, features)
+        if rebuilt is not None:
+            label, whole, fixed = rebuilt
+            fix += (
+                f"; or, to use {features}, in {label}, in place of {code(whole)}, "
+                f"{code(fixed)}, then run it, compile and fit again"
+            )
         return Finding(rule + ".", fix)
     frame, input_call, shape_node = declared
     last = shape_node.elts[-1]  # type: ignore[attr-defined]
@@ -674,9 +683,78 @@ _APPLY_PAIRS = re.compile(
 )
 
 
+# ``optimizer.apply_gradients(grads)``: the gradients alone, each read as a (gradient,
+# variable) pair: Keras 3 meets a tensor where it looks for the variable's ``_unique_id``
+# (or unpacks a gradient's rows).
+_GRADIENTS_ALONE = re.compile(r"object has no attribute '_unique_id'|values to unpack \(expected 2")
+
+
+def _read_gradients_alone(line: FailingLine, context: ErrorContext) -> Finding | None:
+    """``opt.apply_gradients(grads)`` with ``grads`` a list of tensors: the variables
+    they belong to are the sources of the ``grads = tape.gradient(loss, sources)`` that
+    made them (the cells, newest first); fix, the call with ``zip(grads, sources)``."""
+    call = line.call
+    if not (
+        isinstance(call, ast.Call)
+        and isinstance(call.func, ast.Attribute)
+        and call.func.attr == "apply_gradients"
+        and len(call.args) == 1
+        and not call.keywords
+        and isinstance(call.args[0], ast.Name)
+    ):
+        return None
+    gradients = call.args[0].id
+    found, value = value_of(call.args[0], line.frame, context)
+    if not found or type(value) not in (list, tuple) or not value:
+        return None
+    if any(type(item) is tuple for item in value[:4]):
+        return None  # pairs already
+    sources = _gradient_sources(gradients, context)
+    rule = (
+        f"apply_gradients takes (gradient, variable) pairs, so it knows which variable each "
+        f"gradient updates, and {code(gradients)} holds the gradients alone "
+        f"({len(value)} tensors)"
+    )
+    if sources is None:
+        return Finding(
+            rule + f": pair them with the variables, `zip({gradients}, variables)`.", None
+        )
+    statement, variables = sources
+    pairs = f"zip({gradients}, {variables})"
+    whole = line.statement if line.statement is not None else call
+    fixed = rewrite(line.frame, whole, call, f"{segment_of(line, call.func)}({pairs})")
+    rule += f"; {code(statement)} computed them for {code(variables)}, in that order"
+    return Finding(rule + ".", one_line_code(fixed))
+
+
+def _gradient_sources(gradients: str, context: ErrorContext) -> tuple[str, str] | None:
+    for cell in error_cells(context):
+        tree = cell.tree()
+        if tree is None:
+            continue
+        for node in ast.walk(tree):
+            if (
+                isinstance(node, ast.Assign)
+                and len(node.targets) == 1
+                and isinstance(node.targets[0], ast.Name)
+                and node.targets[0].id == gradients
+                and isinstance(node.value, ast.Call)
+                and isinstance(node.value.func, ast.Attribute)
+                and node.value.func.attr == "gradient"
+                and len(node.value.args) >= 2
+            ):
+                statement = cell.segment(node)
+                sources = cell.segment(node.value.args[1])
+                if statement and sources and "\n" not in statement:
+                    return statement, sources
+    return None
+
+
 def _read_apply_pairs(
     error: Recognised, line: FailingLine, context: ErrorContext
 ) -> Finding | None:
+    if error.matched(_GRADIENTS_ALONE):
+        return _read_gradients_alone(line, context)
     call = line.call
     if not (
         isinstance(call, ast.Call)
@@ -702,9 +780,8 @@ def _read_apply_pairs(
 
 
 APPLY_PAIRS = ErrorFamily(
-    "gradients and variables given to apply_gradients as two lists",
-    messages=(Message(_APPLY_PAIRS),),
-    exception_type="TypeError",
+    "gradients and variables given to apply_gradients as two lists, or the gradients alone",
+    messages=(Message(_APPLY_PAIRS), Message(_GRADIENTS_ALONE)),
     read=_read_apply_pairs,
     section="custom-train-step",
     # Python raises it at the call, before the optimizer's code runs.

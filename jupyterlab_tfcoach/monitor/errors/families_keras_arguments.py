@@ -28,7 +28,12 @@ from jupyterlab_tfcoach.monitor.errors.cell_sources import assignments_in_cells,
 from jupyterlab_tfcoach.monitor.errors.context import ErrorContext, code, rewrite
 from jupyterlab_tfcoach.monitor.errors.failing_line import FailingLine
 from jupyterlab_tfcoach.monitor.errors.families_arguments import positional_names
-from jupyterlab_tfcoach.monitor.errors.family_record import ErrorFamily, Finding, Recognised
+from jupyterlab_tfcoach.monitor.errors.family_record import (
+    ErrorFamily,
+    Finding,
+    Message,
+    Recognised,
+)
 
 KERAS_SECTION = "keras-model-api"
 _MESSAGE_CHARS = 1500
@@ -237,4 +242,74 @@ ARGUMENT_RULE = ErrorFamily(
     messages=(),
     read=_read_argument_rule,
     section=KERAS_SECTION,
+)
+
+
+# ------------------------------------------------------------------ a required argument left out
+# TensorFlow's dispatcher refuses a call missing a required parameter without naming it
+# (``tf.concat([a, b])``: "Missing required positional argument").
+_MISSING_REQUIRED = re.compile(r"^Missing required positional argument")
+# The value written for a missing ``axis`` of the join functions, with what it means.
+_JOIN_AXIS = {"concat": "0", "stack": "0"}
+
+
+def _read_missing_required(
+    error: Recognised, line: FailingLine, context: ErrorContext
+) -> Finding | None:
+    """The callee's required parameters (``inspect.signature`` of the library function the
+    call names) that the call gives neither by position nor by keyword."""
+    import inspect
+
+    from jupyterlab_tfcoach.monitor.errors.calls import library_callee
+
+    call = line.call
+    if not isinstance(call, ast.Call) or any(isinstance(a, ast.Starred) for a in call.args):
+        return None
+    callee = library_callee(call.func, line.frame, context)
+    if callee is None:
+        return None
+    try:
+        parameters = list(inspect.signature(callee).parameters.values())
+    except (TypeError, ValueError):
+        return None
+    given = {keyword.arg for keyword in call.keywords}
+    missing = [
+        parameter.name
+        for index, parameter in enumerate(parameters)
+        if parameter.default is inspect.Parameter.empty
+        and parameter.kind
+        in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+        and index >= len(call.args)
+        and parameter.name not in given
+    ]
+    written = line.frame.segment(call) or ""
+    if not missing or not written or "\n" in written:
+        return None
+    function = line.frame.segment(call.func) or ""
+    names = ", ".join(code(name) for name in missing)
+    signature = f"{function}({', '.join(p.name for p in parameters if p.name != 'name')})"
+    rule = (
+        f"{code(signature)} needs {names}, which {code(written)} does not give (TensorFlow's "
+        "message does not name it)"
+    )
+    short = function.rsplit(".", 1)[-1]
+    if missing == ["axis"] and short in _JOIN_AXIS:
+        rule += (
+            ": `axis=0` joins along the first axis (more rows, more examples), `axis=-1` "
+            "along the last (more features per example)"
+        )
+        fixed = rewrite(
+            line.frame, call, call, f"{written[:-1].rstrip()}, axis={_JOIN_AXIS[short]})"
+        )
+        if fixed and "\n" not in fixed:
+            return Finding(rule + ".", code(fixed), section="joining-indexing")
+    return Finding(rule + ".", None, section="shape-dtype-device")
+
+
+MISSING_REQUIRED = ErrorFamily(
+    "a required argument of a TensorFlow function left out",
+    messages=(Message(_MISSING_REQUIRED),),
+    read=_read_missing_required,
+    section="shape-dtype-device",
+    exception_type="TypeError",
 )

@@ -18,6 +18,7 @@ from jupyterlab_tfcoach.monitor.errors.context import (
     CellFrame,
     ErrorContext,
     code,
+    one_line_code,
     rewrite,
 )
 from jupyterlab_tfcoach.monitor.errors.failing_line import (
@@ -239,9 +240,138 @@ TAPE_WATCH = ErrorFamily(
 )
 
 
+# ------------------------------------------------------------------ a Python number as a source
+def _read_number_source(
+    error: Recognised, line: FailingLine, context: ErrorContext
+) -> Finding | None:
+    """``tape.gradient(loss, w)`` with ``w`` a Python int or float: the tape only records
+    operations on tensors and variables, so nothing computed from ``w`` was recorded
+    (TensorFlow fails reading the number's dtype). The fix is ``w`` created as a
+    ``tf.Variable``, from its assignment in the cells."""
+    call = line.call
+    if not (
+        isinstance(call, ast.Call)
+        and isinstance(call.func, ast.Attribute)
+        and call.func.attr == "gradient"
+        and len(call.args) >= 2
+    ):
+        return None
+    sources = call.args[1]
+    nodes = list(sources.elts) if isinstance(sources, (ast.List, ast.Tuple)) else [sources]
+    numbers = []
+    for node in nodes:
+        found, value = value_of(node, line.frame, context)
+        if found and type(value) in (int, float) and isinstance(node, ast.Name):
+            numbers.append((node.id, value))
+    if len(numbers) != 1:
+        return None
+    name, value = numbers[0]
+    tf = tf_alias(context)
+    rule = (
+        f"{code(name)} is the Python {type(value).__name__} {value!r}: a GradientTape only "
+        "records operations on tensors and variables, so what was computed from "
+        f"{code(name)} was plain Python arithmetic the tape never saw, and it has no "
+        "gradient. A parameter to differentiate is a `tf.Variable`"
+    )
+    created = _number_assignment(name, value, context)
+    if created is None:
+        return Finding(rule + ".", None)
+    statement, written = created
+    fixed = f"{name} = {tf}.Variable({written})"
+    if type(value) is int:
+        fixed = f"{name} = {tf}.Variable({float(value)!r})"
+    return Finding(rule + f" ({code(statement)} made it a number).", code(fixed))
+
+
+def _number_assignment(name: str, value: Any, context: ErrorContext) -> tuple[str, str] | None:
+    from jupyterlab_tfcoach.monitor.errors.cell_sources import error_cells
+
+    for cell in error_cells(context):
+        tree = cell.tree()
+        if tree is None:
+            continue
+        for node in tree.body:
+            if (
+                isinstance(node, ast.Assign)
+                and len(node.targets) == 1
+                and isinstance(node.targets[0], ast.Name)
+                and node.targets[0].id == name
+                and isinstance(node.value, ast.Constant)
+                and node.value.value == value
+            ):
+                statement, written = cell.segment(node), cell.segment(node.value)
+                if statement and written and "\n" not in statement:
+                    return statement, written
+    return None
+
+
+NUMBER_SOURCE = ErrorFamily(
+    "a Python number given to tape.gradient as a source",
+    messages=(),
+    read=_read_number_source,
+    section="gradient-tape",
+)
+
+
+# ------------------------------------------------------------------ a tensor of another dtype
+_CONVERSION = re.compile(
+    r"Tensor conversion requested dtype (?P<wanted>\w+) for Tensor with dtype (?P<given>\w+)"
+)
+
+
+def _read_conversion(error: Recognised, line: FailingLine, context: ErrorContext) -> Finding | None:
+    """``v.assign(tf.constant([1, 2]))`` on a float32 variable (or any call that converts
+    its argument to a fixed dtype): the one argument of the other dtype, cast."""
+    call = line.call
+    if not isinstance(call, ast.Call) or not call.args:
+        return None
+    wanted, given = error.group("wanted"), error.group("given")
+    candidates = []
+    for node in call.args:
+        operand = operand_of(node, line, context)
+        if operand is not None and operand.dtype == given:
+            candidates.append(node)
+    if not candidates and len(call.args) == 1:
+        candidates = list(call.args)  # written on the line: the message gives its dtype
+    if len(candidates) != 1:
+        return None
+    node = candidates[0]
+    source = segment_of(line, node)
+    owner = segment_of(line, call.func.value) if isinstance(call.func, ast.Attribute) else ""
+    tf = tf_alias(context)
+    target = f"{code(owner)} is {wanted}" if owner else f"the call needs {wanted}"
+    article = "an" if given[:1] in "aeio" else "a"
+    rule = (
+        f"{target}, and {code(source)} is {article} {given} tensor: TensorFlow never converts a "
+        f"tensor from one dtype to another by itself (a variable keeps the dtype it was "
+        "created with)"
+    )
+    fixed = rewrite(line.frame, call, node, f"{tf}.cast({source}, {tf}.{wanted})")
+    return Finding(rule + ".", one_line_code(fixed), section="dtype-casting")
+
+
+CONVERSION_DTYPE = ErrorFamily(
+    "a tensor of another dtype given where one dtype is required",
+    messages=(Message(_CONVERSION),),
+    read=_read_conversion,
+    section="dtype-casting",
+    exception_type="ValueError",
+)
+
+
 # ------------------------------------------------------------------ Python numbers
 _PYTHON_FLOAT = re.compile(
     r"Cannot convert (?P<value>\S+) to EagerTensor of dtype (?P<dtype>u?int\d+|bool)"
+)
+
+
+# A whole float given to a Keras/TF argument that an op needs as an integer
+# (``fit(..., batch_size=32.0)``: a slice size, ``Expected int32 ... got [64.0]``).
+_FLOAT_FOR_INT = re.compile(
+    r"Expected (?P<dtype>u?int\d+) passed to parameter '\w+' of op '\w+', got "
+    r"\[?(?P<value>-?\d+\.\d*)"
+    # Python's own refusal inside Keras (``fit(..., epochs=2.0)`` reaches ``range``).
+    r"|'float' object cannot be interpreted as an integer"
 )
 
 
@@ -249,12 +379,27 @@ def _read_python_number(
     error: Recognised, line: FailingLine, context: ErrorContext
 ) -> Finding | None:
     tf = tf_alias(context)
+    if error.matched(_FLOAT_FOR_INT):
+        return _whole_number_argument(None, line)
     whole = _whole_number_argument(error.group("value"), line)
     if whole is not None:
         return whole
     integer = next(
         (operand for operand in line.operands if operand.dtype == error.group("dtype")), None
     )
+    if integer is not None and integer.kind in ("variable", "keras_variable"):
+        from jupyterlab_tfcoach.monitor.errors.dtypes import integer_variable_fix
+
+        created = integer_variable_fix(integer.source, line.frame, context)
+        if created is not None:
+            statement, fixed, where = created
+            rule = (
+                f"A Python number takes the dtype of the tensor it meets, and "
+                f"{error.group('value')} cannot become {error.group('dtype')}: "
+                f"{code(integer.source)} is a variable created from a Python int "
+                f"({code(statement)}, {where}), and a variable keeps its dtype for good"
+            )
+            return Finding(rule + ".", f"create it as a float: {code(fixed)}")
     rule = (
         f"A Python number takes the dtype of the tensor it meets, and {error.group('value')} "
         f"cannot become {error.group('dtype')}"
@@ -267,7 +412,7 @@ def _read_python_number(
     return Finding(rule + ".", fix)
 
 
-def _whole_number_argument(value: str, line: FailingLine) -> Finding | None:
+def _whole_number_argument(value: str | None, line: FailingLine) -> Finding | None:
     """``tf.one_hot(labels, 3.0)``: a float literal passed where the function wants an
     integer (a depth, a size). Casting the tensor would not help: the fix writes it as
     the integer it is."""
@@ -275,29 +420,28 @@ def _whole_number_argument(value: str, line: FailingLine) -> Finding | None:
     if not isinstance(call, ast.Call):
         return None
     given = [*call.args, *(keyword.value for keyword in call.keywords)]
-    literal = next(
-        (
-            node
-            for node in given
-            if isinstance(node, ast.Constant)
-            and type(node.value) is float
-            and repr(node.value) == value
-            and node.value.is_integer()
-        ),
-        None,
-    )
-    if literal is None:
+    literals = [
+        node
+        for node in given
+        if isinstance(node, ast.Constant)
+        and type(node.value) is float
+        and (value is None or repr(node.value) == value)
+        and node.value.is_integer()
+    ]
+    if len(literals) != 1:
         return None
+    literal = literals[0]
     fixed = rewrite(line.frame, call, literal, str(int(literal.value)))
     if not fixed or "\n" in fixed:
         return None
-    rule = f"{code(line.frame.segment(call) or '')} wants an integer where {value} is given"
+    written = line.frame.segment(literal) or ""
+    rule = f"{code(line.frame.segment(call) or '')} wants an integer where {written} is given"
     return Finding(rule + ".", f"write it as an integer, {code(fixed)}")
 
 
 PYTHON_NUMBER = ErrorFamily(
     "a Python number that cannot take an integer tensor's dtype",
-    messages=(Message(_PYTHON_FLOAT),),
+    messages=(Message(_PYTHON_FLOAT), Message(_FLOAT_FOR_INT)),
     read=_read_python_number,
     section="dtype-casting",
 )

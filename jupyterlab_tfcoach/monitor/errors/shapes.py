@@ -250,6 +250,10 @@ def explain_missing_axis(parsed: ParsedError, context: ErrorContext) -> tuple[st
 
     if input_counts_examples(parsed, context):
         return None  # the Input's shape counted the examples: that family explains it
+    from jupyterlab_tfcoach.monitor.errors.families_model_data import wrong_kind_of_data
+
+    if wrong_kind_of_data(parsed, context):
+        return None  # strings for a model of numbers (or the reverse): no axis is missing
     axis, shapes = found
     located = _model_call(context)
     if located is not None:
