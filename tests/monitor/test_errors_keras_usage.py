@@ -22,6 +22,8 @@ multi = keras.Sequential([keras.Input(shape=(3,)), keras.layers.Dense(2, activat
 multi.compile(optimizer="adam", loss="sparse_categorical_crossentropy")
 binary = keras.Sequential([keras.Input(shape=(3,)), keras.layers.Dense(1, activation="sigmoid")])
 binary.compile(optimizer="adam", loss="binary_crossentropy")
+tags = keras.Sequential([keras.Input(shape=(3,)), keras.layers.Dense(4, activation="sigmoid")])
+tags.compile(optimizer="adam", loss="binary_crossentropy")
 """
 
 
@@ -49,6 +51,12 @@ def test_model_methods_keras_removed(kernel: KernelSession) -> None:
     assert fix == '(binary.predict(feats) > 0.5).astype("int32")'
     runs_cleanly(kernel, f"flags = {fix}")
     assert value_of(kernel, "set(flags.ravel().tolist()) <= {0, 1}") is True
+    # Four sigmoid units are four yes/no labels: each is thresholded, not one argmax kept.
+    error = failing(kernel, "marks = tags.predict_classes(feats)")
+    fix = fix_of(error["explanation"])
+    assert fix == '(tags.predict(feats) > 0.5).astype("int32")'
+    runs_cleanly(kernel, f"marks = {fix}")
+    assert value_of(kernel, "list(marks.shape)") == [40, 4]
     error = failing(kernel, "multi.fit_generator(feats, kinds, epochs=1, verbose=0)")
     fix = fix_of(error["explanation"])
     assert fix == "multi.fit(feats, kinds, epochs=1, verbose=0)"

@@ -32,6 +32,7 @@ from jupyterlab_tfcoach.monitor.stored_state import (
     mro_of_class,
     stored,
 )
+from jupyterlab_tfcoach.monitor.training.loss_agreement import activation_name
 
 _type_name = type.__dict__["__name__"].__get__
 # Keras's model API: what a Keras 2 name is now.
@@ -161,15 +162,22 @@ def _read_removed_method(
         fix = code(fixed) if fixed and "\n" not in fixed else None
         return Finding(rule + ".", fix)
     arguments = written[written.index("(") :]
-    units = _output_units(model)
+    units, activation = _output_head(model)
     numpy = context.module_alias("numpy", "np")
-    if units == 1:
-        rule = (
-            "Keras removed `predict_classes`: `predict` gives the probabilities, and the "
-            "class is read from them; one sigmoid unit: class 1 where the probability "
-            "passes 0.5"
+    if activation == "sigmoid" or (units == 1 and activation != "softmax"):
+        # Sigmoid units are independent yes/no answers (one, or one per label): each is
+        # thresholded on its own; argmax would keep only one label of a multi-label model.
+        cut = "0" if activation == "linear" else "0.5"
+        which = (
+            "each sigmoid unit answers yes where its probability passes 0.5"
+            if activation == "sigmoid"
+            else f"one output unit: class 1 where it passes {cut}"
         )
-        fixed = f'({owner}.predict{arguments} > 0.5).astype("int32")'
+        rule = (
+            "Keras removed `predict_classes`: `predict` gives the scores, and the classes "
+            f"are read from them; {which}"
+        )
+        fixed = f'({owner}.predict{arguments} > {cut}).astype("int32")'
     else:
         rule = (
             "Keras removed `predict_classes`: `predict` gives one score per class, and the "
@@ -181,12 +189,14 @@ def _read_removed_method(
     return Finding(rule + ".", fix)
 
 
-def _output_units(model: object) -> int | None:
+def _output_head(model: object) -> tuple[int | None, str | None]:
+    """The last layer's units and activation name (None where unknown)."""
     layers = list(keras_sublayers(model))
     if not layers:
-        return None
+        return None, None
     units = stored(layers[-1], "units")
-    return units if type(units) is int else None
+    activation = activation_name(stored(layers[-1], "activation"))
+    return (units if type(units) is int else None), activation
 
 
 # TensorFlow 1 names a TensorFlow 2 tutorial no longer has: moved ones (their new

@@ -213,7 +213,9 @@ def _mro_names(obj: Any) -> list[str]:
     return [getattr(k, "__name__", "") for k in type(obj).__mro__]
 
 
-def _activation_name(function: Any) -> str | None:
+def activation_name(function: Any) -> str | None:
+    """The name of a Keras or TensorFlow activation function (``"sigmoid"``); None for a
+    callable of the user's own, whose output range is unknown."""
     if type(function).__name__ != "function":
         return None  # a callable object of the user's: no attribute of it is read
     name = getattr(function, "__name__", None)
@@ -258,7 +260,7 @@ def _output_of(model: Any) -> tuple[Any, int | None, int | None, str | None] | N
     if "Softmax" in kind and "Activation" not in kind:
         activation: str | None = "softmax"
     else:
-        activation = _activation_name(attributes.get("activation"))
+        activation = activation_name(attributes.get("activation"))
     units = attributes.get("units")
     if type(units) is not int and len(layers) > 1 and ("Activation" in kind or "Softmax" in kind):
         units = (instance_dict(layers[-2]) or {}).get("units")
