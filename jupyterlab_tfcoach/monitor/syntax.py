@@ -16,8 +16,10 @@ import ast
 import functools
 import linecache
 import types
+from collections.abc import Iterator, Mapping
 from typing import Any
 
+from jupyterlab_tfcoach.monitor.errors.cell_sources import top_assignments
 from jupyterlab_tfcoach.monitor.errors.context import instance_attribute
 
 # A cell's source and the variants the checks parse (IPython's magic lines blanked) are a
@@ -87,6 +89,40 @@ def held_at(path: tuple[str, ...] | None, namespace: dict[str, Any]) -> tuple[bo
         if not found:
             return False, None
     return True, value
+
+
+def history_assignments(
+    name: str, namespace: Mapping[str, Any], cells: int, max_chars: int
+) -> Iterator[tuple[ast.Assign, str]]:
+    """Each top-level ``name = ...`` of the last ``cells`` cells of the history ``In``,
+    newest first, with its cell's source; cells not naming ``name`` or longer than
+    ``max_chars`` are not parsed. Read lazily: a caller stops at the one it wants."""
+    history = namespace.get("In")
+    if type(history) is not list:
+        return
+    for source in reversed(history[-cells:]):
+        if type(source) is not str or name not in source or len(source) > max_chars:
+            continue
+        tree = parsed_source(source)
+        if tree is not None:
+            for statement in top_assignments(tree, name):
+                yield statement, source
+
+
+def last_assignment(tree: ast.AST, target: str, before_line: int) -> ast.Assign | None:
+    """The last ``<target> = <value>`` anywhere in ``tree`` before line ``before_line``."""
+    found: ast.Assign | None = None
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+            and node.targets[0].id == target
+            and node.lineno < before_line
+            and (found is None or node.lineno > found.lineno)
+        ):
+            found = node
+    return found
 
 
 def function_definition(

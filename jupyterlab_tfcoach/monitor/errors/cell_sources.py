@@ -2,11 +2,12 @@
 
 An error raised through user code is read from the cells it went through (the running
 one first) and then the cell history ``In``, newest first, each once and bounded in total
-size (``error_cells``), a name's top-level assignments in that order
-(``assignments_in_cells``); a fix rewrites a node of one of them (``cell_frame`` gives
-``rewrite`` a frame over its source) and writes strings in the user's own quotes
-(``string_literal``). Shared by the families of ``families_keras_api.py`` and
-``families_arguments.py``.
+size (``error_cells``), every node of them in that order (``nodes_in_cells``), a name's
+top-level assignments in that order (``assignments_in_cells``; of one syntax tree:
+``top_assignments``, also read by ``syntax.history_assignments``); a fix rewrites a node
+of one of them (``cell_frame`` gives ``rewrite`` a frame over its source) and writes
+strings in the user's own quotes (``string_literal``). Shared by the families of
+``families_keras_api.py`` and ``families_arguments.py``.
 """
 
 from __future__ import annotations
@@ -73,6 +74,18 @@ def error_cells(context: ErrorContext) -> list[SourceCell]:
     return cells
 
 
+def top_assignments(tree: ast.Module, name: str) -> Iterator[ast.Assign]:
+    """The top-level statements ``name = ...`` of ``tree``, the last first."""
+    for statement in reversed(tree.body):
+        if (
+            isinstance(statement, ast.Assign)
+            and len(statement.targets) == 1
+            and isinstance(statement.targets[0], ast.Name)
+            and statement.targets[0].id == name
+        ):
+            yield statement
+
+
 def assignments_in_cells(
     name: str, context: ErrorContext
 ) -> Iterator[tuple[SourceCell, ast.Assign]]:
@@ -80,16 +93,19 @@ def assignments_in_cells(
     cells in ``error_cells``' order, each read from its end)."""
     for cell in error_cells(context):
         tree = cell.tree()
-        if tree is None:
-            continue
-        for statement in reversed(tree.body):
-            if (
-                isinstance(statement, ast.Assign)
-                and len(statement.targets) == 1
-                and isinstance(statement.targets[0], ast.Name)
-                and statement.targets[0].id == name
-            ):
+        if tree is not None:
+            for statement in top_assignments(tree, name):
                 yield cell, statement
+
+
+def nodes_in_cells(context: ErrorContext) -> Iterator[tuple[SourceCell, ast.AST]]:
+    """Every node of each cell's syntax tree (``ast.walk``), the cells in ``error_cells``'
+    order."""
+    for cell in error_cells(context):
+        tree = cell.tree()
+        if tree is not None:
+            for node in ast.walk(tree):
+                yield cell, node
 
 
 def cell_frame(cell: SourceCell) -> CellFrame:

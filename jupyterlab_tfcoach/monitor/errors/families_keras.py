@@ -18,6 +18,7 @@ from jupyterlab_tfcoach.monitor.errors.cell_sources import (
     SourceCell,
     cell_frame,
     error_cells,
+    nodes_in_cells,
     string_literal,
 )
 from jupyterlab_tfcoach.monitor.errors.context import (
@@ -728,25 +729,21 @@ def _read_gradients_alone(line: FailingLine, context: ErrorContext) -> Finding |
 
 
 def _gradient_sources(gradients: str, context: ErrorContext) -> tuple[str, str] | None:
-    for cell in error_cells(context):
-        tree = cell.tree()
-        if tree is None:
-            continue
-        for node in ast.walk(tree):
-            if (
-                isinstance(node, ast.Assign)
-                and len(node.targets) == 1
-                and isinstance(node.targets[0], ast.Name)
-                and node.targets[0].id == gradients
-                and isinstance(node.value, ast.Call)
-                and isinstance(node.value.func, ast.Attribute)
-                and node.value.func.attr == "gradient"
-                and len(node.value.args) >= 2
-            ):
-                statement = cell.segment(node)
-                sources = cell.segment(node.value.args[1])
-                if statement and sources and "\n" not in statement:
-                    return statement, sources
+    for cell, node in nodes_in_cells(context):
+        if (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+            and node.targets[0].id == gradients
+            and isinstance(node.value, ast.Call)
+            and isinstance(node.value.func, ast.Attribute)
+            and node.value.func.attr == "gradient"
+            and len(node.value.args) >= 2
+        ):
+            statement = cell.segment(node)
+            sources = cell.segment(node.value.args[1])
+            if statement and sources and "\n" not in statement:
+                return statement, sources
     return None
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 import re
 
-from jupyterlab_tfcoach.monitor.errors.cell_sources import error_cells, string_literal
+from jupyterlab_tfcoach.monitor.errors.cell_sources import nodes_in_cells, string_literal
 from jupyterlab_tfcoach.monitor.errors.context import (
     ErrorContext,
     code,
@@ -334,23 +334,19 @@ def _read_weights_file(
 
 
 def _saved_by(path: str, context: ErrorContext) -> str | None:
-    for cell in error_cells(context):
-        tree = cell.tree()
-        if tree is None:
-            continue
-        for node in ast.walk(tree):
-            if (
-                isinstance(node, ast.Call)
-                and isinstance(node.func, ast.Attribute)
-                and node.func.attr == "save_weights"
-                and node.args
-                and isinstance(node.args[0], ast.Constant)
-                and node.args[0].value == path
-                and isinstance(node.func.value, ast.Name)
-            ):
-                found, model = context.lookup(node.func.value.id, None)
-                if found and value_kind(model) == "model":
-                    return node.func.value.id
+    for _, node in nodes_in_cells(context):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "save_weights"
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+            and node.args[0].value == path
+            and isinstance(node.func.value, ast.Name)
+        ):
+            found, model = context.lookup(node.func.value.id, None)
+            if found and value_kind(model) == "model":
+                return node.func.value.id
     return None
 
 

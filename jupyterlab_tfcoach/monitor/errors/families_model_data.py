@@ -30,7 +30,11 @@ import re
 import sys
 from typing import Any
 
-from jupyterlab_tfcoach.monitor.errors.cell_sources import cell_frame, error_cells
+from jupyterlab_tfcoach.monitor.errors.cell_sources import (
+    assignments_in_cells,
+    cell_frame,
+    error_cells,
+)
 from jupyterlab_tfcoach.monitor.errors.context import (
     CellFrame,
     ErrorContext,
@@ -49,6 +53,7 @@ from jupyterlab_tfcoach.monitor.errors.failing_line import (
     value_of,
 )
 from jupyterlab_tfcoach.monitor.errors.families_keras import _LAYER_AXIS
+from jupyterlab_tfcoach.monitor.errors.families_keras_api import call_argument
 from jupyterlab_tfcoach.monitor.errors.family_record import (
     ErrorFamily,
     Finding,
@@ -70,17 +75,6 @@ _type_name = type.__dict__["__name__"].__get__
 
 
 # ------------------------------------------------------------------ reading the call
-def _argument(call: ast.Call, position: int, keyword: str) -> ast.expr | None:
-    for given in call.keywords:
-        if given.arg == keyword:
-            return given.value
-    if len(call.args) > position and not any(
-        isinstance(arg, ast.Starred) for arg in call.args[: position + 1]
-    ):
-        return call.args[position]
-    return None
-
-
 def _model_call(line: FailingLine, context: ErrorContext) -> tuple[ast.Call, str, Any] | None:
     """The failing line's ``model.fit(...)`` (``predict``, ``evaluate``, ``model(x)``): the
     call, the method (``__call__`` for a call of the model), the model."""
@@ -95,6 +89,21 @@ def _model_call(line: FailingLine, context: ErrorContext) -> tuple[ast.Call, str
     if not found or value_kind(model) != "model":
         return None
     return call, method, model
+
+
+def _model_call_data(
+    line: FailingLine, context: ErrorContext
+) -> tuple[ast.Call, str, Any, ast.expr] | None:
+    """``_model_call``'s call, method and model, and the data given it: the node of ``x``
+    (``inputs`` for a call of the model), by position or keyword."""
+    located = _model_call(line, context)
+    if located is None:
+        return None
+    call, method, model = located
+    x_node = call_argument(call, 0, "x" if method != "__call__" else "inputs")
+    if x_node is None:
+        return None
+    return call, method, model, x_node
 
 
 _ARRAY_MAKERS = ("array", "asarray")
@@ -308,13 +317,10 @@ def _read_model_data(error: Recognised, line: FailingLine, context: ErrorContext
 
 
 def _model_data(error: Recognised, line: FailingLine, context: ErrorContext) -> Finding | None:
-    located = _model_call(line, context)
+    located = _model_call_data(line, context)
     if located is None:
         return None
-    call, method, model = located
-    x_node = _argument(call, 0, "x" if method != "__call__" else "inputs")
-    if x_node is None:
-        return None
+    call, method, model, x_node = located
     found, x = _data(x_node, line, context)
     if not found and not isinstance(x_node, ast.List):
         return None
@@ -337,7 +343,7 @@ def _model_data(error: Recognised, line: FailingLine, context: ErrorContext) -> 
     if text_first is not None and _is_numeric(x):
         return _numbers_to_text(model_name, x_source, x, first, text_first, call, line, context)
     if method in ("fit", "evaluate", "train_on_batch"):
-        y_node = _argument(call, 1, "y")
+        y_node = call_argument(call, 1, "y")
         if y_node is not None:
             found_y, y = _data(y_node, line, context)
             if found_y and _text_kind(y) is not None and text is None:
@@ -571,7 +577,7 @@ def _numbers_to_text(
     if origin is None:
         return Finding(rule + ".", None, section="preprocessing-adapt")
     statement, text_source = origin
-    x_node = _argument(call, 0, "x")
+    x_node = call_argument(call, 0, "x")
     fixed = rewrite(line.frame, call, x_node, text_source) if x_node is not None else None
     rule += f" ({code(statement)} made them)"
     fix = code(fixed) if fixed and "\n" not in fixed else None
@@ -583,24 +589,16 @@ def _made_from(name: str, layer_name: str | None, context: ErrorContext) -> tupl
     ``tf.constant(texts)``, when ``name`` was made by the model's text layer."""
     if layer_name is None or not name.isidentifier():
         return None
-    for cell in error_cells(context):
-        tree = cell.tree()
-        if tree is None:
-            continue
-        for node in reversed(tree.body):
-            if (
-                isinstance(node, ast.Assign)
-                and len(node.targets) == 1
-                and isinstance(node.targets[0], ast.Name)
-                and node.targets[0].id == name
-                and isinstance(node.value, ast.Call)
-                and isinstance(node.value.func, ast.Name)
-                and node.value.func.id == layer_name
-                and len(node.value.args) == 1
-            ):
-                statement, inner = cell.segment(node), cell.segment(node.value.args[0])
-                if statement and inner and "\n" not in statement:
-                    return statement, inner
+    for cell, node in assignments_in_cells(name, context):
+        if (
+            isinstance(node.value, ast.Call)
+            and isinstance(node.value.func, ast.Name)
+            and node.value.func.id == layer_name
+            and len(node.value.args) == 1
+        ):
+            statement, inner = cell.segment(node), cell.segment(node.value.args[0])
+            if statement and inner and "\n" not in statement:
+                return statement, inner
     return None
 
 
@@ -683,13 +681,10 @@ def wrong_kind_of_data(parsed: ParsedError, context: ErrorContext) -> bool:
         line = read_failing_line(context)
         if line is None:
             return False
-        located = _model_call(line, context)
+        located = _model_call_data(line, context)
         if located is None:
             return False
-        call, method, model = located
-        x_node = _argument(call, 0, "x" if method != "__call__" else "inputs")
-        if x_node is None:
-            return False
+        _, _, model, x_node = located
         if _listed_examples(x_node, model, line, context) is not None:
             return True
         found, x = _data(x_node, line, context)
@@ -793,7 +788,7 @@ def _labels_for(
     rows = _rows(x_val) if found else None
     if rows is None:
         return None
-    y_node = _argument(call, 1, "y")
+    y_node = call_argument(call, 1, "y")
     y_shape = None
     if y_node is not None:
         found_y, y = value_of(y_node, line.frame, context)
@@ -954,13 +949,10 @@ def _read_feature_count(
     message = error.parsed.message or ""
     if not any(word in message for word in _SHAPE_WORDS) or _LAYER_AXIS.search(message):
         return None  # Keras's own axis message: ``families_keras.LAYER_INPUT`` reads it
-    located = _model_call(line, context)
+    located = _model_call_data(line, context)
     if located is None:
         return None
-    call, method, model = located
-    x_node = _argument(call, 0, "x" if method != "__call__" else "inputs")
-    if x_node is None:
-        return None
+    call, method, model, x_node = located
     found, x = value_of(x_node, line.frame, context)
     given = _shape(x) if found else _shape_in_message(message)
     shapes = model_input_shapes(model)
@@ -1126,13 +1118,12 @@ def _quoted(text: str) -> list[str]:
 def _read_model_inputs(
     error: Recognised, line: FailingLine, context: ErrorContext
 ) -> Finding | None:
-    located = _model_call(line, context)
+    located = _model_call_data(line, context)
     if located is None:
         return None
-    call, method, model = located
-    x_node = _argument(call, 0, "x" if method != "__call__" else "inputs")
+    call, method, model, x_node = located
     model_name = line.frame.segment(call.func.value if method != "__call__" else call.func)
-    if x_node is None or not model_name:
+    if not model_name:
         return None
     if error.matched(_MISSING_KEY):
         finding = _input_keys(error, call, x_node, model_name, line)

@@ -39,12 +39,9 @@ from jupyterlab_tfcoach.monitor.symptoms.evaluation_loops import (
     VALIDATION_WORDS,
 )
 from jupyterlab_tfcoach.monitor.syntax import parsed_source
-from jupyterlab_tfcoach.monitor.training.preprocessing_use import LayerUse
+from jupyterlab_tfcoach.monitor.training.preprocessing_use import LayerUse, adapting_layer
 
 SECTION = "preprocessing-adapt"
-ADAPTING_LAYERS = frozenset(
-    {"Normalization", "TextVectorization", "StringLookup", "IntegerLookup", "Discretization"}
-)
 MAX_NOTES = 2
 _WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
 
@@ -62,16 +59,6 @@ def _is_data(value: Any) -> bool:
     except Exception:
         return False
     return bool(names & {"DatasetV2", "Tensor"})
-
-
-def _adapting_layer(value: Any) -> str | None:
-    try:
-        for cls in type(value).__mro__:
-            if cls.__name__ in ADAPTING_LAYERS and is_library_class(cls):
-                return cls.__name__
-    except Exception:
-        return None
-    return None
 
 
 def _held_out(identifier: str) -> bool:
@@ -139,7 +126,7 @@ def notes(
         ):
             continue
         layer = namespace.get(func.value.id)
-        layer_class = _adapting_layer(layer)
+        layer_class = adapting_layer(layer)
         if layer_class is None:
             continue
         # A fit earlier in this cell counts too (the adapt's line is after it).

@@ -43,7 +43,7 @@ from jupyterlab_tfcoach.monitor import report as reports
 from jupyterlab_tfcoach.monitor.errors.failing_line import show_shape
 from jupyterlab_tfcoach.monitor.report import Note
 from jupyterlab_tfcoach.monitor.symptoms.cell_reading import numpy_values, value_at
-from jupyterlab_tfcoach.monitor.syntax import call_name, parsed_source
+from jupyterlab_tfcoach.monitor.syntax import call_name, history_assignments, parsed_source
 
 SECTION = "class-axis"
 MAX_NOTES = 2
@@ -269,6 +269,18 @@ def _column_spreads(operand: Any) -> list[float] | None:
     return [float(s) for s in spreads]
 
 
+def uneven_spreads(spreads: list[float]) -> tuple[float, int, float, int] | None:
+    """The narrowest positive column spread, its column, the widest, its column, when the
+    widest is ``SPREAD_RATIO`` times the narrowest or more (NaN spreads left out)."""
+    positive = [(s, i) for i, s in enumerate(spreads) if s > 0 and s == s]
+    if len(positive) < 2:
+        return None
+    (low, low_at), (high, high_at) = min(positive), max(positive)
+    if high < SPREAD_RATIO * low:
+        return None
+    return low, low_at, high, high_at
+
+
 def _symptom(target: str, namespace: dict[str, Any]) -> tuple[str, str] | None:
     """The result's shape and its columns' spreads, said, when they differ
     ``SPREAD_RATIO`` times or more in a float ``(N, F)`` value."""
@@ -283,12 +295,10 @@ def _symptom(target: str, namespace: dict[str, Any]) -> tuple[str, str] | None:
     spreads = _column_spreads(result)
     if spreads is None:
         return None
-    positive = [(s, i) for i, s in enumerate(spreads) if s > 0 and s == s]
-    if len(positive) < 2:
+    uneven = uneven_spreads(spreads)
+    if uneven is None:
         return None
-    (low, low_at), (high, high_at) = min(positive), max(positive)
-    if high < SPREAD_RATIO * low:
-        return None
+    low, low_at, high, high_at = uneven
     symptom = (
         f"its {features} columns (features) are on very different scales: after it, "
         f"`{target}`'s columns spread from {low:.2g} (column {low_at}) to {high:.2g} "
@@ -326,27 +336,13 @@ def _with_axis(statistic: _Statistic) -> str | None:
 def _history_statistic(name: str, namespace: dict[str, Any]) -> _Statistic | None:
     """The statement of an earlier cell (``In``, newest first) that assigned ``name`` a
     whole-array reduction (``mu = X_train.mean()``)."""
-    history = namespace.get("In")
-    if type(history) is not list:
+    latest = next(history_assignments(name, namespace, _HISTORY_CELLS, _MAX_CHARS), None)
+    if latest is None:
         return None
-    for source in reversed(history[-_HISTORY_CELLS:]):
-        if type(source) is not str or name not in source or len(source) > _MAX_CHARS:
-            continue
-        tree = parsed_source(source)
-        if tree is None:
-            continue
-        for statement in reversed(tree.body):
-            if not (
-                isinstance(statement, ast.Assign)
-                and len(statement.targets) == 1
-                and isinstance(statement.targets[0], ast.Name)
-                and statement.targets[0].id == name
-            ):
-                continue
-            for node in ast.walk(statement.value):
-                if isinstance(node, ast.Call) and _reduced_data(node) is not None:
-                    return _Statistic(node, statement, source)
-            return None
+    statement, source = latest
+    for node in ast.walk(statement.value):
+        if isinstance(node, ast.Call) and _reduced_data(node) is not None:
+            return _Statistic(node, statement, source)
     return None
 
 

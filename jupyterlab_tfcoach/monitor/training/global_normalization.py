@@ -12,9 +12,10 @@ the model's layers (``keras_layers``, at most ``MAX_LAYERS``), an adapted
 ``Normalization`` whose stored ``axis`` is ``()`` (Keras 3.15 stores ``axis=None`` so)
 and whose stored mean is a single number, while fit's ``x`` is a float NumPy array or
 tensor ``(N, F)``, 2 <= F <= 100, whose columns' spreads (read on at most 10,000 rows)
-differ ``SPREAD_RATIO`` times or more. The note names the layer, the model and the
-columns' spreads; fix: the layer's construction statement from the cell history ``In``
-without ``axis=None``, then adapt it again and build and compile the model again.
+differ ``SPREAD_RATIO`` times or more (``whole_array_scaling.uneven_spreads``). The note
+names the layer, the model and the columns' spreads; fix: the layer's construction
+statement from the cell history ``In`` without ``axis=None``, then adapt it again and
+build and compile the model again.
 """
 
 from __future__ import annotations
@@ -35,13 +36,13 @@ from jupyterlab_tfcoach.monitor.stored_state import (
     keras_layers,
     library_attribute,
 )
-from jupyterlab_tfcoach.monitor.syntax import parsed_source
+from jupyterlab_tfcoach.monitor.symptoms.whole_array_scaling import uneven_spreads
+from jupyterlab_tfcoach.monitor.syntax import history_assignments
 
 SECTION = "preprocessing-adapt"
 MAX_LAYERS = 50
 MAX_FEATURES = 100
 MAX_ROWS_READ = 10_000
-SPREAD_RATIO = 20.0
 _HISTORY_CELLS = 100
 _HISTORY_CHARS = 50_000
 
@@ -101,50 +102,29 @@ def global_normalization(model: Any, data: Any) -> GlobalNormalization | None:
     spreads = _column_spreads(data)
     if spreads is None:
         return None
-    positive = [(s, i) for i, s in enumerate(spreads) if s > 0 and s == s]
-    if len(positive) < 2:
+    uneven = uneven_spreads(spreads)
+    if uneven is None:
         return None
-    (low, low_at), (high, high_at) = min(positive), max(positive)
-    if high < SPREAD_RATIO * low:
-        return None
-    return GlobalNormalization(
-        weakref.ref(layer), weakref.ref(model), id(data), (low, low_at, high, high_at)
-    )
+    return GlobalNormalization(weakref.ref(layer), weakref.ref(model), id(data), uneven)
 
 
 def _construction(name: str, namespace: Mapping[str, Any]) -> tuple[str, str] | None:
     """``(statement, fixed)``: the latest ``name = ...Normalization(..., axis=None)`` of
     the cell history, and it without ``axis=None``."""
-    history = namespace.get("In")
-    if type(history) is not list:
-        return None
-    for source in reversed(history[-_HISTORY_CELLS:]):
-        if type(source) is not str or name not in source or len(source) > _HISTORY_CHARS:
+    for statement, source in history_assignments(name, namespace, _HISTORY_CELLS, _HISTORY_CHARS):
+        call = statement.value
+        if not isinstance(call, ast.Call) or statement.lineno != statement.end_lineno:
             continue
-        tree = parsed_source(source)
-        if tree is None:
-            continue
-        for statement in reversed(tree.body):
-            if not (
-                isinstance(statement, ast.Assign)
-                and len(statement.targets) == 1
-                and isinstance(statement.targets[0], ast.Name)
-                and statement.targets[0].id == name
-                and isinstance(statement.value, ast.Call)
-                and statement.lineno == statement.end_lineno
-            ):
-                continue
-            call = statement.value
-            keyword = next((k for k in call.keywords if k.arg == "axis"), None)
-            written = ast.get_source_segment(source, statement)
-            if keyword is None or written is None:
-                return None
-            kept = [ast.get_source_segment(source, a) for a in call.args]
-            kept += [ast.get_source_segment(source, k) for k in call.keywords if k is not keyword]
-            if any(part is None for part in kept):
-                return None
-            func = ast.get_source_segment(source, call.func)
-            return written, f"{name} = {func}({', '.join(p for p in kept if p)})"
+        keyword = next((k for k in call.keywords if k.arg == "axis"), None)
+        written = ast.get_source_segment(source, statement)
+        if keyword is None or written is None:
+            return None
+        kept = [ast.get_source_segment(source, a) for a in call.args]
+        kept += [ast.get_source_segment(source, k) for k in call.keywords if k is not keyword]
+        if any(part is None for part in kept):
+            return None
+        func = ast.get_source_segment(source, call.func)
+        return written, f"{name} = {func}({', '.join(p for p in kept if p)})"
     return None
 
 

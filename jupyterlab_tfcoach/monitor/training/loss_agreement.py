@@ -472,6 +472,28 @@ def _split_only(
     )
 
 
+def _ending_setup(
+    model: Any,
+    method: str,
+    output: tuple[Any, int | None, int | None, str | None],
+    loss: tuple[str, bool],
+) -> Setup:
+    """The ``Setup`` of a call's model ending (``_output_of``) and loss (``loss_identity``);
+    the caller adds what its call gave."""
+    layer, index, units, activation = output
+    return Setup(
+        model=weakref.ref(model),
+        model_id=id(model),
+        method=method,
+        units=units,
+        activation=activation,
+        layer_index=index,
+        layer=weakref.ref(layer),
+        loss=loss[0],
+        from_logits=loss[1],
+    )
+
+
 def read_setup(
     method: str, model: Any, args: tuple[Any, ...], kwargs: dict[str, Any], result: Any
 ) -> Setup | None:
@@ -482,19 +504,8 @@ def read_setup(
     if output is None or loss is None:
         # A subclassed model or the user's own loss: only the split is checked.
         return _split_only(method, model, args, kwargs) if method == "fit" else None
-    layer, index, units, activation = output
-    setup = Setup(
-        model=weakref.ref(model),
-        model_id=id(model),
-        method=method,
-        units=units,
-        activation=activation,
-        layer_index=index,
-        layer=weakref.ref(layer),
-        loss=loss[0],
-        from_logits=loss[1],
-        accuracy=_accuracies(model),
-    )
+    setup = _ending_setup(model, method, output, loss)
+    setup.accuracy = _accuracies(model)
     x, y = _argument(args, kwargs, "x"), _argument(args, kwargs, "y")
     values = None
     read = _labels(x, y)
@@ -546,23 +557,12 @@ def read_compiled(model: Any) -> Setup | None:
     loss = loss_identity(stored(compiled, "_user_loss")) if compiled is not None else None
     if loss is None:
         return None
-    layer, index, units, activation = output
-    setup = Setup(
-        model=weakref.ref(model),
-        model_id=id(model),
-        method="compile",
-        units=units,
-        activation=activation,
-        layer_index=index,
-        layer=weakref.ref(layer),
-        loss=loss[0],
-        from_logits=loss[1],
-        compiled_loss=weakref.ref(compiled),
-    )
+    setup = _ending_setup(model, "compile", output, loss)
+    setup.compiled_loss = weakref.ref(compiled)
     metrics = stored(stored(model, "_compile_metrics"), "_user_metrics")
     listed = metrics if type(metrics) in (list, tuple) else [metrics]
     for metric in listed[:50]:
-        if type(metric) is str and metric.lower() in ACCURACY_NAMES and units == 1:
+        if type(metric) is str and metric.lower() in ACCURACY_NAMES and setup.units == 1:
             setup.accuracy.append(("BinaryAccuracy", metric, 0.5))
     return setup
 

@@ -40,7 +40,7 @@ from jupyterlab_tfcoach.monitor import report as reports
 from jupyterlab_tfcoach.monitor.names import name_bound_to
 from jupyterlab_tfcoach.monitor.report import Note
 from jupyterlab_tfcoach.monitor.stored_state import is_library_class
-from jupyterlab_tfcoach.monitor.syntax import call_name, parsed_source
+from jupyterlab_tfcoach.monitor.syntax import call_name, last_assignment, parsed_source
 
 SECTION = "labels-and-loss"
 # The last sample past this many times the first's magnitude, below zero: a fall, not noise.
@@ -240,17 +240,7 @@ def assigned_unsigned(
 ) -> UnsignedLoss | None:
     """The statement that last assigned ``target`` before ``before_line`` in a scope: a
     log-likelihood itself, or a call of a notebook function returning one."""
-    statement: ast.Assign | None = None
-    for node in ast.walk(tree):
-        if (
-            isinstance(node, ast.Assign)
-            and len(node.targets) == 1
-            and isinstance(node.targets[0], ast.Name)
-            and node.targets[0].id == target
-            and node.lineno < before_line
-            and (statement is None or node.lineno > statement.lineno)
-        ):
-            statement = node
+    statement = last_assignment(tree, target, before_line)
     if statement is None:
         return None
     value = statement.value

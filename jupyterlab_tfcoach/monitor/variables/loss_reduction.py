@@ -27,6 +27,7 @@ from typing import Any
 
 from jupyterlab_tfcoach.monitor.errors.context import instance_attribute
 from jupyterlab_tfcoach.monitor.symptoms.cell_reading import value_at
+from jupyterlab_tfcoach.monitor.syntax import last_assignment
 from jupyterlab_tfcoach.monitor.variables import training_causes as causes
 
 SECTION = "gradient-tape"
@@ -101,7 +102,7 @@ def summed_loss(
     ``tape.gradient``; None when the loss is reduced some other way or is not found."""
     if not call.target.isidentifier():
         return None
-    statement = causes.last_assignment(scope, call.target, call.line)
+    statement = last_assignment(scope.tree, call.target, call.line)
     if statement is None or not isinstance(statement.value, ast.Call):
         return None
     text = _segment(scope.source, statement)

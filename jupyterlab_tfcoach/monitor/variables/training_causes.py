@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from jupyterlab_tfcoach.monitor.syntax import call_name as _call_name
+from jupyterlab_tfcoach.monitor.syntax import last_assignment
 from jupyterlab_tfcoach.monitor.variables.rebind_statements import update_fixes
 
 MAX_SOURCE_CHARS = 200_000
@@ -422,26 +423,10 @@ def _apply_fix(call: GradientCall, namespace: Mapping[str, Any]) -> str:
     return f"for v, g in zip({call.sources}, {gradients}): v.assign_sub({rate} * g)"
 
 
-def last_assignment(scope: Scope, target: str, before_line: int) -> ast.Assign | None:
-    """The last ``<target> = <value>`` of the scope before ``before_line``."""
-    found: ast.Assign | None = None
-    for node in ast.walk(scope.tree):
-        if (
-            isinstance(node, ast.Assign)
-            and len(node.targets) == 1
-            and isinstance(node.targets[0], ast.Name)
-            and node.targets[0].id == target
-            and node.lineno < before_line
-            and (found is None or node.lineno > found.lineno)
-        ):
-            found = node
-    return found
-
-
 def loss_assignment(scope: Scope, target: str, before_line: int) -> tuple[str, str] | None:
     """The last ``<target> = <value>`` before ``before_line``: the statement as written
     and the same statement reduced to a scalar (``tf.reduce_mean(<value>)``)."""
-    found = last_assignment(scope, target, before_line)
+    found = last_assignment(scope.tree, target, before_line)
     if found is None:
         return None
     value = _segment(scope.source, found.value)
