@@ -40,7 +40,7 @@ from jupyterlab_tfcoach.monitor.errors.family_record import (
 )
 
 # ------------------------------------------------------------------ layer input
-_LAYER_AXIS = re.compile(
+LAYER_AXIS = re.compile(
     r"Input (?P<index>\d+)(?: with name '[^']*')? of layer ['\"](?P<layer>[^'\"]+)['\"] is "
     r"incompatible with the "
     r"layer: expected axis (?P<axis>-?\d+) of input shape to have value (?P<value>\d+), but "
@@ -98,7 +98,7 @@ def _read_layer_input(
 ) -> Finding | None:
     if error.matched(_LAYER_SHAPE):
         return _read_declared_rank(error, line, context)
-    if error.matched(_LAYER_AXIS):
+    if error.matched(LAYER_AXIS):
         layer, value = error.group("layer"), error.group("value")
         given = error.group("given")
         rule = (
@@ -223,7 +223,7 @@ def _input_call(
 LAYER_INPUT = ErrorFamily(
     "a layer's expected input",
     # Those the missing-axis explainer (``shapes.py``) did not take.
-    messages=(Message(_LAYER_SHAPE), Message(_LAYER_AXIS), Message(_LAYER_NDIM)),
+    messages=(Message(_LAYER_SHAPE), Message(LAYER_AXIS), Message(_LAYER_NDIM)),
     read=_read_layer_input,
     section="batch-dimension",
 )

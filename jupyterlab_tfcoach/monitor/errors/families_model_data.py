@@ -52,7 +52,7 @@ from jupyterlab_tfcoach.monitor.errors.failing_line import (
     show_shape,
     value_of,
 )
-from jupyterlab_tfcoach.monitor.errors.families_keras import _LAYER_AXIS
+from jupyterlab_tfcoach.monitor.errors.families_keras import LAYER_AXIS
 from jupyterlab_tfcoach.monitor.errors.families_keras_api import call_argument
 from jupyterlab_tfcoach.monitor.errors.family_record import (
     ErrorFamily,
@@ -947,7 +947,7 @@ def _read_feature_count(
     error: Recognised, line: FailingLine, context: ErrorContext
 ) -> Finding | None:
     message = error.parsed.message or ""
-    if not any(word in message for word in _SHAPE_WORDS) or _LAYER_AXIS.search(message):
+    if not any(word in message for word in _SHAPE_WORDS) or LAYER_AXIS.search(message):
         return None  # Keras's own axis message: ``families_keras.LAYER_INPUT`` reads it
     located = _model_call_data(line, context)
     if located is None:
