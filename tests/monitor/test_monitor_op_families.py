@@ -75,6 +75,26 @@ def test_stack_of_different_lengths_names_each_item(kernel: KernelSession) -> No
     runs_cleanly(kernel, "pile = tf.stack([tf.range(5), tf.range(5)])")
 
 
+def test_a_list_of_different_shapes_packed_by_another_call(kernel: KernelSession) -> None:
+    """``tf.reduce_sum([t2, t3])`` packs the list into one tensor as ``tf.stack`` does: the
+    entry names the list, each tensor's shape, and sums each tensor separately; a list
+    whose tensors differ on one axis is joined along it."""
+    cell = "t2 = tf.ones((2, 3)); t3 = tf.ones((3, 2)); s = tf.reduce_sum([t2, t3])"
+    text = explained(
+        kernel, cell, JOINING, "given the list `[t2, t3]`", "`t2` is (2, 3) and `t3` is (3, 2)"
+    )
+    assert "refused" not in text, text
+    fix = fix_of(text)
+    assert fix == "s = tf.reduce_sum(t2) + tf.reduce_sum(t3)"
+    runs_cleanly(kernel, fix + "\nassert float(s) == 12.0")
+    runs_cleanly(kernel, "s = tf.reduce_sum([t2, t2])")
+    cell = "a = tf.ones((2, 3)); b = tf.ones((4, 3)); top = tf.reduce_max([a, b])"
+    text = explained(kernel, cell, JOINING, "`a` is (2, 3) and `b` is (4, 3)")
+    fix = fix_of(text)
+    assert fix == "tf.reduce_max(tf.concat([a, b], axis=0))"
+    runs_cleanly(kernel, f"top = {fix}\nassert top.shape == ()")
+
+
 # ------------------------------------------------------------------ indexes out of range
 def test_embedding_index_past_input_dim(kernel: KernelSession) -> None:
     cell = (
@@ -119,6 +139,31 @@ def test_embedding_fed_a_dataset_is_sized_by_the_vocabulary(kernel: KernelSessio
     fix = fix_of(text)
     assert fix == "keras.layers.Embedding(words.vocabulary_size(), 2)"
     runs_cleanly(kernel, cell.replace("keras.layers.Embedding(5, 2)", fix))
+
+
+def test_embedding_ids_written_in_the_line_ignore_an_unrelated_lookup_layer(
+    kernel: KernelSession,
+) -> None:
+    """A StringLookup in the namespace that made none of these ids is not the vocabulary:
+    the fix sizes the Embedding from the largest id written. One that made them is."""
+    runs_cleanly(kernel, 'lk = keras.layers.StringLookup(vocabulary=["a", "b"])')
+    cell = "emb = keras.layers.Embedding(10, 4); emb(tf.constant([[3, 12]]))"
+    text = explained(kernel, cell, JOINING, "input_dim=10", "holds index 12")
+    assert "lk" not in text, text
+    fix = fix_of(text)
+    assert fix == "keras.layers.Embedding(13, 4)"
+    runs_cleanly(kernel, cell.replace("keras.layers.Embedding(10, 4)", fix))
+    cell = (
+        "coded = tf.data.Dataset.from_tensor_slices(([['a', 'b', 'zz']], [1.0]))"
+        ".map(lambda t, y: (lk(t), y)).batch(1)\n"
+        "tiny = keras.Sequential([keras.Input((3,), dtype='int64'), "
+        "keras.layers.Embedding(2, 2), keras.layers.Flatten(), keras.layers.Dense(1)])\n"
+        "tiny.compile('sgd', 'mse')\ntiny.fit(coded, verbose=0)"
+    )
+    text = explained(kernel, cell, JOINING, "input_dim=2")
+    fix = fix_of(text)
+    assert fix == "keras.layers.Embedding(lk.vocabulary_size(), 2)"
+    runs_cleanly(kernel, cell.replace("keras.layers.Embedding(2, 2)", fix))
 
 
 def test_gather_index_past_the_table(kernel: KernelSession) -> None:

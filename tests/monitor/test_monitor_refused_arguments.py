@@ -221,3 +221,18 @@ means = column_mean(feats, 4)"""
     assert "the input has 2 axes, so an axis is from -2 to 1" in text
     assert "Fix:" not in text
     runs_cleanly(kernel, "means = column_mean(feats, 1)")
+
+
+def test_only_the_call_that_raised_is_blamed_on_a_line_of_several_statements(
+    kernel: KernelSession,
+) -> None:
+    """``tf.reduce_sum([t2, t3])`` packs the list into one tensor and TensorFlow's message
+    quotes ``[2,3]``: the ``shape`` of ``tf.ones((2, 3))`` earlier on the line (which ran
+    fine) is not the argument refused. The same line's own refused argument still is."""
+    cell = "t2 = tf.ones((2, 3)); t3 = tf.ones((3, 2)); s = tf.reduce_sum([t2, t3])"
+    text = failing(kernel, cell)["explanation"]
+    assert "refused the `shape` argument" not in text, text
+    assert "`tf.reduce_sum([t2, t3])` raised" in text, text
+    runs_cleanly(kernel, "s = tf.reduce_sum(t2) + tf.reduce_sum(t3)")
+    text = failing(kernel, "t = tf.ones((2, 3)); m = tf.reduce_mean(t, axis=3)")["explanation"]
+    assert "TensorFlow refused the `axis` argument of `tf.reduce_mean(t, axis=3)`" in text

@@ -94,7 +94,9 @@ class CellFrame:
                 end = statement.end_lineno or statement.lineno
                 if statement.lineno <= line <= end:
                     inner = statement
-                    break
+                    # ``a = f(); b = g()``: the statement holding the failing column.
+                    if self._holds_column(statement):
+                        break
             if inner is None:
                 return found
             found = inner
@@ -106,6 +108,13 @@ class CellFrame:
             ]
             for handler in getattr(inner, "handlers", []) or []:
                 body.extend(handler.body)
+
+    def _holds_column(self, statement: ast.stmt) -> bool:
+        """Whether the failing column lies in ``statement`` (True when unknown)."""
+        position = self.position
+        if position.column is None or statement.end_lineno != position.line:
+            return True
+        return position.column < (statement.end_col_offset or 0)
 
     def following(self, statement: ast.stmt) -> ast.stmt | None:
         """The statement right after ``statement`` in the same block, if any."""

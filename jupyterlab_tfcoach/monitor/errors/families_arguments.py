@@ -456,14 +456,19 @@ def _arguments(
 
 def _sites(line: FailingLine, context: ErrorContext) -> list[_Site]:
     """The calls whose arguments the message may name: the failing call first, the other
-    calls of the statement, then the constructor of a layer the line calls or uses
+    calls of the statement (only those within the failing call when Python recorded
+    which call raised), then the constructor of a layer the line calls or uses
     (``pool(x)``, ``norm.adapt(x)``: the layer checks some arguments when built)."""
     frame = line.frame
     statement = line.statement
     calls: list[ast.Call] = []
     if isinstance(line.call, ast.Call):
         calls.append(line.call)
-    for part in frame.header():
+    # Python named the call that raised: the calls outside it had not run yet, or had
+    # returned; only it and the calls within it (a layer built inside it) can be blamed.
+    exact = line.call is not None and frame.at_position(line.call)
+    parts = [line.call] if exact else frame.header()
+    for part in parts:
         for node in ast.walk(part):
             if isinstance(node, ast.Call) and all(node is not c for c in calls):
                 calls.append(node)

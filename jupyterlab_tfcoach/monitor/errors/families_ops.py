@@ -20,6 +20,7 @@ from __future__ import annotations
 import ast
 import re
 
+from jupyterlab_tfcoach.monitor.errors.cell_sources import error_cells
 from jupyterlab_tfcoach.monitor.errors.context import (
     ErrorContext,
     code,
@@ -112,6 +113,8 @@ def _read_join(error: Recognised, line: FailingLine, context: ErrorContext) -> F
     tf = tf_alias(context)
     name = callee_name(line.call)
     stacking = error.matched(_STACK)
+    if stacking and name != "stack":
+        return _read_packed_list(error, line, context, tf)
     if name != ("stack" if stacking else "concat"):
         return None
     values = argument(line.call, 0, "values")
@@ -202,8 +205,61 @@ def _read_stack(
     return Finding(rule + ".", fix, section=JOINING_SECTION)
 
 
+def _read_packed_list(
+    error: Recognised, line: FailingLine, context: ErrorContext, tf: str
+) -> Finding | None:
+    """``tf.reduce_sum([a, b])``: a list given where a tensor is expected is packed into
+    one tensor (TensorFlow's ``Pack``, as ``tf.stack`` does), so its tensors must share a
+    shape. Claimed only when a list written in the failing call holds, at the message's
+    two positions, tensors of exactly the two shapes the message quotes."""
+    call = line.call
+    a, b = shape_list(error.group("a")), shape_list(error.group("b"))
+    if not isinstance(call, ast.Call) or a is None or b is None:
+        return None
+    i, j = int(error.group("i")), int(error.group("j"))
+    written = [*call.args, *(k.value for k in call.keywords)]
+    lists = [
+        node
+        for node in written
+        if isinstance(node, (ast.List, ast.Tuple))
+        and max(i, j) < len(node.elts)
+        and not any(isinstance(e, ast.Starred) for e in node.elts)
+    ]
+    if len(lists) != 1:
+        return None
+    values = lists[0]
+    items = [operand_of(values.elts[k], line, context) for k in (i, j)]
+    if any(item is None or item.shape != shape for item, shape in zip(items, (a, b), strict=True)):
+        return None
+    first, second = (segment_of(line, values.elts[k]) for k in (i, j))
+    shown_list = segment_of(line, values)
+    func = segment_of(line, call.func)
+    if not first or not second or not shown_list or not func:
+        return None
+    rule = (
+        f"{code(func)} was given the list {code(shown_list)}, and TensorFlow packs a list into "
+        f"one tensor (as {tf}.stack does) before using it, so its tensors must all have the "
+        f"same shape, but {code(first)} is {show_shape(a)} and {code(second)} is "
+        f"{show_shape(b)}"
+    )
+    fix = None
+    names = [segment_of(line, e) for e in values.elts]
+    alone = len(call.args) == 1 and not call.keywords and call.args[0] is values
+    differing = _differing_axes(a, b) if len(a) == len(b) else []
+    if callee_name(call) == "reduce_sum" and alone and all(n and "\n" not in n for n in names):
+        summed = " + ".join(f"{func}({n})" for n in names)
+        fixed = rewrite(line.frame, line.statement, call, summed) if line.statement else None
+        if fixed and "\n" not in fixed:
+            fix = f"to sum all their values, sum each and add the sums, {code(fixed)}"
+    elif len(differing) == 1:
+        joined = _fixed_call(line, values, f"{tf}.concat({shown_list}, axis={differing[0]})")
+        if joined:
+            fix = f"to join them end to end along the axis where they differ, {code(joined)}"
+    return Finding(rule + ".", fix, section=JOINING_SECTION)
+
+
 JOIN = ErrorFamily(
-    "joining tensors whose shapes differ in concat or stack",
+    "joining tensors whose shapes differ in concat, stack or a packed list",
     messages=(Message(_CONCAT_DIMENSION), Message(_CONCAT_RANK), Message(_STACK)),
     read=_read_join,
     section=JOINING_SECTION,
@@ -302,13 +358,18 @@ def _read_embedding_range(
     )
     fix = None
     definition = _embedding_definition(line, context)
-    needed = _vocabulary_size(line, context, ids, tf) if ids and "\n" not in ids else None
+    needed = _vocabulary_size(line, context, ids, ids_node, tf) if ids and "\n" not in ids else None
     if definition is not None and needed is not None:
         whole, template = definition
         fixed = template.replace("\0", needed)
+        source = (
+            "the largest index written + 1"
+            if needed.isdigit()
+            else f"the indices (once {code(ids)} exists)"
+        )
         fix = (
-            f"give it the vocabulary size the indices come from, or size it from the indices "
-            f"(once {code(ids)} exists): in place of {code(whole)}, write {code(fixed)}"
+            f"give it the vocabulary size the indices come from, or size it from {source}: "
+            f"in place of {code(whole)}, write {code(fixed)}"
         )
     return Finding(rule + ".", fix, section=JOINING_SECTION)
 
@@ -317,20 +378,74 @@ MAX_NAMES_READ = 5000
 _VOCABULARY_LAYERS = ("TextVectorization", "StringLookup", "IntegerLookup")
 
 
-def _vocabulary_size(line: FailingLine, context: ErrorContext, ids: str, tf: str) -> str | None:
+def _vocabulary_size(
+    line: FailingLine, context: ErrorContext, ids: str, ids_node: ast.expr | None, tf: str
+) -> str | None:
     """How the fix sizes the Embedding: from the indices when they are a tensor or an
-    array (their largest + 1), from the vocabulary layer that made them otherwise
-    (``vectorizer.vocabulary_size()``): ``reduce_max`` cannot read a dataset."""
+    array (their largest + 1), or written as numbers in the line (``tf.constant([[3, 12]])``:
+    13), from the vocabulary layer that made them otherwise (``vectorizer.vocabulary_size()``:
+    ``reduce_max`` cannot read a dataset). A vocabulary layer is named only when it made
+    the ids: the failing statement uses it, or an assignment to a name that statement reads
+    does (``ds = ds.map(lambda t, y: (words(t), y))``); any other one is unrelated."""
     held = line.operand(ids)
     if held is not None and held.kind in ("tensor", "variable", "keras_variable", "array"):
         return f"int({tf}.reduce_max({ids})) + 1"
+    written = _largest_written_id(ids_node)
+    if written is not None:
+        return str(written + 1)
+    feeding = _feeding_names(line, context)
     for name, value in list(context.namespace.items())[:MAX_NAMES_READ]:
         cls = type(value)
-        if name.startswith("_") or cls.__name__ not in _VOCABULARY_LAYERS:
+        if name.startswith("_") or cls.__name__ not in _VOCABULARY_LAYERS or name not in feeding:
             continue
         if is_library_class(cls):
             return f"{name}.vocabulary_size()"
     return None
+
+
+def _largest_written_id(node: ast.expr | None) -> int | None:
+    """The largest id written as numbers: a literal, or a call's literal first argument
+    (``tf.constant([[3, 12]])``, ``np.array([...])``)."""
+    if isinstance(node, ast.Call) and node.args:
+        node = node.args[0]
+    if node is None:
+        return None
+    try:
+        literal = ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return None
+    numbers: list[int] = []
+    pending = [literal]
+    while pending and len(numbers) <= MAX_NAMES_READ:
+        item = pending.pop()
+        if type(item) in (list, tuple):
+            pending.extend(item)
+        elif type(item) is int:
+            numbers.append(item)
+        else:
+            return None
+    return max(numbers) if numbers else None
+
+
+def _feeding_names(line: FailingLine, context: ErrorContext) -> set[str]:
+    """The names the failing statement reads, and those read by the assignments (in the
+    cells the error went through and the history) to those names."""
+    statement = line.statement
+    if statement is None:
+        return set()
+    read = {node.id for node in ast.walk(statement) if isinstance(node, ast.Name)}
+    found = set(read)
+    for cell in error_cells(context):
+        tree = cell.tree()
+        if tree is None:
+            continue
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Assign):
+                continue
+            targets = {t.id for t in node.targets if isinstance(t, ast.Name)}
+            if targets & read:
+                found |= {n.id for n in ast.walk(node.value) if isinstance(n, ast.Name)}
+    return found
 
 
 INDEX_RANGE = ErrorFamily(
