@@ -42,7 +42,7 @@ _monitor_dir = os.path.join("jupyterlab_tfcoach", "monitor") + os.sep
 # user's call: Keras's fit reads the model's train_function itself).
 _hooks = {{
     "setattr_hook", "filter_hook", "gradient_hook", "init_hook", "call_hook",
-    "fit_hook", "inference_hook", "next_hook",
+    "fit_hook", "inference_hook", "next_hook", "compile_hook",
 }}
 
 
