@@ -524,7 +524,8 @@ class TraceRegistry:
                     shape_count = self._shape_retraces.get(group, 0) + 1
                     self._shape_retraces[group] = shape_count
                 if identity.origin == KERAS:
-                    reasons = [keras_reason(found, call_site)]
+                    keras_retrace = keras_reason(found, call_site)
+                    reasons = [keras_retrace] if keras_retrace is not None else []
                 else:
                     first_shape = next((d for d in found if d.kind == "shape"), None)
                     reasons = [

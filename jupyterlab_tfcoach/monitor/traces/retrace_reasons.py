@@ -336,8 +336,9 @@ def difference_reason(
     return retrace_reason(difference.kind, argument, before, after, text)
 
 
-def keras_reason(differences: list[sig.Difference], call_site: str | None) -> RetraceReason:
-    """One reason for a retrace of a step function Keras built (not the user's tf.function).
+def keras_reason(differences: list[sig.Difference], call_site: str | None) -> RetraceReason | None:
+    """One reason for a retrace of a step function Keras built (not the user's tf.function),
+    or None for the retrace Keras makes on purpose.
 
     The generic advice (give it an input_signature) cannot be followed for a
     function Keras owns, and a batch (x, y, sample_weight) changes several
@@ -361,17 +362,16 @@ def keras_reason(differences: list[sig.Difference], call_site: str | None) -> Re
         for d in differences
     )
     if relaxed:
-        text = (
-            f"Retraced{where}: Keras builds its step functions with reduce_retracing=True, so "
-            f"a batch of another size (typically the last, smaller batch) relaxed the shape "
-            f"({changed}); later batches of any size reuse this trace. Expected; nothing to fix."
-        )
-    else:
-        text = (
-            f"Retraced{where}: the batch given to this step function Keras built changed "
-            f"({changed}). Keras retraces it when the batch shape or structure changes, e.g. "
-            "train_on_batch()/test_on_batch()/predict_on_batch() with a new batch size or with "
-            "and without sample weights. Once is harmless; if it happens on every call, keep "
-            "the batch size and arguments the same (or use fit()/evaluate()/predict())."
-        )
+        # Keras builds its step functions with reduce_retracing=True: a batch of another
+        # size (typically the last, smaller one) relaxes the shape once and every later
+        # size reuses that trace. It is what every fit()/predict() on a dataset whose size
+        # is not a multiple of the batch does, like a first trace: not worth a line.
+        return None
+    text = (
+        f"Retraced{where}: the batch given to this step function Keras built changed "
+        f"({changed}). Keras retraces it when the batch shape or structure changes, e.g. "
+        "train_on_batch()/test_on_batch()/predict_on_batch() with a new batch size or with "
+        "and without sample weights. Once is harmless; if it happens on every call, keep "
+        "the batch size and arguments the same (or use fit()/evaluate()/predict())."
+    )
     return retrace_reason(first.kind, first.argument, first.before, first.after, text)
