@@ -556,6 +556,67 @@ def data_leak_costs(shell: Any, repeats: int = 50) -> list[str]:
     ]
 
 
+def compile_costs(shell: Any, repeats: int = 50) -> list[str]:
+    """What the compile hook adds per ``compile`` call (reading the model's last layer and
+    the loss and metrics given: ``loss_agreement.read_compiled``) and what the cell's end
+    adds (``compile_agreement.compile_notes`` on what was read), for the small model and the
+    50-layer one; and a whole ``compile`` call with the hook on and off, interleaved."""
+    from jupyterlab_tfcoach.monitor.training.compile_agreement import compile_notes
+    from jupyterlab_tfcoach.monitor.training.loss_agreement import read_compiled
+
+    lines = []
+    for name in ("learner", "model"):
+        model = shell.user_ns[name]
+        started = time.perf_counter()
+        for _ in range(repeats):
+            setup = read_compiled(model)
+        read_ms = (time.perf_counter() - started) * 1000.0 / repeats
+        setups = [setup] if setup is not None else []
+        started = time.perf_counter()
+        for _ in range(repeats):
+            compile_notes(setups, shell.user_ns, COMPILE_CELL, None, set())
+        notes_ms = (time.perf_counter() - started) * 1000.0 / repeats
+        lines.append(
+            f"  {name:<8} read at compile {read_ms:6.3f} ms, checked at the cell's end "
+            f"{notes_ms:6.3f} ms"
+        )
+    return lines
+
+
+COMPILE_CELL = 'learner.compile(optimizer="adam", loss="mse")'
+COMPILE_CALLS = f"""_started = time.perf_counter()
+for _call in range(20):
+    {COMPILE_CELL}
+compile_ms = (time.perf_counter() - _started) * 1000.0 / 20
+"""
+
+
+def compile_call_interleaved(shell: Any, watcher: Any, rounds: int = 7) -> dict[str, float]:
+    """A whole ``learner.compile(...)`` call with the compile hook installed and
+    uninstalled in alternating runs (the fit watcher's hooks go together)."""
+    from jupyterlab_tfcoach.monitor import last_report
+
+    hooked: list[float] = []
+    bare: list[float] = []
+    cell_ends: dict[bool, list[float]] = {True: [], False: []}
+    for _ in range(rounds):
+        for installed, times in ((False, bare), (True, hooked)):
+            if installed:
+                watcher.install()
+            else:
+                watcher.uninstall()
+            shell.run_cell(COMPILE_CALLS, store_history=True).raise_error()
+            times.append(float(shell.user_ns["compile_ms"]))
+            report = last_report()
+            cell_ends[installed].append(report["monitor_ms"] if report else float("nan"))
+    return {
+        "hook on": statistics.median(hooked),
+        "hook off": statistics.median(bare),
+        "cell end on": statistics.median(cell_ends[True]),
+        "cell end off": statistics.median(cell_ends[False]),
+    }
+
+
 def line(label: str, values: list[float]) -> str:
     return (
         f"  {label:<34} median {statistics.median(values):7.3f} ms   "
@@ -604,6 +665,9 @@ def main() -> None:
             tight.update(observer_costs(shell, monitor.gradients.symptoms))
             tight.update(gradient_hook_interleaved(shell, monitor.gradients))
             tight.update(gradient_call_interleaved(shell, monitor.gradients))
+            assert monitor.fits is not None
+            compiles = compile_call_interleaved(shell, monitor.fits)
+            compile_reads = compile_costs(shell)
             shell.run_line_magic("unload_ext", "jupyterlab_tfcoach")
             tight["no monitor"] = tight_loop_us(shell)
         for kind in KINDS:
@@ -656,6 +720,15 @@ def main() -> None:
     print(
         "fit_config, per fit/predict call and per clone_model call:",
         *fit_config_costs(shell),
+        sep="\n",
+    )
+    added = compiles["hook on"] - compiles["hook off"]
+    print(
+        f"compile hook, per learner.compile call: {compiles['hook on']:.3f} ms on, "
+        f"{compiles['hook off']:.3f} ms off (interleaved), {added:+.3f} ms; the report of a "
+        f"cell of 20 compile calls: monitor_ms {compiles['cell end on']:.3f} with the hook, "
+        f"{compiles['cell end off']:.3f} without",
+        *compile_reads,
         sep="\n",
     )
     print("output heads, layers, schedules, settings loops, sequences (after fit/cell):")
