@@ -180,6 +180,21 @@ def test_raw_tf_variable_in_a_keras_layer(kernel: KernelSession) -> None:
     )
 
 
+def test_raw_tf_variable_of_a_class_from_an_earlier_cell_names_that_cell(
+    kernel: KernelSession,
+) -> None:
+    # The class is defined in one cell and fit in another: "line 4" alone would point
+    # into the fitting cell; the note names the defining cell as Jupyter numbers it.
+    definition, fitting = SCALE.split("keras.utils.set_random_seed(3)\n")
+    defined = report_of(kernel, definition.replace("Scale", "EarlierScale"))
+    fitting = fitting.replace("Scale()", "EarlierScale()").replace("scaled", "earlier")
+    [text] = notes_in(report_of(kernel, fitting), "parameters-are-variables")
+    assert text.startswith(
+        f"`EarlierScale` keeps `self.factor` as a raw `tf.Variable` (cell "
+        f"In[{defined['execution_count']}], line 4: `self.factor = tf.Variable(0.1)`)."
+    ), text
+
+
 # ------------------------------------------------- a schedule that decays at once
 DECAY = """keras.utils.set_random_seed(3)
 fast = keras.optimizers.schedules.ExponentialDecay(0.05, decay_steps=1, decay_rate=0.5)

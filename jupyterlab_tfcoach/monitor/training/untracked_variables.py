@@ -94,9 +94,9 @@ def raw_variables(model: Any) -> list[RawVariable]:
     return found
 
 
-def _creation(cls: type, attribute: str) -> tuple[str, int, ast.Call, str] | None:
-    """(statement, line, the ``tf.Variable(...)`` call, method source) that assigns
-    ``self.<attribute>`` in the class's ``__init__`` or ``build``."""
+def _creation(cls: type, attribute: str) -> tuple[str, int, ast.Call, str, Any] | None:
+    """(statement, line, the ``tf.Variable(...)`` call, method source, the method) that
+    assigns ``self.<attribute>`` in the class's ``__init__`` or ``build``."""
     for klass in cls.__mro__:
         if is_library_class(klass):
             break
@@ -130,6 +130,7 @@ def _creation(cls: type, attribute: str) -> tuple[str, int, ast.Call, str] | Non
                     method.first_line + node.lineno - 1,
                     node.value,
                     method.source,
+                    function,
                 )
     return None
 
@@ -208,7 +209,12 @@ def _note(
     who = f"`{name}`" if name else "the model"
     listed = f"`{name}.trainable_weights`" if name else "the model's trainable_weights"
     found = _creation(raw.layer_class, raw.attribute)
-    where = f" (line {found[1]}: `{found[0]}`)" if found is not None else ""
+    # The class is usually defined in an earlier cell: "cell In[3], line 7" finds it.
+    where = (
+        f" ({user_code.place_of(found[4], found[1], namespace)}: `{found[0]}`)"
+        if found is not None
+        else ""
+    )
     weights = f"{changed} of {who}'s weights changed" if changed else f"{who} trained"
     text = (
         f"`{cls_name}` keeps `self.{raw.attribute}` as a raw `tf.Variable`{where}. Keras 3 "
