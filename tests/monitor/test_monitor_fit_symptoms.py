@@ -520,10 +520,14 @@ def test_training_true_written_in_call(kernel: KernelSession) -> None:
     # fit alone says nothing: training mode is right there.
     report = report_of(kernel, NOISY)
     assert report["notes"] == [] and report["variables"] == []
+    noisy_cell = report["execution_count"]
     report = report_of(kernel, "first_pass = noisy.predict(feats[:8], verbose=0)")
     [text] = fit_notes(report, "training-argument")
-    assert "`Noisy.call` passes `training=True` to `self.drop`" in text
-    assert "`z = self.drop(z, training=True)`" in text
+    # The class is in the cell before: its line is placed there, as Jupyter numbers it.
+    assert (
+        f"`Noisy.call` passes `training=True` to `self.drop` (cell In[{noisy_cell}], line 10: "
+        "`z = self.drop(z, training=True)`)"
+    ) in text
     # Only what this model has: a Dropout, no batch normalization.
     assert "`Dropout` drops units at random" in text and "batch" not in text
     assert value_of(kernel, SAME_TWICE) is False

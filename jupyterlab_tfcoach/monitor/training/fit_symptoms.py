@@ -670,7 +670,8 @@ class FitSymptoms:
         )
         fix = f"Pass the flag through: `{fixed}`{add}." if fixed else "Pass the flag through."
         text = (
-            f"`{name}.call` passes `training=True` to `{first.callee}` (line {first.line}: "
+            f"`{name}.call` passes `training=True` to `{first.callee}` "
+            f"({user_code.place_of(function, first.line, self.namespace)}: "
             f"`{first.statement}`), so it runs in training mode in predict and evaluate too: "
             f"{does}. {fix}"
         )
