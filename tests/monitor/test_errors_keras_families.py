@@ -123,14 +123,32 @@ log = scorer.fit(batches, validation_split=0.25, epochs=1, verbose=0)"""
     assert error["course"]["section"] == "keras-validation-data"
     text = error["explanation"]
     assert "`batches` is a tf.data.Dataset" in text
-    size, fit = spans(text)
-    assert size == "val_batches = max(1, int(0.25 * int(batches.cardinality())))"
+    # 24 rows in batches of 4: 6 batches, a quarter of them (1) for validation.
+    assert "`batches` has 6 elements (batches, once batched)" in text
+    (fit,) = spans(text)
     assert fit == (
-        "log = scorer.fit(batches.skip(val_batches), validation_data=batches.take("
-        "val_batches), epochs=1, verbose=0)"
+        "log = scorer.fit(batches.skip(1), validation_data=batches.take(1), epochs=1, verbose=0)"
     )
-    runs_cleanly(kernel, f"{size}\n{fit}")
+    runs_cleanly(kernel, fit)
     assert value_of(kernel, "sorted(log.history)") == ["loss", "val_loss"]
+    # A dataset the notebook keeps for validation is given as it is.
+    cell = """val_batches = tf.data.Dataset.from_tensor_slices((feats[:8], targets[:8])).batch(4)
+log = scorer.fit(batches, validation_split=0.25, epochs=1, verbose=0)"""
+    text = failing(kernel, cell)["explanation"]
+    assert "`val_batches` in your notebook is a tf.data.Dataset kept for validation" in text
+    fit = fix_of(text)
+    assert fit == "log = scorer.fit(batches, validation_data=val_batches, epochs=1, verbose=0)"
+    runs_cleanly(kernel, f"{fit}\ndel val_batches")
+    assert value_of(kernel, "sorted(log.history)") == ["loss", "val_loss"]
+    # Reshuffled each epoch, or of unknown size: no take/skip split of it is offered.
+    for made, why in (
+        ("batches.unbatch().shuffle(24).batch(4)", "is shuffled again every epoch"),
+        ("batches.filter(lambda x, y: True)", "cardinality is -2"),
+    ):
+        cell = f"""mixed = {made}
+log = scorer.fit(mixed, validation_split=0.25, epochs=1, verbose=0)"""
+        text = failing(kernel, cell)["explanation"]
+        assert why in text and "Fix:" not in text and "validation_data=mixed" not in text
     # Arrays may be split by Keras: no entry.
     runs_cleanly(kernel, "scorer.fit(feats, targets, validation_split=0.25, verbose=0)")
 

@@ -239,7 +239,8 @@ for rate in [0.01, 0.001]:
 def test_one_model_fit_again_for_each_setting(kernel: KernelSession) -> None:
     [text] = notes_in(report_of(kernel, SETTINGS), "clone-model")
     assert text.startswith(
-        "`probe` is fit 2 times in `for rate in [0.01, 0.001]:` (line 4 of this cell), once per `rate`, "
+        "`probe` is fit 2 times in `for rate in [0.01, 0.001]:` (line 4 of this cell), "
+        "once per `rate`, "
         "but it is the same model object each time"
     )
     first = value_of(kernel, "results[0.01][0]")

@@ -24,6 +24,8 @@ section)`` or None. The others, by what went wrong:
   rule and fix of the error's family when one is recognised (``FAMILIES``: one record per
   family, ``family_record.py``, kept by theme in ``families_*.py``); ``calls.py``: one such
   family, arguments that do not fit the callee's signature or a dataset's elements;
+- ``numpy_calls.py``: NumPy functions on tensors being traced (a custom loss, a layer's
+  ``call``, a tf.function): the failing line written with ``keras.ops``;
 - ``runnable_fixes.py``: applied to every entry: each fix's code runs in the user's
   namespace (a module alias it lacks respelled, or its import named first).
 """
@@ -61,6 +63,7 @@ from jupyterlab_tfcoach.monitor.errors.keras import (
     explain_state_after_build,
     explain_unknown_variable,
 )
+from jupyterlab_tfcoach.monitor.errors.numpy_calls import NumpyLine, numpy_on_traced_tensors
 from jupyterlab_tfcoach.monitor.errors.runnable_fixes import runnable
 from jupyterlab_tfcoach.monitor.errors.shapes import explain_missing_axis
 from jupyterlab_tfcoach.monitor.locations import CellLocator
@@ -182,7 +185,11 @@ def _one_gradient_call(context: ErrorContext) -> str | None:
 
 def _numpy_in_function(parsed: ParsedError, context: ErrorContext) -> Explanation | None:
     # `np.mean(x)` while a tf.function traces: the tensor is symbolic, not one that escaped.
-    numpy_call = parsed.inside_tf_function and "to a numpy array" in parsed.message
+    to_numpy = "to a numpy array" in parsed.message
+    numpy_line = numpy_on_traced_tensors(context, parsed.inside_tf_function) if to_numpy else None
+    if numpy_line is not None:
+        return _numpy_functions(numpy_line), "numpy-in-graphs"
+    numpy_call = parsed.inside_tf_function and to_numpy
     if "'SymbolicTensor' object has no attribute 'numpy'" not in parsed.message and not numpy_call:
         return None
     rule = (
@@ -196,6 +203,20 @@ def _numpy_in_function(parsed: ParsedError, context: ErrorContext) -> Explanatio
         f"{rule} Keep the computation in TensorFlow ops (tf.reduce_mean rather than np.mean; "
         "use tf.print to see values) and call .numpy() on the function's result outside.",
         "numpy-in-graphs",
+    )
+
+
+def _numpy_functions(numpy_line: NumpyLine) -> str:
+    """The NumPy functions of the failing line, and the line with graph ops instead."""
+    functions = " and ".join(code(function) for function in numpy_line.functions)
+    plural = len(numpy_line.functions) > 1
+    return (
+        f"{functions} {'are NumPy functions' if plural else 'is a NumPy function'}: NumPy "
+        "computes on values, but here the tensors are symbolic: Keras traces a loss, a "
+        "layer's `call` and a train step into a graph (as tf.function traces its body), "
+        "and while it traces, the tensors have no values yet, so NumPy cannot run on them. "
+        "keras.ops has the same functions, with the same arguments, as graph ops. Fix: "
+        f"replace {code(numpy_line.line)} by {code(numpy_line.fixed)}."
     )
 
 

@@ -16,6 +16,7 @@ the rule and the fix, and its course section. The records live beside their read
 code, by theme: ``families_shapes.py``, ``families_keras.py``, ``families_tensors.py``,
 ``families_data.py``, ``families_ops.py``, ``families_keras_api.py``,
 ``families_keras_lifecycle.py``, ``families_keras_usage.py``, ``families_model_data.py``,
+``families_results.py`` (a Keras call's result used as another kind),
 ``families_arguments.py`` (the last family: an argument
 value the library refused); adding a family is adding a record there and listing it here.
 ``docs/report.md`` lists the same families in the same order (a test keeps them equal).
@@ -44,6 +45,7 @@ from jupyterlab_tfcoach.monitor.errors import (
     families_layer_chains,
     families_model_data,
     families_ops,
+    families_results,
     families_shapes,
     families_signatures,
     families_tensors,
@@ -74,10 +76,15 @@ FAMILIES: tuple[ErrorFamily, ...] = (
     # What a model's fit/predict or a layer's adapt was given, read from the call.
     families_model_data.FEATURE_COUNT,
     families_model_data.MODEL_DATA,
+    families_model_data.LOOKUP_DATA,
+    families_model_data.UNKNOWN_RANK,
+    families_model_data.LABEL_STRUCTURE,
     families_model_data.VALIDATION_DATA,
     families_model_data.ADAPT_PAIRS,
     families_model_data.MODEL_INPUTS,
     families_model_data.NAMED_CLASSES,
+    # A Keras call's result used as another kind (Python raises it, in the line).
+    families_results.RESULT_MISUSED,
     families_shapes.MATMUL,
     families_shapes.BROADCAST,
     families_layer_chains.LAYER_CHAIN,
@@ -96,6 +103,7 @@ FAMILIES: tuple[ErrorFamily, ...] = (
     families_shapes.SHAPE_ASSERTION,
     families_tensors.PYTHON_NUMBER,
     families_tensors.CONVERSION_DTYPE,
+    families_tensors.MIXED_TYPES,
     families_tensors.ASSIGN_SHAPE,
     families_ops.JOIN,
     families_ops.INDEX_RANGE,

@@ -56,7 +56,8 @@ from jupyterlab_tfcoach.monitor.errors.family_record import (
     Recognised,
     segment_of,
 )
-from jupyterlab_tfcoach.monitor.stored_state import is_library_class
+from jupyterlab_tfcoach.monitor.stored_state import is_library_class, library_attribute
+from jupyterlab_tfcoach.monitor.symptoms.dataset_order import reshuffled_each_epoch
 
 _type_name = type.__dict__["__name__"].__get__
 _type_mro = type.__dict__["__mro__"].__get__
@@ -373,26 +374,91 @@ def _read_validation_split(
     ):
         return Finding(rule + ".", None)
     name = data.id
-    rule += (
-        f": for a dataset, `{name}.take(n)` keeps its first n elements (batches, once "
-        f"batched) and `{name}.skip(n)` the rest (split before any `shuffle` that "
-        "reshuffles each epoch, or the two parts mix)"
-    )
     statement = line.statement if line.statement is not None else call
-    keywords = [k for k in call.keywords if k.arg != "validation_split"]
-    pieces = [f"{name}.skip(val_batches)"]
-    pieces += [segment_of(line, arg) for arg in call.args[1:]]
-    pieces.append(f"validation_data={name}.take(val_batches)")
-    pieces += [segment_of(line, k) for k in keywords if k.arg != "x"]
+    validation = _validation_dataset(value, context)
+    if validation is not None:
+        rule += (
+            f": {code(validation)} in your notebook is a tf.data.Dataset kept for validation; "
+            "give it to fit in place of the split"
+        )
+        fixed = _fit_without_split(call, line, statement, name, f"validation_data={validation}")
+        return Finding(rule + ".", code(fixed) if fixed else None)
+    if reshuffled_each_epoch(value):
+        return Finding(
+            rule + f". {code(name)} is shuffled again every epoch (`shuffle` reshuffles each "
+            f"iteration by default), so `{name}.take(n)` and `{name}.skip(n)` would hold "
+            "different elements each epoch: validation data would be trained on. Split "
+            "where the dataset is made, before its `shuffle` (or split the arrays first), "
+            "and give the validation part to `validation_data=`.",
+            None,
+        )
+    batches = _int_of(library_attribute(value, "cardinality"))
+    if batches is None or batches <= 0:
+        return Finding(
+            rule + f". The number of elements of {code(name)} is unknown to tf.data (its "
+            "cardinality is -2 after a `filter` or a generator, -1 when it repeats forever), "
+            "so a split by `take`/`skip` cannot be sized from it: keep a validation set "
+            "apart where the data is made.",
+            None,
+        )
+    held_out = max(1, int(fraction * batches))
+    if held_out >= batches:
+        return Finding(rule + ".", None)
+    rule += (
+        f": {code(name)} has {batches} elements (batches, once batched); `{name}.take("
+        f"{held_out})` keeps the first {held_out} ({fraction} of them) for validation and "
+        f"`{name}.skip({held_out})` the rest for training"
+    )
+    fixed = _fit_without_split(
+        call,
+        line,
+        statement,
+        f"{name}.skip({held_out})",
+        f"validation_data={name}.take({held_out})",
+    )
+    return Finding(rule + ".", code(fixed) if fixed else None)
+
+
+def _fit_without_split(
+    call: ast.Call, line: FailingLine, statement: ast.AST, data: str, validation: str
+) -> str | None:
+    """The fit call with ``data`` first and ``validation`` in place of validation_split."""
+    keywords = [k for k in call.keywords if k.arg not in ("validation_split", "x")]
+    pieces = [data, *(segment_of(line, arg) for arg in call.args[1:]), validation]
+    pieces += [segment_of(line, k) for k in keywords]
     if not all(pieces):
-        return Finding(rule + ".", None)
-    receiver = segment_of(line, call.func)
-    new_call = f"{receiver}({', '.join(pieces)})"
-    fixed = one_line(rewrite(line.frame, statement, call, new_call))
-    if not fixed:
-        return Finding(rule + ".", None)
-    size = f"val_batches = max(1, int({fraction} * int({name}.cardinality())))"
-    return Finding(rule + ".", f"{code(size)} then {code(fixed)}")
+        return None
+    new_call = f"{segment_of(line, call.func)}({', '.join(pieces)})"
+    return one_line(rewrite(line.frame, statement, call, new_call))
+
+
+def _validation_dataset(training: Any, context: ErrorContext) -> str | None:
+    """A name of the notebook holding another tf.data dataset, named for validation."""
+    for name, held in list(context.namespace.items())[:_MAX_NAMESPACE]:
+        if (
+            type(name) is str
+            and "val" in name.lower()
+            and not name.startswith("_")
+            and name.isidentifier()
+            and held is not training
+            and value_kind(held) == "dataset"
+        ):
+            return name
+    return None
+
+
+def _int_of(method: Any) -> int | None:
+    """A dataset's ``cardinality()`` as an int (a tf.data op on the dataset's graph, no trace)."""
+    if method is None:
+        return None
+    try:
+        value = method().numpy()
+        return int(value) if getattr(value, "shape", None) == () else None
+    except Exception:
+        return None
+
+
+_MAX_NAMESPACE = 5000
 
 
 VALIDATION_SPLIT = ErrorFamily(

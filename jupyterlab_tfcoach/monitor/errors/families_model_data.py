@@ -15,6 +15,11 @@ a dataset's ``element_spec``, an array's last axis against the model's declared 
   ``StringLookup``, string labels, and Python lists Keras's data adapters do not take;
 - ``adapt`` given a dataset of ``(text, label)`` pairs: the layer reads each element
   whole, so the labels go in with the text;
+- a ``StringLookup`` called on (or adapted to) integers, an ``IntegerLookup`` on strings;
+- labels given as a Python list or tuple (``[y, y]``, ``list(y)``) to a model of one
+  output, read by Keras as one label array per output;
+- a dataset whose features or labels have an unknown rank (a ``tf.py_function`` in its
+  ``map``): the model's input or output shape to reshape them to;
 - data with another number of features than the model's declared input (a column
   added after the model was built): which of the two to change.
 
@@ -670,6 +675,313 @@ MODEL_DATA = ErrorFamily(
     messages=(),
     read=_read_model_data,
     section="keras-model-api",
+)
+
+
+# ------------------------------------------------------------------ lookup layers
+# A lookup layer -> the kind of data it maps, and the layer that maps the other kind.
+_LOOKUPS = {
+    "StringLookup": ("string", "strings", "IntegerLookup", "integers"),
+    "IntegerLookup": ("int", "integers", "StringLookup", "strings"),
+}
+
+
+def _data_kind(value: Any) -> str | None:
+    """ "string" or "int" (or "float") for an array, tensor or flat Python list."""
+    if type(value) in (list, tuple) and value:
+        items = value[:_MAX_ITEMS]
+        if all(type(item) in (str, bytes) for item in items):
+            return "string"
+        if all(type(item) is int for item in items):
+            return "int"
+        return None
+    if value_kind(value) not in ("array", "tensor", "variable"):
+        return None
+    dtype = _dtype_name(value) or ""
+    if dtype == "string":
+        return "string"
+    return "int" if dtype.startswith(("int", "uint")) else ("float" if "float" in dtype else None)
+
+
+def _read_lookup_data(
+    error: Recognised, line: FailingLine, context: ErrorContext
+) -> Finding | None:
+    """``lookup(ids)`` or ``lookup.adapt(ids)`` with a StringLookup given integers, or an
+    IntegerLookup given strings: the layer that maps that kind of data, adapted on it."""
+    call = line.call
+    if not isinstance(call, ast.Call) or not call.args:
+        return None
+    adapting = isinstance(call.func, ast.Attribute) and call.func.attr == "adapt"
+    owner = call.func.value if adapting else call.func  # type: ignore[union-attr]
+    found, layer = value_of(owner, line.frame, context)
+    if not found or value_kind(layer) != "layer":
+        return None
+    names = _class_names(layer)
+    kind = next((name for name in _LOOKUPS if name in names), None)
+    if kind is None:
+        return None
+    takes, takes_words, other, other_words = _LOOKUPS[kind]
+    data_node = call.args[0]
+    found, data = _data(data_node, line, context)
+    given = _data_kind(data) if found else None
+    if given is None or given == takes or (kind == "IntegerLookup" and given == "float"):
+        return None
+    layer_name = line.frame.segment(owner)
+    data_source = line.frame.segment(data_node)
+    if not layer_name or not data_source or "\n" in data_source:
+        return None
+    dtype = _dtype_name(data) or ("int" if given == "int" else "string")
+    given_words = {"int": "integers", "string": "strings", "float": "floats"}[given]
+    article = "an" if other.startswith("I") else "a"
+    rule = (
+        f"{code(layer_name)} is {'an' if kind.startswith('I') else 'a'} {kind} layer: it "
+        f"maps {takes_words} to ids, but "
+        f"{code(data_source)} holds {given_words} ({dtype}). {article.capitalize()} {other} "
+        f"maps {other_words}"
+    )
+    if kind == "StringLookup" and given == "int":
+        rule += (
+            f" (or, if the numbers stand for words of its vocabulary, cast them to text "
+            f"first: `{tf_alias(context)}.strings.as_string({data_source})`)"
+        )
+    if not isinstance(owner, ast.Name) or given == "float":
+        return Finding(rule + ".", None, section=ADAPT_SECTION)
+    keras = context.module_alias("keras", "keras")
+    made = f"{layer_name} = {keras}.layers.{other}()"
+    adapted = f"{layer_name}.adapt({data_source})"
+    then = "" if adapting else " then run this line again"
+    fix = f"{code(made)} then {code(adapted)}{then}"
+    return Finding(rule + ", learning its vocabulary from the data with adapt.", fix, ADAPT_SECTION)
+
+
+LOOKUP_DATA = ErrorFamily(
+    "a StringLookup given integers, an IntegerLookup given strings",
+    messages=(),
+    read=_read_lookup_data,
+    section=ADAPT_SECTION,
+)
+
+
+# ------------------------------------------------------------------ unknown ranks
+_UNKNOWN_RANK = re.compile(r"Cannot take the length of shape with unknown rank")
+_PARTS = ("features", "labels")
+
+
+def _known_dims(spec: Any) -> tuple[int | None, ...] | None:
+    """A TensorSpec's dims, or None when its rank is unknown (``shape=<unknown>``)."""
+    shape = library_attribute(spec, "shape")
+    dims = library_attribute(shape, "_dims") if shape is not None else None
+    return dims if type(dims) is tuple else None
+
+
+def _model_output_shape(model: Any) -> tuple[int | None, ...] | None:
+    """The shape of a model's one output, from what Keras stores (``_outputs``)."""
+    functional = stored(model, "_functional")
+    outputs = stored(functional if functional is not None else model, "_outputs")
+    if type(outputs) is not list or len(outputs) != 1:
+        return None
+    shape = stored(outputs[0], "_shape")
+    if type(shape) is tuple and all(d is None or type(d) is int for d in shape):
+        return shape
+    return None
+
+
+def _unknown_parts(
+    x_node: ast.expr, line: FailingLine, context: ErrorContext
+) -> tuple[tuple[Any, ...], list[int]] | None:
+    """A dataset's element parts and the indexes of those of unknown rank (none: None)."""
+    found, dataset = value_of(x_node, line.frame, context)
+    if not found or value_kind(dataset) != "dataset":
+        return None
+    spec = library_attribute(dataset, "element_spec")
+    parts = spec if type(spec) is tuple else (spec,)
+    unknown = [index for index, part in enumerate(parts[:2]) if _known_dims(part) is None]
+    return (parts, unknown) if unknown else None
+
+
+def unknown_rank_data(parsed: ParsedError, context: ErrorContext) -> bool:
+    """Whether the error is a model's dataset of unknown rank (``UNKNOWN_RANK``'s): the
+    missing-axis explainer leaves it to the family (the dataset may well be batched)."""
+    if _UNKNOWN_RANK.search(parsed.message or "") is None:
+        return False
+    line = read_failing_line(context)
+    located = _model_call_data(line, context) if line is not None else None
+    return located is not None and _unknown_parts(located[3], line, context) is not None  # type: ignore[arg-type]
+
+
+def _read_unknown_rank(
+    error: Recognised, line: FailingLine, context: ErrorContext
+) -> Finding | None:
+    """``model.fit(ds)`` where ``ds``'s features or labels have an unknown rank (made by a
+    ``tf.py_function``/``tf.numpy_function`` in a ``map``): which part, the model's input
+    or output shape it must match, and the dataset mapped through ``tf.reshape``."""
+    located = _model_call_data(line, context)
+    if located is None:
+        return None
+    call, method, model, x_node = located
+    read = _unknown_parts(x_node, line, context)
+    if read is None:
+        return None
+    parts, unknown = read
+    data_source = line.frame.segment(x_node)
+    if not unknown or not data_source or "\n" in data_source:
+        return None
+    inputs = model_input_shapes(model)
+    output = _model_output_shape(model)
+    targets: dict[int, tuple[int | None, ...]] = {}
+    if 0 in unknown and len(inputs) == 1:
+        targets[0] = inputs[0]
+    if 1 in unknown and output is not None:
+        labels_dtype = _dtype_name(parts[1]) or ""
+        sparse = labels_dtype.startswith(("int", "uint")) and output[-1] not in (None, 1)
+        targets[1] = output[:-1] if sparse else output
+    named = " and ".join(_PARTS[index] for index in unknown)
+    wanted = "; ".join(
+        f"the {_PARTS[index]} should be {show_shape(shape)} like the model's "
+        f"{'input' if index == 0 else 'output'}"
+        + (" (one class id per example)" if index == 1 and shape == (output or ())[:-1] else "")
+        for index, shape in targets.items()
+    )
+    rule = (
+        f"The {named} of {code(data_source)} have an unknown rank (`TensorSpec(shape=<unknown>)`"
+        f", what a `tf.py_function` or `tf.numpy_function` in a `map` returns: tf.data "
+        f"cannot see inside the Python function), and Keras needs each tensor's rank to "
+        f"match it against the model's inputs and outputs"
+        + (f": {wanted}" if wanted else "")
+        + ". Give the shape back: `tf.ensure_shape` right after the Python function in the "
+        "`map`, or a reshape of each batch"
+    )
+    if set(targets) != set(unknown) or not is_postfix_safe(x_node):
+        return Finding(rule + ".", None, section=DATA_SECTION)
+    tf = tf_alias(context)
+    shown = []
+    for index, name in enumerate(_PARTS):
+        if index in targets:
+            sizes = ", ".join(str(d) for d in (-1, *targets[index][1:]))
+            shown.append(f"{tf}.reshape({name}, [{sizes}])")
+        else:
+            shown.append(name)
+    mapped = f"{data_source}.map(lambda features, labels: ({shown[0]}, {shown[1]}))"
+    statement = line.statement if line.statement is not None else call
+    fixed = rewrite(line.frame, statement, x_node, mapped)
+    fix = code(fixed) if fixed and "\n" not in fixed else None
+    finding = Finding(rule + " (the batch axis left to -1).", fix, section=DATA_SECTION)
+    model_name = line.frame.segment(call.func.value if method != "__call__" else call.func)
+    return _compiled_again(finding, model, method, context, model_name or "")
+
+
+UNKNOWN_RANK = ErrorFamily(
+    "a dataset whose features or labels have an unknown rank",
+    messages=(Message(_UNKNOWN_RANK),),
+    read=_read_unknown_rank,
+    section=DATA_SECTION,
+)
+
+
+# ------------------------------------------------------------------ labels' structure
+_STRUCTURES = re.compile(r"y_true and y_pred have different structures")
+_TUPLE_INDEX = re.compile(r"^tuple index out of range")
+_UNRECOGNIZED = re.compile(r"Unrecognized data type")
+_LABELS_SECTION = "labels-and-loss"
+_LABEL_METHODS = ("fit", "evaluate", "train_on_batch", "test_on_batch")
+
+
+def _read_label_structure(
+    error: Recognised, line: FailingLine, context: ErrorContext
+) -> Finding | None:
+    """``model.evaluate(x, [y, y])`` for a model of one output, ``model.fit(x, list(y))``:
+    Keras reads a Python list or tuple of labels as one label array per output."""
+    located = _model_call_data(line, context)
+    if located is None or located[1] not in _LABEL_METHODS:
+        return None
+    call, method, model, _ = located
+    y_node = call_argument(call, 1, "y")
+    y_source = line.frame.segment(y_node) if y_node is not None else None
+    if y_node is None or not y_source or "\n" in y_source:
+        return None
+    functional = stored(model, "_functional")
+    outputs = stored(functional if functional is not None else model, "_outputs")
+    if type(outputs) is not list or len(outputs) != 1:
+        return None
+    output = _model_output_shape(model)
+    model_name = line.frame.segment(call.func.value) or "the model"  # type: ignore[attr-defined]
+    one_output = (
+        f"{code(model_name)} has one output"
+        + (f", {show_shape(output)}" if output is not None else "")
+        + f", so `{method}` takes one array of labels (one row per example)"
+    )
+    items = _written_items(y_node, line, context)
+    replacement: str | None = None
+    if items is not None:
+        held = f"a {type(items).__name__} of {len(items)} label arrays"
+        rule = (
+            f"{one_output}; {code(y_source)} is {held}: Keras reads a list or tuple of "
+            "labels as one array per output of a model with several outputs"
+        )
+        sources = {line.frame.segment(item) for item in y_node.elts}  # type: ignore[attr-defined]
+        if len(sources) == 1:
+            replacement = next(iter(sources))
+    else:
+        found, y = value_of(y_node, line.frame, context)
+        numbers = _python_numbers(y_node, y if found else None, line, context)
+        if numbers is None:
+            return None
+        rule = (
+            f"{one_output}; {code(y_source)} is a Python list of numbers, not an array: "
+            "Keras reads a list as a structure of labels (one item per output) or refuses "
+            "it, never as one label per example; give it as an array"
+        )
+        replacement = numbers
+    if replacement is None:
+        return Finding(rule + ".", None, section=_LABELS_SECTION)
+    statement = line.statement if line.statement is not None else call
+    fixed = rewrite(line.frame, statement, y_node, replacement)
+    finding = Finding(
+        rule + ".", code(fixed) if fixed and "\n" not in fixed else None, _LABELS_SECTION
+    )
+    return _compiled_again(finding, model, method, context, model_name)
+
+
+def _written_items(y_node: ast.expr, line: FailingLine, context: ErrorContext) -> Any:
+    """``[y, y]`` written on the line whose items hold arrays or tensors (else None)."""
+    if not isinstance(y_node, (ast.List, ast.Tuple)) or not y_node.elts:
+        return None
+    values = []
+    for item in y_node.elts:
+        found, value = value_of(item, line.frame, context)
+        if found and value_kind(value) not in ("array", "tensor", "variable"):
+            return None
+        values.append(value)
+    if all(value is None for value in values):
+        return None  # nothing known of the items: they may be numbers
+    return values if isinstance(y_node, ast.List) else tuple(values)
+
+
+def _python_numbers(
+    y_node: ast.expr, y: Any, line: FailingLine, context: ErrorContext
+) -> str | None:
+    """The array a Python list of numbers should be: ``list(y)`` -> ``y`` (an array),
+    a name holding a list of numbers -> ``np.array(name)``."""
+    if (
+        isinstance(y_node, ast.Call)
+        and isinstance(y_node.func, ast.Name)
+        and y_node.func.id == "list"
+        and len(y_node.args) == 1
+    ):
+        found, inner = value_of(y_node.args[0], line.frame, context)
+        if found and value_kind(inner) == "array":
+            return line.frame.segment(y_node.args[0])
+        return None
+    if type(y) is list and y and all(type(item) in (int, float) for item in y[:_MAX_ITEMS]):
+        return f"{context.module_alias('numpy', 'np')}.array({line.frame.segment(y_node)})"
+    return None
+
+
+LABEL_STRUCTURE = ErrorFamily(
+    "labels given as a list or tuple to a model of one output",
+    messages=(Message(_STRUCTURES), Message(_TUPLE_INDEX), Message(_UNRECOGNIZED)),
+    read=_read_label_structure,
+    section=_LABELS_SECTION,
 )
 
 

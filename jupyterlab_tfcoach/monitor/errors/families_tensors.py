@@ -1,8 +1,9 @@
 """Error families about what tensors, variables and tapes accept (see ``family_record.py``
 for a family's shape): item assignment on a tensor, unpacking an empty list of variables
 or gradients, watching a non-tensor on a tape, a Python number that cannot take an
-integer tensor's dtype, and assigning a value of another shape to a variable (with
-gradients unpacked in another order than the variables).
+integer tensor's dtype, a Python list mixing numbers and strings, and assigning a value
+of another shape to a variable (with gradients unpacked in another order than the
+variables).
 
 Each family's record sits after its reading code; ``families.FAMILIES`` lists them in
 the order they are tried.
@@ -348,6 +349,114 @@ def _read_conversion(error: Recognised, line: FailingLine, context: ErrorContext
     )
     fixed = rewrite(line.frame, call, node, f"{tf}.cast({source}, {tf}.{wanted})")
     return Finding(rule + ".", one_line_code(fixed), section="dtype-casting")
+
+
+# ------------------------------------------------------------------ mixed Python types
+_MIXED = re.compile(r"Can't convert Python sequence with mixed types to Tensor")
+_MAX_ITEMS = 1000
+_MAX_DEPTH = 3
+_MAX_POSITIONS = 3
+
+
+def _item_types(value: Any, at: str, found: dict[str, list[str]], budget: list[int]) -> None:
+    """Each Python type of a nested list's items -> the positions holding one
+    (``[1]``, ``[0][2]``), bounded in items and depth; only type names are read."""
+    for index, item in enumerate(value):
+        budget[0] -= 1
+        if budget[0] < 0:
+            return
+        where = f"{at}[{index}]"
+        if type(item) in (list, tuple) and where.count("[") < _MAX_DEPTH:
+            _item_types(item, where, found, budget)
+            continue
+        found.setdefault(type(item).__name__, []).append(where)
+
+
+def _literal_items(node: ast.expr) -> list[ast.expr] | None:
+    return list(node.elts) if isinstance(node, (ast.List, ast.Tuple)) else None
+
+
+def _number_text(text: str) -> str | None:
+    """``"2"`` -> ``2``, ``"0.5"`` -> ``0.5``: a string that spells a number."""
+    try:
+        int(text)
+        return text.strip()
+    except ValueError:
+        pass
+    try:
+        float(text)
+    except ValueError:
+        return None
+    return text.strip()
+
+
+def _read_mixed_types(
+    error: Recognised, line: FailingLine, context: ErrorContext
+) -> Finding | None:
+    """``tf.constant([1, "two"])``: the Python types of the list's items, by position; the
+    fix writes them as one type (numbers, when every string spells one, else strings)."""
+    call = line.call
+    if not isinstance(call, ast.Call) or not call.args:
+        return None
+    node = call.args[0]
+    source = segment_of(line, node)
+    literal = _literal_items(node)
+    types: dict[str, list[str]] = {}
+    if literal is not None and all(isinstance(item, ast.Constant) for item in literal):
+        for index, item in enumerate(literal):
+            types.setdefault(type(item.value).__name__, []).append(f"[{index}]")  # type: ignore[attr-defined]
+    else:
+        found, value = value_of(node, line.frame, context)
+        if not found or type(value) not in (list, tuple):
+            return None
+        _item_types(value, "", types, [_MAX_ITEMS])
+        literal = None
+    if len(types) < 2 or not source:
+        return None
+    held = " and ".join(
+        f"{kind} at {', '.join(places[:_MAX_POSITIONS])}{', ...' if len(places) > 3 else ''}"
+        for kind, places in types.items()
+    )
+    callee = segment_of(line, call.func) or "the call"
+    rule = (
+        f"{code(callee)} makes one tensor of one dtype, so the items of a Python list given "
+        f"to it must all be numbers or all strings; {code(source)} holds {held}"
+    )
+    if literal is not None:
+        strings = [item for item in literal if type(item.value) is str]  # type: ignore[attr-defined]
+        numbers = [_number_text(item.value) for item in strings]  # type: ignore[attr-defined]
+        if all(number is not None for number in numbers):
+            items = [
+                _number_text(item.value) if type(item.value) is str else repr(item.value)  # type: ignore[attr-defined]
+                for item in literal
+            ]
+            how = "the strings spell numbers: write them as numbers"
+        else:
+            items = [
+                segment_of(line, item) if type(item.value) is str else f'"{item.value}"'  # type: ignore[attr-defined]
+                for item in literal
+            ]
+            how = "write every item as a string (or each word as the number it stands for)"
+        replacement = f"[{', '.join(str(item) for item in items)}]"
+    elif (
+        set(types) <= {"int", "float", "str", "bool"}
+        and isinstance(node, ast.Name)
+        and all(place.count("[") == 1 for places in types.values() for place in places)
+    ):
+        replacement = f"[str(item) for item in {source}]"
+        how = "make every item a string (or convert the strings to numbers where they are)"
+    else:
+        return Finding(rule + ".", None)
+    fixed = rewrite(line.frame, line.statement or call, node, replacement)
+    return Finding(f"{rule}: {how}.", one_line_code(fixed))
+
+
+MIXED_TYPES = ErrorFamily(
+    "a Python list mixing numbers and strings given to tf.constant",
+    messages=(Message(_MIXED),),
+    read=_read_mixed_types,
+    section="dtype-casting",
+)
 
 
 CONVERSION_DTYPE = ErrorFamily(

@@ -23,6 +23,7 @@ from jupyterlab_tfcoach.monitor.errors.context import (
     strip_ansi,
 )
 from jupyterlab_tfcoach.monitor.errors.failing_line import show_shape, value_of
+from jupyterlab_tfcoach.monitor.symptoms.dataset_order import is_batched
 
 # Keras 3 (``InputSpec`` of a model built from ``keras.Input``).
 _EXPECTED_SHAPE = re.compile(
@@ -167,6 +168,12 @@ def _first_argument(call: ast.Call) -> ast.expr | None:
     return None
 
 
+def _batched(argument: ast.expr, frame: CellFrame, context: ErrorContext) -> bool:
+    """Whether the argument holds a dataset whose chain has a ``batch``."""
+    found, value = context.resolve(argument, frame)
+    return found and is_batched(value)
+
+
 def _is_dataset(argument: ast.expr, frame: CellFrame, context: ErrorContext) -> bool:
     found, value = context.resolve(argument, frame)
     if found:
@@ -250,10 +257,15 @@ def explain_missing_axis(parsed: ParsedError, context: ErrorContext) -> tuple[st
 
     if input_counts_examples(parsed, context):
         return None  # the Input's shape counted the examples: that family explains it
-    from jupyterlab_tfcoach.monitor.errors.families_model_data import wrong_kind_of_data
+    from jupyterlab_tfcoach.monitor.errors.families_model_data import (
+        unknown_rank_data,
+        wrong_kind_of_data,
+    )
 
     if wrong_kind_of_data(parsed, context):
         return None  # strings for a model of numbers (or the reverse): no axis is missing
+    if unknown_rank_data(parsed, context):
+        return None  # a dataset of unknown rank (a py_function's result): its family says so
     axis, shapes = found
     located = _model_call(context)
     if located is not None:
@@ -263,6 +275,8 @@ def explain_missing_axis(parsed: ParsedError, context: ErrorContext) -> tuple[st
             if axis in (_BATCH, _WHOLE, _DATASET, _SEQUENCE) and _is_dataset(
                 argument, frame, context
             ):
+                if _batched(argument, frame, context):
+                    return None  # its elements are batches: no batch axis is missing
                 return _unbatched_dataset(parsed, shapes, frame, call, argument, context)
             if axis == _DATASET:
                 # After a failed call Keras retraces with a relaxed shape and reports an

@@ -145,6 +145,20 @@ def chain_of(dataset: Any) -> list[Any]:
     return chain
 
 
+def is_batched(dataset: Any) -> bool:
+    """Whether a ``batch`` (or ``padded_batch``) is in the dataset's chain."""
+    return any(operation(link) == BATCH for link in chain_of(dataset))
+
+
+def reshuffled_each_epoch(dataset: Any) -> bool:
+    """Whether a ``shuffle`` in the dataset's chain reshuffles on every pass (the default):
+    a ``take``/``skip`` split of it then splits different elements each epoch."""
+    return any(
+        operation(link) == SHUFFLE and _scalar(link, "_reshuffle_each_iteration") is True
+        for link in chain_of(dataset)
+    )
+
+
 def _scalar(dataset: Any, name: str) -> int | bool | None:
     """A number or flag tf.data stored on a transformation (a Python value or a scalar
     tensor it made from the user's argument)."""

@@ -369,7 +369,8 @@ class FitSymptoms:
         elif loops:
             loop = loops[0]
             cause = (
-                f"`{loop.statement}` (line {loop.line} of this cell) sets `trainable = False` on every "
+                f"`{loop.statement}` (line {loop.line} of this cell) sets `trainable = False` "
+                "on every "
                 f"layer of `{loop.loop_over}`{head}"
             )
             if loop.loop_over.endswith(".layers") and loop.simple_body:

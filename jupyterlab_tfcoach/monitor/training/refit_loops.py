@@ -154,7 +154,8 @@ def _note(
     second = (runs[1].history or {}).get("loss") or [float("nan")]
     settings = ", ".join(f"`{v}`" for v in varying[:3])
     text = (
-        f"`{name}` is fit {len(runs)} times in `{header}` (line {loop.lineno} of this cell), once per "
+        f"`{name}` is fit {len(runs)} times in `{header}` (line {loop.lineno} of this cell), "
+        "once per "
         f"{settings}, but it is the same model object each time: compile keeps its weights, "
         f"so each setting after the first starts from the weights the previous one "
         f"trained (the first fit's first-epoch loss was {first[0]:.3g}, the second's "

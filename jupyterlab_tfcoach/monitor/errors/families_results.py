@@ -1,0 +1,487 @@
+"""A value a Keras call returned, used as if it were another kind: one family (issue #25).
+
+``layer.get_weights().T``, ``model.predict(x).numpy()``, ``model.fit(...)["loss"]``,
+``history.history["accuracy"]`` when the metric is logged as ``binary_accuracy``,
+``logs["val_loss"]`` in a callback of a fit with no validation data: Python raises an
+AttributeError, TypeError or KeyError in the learner's own line after Keras returned, so
+the traceback never enters TensorFlow and the message names only a Python type. The
+reading finds the expression the failing attribute or item was read from (its
+*receiver*) and claims the error only when that receiver is traceably a Keras result:
+
+- the call itself is on the line (``layer.get_weights()``), its owner a Keras layer or
+  model, and the type the message names is what that call returns (``_RETURNS``: the
+  table of calls, what each returns and how to get what was meant);
+- or a name the cells assigned from such a call (``w = layer.get_weights()``), holding a
+  value of that type;
+- or a dict Keras filled with logged values: the ``history`` dict of a ``History`` (a
+  name holding that very dict counts too), or the ``logs`` a Keras callback method was
+  given (the traceback went through Keras's fit).
+
+For a missing key the entry lists the keys the dict has (only ``str`` keys, bounded in
+number and length), the nearest one by ``difflib``, and why a key is missing: the keys
+are the names the metrics are logged under, ``val_`` ones only when fit had validation
+data. Plain-Python errors on the learner's own lists and dicts are left alone.
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from jupyterlab_tfcoach.monitor.errors.cell_sources import (
+    assignments_in_cells,
+    cell_frame,
+    string_literal,
+)
+from jupyterlab_tfcoach.monitor.errors.context import (
+    ErrorContext,
+    ParsedError,
+    class_mro,
+    code,
+    instance_attribute,
+    rewrite,
+    value_kind,
+)
+from jupyterlab_tfcoach.monitor.errors.failing_line import FailingLine, value_of
+from jupyterlab_tfcoach.monitor.errors.family_record import (
+    ErrorFamily,
+    Finding,
+    Recognised,
+    raised_through_library,
+)
+from jupyterlab_tfcoach.monitor.tftypes import loaded_class
+
+_NO_ATTRIBUTE = re.compile(r"^'(?:\w+\.)*(?P<type>\w+)' object has no attribute '(?P<attr>\w+)'")
+_NOT_SUBSCRIPTABLE = re.compile(r"^'(?P<type>\w+)' object is not subscriptable")
+_STR_INDEX = re.compile(r"^(?P<type>list|tuple) indices must be integers or slices, not str")
+_MAX_KEYS = 40
+_MAX_KEY_CHARS = 60
+_MAX_NAMESPACE = 5000
+_SECTION = "keras-model-api"
+_LOGS_SECTION = "callback-mode"
+
+
+@dataclass(frozen=True)
+class Returned:
+    """What a Keras call returns: the Python type names of its result (as messages name
+    them), in words, and its owners' kinds."""
+
+    types: tuple[str, ...]
+    words: str
+    owners: tuple[str, ...] = ("layer", "model")
+
+
+# The table: a Keras method -> what it returns. The fix is chosen by what was asked of it.
+_RETURNS: dict[str, Returned] = {
+    "get_weights": Returned(
+        ("list",),
+        "a list of NumPy arrays, one per weight, in order (for a Dense layer: [kernel, bias])",
+    ),
+    "predict": Returned(("ndarray",), "a NumPy array (already converted from tensors)"),
+    "predict_on_batch": Returned(("ndarray",), "a NumPy array (already converted from tensors)"),
+    "fit": Returned(
+        ("History",),
+        "a History object; the values it logged each epoch are in its `.history` dict "
+        "(a list per key)",
+        ("model",),
+    ),
+    "evaluate": Returned(
+        ("float", "list"),
+        "the loss as a float, or a list [loss, metric, ...] when the model has metrics, "
+        "not a dict (unless it is given `return_dict=True`)",
+        ("model",),
+    ),
+    "get_config": Returned(("dict",), "a dict of the constructor's arguments"),
+}
+
+
+@dataclass(frozen=True)
+class Asked:
+    """What the failing line asked of a value: an attribute or an item (a str key)."""
+
+    node: ast.Attribute | ast.Subscript
+    attribute: str | None
+    key: str | None
+
+
+def _asked(error: Recognised, line: FailingLine) -> tuple[Asked, str | None] | None:
+    """The failing attribute or item read and the type name the message gives."""
+    parsed = error.parsed
+    message = parsed.message
+    nodes = [node for part in line.frame.header() for node in ast.walk(part)]
+    if parsed.type == "AttributeError":
+        found = _NO_ATTRIBUTE.match(message)
+        if found is None:
+            return None
+        attribute = found.group("attr")
+        candidates = [
+            node
+            for node in nodes
+            if isinstance(node, ast.Attribute)
+            and node.attr == attribute
+            and isinstance(node.ctx, ast.Load)
+        ]
+        chosen = _at_failing_position(candidates, line)
+        return (Asked(chosen, attribute, None), found.group("type")) if chosen else None
+    if parsed.type == "TypeError":
+        found = _NOT_SUBSCRIPTABLE.match(message) or _STR_INDEX.match(message)
+        if found is None:
+            return None
+        candidates = [
+            node
+            for node in nodes
+            if isinstance(node, ast.Subscript)
+            and isinstance(node.ctx, ast.Load)
+            and _str_key(node) is not None
+        ]
+        chosen = _at_failing_position(candidates, line)
+        if chosen is None:
+            return None
+        return Asked(chosen, None, _str_key(chosen)), found.group("type")
+    if parsed.type == "KeyError":
+        try:
+            key = ast.literal_eval(message) if len(message) <= _MAX_KEY_CHARS + 2 else None
+        except (ValueError, SyntaxError):
+            return None
+        if type(key) is not str:
+            return None
+        candidates = [
+            node
+            for node in nodes
+            if isinstance(node, ast.Subscript)
+            and isinstance(node.ctx, ast.Load)
+            and _str_key(node) == key
+        ]
+        chosen = _at_failing_position(candidates, line)
+        return (Asked(chosen, None, key), "dict") if chosen else None
+    return None
+
+
+def _at_failing_position(candidates: list[Any], line: FailingLine) -> Any:
+    exact = [node for node in candidates if line.frame.at_position(node)]
+    if exact:
+        return exact[0]
+    return candidates[0] if len(candidates) == 1 else None
+
+
+def _str_key(node: ast.Subscript) -> str | None:
+    key = node.slice
+    return key.value if isinstance(key, ast.Constant) and type(key.value) is str else None
+
+
+def _keras_class(value: Any, module: str, name: str) -> bool:
+    cls = loaded_class(module, name)
+    return cls is not None and cls in class_mro(value)
+
+
+def _is_history(value: Any) -> bool:
+    return _keras_class(value, "keras.src.callbacks.history", "History")
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """Where the receiver came from: the Keras call (its method and source) that made it,
+    and, for a name, the assignment that bound it."""
+
+    method: str
+    call: str
+    assignment: str | None = None
+    assignment_node: ast.Assign | None = None
+    assignment_cell: Any = None
+
+
+def _from_call(node: ast.AST, line: FailingLine, context: ErrorContext) -> Provenance | None:
+    """``layer.get_weights()`` on the line, its owner a Keras layer or model."""
+    if not (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr in _RETURNS
+    ):
+        return None
+    found, owner = value_of(node.func.value, line.frame, context)
+    if not found or value_kind(owner) not in _RETURNS[node.func.attr].owners:
+        return None
+    source = line.frame.segment(node)
+    return Provenance(node.func.attr, source) if source and "\n" not in source else None
+
+
+def _from_assignment(name: str, context: ErrorContext) -> Provenance | None:
+    """``w = layer.get_weights()`` in the cells (the newest assignment of ``name``)."""
+    for cell, statement in assignments_in_cells(name, context):
+        call = statement.value
+        if not (
+            isinstance(call, ast.Call)
+            and isinstance(call.func, ast.Attribute)
+            and call.func.attr in _RETURNS
+        ):
+            return None
+        found, owner = context.resolve(call.func.value, None)
+        if not found or value_kind(owner) not in _RETURNS[call.func.attr].owners:
+            return None
+        source, shown = cell.segment(call), cell.segment(statement)
+        if not source or not shown or "\n" in shown:
+            return None
+        return Provenance(call.func.attr, source, shown, statement, cell)
+    return None
+
+
+def _read_result(error: Recognised, line: FailingLine, context: ErrorContext) -> Finding | None:
+    asked_and_type = _asked(error, line)
+    if asked_and_type is None:
+        return None
+    asked, type_name = asked_and_type
+    receiver = asked.node.value
+    found, value = value_of(receiver, line.frame, context)
+    if asked.key is not None and error.parsed.type == "KeyError":
+        if not found or type(value) is not dict:
+            return None
+        return _missing_key(asked, receiver, value, line, context, error.parsed)
+    provenance = _from_call(receiver, line, context)
+    if provenance is None and isinstance(receiver, ast.Name):
+        if found and _is_history(value) and type_name == "History":
+            provenance = Provenance("fit", receiver.id)
+        elif found:
+            provenance = _from_assignment(receiver.id, context)
+    if provenance is None:
+        return None
+    returned = _RETURNS[provenance.method]
+    if type_name not in returned.types:
+        return None
+    return _misused_result(asked, receiver, provenance, returned, line)
+
+
+def _misused_result(
+    asked: Asked, receiver: ast.expr, provenance: Provenance, returned: Returned, line: FailingLine
+) -> Finding | None:
+    shown = line.frame.segment(receiver) or provenance.call
+    origin = (
+        f" ({code(shown)} was set by {code(provenance.assignment)})"
+        if provenance.assignment
+        else ""
+    )
+    rule = f"`{provenance.method}()` returns {returned.words}{origin}."
+    method = provenance.method
+    replacement: tuple[ast.AST, str] | None = None
+    if method == "get_weights" and asked.attribute is not None:
+        rule += (
+            f" A list has no `.{asked.attribute}`: take one array from it, `[0]` for the "
+            "kernel (the weight matrix), `[1]` for the bias."
+        )
+        replacement = (receiver, f"{shown}[0]")
+    elif method in ("predict", "predict_on_batch") and asked.attribute == "numpy":
+        parent = _call_of(asked.node, line)
+        rule += " It is not a tensor, so it has no `.numpy()`: use it as it is."
+        if parent is not None:
+            replacement = (parent, shown)
+    elif method == "fit" or (method == "evaluate" and asked.key is not None):
+        if method == "fit":
+            wanted = asked.key if asked.key is not None else asked.attribute
+            rule += f" The logged values are read from its `.history` dict: `{shown}.history`."
+            quote = line.frame.segment(asked.node.slice) if asked.key is not None else None
+            replacement = (asked.node, f"{shown}.history[{string_literal(quote, wanted or '')}]")
+        elif isinstance(receiver, ast.Call):
+            rule += " Ask for a dict of named values with `return_dict=True`."
+            replacement = (receiver, _with_keyword(shown, "return_dict=True"))
+        elif provenance.assignment and provenance.assignment_node is not None:
+            rule += " Ask for a dict of named values with `return_dict=True` where it is called."
+            fixed = _assignment_with(provenance, "return_dict=True")
+            return Finding(rule, f"{code(fixed)} then run this line again" if fixed else None)
+    if replacement is None:
+        return Finding(rule, None)
+    statement = line.statement
+    fixed = rewrite(line.frame, statement, replacement[0], replacement[1]) if statement else None
+    if not fixed or "\n" in fixed:
+        return Finding(rule, None)
+    return Finding(rule, code(fixed))
+
+
+def _call_of(attribute: ast.Attribute, line: FailingLine) -> ast.Call | None:
+    for part in line.frame.header():
+        for node in ast.walk(part):
+            if isinstance(node, ast.Call) and node.func is attribute and not node.args:
+                return node
+    return None
+
+
+def _with_keyword(call_source: str, keyword: str) -> str:
+    """``f(a)`` -> ``f(a, keyword)``; ``f()`` -> ``f(keyword)``."""
+    inner = call_source[: call_source.rindex(")")]
+    separator = "" if inner.endswith("(") else ", "
+    return f"{inner}{separator}{keyword})"
+
+
+def _assignment_with(provenance: Provenance, keyword: str) -> str | None:
+    node, cell = provenance.assignment_node, provenance.assignment_cell
+    if node is None or cell is None:
+        return None
+    fixed = rewrite(cell_frame(cell), node, node.value, _with_keyword(provenance.call, keyword))
+    return fixed if fixed and "\n" not in fixed else None
+
+
+# ------------------------------------------------------------------ logged values
+_CALLBACK_METHOD = re.compile(r"^on_(train|test|predict|epoch)_")
+
+
+def _missing_key(
+    asked: Asked,
+    receiver: ast.expr,
+    logged: dict[Any, Any],
+    line: FailingLine,
+    context: ErrorContext,
+    parsed: ParsedError,
+) -> Finding | None:
+    """A key a History's dict or a callback's ``logs`` does not have."""
+    shown = line.frame.segment(receiver)
+    kind = _logged_kind(receiver, logged, line, context, parsed)
+    if kind is None or not shown or asked.key is None:
+        return None
+    keys = [key for key in logged if type(key) is str and len(key) <= _MAX_KEY_CHARS]
+    if len(keys) > _MAX_KEYS or not keys:
+        return None
+    listed = ", ".join(f'"{key}"' for key in keys)
+    wanted = asked.key
+    what = (
+        f"{code(shown)} is the dict of values fit logged (the History's `.history`)"
+        if kind == "history"
+        else f"{code(shown)} is the dict of values Keras passed to the callback"
+    )
+    rule = (
+        f"{what}; its keys are {listed}: the loss and each compiled metric, under the name "
+        "it was compiled with (a metric object under its `name`: "
+        '`keras.metrics.BinaryAccuracy()` is logged as "binary_accuracy"), not under the '
+        "name of the quantity."
+    )
+    section = _SECTION if kind == "history" else _LOGS_SECTION
+    if wanted.startswith("val_") and wanted[4:] in keys:
+        rule = (
+            f"{what}; its keys are {listed}, and no `val_` key: Keras logs `val_` values only "
+            "when fit is given validation data (`validation_data=(x_val, y_val)`, or "
+            "`validation_split=0.2` for arrays)."
+        )
+        fix = _fit_with_validation(receiver, kind, line, context)
+        return Finding(rule, fix, section)
+    nearest = difflib.get_close_matches(wanted, keys, n=1, cutoff=0.5)
+    if not nearest:
+        return Finding(rule, None, section)
+    quote = line.frame.segment(asked.node.slice)
+    statement = line.statement
+    fixed = (
+        rewrite(line.frame, statement, asked.node.slice, string_literal(quote, nearest[0]))
+        if statement is not None
+        else None
+    )
+    rule += f" The nearest key to {code(repr(wanted))} is {code(repr(nearest[0]))}."
+    return Finding(rule, code(fixed) if fixed and "\n" not in fixed else None, section)
+
+
+def _logged_kind(
+    receiver: ast.expr,
+    logged: dict[Any, Any],
+    line: FailingLine,
+    context: ErrorContext,
+    parsed: ParsedError,
+) -> str | None:
+    """ "history" for a History's dict, "logs" for a Keras callback's ``logs``, else None."""
+    if isinstance(receiver, ast.Attribute) and receiver.attr == "history":
+        found, owner = value_of(receiver.value, line.frame, context)
+        if found and _is_history(owner):
+            return "history"
+    if not isinstance(receiver, ast.Name):
+        return None
+    function = _enclosing_def(line)
+    if (
+        function is not None
+        and _CALLBACK_METHOD.match(function.name)
+        and receiver.id in {argument.arg for argument in function.args.args}
+        and raised_through_library(context, parsed)
+    ):
+        return "logs"
+    # ``h = history.history``: a name holding the very dict of a History in the namespace.
+    for count, value in enumerate(list(context.namespace.values())):
+        if count > _MAX_NAMESPACE:
+            break
+        if _is_history(value):
+            found, held = instance_attribute(value, "history")
+            if found and held is logged:
+                return "history"
+    return None
+
+
+def _enclosing_def(line: FailingLine) -> ast.FunctionDef | None:
+    tree = line.frame.tree()
+    if tree is None:
+        return None
+    number = line.frame.position.line
+    found: ast.FunctionDef | None = None
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.FunctionDef)
+            and node.lineno <= number <= (node.end_lineno or node.lineno)
+            and (found is None or node.lineno > found.lineno)
+        ):
+            found = node
+    return found
+
+
+def _fit_with_validation(
+    receiver: ast.expr, kind: str, line: FailingLine, context: ErrorContext
+) -> str | None:
+    """The fit call that made the logs, given ``validation_split=0.2`` (arrays only)."""
+    if kind == "logs":
+        frames = context.frames()
+        outer = frames[-1] if len(frames) > 1 else None
+        statement = outer.statement() if outer is not None else None
+        if outer is None or statement is None:
+            return None
+        calls = [
+            node
+            for node in ast.walk(statement)
+            if isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "fit"
+        ]
+        return _split_fit(calls, statement, outer, context, "run it again")
+    root = receiver.value if isinstance(receiver, ast.Attribute) else None
+    if not isinstance(root, ast.Name):
+        return None
+    for cell, statement in assignments_in_cells(root.id, context):
+        call = statement.value
+        if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute):
+            if call.func.attr == "fit":
+                return _split_fit([call], statement, cell_frame(cell), context, "this line again")
+        return None
+    return None
+
+
+def _split_fit(
+    calls: list[ast.Call], statement: ast.stmt, frame: Any, context: ErrorContext, then: str
+) -> str | None:
+    if len(calls) != 1:
+        return None
+    call = calls[0]
+    if any(k.arg in ("validation_data", "validation_split") for k in call.keywords):
+        return None
+    data = call.args[0] if call.args else None
+    data = next((k.value for k in call.keywords if k.arg == "x"), data)
+    if data is None:
+        return None
+    found, value = context.resolve(data, frame if frame.local_names is not None else None)
+    if not found or value_kind(value) not in ("array", "tensor"):
+        return None
+    source = frame.segment(call)
+    fixed = rewrite(frame, statement, call, _with_keyword(source, "validation_split=0.2"))
+    if not source or not fixed or "\n" in fixed:
+        return None
+    return f"{code(fixed)}, then {then}"
+
+
+RESULT_MISUSED = ErrorFamily(
+    "a Keras call's result used as another kind (get_weights, predict, fit, evaluate, logs)",
+    messages=(),
+    read=_read_result,
+    section=_SECTION,
+    without_library=True,
+)

@@ -1,0 +1,148 @@
+"""Values of the wrong kind for the call (issue #25): a Python list mixing numbers and
+strings given to ``tf.constant`` (``families_tensors.MIXED_TYPES``: each item's type by
+position), and a lookup layer given the other kind of data
+(``families_model_data.LOOKUP_DATA``: the layer and the data's dtype). Each fix runs in
+the kernel; the same calls with data of one kind get no entry."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from tests.harness import KernelSession, value_of
+from tests.harness import error_of_failing_cell as failing
+from tests.harness import fix_in as fix_of
+from tests.harness import runs_without_error_entry as runs_cleanly
+
+pytestmark = [pytest.mark.kernel, pytest.mark.timeout(600)]
+
+
+def test_a_list_mixing_numbers_and_strings(kernel: KernelSession) -> None:
+    error = failing(kernel, 'prices = tf.constant([3, "four", 5.5])')
+    assert error["course"]["section"] == "dtype-casting"
+    text = error["explanation"]
+    assert '`[3, "four", 5.5]` holds int at [0] and str at [1] and float at [2]' in text
+    fix = fix_of(text)
+    assert fix == 'prices = tf.constant(["3", "four", "5.5"])'
+    runs_cleanly(kernel, fix)
+    assert value_of(kernel, "prices.dtype.name") == "string"
+    # Strings that spell numbers are written as numbers.
+    fix = fix_of(failing(kernel, 'prices = tf.constant([3, "4", 5.5])')["explanation"])
+    assert fix == "prices = tf.constant([3, 4, 5.5])"
+    runs_cleanly(kernel, fix)
+    assert value_of(kernel, "prices.dtype.name") == "float32"
+    # A name holding a flat list.
+    runs_cleanly(kernel, 'row = [1, "b", 2]')
+    error = failing(kernel, "cells = tf.constant(row)")
+    text = error["explanation"]
+    assert "`row` holds int at [0], [2] and str at [1]" in text
+    fix = fix_of(text)
+    assert fix == "cells = tf.constant([str(item) for item in row])"
+    runs_cleanly(kernel, fix)
+    # One type: no error, no entry.
+    runs_cleanly(kernel, 'words = tf.constant(["3", "four"])\nnums = tf.constant([3, 4.5])')
+
+
+def test_lookup_layers_given_the_other_kind_of_data(kernel: KernelSession) -> None:
+    runs_cleanly(
+        kernel,
+        """ids = np.array([[4, 7], [7, 9]])
+names = np.array([["cat", "dog"], ["dog", "cow"]])
+to_index = keras.layers.StringLookup(vocabulary=["cat", "dog"])
+by_number = keras.layers.IntegerLookup(vocabulary=[4, 7])""",
+    )
+    error = failing(kernel, "coded = to_index(ids)")
+    assert error["course"]["section"] == "preprocessing-adapt"
+    text = error["explanation"]
+    assert "`to_index` is a StringLookup layer: it maps strings to ids" in text
+    assert "`ids` holds integers (int64)" in text
+    assert "`tf.strings.as_string(ids)`" in text
+    made, adapted = fix_spans(text)
+    assert (made, adapted) == ("to_index = keras.layers.IntegerLookup()", "to_index.adapt(ids)")
+    runs_cleanly(kernel, f"{made}\n{adapted}\ncoded = to_index(ids)")
+    # Every id is in the adapted vocabulary: none is the out-of-vocabulary index 0.
+    assert value_of(kernel, "sorted(set(coded.numpy().ravel().tolist()))") == [1, 2, 3]
+    error = failing(kernel, "coded = by_number(names)")
+    text = error["explanation"]
+    assert "`by_number` is an IntegerLookup layer: it maps integers to ids" in text
+    assert "`names` holds strings" in text
+    made, adapted = fix_spans(text)
+    assert made == "by_number = keras.layers.StringLookup()"
+    runs_cleanly(kernel, f"{made}\n{adapted}\ncoded = by_number(names)")
+    # The matching kinds: no entry.
+    runs_cleanly(
+        kernel,
+        'fine = keras.layers.StringLookup(vocabulary=["cat", "dog"])(names)\n'
+        "fine_ids = keras.layers.IntegerLookup(vocabulary=[4, 7])(ids)",
+    )
+
+
+def fix_spans(text: str) -> list[str]:
+    return re.findall(r"`([^`]+)`", text.split("Fix: ", 1)[1])
+
+
+def test_a_dataset_whose_labels_have_an_unknown_rank(kernel: KernelSession) -> None:
+    runs_cleanly(
+        kernel,
+        """pts = np.random.rand(32, 3).astype("float32")
+flags = (pts.sum(axis=1) > 1.5).astype("float32")
+judge = keras.Sequential([keras.Input(shape=(3,)), keras.layers.Dense(1, activation="sigmoid")])
+judge.compile(optimizer="adam", loss="binary_crossentropy")
+def as_is(t):
+    return t
+wrapped = tf.data.Dataset.from_tensor_slices((pts, flags)).map(
+    lambda a, b: (a, tf.py_function(as_is, [b], tf.float32))).batch(8)""",
+    )
+    error = failing(kernel, "judge.fit(wrapped, epochs=1, verbose=0)")
+    assert error["course"]["section"] == "tf-data"
+    text = error["explanation"]
+    assert "The labels of `wrapped` have an unknown rank" in text
+    assert "the labels should be (None, 1) like the model's output" in text
+    assert "single examples" not in text  # the dataset is batched: no batch is missing
+    # The failed fit left its training step half-built: the fix compiles again first.
+    compiled, fix = fix_spans(text)
+    assert compiled == 'judge.compile(optimizer="adam", loss="binary_crossentropy")'
+    assert fix == (
+        "judge.fit(wrapped.map(lambda features, labels: (features, tf.reshape(labels, "
+        "[-1, 1]))), epochs=1, verbose=0)"
+    )
+    runs_cleanly(kernel, f"{compiled}\n{fix}")
+    # The shape given back inside the map (the labels' shape of the fixed fit, so that
+    # Keras reuses its training step): no error, no entry.
+    runs_cleanly(
+        kernel,
+        """shaped = tf.data.Dataset.from_tensor_slices((pts, flags)).map(
+    lambda a, b: (a, tf.ensure_shape(tf.py_function(as_is, [b[None]], tf.float32), (1,)))).batch(8)
+judge.fit(shaped, epochs=1, verbose=0)""",
+    )
+
+
+def test_labels_as_a_list_for_a_model_of_one_output(kernel: KernelSession) -> None:
+    runs_cleanly(
+        kernel,
+        """pts = np.random.rand(32, 3).astype("float32")
+flags = (pts.sum(axis=1) > 1.5).astype("float32")
+scorer = keras.Sequential([keras.Input(shape=(3,)), keras.layers.Dense(1, activation="sigmoid")])
+scorer.compile(optimizer="adam", loss="binary_crossentropy")""",
+    )
+    error = failing(kernel, "scorer.evaluate(pts, [flags, flags], verbose=0)")
+    assert error["course"]["section"] == "labels-and-loss"
+    text = error["explanation"]
+    assert "`scorer` has one output, (None, 1), so `evaluate` takes one array of labels" in text
+    assert "`[flags, flags]` is a list of 2 label arrays" in text
+    fix = fix_of(text)
+    assert fix == "scorer.evaluate(pts, flags, verbose=0)"
+    runs_cleanly(kernel, fix)
+    error = failing(kernel, "scorer.evaluate(pts, list(flags), verbose=0)")
+    text = error["explanation"]
+    assert "`list(flags)` is a Python list of numbers, not an array" in text
+    assert fix_of(text) == "scorer.evaluate(pts, flags, verbose=0)"
+    # A model of two outputs takes a list of two label arrays: no error, no entry.
+    runs_cleanly(
+        kernel,
+        """entry = keras.Input(shape=(3,))
+pair = keras.Model(entry, [keras.layers.Dense(1)(entry), keras.layers.Dense(1)(entry)])
+pair.compile(optimizer="adam", loss=["mse", "mse"])
+pair.evaluate(pts, [flags, flags], verbose=0)""",
+    )
