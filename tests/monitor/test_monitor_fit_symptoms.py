@@ -126,7 +126,7 @@ def test_every_layer_frozen_including_the_head(kernel: KernelSession) -> None:
     assert entry["name"] == "pretrained"
     assert entry["course"]["section"] == "trainable-weights"
     text = entry["text"]
-    assert "`for lyr in pretrained.layers: lyr.trainable = False` (line 6)" in text
+    assert "`for lyr in pretrained.layers: lyr.trainable = False` (line 6 of this cell)" in text
     assert "including `pretrained.get_layer('verdict')`, the last layer" in text
     assert value_of(kernel, VERDICT_MOVED) is False
     # The fix, as printed: freeze all but the last layer.

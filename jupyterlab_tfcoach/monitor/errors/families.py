@@ -34,6 +34,7 @@ from dataclasses import replace
 from typing import Any
 
 from jupyterlab_tfcoach.monitor.errors import (
+    families_api_names,
     families_arguments,
     families_compile,
     families_data,
@@ -144,6 +145,8 @@ FAMILIES: tuple[ErrorFamily, ...] = (
     families_keras_usage.REMOVED_METHOD,
     families_keras_usage.WEIGHTS_AS_MODEL,
     families_keras_usage.TF1_NAME,
+    # Any other TensorFlow or Keras name Python could not find: renamed, or mistyped.
+    families_api_names.MISSING_NAME,
     # A Keras object's life: built before its weights are read, known by name when loaded.
     families_keras_lifecycle.NOT_BUILT,
     families_keras_lifecycle.UNKNOWN_CLASS,

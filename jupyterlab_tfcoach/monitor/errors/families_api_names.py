@@ -1,0 +1,284 @@
+"""A TensorFlow or Keras name that does not exist (issue #25): an attribute of a
+``tensorflow``/``keras`` module, or of an object of their classes, that Python could not
+find. Learners meet it when code written for tf.keras 2 runs on Keras 3 (``reset_states``,
+``optimizer.lr``, ``keras.losses.Reduction``, ``layers.experimental.preprocessing``) and
+when a name is mistyped (``keras.layers.Dence``, ``tf.reduce_means``).
+
+Read from the failing line: the attribute Python named, the value it was looked up on
+(a module, or an object whose class comes from TensorFlow or Keras; a class of the user's
+own is left alone), then either a known rename (a small table of what Keras 3 and
+TensorFlow 2 call it now) or the closest public names the module or class does have
+(``difflib``, over ``vars`` of a module and ``dir`` of a class: no user code runs). The
+fix is the statement with the name replaced, when that is one unambiguous edit.
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+import re
+import sys
+from types import ModuleType
+from typing import Any
+
+from jupyterlab_tfcoach.monitor.errors.context import ErrorContext, code, rewrite
+from jupyterlab_tfcoach.monitor.errors.failing_line import FailingLine, value_of
+from jupyterlab_tfcoach.monitor.errors.family_record import (
+    GENERAL_SECTION,
+    ErrorFamily,
+    Finding,
+    Message,
+    Recognised,
+)
+from jupyterlab_tfcoach.monitor.stored_state import module_of_class, mro_of_class
+
+_type_name = type.__dict__["__name__"].__get__
+KERAS_SECTION = "keras-model-api"
+_NO_ATTRIBUTE = re.compile(
+    r"(?:module '(?P<module>[\w.]+)'|'(?P<owner>\w+)' object|type object '(?P<cls>\w+)') "
+    r"has no attribute '(?P<name>\w+)'"
+)
+_LIBRARIES = ("tensorflow", "keras", "tf_keras")
+
+# What an attribute of tf.keras 2 (or TensorFlow 1) is called in Keras 3 / TensorFlow 2,
+# by the kind of object it was looked up on. ``None``: nothing replaces it one for one
+# (the rule says what does).
+_RENAMED: dict[tuple[str, str], tuple[str | None, str]] = {
+    ("metric", "reset_states"): (
+        "reset_state",
+        "Keras 3 renamed a metric's `reset_states()` to `reset_state()`",
+    ),
+    ("optimizer", "lr"): (
+        "learning_rate",
+        "Keras 3 optimizers dropped the `lr` alias: the rate is `learning_rate` (read it "
+        "with `float(...)`, set it with `.assign(...)` or by assigning a number)",
+    ),
+    ("optimizer", "decay"): (
+        None,
+        "Keras 3 optimizers have no `decay`: a learning rate that falls over time is a "
+        "schedule given as `learning_rate` (`keras.optimizers.schedules.ExponentialDecay"
+        "(0.01, decay_steps=1000, decay_rate=0.9)`)",
+    ),
+    ("keras.layers", "CuDNNLSTM"): (
+        "LSTM",
+        "Keras 3 has no `CuDNNLSTM`: `LSTM` with its default arguments runs the fast cuDNN "
+        "kernel by itself on a GPU",
+    ),
+    ("keras.layers", "CuDNNGRU"): (
+        "GRU",
+        "Keras 3 has no `CuDNNGRU`: `GRU` with its default arguments runs the fast cuDNN "
+        "kernel by itself on a GPU",
+    ),
+    ("keras.preprocessing", "text"): (
+        None,
+        "Keras 3 has no `keras.preprocessing.text` (`Tokenizer`): text becomes token ids "
+        "with the `keras.layers.TextVectorization` layer, `adapt`ed on the training text",
+    ),
+}
+
+
+def _owner_of(node: ast.expr, line: FailingLine, context: ErrorContext) -> tuple[bool, Any]:
+    """What ``node`` holds: a module reached through modules (``keras.layers``,
+    ``tf.keras.losses``: read from the modules' dicts, so nothing is imported or
+    loaded), else ``value_of``'s reading."""
+    if isinstance(node, ast.Attribute):
+        found, parent = _owner_of(node.value, line, context)
+        if found and isinstance(parent, ModuleType):
+            child = vars(parent).get(node.attr)
+            if child is None and _type_name(type(parent)) == "KerasLazyLoader":
+                # ``tf.keras`` before its first use: Keras 3's tf.keras API module.
+                loaded = sys.modules.get("keras._tf_keras.keras")
+                child = vars(loaded).get(node.attr) if loaded is not None else None
+            if isinstance(child, ModuleType):
+                return True, child
+    return value_of(node, line.frame, context)
+
+
+def _owner_kind(owner: Any) -> str | None:
+    """``"keras.layers"`` for a module (its name, ``tf.keras``'s spelled as Keras's),
+    ``"metric"``/``"optimizer"``/``"object"`` for an object of a TensorFlow or Keras
+    class; None for anything else (the user's own classes included)."""
+    if isinstance(owner, ModuleType):
+        name = str(vars(owner).get("__name__") or "")
+        if not name.startswith(_LIBRARIES):
+            return None
+        return re.sub(r"^keras\._tf_keras\.keras", "keras", re.sub(r"\.src\b", "", name))
+    cls = type(owner)
+    if not (module_of_class(cls) or "").startswith(_LIBRARIES):
+        return None  # a class of the user's: its attributes are theirs to name
+    names = {
+        _type_name(base)
+        for base in mro_of_class(cls)
+        if (module_of_class(base) or "").startswith(_LIBRARIES)
+    }
+    if "Metric" in names:
+        return "metric"
+    if "Optimizer" in names:
+        return "optimizer"
+    return "keras object" if (module_of_class(cls) or "").startswith("keras") else "object"
+
+
+def _public_names(owner: Any) -> list[str]:
+    """The names the module defines, or the class (and the instance's own dict) has."""
+    try:
+        if isinstance(owner, ModuleType):
+            names = list(vars(owner))
+        else:
+            names = [n for base in mro_of_class(type(owner)) for n in vars(base)]
+            own = getattr(owner, "__dict__", None)
+            if type(own) is dict:
+                names += list(own)
+    except Exception:
+        return []
+    return sorted({n for n in names if type(n) is str and not n.startswith("_")})
+
+
+def _closest(name: str, names: list[str]) -> list[str]:
+    """The public names closest to ``name`` (difflib, at most 3); only the first when it
+    is clearly the one meant (``reduce_means``: ``reduce_mean``, not ``reduce_min``)."""
+    scored = sorted(
+        ((difflib.SequenceMatcher(None, name, n).ratio(), n) for n in names), reverse=True
+    )
+    close = [(score, n) for score, n in scored[:3] if score >= 0.75]
+    if len(close) > 1 and close[0][0] >= 0.9 and close[1][0] <= close[0][0] - 0.08:
+        return [close[0][1]]
+    return [n for _score, n in close]
+
+
+def _attribute_node(line: FailingLine, name: str) -> ast.Attribute | None:
+    for part in line.frame.header():
+        for node in ast.walk(part):
+            if isinstance(node, ast.Attribute) and node.attr == name:
+                return node
+    return None
+
+
+def _reduction(line: FailingLine, node: ast.Attribute) -> Finding | None:
+    """``keras.losses.Reduction.SUM`` -> ``"sum"``: Keras 3 takes the reduction as a
+    string."""
+    parents = [
+        found
+        for part in line.frame.header()
+        for found in ast.walk(part)
+        if isinstance(found, ast.Attribute) and found.value is node
+    ]
+    rule = (
+        'Keras 3 has no `Reduction` enum: a loss takes its reduction as a string, `"sum"`, '
+        '`"sum_over_batch_size"` (the default), `"mean"` or `"none"`'
+    )
+    statement = line.statement
+    if len(parents) != 1 or statement is None:
+        return Finding(rule + ".", None, section=KERAS_SECTION)
+    member = parents[0].attr.lower()
+    if member not in ("sum", "sum_over_batch_size", "none", "mean", "auto"):
+        return Finding(rule + ".", None, section=KERAS_SECTION)
+    member = "sum_over_batch_size" if member == "auto" else member
+    fixed = rewrite(line.frame, statement, parents[0], f'"{member}"')
+    fix = code(fixed) if fixed and "\n" not in fixed else None
+    return Finding(rule + ".", fix, section=KERAS_SECTION)
+
+
+def _experimental(line: FailingLine, node: ast.Attribute) -> Finding | None:
+    """``keras.layers.experimental.preprocessing.Normalization`` -> ``keras.layers
+    .Normalization``: the preprocessing layers left ``experimental`` in TF 2.6."""
+    rule = (
+        "The preprocessing layers are no longer under `experimental.preprocessing`: "
+        "`Normalization`, `TextVectorization`, `StringLookup`, `Rescaling`, `RandomFlip` "
+        "and the others are in `keras.layers` itself"
+    )
+    outer = [
+        found
+        for part in line.frame.header()
+        for found in ast.walk(part)
+        if isinstance(found, ast.Attribute)
+        and isinstance(found.value, ast.Attribute)
+        and found.value.attr == "preprocessing"
+        and found.value.value is node
+    ]
+    statement = line.statement
+    base = line.frame.segment(node.value) or ""
+    if len(outer) != 1 or statement is None or not base or "\n" in base:
+        return Finding(rule + ".", None, section=KERAS_SECTION)
+    fixed = rewrite(line.frame, statement, outer[0], f"{base}.{outer[0].attr}")
+    fix = code(fixed) if fixed and "\n" not in fixed else None
+    return Finding(rule + ".", fix, section=KERAS_SECTION)
+
+
+def _section_of(kind: str, meant: str | None) -> str | None:
+    """Keras's names link to the Keras section (the family's); a TensorFlow name to the
+    section of the hover card of the name meant, when it has one, else the general one."""
+    if "keras" in kind or kind in ("metric", "optimizer"):
+        return None  # the family's: Keras's model API
+    try:
+        from jupyterlab_tfcoach.course.api_cards import api_card
+
+        card = api_card(f"tf.{meant}") if meant and kind == "tensorflow" else None
+    except Exception:
+        card = None
+    return card.section_id if card is not None else GENERAL_SECTION
+
+
+def _read_missing_name(
+    error: Recognised, line: FailingLine, context: ErrorContext
+) -> Finding | None:
+    name = error.group("name")
+    node = _attribute_node(line, name)
+    if node is None:
+        return None
+    found, owner = _owner_of(node.value, line, context)
+    if not found:
+        return None
+    kind = _owner_kind(owner)
+    if kind is None:
+        return None
+    written = line.frame.segment(node) or name
+    if kind == "keras.losses" and name == "Reduction":
+        return _reduction(line, node)
+    if kind.startswith("keras.layers") and name == "experimental":
+        return _experimental(line, node)
+    statement = line.statement
+    known = _RENAMED.get((kind, name))
+    if known is not None:
+        new, rule = known
+        fix = None
+        if new is not None and statement is not None:
+            fixed = rewrite(line.frame, statement, node, f"{line.frame.segment(node.value)}.{new}")
+            fix = code(fixed) if fixed and "\n" not in fixed else None
+        return Finding(rule + ".", fix, section=KERAS_SECTION)
+    close = _closest(name, _public_names(owner))
+    what = (
+        f"The module `{kind}`"
+        if isinstance(owner, ModuleType)
+        else f"A `{_type_name(type(owner))}` object"
+    )
+    section = _section_of(kind, close[0] if len(close) == 1 else None)
+    if not close:
+        rule = (
+            f"{what} has no `{name}` ({code(written)} : the name is not in this version's "
+            "API; check the spelling and the version the tutorial was written for)"
+        )
+        return Finding(rule + ".", None, section=section)
+    listed = ", ".join(f"`{c}`" for c in close)
+    closest = (
+        f"its closest name is {listed}"
+        if len(close) == 1
+        else f"the closest names it has: {listed}"
+    )
+    rule = f"{what} has no `{name}`; {closest}"
+    fix = None
+    if len(close) == 1 and statement is not None:
+        owner_source = line.frame.segment(node.value)
+        fixed = rewrite(line.frame, statement, node, f"{owner_source}.{close[0]}")
+        fix = code(fixed) if owner_source and fixed and "\n" not in fixed else None
+    return Finding(rule + ".", fix, section=section)
+
+
+MISSING_NAME = ErrorFamily(
+    "a TensorFlow or Keras name that does not exist",
+    messages=(Message(_NO_ATTRIBUTE),),
+    read=_read_missing_name,
+    section=KERAS_SECTION,
+    exception_type="AttributeError",
+    # Python raises it at the attribute, before any TensorFlow or Keras code runs.
+    without_library=True,
+)

@@ -1,0 +1,100 @@
+"""A TensorFlow or Keras name Python could not find (issue #25,
+``errors/families_api_names.py``): tf.keras 2 names run on Keras 3 get what Keras 3 calls
+them, mistyped names get the closest public name; each fix as printed runs in the kernel,
+and the correct spelling beside it gets no entry. An attribute missing on the learner's
+own object is not this family's."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.harness import KernelSession, checked_report, run, value_of
+from tests.harness import error_of_failing_cell as failing
+from tests.harness import fix_in as fix_of
+from tests.harness import runs_without_error_entry as runs_cleanly
+
+pytestmark = [pytest.mark.kernel, pytest.mark.timeout(600)]
+
+KERAS_SECTION = "keras-model-api"
+
+
+def test_keras_2_names_on_keras_3(kernel: KernelSession) -> None:
+    runs_cleanly(kernel, "opt = keras.optimizers.Adam(0.01)\ntp = keras.metrics.TruePositives()")
+    # The optimizer's rate: `lr` is gone; the fix reads and sets learning_rate.
+    error = failing(kernel, "opt.lr.assign(0.1)")
+    assert error["course"]["section"] == KERAS_SECTION
+    assert "Keras 3 optimizers dropped the `lr` alias" in error["explanation"]
+    fix = fix_of(error["explanation"])
+    assert fix == "opt.learning_rate.assign(0.1)"
+    runs_cleanly(kernel, fix)
+    assert value_of(kernel, "round(float(opt.learning_rate), 6)") == 0.1
+    # A metric's reset.
+    error = failing(kernel, "tp.update_state([1, 0], [1, 1])\ntp.reset_states()")
+    assert "renamed a metric's `reset_states()` to `reset_state()`" in error["explanation"]
+    fix = fix_of(error["explanation"])
+    assert fix == "tp.reset_state()"
+    runs_cleanly(kernel, f"tp.update_state([1, 0], [1, 1])\n{fix}")
+    assert value_of(kernel, "float(tp.result())") == 0.0
+    # The reduction enum: a string now.
+    cell = "bce = keras.losses.BinaryCrossentropy(reduction=keras.losses.Reduction.SUM)"
+    error = failing(kernel, cell)
+    fix = fix_of(error["explanation"])
+    assert fix == 'bce = keras.losses.BinaryCrossentropy(reduction="sum")'
+    runs_cleanly(kernel, fix)
+    assert value_of(kernel, "round(float(bce([[1.0], [0.0]], [[0.9], [0.2]])), 4)") == 0.3285
+    # The preprocessing layers left experimental.preprocessing, under tf.keras too.
+    for cell in (
+        "norm = keras.layers.experimental.preprocessing.Normalization(axis=-1)",
+        "norm = tf.keras.layers.experimental.preprocessing.Normalization(axis=-1)",
+    ):
+        error = failing(kernel, cell)
+        fix = fix_of(error["explanation"])
+        assert fix == cell.replace("experimental.preprocessing.", "")
+        runs_cleanly(kernel, fix)
+        assert value_of(kernel, "type(norm).__name__") == "Normalization"
+
+
+def test_mistyped_names_get_the_closest_one(kernel: KernelSession) -> None:
+    error = failing(kernel, "hidden = keras.layers.Dence(8)")
+    assert (
+        "The module `keras.layers` has no `Dence`; its closest name is `Dense`"
+        in (error["explanation"])
+    )
+    fix = fix_of(error["explanation"])
+    assert fix == "hidden = keras.layers.Dense(8)"
+    runs_cleanly(kernel, fix)
+    # One clearly closest TensorFlow name (reduce_mean, not reduce_min or reduce_max).
+    error = failing(kernel, "avg = tf.reduce_means(tf.constant([1.0, 2.0]))")
+    fix = fix_of(error["explanation"])
+    assert fix == "avg = tf.reduce_mean(tf.constant([1.0, 2.0]))"
+    runs_cleanly(kernel, fix)
+    assert value_of(kernel, "float(avg)") == 1.5
+    # A model's method, named on the learner's model.
+    runs_cleanly(kernel, "net = keras.Sequential([keras.Input((3,)), keras.layers.Dense(1)])")
+    error = failing(
+        kernel, "net.compile(optimizer='sgd', loss='mse')\nnet.fitt(np.zeros((4, 3)), np.zeros(4))"
+    )
+    fix = fix_of(error["explanation"])
+    assert fix == "net.fit(np.zeros((4, 3)), np.zeros(4))"
+    runs_cleanly(kernel, f"{fix[:-1]}, verbose=0)")
+
+
+def test_correct_names_and_the_learners_own_objects_get_no_such_entry(
+    kernel: KernelSession,
+) -> None:
+    # The look-alikes: the names as Keras 3 spells them.
+    runs_cleanly(
+        kernel,
+        "opt2 = keras.optimizers.Adam(0.01)\nopt2.learning_rate.assign(0.1)\n"
+        "tp2 = keras.metrics.TruePositives()\ntp2.reset_state()\n"
+        'bce2 = keras.losses.BinaryCrossentropy(reduction="sum")\n'
+        "norm2 = keras.layers.Normalization()\nhidden2 = keras.layers.Dense(8)",
+    )
+    # A class of the learner's: its attributes are theirs to name, not Keras's.
+    execution = run(kernel, "class Box:\n    size = 3\n\nBox().sise", ok=False)
+    error = checked_report(execution)["error"]
+    assert error is None or "closest name" not in error.get("explanation", ""), error
+    # A plain dict: not a TensorFlow or Keras object either.
+    execution = run(kernel, "settings = {'rate': 1}\nsettings.rate", ok=False)
+    error = checked_report(execution)["error"]
+    assert error is None or "closest name" not in error.get("explanation", ""), error
