@@ -98,3 +98,23 @@ def test_correct_names_and_the_learners_own_objects_get_no_such_entry(
     execution = run(kernel, "settings = {'rate': 1}\nsettings.rate", ok=False)
     error = checked_report(execution)["error"]
     assert error is None or "closest name" not in error.get("explanation", ""), error
+
+
+def test_keras_2_keywords_get_their_keras_3_names(kernel: KernelSession) -> None:
+    # Too far apart for a spelling match: a small table of Keras 2 keywords.
+    cell = "slow = keras.optimizers.Adam(lr=1e-5)"
+    error = failing(kernel, cell)
+    assert "`Adam` takes `learning_rate`" in error["explanation"]
+    fix = fix_of(error["explanation"])
+    assert fix == "slow = keras.optimizers.Adam(learning_rate=1e-5)"
+    runs_cleanly(kernel, fix)
+    runs_cleanly(
+        kernel,
+        "tiny = keras.Sequential([keras.Input((3,)), keras.layers.Dense(1)])\n"
+        'tiny.compile(optimizer="sgd", loss="mse")',
+    )
+    cell = "tiny.fit(np.zeros((4, 3)), np.zeros(4), nb_epoch=2, verbose=0)"
+    fix = fix_of(failing(kernel, cell)["explanation"])
+    assert fix == "tiny.fit(np.zeros((4, 3)), np.zeros(4), epochs=2, verbose=0)"
+    runs_cleanly(kernel, f"log = {fix}")
+    assert value_of(kernel, "len(log.history['loss'])") == 2

@@ -736,6 +736,16 @@ def _axis_range(argument: _Argument, text: str, requirement: str | None) -> str:
     return ""
 
 
+# Keywords of Keras 1/2 that Keras 3 spells otherwise (too far apart for difflib).
+_RENAMED_KEYWORDS = {
+    "lr": "learning_rate",
+    "nb_epoch": "epochs",
+    "init": "kernel_initializer",
+    "W_regularizer": "kernel_regularizer",
+    "b_regularizer": "bias_regularizer",
+}
+
+
 def _unknown_keyword(
     argument: _Argument,
     callee: Any,
@@ -762,7 +772,8 @@ def _unknown_keyword(
     if callee is None:
         return Finding(rule + ".", None, section)
     names = _keywords(callee[0], parameters)
-    close = _closest(keyword.arg, names)
+    renamed = _RENAMED_KEYWORDS.get(keyword.arg)
+    close = renamed if renamed in names else _closest(keyword.arg, names)
     if close is None:
         listed = ", ".join(code(n) for n in names[:10])
         more = ", ..." if len(names) > 10 else ""
