@@ -135,3 +135,20 @@ def test_every_link_between_modules_reaches_an_anchor() -> None:
             ):
                 broken.append(f"{module.id}: {match[0]}")
     assert broken == []
+
+
+def test_the_opening_maps_the_path_through_every_section_in_order() -> None:
+    """A review (issue #28) found the module a grab-bag. Its opening now follows one call from
+    Python to the kernels, linking each section in the order the sections come, and the key
+    takeaways walk the same path."""
+    module = architecture_module()
+    text = module.markdown
+    opening = text[: text.index('<a id="')]
+    linked = [match["id"] for match in _LINK.finditer(opening) if match["file"] is None]
+    assert linked == [section.id for section in module.sections]
+    takeaways = part(text, "Key takeaways")
+    stops = ["**Your code**", "**The graph**", "**Before it runs**", "**Where it runs**"]
+    stops += ["**What crosses**", "**How fast the kernels compute**", "**What feeds it**"]
+    assert [takeaways.index(stop) for stop in stops] == sorted(
+        takeaways.index(stop) for stop in stops
+    )

@@ -244,9 +244,9 @@ def test_a_tool_a_section_uses_is_introduced_before_its_first_example() -> None:
     section taught them: each is now introduced in a line of prose above the first example
     that uses it, or the example keeps to what was taught."""
     introduced = {
-        # module 1: the batch axis on tensors alone; a Keras model only where it is announced
+        # module 1: the batch axis and the batch dimension on tensors alone
         "batch-axis": ("`tf.expand_dims(", "`None`", "`tf.squeeze("),
-        "batch-dimension": ("`keras.Sequential(", "`keras.Input(", "`model.predict("),
+        "batch-dimension": ("`**2`", "`tf.reshape(t, shape)`", "`axis=-1`"),
         # module 2: a Keras layer and a gradient tape, before modules 3 and 5 teach them
         "autograph-conditions": ("`tf.cond",),
         "where-both-branches": ("`tf.GradientTape`", "`tape.watch(x)`", "`tape.gradient("),
@@ -268,6 +268,16 @@ def test_a_tool_a_section_uses_is_introduced_before_its_first_example() -> None:
     # No Keras, no tf.data in the tensor-only section; no tf.data in module 3's epoch figures
     # (module 4 teaches pipelines).
     assert "keras" not in get_course().section("batch-axis").markdown
+    # The batch dimension is taught on module 1's tensors; a Keras model comes only in its
+    # last block, a look ahead whose tools the prose just above it names.
+    batch_dimension = get_course().section("batch-dimension").markdown
+    blocks = batch_dimension.split("```python")[1:]
+    assert [("import keras" in block) for block in blocks][-1] is True
+    assert not any("import keras" in block for block in blocks[:-1])
+    ahead = batch_dimension[: batch_dimension.rindex("```python")]
+    ahead = ahead[ahead.rindex("```") :]
+    for name in ("`keras.Sequential(", "`keras.Input(", "`model.predict("):
+        assert name in ahead, name
     assert "tf.data" not in get_course().section("epoch-figures").markdown
     # Module 6's pipelines come after the seeds they rely on, and after module 4's tf.data.
     order = [section.id for section in get_course().sections]
