@@ -36,6 +36,7 @@ from typing import Any
 from jupyterlab_tfcoach.monitor.errors import (
     families_api_names,
     families_arguments,
+    families_callables,
     families_compile,
     families_data,
     families_keras,
@@ -147,6 +148,8 @@ FAMILIES: tuple[ErrorFamily, ...] = (
     families_keras_usage.TF1_NAME,
     # Any other TensorFlow or Keras name Python could not find: renamed, or mistyped.
     families_api_names.MISSING_NAME,
+    # A function called (f(x)) where the API wanted the function (f) to call later.
+    families_callables.CALLED_FUNCTION,
     # A Keras object's life: built before its weights are read, known by name when loaded.
     families_keras_lifecycle.NOT_BUILT,
     families_keras_lifecycle.UNKNOWN_CLASS,
