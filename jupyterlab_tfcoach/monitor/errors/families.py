@@ -47,6 +47,7 @@ from jupyterlab_tfcoach.monitor.errors import (
     families_layer_chains,
     families_model_data,
     families_ops,
+    families_pair_results,
     families_results,
     families_shapes,
     families_signatures,
@@ -155,6 +156,8 @@ FAMILIES: tuple[ErrorFamily, ...] = (
     families_keras_lifecycle.UNKNOWN_CLASS,
     # A result unpacked into the wrong number of names (Python raises it, in the line).
     families_unpacking.UNPACKED_RESULT,
+    # Two results kept in one name (grads = tf.clip_by_global_norm(...)), used as one.
+    families_pair_results.PAIR_KEPT_WHOLE,
     # Arguments of a Keras call that break a rule its message names (exclusive, a shape).
     families_keras_arguments.ARGUMENT_RULE,
     families_keras_arguments.MISSING_REQUIRED,
