@@ -118,3 +118,34 @@ def test_keras_2_keywords_get_their_keras_3_names(kernel: KernelSession) -> None
     assert fix == "tiny.fit(np.zeros((4, 3)), np.zeros(4), epochs=2, verbose=0)"
     runs_cleanly(kernel, f"log = {fix}")
     assert value_of(kernel, "len(log.history['loss'])") == 2
+
+
+RATE_METRIC = """class PositiveRate(keras.metrics.Metric):
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.positives = self.add_weight("positives", initializer="zeros")
+
+    def update_state(self, y_true, y_pred, sample_weight=None):
+        self.positives.assign_add(tf.reduce_sum(tf.cast(y_pred > 0.5, tf.float32)))
+
+    def result(self):
+        return self.positives
+
+rate = PositiveRate()
+"""
+
+
+def test_add_weight_in_tf_keras_2_order(kernel: KernelSession) -> None:
+    error = failing(kernel, RATE_METRIC)
+    assert error["course"]["section"] == "keras-weights-in-build"
+    text = error["explanation"]
+    assert "Keras 3's `add_weight` takes `shape` first" in text
+    fix = fix_of(text)
+    assert fix == 'self.positives = self.add_weight(name="positives", initializer="zeros")'
+    fixed = RATE_METRIC.replace(
+        'self.positives = self.add_weight("positives", initializer="zeros")', fix
+    )
+    runs_cleanly(
+        kernel, fixed + "rate.update_state(tf.constant([1, 0, 1]), tf.constant([0.9, 0.8, 0.1]))"
+    )
+    assert value_of(kernel, "float(rate.result())") == 2.0

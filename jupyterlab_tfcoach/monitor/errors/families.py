@@ -149,6 +149,7 @@ FAMILIES: tuple[ErrorFamily, ...] = (
     families_keras_usage.TF1_NAME,
     # Any other TensorFlow or Keras name Python could not find: renamed, or mistyped.
     families_api_names.MISSING_NAME,
+    families_api_names.KERAS2_ARGUMENT_ORDER,
     # A function called (f(x)) where the API wanted the function (f) to call later.
     families_callables.CALLED_FUNCTION,
     # A Keras object's life: built before its weights are read, known by name when loaded.

@@ -282,3 +282,64 @@ MISSING_NAME = ErrorFamily(
     # Python raises it at the attribute, before any TensorFlow or Keras code runs.
     without_library=True,
 )
+
+
+# ------------------------------------------------------------------ Keras 2 argument order
+_NOT_A_SHAPE = re.compile(r"Cannot convert '(?P<value>[^']*)' to a shape")
+# tf.keras 2's ``add_weight(name, shape, dtype, initializer, ...)``: Keras 3 takes
+# ``shape`` first, so the name written first is read as a shape.
+_KERAS2_ADD_WEIGHT = ("name", "shape", "dtype", "initializer")
+
+
+def _read_keras2_order(
+    error: Recognised, line: FailingLine, context: ErrorContext
+) -> Finding | None:
+    del context  # read from the call as written
+    call = line.call
+    if not (
+        isinstance(call, ast.Call)
+        and isinstance(call.func, ast.Attribute)
+        and call.func.attr == "add_weight"
+        and call.args
+        and len(call.args) <= len(_KERAS2_ADD_WEIGHT)
+        and isinstance(call.args[0], ast.Constant)
+        and call.args[0].value == error.group("value")
+        and not any(isinstance(a, ast.Starred) for a in call.args)
+    ):
+        return None
+    rule = (
+        "Keras 3's `add_weight` takes `shape` first (`add_weight(shape=None, "
+        "initializer=None, dtype=None, trainable=True, ..., name=None)`); tf.keras 2 took "
+        f"the name first, so {code(repr(call.args[0].value))} was read as a shape. Pass the "
+        "arguments by keyword (a weight with no shape is a scalar)"
+    )
+    parts: list[str] = []
+    for keyword_name, argument in zip(_KERAS2_ADD_WEIGHT, call.args, strict=False):
+        source = line.frame.segment(argument)
+        if not source:
+            return Finding(rule + ".", None, section=_WEIGHTS_SECTION)
+        parts.append(f"{keyword_name}={source}")
+    for keyword in call.keywords:
+        source = line.frame.segment(keyword)
+        if not source:
+            return Finding(rule + ".", None, section=_WEIGHTS_SECTION)
+        parts.append(source)
+    func = line.frame.segment(call.func)
+    statement = line.statement
+    fixed = (
+        rewrite(line.frame, statement, call, f"{func}({', '.join(parts)})")
+        if func and statement is not None
+        else None
+    )
+    fix = code(fixed) if fixed and "\n" not in fixed else None
+    return Finding(rule + ".", fix, section=_WEIGHTS_SECTION)
+
+
+_WEIGHTS_SECTION = "keras-weights-in-build"
+
+KERAS2_ARGUMENT_ORDER = ErrorFamily(
+    "arguments in tf.keras 2's order",
+    messages=(Message(_NOT_A_SHAPE),),
+    read=_read_keras2_order,
+    section=_WEIGHTS_SECTION,
+)
