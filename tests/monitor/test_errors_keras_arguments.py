@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from tests.harness import KernelSession, KernelSetup, checked_report
+from tests.harness import KernelSession, KernelSetup, checked_report, value_of
 from tests.harness import error_of_failing_cell as failing
 from tests.harness import fix_in as fix_of
 from tests.harness import runs_without_error_entry as runs_cleanly
@@ -49,22 +49,34 @@ def test_an_int_shape_is_wrapped_in_a_tuple(kernel: KernelSession) -> None:
     runs_cleanly(kernel, fix)
 
 
-def test_a_learning_rate_set_on_a_schedule_goes_into_the_constructor(
+def test_a_learning_rate_set_on_a_schedule_keeps_the_schedule(
     kernel: KernelSession,
 ) -> None:
     made = (
         "decay = keras.optimizers.schedules.ExponentialDecay(0.1, 100, 0.9)\n"
-        "sgd_opt = keras.optimizers.SGD(learning_rate=decay)"
+        "sgd_opt = keras.optimizers.SGD(learning_rate=decay)\n"
+        "tuned = keras.Sequential([keras.Input((3,)), keras.layers.Dense(1)])\n"
+        'tuned.compile(optimizer=sgd_opt, loss="mse")'
     )
     runs_cleanly(kernel, made)
     error = failing(kernel, "sgd_opt.learning_rate = 0.01")
     explanation = error["explanation"]
     assert "`sgd_opt.learning_rate = 0.01` sets `learning_rate`" in explanation
     assert "its learning rate is not settable" in explanation
-    assert "in place of `sgd_opt = keras.optimizers.SGD(learning_rate=decay)`" in explanation
+    # The cause: the optimizer follows the schedule `decay`; a float would end the decay.
+    assert "built on the learning-rate schedule `decay`" in explanation
+    assert "would end the decay" in explanation and "compile the model again" in explanation
     fix = fix_of(explanation)
-    assert fix == "sgd_opt = keras.optimizers.SGD(learning_rate=0.01)"
-    runs_cleanly(kernel, fix + "\nsgd_opt.learning_rate = 0.02")
+    assert fix == (
+        "sgd_opt = keras.optimizers.SGD(learning_rate="
+        "keras.optimizers.schedules.ExponentialDecay(0.01, 100, 0.9))"
+    )
+    runs_cleanly(kernel, fix + '\ntuned.compile(optimizer=sgd_opt, loss="mse")')
+    # The new optimizer still decays, from the new rate.
+    assert value_of(kernel, "float(sgd_opt.learning_rate)") == pytest.approx(0.01)
+    assert value_of(kernel, "float(sgd_opt._learning_rate(100))") == pytest.approx(0.009)
+    # The look-alike: an optimizer made with a float rate takes a new one, and is quiet.
+    runs_cleanly(kernel, "plain = keras.optimizers.SGD(0.1)\nplain.learning_rate = 0.01")
 
 
 def test_a_fix_using_tf_is_respelled_with_keras_ops_when_tf_is_not_imported(

@@ -363,3 +363,106 @@ track.predict(readings, verbose=0)"""
     error = failing(kernel, single)
     assert "declares one example" not in error["explanation"]
     assert error["course"]["section"] == "batch-dimension"
+
+
+def test_a_whole_input_shape_given_as_one_size_of_a_weight(kernel: KernelSession) -> None:
+    define = """class Scale(keras.layers.Layer):
+    def __init__(self, units):
+        super().__init__()
+        self.units = units
+    def build(self, input_shape):
+        self.w = self.add_weight(shape=(input_shape, self.units))
+    def call(self, x):
+        return x @ self.w
+"""
+    use = "scaled = Scale(4)(np.zeros((2, 3), 'float32'))"
+    error = failing(kernel, define + use)
+    assert error["course"]["section"] == "keras-weights-in-build"
+    text = error["explanation"]
+    assert "`input_shape` is a whole shape, (2, 3)" in text
+    assert "`input_shape[-1]` (3 here)" in text
+    fix = fix_of(text)
+    assert fix == "self.w = self.add_weight(shape=(input_shape[-1], self.units))"
+    runs_cleanly(
+        kernel,
+        define.replace("self.w = self.add_weight(shape=(input_shape, self.units))", fix) + use,
+    )
+    assert value_of(kernel, "list(scaled.shape)") == [2, 4]
+    # The look-alike: sizes read from the shape already, no entry.
+    runs_cleanly(
+        kernel,
+        define.replace("shape=(input_shape, self.units)", "shape=(input_shape[-1], self.units)")
+        + use,
+    )
+
+
+def test_a_sequence_layer_on_an_input_declared_without_its_features_axis(
+    kernel: KernelSession,
+) -> None:
+    runs_cleanly(
+        kernel,
+        'readings = np.random.rand(16, 20).astype("float32")\n'
+        'levels = np.random.rand(16, 1).astype("float32")',
+    )
+    cell = """series_in = keras.Input(shape=(20,))
+hidden = keras.layers.Conv1D(4, 3)(series_in)
+"""
+    error = failing(kernel, cell)
+    assert error["course"]["section"] == "batch-axis"
+    text = error["explanation"]
+    assert "`keras.Input(shape=(20,))` declares each example as (20,)" in text
+    assert "`Conv1D` gets (None, 20) but reads (batch, steps, features)" in text
+    # The learner's data (the one (N, 20) array) and the layer alternative are named.
+    assert "`readings[..., None]`" in text and "`keras.layers.Reshape((20, 1))`" in text
+    fix = fix_of(text)
+    assert fix == "series_in = keras.Input(shape=(20, 1))"
+    model = """pooled = keras.layers.GlobalAveragePooling1D()(hidden)
+series_net = keras.Model(series_in, keras.layers.Dense(1)(pooled))
+series_net.compile(optimizer="adam", loss="mse")
+series_net.fit(readings[..., None], levels, epochs=1, verbose=0)
+"""
+    runs_cleanly(kernel, cell.replace("series_in = keras.Input(shape=(20,))", fix) + model)
+    # A Sequential GRU declared on (20,): the same cause, the Input written in the list.
+    stacked = "gru_net = keras.Sequential([keras.Input((20,)), keras.layers.GRU(4)])"
+    error = failing(kernel, stacked)
+    fix = fix_of(error["explanation"])
+    assert fix == "keras.Input((20, 1))"
+    runs_cleanly(kernel, stacked.replace("keras.Input((20,))", fix))
+    runs_cleanly(kernel, "print(gru_net.predict(readings[..., None], verbose=0).shape)")
+    # The look-alike: a GRU on a declared (steps, features) input is quiet.
+    runs_cleanly(kernel, "ok_net = keras.Sequential([keras.Input((20, 1)), keras.layers.GRU(4)])")
+
+
+def test_a_functional_models_layer_index_off_by_one(kernel: KernelSession) -> None:
+    runs_cleanly(
+        kernel,
+        """feat_in = keras.Input((8,))
+hid = keras.layers.Dense(16, activation="relu", name="hidden")(feat_in)
+scorer = keras.Model(feat_in, keras.layers.Dense(3, name="head")(hid))
+hidden_out = np.random.rand(2, 16).astype("float32")
+""",
+    )
+    cell = "head_scores = scorer.layers[1](hidden_out)"
+    error = failing(kernel, cell)
+    text = error["explanation"]
+    assert "`scorer.layers[1]` is layer 'hidden', which takes 8 features" in text
+    assert "the index is off by one" in text and "lists its `InputLayer` first" in text
+    fix = fix_of(text)
+    assert fix == 'head_scores = scorer.get_layer("head")(hidden_out)'
+    runs_cleanly(kernel, fix)
+    assert value_of(kernel, "list(head_scores.shape)") == [2, 3]
+    # The layer taken out under a name in an earlier cell: that assignment is the fix.
+    runs_cleanly(kernel, "head_layer = scorer.layers[1]")
+    error = failing(kernel, "head_scores = head_layer(hidden_out)")
+    fix = fix_of(error["explanation"])
+    assert fix == 'head_layer = scorer.get_layer("head")'
+    runs_cleanly(kernel, f"{fix}\nhead_scores = head_layer(hidden_out)")
+    # The look-alike: a Sequential model's layers[1] on data of its own size is quiet,
+    # and data of a size no neighbour takes is not called an index mistake.
+    runs_cleanly(
+        kernel,
+        "seq = keras.Sequential([keras.Input((8,)), keras.layers.Dense(16), "
+        "keras.layers.Dense(3)])\nout = seq.layers[1](hidden_out)",
+    )
+    other = failing(kernel, "scorer.layers[1](np.zeros((2, 5), 'float32'))")
+    assert "off by one" not in other["explanation"]

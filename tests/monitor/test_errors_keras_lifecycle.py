@@ -5,6 +5,7 @@ about them. Our own cells (``errors/families_keras_lifecycle.py``, ``errors/fami
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -87,3 +88,128 @@ def test_an_error_no_family_knows_is_not_blamed_on_shapes(
     text = error["explanation"]
     assert "Compare these shapes and dtypes" not in text
     assert "says what TensorFlow refused" in text and "`tf.io.read_file" in text
+
+
+def test_loading_a_layer_whose_init_takes_no_keras_keywords(
+    kernel: KernelSession, tmp_path: Path
+) -> None:
+    define = """class Doubler(keras.layers.Layer):
+    def __init__(self, factor):
+        super().__init__()
+        self.factor = factor
+    def call(self, x):
+        return x * self.factor
+    def get_config(self):
+        config = super().get_config()
+        config.update({"factor": self.factor})
+        return config
+"""
+    saved = str(tmp_path / "doubled.keras")
+    save = f"dm = keras.Sequential([keras.Input((2,)), Doubler(2.0)])\ndm.save({saved!r})\n"
+    load = f'back = keras.models.load_model({saved!r}, custom_objects={{"Doubler": Doubler}})'
+    runs_cleanly(kernel, define + save)
+    error = failing(kernel, load)
+    assert error["course"]["section"] == "keras-saving"
+    text = error["explanation"]
+    # The cause is the innermost of Keras's wrapped errors, named in the learner's class.
+    assert "`def __init__(self, factor)` takes no `name`" in text
+    spans = re.findall(r"`([^`]+)`", text.split("Fix: ", 1)[1])
+    assert spans == ["def __init__(self, factor, **kwargs):", "super().__init__(**kwargs)"]
+    fixed = define.replace("def __init__(self, factor):", spans[0]).replace(
+        "super().__init__()", spans[1]
+    )
+    runs_cleanly(kernel, fixed + save + load)
+    assert value_of(kernel, "float(back.layers[-1].factor)") == 2.0
+
+
+def test_loading_a_layer_whose_get_config_lacks_an_argument(
+    kernel: KernelSession, tmp_path: Path
+) -> None:
+    define = """class Shift(keras.layers.Layer):
+    def __init__(self, by, **kwargs):
+        super().__init__(**kwargs)
+        self.offset = by
+    def call(self, x):
+        return x + self.offset
+    def get_config(self):
+        return super().get_config()
+"""
+    saved = str(tmp_path / "shifted.keras")
+    save = f"sh = keras.Sequential([keras.Input((2,)), Shift(1.5)])\nsh.save({saved!r})\n"
+    load = f'back = keras.models.load_model({saved!r}, custom_objects={{"Shift": Shift}})'
+    runs_cleanly(kernel, define + save)
+    error = failing(kernel, load)
+    assert error["course"]["section"] == "keras-saving"
+    text = error["explanation"]
+    assert "has no `by`, which `Shift.__init__` requires" in text
+    fix = fix_of(text)
+    assert fix == 'return {**super().get_config(), "by": self.offset}'
+    runs_cleanly(kernel, define.replace("return super().get_config()", fix) + save + load)
+    assert value_of(kernel, "float(back.layers[-1].offset)") == 1.5
+
+
+def test_loading_a_model_compiled_with_an_unregistered_loss(
+    kernel: KernelSession, tmp_path: Path
+) -> None:
+    saved = str(tmp_path / "smooth.keras")
+    setup = f"""def smooth_mse(y, p):
+    return tf.reduce_mean(tf.square(y - p))
+sm = keras.Sequential([keras.Input((2,)), keras.layers.Dense(1)])
+sm.compile(loss=smooth_mse)
+sm.save({saved!r})
+"""
+    runs_cleanly(kernel, setup)
+    error = failing(kernel, f"back = keras.models.load_model({saved!r})")
+    text = error["explanation"]
+    assert "the function `smooth_mse`" in text and "register_keras_serializable" in text
+    fix = fix_of(text)
+    assert (
+        fix
+        == f'back = keras.models.load_model({saved!r}, custom_objects={{"smooth_mse": smooth_mse}})'
+    )
+    runs_cleanly(kernel, fix)
+    # The look-alike: a model saved with a built-in loss loads, and nothing is said.
+    runs_cleanly(
+        kernel,
+        setup.replace("loss=smooth_mse", 'loss="mse"')
+        + f"again = keras.models.load_model({saved!r})",
+    )
+
+
+def test_set_weights_from_a_model_of_another_architecture(
+    kernel: KernelSession, tmp_path: Path
+) -> None:
+    setup = """teacher = keras.Sequential(
+    [keras.Input((4,)), keras.layers.Dense(8), keras.layers.Dense(1)]
+)
+student = keras.Sequential(
+    [keras.Input((4,)), keras.layers.Dense(8), keras.layers.Dense(8), keras.layers.Dense(1)]
+)
+"""
+    runs_cleanly(kernel, setup)
+    error = failing(kernel, "student.set_weights(teacher.get_weights())")
+    assert error["course"]["section"] == "keras-model-api"
+    text = error["explanation"]
+    assert "4 arrays for 6 weights" in text
+    assert "((8, 8), (8,)) against `teacher`'s" in text and "((8, 1), (1,))" in text
+    fix = fix_of(text)
+    assert fix == (
+        "for mine, theirs in zip(student.layers[:1], teacher.layers[:1]): "
+        "mine.set_weights(theirs.get_weights())"
+    )
+    runs_cleanly(kernel, fix)
+    assert value_of(
+        kernel, "bool(np.array_equal(student.layers[0].kernel, teacher.layers[0].kernel))"
+    )
+    # The same two models through a weights file: the file's writer is found in the cells.
+    saved = str(tmp_path / "teacher.weights.h5")
+    runs_cleanly(kernel, f"teacher.save_weights({saved!r})")
+    error = failing(kernel, f"student.load_weights({saved!r})")
+    text = error["explanation"]
+    assert "the file `teacher.save_weights` wrote comes from another architecture" in text
+    assert fix_of(text) == fix
+    # The look-alike: the same architecture copies whole, quietly.
+    runs_cleanly(
+        kernel,
+        "twin = keras.models.clone_model(teacher)\ntwin.set_weights(teacher.get_weights())",
+    )

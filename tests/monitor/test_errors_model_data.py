@@ -275,6 +275,38 @@ both = keras.Model([size_in, wide_in],
     runs_cleanly(kernel, fix)
 
 
+def test_a_dataset_of_flat_triples_for_a_model_of_two_inputs(kernel: KernelSession) -> None:
+    setup = """users = np.arange(12) % 4
+items = np.arange(12) % 3
+ratings = np.linspace(0.0, 1.0, 12).astype("float32")
+user_in, item_in = keras.Input((1,), name="user"), keras.Input((1,), name="item")
+joined = keras.layers.Concatenate()([user_in, item_in])
+recommender = keras.Model([user_in, item_in], keras.layers.Dense(1)(joined))
+recommender.compile(optimizer="adam", loss="mse")
+rated = tf.data.Dataset.from_tensor_slices((users, items, ratings)).batch(4)
+"""
+    runs_cleanly(kernel, setup)
+    error = failing(kernel, "recommender.fit(rated, epochs=1, verbose=0)")
+    assert error["course"]["section"] == "functional-api"
+    text = error["explanation"]
+    # The cause: a flat tuple is (inputs, labels, sample weights) to Keras.
+    assert "(inputs, labels, sample weights)" in text
+    assert "`items` as labels and `ratings` as sample weights" in text
+    fix = fix_of(text)
+    assert fix == (
+        "recommender.fit(rated.map(lambda users, items, ratings: ((users, items), ratings)), "
+        "epochs=1, verbose=0)"
+    )
+    runs_cleanly(kernel, f'recommender.compile(optimizer="adam", loss="mse")\nhistory = {fix}')
+    assert value_of(kernel, "len(history.history['loss'])") == 1
+    # The look-alike: the same triples already nested are quiet.
+    runs_cleanly(
+        kernel,
+        "nested = tf.data.Dataset.from_tensor_slices(((users, items), ratings)).batch(4)\n"
+        "recommender.fit(nested, epochs=1, verbose=0)",
+    )
+
+
 def test_a_list_of_single_examples_is_stacked(kernel: KernelSession) -> None:
     runs_cleanly(kernel, PAIRS)
     error = failing(kernel, "head.predict([feats[0], feats[1]], verbose=0)")

@@ -15,8 +15,11 @@ them), the function that reads the operands it needs from the failing line and w
 the rule and the fix, and its course section. The records live beside their reading
 code, by theme: ``families_shapes.py``, ``families_keras.py``, ``families_tensors.py``,
 ``families_data.py``, ``families_ops.py``, ``families_keras_api.py``,
-``families_keras_lifecycle.py``, ``families_keras_usage.py``, ``families_model_data.py``,
-``families_results.py`` (a Keras call's result used as another kind),
+``families_keras_lifecycle.py``, ``families_overrides.py``, ``families_keras_usage.py``,
+``families_model_data.py``, ``families_results.py`` (a Keras call's result used as another kind),
+``families_api_names.py`` (a name TensorFlow or Keras does not have), ``families_callables.py``
+(a function called where the function was wanted), ``families_pair_results.py`` (two
+results kept in one name),
 ``families_arguments.py`` (the last family: an argument
 value the library refused); adding a family is adding a record there and listing it here.
 ``docs/report.md`` lists the same families in the same order (a test keeps them equal).
@@ -47,6 +50,7 @@ from jupyterlab_tfcoach.monitor.errors import (
     families_layer_chains,
     families_model_data,
     families_ops,
+    families_overrides,
     families_pair_results,
     families_results,
     families_shapes,
@@ -92,6 +96,7 @@ FAMILIES: tuple[ErrorFamily, ...] = (
     families_shapes.BROADCAST,
     families_layer_chains.LAYER_CHAIN,
     families_keras.LAYER_INPUT,
+    families_keras.SHAPE_IN_SHAPE,
     families_keras.LABELS,
     families_tensors.ITEM_ASSIGNMENT,
     families_tensors.EMPTY_UNPACK,
@@ -131,6 +136,7 @@ FAMILIES: tuple[ErrorFamily, ...] = (
     families_compile.NO_LOSS,
     families_compile.CALLBACK_MONITOR,
     families_compile.LOSS_SIGNATURE,
+    families_overrides.OVERRIDE_SIGNATURE,
     families_compile.NO_LABELS,
     families_compile.NO_BATCHES,
     # Keras's model API used in the wrong order or with the wrong values.
@@ -155,6 +161,8 @@ FAMILIES: tuple[ErrorFamily, ...] = (
     # A Keras object's life: built before its weights are read, known by name when loaded.
     families_keras_lifecycle.NOT_BUILT,
     families_keras_lifecycle.UNKNOWN_CLASS,
+    families_keras_lifecycle.NOT_DESERIALIZED,
+    families_keras_lifecycle.OTHER_WEIGHTS,
     # A result unpacked into the wrong number of names (Python raises it, in the line).
     families_unpacking.UNPACKED_RESULT,
     # Two results kept in one name (grads = tf.clip_by_global_norm(...)), used as one.

@@ -455,9 +455,18 @@ def _read_loss_signature(
             rule + "; give the others defaults or bind them first (`functools.partial`).", None
         )
     first = "self, " if cls is not None else ""
-    fixed = f"def {function}({first}y_true, {own[0]}):"
+    # The one parameter the learner wrote is the predictions' place: keep its name,
+    # unless it is already the labels' name (``def call(self, y_true)``).
+    second = "y_pred" if own[0] == "y_true" else own[0]
+    fixed = f"def {function}({first}y_true, {second}):"
+    renamed = (
+        " Your one parameter `y_true` stood for what the body computes from, the "
+        "predictions: Keras now fills `y_true` with the labels, so read `y_pred` in the body."
+        if own[0] == "y_true"
+        else ""
+    )
     return Finding(
-        f"{rule}: the labels come first.",
+        f"{rule}: the labels come first.{renamed}",
         f"take the labels first, {code(fixed)} (define it again, then compile and run this "
         "line again)",
     )

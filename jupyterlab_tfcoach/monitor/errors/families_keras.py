@@ -16,6 +16,7 @@ from typing import Any
 
 from jupyterlab_tfcoach.monitor.errors.cell_sources import (
     SourceCell,
+    assignments_in_cells,
     cell_frame,
     error_cells,
     nodes_in_cells,
@@ -25,6 +26,7 @@ from jupyterlab_tfcoach.monitor.errors.context import (
     CellFrame,
     ErrorContext,
     code,
+    is_postfix_safe,
     one_line_code,
     rewrite,
 )
@@ -38,6 +40,7 @@ from jupyterlab_tfcoach.monitor.errors.family_record import (
     segment_of,
     shape_list,
 )
+from jupyterlab_tfcoach.monitor.stored_state import is_library_class
 
 # ------------------------------------------------------------------ layer input
 LAYER_AXIS = re.compile(
@@ -109,6 +112,9 @@ def _read_layer_input(
             f"feed it data with {value} features on that axis, or build a new layer (or "
             "model) for the new input size"
         )
+        shifted = _layer_index_off_by_one(error, line, context)
+        if shifted is not None:
+            return shifted
         declared = _declared_input(error, line, context)
         if declared is not None:
             return declared
@@ -122,6 +128,95 @@ def _read_layer_input(
     if expected == 4 and found == 3:
         rule += ": images need a channel axis, (batch, height, width, channels)"
     return Finding(rule + ".", None)
+
+
+def _indexed_layer(
+    node: ast.expr, line: FailingLine, context: ErrorContext
+) -> tuple[ast.Subscript, CellFrame, ast.AST] | None:
+    """``m.layers[1]`` as written in the call, or the ``m.layers[1]`` a name called was
+    assigned from in the cells (``layer = m.layers[1]``): (the subscript, a frame over
+    where it is written, the statement to rewrite there)."""
+    if (
+        isinstance(node, ast.Subscript)
+        and isinstance(node.value, ast.Attribute)
+        and node.value.attr == "layers"
+        and isinstance(node.slice, ast.Constant)
+        and type(node.slice.value) is int
+    ):
+        return node, line.frame, line.statement or node
+    if isinstance(node, ast.Name):
+        for cell, assignment in assignments_in_cells(node.id, context):
+            found = _indexed_layer(assignment.value, line, context)
+            if found is None:
+                return None
+            return found[0], cell_frame(cell), assignment
+    return None
+
+
+def _last_input_size(layer: Any) -> int | None:
+    """The size of the last axis a built layer of a model takes (its ``input``'s shape,
+    as Keras stores it for a functional model's layers)."""
+    from jupyterlab_tfcoach.monitor.stored_state import library_attribute
+
+    tensor = library_attribute(layer, "input")
+    shape = library_attribute(tensor, "shape") if tensor is not None else None
+    if type(shape) is not tuple or not shape or type(shape[-1]) is not int:
+        return None
+    return shape[-1]
+
+
+def _layer_index_off_by_one(
+    error: Recognised, line: FailingLine, context: ErrorContext
+) -> Finding | None:
+    """``m.layers[1](features)`` in a functional model, where ``layers[0]`` is the
+    ``InputLayer``: the learner counted the layers as a Sequential lists them, and the
+    features fit the next (or previous) layer. The fix names the layer:
+    ``m.get_layer("head")``."""
+    from jupyterlab_tfcoach.monitor.stored_state import library_attribute
+
+    call = line.call
+    if not isinstance(call, ast.Call) or error.group("axis") not in ("-1",):
+        return None
+    located = _indexed_layer(call.func, line, context)
+    if located is None:
+        return None
+    indexed, written_in, statement = located
+    model_node = indexed.value.value  # type: ignore[attr-defined]
+    model_name = written_in.segment(model_node)
+    found, model = (
+        value_of(model_node, line.frame, context)
+        if written_in is line.frame
+        else context.lookup(model_name or "", line.frame)
+    )
+    layers = library_attribute(model, "layers") if found else None
+    index = indexed.slice.value  # type: ignore[attr-defined]
+    if type(layers) is not list or not 0 <= index < len(layers):
+        return None
+    given = shape_list(error.group("given"))
+    if not given or given[-1] is None:
+        return None
+    first_class = type(layers[0])
+    if type.__dict__["__name__"].__get__(first_class) != "InputLayer":
+        return None
+    for neighbour in (index + 1, index - 1):
+        if not 0 < neighbour < len(layers) or _last_input_size(layers[neighbour]) != given[-1]:
+            continue
+        name = library_attribute(layers[neighbour], "name")
+        if type(name) is not str or not model_name:
+            return None
+        wanted = f"{model_name}.get_layer({name!r})".replace("'", '"')
+        fixed = rewrite(written_in, statement, indexed, wanted)
+        again = "" if written_in is line.frame else ", then run this line again"
+        return Finding(
+            f"{code(written_in.segment(indexed) or '')} is layer '{error.group('layer')}', "
+            f"which takes {error.group('value')} features, and the data has {given[-1]}, "
+            f"what '{name}' ({code(f'{model_name}.layers[{neighbour}]')}) takes: the index "
+            f"is off by one. A functional model lists its `InputLayer` first, so "
+            f"`{model_name}.layers[0]` is the input, not the first layer you wrote (a "
+            "Sequential model does not list it). Ask for the layer by its name.",
+            code(fixed) + again if fixed and "\n" not in fixed else None,
+        )
+    return None
 
 
 _DATA_METHODS = ("predict", "fit", "evaluate", "predict_on_batch", "train_on_batch")
@@ -783,4 +878,69 @@ APPLY_PAIRS = ErrorFamily(
     section="custom-train-step",
     # Python raises it at the call, before the optimizer's code runs.
     without_library=True,
+)
+
+
+# ------------------------------------------------------------------ a whole shape as one size
+# ``add_weight(shape=(input_shape, self.units))`` in a layer's ``build``: ``input_shape`` is
+# the whole input shape, so the weight's shape holds a tuple where a size goes.
+_SHAPE_IN_SHAPE = re.compile(
+    r"Cannot convert '.*' to a shape\. Found invalid dimension '(?P<dim>[^']*)' of type "
+    r"'<class '(?P<type>[\w.]+)'>'",
+    re.S,
+)
+_SHAPE_TYPES = ("tuple", "list", "TensorShape")
+
+
+def _is_tensor_shape(value: Any) -> bool:
+    cls = type(value)
+    return is_library_class(cls) and type.__dict__["__name__"].__get__(cls) == "TensorShape"
+
+
+def _read_shape_in_shape(
+    error: Recognised, line: FailingLine, context: ErrorContext
+) -> Finding | None:
+    if error.group("type").rpartition(".")[2] not in _SHAPE_TYPES:
+        return None
+    call = line.call
+    if not isinstance(call, ast.Call):
+        return None
+    written = [k.value for k in call.keywords if k.arg == "shape"] or call.args[:1]
+    if not written or not isinstance(written[0], (ast.Tuple, ast.List)):
+        return None
+    shape_node = written[0]
+    wholes = []
+    for item in shape_node.elts:
+        found, value = value_of(item, line.frame, context)
+        if found and (type(value) in (tuple, list) or _is_tensor_shape(value)):
+            wholes.append((item, value))
+    if len(wholes) != 1:
+        return None
+    item, value = wholes[0]
+    source = line.frame.segment(item)
+    try:
+        sizes = tuple(None if size is None else int(size) for size in value)
+    except Exception:
+        return None
+    if not source or not sizes or not is_postfix_safe(item):
+        return None
+    outer = line.statement if line.statement is not None else call
+    fixed = rewrite(line.frame, outer, item, f"{source}[-1]")
+    rule = (
+        f"{code(source)} is a whole shape, {show_shape(sizes)} (the batch axis first), and "
+        f"{code(line.frame.segment(shape_node) or '')} puts it where one size goes: a "
+        f"weight's shape is a tuple of sizes. A layer's weights are sized by the input's "
+        f"last axis, its features: {code(f'{source}[-1]')}"
+        + (f" ({sizes[-1]} here)" if sizes[-1] is not None else "")
+    )
+    if not fixed or "\n" in fixed:
+        return Finding(rule + ".", None)
+    return Finding(rule + ".", code(fixed))
+
+
+SHAPE_IN_SHAPE = ErrorFamily(
+    "a whole shape given where a weight's shape wants one size",
+    messages=(Message(_SHAPE_IN_SHAPE),),
+    read=_read_shape_in_shape,
+    section="keras-weights-in-build",
 )

@@ -197,6 +197,10 @@ def _attribute_set(error: Recognised, line: FailingLine, context: ErrorContext) 
         f"{code(owner)} was created, which Keras refuses here"
         f"{': ' + key if key else ''}"
     )
+    if "LearningRateSchedule" in text:
+        scheduled = _scheduled(owner, attribute, value, context)
+        if scheduled is not None:
+            return Finding(rule + scheduled[0], scheduled[1])
     made = _construction(owner, attribute, context)
     if made is None:
         return Finding(rule + f". Give {code(attribute)} when you create {code(owner)}.", None)
@@ -207,6 +211,54 @@ def _attribute_set(error: Recognised, line: FailingLine, context: ErrorContext) 
         f"(and drop the assignment).",
         f"in place of {code(old)}, {code(fixed_value)}",
     )
+
+
+def _scheduled(
+    owner: str, attribute: str, value: str, context: ErrorContext
+) -> tuple[str, str] | None:
+    """An optimizer built on a ``LearningRateSchedule`` given a new rate: setting the
+    optimizer's rate would throw the schedule away (Keras refuses it). The fix keeps it:
+    the schedule's construction again, starting at the new rate, in a new optimizer."""
+    for cell, node in assignments_in_cells(owner, context):
+        if not isinstance(node.value, ast.Call):
+            return None
+        keyword = next((k for k in node.value.keywords if k.arg == attribute), None)
+        old = cell.segment(node)
+        if keyword is None or not old or "\n" in old:
+            return None
+        schedule = keyword.value
+        shown = ""
+        if isinstance(schedule, ast.Name):
+            shown = f" {code(schedule.id)}"
+            made = next(iter(assignments_in_cells(schedule.id, context)), None)
+            if made is None or not isinstance(made[1].value, ast.Call):
+                return None
+            schedule_cell, schedule_call = made[0], made[1].value
+        elif isinstance(schedule, ast.Call):
+            schedule_cell, schedule_call = cell, schedule
+        else:
+            return None
+        start = next(
+            (k.value for k in schedule_call.keywords if k.arg == "initial_learning_rate"),
+            schedule_call.args[0] if schedule_call.args else None,
+        )
+        written = schedule_cell.segment(schedule_call)
+        if start is None or not written or "\n" in written:
+            return None
+        restarted = rewrite(cell_frame(schedule_cell), schedule_call, start, value)
+        fixed = rewrite(cell_frame(cell), node, keyword.value, restarted or "")
+        if not restarted or not fixed or "\n" in fixed:
+            return None
+        return (
+            f". {code(owner)} was built on the learning-rate schedule{shown} "
+            f"({code(written)}): the schedule sets the rate at every step, so the "
+            f"optimizer has no rate of its own to change, and replacing the schedule by "
+            f"{code(value)} would end the decay. To go on at {code(value)} (fine-tuning), "
+            f"start a new schedule of the same kind at that rate in a new optimizer, then "
+            f"compile the model again with it (a compiled model keeps its old optimizer).",
+            code(fixed),
+        )
+    return None
 
 
 def _construction(owner: str, attribute: str, context: ErrorContext) -> tuple[str, str, str] | None:

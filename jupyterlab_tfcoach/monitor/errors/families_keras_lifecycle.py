@@ -16,10 +16,13 @@ their names (``type``'s own slots): no user code runs.
 from __future__ import annotations
 
 import ast
+import inspect
 import re
+import textwrap
+import types
 
 from jupyterlab_tfcoach.monitor.errors.context import ErrorContext, code, rewrite
-from jupyterlab_tfcoach.monitor.errors.failing_line import FailingLine
+from jupyterlab_tfcoach.monitor.errors.failing_line import FailingLine, value_of
 from jupyterlab_tfcoach.monitor.errors.families_keras_api import class_in_namespace
 from jupyterlab_tfcoach.monitor.errors.family_record import (
     ErrorFamily,
@@ -28,6 +31,7 @@ from jupyterlab_tfcoach.monitor.errors.family_record import (
     Recognised,
     segment_of,
 )
+from jupyterlab_tfcoach.monitor.stored_state import library_attribute
 
 # ------------------------------------------------------------------ not built yet
 _NOT_BUILT_CALL = re.compile(
@@ -96,12 +100,17 @@ def _read_unknown_class(
     error: Recognised, line: FailingLine, context: ErrorContext
 ) -> Finding | None:
     name = error.group("name")
-    if not class_in_namespace(name, context, ("layer",)):
+    if class_in_namespace(name, context, ("layer",)):
+        what, where = "class", f"`class {name}`"
+    elif type(context.namespace.get(name)) is types.FunctionType:
+        # A loss or metric function compiled into the model: saved by its name only.
+        what, where = "function", f"`def {name}`"
+    else:
         return None
     rule = (
-        f"the saved file names the class `{name}`, and Keras rebuilds a model from such "
-        "names: only classes it knows by name can be rebuilt. Register the class by "
-        f"putting `@keras.saving.register_keras_serializable()` on `class {name}` (then run "
+        f"the saved file names the {what} `{name}`, and Keras rebuilds a model from such "
+        f"names: only {what}s it knows by name can be rebuilt. Register it by "
+        f"putting `@keras.saving.register_keras_serializable()` on {where} (then run "
         f"that cell again, before loading), or pass it to the loader"
     )
     call = _loader_call(line)
@@ -125,4 +134,289 @@ UNKNOWN_CLASS = ErrorFamily(
     messages=(Message(_UNKNOWN_CLASS),),
     read=_read_unknown_class,
     section="keras-saving",
+)
+
+
+# ------------------------------------------------------------------ a config its class refuses
+# Keras wraps the error of rebuilding a user's class from its saved config (``cls(**config)``)
+# in its own TypeErrors; the cause is the innermost one, read from the exception chain.
+_NOT_DESERIALIZED = re.compile(
+    r"could not be deserialized properly|Error when deserializing class '(?P<name>\w+)'"
+)
+_INIT_KEYWORD = re.compile(
+    r"(?P<cls>\w+)\.__init__\(\) got an unexpected keyword argument '(?P<keyword>\w+)'"
+)
+_INIT_MISSING = re.compile(
+    r"(?P<cls>\w+)\.__init__\(\) missing \d+ required positional arguments?: (?P<names>.+)$"
+)
+# What a Keras layer's own get_config writes, which its ``__init__`` passes to Keras's.
+_BASE_KEYWORDS = ("name", "trainable", "dtype")
+_MAX_CHAIN = 20
+
+
+def innermost_cause(exception: BaseException) -> BaseException:
+    """The first error of a chain of wrapping ones (``raise ... from e``, or raised while
+    handling ``e``): Keras's loaders wrap the learner's class's own error twice."""
+    seen = exception
+    for _ in range(_MAX_CHAIN):
+        inner = seen.__cause__ or seen.__context__
+        if inner is None:
+            break
+        seen = inner
+    return seen
+
+
+def _user_class_named(name: str, context: ErrorContext) -> type | None:
+    value = context.namespace.get(name)
+    if not isinstance(value, type) or not class_in_namespace(name, context, ("layer",)):
+        return None
+    return value
+
+
+def _init_parameters(cls: type) -> list[str] | None:
+    """``self, factor`` of the class's own ``__init__`` (its code object: no user code)."""
+    init = type.__dict__["__dict__"].__get__(cls).get("__init__")
+    if type(init) is not types.FunctionType:
+        return None
+    code_object = init.__code__
+    if code_object.co_flags & 0x0C or init.__defaults__ or code_object.co_kwonlyargcount:
+        return None  # *args/**kwargs or defaults: not the plain def this fix rewrites
+    return list(code_object.co_varnames[: code_object.co_argcount])
+
+
+def _stored_as(cls: type, parameter: str) -> str:
+    """The attribute ``__init__`` stores a parameter in (``self.by = by`` -> ``by``), read
+    from the class's source in the cells (``inspect``, no user code); else its name."""
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(cls.__init__)))
+    except Exception:
+        return parameter
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Assign)
+            and isinstance(node.value, ast.Name)
+            and node.value.id == parameter
+        ):
+            target = node.targets[0]
+            if (
+                isinstance(target, ast.Attribute)
+                and isinstance(target.value, ast.Name)
+                and target.value.id == "self"
+            ):
+                return target.attr
+    return parameter
+
+
+def _read_not_deserialized(
+    error: Recognised, line: FailingLine, context: ErrorContext
+) -> Finding | None:
+    if _loader_call(line) is None:
+        return None
+    cause = innermost_cause(context.exception)
+    message = str(cause.args[0]) if cause.args and type(cause.args[0]) is str else ""
+    keyword = _INIT_KEYWORD.search(message)
+    if keyword is not None:
+        cls = _user_class_named(keyword.group("cls"), context)
+        parameters = _init_parameters(cls) if cls is not None else None
+        if parameters is None or keyword.group("keyword") not in _BASE_KEYWORDS:
+            return None
+        name = keyword.group("cls")
+        written = ", ".join(parameters)
+        fixed = ", ".join([*parameters, "**kwargs"])
+        return Finding(
+            f"Keras rebuilds `{name}` from its saved config as `{name}(**config)`, and that "
+            f"config holds what Keras's own `get_config` writes for every layer (`name`, "
+            f"`trainable`, `dtype`) besides yours: `def __init__({written})` takes no "
+            f"`{keyword.group('keyword')}`. Accept those keywords and pass them on to "
+            "Keras's `__init__` (then run the class's cell, save the model again and load it).",
+            f"{code(f'def __init__({fixed}):')} with {code('super().__init__(**kwargs)')}",
+        )
+    missing = _INIT_MISSING.search(message)
+    if missing is None:
+        return None
+    name = missing.group("cls")
+    cls = _user_class_named(name, context)
+    names = re.findall(r"'(\w+)'", missing.group("names"))
+    if cls is None or not names:
+        return None
+    entries = ", ".join(f'"{each}": self.{_stored_as(cls, each)}' for each in names)
+    listed = ", ".join(f"`{each}`" for each in names)
+    return Finding(
+        f"Keras rebuilds `{name}` from its saved config as `{name}(**config)`, and the "
+        f"config `{name}.get_config` returned has no {listed}, which `{name}.__init__` "
+        "requires: `get_config` must return every argument of the constructor. Add them "
+        "to what it returns (then run the class's cell, save the model again and load it).",
+        code(f"return {{**super().get_config(), {entries}}}"),
+    )
+
+
+NOT_DESERIALIZED = ErrorFamily(
+    "loading a saved model whose class cannot be rebuilt from the config it saved",
+    messages=(Message(_NOT_DESERIALIZED),),
+    exception_type="TypeError",
+    read=_read_not_deserialized,
+    section="keras-saving",
+)
+
+
+# ------------------------------------------------------------------ weights of another model
+_WEIGHT_COUNT = re.compile(
+    r"You called `set_weights\(weights\)` on layer '(?P<layer>[^']*)' with a weight list of "
+    r"length (?P<given>\d+), but the layer was expecting (?P<expected>\d+) weights"
+)
+_WEIGHT_SHAPE = re.compile(
+    r"Layer (?P<layer>\S+) weight shape \((?P<expected>[^)]*)\) is not compatible with "
+    r"provided weight shape \((?P<given>[^)]*)\)"
+)
+# ``load_weights`` of a file another architecture wrote (Keras 3's own words).
+_NOT_LOADED = re.compile(r"A total of \d+ objects could not be loaded")
+_MAX_LAYERS = 500
+
+
+def _layer_weight_shapes(model: object) -> list[tuple[str, list[tuple[int, ...]]]] | None:
+    """(name, its weights' shapes) of each layer of a model holding weights, in order,
+    read from what Keras stores (``library_attribute``: no user property runs)."""
+    layers = library_attribute(model, "layers")
+    if type(layers) is not list:
+        return None
+    found = []
+    for layer in layers[:_MAX_LAYERS]:
+        weights = library_attribute(layer, "weights")
+        name = library_attribute(layer, "name")
+        if type(weights) is not list or type(name) is not str:
+            return None
+        shapes = []
+        for weight in weights:
+            shape = library_attribute(weight, "shape")
+            try:
+                shapes.append(tuple(int(size) for size in shape))
+            except Exception:
+                return None
+        if shapes:
+            found.append((name, shapes))
+    return found
+
+
+def _weights_source(line: FailingLine, context: ErrorContext) -> tuple[ast.expr, str] | None:
+    """``b.set_weights(a.get_weights())`` on the line: (``b``, ``"a"``); for
+    ``b.load_weights("a.weights.h5")``, the model whose ``save_weights`` wrote that path
+    in the cells."""
+    from jupyterlab_tfcoach.monitor.errors.families_keras_usage import saved_by
+
+    for part in (line.call, line.statement):
+        for node in ast.walk(part) if part is not None else ():
+            if not (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and len(node.args) == 1
+            ):
+                continue
+            argument = node.args[0]
+            if (
+                node.func.attr == "set_weights"
+                and isinstance(argument, ast.Call)
+                and isinstance(argument.func, ast.Attribute)
+                and argument.func.attr == "get_weights"
+            ):
+                source = segment_of(line, argument.func.value)
+                return (node.func.value, source) if source else None
+            if node.func.attr == "load_weights":
+                found, path = (
+                    (True, argument.value)
+                    if isinstance(argument, ast.Constant)
+                    else value_of(argument, line.frame, context)
+                )
+                source = saved_by(path, context) if found and type(path) is str else None
+                return (node.func.value, source) if source else None
+    return None
+
+
+def _read_other_weights(
+    error: Recognised, line: FailingLine, context: ErrorContext
+) -> Finding | None:
+    located = _weights_source(line, context)
+    if located is None:
+        return None
+    target_node, source_name = located
+    target_name = segment_of(line, target_node)
+    found_target, target = value_of(target_node, line.frame, context)
+    found_source, source = context.lookup(source_name, line.frame)
+    loading = error.matched(_NOT_LOADED)
+    if not (found_target and found_source) or not target_name or not source_name:
+        return None
+    mine, theirs = _layer_weight_shapes(target), _layer_weight_shapes(source)
+    if not mine or not theirs:
+        return None
+    count_mine = sum(len(shapes) for _, shapes in mine)
+    count_theirs = sum(len(shapes) for _, shapes in theirs)
+    same = 0
+    for (_, shapes_mine), (_, shapes_theirs) in zip(mine, theirs, strict=False):
+        if shapes_mine != shapes_theirs:
+            break
+        same += 1
+    if same == len(mine) == len(theirs):
+        return None  # the same architecture: another cause
+    given = (
+        "the file `" + source_name + ".save_weights` wrote"
+        if loading
+        else (f"`{source_name}.get_weights()`")
+    )
+    method = "load_weights" if loading else "set_weights"
+    rule = (
+        f"`{target_name}.{method}` takes one array per weight of `{target_name}`, in "
+        f"order, each of its weight's shape, and {given} comes from "
+        f"another architecture: {count_theirs} arrays for {count_mine} weights"
+    )
+    if same < min(len(mine), len(theirs)):
+        name_mine, shapes_mine = mine[same]
+        name_theirs, shapes_theirs = theirs[same]
+        listed_mine = ", ".join(str(shape) for shape in shapes_mine)
+        listed_theirs = ", ".join(str(shape) for shape in shapes_theirs)
+        rule += (
+            f"; the first layer that differs is `{target_name}`'s '{name_mine}' "
+            f"({listed_mine}) against `{source_name}`'s '{name_theirs}' ({listed_theirs})"
+        )
+    else:
+        rule += f"; one model has {abs(len(mine) - len(theirs))} more layers with weights"
+    if same == 0:
+        return Finding(
+            rule + ": no layer matches, so there are no weights to copy between them.", None
+        )
+    fix = (
+        f"for mine, theirs in zip({target_name}.layers[:{same}], "
+        f"{source_name}.layers[:{same}]): mine.set_weights(theirs.get_weights())"
+    )
+    if _layer_count_before_weights(target) != _layer_count_before_weights(source):
+        return Finding(rule + ".", None)
+    matching = "layer matches" if same == 1 else f"{same} layers match"
+    memory = (
+        f" (from `{source_name}` as it is now, which the file holds unless it trained since)"
+        if loading
+        else ""
+    )
+    return Finding(
+        rule + f". Only the first {matching}: copy the weights layer by layer, for those{memory}.",
+        code(fix),
+    )
+
+
+def _layer_count_before_weights(model: object) -> int | None:
+    """How many layers without weights come first (an ``InputLayer`` in a functional
+    model): the zip of ``layers`` lines the two models' layers up only when equal."""
+    layers = library_attribute(model, "layers")
+    if type(layers) is not list:
+        return None
+    for index, layer in enumerate(layers[:_MAX_LAYERS]):
+        weights = library_attribute(layer, "weights")
+        if type(weights) is list and weights:
+            return index
+    return None
+
+
+OTHER_WEIGHTS = ErrorFamily(
+    "weights of a model of another architecture given to set_weights",
+    messages=(Message(_WEIGHT_COUNT), Message(_WEIGHT_SHAPE), Message(_NOT_LOADED)),
+    exception_type="ValueError",
+    read=_read_other_weights,
+    section="keras-model-api",
 )

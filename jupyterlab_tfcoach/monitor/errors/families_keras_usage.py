@@ -325,7 +325,7 @@ def _read_weights_file(
         "model: `load_model` needs a `.keras` file from `model.save`. Weights go back into "
         "a model built like the one that saved them, with `load_weights`"
     )
-    saver = _saved_by(path, context)
+    saver = saved_by(path, context)
     if saver is None:
         return Finding(rule + ".", None)
     # ``load_weights`` fills the model in place and returns nothing: a statement, no name.
@@ -333,7 +333,9 @@ def _read_weights_file(
     return Finding(rule + f" ({code(saver)} saved them).", code(fixed))
 
 
-def _saved_by(path: str, context: ErrorContext) -> str | None:
+def saved_by(path: str, context: ErrorContext) -> str | None:
+    """The model of the namespace whose ``save_weights(path)`` (that literal path) is in
+    the cells: the source of a weights file."""
     for _, node in nodes_in_cells(context):
         if (
             isinstance(node, ast.Call)

@@ -1494,6 +1494,13 @@ def _input_count(
     declared = ", ".join(show_shape(shape) for shape in shapes)
     x_source = line.frame.segment(x_node) or "the data"
     found, x = value_of(x_node, line.frame, context)
+    flat = (
+        _flat_tuple(x, expected, x_source, call, x_node, model_name, line, context)
+        if found
+        else None
+    )
+    if flat is not None:
+        return flat
     x_shape = _shape(x) if found else None
     given = f" ({show_shape(x_shape)})" if x_shape else ""
     rule = (
@@ -1528,6 +1535,68 @@ def _input_count(
     rule += f"; the arrays of this notebook that fit them, in order: {', '.join(map(code, chosen))}"
     fix = code(fixed) if fixed and "\n" not in fixed else None
     return Finding(rule + ".", fix)
+
+
+def _flat_tuple(
+    dataset: Any,
+    expected: int,
+    source: str,
+    call: ast.Call,
+    x_node: ast.expr,
+    model_name: str,
+    line: FailingLine,
+    context: ErrorContext,
+) -> Finding | None:
+    """A dataset of flat tuples ``(users, items, ratings)`` for a model of two inputs:
+    Keras reads an element's tuple as ``(x, y, sample_weight)``, so the model got the
+    first part alone as its inputs. The fix nests the inputs, ``((users, items), ratings)``,
+    with a ``map`` named after the arrays the dataset was made from."""
+    if value_kind(dataset) != "dataset":
+        return None
+    spec = library_attribute(dataset, "element_spec")
+    if type(spec) is not tuple or len(spec) != expected + 1:
+        return None
+    if any(type(part) in (tuple, list, dict) for part in spec):
+        return None
+    names = _sliced_names(source, len(spec), context) or [
+        *(f"x{index + 1}" for index in range(expected)),
+        "y",
+    ]
+    inputs, label = names[:-1], names[-1]
+    mapped = f"{source}.map(lambda {', '.join(names)}: (({', '.join(inputs)}), {label}))"
+    fixed = rewrite(line.frame, call, x_node, mapped)
+    parts = ", ".join(names)
+    rule = (
+        f"{code(source)} yields flat tuples of {len(spec)} parts ({parts}), and Keras reads "
+        f"a dataset's tuple as (inputs, labels, sample weights): {code(model_name)} got only "
+        f"{code(names[0])} as its inputs, {code(names[1])} as labels and {code(label)} as "
+        f"sample weights, but it has {expected} inputs. Nest the inputs in a tuple of their "
+        f"own, (({', '.join(inputs)}), {label})"
+    )
+    fix = code(fixed) if fixed and "\n" not in fixed else None
+    return Finding(rule + ".", fix)
+
+
+def _sliced_names(dataset: str, count: int, context: ErrorContext) -> list[str] | None:
+    """``users, items, ratings`` for ``ds = Dataset.from_tensor_slices((users, items,
+    ratings))...`` in the cells: the learner's names for the parts of an element."""
+    if not dataset.isidentifier():
+        return None
+    for _, node in assignments_in_cells(dataset, context):
+        for inner in ast.walk(node.value):
+            if (
+                isinstance(inner, ast.Call)
+                and isinstance(inner.func, ast.Attribute)
+                and inner.func.attr == "from_tensor_slices"
+                and inner.args
+                and isinstance(inner.args[0], ast.Tuple)
+            ):
+                items = inner.args[0].elts
+                names = [item.id for item in items if isinstance(item, ast.Name)]
+                if len(names) == count == len(items) and len(set(names)) == count:
+                    return names
+        return None
+    return None
 
 
 def _shape_of_name(name: str, context: ErrorContext) -> tuple[int | None, ...] | None:

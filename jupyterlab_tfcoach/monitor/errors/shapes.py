@@ -310,7 +310,9 @@ def explain_missing_axis(parsed: ParsedError, context: ErrorContext) -> tuple[st
                     f"the batch size).{dropped} {_HOW[axis]}: {code(fixed)}.",
                     "batch-dimension",
                 )
-    if axis in (_DATASET, _WHOLE, _SEQUENCE):
+    if axis == _SEQUENCE:
+        return _input_definition(parsed, context, sequence=True)
+    if axis in (_DATASET, _WHOLE):
         return None
     if axis == _CHANNEL:
         definition = _input_definition(parsed, context)
@@ -357,9 +359,15 @@ def _declared_shape(call: ast.Call) -> ast.expr | None:
     return next((k.value for k in call.keywords if k.arg == "input_shape"), None)
 
 
-def _input_definition(parsed: ParsedError, context: ErrorContext) -> tuple[str, str] | None:
-    """A model definition whose ``keras.Input(shape=...)`` lacks the channel axis a
-    ``Conv2D`` needs: the fix is the declared shape (and the data fed later), not a call."""
+def _input_definition(
+    parsed: ParsedError, context: ErrorContext, sequence: bool = False
+) -> tuple[str, str] | None:
+    """A model definition whose ``keras.Input(shape=...)`` lacks the last axis a layer
+    needs: the channel axis of a ``Conv2D`` (batch, height, width, channels), or, with
+    ``sequence``, the features axis of an ``LSTM``/``GRU``/``Conv1D`` (batch, steps,
+    features) given ``Input(shape=(T,))``. The fix is the declared shape (and the data fed
+    later), not a call. The Input is read in the failing statement, else where a name the
+    statement reads was assigned it (``inp = keras.Input(...)`` in the cells)."""
     match = _NDIM.search(strip_ansi(parsed.message))
     if match is None:
         return None
@@ -370,26 +378,34 @@ def _input_definition(parsed: ParsedError, context: ErrorContext) -> tuple[str, 
         ]
         declared = next(
             (
-                (call, node)
+                (frame, call, call, node)
                 for call in calls
                 for node in [_declared_shape(call)]
                 if node is not None
             ),
             None,
-        )
+        ) or _input_assigned(frame, context)
         if declared is None:
             continue
-        input_call, shape_node = declared
-        found, shape = value_of(shape_node, frame, context)
+        input_frame, statement, input_call, shape_node = declared
+        found, shape = value_of(shape_node, input_frame, context)
         if not found and isinstance(shape_node, ast.Tuple):
             # ``(IMG, IMG)``: each item read on its own.
-            items = [value_of(item, frame, context) for item in shape_node.elts]
+            items = [
+                (True, item.value)
+                if isinstance(item, ast.Constant)
+                else value_of(item, input_frame, context)
+                for item in shape_node.elts
+            ]
             found = all(present for present, _ in items)
             shape = tuple(value for _, value in items)
         if not found or type(shape) is not tuple or not all(type(d) is int for d in shape):
             continue
+        if sequence and (len(shape) != 1 or _declares_integers(input_call)):
+            continue  # integer ids want an Embedding (the layer-chain family says so)
         layer_class = _layer_class(calls, layer) or f"layer '{layer}'"
-        input_source, shape_source = frame.segment(input_call), frame.segment(shape_node)
+        input_source = input_frame.segment(input_call)
+        shape_source = input_frame.segment(shape_node)
         if not input_source or not shape_source or "\n" in input_source:
             continue
         wanted = (*shape, 1)
@@ -399,13 +415,22 @@ def _input_definition(parsed: ParsedError, context: ErrorContext) -> tuple[str, 
             if isinstance(shape_node, ast.Tuple) and shape_source.rstrip().endswith(")")
             else show_shape(wanted)
         )
-        fixed = rewrite(frame, input_call, shape_node, widened)
-        if not fixed:
+        fixed = rewrite(input_frame, statement, shape_node, widened)
+        if not fixed or "\n" in fixed:
             continue
         root = dotted_root(shape_node)
+        data_name = (
+            root.id
+            if root is not None and _array_like(root, input_frame, context)
+            else _data_of_shape(shape, context)
+        )
+        if sequence:
+            return _sequence_definition(
+                match.group("given"), layer_class, input_source, shape, data_name, fixed, context
+            )
         data = ""
-        if root is not None and _array_like(root, frame, context):
-            data = f", and feed the data with that axis: {code(f'{root.id}[..., None]')}"
+        if data_name is not None:
+            data = f", and feed the data with that axis: {code(f'{data_name}[..., None]')}"
         return (
             f"{code(input_source)} declares each example as {show_shape(shape)} "
             f"({code(shape_source)}), so {code(layer_class)} gets ({match.group('given')}) but "
@@ -415,6 +440,95 @@ def _input_definition(parsed: ParsedError, context: ErrorContext) -> tuple[str, 
             "batch-dimension",
         )
     return None
+
+
+def _sequence_definition(
+    given: str,
+    layer_class: str,
+    input_source: str,
+    shape: tuple[int, ...],
+    data_name: str | None,
+    fixed: str,
+    context: ErrorContext,
+) -> tuple[str, str]:
+    keras = context.module_alias("keras", "keras")
+    steps = shape[0]
+    data = (
+        f" The data must then have that axis too: {code(f'{data_name}[..., None]')} (shape "
+        f"(N, {steps}, 1)), or keep the data as it is and put "
+        f"{code(f'{keras}.layers.Reshape(({steps}, 1))')} right after the Input."
+        if data_name is not None
+        else f" Give the data that axis too (`x[..., None]`), or put "
+        f"{code(f'{keras}.layers.Reshape(({steps}, 1))')} right after the Input."
+    )
+    return (
+        f"{code(input_source)} declares each example as {show_shape(shape)}, so "
+        f"{code(layer_class)} gets ({given}) but reads (batch, steps, features): each example "
+        f"is {steps} steps of one value, and the features axis (last, of size 1) is missing "
+        f"from the model's definition.{data} Fix: {code(fixed)}.",
+        "batch-axis",
+    )
+
+
+def _declares_integers(call: ast.Call) -> bool:
+    """``keras.Input(shape=(20,), dtype="int32")``: token ids, not values."""
+    dtype = next((k.value for k in call.keywords if k.arg == "dtype"), None)
+    if dtype is None:
+        return False
+    written = ast.unparse(dtype)
+    return "int" in written
+
+
+def _input_assigned(
+    frame: CellFrame, context: ErrorContext
+) -> tuple[CellFrame, ast.stmt, ast.Call, ast.expr] | None:
+    """``inp = keras.Input(shape=(20,))`` in the cells, for a name the failing statement
+    reads: (a frame over its cell, the assignment, the Input call, its shape)."""
+    from jupyterlab_tfcoach.monitor.errors.cell_sources import assignments_in_cells, cell_frame
+
+    names = {
+        node.id
+        for part in frame.header()
+        for node in ast.walk(part)
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)
+    }
+    for name in sorted(names):
+        for cell, node in assignments_in_cells(name, context):
+            value = node.value
+            if isinstance(value, ast.Call) and _called_name(value) in _INPUT_CALLS:
+                shape_node = _declared_shape(value)
+                if shape_node is not None:
+                    return cell_frame(cell), node, value, shape_node
+            break  # the newest assignment of the name is the one the statement read
+    return None
+
+
+def _data_of_shape(shape: tuple[int, ...], context: ErrorContext) -> str | None:
+    """The one array or tensor of the namespace of shape (N, *shape): the learner's data
+    for a model declared on ``shape``."""
+    if context.namespace is None:
+        return None
+    found = []
+    for count, (name, value) in enumerate(context.namespace.items()):
+        if count > 5000 or len(found) > 1:
+            break
+        if (
+            type(name) is not str
+            or name.startswith("_")
+            or kind_of(value)
+            not in (
+                "array",
+                "tensor",
+            )
+        ):
+            continue
+        try:
+            dims = tuple(int(d) for d in value.shape)
+        except Exception:
+            continue
+        if len(dims) == len(shape) + 1 and dims[1:] == shape:
+            found.append(name)
+    return found[0] if len(found) == 1 else None
 
 
 def _layer_class(calls: list[ast.Call], layer: str) -> str | None:
