@@ -18,7 +18,15 @@ from jupyterlab_tfcoach.monitor import report as reports
 from jupyterlab_tfcoach.monitor.course_links import course_link
 from jupyterlab_tfcoach.monitor.locations import CellLocator
 from jupyterlab_tfcoach.monitor.report import ErrorEntry, Note, Report, TraceEntry, VariableChange
-from jupyterlab_tfcoach.monitor.symptoms import adapt_leaks, separate_shuffles
+from jupyterlab_tfcoach.monitor.symptoms import (
+    adapt_leaks,
+    gradient_lists,
+    ignored_element,
+    layer_config,
+    metric_state,
+    reshuffled_passes,
+    separate_shuffles,
+)
 from jupyterlab_tfcoach.monitor.symptoms.broadcast import BroadcastFinder
 from jupyterlab_tfcoach.monitor.symptoms.custom_loops import CustomLoopChecker
 from jupyterlab_tfcoach.monitor.symptoms.datasets import DatasetWatcher
@@ -385,7 +393,15 @@ class Monitor:
                 notes.extend(self.datasets.take_notes(self._namespace(), self._cell_source))
         except Exception:
             pass
-        for check in (separate_shuffles.notes, floor_division_notes):
+        for check in (
+            separate_shuffles.notes,
+            reshuffled_passes.notes,
+            layer_config.notes,
+            floor_division_notes,
+            gradient_lists.notes,
+            ignored_element.notes,
+            metric_state.notes,
+        ):
             try:
                 if cell_completed:
                     notes.extend(check(self._cell_source, self._namespace()))

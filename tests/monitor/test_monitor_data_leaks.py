@@ -66,6 +66,30 @@ def test_features_and_labels_shuffled_separately(kernel: KernelSession) -> None:
     assert notes_in(kernel, other, "tf-data-order") == []
 
 
+def test_features_shuffled_alone_then_paired_with_their_labels(kernel: KernelSession) -> None:
+    cell = DATA + (
+        "np.random.shuffle(feats)\n"
+        "pairs = tf.data.Dataset.from_tensor_slices((feats, labels)).batch(10)\n"
+    )
+    [text] = notes_in(kernel, cell, "tf-data-order")
+    assert value_of(kernel, PAIRED) is False
+    assert text.startswith(
+        "`np.random.shuffle(feats)` (line 3 of this cell) reorders the rows of `feats` but "
+        "not those of `labels`, which `tf.data.Dataset.from_tensor_slices((feats, labels))` "
+        "pairs with it row by row"
+    ), text
+    fix = fix_of(text, "idx = ")
+    assert fix == "idx = np.random.permutation(len(feats)); feats, labels = feats[idx], labels[idx]"
+    fixed = cell.replace("np.random.shuffle(feats)", fix)
+    assert notes_in(kernel, fixed, "tf-data-order") == []
+    assert value_of(kernel, PAIRED) is True
+    # Look-alike: the labels are shuffled with their own call first, with one seed.
+    assert (
+        notes_in(kernel, DATA + "np.random.shuffle(feats)\nsizes = len(feats)", "tf-data-order")
+        == []
+    )
+
+
 # --------------------------------------------------------------- adapt
 def test_normalization_adapted_on_training_and_test_data(kernel: KernelSession) -> None:
     cell = (

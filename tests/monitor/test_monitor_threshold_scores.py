@@ -118,3 +118,93 @@ cut = tf.cast(later > 0.5, tf.float32) == truth
 later = probs
 """
     assert threshold_notes(checked_report(run(kernel, cell))) == []
+
+
+def test_random_scores_in_data_synthesis_stay_silent(kernel: KernelSession) -> None:
+    """Scores drawn with NumPy to make data, cut at 0.8 to make labels and compared: no
+    model made them, so they are data, whatever their range (a false alarm before)."""
+    cell = """scores = np.random.rand(300) * 2 - 0.5
+passed = (scores > 0.8).astype(int)
+again = passed.copy()
+share = (passed == again).mean()
+"""
+    assert threshold_notes(checked_report(run(kernel, cell))) == []
+    run(kernel, "made = np.random.default_rng(1).normal(size=200)")
+    assert threshold_notes(checked_report(run(kernel, "flags = np.round(made) == 1"))) == []
+
+
+MODELS = """rng = np.random.default_rng(5)
+rows = rng.normal(size=(200, 4)).astype("float32")
+rule = np.array([[1.0], [-2.0], [0.5], [0.0]], "float32")
+hits = (rows @ rule[:, 0] > 0).astype("float32")
+sigmoid_net = keras.Sequential([keras.Input((4,)), keras.layers.Dense(1, activation="sigmoid")])
+sigmoid_net.compile(optimizer="adam", loss="binary_crossentropy")
+sigmoid_net.layers[0].set_weights([rule, np.zeros(1, "float32")])
+logit_net = keras.Sequential([keras.Input((4,)), keras.layers.Dense(1)])
+logit_net.compile(optimizer="adam", loss=keras.losses.BinaryCrossentropy(from_logits=True))
+logit_net.layers[0].set_weights([rule * 0.01, np.full(1, 0.3, "float32")])
+ruler = keras.metrics.BinaryAccuracy()
+ruler.update_state(hits, sigmoid_net(rows)[:, 0])
+right = float(ruler.result())
+"""
+
+
+def test_probabilities_cut_at_zero(kernel: KernelSession) -> None:
+    """``probs > 0`` on a sigmoid model's predictions is True for every example: the note
+    names the model, its activation and the predict call; the cut at 0.5 gives Keras's
+    accuracy."""
+    run(kernel, MODELS)
+    run(kernel, "probs = sigmoid_net.predict(rows, verbose=0)[:, 0]")
+    cell = "guessed = (probs > 0).astype(int)\nrate = float(np.mean(guessed == hits))\n"
+    notes = threshold_notes(checked_report(run(kernel, cell)))
+    assert len(notes) == 1, notes
+    text = notes[0]
+    assert text.startswith("`probs > 0` (line 1 of this cell) cuts `probs` at 0"), text
+    assert "comes from `sigmoid_net.predict(rows, verbose=0)[:, 0]`" in text
+    assert "`sigmoid_net` ends with activation 'sigmoid'" in text
+    assert "True for every example" in text
+    assert shown(kernel, "guessed.all()") == "True"
+    fix = re.findall(r"`([^`]+)`", text)[-1]
+    assert fix == "probs > 0.5"
+    report = checked_report(run(kernel, cell.replace("probs > 0", fix)))
+    assert threshold_notes(report) == []
+    assert shown(kernel, "rate == right") == "True"
+
+
+def test_logits_of_a_from_logits_model_cut_at_one_half(kernel: KernelSession) -> None:
+    """A model with no activation compiled with from_logits=True outputs raw scores, even
+    when these few happen to lie in [0, 1]: a cut at 0.5 is told from the model, and the
+    cut at 0 matches Keras's accuracy at threshold 0."""
+    run(kernel, MODELS)
+    cell = """outs = logit_net.predict(rows, verbose=0)[:, 0]
+chosen = (outs > 0.5).astype("float32")
+"""
+    assert shown(kernel, "float(logit_net(rows).numpy().min()) > 0") == "True"
+    notes = threshold_notes(checked_report(run(kernel, cell)))
+    assert len(notes) == 1, notes
+    text = notes[0]
+    assert "comes from `logit_net.predict(rows, verbose=0)[:, 0]`" in text
+    assert "`logit_net` ends with no activation and is compiled with from_logits=True" in text
+    fix = re.findall(r"`([^`]+)`", text.split("Cut the raw scores", 1)[1])[0]
+    assert fix == "outs > 0.0"
+    report = checked_report(run(kernel, cell.replace("outs > 0.5", fix)))
+    assert threshold_notes(report) == []
+    run(kernel, "m = keras.metrics.BinaryAccuracy(threshold=0.0)\nm.update_state(hits, outs)\n")
+    assert shown(kernel, "abs(float(m.result()) - float(np.mean(chosen == hits))) < 1e-6") == "True"
+
+
+def test_model_output_look_alikes_stay_silent(kernel: KernelSession) -> None:
+    """Raw scores cut at 0, a regression model's outputs in [0, 1] cut at 0.5, and
+    probabilities cut at 0.5: nothing to tell."""
+    run(kernel, MODELS)
+    cell = """scores = logit_net.predict(rows, verbose=0)[:, 0]
+by_score = (scores > 0).astype(int)
+chance = sigmoid_net.predict(rows, verbose=0)[:, 0]
+by_chance = (chance > 0.5).astype(int)
+fitter = keras.Sequential([keras.Input((4,)), keras.layers.Dense(1)])
+fitter.compile(optimizer="adam", loss="mse")
+fitter.layers[0].set_weights([rule * 0.01, np.full(1, 0.5, "float32")])
+amounts = fitter.predict(rows, verbose=0)[:, 0]
+large = (amounts > 0.5).astype(int)
+"""
+    assert threshold_notes(checked_report(run(kernel, cell))) == []

@@ -489,7 +489,20 @@ def _read_labels(error: Recognised, line: FailingLine, context: ErrorContext) ->
             return _per_position(output, target, labels_name, fit, line, context)
         fix = None
         one_hot = len(target) == len(output) and target[-1] == output[-1] != 1
-        if one_hot and loss is not None and loss.value == "sparse_categorical_crossentropy":
+        several = _multi_hot_rows(labels.value) if labels is not None and one_hot else None
+        if several:
+            rows = labels.value.shape[0] if labels is not None else 0
+            rule += (
+                f": {labels_name} are multi-hot, not one-hot ({several} of {rows} rows hold "
+                "more than one 1: several labels per example), which no softmax loss fits"
+            )
+            fix = (
+                "one yes/no per label: give the last layer activation='sigmoid' and in "
+                f"{code(model + '.compile(...)')} write "
+                f"{code('loss=' + repr('binary_crossentropy'))} (with "
+                f"{code('metrics=[keras.metrics.BinaryAccuracy(threshold=0.5)]')})"
+            )
+        elif one_hot and loss is not None and loss.value == "sparse_categorical_crossentropy":
             rule += f": {labels_name} look one-hot (a row per example, one column per class)"
             fix = (
                 f"for one-hot labels use the categorical loss: in {code(model + '.compile(...)')}"
@@ -671,6 +684,19 @@ def _minimum(value: Any) -> int | None:
     if value.size == 0 or value.size > 10_000_000 or value.dtype.kind not in "iu":
         return None
     return int(value.min())
+
+
+def _multi_hot_rows(value: Any) -> int | None:
+    """How many rows of a 2-D NumPy array of 0s and 1s hold more than one 1 (NumPy's
+    code only, bounded size); None for anything else."""
+    numpy = sys.modules.get("numpy")
+    if numpy is None or type(value) is not getattr(numpy, "ndarray", None) or value.ndim != 2:
+        return None
+    if value.size == 0 or value.size > 10_000_000 or value.dtype.kind not in "iubf":
+        return None
+    if not bool(((value == 0) | (value == 1)).all()):
+        return None
+    return int((value.sum(axis=1) > 1).sum())
 
 
 LABELS = ErrorFamily(

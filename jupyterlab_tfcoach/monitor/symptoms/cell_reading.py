@@ -11,9 +11,9 @@ check needs them and the array is small (``value_range``).
 
 ``CellReader.read`` parses a source once and keeps the result for the next 64 sources; a
 cell that has none of the words the checks look for (``argmax``, ``softmax``, ``round``,
-``reduce_mean``, ``reduce_sum``, ``one_hot``, a decimal number, or a part of a loss's,
-metric's or coding layer's usual name: ``loss``, ``acc``... ) is not parsed at all: a regular
-expression search over its text (a few microseconds) decides.
+``reduce_mean``, ``reduce_sum``, ``one_hot``, a decimal number, a comparison with 0, or a
+part of a loss's, metric's or coding layer's usual name: ``loss``, ``acc``... ) is not
+parsed at all: a regular expression search over its text (a few microseconds) decides.
 """
 
 from __future__ import annotations
@@ -40,6 +40,8 @@ ARRAY_KINDS = frozenset({"tensor", "variable", "array"})
 WANTED = re.compile(
     r"\b(?:argmax|softmax|round|rint|reduce_\w+|greater\w*|sum|mean|max|min|one_hot)\b"
     r"|(?<![\w.])0?\.\d"
+    # A cut at 0 (``probs > 0``), told for probabilities.
+    r"|>=?\s*0(?![\w.])|(?<![\w.])0\s*<"
     # A loss or metric called by the learner's name for it, a layer taking codes.
     r"|(?i:loss|entropy|accura|update_state|metric|criterion|precision|recall|auc|bce|cce"
     r"|encod|embed)"

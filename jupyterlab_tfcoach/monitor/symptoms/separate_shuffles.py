@@ -96,7 +96,70 @@ def notes(source: str, namespace: Mapping[str, Any]) -> list[Note]:
             names = [name for name in by_name if lengths[name] == length]
             if len(names) >= 2:
                 return [_note(names, [by_name[n] for n in names], length, source, namespace)]
+    shuffled = {call.args[0].id for run in runs for call in run}  # type: ignore[attr-defined]
+    for run in runs:
+        for call in run[:MAX_SHUFFLES]:
+            found = _paired_later(call, tree, shuffled, namespace)
+            if found is not None:
+                return [_lone_note(call, found[0], found[1], source, namespace)]
     return []
+
+
+# Calls that pair inputs with labels row by row: fit(x, y), from_tensor_slices((x, y)),
+# zip(x, y), train_test_split(x, y).
+_PAIRING = ("fit", "evaluate", "from_tensor_slices", "zip", "train_test_split")
+
+
+def _paired_later(
+    shuffle: ast.Call, tree: ast.Module, shuffled: set[str], namespace: Mapping[str, Any]
+) -> tuple[str, ast.Call] | None:
+    """(the partner's name, the pairing call) when a call after ``shuffle`` pairs the
+    shuffled array with another one of the same length that the cell did not shuffle."""
+    name = shuffle.args[0].id  # type: ignore[attr-defined]
+    length = _length(namespace.get(name))
+    if length is None or length < 2:
+        return None
+    for node in _statements(tree):
+        if not isinstance(node, ast.Call) or node.lineno <= shuffle.lineno:
+            continue
+        func = node.func
+        called = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+        if called not in _PAIRING:
+            continue
+        arguments: list[ast.expr] = []
+        for argument in node.args[:2]:
+            arguments.extend(argument.elts if isinstance(argument, ast.Tuple) else [argument])
+        names = [a.id for a in arguments if isinstance(a, ast.Name)]
+        if name not in names:
+            continue
+        for partner in names:
+            if partner != name and partner not in shuffled:
+                if _length(namespace.get(partner)) == length:
+                    return partner, node
+    return None
+
+
+def _lone_note(
+    shuffle: ast.Call, partner: str, pairing: ast.Call, source: str, namespace: Mapping[str, Any]
+) -> Note:
+    name = shuffle.args[0].id  # type: ignore[attr-defined]
+    written = ast.get_source_segment(source, shuffle) or f"shuffle({name})"
+    paired = ast.get_source_segment(source, pairing) or ""
+    paired = paired if "\n" not in paired and len(paired) <= 120 else f"line {pairing.lineno}"
+    text = (
+        f"`{written}` (line {shuffle.lineno} of this cell) reorders the rows of `{name}` "
+        f"but not those of `{partner}`, which `{paired}` pairs with it row by row: each "
+        f"row of `{name}` now goes with another row's label. The model learns noise "
+        f"(accuracy near chance), and nothing raises."
+    )
+    numpy = _numpy_name(namespace)
+    if numpy is not None:
+        fix = (
+            f"idx = {numpy}.random.permutation(len({name})); "
+            f"{name}, {partner} = {name}[idx], {partner}[idx]"
+        )
+        text += f" Shuffle both with one permutation, in place of that line: `{fix}`."
+    return reports.note(text, SECTION)
 
 
 def _note(

@@ -1,25 +1,36 @@
-"""A probability threshold applied to raw scores (logits).
+"""A probability threshold applied to raw scores (logits), or a raw-score threshold to
+probabilities.
 
 ``preds = tf.cast(logits > 0.5, tf.float32)`` or ``tf.round(scores)`` turns probabilities
 into 0/1 predictions. On the output of a layer without a sigmoid (any real number) the
 cut at 0.5 is in the wrong place: a raw score of 0 is a probability of 0.5, so every
 example scored between 0 and 0.5 is counted as a negative, and the accuracy computed
-from those predictions is wrong without any error.
+from those predictions is wrong without any error. The reverse, ``probs > 0`` on a
+sigmoid or softmax output, is True for every example: probabilities are never below 0.
 
 Found after a cell that completed, from its source (``cell_reading``, parsed once per
 source) and what its names hold: a top-level ``x > t`` / ``x >= t`` / ``t < x`` /
-``tf.greater(x, t)`` with a constant ``0 < t < 1``, or ``tf.round(x)`` / ``np.round(x)``,
-where ``x`` is a name or attribute chain not bound again later in the cell, holding a
-float tensor, variable or array of at most a million values with a value below 0 or
-above 1 (read as its minimum and maximum, never shown). Only thresholds used as
-predictions are told: the result is compared with something (``==``, ``tf.equal``) or
-given to a metric (``accuracy_score``, ``update_state``), directly or through a name
-assigned in the cell, or ``x`` was assigned in the cell from a model or a layer call,
-``predict`` or a matrix product. A cut of data (``np.mean(readings > 0.5)``) stays silent.
+``tf.greater(x, t)`` with a constant ``0 <= t < 1``, or ``tf.round(x)`` / ``np.round(x)``,
+where ``x`` is a name not bound again later in the cell, holding a float tensor,
+variable or array. Only a model's output is told: ``x`` was last assigned (in the cell,
+else in an earlier cell of the history ``In``) from a model or layer call, ``predict``
+or a matrix product; values made any other way (``np.random.rand(n) > 0.8`` when
+synthesising data) are data, whatever their range, and stay silent. Then:
+
+- a cut in (0, 1) or a round is told when ``x`` has a value below 0 or above 1 (read as
+  its minimum and maximum of at most a million values, never shown), or when the model
+  ends with no activation and its compiled loss has ``from_logits=True`` (raw scores,
+  whatever the range of these few);
+- a cut at 0 is told when the model's last layer has a sigmoid or softmax activation
+  (``loss_agreement.model_ending``: Keras's stored layers, nothing run).
 
 The fix keeps the value's kind: the same comparison at the score whose sigmoid is ``t``
 (``logits > 0.0`` for 0.5), or for a tensor ``tf.sigmoid(logits) > 0.5``; a round of
-the sigmoid (``tf.round(tf.sigmoid(scores))``, ``np.round(1 / (1 + np.exp(-scores)))``).
+the sigmoid (``tf.round(tf.sigmoid(scores))``, ``np.round(1 / (1 + np.exp(-scores)))``);
+for probabilities cut at 0, the cut at 0.5 (sigmoid) or the class of the highest
+probability (``np.argmax(probs, axis=-1)``, softmax over several units).
+Cost: nothing for a cell without a threshold; the origin of a threshold's operand is one
+history scan (the newest cell assigning its name, parsed once) only for a candidate.
 """
 
 from __future__ import annotations
@@ -40,26 +51,20 @@ from jupyterlab_tfcoach.monitor.symptoms.cell_reading import (
     value_kind_at,
     value_range,
 )
+from jupyterlab_tfcoach.monitor.syntax import held_at, history_assignments
+from jupyterlab_tfcoach.monitor.training.loss_agreement import model_ending
 
 SECTION = "from-logits"
 MAX_NOTES = 2
+HISTORY_CELLS = 30  # earlier cells searched for the operand's assignment
+HISTORY_CHARS = 100_000
+PROBABILITY_ACTIVATIONS = ("sigmoid", "softmax")
 _OPERATORS = {ast.Gt: ">", ast.GtE: ">=", ast.Lt: "<", ast.LtE: "<="}
 _THRESHOLD_CALLS = {"greater": ">", "greater_equal": ">=", "less": "<", "less_equal": "<="}
 _ROUND_CALLS = frozenset({"round", "rint"})
-# Calls that score predictions against labels.
-_METRIC_CALLS = frozenset(
-    {
-        "accuracy_score",
-        "f1_score",
-        "precision_score",
-        "recall_score",
-        "confusion_matrix",
-        "classification_report",
-        "update_state",
-    }
-)
-# Calls whose result is a model's raw output.
-_SCORE_CALLS = frozenset({"predict", "predict_on_batch", "matmul", "dense"})
+# Calls of a model's whose result is its output; calls whose result is a layer's raw output.
+_PREDICT_CALLS = frozenset({"predict", "predict_on_batch", "predict_step"})
+_PRODUCT_CALLS = frozenset({"matmul", "dense"})
 
 
 @dataclass(frozen=True)
@@ -85,6 +90,10 @@ def _cut(node: ast.AST) -> float | None:
     return None
 
 
+def _zero(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant) and type(node.value) in (int, float) and node.value == 0
+
+
 def _threshold(code: CellCode, node: ast.AST) -> Threshold | None:
     operand: ast.expr | None = None
     cut: float | None = None
@@ -97,6 +106,10 @@ def _threshold(code: CellCode, node: ast.AST) -> Threshold | None:
             operand, cut, template = left, _cut(right), "{0} " + symbol + " {1}"
         elif symbol is not None and _cut(left) is not None:
             operand, cut, template = right, _cut(left), "{1} " + symbol + " {0}"
+        elif symbol in (">", ">=") and _zero(right):  # ``probs > 0``: always True
+            operand, cut, template = left, 0.0, "{0} " + symbol + " {1}"
+        elif symbol in ("<", "<=") and _zero(left):
+            operand, cut, template = right, 0.0, "{1} " + symbol + " {0}"
     elif isinstance(node, ast.Call) and len(node.args) >= 1 and not node.keywords:
         name = call_name(node)
         func = node.func
@@ -115,40 +128,65 @@ def _threshold(code: CellCode, node: ast.AST) -> Threshold | None:
     return Threshold(node, text, operand, operand_text, cut, line, template, round_module)
 
 
-def _used_as_predictions(code: CellCode, found: Threshold) -> bool:
-    """The result is compared with something or given to a metric, directly or through
-    names assigned in the cell."""
-    for node, left, right in code.comparisons():
-        line = getattr(node, "lineno", 0)
-        if found.node in (code.origin(left, line), code.origin(right, line)):
-            return True
-    for node in code.nodes:
-        if isinstance(node, ast.Call) and call_name(node) in _METRIC_CALLS:
-            line = getattr(node, "lineno", 0)
-            if any(code.origin(argument, line) is found.node for argument in node.args):
-                return True
-    return False
+@dataclass(frozen=True)
+class ScoreSource:
+    """Where a thresholded value came from: a model's output or a matrix product."""
+
+    written: str  # the assignment's value as written: ``clf.predict(feats)``
+    model: str | None  # the model as written (``clf``), None for a product
+    activation: str | None  # its last layer's activation, when Keras stores it
+    units: int | None
+    from_logits: bool  # its compiled loss takes raw scores
 
 
-def _scores_made_here(code: CellCode, found: Threshold, namespace: dict[str, Any]) -> bool:
-    """``x`` was assigned in the cell from a model or layer call, ``predict`` or a
-    matrix product (a bias added or not)."""
+def _assigned_value(code: CellCode, name: str, line: int, namespace: dict[str, Any]) -> Any:
+    """(value, its source) of the last ``name = ...`` before ``line`` in the cell, else of
+    the newest top-level one in an earlier cell; None when neither."""
+    value = code.assignment_before(name, line)
+    if value is not None:
+        return value, code.source
+    for statement, source in history_assignments(name, namespace, HISTORY_CELLS, HISTORY_CHARS):
+        if source != code.source:  # the cell itself: read above
+            return statement.value, source
+    return None
+
+
+def score_source(code: CellCode, found: Threshold, namespace: dict[str, Any]) -> ScoreSource | None:
+    """What ``x`` was assigned from, when it is a model's output: a model or layer call,
+    ``predict``, a matrix product (a bias added or not); None for anything else (data)."""
     held = unwrap(found.operand, reshapes=True)
     if not isinstance(held, ast.Name):
-        return False
-    value: ast.AST | None = code.assignment_before(held.id, found.line)
+        return None
+    assigned = _assigned_value(code, held.id, found.line, namespace)
+    if assigned is None:
+        return None
+    value, source = assigned
+    written = " ".join((ast.get_source_segment(source, value) or ast.unparse(value)).split())
     while isinstance(value, ast.Subscript):  # ``net(x)[:, 0]``
         value = value.value
     if isinstance(value, ast.BinOp) and isinstance(value.op, (ast.Add, ast.Sub)):
-        if isinstance(value.left, ast.BinOp) and isinstance(value.left.op, ast.MatMult):
-            return True
+        value = value.left
     if isinstance(value, ast.BinOp) and isinstance(value.op, ast.MatMult):
-        return True
-    if isinstance(value, ast.Call):
-        if call_name(value) in _SCORE_CALLS:
-            return True
-        return value_kind_at(value.func, namespace) in ("model", "layer")
-    return False
+        return ScoreSource(written, None, None, None, False)
+    if not isinstance(value, ast.Call):
+        return None
+    name = call_name(value)
+    func = value.func
+    if name in _PREDICT_CALLS and isinstance(func, ast.Attribute):
+        model_node: ast.AST = func.value
+    elif value_kind_at(func, namespace) in ("model", "layer"):
+        model_node = func
+    elif name in _PRODUCT_CALLS:
+        return ScoreSource(written, None, None, None, False)
+    else:
+        return None
+    model_text = " ".join((ast.get_source_segment(source, model_node) or "").split()) or None
+    held_model, model = held_at(reference_path(model_node), namespace)
+    ending = model_ending(model) if held_model else None
+    if ending is None:
+        return ScoreSource(written, model_text, None, None, False)
+    activation, units, loss = ending
+    return ScoreSource(written, model_text, activation, units, bool(loss and loss[1]))
 
 
 def _logit(cut: float) -> str:
@@ -173,16 +211,11 @@ def fixes(found: Threshold, kind: str) -> tuple[str, str | None]:
     return on_scores, found.template.format(f"tf.sigmoid({operand})", cut_text)
 
 
-def _candidates(code: CellCode) -> list[tuple[Threshold, bool]]:
-    """The cell's thresholds and whether each is used as predictions (source only, kept
-    with the parsed cell)."""
+def _candidates(code: CellCode) -> list[Threshold]:
+    """The cell's thresholds (source only, kept with the parsed cell)."""
     found = code.memo.get("thresholds")
     if found is None:
-        found = []
-        for node in code.nodes:
-            threshold = _threshold(code, node)
-            if threshold is not None:
-                found.append((threshold, _used_as_predictions(code, threshold)))
+        found = [t for t in (_threshold(code, node) for node in code.nodes) if t is not None]
         code.memo["thresholds"] = found
     return found
 
@@ -190,7 +223,7 @@ def _candidates(code: CellCode) -> list[tuple[Threshold, bool]]:
 def threshold_notes(code: CellCode, namespace: dict[str, Any]) -> list[Note]:
     notes: list[Note] = []
     told: set[str] = set()
-    for found, used in _candidates(code):
+    for found in _candidates(code):
         if found.text in told:
             continue
         held = unwrap(found.operand, reshapes=True)
@@ -201,28 +234,68 @@ def threshold_notes(code: CellCode, namespace: dict[str, Any]) -> list[Note]:
         operand = value_at(held, namespace, held_text)
         if operand is None:
             continue
-        span = value_range(operand)
-        if span is None or (0.0 <= span[0] and span[1] <= 1.0):
-            continue
-        if not (used or _scores_made_here(code, found, namespace)):
-            continue
-        told.add(found.text)
+        source = score_source(code, found, namespace)
+        if source is None:
+            continue  # not a model's output: data cut at a value
         # ``logits.numpy() > 0.5`` is NumPy code: its fix stays NumPy code.
         kind = operand.kind if held is found.operand else "array"
-        text = _text(found, held_text, operand.description, span, kind)
+        if found.cut == 0.0:
+            if source.activation not in PROBABILITY_ACTIVATIONS or found.round_module:
+                continue
+            text = _probabilities_text(found, held_text, operand.description, source, kind)
+        else:
+            span = value_range(operand)
+            outside = span is not None and not (0.0 <= span[0] and span[1] <= 1.0)
+            raw = source.activation == "linear" and source.from_logits
+            if not (outside or raw) or source.activation in PROBABILITY_ACTIVATIONS:
+                continue
+            if outside and span is not None:
+                low, high = span
+                has = (
+                    "values below 0 and above 1"
+                    if low < 0.0 and high > 1.0
+                    else ("values below 0" if low < 0.0 else "values above 1")
+                )
+                why = f"has {has}: raw scores (logits) from a layer without a sigmoid"
+            else:
+                why = (
+                    f"comes from `{source.written}`, and `{source.model}` ends with no "
+                    "activation and is compiled with from_logits=True: raw scores (logits), "
+                    "any real number"
+                )
+            text = _text(found, held_text, operand.description, why, kind)
+        told.add(found.text)
         notes.append(reports.note(text, SECTION))
         if len(notes) >= MAX_NOTES:
             break
     return notes
 
 
-def _text(found: Threshold, held: str, described: str, span: tuple[float, float], kind: str) -> str:
-    low, high = span
-    outside = (
-        "values below 0 and above 1"
-        if low < 0.0 and high > 1.0
-        else ("values below 0" if low < 0.0 else "values above 1")
+def _probabilities_text(
+    found: Threshold, held: str, described: str, source: ScoreSource, kind: str
+) -> str:
+    assert found.template is not None
+    operand = found.operand_text
+    if source.activation == "softmax" and (source.units or 0) > 1:
+        module = "np" if kind == "array" else "tf"
+        fixed = f"{module}.argmax({operand}, axis=-1)"
+        fix = (
+            f"A softmax over {source.units} units gives one probability per class: the "
+            f"predicted class is the one with the highest probability, `{fixed}`."
+        )
+    else:
+        fixed = found.template.format(operand, "0.5")
+        fix = f"Cut the probabilities at 0.5: `{fixed}`."
+    return (
+        f"`{found.text}` (line {found.line} of this cell) cuts `{operand}` at 0 as if it "
+        f"held raw scores, but `{held}`, {described}, comes from `{source.written}`, and "
+        f"`{source.model}` ends with activation {source.activation!r}: probabilities, "
+        f"never below 0, so `{found.text}` is True for every example and the predictions "
+        f"and any accuracy computed from them are wrong, without any error. {fix}"
     )
+
+
+def _text(found: Threshold, held: str, described: str, why: str, kind: str) -> str:
     on_scores, on_probabilities = fixes(found, kind)
     operand = found.operand_text
     if found.round_module is not None:
@@ -241,7 +314,6 @@ def _text(found: Threshold, held: str, described: str, span: tuple[float, float]
         fix += "."
     return (
         f"`{found.text}` (line {found.line} of this cell) {what}, but `{held}`, "
-        f"{described}, has {outside}: raw scores (logits) from a layer without a sigmoid. "
-        f"For such scores {where_wrong}: the predictions and any accuracy computed "
-        f"from them are wrong, without any error. {fix}"
+        f"{described}, {why}. For such scores {where_wrong}: the predictions and any "
+        f"accuracy computed from them are wrong, without any error. {fix}"
     )

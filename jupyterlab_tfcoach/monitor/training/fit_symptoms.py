@@ -54,6 +54,7 @@ from jupyterlab_tfcoach.monitor.training import (
     compile_agreement,
     global_normalization,
     learning_rate_decay,
+    loss_parameters,
     loss_sign,
     model_source,
     refit_loops,
@@ -750,6 +751,9 @@ def fit_entries(
     told: set[tuple[str, int]] = set()  # (rule, model id) told after this cell's fits
     config_notes.extend(
         loss_notes(cell.setups, namespace, cell_source, compile_agreement.told_at_compile, told)
+    )
+    config_notes.extend(
+        loss_parameters.swapped_loss_notes(cell.swapped_losses, namespace, cell_source)
     )
     config_notes.extend(range_notes(cell.ranges, namespace, cell_source))
     config_notes.extend(augmentation_notes(cell.augmentation, namespace, cell_source))

@@ -81,6 +81,11 @@ from jupyterlab_tfcoach.monitor.training.loss_agreement import (
     read_compiled,
     read_setup,
 )
+from jupyterlab_tfcoach.monitor.training.loss_parameters import (
+    SwappedLoss,
+    losses_given,
+    swapped_loss,
+)
 from jupyterlab_tfcoach.monitor.training.preprocessing_use import PreprocessingUse
 from jupyterlab_tfcoach.monitor.training.sequence_masks import MaskedZeros, read_masked_zeros
 from jupyterlab_tfcoach.monitor.training.validation_copies import (
@@ -170,6 +175,8 @@ class CellFits:
     setups: list[Setup] = field(default_factory=list)
     # Each compile call's output layer, loss and metrics (``compile_agreement.py``).
     compiles: list[Setup] = field(default_factory=list)
+    # Losses of the user's given to compile with swapped parameter names.
+    swapped_losses: list[SwappedLoss] = field(default_factory=list)
     # Evaluations of models with their own test_step, measured (``step_modes.py``).
     evaluations: list[EvaluationRun] = field(default_factory=list)
     # Fits whose inputs hold 0 as a token under Embedding(mask_zero=True).
@@ -436,6 +443,14 @@ class FitWatcher:
                 if setup is not None:
                     with watcher._lock:
                         watcher._cell.compiles.append(setup)
+            except Exception:
+                pass
+            try:
+                for loss in losses_given(args, kwargs) if not full else ():
+                    swapped = swapped_loss(loss, model)
+                    if swapped is not None:
+                        with watcher._lock:
+                            watcher._cell.swapped_losses.append(swapped)
             except Exception:
                 pass
             return result

@@ -13,9 +13,11 @@ raised belongs to the error families), ``read_setup`` reads what Keras stores:
 - the compiled metrics, ``_compile_metrics._flat_metrics``: the class Keras chose for
   ``"accuracy"`` (binary, categorical or sparse, from the shapes) and its threshold;
 - the labels given: shape, dtype, lowest and highest value (NumPy arrays and eager
-  tensors, up to ``MAX_LABELS`` values); a ``tf.data`` dataset by its ``element_spec``
-  only (no values read); and for ``validation_split``, which classes the last fraction
-  Keras keeps for validation holds, and whether the labels come grouped by class.
+  tensors, up to ``MAX_LABELS`` values); a ``tf.data`` dataset by its ``element_spec``,
+  and by its labels' values when it is a ``from_tensor_slices((x, y))`` source reached
+  through pair-keeping transformations (the tensor tf.data stores, no element made);
+  and for ``validation_split``, which classes the last fraction Keras keeps for
+  validation holds, and whether the labels come grouped by class.
 
 ``EXPECTS`` says what each Keras loss expects; the checks in ``_findings`` compare the
 setup with it. ``read_compiled`` reads the same of a ``compile`` call (no labels: the
@@ -48,6 +50,11 @@ Measured on Keras 3.15 (TensorFlow 2.21), these raise nothing and are told:
   comparison per label), told from ``UNREACHABLE_SHARE`` of them; measured on Keras
   3.15, a relu head on standardized targets ends fit at an mse of 0.51 where a linear
   head reaches 0.02.
+- multi-hot labels (0/1 rows, some with several 1s: a tagger's) given to a softmax or a
+  categorical loss: the outputs compete, each row is read as one class (one pass of row
+  sums, only for such labels); fix: a sigmoid per output and binary cross-entropy;
+- a regression output of 1 unit fitted on ``(n, k)`` targets, or k units on ``(n, 1)``:
+  mse broadcasts one against the other (``(n,)`` targets for k units raise: not told).
 
 Not told because Keras 3 on TensorFlow handles them: a softmax or sigmoid output given a
 ``from_logits=True`` loss (Keras warns and takes the layer's input as the logits: it trains
@@ -108,6 +115,8 @@ OUTPUT_RANGES = {
     "exponential": (0.0, math.inf, False),
     "tanh": (-1.0, 1.0, False),
 }
+# Dataset transformations that keep each (x, y) pair as it is (``dataset_order`` kinds).
+_PAIR_KEEPING = frozenset({"batch", "shuffle", "cache", "prefetch", "repeat", "take", "skip"})
 # A regression's targets out of its output's reach are told from this share on.
 UNREACHABLE_SHARE = 0.05
 
@@ -197,6 +206,7 @@ class Setup:
     reduction: str | None = None  # the compiled loss object's stored ``reduction``
     batch_size: int | None = None  # fit's batch size for arrays (Keras's default 32)
     unreachable: int = 0  # regression targets outside the output activation's range
+    multi_hot: int = 0  # rows of 0/1 labels holding more than one 1
     # ``compile`` only: the CompileLoss object that call made (which compile it was).
     compiled_loss: weakref.ReferenceType[Any] | None = None
 
@@ -310,6 +320,20 @@ def _loss_of(model: Any) -> tuple[str, bool] | None:
     return loss_identity(library_attribute(flat[0], "loss"))
 
 
+def model_ending(model: Any) -> tuple[str | None, int | None, tuple[str, bool] | None] | None:
+    """(last layer's activation, its units, the compiled loss's (name, from_logits) or
+    None) of a Sequential or functional model with one output, for the checks that read
+    what a model's predictions are (``symptoms/threshold_scores.py``); None otherwise."""
+    output = _output_of(model)
+    if output is None:
+        return None
+    loss = _loss_of(model)  # built at the first fit/evaluate; before it, as the user gave it
+    if loss is None:
+        compiled = stored(model, "_compile_loss")
+        loss = loss_identity(stored(compiled, "_user_loss")) if compiled is not None else None
+    return output[3], output[2], loss
+
+
 def _reduction_of(model: Any) -> str | None:
     """The compiled loss object's stored ``reduction`` (``"sum"``, ...)."""
     compiled = stored(model, "_compile_loss")
@@ -377,7 +401,13 @@ def _labels(x: Any, y: Any) -> tuple[Labels, Any] | None:
         except Exception:
             return None
         integer = bool(library_attribute(dtype, "is_integer", False))
-        return Labels(None, id(x), "dataset", dims, integer), None
+        sliced = _sliced_labels(x)
+        read = _values_of(sliced) if sliced is not None else None
+        if read is None:
+            return Labels(None, id(x), "dataset", dims, integer), None
+        values = read[0]
+        labels = Labels(None, id(x), "dataset", tuple(int(d) for d in values.shape), integer)
+        return _with_values(labels, values)
     read = _values_of(y)
     if read is None:
         return None
@@ -385,6 +415,31 @@ def _labels(x: Any, y: Any) -> tuple[Labels, Any] | None:
     shape = tuple(int(d) for d in values.shape)
     integer = values.dtype.kind in "iub"
     labels = Labels(id(y), id(x) if x is not None else None, kind, shape, integer)
+    return _with_values(labels, values)
+
+
+def _sliced_labels(dataset: Any) -> Any | None:
+    """The labels tensor of a ``Dataset.from_tensor_slices((x, y))`` reached through
+    transformations that keep each pair as it is (batch, shuffle, cache, prefetch, repeat,
+    take, skip): what tf.data stores on the source (``_tensors``), no element produced."""
+    from jupyterlab_tfcoach.monitor.symptoms.dataset_order import chain_of, operation
+
+    chain = chain_of(dataset)
+    if not chain or any(operation(link) not in _PAIR_KEEPING for link in chain[:-1]):
+        return None
+    source = chain[-1]
+    if type(source).__name__ != "_TensorSliceDataset":
+        return None
+    tensors = (instance_dict(source) or {}).get("_tensors")
+    if type(tensors) not in (list, tuple) or len(tensors) != 2:
+        return None
+    return tensors[1]
+
+
+def _with_values(labels: Labels, values: Any) -> tuple[Labels, Any]:
+    """The labels with their lowest and highest value and whether all are whole, read
+    from their values (one pass each)."""
+    integer = labels.integer
     if values.size == 0 or values.size > MAX_LABELS or values.dtype.kind not in "iubf":
         return labels, None
     labels.low, labels.high = float(values.min()), float(values.max())
@@ -530,6 +585,8 @@ def read_setup(
             and setup.activation in OUTPUT_RANGES
         ):
             setup.unreachable = _unreachable(values, setup.activation)
+        if values is not None and _may_be_multi_hot(setup):
+            setup.multi_hot = int((values.sum(axis=-1) > 1).sum())
     if method == "fit":
         logs = stored(result, "history")
         losses = logs.get("loss") if type(logs) is dict else None
@@ -565,6 +622,22 @@ def read_compiled(model: Any) -> Setup | None:
         if type(metric) is str and metric.lower() in ACCURACY_NAMES and setup.units == 1:
             setup.accuracy.append(("BinaryAccuracy", metric, 0.5))
     return setup
+
+
+def _may_be_multi_hot(setup: Setup) -> bool:
+    """Labels of 0s and 1s, one column per unit, given to a softmax or a categorical
+    loss: each row must then hold a single 1 (counted by one pass over the rows)."""
+    labels = setup.labels
+    return (
+        labels is not None
+        and len(labels.shape) == 2
+        and labels.shape[1] == setup.units
+        and (setup.units or 0) > 1
+        and labels.low == 0.0
+        and labels.high == 1.0
+        and labels.integral is True
+        and (EXPECTS[setup.loss].kind == "categorical" or setup.activation == "softmax")
+    )
 
 
 def _unreachable(values: Any, activation: str) -> int:
@@ -609,6 +682,19 @@ def _findings(setup: Setup) -> list[Finding]:
     ):
         found.append("class_numbers_to_regression_loss")
     if (
+        expects.kind == "regression"
+        and labels is not None
+        and setup.units is not None
+        and labels.shape
+        and "class_numbers_to_regression_loss" not in found
+        and _target_width(labels) is not None
+        and _target_width(labels) != setup.units
+        and 1 in (_target_width(labels), setup.units)
+    ):
+        found.append("output_target_broadcast")
+    if setup.multi_hot:
+        found.append("multi_hot_labels")
+    if (
         expects.kind == "binary"
         and labels is not None
         and labels.low is not None
@@ -650,6 +736,13 @@ def _findings(setup: Setup) -> list[Finding]:
     if setup.method == "fit" and setup.reduction == "sum" and _diverged(setup.losses):
         found.append("summed_loss_diverged")
     return [Finding(rule, setup) for rule in found]
+
+
+def _target_width(labels: Labels) -> int | None:
+    """The values per example the loss compares with the output: the last dimension of
+    2-D labels; None for other ranks (labels shaped ``(n,)`` against several units raise
+    in Keras 3.15's gradient, measured: not silent)."""
+    return labels.shape[-1] if len(labels.shape) == 2 else None
 
 
 def _diverged(losses: list[float]) -> str | None:
@@ -774,6 +867,14 @@ class _Entries:
             ):
                 return index
         return None
+
+    def given(self, labels: Labels, y: str | None, what: str) -> str:
+        """The labels as the learner named them: ``y`` (and where it was made), the
+        labels of a named dataset, else ``the labels given``."""
+        if y:
+            return f"`{y}`{self.made(y)}"
+        dataset = name_bound_to(labels.x_id, self.namespace) if labels.kind == "dataset" else None
+        return f"the {what} in `{dataset}`" if dataset else f"the {what} given"
 
     def made(self, name: str | None) -> str:
         """`` (made in cell In[3], line 4: `y = ...`)`` for a name last assigned in an
@@ -1016,6 +1117,106 @@ class _Entries:
         text += f": `{fix}`." if fix else f" (`loss={loss}`)."
         return text, LABELS_SECTION
 
+    def last_layer_with(self, setup: Setup, keyword: str, position: int, value: str) -> str | None:
+        """The last layer's constructor as written with one argument replaced."""
+        layer = setup.layer() if setup.layer is not None else None
+        found = self.written_layer(setup) if layer is not None else None
+        if not found:
+            return None
+        written = _segment(found[1], found[0])
+        return user_code.valid_code(
+            _with_keyword(_reparsed(written), written, keyword, position, value)
+        )
+
+    def output_target_broadcast(
+        self, setup: Setup, name: str | None, compiled: tuple[ast.Call, str] | None
+    ) -> tuple[str, str] | None:
+        labels = setup.labels
+        width = _target_width(labels) if labels is not None else None
+        if labels is None or width is None or setup.units is None:
+            return None
+        y = name_bound_to(labels.y_id, self.namespace)
+        given = self.given(labels, y, "targets")
+        shape = "(" + ", ".join("None" if d is None else str(d) for d in labels.shape)
+        shape += ",)" if len(labels.shape) == 1 else ")"
+        output = f"(None, {setup.units})"
+        per = f"{width} target value{'s' if width != 1 else ''} per example"
+        text = (
+            f"{self.who(name)} ends with {self.layer(setup, name)}: its output is shaped "
+            f"{output}, {setup.units} value{'s' if setup.units != 1 else ''} per example, "
+            f"but {given} are shaped {shape}, {per}. {self.written_loss(setup, compiled)} "
+            f"broadcasts the {output} output against the targets "
+            f"(to (None, {max(width, setup.units)})) instead of raising"
+        )
+        if setup.units == 1:
+            text += (
+                f", so the single output is pulled toward all {width} targets at once and "
+                f"learns their mean: the model can never predict the {width} of them."
+            )
+        else:
+            text += (
+                f", so each of the {setup.units} outputs is pulled toward the same target "
+                f"and the loss measures {setup.units} copies of one error."
+            )
+        layer = self.last_layer_with(setup, "units", 0, str(width))
+        if layer:
+            text += (
+                f" Give the model one output per target: build it with `{layer}` as its "
+                f"last layer, then compile and {setup.method} again"
+            )
+        else:
+            text += (
+                f" Give the last layer {width} unit{'s' if width != 1 else ''} (one output "
+                f"per target), then compile and {setup.method} again"
+            )
+        text += " (or, if the model was meant to predict something else, give it those targets)."
+        return text, RANGE_SECTION
+
+    def multi_hot_labels(
+        self, setup: Setup, name: str | None, compiled: tuple[ast.Call, str] | None
+    ) -> tuple[str, str] | None:
+        labels = setup.labels
+        if labels is None:
+            return None
+        y = name_bound_to(labels.y_id, self.namespace)
+        given = self.given(labels, y, "labels")
+        rows = labels.shape[0]
+        what = []
+        if setup.activation == "softmax":
+            what.append(
+                f"softmax makes the {setup.units} outputs compete and sum to 1, so they cannot "
+                f"all be near 1"
+            )
+        if EXPECTS[setup.loss].kind == "categorical":
+            what.append(
+                f"{self.written_loss(setup, compiled)} treats each row as a single class out "
+                f"of {setup.units}"
+            )
+        else:
+            what.append(f"{self.written_loss(setup, compiled)} cannot undo that")
+        text = (
+            f"{given} are multi-hot, not one-hot: {setup.multi_hot} of {rows} rows hold "
+            f"more than one 1 (several labels per example, as in a tagger). "
+            f"{self.who(name)} ends with {self.layer(setup, name)}: "
+            f"{'; '.join(what)}, so the model cannot say yes to several labels at once "
+            f"and nothing raises (the shapes fit). Each label is its own yes/no question: "
+            f"one sigmoid per output and binary cross-entropy"
+        )
+        layer = self.last_layer_with(setup, "activation", 1, '"sigmoid"')
+        metric = f"[{self.keras()}.metrics.BinaryAccuracy(threshold=0.5)]"
+        fix = self.fixed_compile(compiled, loss='"binary_crossentropy"', metrics=metric)
+        if layer and fix:
+            text += (
+                f": build the model with `{layer}` as its last layer and compile it with "
+                f"`{fix}` (the accuracy of each label at 0.5), then {setup.method} again."
+            )
+        else:
+            text += (
+                f': give the last layer activation="sigmoid" and compile with '
+                f'`loss="binary_crossentropy", metrics={metric}`, then {setup.method} again.'
+            )
+        return text, LABELS_SECTION
+
     def labels_outside_unit_range(
         self, setup: Setup, name: str | None, compiled: tuple[ast.Call, str] | None
     ) -> tuple[str, str] | None:
@@ -1023,7 +1224,7 @@ class _Entries:
         if labels is None or labels.low is None or labels.high is None:
             return None
         y = name_bound_to(labels.y_id, self.namespace)
-        given = f"`{y}`{self.made(y)}" if y else "the labels given"
+        given = self.given(labels, y, "labels")
         text = (
             f"{self.who(name)} is compiled with {self.written_loss(setup, compiled)}, which "
             f"reads each label as the probability of the positive class, between 0 and 1, "
@@ -1152,7 +1353,7 @@ class _Entries:
         if setup.activation in ("sigmoid", "softmax", "tanh", "softplus", "exponential"):
             reach = f"({low:g}, {high:g})" if high != math.inf else f"({low:g}, inf)"
         y = name_bound_to(labels.y_id, self.namespace)
-        given = f"`{y}`{self.made(y)}" if y else "the targets given"
+        given = self.given(labels, y, "targets")
         total = max(1, math.prod(labels.shape))
         share = 100.0 * setup.unreachable / total
         written_loss = self.written_loss(setup, compiled)
@@ -1272,6 +1473,8 @@ def _written_layer_node(
                 written = "linear"
             elif isinstance(activation, ast.Constant) and type(activation.value) is str:
                 written = activation.value
+            elif isinstance(activation, ast.Attribute):  # ``tf.nn.sigmoid``
+                written = activation.attr
             else:
                 continue
             if written == setup.activation:
