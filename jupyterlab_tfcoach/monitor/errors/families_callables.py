@@ -30,6 +30,7 @@ from jupyterlab_tfcoach.monitor.errors.family_record import (
 )
 
 DATA_SECTION = "tf-data"
+KERAS_SECTION = "keras-model-api"
 _NOT_CALLABLE = re.compile(
     r"`(?P<generator>generator)` must be a Python callable"
     r"|Argument `(?P<func>\w+)` must be a callable"
@@ -93,7 +94,7 @@ def _section(call: ast.Call, line: FailingLine, context: ErrorContext) -> str | 
     py_function) to the family's section, tracing."""
     func = call.func
     if "keras" in (line.frame.segment(func) or ""):
-        return "keras-model-api"
+        return KERAS_SECTION
     if isinstance(func, ast.Attribute):
         found, owner = value_of(func.value, line.frame, context)
         if found and (value_kind(owner) == "dataset" or owner is _dataset_class(context)):

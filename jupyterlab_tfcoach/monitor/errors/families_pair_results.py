@@ -45,6 +45,7 @@ _PAIRS = {
     "qr": Pair("q", "r", "r"),
 }
 _MAX_NAMES = 20
+LOOP_SECTION = "training-loop"
 
 
 def _pair_call(statement: ast.Assign) -> tuple[str, ast.Call] | None:
@@ -123,7 +124,7 @@ def _read_pair(error: Recognised, line: FailingLine, context: ErrorContext) -> F
         second = pair.second_name if pair.second_name != name else f"{name}_2"
         fixed = rewrite(frame, statement, statement.targets[0], f"{name}, {second}")
         fix = code(fixed) if fixed and "\n" not in fixed else None
-        section = "training-loop" if function == "clip_by_global_norm" else None
+        section = LOOP_SECTION if function == "clip_by_global_norm" else None
         return Finding(rule + ".", fix, section=section)
     return None
 
