@@ -214,6 +214,27 @@ def test_a_new_model_on_a_frozen_shared_base_is_silent(kernel: KernelSession) ->
     assert "`first.compile(...)` again" in flag["text"]
 
 
+def test_an_earlier_model_compiled_again_on_a_frozen_shared_base_is_silent(
+    kernel: KernelSession,
+) -> None:
+    # Both models fit before; the base is frozen and ``second`` compiled again and fit in
+    # the same cell: the learner trains ``second`` now, the right way. ``first``, which
+    # shares the base and was not compiled again, is not what this cell trains.
+    run_quiet(
+        kernel,
+        SHARED_BASE + "second = keras.Sequential([trunk, keras.layers.Dense(1)])\n"
+        'second.compile(optimizer="sgd", loss="mse")\n'
+        "second.fit(x, y, epochs=1, verbose=0)",
+    )
+    report = run_quiet(
+        kernel,
+        "trunk.trainable = False\n"
+        'second.compile(optimizer="sgd", loss="mse")\n'
+        "second.fit(x, y, epochs=1, verbose=0)",
+    )
+    assert changes_of(report, "trainable_flag") == []
+
+
 def test_training_a_model_that_shares_layers_is_not_told_for_the_other(
     kernel: KernelSession,
 ) -> None:

@@ -85,6 +85,9 @@ def _read_called_function(
     statement = line.statement
     fixed = rewrite(line.frame, statement, argument, replacement) if statement else None
     fix = code(fixed) if fixed and "\n" not in fixed else None
+    if fix is None:
+        # A call written over several lines: the one edit, in words.
+        rule += f"; write {code(replacement)} in place of {code(written)}"
     section = _section(call, line, context)
     return Finding(rule + ".", fix, section=section)
 

@@ -118,6 +118,16 @@ def _models_to_compile(
     return found
 
 
+def _compiled_again(before: HolderSnapshot, after: HolderSnapshot) -> bool:
+    """Whether the model's train step was dropped or replaced in this cell: compile()
+    ran (it drops the step), then maybe fit() traced a new one."""
+    if before.train_function is None:
+        return False
+    old_step = before.train_function()
+    new_step = after.train_function() if after.train_function is not None else None
+    return old_step is None or old_step is not new_step
+
+
 def generated_layer_name(layer: Any) -> bool:
     """Whether Keras made the layer's name up (``sequential_3``: its class in snake case
     and a session counter the learner cannot know)."""
@@ -347,9 +357,12 @@ class VariableWatcher:
             except Exception:
                 continue
             snapshots[id(holder)] = snapshot
-            if previous is None and stored(holder, "compiled") is True:
-                # A model new in this cell and compiled: a layer frozen for it is frozen
-                # the right way, whatever older models sharing that layer would do.
+            if (previous is None and stored(holder, "compiled") is True) or (
+                previous is not None and _compiled_again(previous, snapshot)
+            ):
+                # A model new in this cell and compiled, or compiled again in it: a layer
+                # frozen for it is frozen the right way, whatever older models sharing
+                # that layer would do (the learner is training this one).
                 reported_layers.update(snapshot.layer_ids)
             if self._has_baseline and previous is not None and snapshot is not previous:
                 compared.append((previous, snapshot, kind))
@@ -532,9 +545,7 @@ class VariableWatcher:
                 changes.append(self._attribute_rebound(path, old_kind, kind))
         # A train step that existed and is gone (dead reference: compile() dropped it) or
         # was replaced.
-        new_step = after.train_function() if after.train_function is not None else None
-        old_step = before.train_function() if before.train_function is not None else None
-        if before.train_function is not None and (old_step is None or old_step is not new_step):
+        if _compiled_again(before, after):
             # compile() ran in this cell (it drops the old train step): a trainable flag
             # changed together with it is the correct way to freeze, nothing to say.
             return changes
