@@ -213,3 +213,33 @@ student = keras.Sequential(
         kernel,
         "twin = keras.models.clone_model(teacher)\ntwin.set_weights(teacher.get_weights())",
     )
+
+
+FOCAL = """class BinaryFocalLoss(keras.losses.Loss):
+    def __init__(self, gamma=2.0):
+        super().__init__()
+        self.gamma = gamma
+
+    def call(self, y_true, y_pred):
+        return tf.reduce_mean((1.0 - y_pred) ** self.gamma)
+
+    def get_config(self):
+        return {**super().get_config(), "gamma": self.gamma}
+
+focal = BinaryFocalLoss(3.0)
+focal_copy = BinaryFocalLoss.from_config(focal.get_config())
+"""
+
+
+def test_from_config_on_an_init_without_kwargs(kernel: KernelSession) -> None:
+    error = failing(kernel, FOCAL)
+    assert error["course"]["section"] == "keras-saving"
+    text = error["explanation"]
+    assert "`def __init__(self, gamma=2.0):` takes no `name`" in text
+    spans = re.findall(r"`([^`]+)`", text.split("Fix: ", 1)[1])
+    assert spans == ["def __init__(self, gamma=2.0, **kwargs):", "super().__init__(**kwargs)"]
+    fixed = FOCAL.replace("def __init__(self, gamma=2.0):", spans[0]).replace(
+        "super().__init__()", spans[1]
+    )
+    runs_cleanly(kernel, fixed)
+    assert value_of(kernel, "focal_copy.gamma") == 3.0

@@ -162,6 +162,7 @@ FAMILIES: tuple[ErrorFamily, ...] = (
     families_keras_lifecycle.NOT_BUILT,
     families_keras_lifecycle.UNKNOWN_CLASS,
     families_keras_lifecycle.NOT_DESERIALIZED,
+    families_keras_lifecycle.CONFIG_KEYWORD,
     families_keras_lifecycle.OTHER_WEIGHTS,
     # A result unpacked into the wrong number of names (Python raises it, in the line).
     families_unpacking.UNPACKED_RESULT,

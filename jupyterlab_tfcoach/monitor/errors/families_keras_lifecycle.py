@@ -420,3 +420,81 @@ OTHER_WEIGHTS = ErrorFamily(
     read=_read_other_weights,
     section="keras-model-api",
 )
+
+
+# ------------------------------------------------- a config given back to __init__
+# The keywords Keras's own get_config writes for a layer, a loss or a metric, which
+# from_config (and a model's loading) gives back to the class's __init__.
+_KERAS_CONFIG_KEYWORDS = ("name", "trainable", "dtype", "reduction", "autocast")
+
+
+def _init_def_fixed(cls: type) -> tuple[str, str, str] | None:
+    """(the ``def __init__(...)`` line as written, with ``**kwargs`` added, the
+    ``super().__init__(...)`` call with ``**kwargs`` passed on), read from the class's
+    source (``inspect``, no user code runs)."""
+    try:
+        init = type.__dict__["__dict__"].__get__(cls).get("__init__")
+        source = textwrap.dedent(inspect.getsource(init))
+        tree = ast.parse(source)
+    except Exception:
+        return None
+    function = tree.body[0] if tree.body else None
+    if not isinstance(function, ast.FunctionDef) or function.args.kwarg is not None:
+        return None
+    # ``ast.arguments`` has no position: its text is rebuilt (``self, gamma=2.0``).
+    arguments = ast.unparse(function.args) if function.args.args else None
+    if not arguments:
+        return None
+    written = f"def __init__({arguments}):"
+    fixed = f"def __init__({arguments}, **kwargs):"
+    calls = [
+        node
+        for node in ast.walk(function)
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "__init__"
+        and isinstance(node.func.value, ast.Call)
+        and getattr(node.func.value.func, "id", None) == "super"
+    ]
+    if len(calls) != 1:
+        return None
+    inner = [ast.get_source_segment(source, a) or "" for a in calls[0].args]
+    inner += [ast.get_source_segment(source, k) or "" for k in calls[0].keywords]
+    if not all(inner) or any("\n" in part for part in inner):
+        return None
+    super_call = f"super().__init__({', '.join([*inner, '**kwargs'])})"
+    return written, fixed, super_call
+
+
+def _read_config_keyword(
+    error: Recognised, line: FailingLine, context: ErrorContext
+) -> Finding | None:
+    del line  # the class is named by the message
+    keyword = error.group("keyword")
+    name = error.group("cls")
+    cls = context.namespace.get(name)
+    if keyword not in _KERAS_CONFIG_KEYWORDS or not isinstance(cls, type):
+        return None
+    if not any(
+        str(getattr(base, "__module__", "")).startswith("keras") for base in cls.__mro__[1:]
+    ):
+        return None
+    found = _init_def_fixed(cls)
+    if found is None:
+        return None
+    written, fixed, super_call = found
+    rule = (
+        f"Keras rebuilds `{name}` from a config as `{name}(**config)`, and the config holds "
+        f"what Keras's own `get_config` writes (`{keyword}` among them) besides yours: "
+        f"{code(written)} takes no `{keyword}`. Accept Keras's keywords and pass them on"
+    )
+    return Finding(rule + ".", f"{code(fixed)} with {code(super_call)}")
+
+
+CONFIG_KEYWORD = ErrorFamily(
+    "a class rebuilt from its config whose __init__ refuses Keras's keywords",
+    messages=(Message(_INIT_KEYWORD),),
+    exception_type="TypeError",
+    read=_read_config_keyword,
+    section="keras-saving",
+)
