@@ -146,3 +146,24 @@ pair = keras.Model(entry, [keras.layers.Dense(1)(entry), keras.layers.Dense(1)(e
 pair.compile(optimizer="adam", loss=["mse", "mse"])
 pair.evaluate(pts, [flags, flags], verbose=0)""",
     )
+
+
+def test_a_float_added_to_an_integer_variable_makes_the_variable_float(
+    kernel: KernelSession,
+) -> None:
+    # Casting the loss to int32 would run and add 0 every time: the variable is the
+    # mistake (created from 0, an integer).
+    cell = (
+        "loss_sum = tf.Variable(0)\nbatch_loss = tf.constant(0.25)\nloss_sum.assign_add(batch_loss)"
+    )
+    error = failing(kernel, cell)
+    text = error["explanation"]
+    assert "Casting `batch_loss` to int32 would drop its fraction" in text
+    fix = fix_of(text)
+    assert fix == "loss_sum = tf.Variable(0.0)"
+    runs_cleanly(kernel, cell.replace("loss_sum = tf.Variable(0)", fix))
+    assert value_of(kernel, "float(loss_sum)") == 0.25
+    # An int tensor added to a float variable is cast, as before.
+    cell = "total = tf.Variable(0.0)\ncount = tf.constant(3)\ntotal.assign_add(count)"
+    fix = fix_of(failing(kernel, cell)["explanation"])
+    assert fix == "total.assign_add(tf.cast(count, tf.float32))"

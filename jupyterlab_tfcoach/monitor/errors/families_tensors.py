@@ -15,6 +15,7 @@ import ast
 import re
 from typing import Any
 
+from jupyterlab_tfcoach.monitor.errors.cell_sources import assignments_in_cells
 from jupyterlab_tfcoach.monitor.errors.context import (
     CellFrame,
     ErrorContext,
@@ -347,8 +348,46 @@ def _read_conversion(error: Recognised, line: FailingLine, context: ErrorContext
         f"tensor from one dtype to another by itself (a variable keeps the dtype it was "
         "created with)"
     )
+    if (
+        wanted.startswith(("int", "uint"))
+        and given.startswith(("float", "bfloat", "half", "double"))
+        and isinstance(call.func, ast.Attribute)
+        and call.func.attr in ("assign", "assign_add", "assign_sub")
+        and isinstance(call.func.value, ast.Name)
+    ):
+        # Casting the float value to the integer variable's dtype drops its fraction
+        # (a loss of 0.25 adds 0): the variable was meant to hold floats.
+        return _integer_variable(call.func.value.id, source, wanted, given, rule, context)
     fixed = rewrite(line.frame, call, node, f"{tf}.cast({source}, {tf}.{wanted})")
     return Finding(rule + ".", one_line_code(fixed), section="dtype-casting")
+
+
+def _integer_variable(
+    name: str, source: str, wanted: str, given: str, rule: str, context: ErrorContext
+) -> Finding:
+    """The fix for a float added to an integer variable: the variable created from a
+    float (``tf.Variable(0)`` -> ``tf.Variable(0.0)``), where the cells create it so."""
+    rule += (
+        f". Casting {code(source)} to {wanted} would drop its fraction; `{name}` was created "
+        f"from an integer, so it holds {wanted}: create it from a float to keep {given} "
+        "values"
+    )
+    for cell, statement in assignments_in_cells(name, context):
+        value = statement.value
+        if (
+            isinstance(value, ast.Call)
+            and value.args
+            and isinstance(value.args[0], ast.Constant)
+            and type(value.args[0].value) is int
+            and (getattr(value.func, "attr", None) or getattr(value.func, "id", None)) == "Variable"
+        ):
+            written = cell.segment(statement)
+            literal = cell.segment(value.args[0])
+            if written and literal and "\n" not in written:
+                fixed = written.replace(f"({literal}", f"({value.args[0].value}.0", 1)
+                return Finding(rule + ".", code(fixed), section="dtype-casting")
+        break
+    return Finding(rule + ".", None, section="dtype-casting")
 
 
 # ------------------------------------------------------------------ mixed Python types
