@@ -446,6 +446,36 @@ def test_loss_at_zero_with_a_loss_written_by_hand(kernel: KernelSession) -> None
     assert value_of(kernel, "helper_log.history['loss'][-1] > 0")
 
 
+OWN_TRACKERS = custom_step_model(
+    "Tracked",
+    "err = keras.ops.mean(keras.ops.square(ys - guess))",
+    "grads = tape.gradient(err, self.trainable_variables)\n"
+    "self.optimizer.apply_gradients(zip(grads, self.trainable_variables))\n"
+    "self.err_tracker.update_state(err)\n"
+    "return {m.name: m.result() for m in self.metrics}",
+    more_init='self.err_tracker = keras.metrics.Mean(name="total")',
+) + (
+    "tracked = Tracked()\ntracked.compile(optimizer=keras.optimizers.SGD(0.05))\n"
+    "tracked_log = tracked.fit(feats, target, epochs=2, verbose=0)\n"
+)
+
+
+def test_loss_tracked_by_the_steps_own_metric_is_not_rewritten(kernel: KernelSession) -> None:
+    # A correct step: its loss is tracked and logged as 'total'; Keras's own 'loss'
+    # tracker stays 0.0 beside it. The note says where the loss is and rewrites nothing
+    # (updating every metric again would count the loss twice).
+    [text] = fit_notes(report_of(kernel, OWN_TRACKERS), "custom-train-step")
+    assert "logged as 'total'" in text and "nothing needs to change" in text
+    assert "update_state" not in text
+    assert value_of(kernel, "tracked_log.history['total'][-1] > 0")
+    # Returned under its own key with no 'loss' at all: quiet.
+    own_key = OWN_TRACKERS.replace(
+        "return {m.name: m.result() for m in self.metrics}",
+        'return {"total": self.err_tracker.result()}',
+    )
+    assert fit_notes(report_of(kernel, own_key), "custom-train-step") == []
+
+
 def test_a_metric_returned_but_never_updated(kernel: KernelSession) -> None:
     code = NO_LOSS.replace(
         '        return {"abs_err": self.abs_err.result()}',

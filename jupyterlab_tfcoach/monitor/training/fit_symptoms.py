@@ -471,7 +471,12 @@ class FitSymptoms:
             return
         where = f"`{naming.history_name}.history`" if naming.history_name else "fit's History"
         cls = _class_name(model)
-        returns_loss = step.loss_name is not None and step.loss_name in step.returned_names
+        # The loss reaches the logs returned as is, or as the result of a metric it updates
+        # (``"total": self.total_tracker.result()``): logged under that key, nothing to fix.
+        returns_loss = step.loss_name is not None and (
+            step.loss_name in step.returned_names
+            or bool(step.loss_trackers & set(step.returned_metrics))
+        )
         if (
             "loss" not in history
             and (step.loss_name or step.uses_compute_loss)
@@ -482,7 +487,12 @@ class FitSymptoms:
         losses = history.get("loss") or []
         if losses and all(v == 0.0 for v in losses) and run.loss_tracker_count == 0.0:
             if self._once("zero_loss", run.model_id):
-                self.notes.append(self._zero_loss_note(step, cls, where))
+                logged = self._loss_logged_as(model, step, history)
+                self.notes.append(
+                    self._zero_loss_note(step, cls, where)
+                    if logged is None
+                    else self._loss_logged_elsewhere_note(step, cls, where, logged)
+                )
         for name in run.never_updated_metrics:
             values = history.get(name) or []
             if name != "loss" and values and all(v == 0.0 for v in values):
@@ -553,6 +563,31 @@ class FitSymptoms:
             f"`self.loss_tracker.update_state({loss})` and `return {returned_dict}`; "
             f"and list the trackers in a `metrics` property (`return [{tracked}]`) so fit "
             f"resets them every epoch."
+        )
+        return reports.note(text, TRAIN_STEP_SECTION)
+
+    @staticmethod
+    def _loss_logged_as(model: Any, step: user_code.TrainStep, history: Any) -> str | None:
+        """The History key of a metric train_step updates with its loss (its own loss
+        tracker, ``self.total_tracker``), when fit logged it; else None."""
+        own = instance_dict(model) or {}
+        for tracker in sorted(step.loss_trackers):
+            attribute = tracker.split(".", 1)[1] if tracker.startswith("self.") else None
+            name = stored(own.get(attribute), "name") if attribute else None
+            if type(name) is str and name != "loss" and name in history:
+                return name
+        return None
+
+    def _loss_logged_elsewhere_note(
+        self, step: user_code.TrainStep, cls: str, where: str, logged: str
+    ) -> Note:
+        loss = step.loss_name or "the loss"
+        text = (
+            f"{where}['loss'] is 0.0 every epoch, though the model trains: that 'loss' is "
+            f"Keras's own loss tracker, which only the default train_step updates. "
+            f"`{cls}.train_step` tracks `{loss}` with its own metric, logged as "
+            f"'{logged}': read {where}['{logged}'] for the training loss (nothing needs to "
+            f"change in the training)."
         )
         return reports.note(text, TRAIN_STEP_SECTION)
 

@@ -322,6 +322,9 @@ class TrainStep:
     returned_metrics: list[str] = field(default_factory=list)  # ``self.mae_metric``
     returned_names: set[str] = field(default_factory=set)  # plain names in returned values
     updates_loss: bool = False  # some ``update_state(<loss name>)``
+    # The metrics updated with the loss (``self.total_tracker``): returning one of them
+    # logs the loss under its key.
+    loss_trackers: set[str] = field(default_factory=set)
     target_names: tuple[str, str] | None = None  # (``y_batch``, ``y_pred``) as passed on
     data_names: list[str] = field(default_factory=list)  # ``x_batch, y_batch = data``
     prediction_name: str | None = None  # ``y_pred = self(x_batch, training=True)``
@@ -397,6 +400,9 @@ def train_step_of(function: Any) -> TrainStep | None:
                 and any(isinstance(a, ast.Name) and a.id == step.loss_name for a in node.args)
             ):
                 step.updates_loss = True
+                tracker = node.func.value
+                if isinstance(tracker, ast.Attribute) and isinstance(tracker.value, ast.Name):
+                    step.loss_trackers.add(f"{tracker.value.id}.{tracker.attr}")
     return step
 
 
