@@ -167,3 +167,30 @@ def test_a_float_added_to_an_integer_variable_makes_the_variable_float(
     cell = "total = tf.Variable(0.0)\ncount = tf.constant(3)\ntotal.assign_add(count)"
     fix = fix_of(failing(kernel, cell)["explanation"])
     assert fix == "total.assign_add(tf.cast(count, tf.float32))"
+
+
+TAGGER = """tagger = keras.Sequential([
+    keras.Input((12,), dtype="int32"),
+    keras.layers.Embedding(50, 8),
+    keras.layers.GlobalAveragePooling1D(),
+    keras.layers.Dense(1, activation="sigmoid"),
+])
+tokens = [3, 14, 7, 9]
+"""
+
+
+def test_one_sentence_of_ids_given_to_a_model_of_batches(kernel: KernelSession) -> None:
+    # The list is ONE example: an array of it alone would fail again (no batch axis, 4
+    # ids where the model takes 12), so the fix is a padded batch of one.
+    runs_cleanly(kernel, TAGGER)
+    for written in ("tokens", "np.array(tokens)"):
+        error = failing(kernel, f"score = tagger.predict({written}, verbose=0)")
+        fix = fix_of(error["explanation"])
+        assert fix == (
+            f'tagger.predict(keras.utils.pad_sequences([{written}], maxlen=12, padding="post"),'
+            " verbose=0)"
+        ), error["explanation"]
+        runs_cleanly(kernel, f"score = {fix}")
+        assert value_of(kernel, "list(score.shape)") == [1, 1]
+    # Look-alike: a padded batch of one is what the model takes.
+    runs_cleanly(kernel, "score = tagger.predict(np.array([tokens + [0] * 8]), verbose=0)")

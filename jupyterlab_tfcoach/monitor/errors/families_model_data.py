@@ -64,6 +64,7 @@ from jupyterlab_tfcoach.monitor.errors.family_record import (
     Finding,
     Message,
     Recognised,
+    operand_of,
     shape_list,
     tf_alias,
 )
@@ -327,6 +328,13 @@ def _model_data(error: Recognised, line: FailingLine, context: ErrorContext) -> 
         return None
     call, method, model, x_node = located
     found, x = _data(x_node, line, context)
+    if "incompatible shape" in (error.parsed.message or "") and not isinstance(x_node, ast.List):
+        x_written = line.frame.segment(x_node)
+        short = (
+            _short_sequence(call, x_node, x_written, model, line, context) if x_written else None
+        )
+        if short is not None:
+            return short
     if not found and not isinstance(x_node, ast.List):
         return None
     model_name = line.frame.segment(call.func.value if method != "__call__" else call.func)
@@ -355,8 +363,58 @@ def _model_data(error: Recognised, line: FailingLine, context: ErrorContext) -> 
                 return _string_labels(call, y_node, y, line, context)
     message = error.parsed.message or ""
     if "Unrecognized data type" in message and type(x) is list and text is None:
-        return _python_list(call, x_node, x, x_source, model_name, line, context)
+        return _python_list(call, x_node, x, x_source, model_name, line, context, model)
     return None
+
+
+def _flat_ids_length(node: ast.expr, line: FailingLine, context: ErrorContext) -> int | None:
+    """The length of a 1-D array or tensor of integers ``node`` holds, or that a call
+    making one from a flat list of ints writes (``np.array(tokens)``: not run again)."""
+    operand = operand_of(node, line, context)
+    if operand is not None and operand.shape is not None:
+        integer = (operand.dtype or "").startswith(("int", "uint"))
+        length = operand.shape[0] if len(operand.shape) == 1 else None
+        return length if integer and type(length) is int else None
+    if (
+        isinstance(node, ast.Call)
+        and len(node.args) == 1
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr in ("array", "asarray", "constant", "convert_to_tensor")
+        and isinstance(node.args[0], ast.Name)
+    ):
+        found, value = context.lookup(node.args[0].id, line.frame)
+        if found and type(value) is list and value and all(type(v) is int for v in value):
+            return len(value)
+    return None
+
+
+def _short_sequence(
+    call: ast.Call,
+    x_node: ast.expr,
+    x_source: str,
+    model: Any,
+    line: FailingLine,
+    context: ErrorContext,
+) -> Finding | None:
+    """``model.predict(np.array(tokens))``: one sequence of integer ids, shorter than the
+    model's ``(None, T)`` input and without the batch axis: a batch of one, padded to T."""
+    shapes = model_input_shapes(model)
+    ids = _flat_ids_length(x_node, line, context)
+    if ids is None or len(shapes) != 1 or len(shapes[0]) != 2:
+        return None
+    length, steps = ids, shapes[0][1]
+    if type(length) is not int or type(steps) is not int or not 0 < length < steps:
+        return None
+    keras = context.module_alias("keras", "keras")
+    rule = (
+        f"{code(x_source)} is one sequence of {length} ids, while the model takes a batch of "
+        f"sequences of {steps} ids, shaped (batch, {steps}): it needs the batch axis and "
+        f"{steps} values, padded with zeros at the end (as the training data was padded: "
+        "check that it padded at the end too)"
+    )
+    padded = f'{keras}.utils.pad_sequences([{x_source}], maxlen={steps}, padding="post")'
+    fixed = rewrite(line.frame, call, x_node, padded)
+    return Finding(rule + ".", code(fixed) if fixed and "\n" not in fixed else None)
 
 
 def _text_dataset(
@@ -632,6 +690,7 @@ def _python_list(
     model_name: str,
     line: FailingLine,
     context: ErrorContext,
+    model: Any = None,
 ) -> Finding | None:
     items = x[:_MAX_ITEMS]
     numbers = (int, float, bool)
@@ -658,16 +717,48 @@ def _python_list(
                 "pad the shorter ones (zeros at the end)"
             )
     elif all(type(item) in numbers for item in items):
-        replacement = f"{numpy}.array({x_source})"
-        rule = (
-            f"Keras 3 takes data as arrays, tensors or datasets, and {code(x_source)} is a "
-            "Python list of numbers; make it an array"
-        )
+        one = _one_example(x, x_source, model, context)
+        if one is not None:
+            replacement, rule = one
+        else:
+            replacement = f"{numpy}.array({x_source})"
+            rule = (
+                f"Keras 3 takes data as arrays, tensors or datasets, and {code(x_source)} is "
+                "a Python list of numbers; make it an array"
+            )
     else:
         return None
     fixed = rewrite(line.frame, call, x_node, replacement)
     fix = code(fixed) if fixed and "\n" not in fixed else None
     return Finding(rule + ".", fix)
+
+
+def _one_example(
+    x: list[Any], x_source: str, model: Any, context: ErrorContext
+) -> tuple[str, str] | None:
+    """A flat list of numbers for a model whose input is ``(None, T)`` with ``T > 1``: one
+    example (a sentence's token ids, a row of features), which needs the batch axis, and
+    ``T`` values (padded when it is shorter: ``np.array(tokens)`` alone would fail again)."""
+    shapes = model_input_shapes(model) if model is not None else []
+    if len(shapes) != 1 or len(shapes[0]) != 2:
+        return None
+    steps = shapes[0][1]
+    if type(steps) is not int or steps < 2 or len(x) > steps:
+        return None
+    numpy = context.module_alias("numpy", "np")
+    keras = context.module_alias("keras", "keras")
+    rule = (
+        f"Keras 3 takes data as arrays, tensors or datasets, and {code(x_source)} is a "
+        f"Python list of {len(x)} numbers: one example, while the model takes a batch of "
+        f"them, shaped (batch, {steps})"
+    )
+    if len(x) == steps:
+        return f"{numpy}.array([{x_source}])", rule + "; make it a batch of one"
+    rule += (
+        f"; make it a batch of one, padded with zeros at the end to {steps} values (as the "
+        "training data was padded: check that it padded at the end too)"
+    )
+    return f'{keras}.utils.pad_sequences([{x_source}], maxlen={steps}, padding="post")', rule
 
 
 MODEL_DATA = ErrorFamily(
