@@ -14,7 +14,7 @@ the exception type and messages TensorFlow or Keras raise for it (and the op nam
 them), the function that reads the operands it needs from the failing line and writes
 the rule and the fix, and its course section. The records live beside their reading
 code, by theme: ``families_shapes.py``, ``families_keras.py``, ``families_tensors.py``,
-``families_data.py``, ``families_ops.py``, ``families_keras_api.py``,
+``families_data.py``, ``families_data_ops.py``, ``families_ops.py``, ``families_keras_api.py``,
 ``families_keras_lifecycle.py``, ``families_overrides.py``, ``families_keras_usage.py``,
 ``families_model_data.py``, ``families_results.py`` (a Keras call's result used as another kind),
 ``families_api_names.py`` (a name TensorFlow or Keras does not have), ``families_callables.py``
@@ -42,6 +42,7 @@ from jupyterlab_tfcoach.monitor.errors import (
     families_callables,
     families_compile,
     families_data,
+    families_data_ops,
     families_keras,
     families_keras_api,
     families_keras_arguments,
@@ -130,6 +131,11 @@ FAMILIES: tuple[ErrorFamily, ...] = (
     families_data.LOOP_SHAPE,
     families_data.LOOP_DTYPE,
     families_data.CALL_ARGUMENTS,
+    # Ops that cut, pack and parse data: their numbers read from the message.
+    families_data_ops.UNEVEN_SPLIT,
+    families_data_ops.ROW_SPLITS,
+    families_data_ops.FILTER_RESULT,
+    families_data_ops.NOT_A_NUMBER,
     families_keras_api.INPUT_COUNTS_EXAMPLES,
     # What compile was given, and what fit needs from it.
     families_compile.COMPILE_ARGUMENT_KIND,
