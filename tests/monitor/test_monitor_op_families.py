@@ -466,3 +466,21 @@ def test_an_input_shape_that_counts_the_examples(kernel: KernelSession) -> None:
     fix = fix_of(text)
     assert fix == "keras.Input(shape=(6,))"
     runs_cleanly(kernel, cell.replace("keras.Input(shape=(40, 6))", fix))
+
+
+def test_a_reduction_over_the_examples_axis_is_named_at_its_assignment(
+    kernel: KernelSession,
+) -> None:
+    runs_cleanly(
+        kernel,
+        "probs = tf.nn.softmax(tf.random.normal((100, 3)))\n"
+        "labels = tf.random.uniform((100,), maxval=3, dtype=tf.int64)",
+    )
+    cell = "predicted = tf.argmax(probs, axis=0)\nhits = tf.equal(predicted, labels)"
+    text = failing(kernel, cell)["explanation"]
+    assert "`predicted` comes from `tf.argmax(probs, axis=0)`: axis 0 of `probs` (100, 3)" in text
+    fix = fix_of(text)
+    assert fix == "predicted = tf.argmax(probs, axis=-1)"
+    runs_cleanly(kernel, cell.replace("predicted = tf.argmax(probs, axis=0)", fix))
+    # Look-alike: a column mean (axis 0) used with a (100, 3) tensor is right.
+    runs_cleanly(kernel, "col_mean = tf.reduce_mean(probs, axis=0)\ncentred = probs - col_mean")

@@ -12,11 +12,13 @@ from __future__ import annotations
 import ast
 import re
 
+from jupyterlab_tfcoach.monitor.errors.cell_sources import assignments_in_cells
 from jupyterlab_tfcoach.monitor.errors.context import (
     ErrorContext,
     code,
     index_origin,
     rewrite,
+    value_kind,
 )
 from jupyterlab_tfcoach.monitor.errors.failing_line import (
     FailingLine,
@@ -282,6 +284,15 @@ def _read_broadcast(error: Recognised, line: FailingLine, context: ErrorContext)
     )
     fix = None
     tf = tf_alias(context)
+    # An operand the error is about (its values are one side's, maybe with an axis of 1
+    # added: ``row_sums[:, None]``) that a reduction over the examples made.
+    sizes = {_size(a), _size(b)}
+    for operand in line.operands[:8]:
+        if operand.shape is None or _size(operand.shape) not in sizes:
+            continue
+        reduced = _reduced_over_examples(operand, a + b, line, context)
+        if reduced is not None:
+            return Finding(rule + ". " + reduced[0] + ".", reduced[1])
     if node is not None and right is not None and left is not None:
         if len(a) == len(b) == 2 and a == b[::-1]:
             fixed = rewrite(line.frame, node, _node_of(node, 1), f"{tf}.transpose({right.source})")
@@ -297,6 +308,84 @@ def _read_broadcast(error: Recognised, line: FailingLine, context: ErrorContext)
             )
             fix = f"add the missing last axis to {names[0]}: {code(fixed)}" if fixed else None
     return Finding(rule + ".", fix)
+
+
+def _size(shape: tuple[int | None, ...]) -> int | None:
+    total = 1
+    for dim in shape:
+        if dim is None:
+            return None
+        total *= dim
+    return total
+
+
+_REDUCTIONS = (
+    "argmax",
+    "argmin",
+    "reduce_sum",
+    "reduce_mean",
+    "reduce_max",
+    "reduce_min",
+    "sum",
+    "mean",
+    "max",
+    "min",
+)
+
+
+def _reduced_over_examples(
+    operand: Operand | None,
+    other: tuple[int | None, ...],
+    line: FailingLine,
+    context: ErrorContext,
+) -> tuple[str, str | None] | None:
+    """``predicted = tf.argmax(probs, axis=0)``: an operand made by a reduction over axis
+    0 of an (N, C) tensor, which holds one value per column (C) where the other operand
+    has one per example (N): the reduction ran across the examples. (The rule, the
+    assignment with ``axis=-1``.)"""
+    if operand is None or not operand.source.isidentifier() or not other:
+        return None
+    for cell, statement in assignments_in_cells(operand.source, context):
+        call = statement.value
+        if not (
+            isinstance(call, ast.Call)
+            and isinstance(call.func, ast.Attribute)
+            and call.func.attr in _REDUCTIONS
+            and call.args
+            and isinstance(call.args[0], ast.Name)
+        ):
+            return None
+        axis_node = next((k.value for k in call.keywords if k.arg == "axis"), None)
+        if axis_node is None and len(call.args) > 1:
+            axis_node = call.args[1]
+        if not (isinstance(axis_node, ast.Constant) and axis_node.value == 0):
+            return None
+        found, reduced = context.lookup(call.args[0].id, None)
+        if not found or value_kind(reduced) not in ("tensor", "array", "variable"):
+            return None  # only TensorFlow's and NumPy's own shape is read
+        dims = tuple(reduced.shape)
+        if len(dims) != 2 or dims[0] not in other or dims[0] == dims[1]:
+            return None
+        written = cell.segment(call) or ""
+        source = call.args[0].id
+        rule = (
+            f"`{operand.source}` comes from {code(written)}: axis 0 of `{source}` "
+            f"({dims[0]}, {dims[1]}) runs across its {dims[0]} rows (the examples), so it "
+            f"holds one value per column ({dims[1]}), not one per example; reduce over the "
+            "last axis"
+        )
+        axis_text = cell.segment(axis_node)
+        shown = cell.segment(statement)
+        if not axis_text or not shown or "\n" in shown:
+            return rule, None
+        if axis_node.lineno != call.lineno or written.count("\n"):
+            return rule, None
+        start = axis_node.col_offset - call.col_offset  # the literal's place in the call
+        if written[start : start + len(axis_text)] != axis_text:
+            return rule, None
+        fixed_call = written[:start] + "-1" + written[start + len(axis_text) :]
+        return rule, code(shown.replace(written, fixed_call, 1))
+    return None
 
 
 def _failing_axis(a: tuple[int | None, ...], b: tuple[int | None, ...]) -> int:
