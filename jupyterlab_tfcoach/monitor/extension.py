@@ -26,6 +26,7 @@ from jupyterlab_tfcoach.monitor.symptoms import (
     metric_state,
     reshuffled_passes,
     separate_shuffles,
+    tensor_equality,
 )
 from jupyterlab_tfcoach.monitor.symptoms.broadcast import BroadcastFinder
 from jupyterlab_tfcoach.monitor.symptoms.custom_loops import CustomLoopChecker
@@ -401,6 +402,7 @@ class Monitor:
             gradient_lists.notes,
             ignored_element.notes,
             metric_state.notes,
+            tensor_equality.notes,
         ):
             try:
                 if cell_completed:
