@@ -65,6 +65,26 @@ def dotted_name(node: ast.AST) -> str | None:
     return ".".join(path) if path is not None else None
 
 
+def self_attribute_name(node: ast.AST) -> str | None:
+    """``x`` for the expression ``self.x``, else None."""
+    if (
+        isinstance(node, ast.Attribute)
+        and isinstance(node.value, ast.Name)
+        and node.value.id == "self"
+    ):
+        return node.attr
+    return None
+
+
+def numpy_name(namespace: Mapping[str, Any]) -> str | None:
+    """The name the learner's namespace holds NumPy under (``np`` or ``numpy``)."""
+    for name in ("np", "numpy"):
+        value = namespace.get(name)
+        if isinstance(value, types.ModuleType) and value.__name__ == "numpy":
+            return name
+    return None
+
+
 def int_literal(node: ast.expr) -> int | None:
     """The int written as ``1`` or ``-1`` (an axis, a count); None for anything else."""
     if isinstance(node, ast.Constant) and type(node.value) is int:

@@ -20,7 +20,7 @@ from typing import Any
 
 from jupyterlab_tfcoach.monitor import report as reports
 from jupyterlab_tfcoach.monitor.report import Note
-from jupyterlab_tfcoach.monitor.syntax import parsed_source
+from jupyterlab_tfcoach.monitor.syntax import parsed_source, self_attribute_name
 
 SECTION = "epoch-figures"
 
@@ -31,16 +31,6 @@ def _is_metric_class(node: ast.ClassDef) -> bool:
         if name == "Metric":
             return True
     return False
-
-
-def _self_attribute(node: ast.AST) -> str | None:
-    if (
-        isinstance(node, ast.Attribute)
-        and isinstance(node.value, ast.Name)
-        and node.value.id == "self"
-    ):
-        return node.attr
-    return None
 
 
 def notes(source: str, namespace: Mapping[str, Any]) -> list[Note]:
@@ -65,10 +55,10 @@ def notes(source: str, namespace: Mapping[str, Any]) -> list[Note]:
                     and len(call.args) == 1
                 ):
                     continue
-                state = _self_attribute(call.func.value)
+                state = self_attribute_name(call.func.value)
                 if state is None:
                     continue
-                if any(_self_attribute(n) == state for n in ast.walk(call.args[0])):
+                if any(self_attribute_name(n) == state for n in ast.walk(call.args[0])):
                     continue  # a running max/min reads its own state: right
                 return [_note(cls.name, state, call, source)]
     return []

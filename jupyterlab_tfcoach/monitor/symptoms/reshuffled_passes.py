@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Mapping
-from types import ModuleType
 from typing import Any
 
 from jupyterlab_tfcoach.monitor import report as reports
@@ -36,7 +35,7 @@ from jupyterlab_tfcoach.monitor.symptoms.dataset_order import (
     chain_of,
     operation,
 )
-from jupyterlab_tfcoach.monitor.syntax import parsed_source
+from jupyterlab_tfcoach.monitor.syntax import numpy_name, parsed_source
 
 SECTION = "tf-data-order"
 _PREDICT_CALLS = frozenset({"predict"})
@@ -139,14 +138,6 @@ def _target_of(tree: ast.Module, node: ast.AST) -> str | None:
     return None
 
 
-def _numpy_name(namespace: Mapping[str, Any]) -> str | None:
-    for name in ("np", "numpy"):
-        value = namespace.get(name)
-        if isinstance(value, ModuleType) and value.__name__ == "numpy":
-            return name
-    return None
-
-
 def _pairs(dataset: Any) -> bool:
     spec = library_attribute(dataset, "element_spec")
     return type(spec) is tuple and len(spec) == 2
@@ -232,7 +223,7 @@ def _note(
         if isinstance(call.func, ast.Attribute)
         else None
     )
-    numpy = _numpy_name(namespace)
+    numpy = numpy_name(namespace)
     # The fix assigns the learner's own two names: never a name they did not write.
     preds = _target_of(tree, call)
     labels = _target_of(tree, holder)

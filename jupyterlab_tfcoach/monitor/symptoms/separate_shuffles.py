@@ -18,12 +18,11 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Mapping
-from types import ModuleType
 from typing import Any
 
 from jupyterlab_tfcoach.monitor import report as reports
 from jupyterlab_tfcoach.monitor.report import Note
-from jupyterlab_tfcoach.monitor.syntax import parsed_source
+from jupyterlab_tfcoach.monitor.syntax import numpy_name, parsed_source
 
 SECTION = "tf-data-order"
 MAX_SHUFFLES = 16
@@ -61,14 +60,6 @@ def _is_seed(call: ast.Call) -> bool:
     func = call.func
     name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
     return name in ("seed", "set_random_seed", "default_rng")
-
-
-def _numpy_name(namespace: Mapping[str, Any]) -> str | None:
-    for name in ("np", "numpy"):
-        value = namespace.get(name)
-        if isinstance(value, ModuleType) and value.__name__ == "numpy":
-            return name
-    return None
 
 
 def notes(source: str, namespace: Mapping[str, Any]) -> list[Note]:
@@ -152,7 +143,7 @@ def _lone_note(
         f"row of `{name}` now goes with another row's label. The model learns noise "
         f"(accuracy near chance), and nothing raises."
     )
-    numpy = _numpy_name(namespace)
+    numpy = numpy_name(namespace)
     if numpy is not None:
         fix = (
             f"idx = {numpy}.random.permutation(len({name})); "
@@ -178,7 +169,7 @@ def _note(
         f"(all {length} rows long). The model then learns from examples paired with "
         f"random labels, and nothing raises."
     )
-    numpy = _numpy_name(namespace)
+    numpy = numpy_name(namespace)
     if numpy is not None:
         indexed = ", ".join(f"{n}[idx]" for n in names)
         fix = f"idx = {numpy}.random.permutation(len({names[0]})); {', '.join(names)} = {indexed}"

@@ -64,7 +64,7 @@ from jupyterlab_tfcoach.monitor.stored_state import (
     keras_tracked_metrics,
     stored,
 )
-from jupyterlab_tfcoach.monitor.syntax import dotted_name
+from jupyterlab_tfcoach.monitor.syntax import dotted_name, self_attribute_name
 from jupyterlab_tfcoach.monitor.training import user_code
 
 SIDE_EFFECTS_SECTION = "side-effects"
@@ -247,16 +247,6 @@ def _text(source: str, node: ast.AST) -> str:
     return " ".join(segment.split())[:200]
 
 
-def _self_attribute(node: ast.AST) -> str | None:
-    if (
-        isinstance(node, ast.Attribute)
-        and isinstance(node.value, ast.Name)
-        and node.value.id == "self"
-    ):
-        return node.attr
-    return None
-
-
 def _locals(definition: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
     """Names the function binds itself (parameters, assignments, loops, imports), minus
     those it declares global."""
@@ -288,7 +278,7 @@ def _state_writes(
     for node in ast.walk(definition):
         if isinstance(node, ast.AugAssign):
             target = node.target
-            attribute = _self_attribute(target)
+            attribute = self_attribute_name(target)
             increment = _text(source, node.value) if isinstance(node.op, ast.Add) else None
             if attribute is not None:
                 found.append(
@@ -303,9 +293,9 @@ def _state_writes(
                     )
                 )
         elif isinstance(node, ast.Assign) and len(node.targets) == 1:
-            attribute = _self_attribute(node.targets[0])
+            attribute = self_attribute_name(node.targets[0])
             reads_itself = attribute is not None and any(
-                _self_attribute(inner) == attribute for inner in ast.walk(node.value)
+                self_attribute_name(inner) == attribute for inner in ast.walk(node.value)
             )
             if reads_itself and attribute is not None:
                 found.append(
@@ -322,7 +312,7 @@ def _state_writes(
             and node.func.attr in LIST_METHODS
         ):
             holder = node.func.value
-            attribute = _self_attribute(holder)
+            attribute = self_attribute_name(holder)
             statement = user_code.enclosing_statement(method.tree, node)
             text = _text(source, statement if statement is not None else node)
             if attribute is not None:
@@ -503,7 +493,7 @@ def _self_assignments(method: user_code.MethodSource) -> dict[str, str]:
     found: dict[str, str] = {}
     for node in ast.walk(method.tree):
         if isinstance(node, ast.Assign) and len(node.targets) == 1:
-            attribute = _self_attribute(node.targets[0])
+            attribute = self_attribute_name(node.targets[0])
             if attribute is not None:
                 found.setdefault(attribute, _text(method.source, node.value))
     return found
