@@ -185,6 +185,7 @@ def test_the_split_put_the_sections_where_a_learner_needs_them() -> None:
     assert kept_4 == [s for s in MODULE_04_BEFORE_THE_SPLIT if s not in MOVED_TO_MODULE_06]
     assert [s.id for s in course.module("module-06").sections] == [
         "placement-numerics",
+        "nan-inf",  # written for module 6: finding and preventing NaN and inf, by the numbers
         "reproducibility",
         "tf-data-determinism",
     ]
