@@ -11,11 +11,12 @@ A module may have a runnable notebook in ``notebooks/`` named
 
 Sections move between modules (the second edition split the first module in three and
 renumbered the architecture module from ``module-02`` to ``module-04``; then the Keras half
-of ``module-03`` became ``module-05``, appended so that no module id changed meaning, and
-module 4's numerics and reproducibility sections became ``module-06`` the same way), but a
-section keeps its id. A link written before a move names the old module
-(``<base>/module-01#retracing``, ``module-01.md#side-effects``): ``Course.resolve`` finds
-the section by its id whatever module the link carries, so old links still land on it.
+of ``module-03`` became ``module-05``, appended so that no module id changed meaning;
+module 4's numerics and reproducibility sections became ``module-06`` the same way, and its
+input pipeline sections ``module-07``), but a section keeps its id. A link written before a
+move names the old module (``<base>/module-01#retracing``, ``module-01.md#side-effects``):
+``Course.resolve`` finds the section by its id whatever module the link carries, so old links
+still land on it.
 
 This module imports only the standard library: the kernel monitor uses it.
 """

@@ -34,6 +34,7 @@ def test_the_course_has_its_modules_and_sections() -> None:
         "module-04",
         "module-05",
         "module-06",
+        "module-07",
     }
     assert len(SECTION_IDS["module-01"]) >= 8
     assert len(SECTION_IDS["module-02"]) >= 11
@@ -43,6 +44,8 @@ def test_the_course_has_its_modules_and_sections() -> None:
     assert len(SECTION_IDS["module-05"]) >= 12
     # Module 4's numerics and reproducibility sections became module 6 (issue #28).
     assert len(SECTION_IDS["module-06"]) >= 3
+    # Module 4's input pipeline sections became module 7 (issue #28).
+    assert len(SECTION_IDS["module-07"]) >= 2
     # The ids every front end links to, published in reports, SARIF and hover cards.
     for stable in ("rebinding-variables", "retracing", "tracing", "gradient-tape", "tape-watch"):
         assert stable in ALL_SECTION_IDS, stable
@@ -65,6 +68,7 @@ def test_modules_have_the_expected_titles() -> None:
     assert course.module("module-04").title == "TensorFlow's architecture and execution model"
     assert course.module("module-05").title == "Keras models, losses and fit"
     assert course.module("module-06").title == "Numerics and reproducibility"
+    assert course.module("module-07").title == "Feeding the model: tf.data input pipelines"
 
 
 def test_section_ids_are_unique_and_every_anchor_starts_a_section() -> None:
@@ -116,7 +120,7 @@ def test_default_url_is_a_file_url_to_the_packaged_module() -> None:
 @pytest.mark.parametrize("base_url", ["https://example.org/course", "https://example.org/course/"])
 def test_custom_base_url(base_url: str) -> None:
     assert (
-        get_course().url_for("tf-data", base_url) == "https://example.org/course/module-04#tf-data"
+        get_course().url_for("tf-data", base_url) == "https://example.org/course/module-07#tf-data"
     )
 
 
@@ -154,6 +158,7 @@ _REVIEW_MINIMUM = {
     "module-04": 4,
     "module-05": 6,
     "module-06": 5,
+    "module-07": 5,
 }
 
 

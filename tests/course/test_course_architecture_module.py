@@ -47,10 +47,13 @@ def test_the_review_asks_the_questions_of_the_issue_with_folded_answers() -> Non
         assert asked in questions, asked
 
 
-def test_there_are_at_least_five_exercises_each_with_a_folded_solution() -> None:
+def test_there_are_at_least_four_exercises_each_with_a_folded_solution() -> None:
     turn = part(architecture_module().markdown, "Your turn")
     exercises = turn.split("\n### ")[1:]
-    assert len(exercises) >= 5
+    # Five until the input pipeline's exercise went to module 7 with its sections (#28).
+    assert len(exercises) >= 4
+    assert "### A held-out split" not in turn
+    assert "### A held-out split" in get_course().module("module-07").markdown
     for exercise in exercises:
         task, _, solution = exercise.partition("<details><summary>Solution</summary>")
         assert len(_BLOCK.findall(task)) == 1, exercise.splitlines()[0]
@@ -72,8 +75,6 @@ def test_the_ids_other_parts_link_to_are_kept() -> None:
         "devices-placement",
         "host-device-copies",
         "mixed-precision",
-        "tf-data",
-        "tf-data-order",
     }
     assert kept <= ids
     assert {"building-blocks", "xla"} <= ids
@@ -86,6 +87,16 @@ def test_the_ids_other_parts_link_to_are_kept() -> None:
     }
     text = architecture_module().markdown
     assert "module-06.md#placement-numerics" in text and "module-06.md#reproducibility" in text
+    # So did the input pipeline (issue #28): the module ends at mixed precision and points
+    # on to module 7, in its opening and in its takeaways.
+    pipelines = get_course().module("module-07")
+    assert [section.id for section in pipelines.sections] == ["tf-data", "tf-data-order"]
+    assert not {"tf-data", "tf-data-order"} & ids
+    assert architecture_module().sections[-1].id == "mixed-precision"
+    opening = text[: text.index('<a id="building-blocks">')]
+    takeaways = part(text, "Key takeaways")
+    assert "module-07.md#tf-data" in opening and "module-07.md#tf-data" in takeaways
+    assert "`prefetch`" not in takeaways and "`shuffle`" not in takeaways
 
 
 def _code_cells(module: Module) -> list[str]:
@@ -148,7 +159,10 @@ def test_the_opening_maps_the_path_through_every_section_in_order() -> None:
     assert linked == [section.id for section in module.sections]
     takeaways = part(text, "Key takeaways")
     stops = ["**Your code**", "**The graph**", "**Before it runs**", "**Where it runs**"]
-    stops += ["**What crosses**", "**How fast the kernels compute**", "**What feeds it**"]
+    stops += ["**What crosses**", "**How fast the kernels compute**"]
     assert [takeaways.index(stop) for stop in stops] == sorted(
         takeaways.index(stop) for stop in stops
     )
+    # The path ends at mixed precision; what feeds the step is module 7's (issue #28).
+    assert "**What feeds it**" not in takeaways
+    assert takeaways.index("module-07.md#tf-data") > takeaways.index(stops[-1])

@@ -6,7 +6,8 @@ The first edition had two modules: ``module-01`` (tensors, variables, graphs) an
 architecture module to ``module-04``. Then module 3's Keras half became a module of its own,
 appended as ``module-05`` (no module renumbered: every module id keeps its meaning, so a
 link to a module alone, a copied notebook's name or a module's study progress stay right).
-Then module 4's sections on numbers and reproducibility became ``module-06``, appended too.
+Then module 4's sections on numbers and reproducibility became ``module-06``, appended too,
+and its input pipeline (``tf-data``, ``tf-data-order``) ``module-07``.
 Rules, hover cards, the monitor, SARIF files, reports kept by the server and learners'
 bookmarks name sections by id, and links made before a move carry the old module id: every
 one of them must still land on its section.
@@ -127,6 +128,20 @@ MODULE_04_BEFORE_THE_SPLIT = (
     "reproducibility",
 )
 MOVED_TO_MODULE_06 = ("placement-numerics", "tf-data-determinism", "reproducibility")
+# Every section id of module-04 before its input pipeline became module-07 (copied from
+# module-04.md as it was then; never regenerate this list).
+MODULE_04_BEFORE_THE_SECOND_SPLIT = (
+    "building-blocks",
+    "ops-and-graphs",
+    "staging",
+    "xla",
+    "devices-placement",
+    "host-device-copies",
+    "mixed-precision",
+    "tf-data",
+    "tf-data-order",
+)
+MOVED_TO_MODULE_07 = ("tf-data", "tf-data-order")
 OLD_LINKS = (
     [
         (module_id, section_id)
@@ -166,12 +181,13 @@ def test_the_split_put_the_sections_where_a_learner_needs_them() -> None:
         "module-04",
         "module-05",
         "module-06",
+        "module-07",
     ]
     where = {section.id: section.module_id for section in course.sections}
     assert where["tensors-immutable"] == where["batch-dimension"] == "module-01"
     assert where["tracing"] == where["retracing"] == where["input-signature"] == "module-02"
     assert where["gradient-tape"] == where["rebinding-variables"] == "module-03"
-    assert where["tf-data"] == where["host-device-copies"] == "module-04"
+    assert where["host-device-copies"] == where["mixed-precision"] == "module-04"
     assert {where[section_id] for section_id in MOVED_TO_MODULE_05} == {"module-05"}
     # Module 3 kept the rest, in the same order, after a working training loop.
     kept = [s.id for s in course.module("module-03").sections]
@@ -182,7 +198,11 @@ def test_the_split_put_the_sections_where_a_learner_needs_them() -> None:
     # seeds before the pipelines that rely on them.
     assert {where[section_id] for section_id in MOVED_TO_MODULE_06} == {"module-06"}
     kept_4 = [s.id for s in course.module("module-04").sections]
-    assert kept_4 == [s for s in MODULE_04_BEFORE_THE_SPLIT if s not in MOVED_TO_MODULE_06]
+    after_the_first_split = [s for s in MODULE_04_BEFORE_THE_SPLIT if s not in MOVED_TO_MODULE_06]
+    assert kept_4 == after_the_first_split[: -len(MOVED_TO_MODULE_07)]
+    # Then module 7 took the input pipeline, in module 4's order, and module 4 kept the rest.
+    assert kept_4 == [s for s in MODULE_04_BEFORE_THE_SECOND_SPLIT if s not in MOVED_TO_MODULE_07]
+    assert [s.id for s in course.module("module-07").sections] == list(MOVED_TO_MODULE_07)
     assert [s.id for s in course.module("module-06").sections] == [
         "placement-numerics",
         "nan-inf",  # written for module 6: finding and preventing NaN and inf, by the numbers
@@ -251,7 +271,7 @@ def test_a_tool_a_section_uses_is_introduced_before_its_first_example() -> None:
         # module 2: a Keras layer and a gradient tape, before modules 3 and 5 teach them
         "autograph-conditions": ("`tf.cond",),
         "where-both-branches": ("`tf.GradientTape`", "`tape.watch(x)`", "`tape.gradient("),
-        # module 4: the file and image ops and the pooling layer of the pipeline
+        # module 7 (module 4's until #28): the file and image ops and the pooling layer
         "tf-data": (
             "`tf.io.read_file(",
             "`tf.io.decode_jpeg`",
@@ -280,10 +300,16 @@ def test_a_tool_a_section_uses_is_introduced_before_its_first_example() -> None:
     for name in ("`keras.Sequential(", "`keras.Input(", "`model.predict("):
         assert name in ahead, name
     assert "tf.data" not in get_course().section("epoch-figures").markdown
-    # Module 6's pipelines come after the seeds they rely on, and after module 4's tf.data.
+    # Module 6's pipelines come after the seeds they rely on. tf.data is module 7's now,
+    # appended so that no module id changed meaning: the modules that feed models with
+    # pipelines before it (5 and 6) send a learner new to tf.data there first.
     order = [section.id for section in get_course().sections]
-    assert order.index("tf-data") < order.index("reproducibility")
     assert order.index("reproducibility") < order.index("tf-data-determinism")
+    for module_id in ("module-05", "module-06"):
+        text = get_course().module(module_id).markdown
+        opening = text[: text.index("<a id=")]
+        assert "module 7" in opening.lower() and "read it" in opening, module_id
+        assert "module 4 (`tf.data`" not in text, module_id
     # The exercises' ops that no section teaches are introduced in the task's own text.
     for module_id, exercise, name in (
         ("module-04", "### Timing a staged function", "`tf.roll(series, 1, 0)`"),
@@ -305,6 +331,7 @@ def test_a_link_without_a_section_lands_on_its_module() -> None:
         ("module-04", "TensorFlow's architecture and execution model"),
         ("module-05", "Keras models, losses and fit"),
         ("module-06", "Numerics and reproducibility"),
+        ("module-07", "Feeding the model: tf.data input pipelines"),
     ):
         landed = course.resolve(f"https://course.example.org/tfcoach/{module_id}")
         assert isinstance(landed, Module) and landed.title == title, module_id
