@@ -15,7 +15,8 @@ them), the function that reads the operands it needs from the failing line and w
 the rule and the fix, and its course section. The records live beside their reading
 code, by theme: ``families_shapes.py``, ``families_keras.py``, ``families_tensors.py``,
 ``families_data.py``, ``families_data_ops.py``, ``families_ops.py``, ``families_keras_api.py``,
-``families_keras_lifecycle.py``, ``families_overrides.py``, ``families_keras_usage.py``,
+``families_keras_lifecycle.py``, ``families_keras_calls.py``, ``families_overrides.py``,
+``families_keras_usage.py``,
 ``families_model_data.py``, ``families_results.py`` (a Keras call's result used as another kind),
 ``families_api_names.py`` (a name TensorFlow or Keras does not have), ``families_callables.py``
 (a function called where the function was wanted), ``families_pair_results.py`` (two
@@ -46,6 +47,7 @@ from jupyterlab_tfcoach.monitor.errors import (
     families_keras,
     families_keras_api,
     families_keras_arguments,
+    families_keras_calls,
     families_keras_lifecycle,
     families_keras_usage,
     families_layer_chains,
@@ -148,6 +150,8 @@ FAMILIES: tuple[ErrorFamily, ...] = (
     # Keras's model API used in the wrong order or with the wrong values.
     families_keras_api.FORGOT_SUPER,
     families_keras_api.NOT_COMPILED,
+    families_keras_calls.DATASET_WITH_Y,
+    families_keras_calls.NO_CALL,
     families_keras_api.VALIDATION_SPLIT,
     families_keras_api.READ_ONLY_PROPERTY,
     families_keras_api.NO_SUCH_LAYER,

@@ -35,6 +35,7 @@ from typing import Any
 
 from jupyterlab_tfcoach.monitor.errors.cell_sources import (
     SourceCell,
+    assignments_in_cells,
     cell_frame,
     error_cells,
     string_literal,
@@ -316,6 +317,14 @@ def _read_not_compiled(
                 "compile, or the compile did not run)"
             )
             return Finding(rule + ".", f"compile the new model again, {code(shown)}")
+    loaded = _loaded_without_compile(model, context)
+    if loaded is not None:
+        rule += (
+            f": {code(loaded)} loaded it with `compile=False`, which leaves the saved "
+            "optimizer and loss behind; load it without that argument to get them back"
+        )
+        restored = re.sub(r",\s*compile\s*=\s*False", "", loaded, count=1)
+        return Finding(rule + ".", code(restored) if restored != loaded else None)
     # Another model's compile at the top of a cell (not ``self.compile`` in a method, whose
     # arguments may be the method's own names).
     others = [
@@ -333,6 +342,27 @@ def _read_not_compiled(
         return Finding(rule + ": call it first with an optimizer and a loss for your labels.", None)
     fix = f'{model}.compile(optimizer="adam", loss="{loss}")'
     return Finding(rule + ".", f"compile it first (then run this line again), {code(fix)}")
+
+
+def _loaded_without_compile(model: str, context: ErrorContext) -> str | None:
+    """``m = keras.models.load_model(path, compile=False)``, the newest assignment of the
+    model's name in the cells, as written."""
+    if not model.isidentifier():
+        return None
+    for cell, statement in assignments_in_cells(model, context):
+        value = statement.value
+        if (
+            isinstance(value, ast.Call)
+            and (getattr(value.func, "attr", None) or getattr(value.func, "id", None))
+            == "load_model"
+            and any(
+                k.arg == "compile" and isinstance(k.value, ast.Constant) and k.value.value is False
+                for k in value.keywords
+            )
+        ):
+            return one_line(cell.segment(statement))
+        break
+    return None
 
 
 NOT_COMPILED = ErrorFamily(

@@ -43,16 +43,26 @@ _PAIRS = {
     "top_k": Pair("the k largest values", "their indices", "indices"),
     "eigh": Pair("the eigenvalues", "the eigenvectors", "eigenvectors"),
     "qr": Pair("q", "r", "r"),
+    # ``MultiHeadAttention(...)(q, v, return_attention_scores=True)``
+    "return_attention_scores": Pair("the attention output", "the attention scores", "scores"),
 }
 _MAX_NAMES = 20
 LOOP_SECTION = "training-loop"
 
 
 def _pair_call(statement: ast.Assign) -> tuple[str, ast.Call] | None:
-    """(function name, call) for ``name = tf.clip_by_global_norm(...)``."""
+    """(function name, call) for ``name = tf.clip_by_global_norm(...)``, or an attention
+    layer called with ``return_attention_scores=True``."""
     call = statement.value
     if not isinstance(call, ast.Call):
         return None
+    if any(
+        k.arg == "return_attention_scores"
+        and isinstance(k.value, ast.Constant)
+        and k.value.value is True
+        for k in call.keywords
+    ):
+        return "return_attention_scores", call
     func = call.func
     name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
     return (name, call) if name in _PAIRS else None

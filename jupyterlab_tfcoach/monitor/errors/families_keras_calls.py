@@ -1,0 +1,143 @@
+"""What Keras's training calls need that the learner's call or class left out (issue #25):
+``fit(dataset, y)`` with a dataset that already yields its targets, and a subclassed
+``keras.Model`` with no ``call`` method.
+
+Read from the failing call (the dataset's ``element_spec``: no element is produced) and
+from the class's own source in the cells (``inspect``: no user code runs).
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import re
+import textwrap
+from typing import Any
+
+from jupyterlab_tfcoach.monitor.errors.context import ErrorContext, code, rewrite, value_kind
+from jupyterlab_tfcoach.monitor.errors.failing_line import FailingLine, value_of
+from jupyterlab_tfcoach.monitor.errors.family_record import (
+    ErrorFamily,
+    Finding,
+    Message,
+    Recognised,
+)
+from jupyterlab_tfcoach.monitor.stored_state import library_attribute
+
+KERAS_SECTION = "keras-model-api"
+
+# ------------------------------------------------------------------ a dataset and y
+_DATASET_WITH_Y = re.compile(r"When providing `x` as a tf\.data\.Dataset, `y` should not be passed")
+
+
+def _read_dataset_with_y(
+    error: Recognised, line: FailingLine, context: ErrorContext
+) -> Finding | None:
+    del error
+    call = line.call
+    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.args):
+        return None
+    found, dataset = value_of(call.args[0], line.frame, context)
+    if not found or value_kind(dataset) != "dataset":
+        return None
+    y_node: ast.expr | None = call.args[1] if len(call.args) > 1 else None
+    keyword = next((k for k in call.keywords if k.arg == "y"), None)
+    if y_node is None and keyword is not None:
+        y_node = keyword.value
+    written = line.frame.segment(call.args[0]) or "the dataset"
+    y_written = line.frame.segment(y_node) if y_node is not None else "y"
+    spec = library_attribute(dataset, "element_spec", None)
+    pairs = isinstance(spec, tuple) and len(spec) >= 2
+    if not pairs:
+        rule = (
+            f"A dataset given to `{call.func.attr}` must yield the targets too, as "
+            f"(inputs, targets) pairs, and `{y_written}` cannot be given beside it: "
+            f"{code(written)} yields inputs only. Build it from both (`from_tensor_slices("
+            "(inputs, targets))`), or zip it with a dataset of the targets batched the same way"
+        )
+        return Finding(rule + ".", None)
+    rule = (
+        f"{code(written)} already yields (inputs, targets) pairs, and `{call.func.attr}` takes "
+        f"the targets from it: a dataset is given alone, so {code(y_written or 'y')} is one "
+        "argument too many"
+    )
+    statement = line.statement
+    whole = line.frame.segment(call) or ""
+    if keyword is not None:
+        dropped = line.frame.segment(keyword) or ""
+        fixed_call = whole.replace(f", {dropped}", "", 1) if dropped else ""
+    elif y_node is not None and y_written:
+        fixed_call = whole.replace(f"{written}, {y_written}", written, 1)
+    else:
+        fixed_call = ""
+    fixed = (
+        rewrite(line.frame, statement, call, fixed_call)
+        if statement and fixed_call and fixed_call != whole
+        else None
+    )
+    return Finding(rule + ".", code(fixed) if fixed and "\n" not in fixed else None)
+
+
+DATASET_WITH_Y = ErrorFamily(
+    "targets given beside a dataset",
+    messages=(Message(_DATASET_WITH_Y),),
+    read=_read_dataset_with_y,
+    section="tf-data",
+)
+
+
+# ------------------------------------------------------------------ a model with no call
+_NO_CALL = re.compile(r"Model (?P<cls>\w+) does not have a `call\(\)` method implemented")
+
+
+def _layers_made_in_init(cls: type) -> list[str]:
+    """``self.<name> = <...>(...)`` in the class's ``__init__``, in order (the layers the
+    class makes), read from its source."""
+    try:
+        init = type.__dict__["__dict__"].__get__(cls).get("__init__")
+        tree = ast.parse(textwrap.dedent(inspect.getsource(init)))
+    except Exception:
+        return []
+    names = []
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Attribute)
+            and isinstance(node.targets[0].value, ast.Name)
+            and node.targets[0].value.id == "self"
+            and isinstance(node.value, ast.Call)
+        ):
+            names.append(node.targets[0].attr)
+    return names
+
+
+def _read_no_call(error: Recognised, line: FailingLine, context: ErrorContext) -> Finding | None:
+    del line
+    name = error.group("cls")
+    cls: Any = context.namespace.get(name)
+    if not isinstance(cls, type):
+        return None
+    rule = (
+        f"`{name}` extends `keras.Model` but defines no `call(self, inputs)`: `call` is where "
+        "a subclassed model says how its layers turn the inputs into the outputs, and fit, "
+        "evaluate, predict and `model(x)` all run it"
+    )
+    layers = _layers_made_in_init(cls)
+    if not layers or len(layers) > 6:
+        return Finding(rule + ".", None)
+    steps = "; ".join(f"x = self.{layer}(x)" for layer in layers)
+    fix = f"def call(self, inputs): x = inputs; {steps}; return x"
+    rule += (
+        f". If the layers made in `__init__` ({', '.join(f'`self.{n}`' for n in layers)}) "
+        "apply one after the other, add to the class"
+    )
+    return Finding(rule + ".", code(fix))
+
+
+NO_CALL = ErrorFamily(
+    "a subclassed model with no call method",
+    messages=(Message(_NO_CALL),),
+    read=_read_no_call,
+    section=KERAS_SECTION,
+)

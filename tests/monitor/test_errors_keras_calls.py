@@ -1,0 +1,95 @@
+"""What Keras's training calls need that the learner's call or class left out (issue #25,
+``errors/families_keras_calls.py`` and the never-compiled family): a dataset given with
+its targets beside it, a subclassed model with no ``call``, a model loaded with
+``compile=False``, and an attention layer's (output, scores) pair used as one tensor.
+Each fix as printed runs; the correct calls beside them raise nothing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.harness import KernelSession, value_of
+from tests.harness import error_of_failing_cell as failing
+from tests.harness import fix_in as fix_of
+from tests.harness import runs_without_error_entry as runs_cleanly
+
+pytestmark = [pytest.mark.kernel, pytest.mark.timeout(600)]
+
+SETUP = """xs = np.random.rand(32, 4).astype("float32")
+ys = np.random.rand(32, 1).astype("float32")
+line_model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(1)])
+line_model.compile(optimizer="sgd", loss="mse")
+pairs = tf.data.Dataset.from_tensor_slices((xs, ys)).batch(8)
+"""
+
+
+def test_targets_given_beside_a_dataset_that_holds_them(kernel: KernelSession) -> None:
+    runs_cleanly(kernel, SETUP)
+    error = failing(kernel, "log = line_model.fit(pairs, ys, epochs=2, verbose=0)")
+    assert error["course"]["section"] == "tf-data"
+    text = error["explanation"]
+    assert "`pairs` already yields (inputs, targets) pairs" in text
+    fix = fix_of(text)
+    assert fix == "log = line_model.fit(pairs, epochs=2, verbose=0)"
+    runs_cleanly(kernel, fix)
+    assert value_of(kernel, "len(log.history['loss'])") == 2
+
+
+NO_CALL = """class Scorer(keras.Model):
+    def __init__(self):
+        super().__init__()
+        self.hidden = keras.layers.Dense(8, activation="relu")
+        self.out = keras.layers.Dense(1)
+
+scorer = Scorer()
+scorer.compile(optimizer="sgd", loss="mse")
+scorer.fit(xs, ys, epochs=1, verbose=0)
+"""
+
+
+def test_a_subclassed_model_with_no_call(kernel: KernelSession) -> None:
+    runs_cleanly(kernel, SETUP)
+    error = failing(kernel, NO_CALL)
+    text = error["explanation"]
+    assert "`Scorer` extends `keras.Model` but defines no `call(self, inputs)`" in text
+    fix = fix_of(text)
+    assert fix == (
+        "def call(self, inputs): x = inputs; x = self.hidden(x); x = self.out(x); return x"
+    )
+    fixed = NO_CALL.replace(
+        "        self.out = keras.layers.Dense(1)\n",
+        f"        self.out = keras.layers.Dense(1)\n\n    {fix}\n",
+    )
+    runs_cleanly(kernel, fixed)
+    assert value_of(kernel, "list(scorer.predict(xs[:2], verbose=0).shape)") == [2, 1]
+
+
+def test_a_model_loaded_with_compile_false(kernel: KernelSession, tmp_path: Path) -> None:
+    runs_cleanly(kernel, SETUP)
+    path = str(tmp_path / "line.keras")
+    runs_cleanly(kernel, f"line_model.save({path!r})")
+    cell = f"again = keras.models.load_model({path!r}, compile=False)\n"
+    error = failing(kernel, cell + "again.fit(xs, ys, epochs=1, verbose=0)")
+    text = error["explanation"]
+    assert "loaded it with `compile=False`, which leaves the saved optimizer and loss" in text
+    fix = fix_of(text)
+    assert fix == cell.strip().replace(", compile=False", "")
+    runs_cleanly(kernel, fix + "\nagain.fit(xs, ys, verbose=0)")
+
+
+def test_an_attention_layers_output_and_scores_kept_together(kernel: KernelSession) -> None:
+    cell = (
+        "q = keras.Input((5, 8))\n"
+        "out = keras.layers.MultiHeadAttention(num_heads=2, key_dim=4)("
+        "q, q, return_attention_scores=True)\n"
+        "h = keras.layers.Dense(3)(out)"
+    )
+    text = failing(kernel, cell)["explanation"]
+    assert "`out` holds both results of" in text and "the attention scores" in text
+    fix = fix_of(text)
+    assert fix.startswith("out, scores = keras.layers.MultiHeadAttention(")
+    lines = cell.split("\n")
+    runs_cleanly(kernel, "\n".join([lines[0], fix, lines[2]]))
+    assert value_of(kernel, "list(h.shape)") == [None, 5, 3]
