@@ -194,3 +194,22 @@ def test_one_sentence_of_ids_given_to_a_model_of_batches(kernel: KernelSession) 
         assert value_of(kernel, "list(score.shape)") == [1, 1]
     # Look-alike: a padded batch of one is what the model takes.
     runs_cleanly(kernel, "score = tagger.predict(np.array([tokens + [0] * 8]), verbose=0)")
+
+
+def test_a_count_divided_with_slash_into_an_integer_variable(kernel: KernelSession) -> None:
+    # `/` always gives floats: the counter stays an integer with `//`, cast to its dtype.
+    cell = (
+        "epoch_count = tf.Variable(0, dtype=tf.int64)\nseen = tf.constant(256)\n"
+        "epoch_count.assign_add(seen / 128)"
+    )
+    text = failing(kernel, cell)["explanation"]
+    assert "divides with `/`, which always gives a float" in text
+    fix = fix_of(text)
+    assert fix == "epoch_count.assign_add(tf.cast(seen // 128, tf.int64))"
+    runs_cleanly(kernel, cell.replace("epoch_count.assign_add(seen / 128)", fix))
+    assert value_of(kernel, "int(epoch_count)") == 2
+    # A float loss into a variable made with dtype=int64: making it float needs the
+    # learner's choice of dtype, so no creation fix is printed.
+    cell = "loss_total = tf.Variable(0, dtype=tf.int64)\nloss_total.assign_add(tf.constant(0.25))"
+    text = failing(kernel, cell)["explanation"]
+    assert "would drop its fraction" in text and "Fix:" not in text

@@ -357,6 +357,18 @@ def _read_conversion(error: Recognised, line: FailingLine, context: ErrorContext
     ):
         # Casting the float value to the integer variable's dtype drops its fraction
         # (a loss of 0.25 adds 0): the variable was meant to hold floats.
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
+            # ``/`` always makes floats; a count meant integer division.
+            left = segment_of(line, node.left)
+            right = segment_of(line, node.right)
+            if left and right:
+                divided = f"{tf}.cast({left} // {right}, {tf}.{wanted})"
+                fixed = rewrite(line.frame, call, node, divided)
+                rule += (
+                    f". {code(source)} divides with `/`, which always gives a float; a count "
+                    f"wants integer division, `//`, cast to the variable's {wanted}"
+                )
+                return Finding(rule + ".", one_line_code(fixed), section="dtype-casting")
         return _integer_variable(call.func.value.id, source, wanted, given, rule, context)
     fixed = rewrite(line.frame, call, node, f"{tf}.cast({source}, {tf}.{wanted})")
     return Finding(rule + ".", one_line_code(fixed), section="dtype-casting")
@@ -375,8 +387,10 @@ def _integer_variable(
     for cell, statement in assignments_in_cells(name, context):
         value = statement.value
         if (
-            isinstance(value, ast.Call)
+            given == "float32"  # a float literal makes float32: the value's own dtype
+            and isinstance(value, ast.Call)
             and value.args
+            and not value.keywords  # a dtype= would keep it integer
             and isinstance(value.args[0], ast.Constant)
             and type(value.args[0].value) is int
             and (getattr(value.func, "attr", None) or getattr(value.func, "id", None)) == "Variable"
