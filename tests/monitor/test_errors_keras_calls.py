@@ -93,3 +93,49 @@ def test_an_attention_layers_output_and_scores_kept_together(kernel: KernelSessi
     lines = cell.split("\n")
     runs_cleanly(kernel, "\n".join([lines[0], fix, lines[2]]))
     assert value_of(kernel, "list(h.shape)") == [None, 5, 3]
+
+
+def test_one_examples_values_by_input_name(kernel: KernelSession) -> None:
+    runs_cleanly(
+        kernel,
+        'named = {"age": keras.Input((1,), name="age"), "score": keras.Input((1,), name="score")}\n'
+        "joined = keras.layers.Concatenate()([named['age'], named['score']])\n"
+        "two_in = keras.Model(named, keras.layers.Dense(1)(joined))",
+    )
+    text = failing(kernel, 'pred = two_in.predict({"age": 30.0, "score": 0.5}, verbose=0)')[
+        "explanation"
+    ]
+    assert "gives each named input one Python value: one example" in text
+    fix = fix_of(text)
+    assert fix == (
+        'pred = two_in.predict({"age": np.array([30.0]), "score": np.array([0.5])}, verbose=0)'
+    )
+    runs_cleanly(kernel, fix)
+    assert value_of(kernel, "list(pred.shape)") == [1, 1]
+
+
+def test_a_partial_restore_asserted_complete(kernel: KernelSession, tmp_path: Path) -> None:
+    runs_cleanly(
+        kernel,
+        "class Lin(tf.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.w = tf.Variable(tf.ones((3, 1)))\n"
+        "lin = Lin()\nlin_opt = keras.optimizers.Adam(0.1)\n"
+        "with tf.GradientTape() as tape:\n"
+        "    loss = tf.reduce_sum(tf.ones((2, 3)) @ lin.w)\n"
+        "lin_opt.apply_gradients(zip(tape.gradient(loss, [lin.w]), [lin.w]))\n"
+        "saved_at = tf.train.Checkpoint(model=lin, optimizer=lin_opt)"
+        f".save({str(tmp_path / 'ck')!r})",
+    )
+    cell = (
+        "fresh = Lin()\nstatus = tf.train.Checkpoint(model=fresh).restore(saved_at)\n"
+        "status.assert_consumed()"
+    )
+    error = failing(kernel, cell)
+    assert error["course"]["section"] == "training-loop"
+    text = error["explanation"]
+    assert "The checkpoint holds `optimizer." in text
+    fix = fix_of(text)
+    assert fix == "status.assert_existing_objects_matched()"
+    runs_cleanly(kernel, cell.replace("status.assert_consumed()", fix))

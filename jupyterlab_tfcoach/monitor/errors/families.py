@@ -152,6 +152,8 @@ FAMILIES: tuple[ErrorFamily, ...] = (
     families_keras_api.NOT_COMPILED,
     families_keras_calls.DATASET_WITH_Y,
     families_keras_calls.NO_CALL,
+    families_keras_calls.DICT_OF_VALUES,
+    families_keras_calls.UNRESOLVED_CHECKPOINT,
     families_keras_api.VALIDATION_SPLIT,
     families_keras_api.READ_ONLY_PROPERTY,
     families_keras_api.NO_SUCH_LAYER,

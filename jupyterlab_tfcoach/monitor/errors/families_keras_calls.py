@@ -141,3 +141,98 @@ NO_CALL = ErrorFamily(
     read=_read_no_call,
     section=KERAS_SECTION,
 )
+
+
+# ------------------------------------------------------------------ one example as a dict
+_DICT_DATA = re.compile(r"Unrecognized data type: x=\{")
+
+
+def _read_dict_of_values(
+    error: Recognised, line: FailingLine, context: ErrorContext
+) -> Finding | None:
+    """``model.predict({"age": 30.0, "score": 0.5})``: one example's values by input
+    name, each a Python number or string, where the model takes a batch of each."""
+    del error
+    call = line.call
+    if not (isinstance(call, ast.Call) and call.args):
+        return None
+    x_node = call.args[0]
+    found, x = value_of(x_node, line.frame, context)
+    if isinstance(x_node, ast.Dict):
+        values = list(x_node.values)
+        if not values or not all(isinstance(v, ast.Constant) for v in values):
+            return None
+    elif not (found and type(x) is dict and x):
+        return None
+    elif not all(type(v) in (int, float, str, bool) for v in list(x.values())[:50]):
+        return None
+    numpy = context.module_alias("numpy", "np")
+    written = line.frame.segment(x_node) or "the inputs"
+    rule = (
+        f"{code(written)} gives each named input one Python value: one example, while the "
+        "model takes a batch for every input (an array whose first axis counts the "
+        "examples). Wrap each value in a batch of one"
+    )
+    if isinstance(x_node, ast.Dict):
+        parts = []
+        for key, value in zip(x_node.keys, x_node.values, strict=True):
+            key_source = line.frame.segment(key) if key is not None else None
+            value_source = line.frame.segment(value)
+            if not key_source or not value_source:
+                return Finding(rule + ".", None)
+            parts.append(f"{key_source}: {numpy}.array([{value_source}])")
+        replacement = "{" + ", ".join(parts) + "}"
+    else:
+        replacement = f"{{name: {numpy}.array([value]) for name, value in {written}.items()}}"
+    statement = line.statement
+    fixed = rewrite(line.frame, statement, x_node, replacement) if statement else None
+    return Finding(rule + ".", code(fixed) if fixed and "\n" not in fixed else None)
+
+
+DICT_OF_VALUES = ErrorFamily(
+    "one example's values by input name given as the data",
+    messages=(Message(_DICT_DATA),),
+    read=_read_dict_of_values,
+    section=KERAS_SECTION,
+)
+
+
+# ------------------------------------------------------------------ a partial restore
+_UNRESOLVED = re.compile(r"Unresolved object in checkpoint \(root\)\.(?P<path>[\w.]+)")
+
+
+def _read_unresolved(error: Recognised, line: FailingLine, context: ErrorContext) -> Finding | None:
+    del context
+    call = line.call
+    if not (
+        isinstance(call, ast.Call)
+        and isinstance(call.func, ast.Attribute)
+        and call.func.attr == "assert_consumed"
+    ):
+        return None
+    path = error.group("path")
+    root = path.split(".", 1)[0]
+    rule = (
+        f"The checkpoint holds `{path}` (saved under `{root}=`), and the checkpoint you "
+        f"restored into has no object for it: `assert_consumed()` demands that every saved "
+        f"value find its object. Restore into a `tf.train.Checkpoint` with the same "
+        f"objects (`{root}=` too), or, to check only the objects you gave, use "
+        "`assert_existing_objects_matched()`"
+    )
+    owner = line.frame.segment(call.func.value)
+    statement = line.statement
+    fixed = (
+        rewrite(line.frame, statement, call, f"{owner}.assert_existing_objects_matched()")
+        if owner and statement
+        else None
+    )
+    return Finding(rule + ".", code(fixed) if fixed and "\n" not in fixed else None)
+
+
+UNRESOLVED_CHECKPOINT = ErrorFamily(
+    "a partial checkpoint restore asserted to be complete",
+    messages=(Message(_UNRESOLVED),),
+    exception_type="AssertionError",
+    read=_read_unresolved,
+    section="training-loop",
+)
