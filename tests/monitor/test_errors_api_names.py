@@ -149,3 +149,24 @@ def test_add_weight_in_tf_keras_2_order(kernel: KernelSession) -> None:
         kernel, fixed + "rate.update_state(tf.constant([1, 0, 1]), tf.constant([0.9, 0.8, 0.1]))"
     )
     assert value_of(kernel, "float(rate.result())") == 2.0
+
+
+def test_a_keras_2_name_on_the_learners_own_metric_class(kernel: KernelSession) -> None:
+    # The class is the learner's, its base Keras's: Keras's renamed method is still told.
+    runs_cleanly(
+        kernel,
+        "class Hits(keras.metrics.Metric):\n"
+        "    def __init__(self, **kwargs):\n"
+        "        super().__init__(**kwargs)\n"
+        '        self.n = self.add_weight(name="n", shape=(), initializer="zeros")\n'
+        "    def update_state(self, y):\n"
+        "        self.n.assign_add(tf.reduce_sum(y))\n"
+        "    def result(self):\n"
+        "        return self.n\n"
+        "hits = Hits()",
+    )
+    text = failing(kernel, "hits.reset_states()")["explanation"]
+    assert "Keras 3 renamed a metric's `reset_states()` to `reset_state()`" in text
+    fix = fix_of(text)
+    assert fix == "hits.reset_state()"
+    runs_cleanly(kernel, fix)

@@ -104,8 +104,8 @@ def _owner_kind(owner: Any) -> str | None:
             return None
         return re.sub(r"^keras\._tf_keras\.keras", "keras", re.sub(r"\.src\b", "", name))
     cls = type(owner)
-    if not (module_of_class(cls) or "").startswith(_LIBRARIES):
-        return None  # a class of the user's: its attributes are theirs to name
+    if not any((module_of_class(base) or "").startswith(_LIBRARIES) for base in mro_of_class(cls)):
+        return None  # a class of the user's alone: its attributes are theirs to name
     names = {
         _type_name(base)
         for base in mro_of_class(cls)
