@@ -40,6 +40,7 @@ from jupyterlab_tfcoach.monitor.tftypes import TfTypes, tensorflow_module
 from jupyterlab_tfcoach.monitor.traces.registry import TraceRegistry
 from jupyterlab_tfcoach.monitor.training.fit_symptoms import fit_entries
 from jupyterlab_tfcoach.monitor.training.fit_watch import FitWatcher
+from jupyterlab_tfcoach.monitor.training.loss_parameters import swapped_loss_class_notes
 from jupyterlab_tfcoach.monitor.variables.attribute_hook import AttributeWatcher
 from jupyterlab_tfcoach.monitor.variables.kinds import TENSOR, VARIABLE_KINDS
 from jupyterlab_tfcoach.monitor.variables.namespace_diff import VariableWatcher
@@ -403,6 +404,7 @@ class Monitor:
             ignored_element.notes,
             metric_state.notes,
             tensor_equality.notes,
+            swapped_loss_class_notes,
         ):
             try:
                 if cell_completed:

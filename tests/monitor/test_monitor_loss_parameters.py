@@ -79,3 +79,27 @@ def test_look_alikes_stay_silent(kernel: KernelSession) -> None:
     neutral = "def gap(a, b):\n    return tf.reduce_mean(tf.square(a - b))\n"
     cell = neutral + 'net.compile(optimizer="adam", loss=gap)\n'
     assert swapped_notes(checked_report(run(kernel, cell))) == []
+
+
+LOSS_CLASS = """class CostlyMisses(keras.losses.Loss):
+    def call(self, y_pred, y_true):
+        return tf.reduce_mean(-(5.0 * y_true * tf.math.log(y_pred + 1e-7)
+                                + (1.0 - y_true) * tf.math.log(1.0 - y_pred + 1e-7)))
+
+costly = CostlyMisses()
+called = float(costly(labels, probs))
+"""
+
+
+def test_a_loss_class_with_swapped_call_used_in_a_custom_loop(kernel: KernelSession) -> None:
+    # Called directly, never compiled: told where the class is written.
+    [text] = swapped_notes(checked_report(run(kernel, LOSS_CLASS)))
+    assert text.startswith(
+        "`def call(self, y_pred, y_true):` (line 2 of this cell) in `CostlyMisses`"
+    ), text
+    assert value_of(kernel, "abs(called - by_hand) > 0.1") is True
+    fix = re.findall(r"`([^`]+)`", text)[-1]
+    assert fix == "def call(self, y_true, y_pred):"
+    fixed = LOSS_CLASS.replace("def call(self, y_pred, y_true):", fix)
+    assert swapped_notes(checked_report(run(kernel, fixed))) == []
+    assert value_of(kernel, "abs(called - by_hand) < 1e-3") is True

@@ -31,6 +31,7 @@ from jupyterlab_tfcoach.monitor import report as reports
 from jupyterlab_tfcoach.monitor.names import name_bound_to
 from jupyterlab_tfcoach.monitor.report import Note
 from jupyterlab_tfcoach.monitor.stored_state import is_library_class
+from jupyterlab_tfcoach.monitor.syntax import parsed_source
 from jupyterlab_tfcoach.monitor.training import user_code
 
 SECTION = "labels-and-loss"
@@ -186,6 +187,55 @@ def swapped_loss_notes(
             text += (
                 f" Swap `{item.first}` and `{item.second}` in the def line (the body keeps "
                 f"its names), then compile again."
+            )
+        notes.append(reports.note(text, SECTION))
+    return notes
+
+
+def swapped_loss_class_notes(source: str, namespace: Mapping[str, Any]) -> list[Note]:
+    """After a cell that defines a ``keras.losses.Loss`` subclass whose ``call`` names
+    its parameters in the swapped order: told where the class is written, whether the
+    loss then goes to compile or is called in a custom loop (a cell that also compiles
+    is left to the compile hook: one note per cause). Reads the class's code object."""
+    if "Loss" not in source or "def call" not in source or ".compile(" in source:
+        return []
+    tree = parsed_source(source)
+    if tree is None:
+        return []
+    notes: list[Note] = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.ClassDef) or len(notes) >= MAX_PER_CELL:
+            continue
+        cls = namespace.get(node.name)
+        if not isinstance(cls, type) or is_library_class(cls):
+            continue
+        if not any(k.__name__ == "Loss" and k.__module__.startswith("keras") for k in cls.__mro__):
+            continue
+        parameters = _parameters(cls.__dict__.get("call"), True)
+        if parameters is None:
+            continue
+        first, second = parameters
+        if first not in PREDICTION_NAMES or second not in LABEL_NAMES:
+            continue
+        method = next(
+            (m for m in node.body if isinstance(m, ast.FunctionDef) and m.name == "call"), None
+        )
+        if method is None:
+            continue
+        line = source.splitlines()[method.lineno - 1].strip()
+        wrong, right = f"(self, {first}, {second}", f"(self, {second}, {first}"
+        text = (
+            f"`{line}` (line {method.lineno} of this cell) in `{node.name}`, a "
+            f"`keras.losses.Loss`, names its parameters in the swapped order: Keras calls a "
+            f"loss object as loss(y_true, y_pred), in compile and when you call it yourself, "
+            f"so `{first}` receives the labels and `{second}` the model's output. Nothing "
+            f"raises: a symmetric loss gives the same numbers, any other computes something "
+            f"else."
+        )
+        if wrong in line:
+            text += (
+                f" Swap the two parameters in the def line (the body keeps its names): "
+                f"`{line.replace(wrong, right, 1)}`"
             )
         notes.append(reports.note(text, SECTION))
     return notes
