@@ -30,7 +30,7 @@ from jupyterlab_tfcoach.monitor.errors.family_record import (
     Message,
     Recognised,
 )
-from jupyterlab_tfcoach.monitor.stored_state import module_of_class, mro_of_class
+from jupyterlab_tfcoach.monitor.stored_state import instance_dict, module_of_class, mro_of_class
 
 _type_name = type.__dict__["__name__"].__get__
 KERAS_SECTION = "keras-model-api"
@@ -125,8 +125,8 @@ def _public_names(owner: Any) -> list[str]:
             names = list(vars(owner))
         else:
             names = [n for base in mro_of_class(type(owner)) for n in vars(base)]
-            own = getattr(owner, "__dict__", None)
-            if type(own) is dict:
+            own = instance_dict(owner)  # without the object's attribute hooks
+            if own is not None:
                 names += list(own)
     except Exception:
         return []

@@ -39,7 +39,7 @@ from typing import Any
 from jupyterlab_tfcoach.monitor import report as reports
 from jupyterlab_tfcoach.monitor.names import name_bound_to
 from jupyterlab_tfcoach.monitor.report import Note
-from jupyterlab_tfcoach.monitor.stored_state import is_library_class
+from jupyterlab_tfcoach.monitor.stored_state import instance_dict, is_library_class
 from jupyterlab_tfcoach.monitor.syntax import call_name, last_assignment, parsed_source
 
 SECTION = "labels-and-loss"
@@ -289,7 +289,7 @@ def fit_notes(
         accuracy = _accuracy_fall(history) if len(losses) >= 2 and losses[-1] < losses[0] else None
         if how is None and accuracy is None:
             continue
-        loss = getattr(model, "__dict__", {}).get("loss")
+        loss = (instance_dict(model) or {}).get("loss")  # no attribute hooks run
         unsigned = function_unsigned(loss) if loss is not None else None
         name = name_bound_to(id(model), namespace) or "model"
         if how is None:
