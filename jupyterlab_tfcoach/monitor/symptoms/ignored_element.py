@@ -22,18 +22,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from jupyterlab_tfcoach.monitor import report as reports
+from jupyterlab_tfcoach.monitor.errors.context import value_kind
 from jupyterlab_tfcoach.monitor.report import Note
 from jupyterlab_tfcoach.monitor.syntax import parsed_source
 
 SECTION = "tf-data"
 _METHODS = ("map", "filter", "interleave", "flat_map")
-_type_name = type.__dict__["__name__"].__get__
-
-
-def _is_dataset(value: Any) -> bool:
-    cls = type(value)
-    module = str(getattr(cls, "__module__", ""))
-    return module.startswith("tensorflow") and "Dataset" in _type_name(cls)
 
 
 def _receiver_name(node: ast.expr) -> str | None:
@@ -72,7 +66,7 @@ def notes(source: str, namespace: Mapping[str, Any]) -> list[Note]:
         if not parameters or len(ignored) != len(parameters):
             continue  # the element is read (or deliberately ignored with _)
         receiver = _receiver_name(call.func.value)
-        if receiver is None or not _is_dataset(namespace.get(receiver)):
+        if receiver is None or value_kind(namespace.get(receiver)) != "dataset":
             continue
         return [_note(call, function, ignored, read, source, namespace)]
     return []

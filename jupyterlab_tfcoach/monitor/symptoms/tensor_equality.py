@@ -56,6 +56,8 @@ def notes(source: str, namespace: Mapping[str, Any]) -> list[Note]:
         for target in node.targets
         if isinstance(target, ast.Name)
     }
+    # operand_of reads a dict: the namespace as is (the kernel's is one), copied at most once.
+    names = namespace if isinstance(namespace, dict) else dict(namespace)
     seen = 0
     for node in ast.walk(tree):
         if not (
@@ -71,8 +73,8 @@ def notes(source: str, namespace: Mapping[str, Any]) -> list[Note]:
         right_source = ast.get_source_segment(source, node.comparators[0])
         if not left_source or not right_source or {left_source, right_source} & from_argmax:
             continue
-        left = operand_of(left_source, dict(namespace))
-        right = operand_of(right_source, dict(namespace))
+        left = operand_of(left_source, names)
+        right = operand_of(right_source, names)
         if left is None or right is None or left.shape is None or right.shape is None:
             continue
         if "tensor" not in (left.kind, right.kind):
