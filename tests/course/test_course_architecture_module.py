@@ -13,6 +13,7 @@ import re
 import nbformat
 
 from jupyterlab_tfcoach.course import MODULES_DIR, Module, get_course
+from tests.tf_runner import run_tensorflow
 
 TITLE = "TensorFlow's architecture and execution model"
 _BLOCK = re.compile(r"^```python\n(?P<source>.*?)^```", re.S | re.M)
@@ -166,3 +167,30 @@ def test_the_opening_maps_the_path_through_every_section_in_order() -> None:
     # The path ends at mixed precision; what feeds the step is module 7's (issue #28).
     assert "**What feeds it**" not in takeaways
     assert takeaways.index("module-07.md#tf-data") > takeaways.index(stops[-1])
+
+
+def test_the_xla_exercise_asks_for_a_transfer_no_other_exercise_asks() -> None:
+    """Review 9 of the second edition (issue #28): the learning-rate schedule exercise
+    repeated the retrace pitfall of two other exercises. An XLA exercise took its place: a
+    compiled step that prints its loss, where the usual cure for ``print`` in a traced
+    function, ``tf.print``, has no XLA kernel. Both halves of the trap are real, and the
+    solution reports every loss from one compilation."""
+    turn = part(architecture_module().markdown, "Your turn")
+    chunks = turn.split("\n### ")[1:]
+    assert "A compiled update with a schedule" not in [c.splitlines()[0] for c in chunks]
+    [xla] = [c for c in chunks if "jit_compile=True" in c.partition("<details>")[0]]
+    task_part, _, solution_part = xla.partition("<details>")
+    [task] = [m["source"] for m in _BLOCK.finditer(task_part)]
+    [solution] = [m["source"] for m in _BLOCK.finditer(solution_part)]
+    assert "    print(" in task
+    with_tf_print = task.replace("    print(", "    tf.print(")
+    printed_once, tf_print_in_xla, solved = run_tensorflow(task, with_tf_print, solution)
+    assert printed_once.error is None
+    assert printed_once.stdout.count("step loss:") == 1  # traced once, a symbolic tensor
+    assert tf_print_in_xla.error == "InvalidArgumentError"
+    assert "`tf.print`" in solution_part and "no XLA kernel" in solution_part
+    assert solved.error is None
+    losses, traces = solved.stdout.strip().rsplit("\n", 1)
+    values = [float(v) for v in losses.replace("[", " ").replace("]", " ").split()]
+    assert len(values) == 20 and values[-1] < values[0]
+    assert traces == "1"
