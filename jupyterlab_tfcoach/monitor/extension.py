@@ -20,13 +20,24 @@ from jupyterlab_tfcoach.monitor.locations import CellLocator
 from jupyterlab_tfcoach.monitor.report import ErrorEntry, Note, Report, TraceEntry, VariableChange
 from jupyterlab_tfcoach.monitor.symptoms import (
     adapt_leaks,
+    class_weights,
+    evaluation_pipelines,
+    generator_reuse,
     gradient_lists,
     ignored_element,
     layer_config,
     metric_state,
+    normalization_variance,
+    padded_means,
+    padding_zeros,
+    reordered_pairs,
     reshuffled_passes,
     separate_shuffles,
+    shuffled_predictions,
+    sorted_splits,
     tensor_equality,
+    unapplied_preprocessing,
+    vectorizer_length,
 )
 from jupyterlab_tfcoach.monitor.symptoms.broadcast import BroadcastFinder
 from jupyterlab_tfcoach.monitor.symptoms.custom_loops import CustomLoopChecker
@@ -397,7 +408,18 @@ class Monitor:
             pass
         for check in (
             separate_shuffles.notes,
+            reordered_pairs.notes,
+            sorted_splits.notes,
+            evaluation_pipelines.notes,
+            padded_means.notes,
+            generator_reuse.notes,
+            padding_zeros.notes,
+            unapplied_preprocessing.notes,
+            class_weights.notes,
+            vectorizer_length.notes,
+            normalization_variance.notes,
             reshuffled_passes.notes,
+            shuffled_predictions.notes,
             layer_config.notes,
             floor_division_notes,
             gradient_lists.notes,

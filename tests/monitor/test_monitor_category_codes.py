@@ -99,3 +99,25 @@ def test_codes_in_range_stay_silent(kernel: KernelSession) -> None:
         "c = tf.one_hot(ok_codes, 5)\n",  # spare classes are fine
     ):
         assert code_notes(checked_report(run(kernel, cell))) == [], cell
+
+
+def test_codes_written_in_the_cell_past_a_coding_layers_range(kernel: KernelSession) -> None:
+    # Codes written as a literal (no name holds them) are read from the cell itself.
+    cell = (
+        "floors = keras.layers.CategoryEncoding(num_tokens=4, output_mode='one_hot')\n"
+        "rows = floors(np.array([1, 2, 4]))\n"
+    )
+    notes = code_notes(checked_report(run(kernel, cell)))
+    assert len(notes) == 1, notes
+    assert notes[0].startswith(
+        "`floors(np.array([1, 2, 4]))` (line 2 of this cell) is given `np.array([1, 2, 4])`, "
+        "3 codes written in the cell whose codes run from 1 to 4, but the `CategoryEncoding` "
+        "layer `floors` has `num_tokens=4`: codes 0 to 3."
+    )
+    assert shown(kernel, "rows.numpy().sum(axis=1).tolist()") == "[1.0, 1.0, 0.0]"
+    assert last_code(notes[0]) == "num_tokens=5"
+    fixed = cell.replace("num_tokens=4", last_code(notes[0]))
+    assert code_notes(checked_report(run(kernel, fixed))) == []
+    assert shown(kernel, "rows.numpy().sum(axis=1).tolist()") == str([1.0] * 3)
+    # Look-alike: written codes inside the range.
+    assert code_notes(checked_report(run(kernel, "ok_rows = floors([0, 3, 4])\n"))) == []

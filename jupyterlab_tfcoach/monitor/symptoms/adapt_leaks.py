@@ -20,6 +20,13 @@ one, the training data to adapt on instead: the training name in the concatenati
 the test name with its word replaced by ``train`` (``x_test`` -> ``x_train``) when that
 name holds data; fix ``norm.adapt(x_train)``, then compile and fit again.
 
+Data named neither way (``norm.adapt(data["sqft"])``, ``norm.adapt(x_all)``) leaks too
+when it holds more rows than a training split the namespace has: for a ``Normalization``
+or ``Discretization``, a name with a training word (``train``, ``x_train``; the same key
+of a plain dict) holding an array or tensor with fewer rows of the same width, which are
+the first or last rows of the adapted data or (float data) whose first 16 rows are all
+found in it (at most a million values each). Fix: ``norm.adapt(train["sqft"])``.
+
 Reads names, types and the source only; nothing here imports TensorFlow or prints.
 """
 
@@ -27,13 +34,14 @@ from __future__ import annotations
 
 import ast
 import re
+import sys
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from jupyterlab_tfcoach.monitor import report as reports
 from jupyterlab_tfcoach.monitor.names import name_bound_to
 from jupyterlab_tfcoach.monitor.report import Note
-from jupyterlab_tfcoach.monitor.stored_state import is_library_class
+from jupyterlab_tfcoach.monitor.stored_state import is_library_class, library_attribute
 from jupyterlab_tfcoach.monitor.symptoms.evaluation_loops import (
     TRAINING_WORDS,
     VALIDATION_WORDS,
@@ -136,6 +144,8 @@ def notes(
             note = _readapted_note(call, func.value.id, layer_class, use, source, namespace)
         else:
             note = _leak_note(call, func.value.id, layer_class, assigned, source, namespace)
+            if note is None and layer_class in _STATISTICS_LAYERS:
+                note = _superset_note(call, func.value.id, source, namespace)
         if note is not None and len(found) < MAX_NOTES:
             found.append(note)
     return found
@@ -184,6 +194,102 @@ def _leak_note(
     else:
         text += " Adapt on the training data only, then compile and fit again."
     return reports.note(text, SECTION)
+
+
+_STATISTICS_LAYERS = frozenset({"Normalization", "Discretization"})
+MAX_SUPERSET_VALUES = 1_000_000
+_SAMPLE_ROWS = 16
+
+
+def _key(node: ast.AST) -> str | int | None:
+    if isinstance(node, ast.Constant) and type(node.value) in (str, int):
+        return node.value  # type: ignore[no-any-return]
+    return None
+
+
+def _array_rows(value: Any) -> Any | None:
+    """A NumPy view or copy of an array or eager tensor of at most
+    ``MAX_SUPERSET_VALUES`` values with a first axis; None for anything else."""
+    numpy = sys.modules.get("numpy")
+    if numpy is None:
+        return None
+    if type(value) is not numpy.ndarray:
+        if not _is_data(value) or "Dataset" in type(value).__name__:
+            return None
+        to_numpy = library_attribute(value, "numpy")
+        value = to_numpy() if to_numpy is not None else None
+        if type(value) is not numpy.ndarray:
+            return None
+    if value.ndim == 0 or value.size > MAX_SUPERSET_VALUES or value.dtype.kind not in "iuf":
+        return None
+    return value
+
+
+def _contains_rows(whole: Any, part: Any) -> bool:
+    """Whether ``part``'s rows are rows of ``whole``: its first or last rows exactly, or
+    (float data) each of its first few rows found in ``whole``."""
+    numpy = sys.modules["numpy"]
+    rows = part.shape[0]
+    if numpy.array_equal(whole[:rows], part) or numpy.array_equal(whole[-rows:], part):
+        return True
+    if whole.dtype.kind != "f":
+        return False
+    flat_whole = whole.reshape(whole.shape[0], -1)
+    for row in part.reshape(rows, -1)[:_SAMPLE_ROWS]:
+        if not (flat_whole == row).all(axis=1).any():
+            return False
+    return True
+
+
+def _superset_note(
+    call: ast.Call, layer: str, source: str, namespace: Mapping[str, Any]
+) -> Note | None:
+    """``norm.adapt(data["sqft"])`` where ``train["sqft"]`` holds some of those rows: the
+    statistics come from rows the training split does not have (validation or test)."""
+    data = call.args[0]
+    key: str | int | None = None
+    if isinstance(data, ast.Name):
+        owner = data.id
+    elif isinstance(data, ast.Subscript) and isinstance(data.value, ast.Name):
+        owner, key = data.value.id, _key(data.slice)
+        if key is None:
+            return None
+    else:
+        return None
+    if _training(owner) or _held_out(owner):
+        return None
+    held = namespace.get(owner)
+    whole = _array_rows(held if key is None else _item(held, key))
+    if whole is None or whole.shape[0] < 2:
+        return None
+    for name, value in list(namespace.items()):
+        if name.startswith("_") or not _training(name) or name == owner:
+            continue
+        part = _array_rows(value if key is None else _item(value, key))
+        if part is None or not 0 < part.shape[0] < whole.shape[0]:
+            continue
+        if part.shape[1:] != whole.shape[1:] or not _contains_rows(whole, part):
+            continue
+        given = ast.get_source_segment(source, data) or owner
+        written = ast.get_source_segment(source, call) or f"{layer}.adapt({given})"
+        training = name if key is None else f"{name}[{given[len(owner) :].strip()[1:-1]}]"
+        rest = whole.shape[0] - part.shape[0]
+        text = (
+            f"`{written}` (line {call.lineno}) learns the statistics of `{layer}` from "
+            f"all {whole.shape[0]} rows of `{given}`, but the training split `{training}` "
+            f"holds only {part.shape[0]} of them: the other {rest} rows (validation or "
+            "test data) are part of the mean and variance the model's inputs are scaled "
+            "by, a leak: the scores on those rows come out better than on truly new "
+            "data. Nothing raises. Adapt on the training rows only, then compile and fit "
+            f"again: `{layer}.adapt({training})`."
+        )
+        return reports.note(text, SECTION)
+    return None
+
+
+def _item(value: Any, key: str | int) -> Any:
+    """``value[key]`` of a plain dict (never a user ``__getitem__``); None otherwise."""
+    return value.get(key) if type(value) is dict else None
 
 
 def _as_training(identifier: str) -> str | None:

@@ -12,8 +12,9 @@ a sample that did not hold the largest class.
 Found after a cell that completed (``cell_reading``: its top-level calls, parsed once per
 source): a ``one_hot(codes, depth)`` call, or a call of a name holding one of those two
 layers, whose ``codes`` name an integer tensor or array (at most a million values: one
-min/max pass) with a value outside ``[0, depth)``; ``depth`` is a whole-number literal or
-a name holding an int. The note names the call, the codes' range and the depth, and
+min/max pass), or are whole numbers written in the cell (``enc(np.array([1, 3, 5]))``),
+with a value outside ``[0, depth)``; ``depth`` is a whole-number literal or a name
+holding an int. The note names the call, the codes' range and the depth, and
 gives the call with the depth the codes need (``max + 1``), or with the codes shifted to
 start at 0 when they run from 1 to exactly the depth.
 """
@@ -37,11 +38,12 @@ from jupyterlab_tfcoach.monitor.symptoms.cell_reading import (
     unwrap,
     value_at,
 )
-from jupyterlab_tfcoach.monitor.syntax import held_at
+from jupyterlab_tfcoach.monitor.syntax import held_at, int_literal
 
 SECTION = "joining-indexing"
 MAX_NOTES = 2
 MAX_ELEMENTS = 1_000_000
+MAX_WRITTEN = 1000
 # The layer classes that take codes silently, and the attribute holding their range.
 _LAYER_RANGES = {
     ("keras.src.layers.preprocessing.category_encoding", "CategoryEncoding"): "num_tokens",
@@ -107,6 +109,22 @@ def _depth(node: ast.expr, namespace: dict[str, Any]) -> int | None:
     return int(value) if found and type(value) is int else None
 
 
+def _written_codes(node: ast.AST, text: str | None) -> Operand | None:
+    """Codes written in the cell (``enc(np.array([1, 3, 5]))``, ``enc([1, 3])``): at most
+    ``MAX_WRITTEN`` whole numbers in a list or tuple, as an int64 NumPy array."""
+    numpy = sys.modules.get("numpy")
+    if numpy is None or text is None or not isinstance(node, ast.List | ast.Tuple):
+        return None
+    if not 0 < len(node.elts) <= MAX_WRITTEN:
+        return None
+    values = [int_literal(element) for element in node.elts]
+    if any(value is None for value in values):
+        return None
+    count = len(values)
+    array = numpy.array(values, dtype="int64")
+    return Operand(text, "array", f"{count} codes written in the cell", (count,), "int64", array)
+
+
 def _code_range(operand: Operand, depth: int) -> tuple[int, int, int] | None:
     """The smallest and largest code of an integer tensor, variable or array, and how
     many codes are outside ``[0, depth)``."""
@@ -138,10 +156,13 @@ def category_code_notes(code: CellCode, namespace: dict[str, Any]) -> list[Note]
             continue
         held = unwrap(coded.codes)
         path = reference_path(held)
-        if path is None or code.rebound_after(path, line):
+        if path is None:
+            operand = _written_codes(held, code.segment(coded.codes))
+        elif code.rebound_after(path, line):
             continue
-        text = code.segment(held)
-        operand = value_at(held, namespace, text) if text is not None else None
+        else:
+            text = code.segment(held)
+            operand = value_at(held, namespace, text) if text is not None else None
         span = _code_range(operand, depth) if operand is not None else None
         if operand is None or span is None:
             continue

@@ -11,10 +11,11 @@ only, at most 64 links) and a random map in it is recorded, weakly. ``predict`` 
 read: averaging predictions over augmented copies (test-time augmentation) is a
 technique.
 
-A dataset whose name has a word of training data (``train_ds``: the training pipeline,
-evaluated on purpose) is not told. The note names the call, the dataset and the map;
-fix: the learner's statement that built the dataset with that map removed, when the
-statement holds exactly one map
+A dataset already told in the cell that built it (``symptoms/evaluation_pipelines.py``)
+is not told again. A dataset whose name has a word of training data (``train_ds``: the
+training pipeline, evaluated on purpose) is not told. The note names the call, the
+dataset and the map; fix: the learner's statement that built the dataset with that map
+removed, when the statement holds exactly one map
 (``test_ds = tf.data.Dataset.from_tensor_slices((x_test, y_test)).batch(32)``).
 Nothing here imports TensorFlow or prints; every failure of our own work is swallowed.
 """
@@ -37,6 +38,7 @@ from jupyterlab_tfcoach.monitor.symptoms.dataset_order import (
     statement_chain,
 )
 from jupyterlab_tfcoach.monitor.symptoms.evaluation_loops import TRAINING_WORDS
+from jupyterlab_tfcoach.monitor.symptoms.evaluation_pipelines import told_when_built
 from jupyterlab_tfcoach.monitor.symptoms.random_maps import is_random_map
 
 SECTION = "tf-data"
@@ -91,6 +93,8 @@ def _sources(namespace: Mapping[str, Any], cell_source: str) -> list[str]:
 
 def _note(record: Augmented, namespace: Mapping[str, Any], cell_source: str) -> Note | None:
     links = [ref() for ref in record.links]
+    if links and links[0] is not None and told_when_built(links[0]):
+        return None  # told in the cell that built it (symptoms/evaluation_pipelines.py)
     model = name_bound_to(record.model_id, namespace)
     name = next((n for link in links if (n := name_bound_to(id(link), namespace))), None)
     if model is None or name is None:
