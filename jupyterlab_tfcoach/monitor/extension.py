@@ -40,17 +40,27 @@ from jupyterlab_tfcoach.monitor.symptoms import (
     vectorizer_length,
 )
 from jupyterlab_tfcoach.monitor.symptoms.broadcast import BroadcastFinder
+from jupyterlab_tfcoach.monitor.symptoms.call_broadcast import CallBroadcastWatch
 from jupyterlab_tfcoach.monitor.symptoms.custom_loops import CustomLoopChecker
 from jupyterlab_tfcoach.monitor.symptoms.datasets import DatasetWatcher
 from jupyterlab_tfcoach.monitor.symptoms.floor_division import floor_division_notes
 from jupyterlab_tfcoach.monitor.symptoms.hand_metrics import HandMetricChecker
+from jupyterlab_tfcoach.monitor.symptoms.logits_losses import SECTION as LOGITS_SECTION
+from jupyterlab_tfcoach.monitor.symptoms.logits_losses import notes as logits_loss_notes
 from jupyterlab_tfcoach.monitor.symptoms.reshape_transpose import ReshapeChecker
+from jupyterlab_tfcoach.monitor.symptoms.summary_writes import notes as summary_write_notes
 from jupyterlab_tfcoach.monitor.symptoms.truncation import truncation_notes
 from jupyterlab_tfcoach.monitor.symptoms.whole_array_scaling import WholeArrayScalingCheck
 from jupyterlab_tfcoach.monitor.tftypes import TfTypes, tensorflow_module
 from jupyterlab_tfcoach.monitor.traces.registry import TraceRegistry
+from jupyterlab_tfcoach.monitor.training.callback_keys import CallbackKeyCheck
+from jupyterlab_tfcoach.monitor.training.checkpoint_restores import CheckpointRestoreWatcher
+from jupyterlab_tfcoach.monitor.training.empty_freezes import notes as empty_freeze_notes
 from jupyterlab_tfcoach.monitor.training.fit_symptoms import fit_entries
 from jupyterlab_tfcoach.monitor.training.fit_watch import FitWatcher
+from jupyterlab_tfcoach.monitor.training.forced_training import ForcedTrainingCheck
+from jupyterlab_tfcoach.monitor.training.frozen_parameters import FrozenParameterCheck
+from jupyterlab_tfcoach.monitor.training.history_reads import notes as history_read_notes
 from jupyterlab_tfcoach.monitor.training.loss_parameters import swapped_loss_class_notes
 from jupyterlab_tfcoach.monitor.variables.attribute_hook import AttributeWatcher
 from jupyterlab_tfcoach.monitor.variables.kinds import TENSOR, VARIABLE_KINDS
@@ -112,6 +122,12 @@ class Monitor:
         self.reshapes = ReshapeChecker()
         self.hand_metrics = HandMetricChecker()
         self.custom_loops = CustomLoopChecker()
+        self.call_broadcasts = CallBroadcastWatch(self.locator)
+        self.forced_training = ForcedTrainingCheck()
+        self.frozen_parameters = FrozenParameterCheck()
+        self.restores = CheckpointRestoreWatcher()
+        self.callback_keys = CallbackKeyCheck()
+        self._call_broadcast_notes: list[Note] = []
         self.whole_array_scaling = WholeArrayScalingCheck()
         self._learning_hooked = False
         self.fits: FitWatcher | None = None
@@ -170,6 +186,7 @@ class Monitor:
                 self.shell.events.unregister(event, callback)
             except Exception:
                 pass
+        self.call_broadcasts.end_cell()
         if self.traces is not None:
             self.traces.uninstall()
         if self.gradients is not None:
@@ -180,6 +197,7 @@ class Monitor:
             self.learning.uninstall()
         if self.datasets is not None:
             self.datasets.uninstall()
+        self.restores.uninstall()
         if self.fits is not None:
             self.fits.uninstall()
 
@@ -201,6 +219,7 @@ class Monitor:
         self._learning_hooked = self.learning.install()
         self.broadcasts = BroadcastFinder(self.locator)
         self.traces.on_new_traces = self.broadcasts.scan_concrete
+        self.broadcasts.already_told = self.call_broadcasts.told
         self.datasets = DatasetWatcher(self.locator, self.broadcasts.scan_graph)
         self.datasets.install()
         self.fits = FitWatcher()
@@ -284,10 +303,19 @@ class Monitor:
                     # Keras's trainer module loads with the first keras model, maybe later.
                     self._fits_hooked = self.fits.install()
                 self.fits.begin_cell()
+            # Checkpoint's module loads with TensorFlow: retried until it is there.
+            self.restores.install()
+            self.restores.begin_cell()
+            # Last: its trace function (if the cell calls a watched loss) runs from here.
+            self.call_broadcasts.begin_cell(self._cell_source, self._namespace())
         except BaseException:
             pass
 
     def post_run_cell(self, result: Any = None) -> None:
+        try:
+            self._call_broadcast_notes = self.call_broadcasts.end_cell()
+        except BaseException:
+            self._call_broadcast_notes = []
         try:
             report = self.build_report(result)
         except BaseException:
@@ -354,12 +382,25 @@ class Monitor:
                     gradient_notes = [n for n in gradient_notes if NOT_CONNECTED not in n["text"]]
                 notes.extend(gradient_notes)
             notes.extend(self._symptom_notes(getattr(result, "error_in_exec", None) is None))
+            notes.extend(self._logits_loss_notes(result, notes))
         except Exception:
             notes.append(reports.note("tfcoach could not finish this report (internal error)."))
         monitor_ms = round((time.perf_counter() - started) * 1000.0, 3)
         return reports.assemble_report(
             execution_count, cell_id, monitor_ms, traces, variables, error, notes
         )
+
+    def _logits_loss_notes(self, result: Any, notes: list[Note]) -> list[Note]:
+        """A probability loss given raw scores (``symptoms/logits_losses.py``), unless a
+        note about training that did not move already named that cause."""
+        if getattr(result, "error_in_exec", None) is not None:
+            return []
+        if any((n.get("course") or {}).get("section") == LOGITS_SECTION for n in notes):
+            return []
+        try:
+            return logits_loss_notes(self._cell_source, self._namespace())
+        except Exception:
+            return []
 
     def _symptom_notes(self, cell_completed: bool) -> list[Note]:
         """Silent bugs found by their symptoms (``symptoms/``): broadcasts in this cell's
@@ -374,6 +415,8 @@ class Monitor:
                 if cell_completed:
                     self.broadcasts.scan_cell(self._cell_source, self._namespace())
                 notes.extend(self.broadcasts.take_notes())
+            notes.extend(self._call_broadcast_notes)
+            self._call_broadcast_notes = []
         except Exception:
             pass
         try:
@@ -427,6 +470,13 @@ class Monitor:
             metric_state.notes,
             tensor_equality.notes,
             swapped_loss_class_notes,
+            history_read_notes,
+            self.forced_training.notes,
+            self.frozen_parameters.notes,
+            self.restores.notes,
+            self.callback_keys.notes,
+            empty_freeze_notes,
+            summary_write_notes,
         ):
             try:
                 if cell_completed:

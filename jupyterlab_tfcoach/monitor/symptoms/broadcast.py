@@ -403,6 +403,8 @@ class BroadcastFinder:
         self._found: dict[tuple[Any, ...], Broadcast] = {}
         self._expressions: dict[str, list[Expression]] = {}
         self.ops_scanned = 0  # for the benchmark
+        # (file, line) already told at a call (``call_broadcast.py``): not told again.
+        self.already_told: set[tuple[str, int]] = set()
 
     def begin_cell(self) -> None:
         self._found = {}
@@ -452,7 +454,7 @@ class BroadcastFinder:
             return  # built by the library itself, not by a line the user wrote
         filename, lineno, function = frame
         key = (filename, lineno, op_type)
-        if key in self._found:
+        if key in self._found or (filename, lineno) in self.already_told:
             return
         line = linecache.getline(filename, lineno)
         expression = expression_on_line(line, op_type) if line else None
@@ -567,6 +569,12 @@ def cell_expressions(source: str) -> list[Expression]:
     tree = parsed_source(source)
     if tree is None:
         return []
+    return expressions_in(source, tree.body)
+
+
+def expressions_in(source: str, statements: list[ast.stmt]) -> list[Expression]:
+    """``cell_expressions`` for any block of statements of ``source`` (a function's body
+    read by ``call_broadcast.py`` as well as a cell's top level)."""
     reduced_names: set[str] = set()
     candidates: list[tuple[ast.AST, bool, str | None]] = []
 
@@ -586,7 +594,7 @@ def cell_expressions(source: str) -> list[Expression]:
         for child in ast.iter_child_nodes(node):
             visit(child, in_reduction, target)
 
-    for statement in tree.body:
+    for statement in statements:
         visit(statement, False, None)
     found: list[Expression] = []
     for node, in_reduction, target in candidates:

@@ -126,6 +126,9 @@ class CloneRecord:
     clone_id: int
     source_id: int | None
     method: str
+    # The model the call ran on, when the clone is one of its layers (a cloned base
+    # inside a new Sequential).
+    inside_id: int | None = None
 
 
 @dataclass
@@ -412,6 +415,14 @@ class FitConfigWatcher:
             self._clones[id(clone)] = _Clone(weakref.ref(clone), weakref.ref(source), checksum)
 
     def _check_clone(self, method: str, model: Any) -> None:
+        """The model called, or any layer of it, made by clone_model and still holding the
+        weights it was made with (``check = Sequential([base_copy, head])``)."""
+        if not self._clones:
+            return
+        for layer in keras_layers(model, MAX_LAYERS):
+            self._check_one_clone(method, layer, None if layer is model else model)
+
+    def _check_one_clone(self, method: str, model: Any, inside: Any) -> None:
         clone = self._clones.get(id(model))
         if clone is None or clone.model() is not model:
             return
@@ -422,7 +433,12 @@ class FitConfigWatcher:
         if not clone.checksum or _checksum(variables) != clone.checksum:
             return
         source = clone.source() if clone.source is not None else None
-        record = CloneRecord(id(model), id(source) if source is not None else None, method)
+        record = CloneRecord(
+            id(model),
+            id(source) if source is not None else None,
+            method,
+            id(inside) if inside is not None else None,
+        )
         with self._lock:
             self._cell.clones.append(record)
 
@@ -718,10 +734,12 @@ class _Entries:
             if source
             else " Copy the trained model's weights into it with `set_weights` before using it."
         )
+        inside = self.name(record.inside_id) if record.inside_id is not None else None
+        call = f"this {record.method}" + (f" of `{inside}`, which holds it," if inside else ",")
         text = (
             f"`{clone}` was made by clone_model, which copies a model's layers, not its "
             f"weights: it starts from new random weights, and no fit, set_weights or "
-            f"load_weights changed them before this {record.method}, so its results are "
+            f"load_weights changed them before {call} so its results are "
             f"those of an untrained model.{fix}"
         )
         self.notes.append(reports.note(text, CLONE_SECTION))

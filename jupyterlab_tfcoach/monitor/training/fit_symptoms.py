@@ -487,7 +487,7 @@ class FitSymptoms:
         losses = history.get("loss") or []
         if losses and all(v == 0.0 for v in losses) and run.loss_tracker_count == 0.0:
             if self._once("zero_loss", run.model_id):
-                logged = self._loss_logged_as(model, step, history)
+                logged = self.loss_logged_as(model, step, history)
                 self.notes.append(
                     self._zero_loss_note(step, cls, where)
                     if logged is None
@@ -567,7 +567,7 @@ class FitSymptoms:
         return reports.note(text, TRAIN_STEP_SECTION)
 
     @staticmethod
-    def _loss_logged_as(model: Any, step: user_code.TrainStep, history: Any) -> str | None:
+    def loss_logged_as(model: Any, step: user_code.TrainStep, history: Any) -> str | None:
         """The History key of a metric train_step updates with its loss (its own loss
         tracker, ``self.total_tracker``), when fit logged it; else None."""
         own = instance_dict(model) or {}
