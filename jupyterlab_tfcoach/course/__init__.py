@@ -11,12 +11,18 @@ A module may have a runnable notebook in ``notebooks/`` named
 
 Sections move between modules (the second edition split the first module in three and
 renumbered the architecture module from ``module-02`` to ``module-04``; then the Keras half
-of ``module-03`` became ``module-05``, appended so that no module id changed meaning;
-module 4's numerics and reproducibility sections became ``module-06`` the same way, and its
-input pipeline sections ``module-07``), but a section keeps its id. A link written before a
-move names the old module (``<base>/module-01#retracing``, ``module-01.md#side-effects``):
-``Course.resolve`` finds the section by its id whatever module the link carries, so old links
-still land on it.
+of ``module-03`` became ``module-05``, module 4's numerics and reproducibility sections
+``module-06`` and its input pipeline sections ``module-07``; then the modules were put in
+the order a learner reads them, :data:`MODULES_RENUMBERED`), but a section keeps its id. A
+link written before a move names the old module (``<base>/module-01#retracing``,
+``module-01.md#side-effects``, ``<base>/module-07#tf-data``): ``Course.resolve`` finds the
+section by its id whatever module the link carries, so old links still land on it.
+
+The course lists its modules in file name order, which is the reading order: a module's
+number is its place in the course, and what it says of "module 5" is the fifth. A number
+that changed meaning in a renumbering is recorded in :data:`MODULES_RENUMBERED`, and
+whatever keeps a module id alone (the study store's scores, an exported progress file) is
+carried over by it; the course's own links to a module alone are written with the new ids.
 
 This module imports only the standard library: the kernel monitor uses it.
 """
@@ -31,6 +37,17 @@ from urllib.parse import urlsplit
 
 MODULES_DIR = Path(__file__).parent / "modules"
 NOTEBOOKS_DIR = Path(__file__).parent / "notebooks"
+
+# The second edition's reading order (issue #28): the input pipeline module was written
+# last (``module-07``) although modules 5 and 6 feed their models with pipelines, so it
+# moved up to follow module 4 and the Keras and numerics modules moved one place down.
+# Old module id -> new, for anything stored under a module id alone (study scores,
+# exported progress documents of format ``tfcoach.study-progress/1``).
+MODULES_RENUMBERED: dict[str, str] = {
+    "module-05": "module-06",  # Keras models, losses and fit
+    "module-06": "module-07",  # Numerics and reproducibility
+    "module-07": "module-05",  # Feeding the model: tf.data input pipelines
+}
 
 _ANCHOR_HEADING = re.compile(
     r'^<a id="(?P<id>[a-z0-9-]+)"(?: name="[a-z0-9-]+")?></a>\s*\n##\s+(?P<title>.+?)\s*$',

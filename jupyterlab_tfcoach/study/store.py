@@ -7,8 +7,9 @@ state; on JupyterHub each user's own data folder), or ``c.TfCoach.study_db_path`
 Schema: ``PRAGMA user_version`` is the schema version; :data:`MIGRATIONS` are applied in
 order, each in its own ``BEGIN IMMEDIATE`` transaction with the version bump, so a file is
 always at one version. Version 1: ``cards``, ``reviews``, ``match_scores``, ``met``;
-version 2 adds ``quiz_scores``. A file of a newer version (a newer tfcoach wrote it) is
-refused, never changed.
+version 2 adds ``quiz_scores``; version 3 carries the scores' module ids over to the
+course's renumbering into reading order (``course.MODULES_RENUMBERED``). A file of a newer
+version (a newer tfcoach wrote it) is refused, never changed.
 
 Concurrency: every operation opens its own connection (the server runs them in threads),
 in WAL mode with a busy timeout; a write is one ``BEGIN IMMEDIATE`` transaction that reads
@@ -36,6 +37,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
+from jupyterlab_tfcoach.course import MODULES_RENUMBERED
 from jupyterlab_tfcoach.study.progress import PROGRESS_FORMAT
 from jupyterlab_tfcoach.study.scheduler import (
     CardState,
@@ -66,6 +68,13 @@ class Migration:
     version: int
     what: str
     sql: str
+
+
+def _renumbered(table: str) -> str:
+    """The statement that moves ``table``'s module ids to their numbers in reading order."""
+    cases = " ".join(f"WHEN '{old}' THEN '{new}'" for old, new in MODULES_RENUMBERED.items())
+    olds = ", ".join(f"'{old}'" for old in MODULES_RENUMBERED)
+    return f"UPDATE {table} SET module = CASE module {cases} END WHERE module IN ({olds});\n"
 
 
 MIGRATIONS: tuple[Migration, ...] = (
@@ -122,7 +131,16 @@ MIGRATIONS: tuple[Migration, ...] = (
         CREATE INDEX quiz_scores_module ON quiz_scores (module);
         """,
     ),
+    Migration(
+        3,
+        "the scores' modules renumbered into reading order (issue #28)",
+        # One statement per table: every row moves from its old id at once, so a module
+        # id that is both an old and a new one (module-05 -> 06, module-07 -> 05) is
+        # renamed once, never twice.
+        _renumbered("match_scores") + _renumbered("quiz_scores"),
+    ),
 )
+
 SCHEMA_VERSION = MIGRATIONS[-1].version
 TABLES = ("cards", "reviews", "match_scores", "quiz_scores", "met")
 
@@ -489,7 +507,7 @@ class StudyStore:
     # ------------------------------------------------------------------ export, import, reset
 
     def export(self, now: datetime | None = None) -> dict[str, Any]:
-        """Every row, as a ``tfcoach.study-progress/1`` document (oldest first)."""
+        """Every row, as a ``tfcoach.study-progress/2`` document (oldest first)."""
         exported_at = iso(now or utc_now())
 
         def read(connection: sqlite3.Connection) -> dict[str, Any]:

@@ -51,10 +51,11 @@ def test_the_review_asks_the_questions_of_the_issue_with_folded_answers() -> Non
 def test_there_are_at_least_four_exercises_each_with_a_folded_solution() -> None:
     turn = part(architecture_module().markdown, "Your turn")
     exercises = turn.split("\n### ")[1:]
-    # Five until the input pipeline's exercise went to module 7 with its sections (#28).
+    # Five until the input pipeline's exercise went with its sections to the module of its
+    # own, module 5 (#28).
     assert len(exercises) >= 4
     assert "### A held-out split" not in turn
-    assert "### A held-out split" in get_course().module("module-07").markdown
+    assert "### A held-out split" in get_course().module("module-05").markdown
     for exercise in exercises:
         task, _, solution = exercise.partition("<details><summary>Solution</summary>")
         assert len(_BLOCK.findall(task)) == 1, exercise.splitlines()[0]
@@ -81,22 +82,27 @@ def test_the_ids_other_parts_link_to_are_kept() -> None:
     assert {"building-blocks", "xla"} <= ids
     # The numbers and reproducibility went on to a module of their own (issue #28), with
     # their ids: the architecture module links there.
-    numerics = get_course().module("module-06")
+    numerics = get_course().module("module-07")
     assert numerics.title == "Numerics and reproducibility"
     assert {"placement-numerics", "tf-data-determinism", "reproducibility"} <= {
         section.id for section in numerics.sections
     }
     text = architecture_module().markdown
-    assert "module-06.md#placement-numerics" in text and "module-06.md#reproducibility" in text
+    assert "module-07.md#placement-numerics" in text and "module-07.md#reproducibility" in text
     # So did the input pipeline (issue #28): the module ends at mixed precision and points
-    # on to module 7, in its opening and in its takeaways.
-    pipelines = get_course().module("module-07")
-    assert [section.id for section in pipelines.sections] == ["tf-data", "tf-data-order"]
+    # on to module 5, in its opening and in its takeaways.
+    pipelines = get_course().module("module-05")
+    assert [section.id for section in pipelines.sections] == [
+        "tf-data",
+        "tf-data-files",  # the file example, a section of its own in the full module 5
+        "tf-data-speed",
+        "tf-data-order",
+    ]
     assert not {"tf-data", "tf-data-order"} & ids
     assert architecture_module().sections[-1].id == "mixed-precision"
     opening = text[: text.index('<a id="building-blocks">')]
     takeaways = part(text, "Key takeaways")
-    assert "module-07.md#tf-data" in opening and "module-07.md#tf-data" in takeaways
+    assert "module-05.md#tf-data" in opening and "module-05.md#tf-data" in takeaways
     assert "`prefetch`" not in takeaways and "`shuffle`" not in takeaways
 
 
@@ -164,9 +170,9 @@ def test_the_opening_maps_the_path_through_every_section_in_order() -> None:
     assert [takeaways.index(stop) for stop in stops] == sorted(
         takeaways.index(stop) for stop in stops
     )
-    # The path ends at mixed precision; what feeds the step is module 7's (issue #28).
+    # The path ends at mixed precision; what feeds the step is module 5's (issue #28).
     assert "**What feeds it**" not in takeaways
-    assert takeaways.index("module-07.md#tf-data") > takeaways.index(stops[-1])
+    assert takeaways.index("module-05.md#tf-data") > takeaways.index(stops[-1])
 
 
 def test_the_xla_exercise_asks_for_a_transfer_no_other_exercise_asks() -> None:

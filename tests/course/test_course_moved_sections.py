@@ -7,7 +7,10 @@ architecture module to ``module-04``. Then module 3's Keras half became a module
 appended as ``module-05`` (no module renumbered: every module id keeps its meaning, so a
 link to a module alone, a copied notebook's name or a module's study progress stay right).
 Then module 4's sections on numbers and reproducibility became ``module-06``, appended too,
-and its input pipeline (``tf-data``, ``tf-data-order``) ``module-07``.
+and its input pipeline (``tf-data``, ``tf-data-order``) ``module-07``. Then the modules were
+put in reading order, the input pipeline before the modules that feed models with it:
+``module-07`` became ``module-05``, ``module-05`` ``module-06`` and ``module-06``
+``module-07`` (``course.MODULES_RENUMBERED``, which the study store follows).
 Rules, hover cards, the monitor, SARIF files, reports kept by the server and learners'
 bookmarks name sections by id, and links made before a move carry the old module id: every
 one of them must still land on its section.
@@ -22,6 +25,7 @@ import nbformat
 import pytest
 
 from jupyterlab_tfcoach.course import (
+    MODULES_RENUMBERED,
     Course,
     Module,
     UnknownModuleError,
@@ -184,28 +188,36 @@ def test_the_split_put_the_sections_where_a_learner_needs_them() -> None:
         "module-07",
     ]
     where = {section.id: section.module_id for section in course.sections}
+    # Module ids as they were before the renumbering into reading order, and as they are.
+    keras, numerics, pipelines = (
+        MODULES_RENUMBERED[m] for m in ("module-05", "module-06", "module-07")
+    )
+    assert (pipelines, keras, numerics) == ("module-05", "module-06", "module-07")
     assert where["tensors-immutable"] == where["batch-dimension"] == "module-01"
     assert where["tracing"] == where["retracing"] == where["input-signature"] == "module-02"
     assert where["gradient-tape"] == where["rebinding-variables"] == "module-03"
     assert where["host-device-copies"] == where["mixed-precision"] == "module-04"
-    assert {where[section_id] for section_id in MOVED_TO_MODULE_05} == {"module-05"}
+    assert {where[section_id] for section_id in MOVED_TO_MODULE_05} == {keras}
     # Module 3 kept the rest, in the same order, after a working training loop.
     kept = [s.id for s in course.module("module-03").sections]
     assert kept == ["training-loop", *MODULE_03_BEFORE_THE_SPLIT[: -len(MOVED_TO_MODULE_05)]]
-    # And module 5 holds them in the order module 3 had them.
-    assert [s.id for s in course.module("module-05").sections] == list(MOVED_TO_MODULE_05)
-    # Module 4 kept the rest, in the same order; module 6 holds the numbers and the seeds,
-    # seeds before the pipelines that rely on them.
-    assert {where[section_id] for section_id in MOVED_TO_MODULE_06} == {"module-06"}
+    # And the Keras module holds them in the order module 3 had them.
+    assert [s.id for s in course.module(keras).sections] == list(MOVED_TO_MODULE_05)
+    # Module 4 kept the rest, in the same order; the numerics module holds the numbers and
+    # the seeds, seeds before the pipelines that rely on them.
+    assert {where[section_id] for section_id in MOVED_TO_MODULE_06} == {numerics}
     kept_4 = [s.id for s in course.module("module-04").sections]
     after_the_first_split = [s for s in MODULE_04_BEFORE_THE_SPLIT if s not in MOVED_TO_MODULE_06]
     assert kept_4 == after_the_first_split[: -len(MOVED_TO_MODULE_07)]
-    # Then module 7 took the input pipeline, in module 4's order, and module 4 kept the rest.
+    # Then the input pipeline module took the pipeline, in module 4's order (and sections of
+    # its own after them), and module 4 kept the rest.
     assert kept_4 == [s for s in MODULE_04_BEFORE_THE_SECOND_SPLIT if s not in MOVED_TO_MODULE_07]
-    assert [s.id for s in course.module("module-07").sections] == list(MOVED_TO_MODULE_07)
-    assert [s.id for s in course.module("module-06").sections] == [
+    pipeline_sections = [s.id for s in course.module(pipelines).sections]
+    moved = [s for s in pipeline_sections if s in MOVED_TO_MODULE_07]
+    assert moved == list(MOVED_TO_MODULE_07) and pipeline_sections[0] == "tf-data"
+    assert [s.id for s in course.module(numerics).sections] == [
         "placement-numerics",
-        "nan-inf",  # written for module 6: finding and preventing NaN and inf, by the numbers
+        "nan-inf",  # written for the numerics module: finding and preventing NaN and inf
         "reproducibility",
         "tf-data-determinism",
     ]
@@ -218,7 +230,7 @@ def test_the_split_put_the_sections_where_a_learner_needs_them() -> None:
 def test_a_tool_is_taught_before_a_section_uses_it() -> None:
     """Module 1 makes, slices and reduces tensors before its other sections use those ops;
     module 3 opens with a training loop that works, which introduces `compile` and `fit`,
-    before any section uses them; module 5 teaches the Keras model (making, compiling, the
+    before any section uses them; module 6 teaches the Keras model (making, compiling, the
     functional API, outputs and losses, callbacks, preprocessing, saving) before the custom
     train_step built on it."""
     order = [section.id for section in get_course().sections]
@@ -252,7 +264,7 @@ def test_a_tool_is_taught_before_a_section_uses_it() -> None:
         "custom-train-step",
     ]
     assert order[order.index("keras-model-api") :][: len(keras_order)] == keras_order
-    assert get_course().module("module-05").sections[-1].id == "custom-train-step"
+    assert get_course().module("module-06").sections[-1].id == "custom-train-step"
 
 
 def _prose_before_first_block(section_id: str) -> str:
@@ -271,8 +283,9 @@ def test_a_tool_a_section_uses_is_introduced_before_its_first_example() -> None:
         # module 2: a Keras layer and a gradient tape, before modules 3 and 5 teach them
         "autograph-conditions": ("`tf.cond",),
         "where-both-branches": ("`tf.GradientTape`", "`tape.watch(x)`", "`tape.gradient("),
-        # module 7 (module 4's until #28): the file and image ops and the pooling layer
-        "tf-data": (
+        # module 5 (module 4's until #28): the file and image ops and the pooling layer,
+        # in the section that reads files
+        "tf-data-files": (
             "`tf.io.read_file(",
             "`tf.io.decode_jpeg`",
             "`tf.image.resize(",
@@ -300,20 +313,21 @@ def test_a_tool_a_section_uses_is_introduced_before_its_first_example() -> None:
     for name in ("`keras.Sequential(", "`keras.Input(", "`model.predict("):
         assert name in ahead, name
     assert "tf.data" not in get_course().section("epoch-figures").markdown
-    # Module 6's pipelines come after the seeds they rely on. tf.data is module 7's now,
-    # appended so that no module id changed meaning: the modules that feed models with
-    # pipelines before it (5 and 6) send a learner new to tf.data there first.
+    # The numerics module's pipelines come after the seeds they rely on. tf.data is taught
+    # in module 5, right after module 4 and before the modules that feed models with
+    # pipelines (6 and 7): none of them sends the learner ahead to a later module first.
     order = [section.id for section in get_course().sections]
     assert order.index("reproducibility") < order.index("tf-data-determinism")
-    for module_id in ("module-05", "module-06"):
+    assert get_course().section("tf-data").module_id == "module-05"
+    for module_id in ("module-06", "module-07"):
         text = get_course().module(module_id).markdown
         opening = text[: text.index("<a id=")]
-        assert "module 7" in opening.lower() and "read it" in opening, module_id
+        assert "module 5" in opening.lower() and "read it first" not in opening, module_id
         assert "module 4 (`tf.data`" not in text, module_id
     # The exercises' ops that no section teaches are introduced in the task's own text.
     for module_id, exercise, name in (
         ("module-04", "### Timing a staged function", "`tf.roll(series, 1, 0)`"),
-        ("module-06", "### Checking the compiled version", "`tf.nn.moments(x, axes"),
+        ("module-07", "### Checking the compiled version", "`tf.nn.moments(x, axes"),
     ):
         text = get_course().module(module_id).markdown
         task = text[text.index(exercise) :]
@@ -325,16 +339,39 @@ def test_a_link_without_a_section_lands_on_its_module() -> None:
     for link in ("module-04", "module-04.md", "https://course.example.org/tfcoach/module-04/"):
         landed = course.resolve(link)
         assert isinstance(landed, Module) and landed.id == "module-04", link
-    # Appending module 5 renumbered nothing: a module link made before it keeps its module.
     for module_id, title in (
         ("module-03", "Gradients, variables and training"),
         ("module-04", "TensorFlow's architecture and execution model"),
-        ("module-05", "Keras models, losses and fit"),
-        ("module-06", "Numerics and reproducibility"),
-        ("module-07", "Feeding the model: tf.data input pipelines"),
+        ("module-05", "Feeding the model: tf.data input pipelines"),
+        ("module-06", "Keras models, losses and fit"),
+        ("module-07", "Numerics and reproducibility"),
     ):
         landed = course.resolve(f"https://course.example.org/tfcoach/{module_id}")
         assert isinstance(landed, Module) and landed.title == title, module_id
+
+
+# Each module id the renumbering into reading order changed, with a section it held then
+# (copied from the modules as they were; never regenerate this list).
+BEFORE_THE_RENUMBERING = {
+    "module-05": ("keras-model-api", "custom-train-step"),
+    "module-06": ("placement-numerics", "nan-inf", "reproducibility", "tf-data-determinism"),
+    "module-07": ("tf-data", "tf-data-order"),
+}
+
+
+@pytest.mark.parametrize("old_module", sorted(BEFORE_THE_RENUMBERING))
+def test_the_renumbering_carries_each_old_module_id_to_the_same_module(old_module: str) -> None:
+    """What is kept under a module id alone (study scores, an exported progress file) is
+    carried over by ``MODULES_RENUMBERED``: the old id must lead to the module that holds
+    the sections it held, never to the module that took its number."""
+    course = get_course()
+    assert set(MODULES_RENUMBERED) == set(BEFORE_THE_RENUMBERING)
+    new_module = MODULES_RENUMBERED[old_module]
+    assert new_module != old_module
+    for section_id in BEFORE_THE_RENUMBERING[old_module]:
+        assert course.section(section_id).module_id == new_module, section_id
+        # A section link written before the renumbering still lands on its section.
+        assert course.resolve(f"{old_module}.md#{section_id}") == course.section(section_id)
 
 
 def test_unknown_links_raise() -> None:
@@ -458,3 +495,25 @@ def test_every_link_in_a_notebook_works_where_the_learner_keeps_it(module_id: st
     ]
     assert broken == []
     assert "module-0" not in "".join(_NOTEBOOK_LINK.findall(markdown))
+
+
+_NUMBERED_LINK = re.compile(r"\[[Mm]odule\s+(\d+)\]\((module-(\d+))(?:\.md)?(?:#[a-z0-9-]+)?\)")
+_NAMED_NUMBER = re.compile(r"\b[Mm]odules?\s+(\d+)\b")
+
+
+@pytest.mark.parametrize("module_id", [module.id for module in get_course().modules])
+def test_the_numbers_a_module_says_are_the_places_of_the_modules_it_means(module_id: str) -> None:
+    """A module's number is its place in the course (file name order is reading order), so
+    "[module 5](module-05.md#tf-data)" names the fifth module and links to it; and a module
+    never names a number the course does not have."""
+    course = get_course()
+    text = course.module(module_id).markdown
+    for match in _NUMBERED_LINK.finditer(text):
+        assert int(match[1]) == int(match[3]), match[0]
+        assert course.modules[int(match[1]) - 1].id == match[2], match[0]
+    for match in _NAMED_NUMBER.finditer(text):
+        assert 1 <= int(match[1]) <= len(course.modules), match[0]
+    # Where a section is named with its module ("module 7, [Placement ...](module-07.md#...)"),
+    # the number is the module that holds the section.
+    for match in re.finditer(r"\b[Mm]odule\s+(\d+),?\s*\n?\s*\[[^\]]+\]\((module-\d+)\.md#", text):
+        assert f"module-{int(match[1]):02d}" == match[2], match[0]

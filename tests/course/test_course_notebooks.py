@@ -258,3 +258,22 @@ def test_a_warning_a_cell_prints_is_explained_just_before_it(executed: Run) -> N
             unexplained.append(f"cell {index}: {cell.source.splitlines()[0]!r}")
         prose = []
     assert unexplained == []
+
+
+# An object's default repr: "<keras.src.callbacks.history.History at 0x7f...>".
+_DEFAULT_REPR = re.compile(r"<[\w.]+ (object )?at 0x[0-9a-f]+>")
+
+
+@pytest.mark.kernel
+def test_no_cell_shows_an_objects_address(executed: Run) -> None:
+    """A cell's last line is shown when it is a value: ``model.fit(...)`` as the last line
+    showed ``<keras.src.callbacks.history.History at 0x...>``, which teaches nothing. Every
+    result a cell shows is one the text explains (a shape, a number, a list)."""
+    shown = [
+        where(index, cell)
+        for index, cell in enumerate(code_cells(executed.notebook))
+        for output in cell.get("outputs", [])
+        if output.output_type == "execute_result"
+        and _DEFAULT_REPR.search(output.get("data", {}).get("text/plain", ""))
+    ]
+    assert shown == []

@@ -143,6 +143,25 @@ async def test_course_lists_modules_and_sections(jp_fetch: Fetch) -> None:
 
 
 @on_server_loop
+async def test_course_lists_the_modules_in_reading_order(jp_fetch: Fetch) -> None:
+    """The panel, the "Next module" button and the study tools list what this answers: the
+    input pipeline comes right after module 4, before the modules that feed models with it
+    (issue #28), and each module's number is its place in the list."""
+    response = await jp_fetch("tfcoach", "api", "course")
+    modules = json.loads(response.body)["modules"]
+    titles = [m["title"] for m in modules]
+    assert titles[3:] == [
+        "TensorFlow's architecture and execution model",
+        "Feeding the model: tf.data input pipelines",
+        "Keras models, losses and fit",
+        "Numerics and reproducibility",
+    ]
+    for place, listed in enumerate(modules, start=1):
+        assert listed["id"] == f"module-{place:02d}"
+        assert listed["notebook"].startswith(f"module-{place:02d}-"), listed["notebook"]
+
+
+@on_server_loop
 async def test_course_module_has_markdown_and_sections(jp_fetch: Fetch) -> None:
     module = get_course().modules[0]
     response = await jp_fetch("tfcoach", "api", "course", module.id)

@@ -59,7 +59,7 @@ def test_a_new_store_is_one_private_file_at_the_latest_schema(
     assert db_path.is_file()
     assert stat.S_IMODE(db_path.stat().st_mode) == 0o600
     assert stat.S_IMODE(db_path.parent.stat().st_mode) == 0o700
-    assert user_version(db_path) == SCHEMA_VERSION == 2
+    assert user_version(db_path) == SCHEMA_VERSION == 3
     connection = sqlite3.connect(db_path)
     tables = {row[0] for row in connection.execute("SELECT name FROM sqlite_master")}
     journal = connection.execute("PRAGMA journal_mode").fetchone()[0]
@@ -68,7 +68,7 @@ def test_a_new_store_is_one_private_file_at_the_latest_schema(
     assert journal == "wal"
 
 
-def test_a_version_1_file_is_migrated_to_version_2_keeping_its_rows(db_path: Path) -> None:
+def test_a_version_1_file_is_migrated_to_the_latest_keeping_its_rows(db_path: Path) -> None:
     db_path.parent.mkdir(parents=True)
     connection = sqlite3.connect(db_path, isolation_level=None)
     assert migrate(connection, target=1) == 1
@@ -96,11 +96,51 @@ def test_a_version_1_file_is_migrated_to_version_2_keeping_its_rows(db_path: Pat
     assert deck["cards"][0]["reviews"] == 1
     assert deck["cards"][0]["due"] == iso(NOW + timedelta(minutes=10))
     assert store.match_scores("module-03")["best"]["module-03"]["score"] == 84
-    assert user_version(db_path) == 2
+    assert user_version(db_path) == SCHEMA_VERSION
     saved = store.record_quiz("module-03", 4, 5, [], NOW)  # the version 2 table works
     assert saved["best"] == {"score": 4, "total": 5, "taken_at": iso(NOW)}
     exported = store.export(NOW)
     assert len(exported["reviews"]) == 1 and len(exported["match_scores"]) == 1
+
+
+def test_a_version_2_file_keeps_each_score_on_its_module_after_the_renumbering(
+    db_path: Path,
+) -> None:
+    """The course's modules were renumbered into reading order (issue #28): the Keras
+    module went from module-05 to module-06, numerics from 06 to 07, tf.data from 07 to
+    05. A learner's scores follow their module, so the study tab shows each best score on
+    the module it was earned on, not on the module that took its number."""
+    db_path.parent.mkdir(parents=True)
+    connection = sqlite3.connect(db_path, isolation_level=None)
+    assert migrate(connection, target=2) == 2
+    for module, score in (
+        ("module-04", 70),
+        ("module-05", 55),
+        ("module-06", 66),
+        ("module-07", 77),
+    ):
+        connection.execute(
+            "INSERT INTO match_scores (module, seconds, mismatches, score, played_at) "
+            "VALUES (?, 30.0, 1, ?, ?)",
+            (module, score, iso(NOW)),
+        )
+        connection.execute(
+            "INSERT INTO quiz_scores (module, score, total, answers, taken_at) "
+            "VALUES (?, ?, 100, '[]', ?)",
+            (module, score, iso(NOW)),
+        )
+    connection.close()
+
+    store = StudyStore(db_path)
+    matches = store.match_scores()["best"]
+    quizzes = store.quiz_scores()["best"]
+    assert user_version(db_path) == SCHEMA_VERSION
+    # Keras (was module-05) 55, numerics (was module-06) 66, tf.data (was module-07) 77.
+    expected = {"module-04": 70, "module-05": 77, "module-06": 55, "module-07": 66}
+    assert {module: best["score"] for module, best in matches.items()} == expected
+    assert {module: best["score"] for module, best in quizzes.items()} == expected
+    # Opened again, nothing moves twice.
+    assert StudyStore(db_path).match_scores()["best"]["module-05"]["score"] == 77
 
 
 def test_a_file_of_a_newer_schema_is_refused_and_left_alone(db_path: Path) -> None:
@@ -285,7 +325,7 @@ def test_export_is_a_versioned_document_the_schema_accepts(store: StudyStore) ->
     fill(store)
     document = store.export(NOW)
     assert problems(document) == []
-    assert document["format"] == "tfcoach.study-progress/1"
+    assert document["format"] == "tfcoach.study-progress/2"
     assert [card["term"] for card in document["cards"]] == [
         "gradient-tape",
         "numpy-in-graph",
@@ -309,9 +349,56 @@ def test_import_replaces_the_progress_with_the_document(store: StudyStore, tmp_p
     )
 
 
+def test_a_document_exported_before_the_renumbering_keeps_its_scores_modules(
+    store: StudyStore, tmp_path: Path
+) -> None:
+    """A ``tfcoach.study-progress/1`` file was exported when tf.data was module-07, Keras
+    module-05 and numerics module-06: imported now, each score lands on its module."""
+    fill(store)
+    document = json.loads(json.dumps(store.export(NOW)))
+    document["format"] = "tfcoach.study-progress/1"
+    played = document["match_scores"][0]
+    document["match_scores"] = [
+        {**played, "module": module, "score": score}
+        for module, score in (
+            ("module-04", 40),
+            ("module-05", 50),
+            ("module-06", 60),
+            ("module-07", 70),
+        )
+    ]
+    document["quiz_scores"][0]["module"] = "module-07"
+    assert problems(document) == []  # the schema takes the older format too
+    body = IMPORT_BODY({"progress": document, "confirm": True}, "")
+    other = StudyStore(tmp_path / "other" / "study.sqlite3")
+    other.import_progress(body["progress"])
+    best = other.match_scores()["best"]
+    assert {module: b["score"] for module, b in best.items()} == {
+        "module-04": 40,
+        "module-05": 70,
+        "module-06": 50,
+        "module-07": 60,
+    }
+    assert list(other.quiz_scores()["best"]) == ["module-05"]
+    # Exported again, it is a document of today's format with today's ids.
+    again = other.export(NOW)
+    assert again["format"] == "tfcoach.study-progress/2"
+    assert sorted(score["module"] for score in again["match_scores"]) == [
+        "module-04",
+        "module-05",
+        "module-06",
+        "module-07",
+    ]
+    assert again["quiz_scores"][0]["module"] == "module-05"
+
+
 BAD_DOCUMENTS: list[tuple[str, Any, str]] = [
     ("not an object", [], "must be a JSON object"),
-    ("another format", {"format": "anki/2"}, "format must be 'tfcoach.study-progress/1'"),
+    (
+        "another format",
+        {"format": "anki/2"},
+        "format must be 'tfcoach.study-progress/2' or 'tfcoach.study-progress/1'",
+    ),
     ("a field missing", "drop:met", "met is missing"),
     ("an unknown field", "add:notes", "notes is not a field"),
     ("a term id with capitals", "card:term=Gradient-Tape", "cards[0].term must be an id"),

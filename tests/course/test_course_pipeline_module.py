@@ -1,0 +1,98 @@
+"""The input pipeline module (issue #28): read right after module 4, a full module of its own
+(the speed stages taught and measured, every tool taught before a block uses it, exercises
+with folded solutions), its section ids kept.
+
+The module is found by its title, not by its file name. What its examples print is checked
+elsewhere (``test_course_examples.py`` runs every block, ``test_course_notebooks.py`` the
+notebook).
+"""
+
+from __future__ import annotations
+
+import re
+
+from jupyterlab_tfcoach.course import Module, get_course
+
+TITLE = "Feeding the model: tf.data input pipelines"
+_BLOCK = re.compile(r"^```python\n(?P<source>.*?)^```\n", re.S | re.M)
+
+
+def pipeline_module() -> Module:
+    [module] = [module for module in get_course().modules if module.title == TITLE]
+    return module
+
+
+def part(text: str, heading: str) -> str:
+    start = text.index(f"\n## {heading}\n")
+    end = text.find("\n## ", start + 1)
+    return text[start : end if end > 0 else len(text)]
+
+
+def test_it_is_read_right_after_module_4() -> None:
+    ids = [module.id for module in get_course().modules]
+    assert ids.index(pipeline_module().id) == ids.index("module-04") + 1 == 4
+
+
+def test_its_sections_keep_their_ids_and_add_the_speed_stages() -> None:
+    sections = [section.id for section in pipeline_module().sections]
+    assert sections == ["tf-data", "tf-data-files", "tf-data-speed", "tf-data-order"]
+
+
+def test_each_tool_is_taught_in_prose_before_a_block_uses_it() -> None:
+    """The review found ``.unbatch()`` used but never taught: each of these appears in the
+    module's prose (outside code blocks) before the first block that calls it."""
+    text = pipeline_module().markdown
+    blocks = [(match.start(), match["source"]) for match in _BLOCK.finditer(text)]
+    prose = _BLOCK.sub(lambda match: " " * len(match[0]), text)
+    for name in (
+        "element_spec",
+        "take(",
+        "batch(",
+        "unbatch(",
+        "map(",
+        "num_parallel_calls",
+        "prefetch(",
+        "cache(",
+        "shuffle(",
+        "skip(",
+        "reduce(",
+        "concatenate",
+        "tf.py_function",
+        "inject_prefetch",
+        "drop_remainder",
+    ):
+        first_use = min(start for start, source in blocks if name in source)
+        taught = prose.find(name)
+        assert 0 <= taught < first_use, name
+
+
+def test_the_speed_stages_are_measured_and_the_gain_said_to_depend_on_the_machine() -> None:
+    speed = pipeline_module().sections[2].markdown
+    [timing] = [block for block in _BLOCK.findall(speed) if "perf_counter" in block]
+    for stage in ("num_parallel_calls=AUTOTUNE", ".prefetch(AUTOTUNE)", ".cache()"):
+        assert stage in timing, stage
+    assert "inject_prefetch = False" in timing  # a pipeline without any prefetch to compare
+    assert "depends on the machine" in speed and "on your machine" in speed
+    # Where the cache goes with a random stage: both orders shown, side by side, in the
+    # section on the order of the stages (the monitor's cache-after-augmentation note
+    # links there).
+    order = get_course().section("tf-data-order").markdown
+    assert ".map(augment).cache()" in order and ".cache().map(augment)" in order
+
+
+def test_four_exercises_ask_for_transfer_with_one_task_and_one_folded_solution_each() -> None:
+    turn = part(pipeline_module().markdown, "Your turn")
+    exercises = turn.split("\n### ")[1:]
+    assert len(exercises) >= 4
+    for exercise in exercises:
+        task, _, solution = exercise.partition("<details><summary>Solution</summary>")
+        [task_block] = _BLOCK.findall(task)
+        [solution_block] = _BLOCK.findall(solution)
+        assert task_block != solution_block
+        # The task's comments do not say what to change: the fix's key call is not in it.
+        for line in task_block.splitlines():
+            comment = line.partition("#")[2]
+            assert "unbatch" not in comment and "cache" not in comment, line
+    tasks = "\n".join(exercises)
+    # unbatch and the speed stages are asked for in settings the sections did not show.
+    assert "Recordings of different lengths" in tasks and "An epoch that waits" in tasks
