@@ -176,7 +176,7 @@ def test_the_opening_maps_the_path_through_every_section_in_order() -> None:
 
 
 def test_the_xla_exercise_asks_for_a_transfer_no_other_exercise_asks() -> None:
-    """Review 9 of the second edition (issue #28): the learning-rate schedule exercise
+    """Review 8 of the second edition (issue #28): the learning-rate schedule exercise
     repeated the retrace pitfall of two other exercises. An XLA exercise took its place: a
     compiled step that prints its loss, where the usual cure for ``print`` in a traced
     function, ``tf.print``, has no XLA kernel. Both halves of the trap are real, and the

@@ -22,7 +22,7 @@ def numerics_module() -> Module:
 
 
 def test_interleave_is_taught_where_the_module_first_uses_it() -> None:
-    """Review 9 (#28): the module used ``interleave``, which no module teaches. Two lines
+    """Review 8 (#28): the module used ``interleave``, which no module teaches. Two lines
     say what it does in the first sentence that names it."""
     text = numerics_module().markdown
     first_use = text.index("interleave")
@@ -33,7 +33,7 @@ def test_interleave_is_taught_where_the_module_first_uses_it() -> None:
 
 
 def test_one_review_question_asks_about_tf32() -> None:
-    """Review 9 (#28): two review questions overlapped on TF32; one kept it, the other asks
+    """Review 8 (#28): two review questions overlapped on TF32; one kept it, the other asks
     about an out-of-range id, which a CPU refuses and a GPU reads as zeros."""
     text = numerics_module().markdown
     review = text[text.index("\n## Review\n") :]
