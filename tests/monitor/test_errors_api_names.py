@@ -170,3 +170,27 @@ def test_a_keras_2_name_on_the_learners_own_metric_class(kernel: KernelSession) 
     fix = fix_of(text)
     assert fix == "hits.reset_state()"
     runs_cleanly(kernel, fix)
+
+
+def test_the_same_old_spelling_again_in_the_cell_is_named(kernel: KernelSession) -> None:
+    # Fixing the failing line alone would stop at the next one written the same way.
+    runs_cleanly(kernel, "hits_a = keras.metrics.Mean()\nhits_b = keras.metrics.Mean()")
+    cell = "hits_a.reset_states()\nhits_b.reset_states()"
+    text = failing(kernel, cell)["explanation"]
+    assert "this cell writes it again: `hits_b.reset_states()` (line 2)" in text
+    assert fix_of(text) == "hits_a.reset_state()"
+    runs_cleanly(kernel, cell.replace("reset_states", "reset_state"))
+    two_weights = RATE_METRIC.replace(
+        '        self.positives = self.add_weight("positives", initializer="zeros")\n',
+        '        self.positives = self.add_weight("positives", initializer="zeros")\n'
+        '        self.seen = self.add_weight("seen", initializer="zeros")\n',
+    )
+    text = failing(kernel, two_weights)["explanation"]
+    assert (
+        'this cell writes it again: `self.seen = self.add_weight("seen", initializer="zeros")`'
+        " (line 5), which needs the arguments by keyword too"
+    ) in text
+    # A single add_weight in Keras 3's order is quiet.
+    runs_cleanly(
+        kernel, RATE_METRIC.replace('add_weight("positives"', 'add_weight(name="positives"')
+    )

@@ -61,3 +61,39 @@ def test_a_filter_that_answers_per_value_and_text_made_numbers(kernel: KernelSes
     text = failing(kernel, cell)["explanation"]
     assert "met `'qty'` in `table[:, 1]`, which is not a number" in text
     runs_cleanly(kernel, cell.replace("table[:, 1]", "table[1:, 1]"))
+
+
+RECORDS = """import os, tempfile
+record_rows = np.random.rand(6, 3).astype("float32")
+records_file = os.path.join(tempfile.mkdtemp(), "rows.tfrecord")
+with tf.io.TFRecordWriter(records_file) as out:
+    for i in range(6):
+        row = tf.train.Example(features=tf.train.Features(feature={
+            "row": tf.train.Feature(float_list=tf.train.FloatList(value=record_rows[i])),
+        }))
+        out.write(row.SerializeToString())
+"""
+PARSE = """row_spec = {"row": tf.io.FixedLenFeature([], tf.float32)}
+
+def read_row(serialized):
+    return tf.io.parse_single_example(serialized, row_spec)
+
+for parsed in tf.data.TFRecordDataset(records_file).map(read_row).take(2):
+    print(parsed["row"].numpy())
+"""
+
+
+def test_an_example_feature_declared_with_fewer_values_than_written(
+    kernel: KernelSession,
+) -> None:
+    runs_cleanly(kernel, RECORDS)
+    error = failing(kernel, PARSE)
+    text = error["explanation"]
+    assert error["course"]["section"] == "tf-data"
+    assert "`row_spec` declares `'row'` as `tf.io.FixedLenFeature([], tf.float32)`" in text
+    assert "(in `read_row`, the function the dataset maps)" in text
+    assert "each record holds 3 values (written as" in text
+    fix = fix_of(text)
+    assert fix == "tf.io.FixedLenFeature([3], tf.float32)"
+    runs_cleanly(kernel, PARSE.replace("tf.io.FixedLenFeature([], tf.float32)", fix))
+    assert value_of(kernel, 'list(parsed["row"].shape)') == [3]

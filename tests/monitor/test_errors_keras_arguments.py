@@ -138,3 +138,25 @@ def test_numpy_refusing_token_lists_of_different_lengths(kernel: KernelSession) 
     failing_plain = kernel.execute("np.ones(3) + np.ones(4)")
     assert failing_plain.reply["status"] == "error"
     assert checked_report(failing_plain)["error"] is None
+
+
+def test_a_lookup_without_an_oov_index_given_an_unseen_value(kernel: KernelSession) -> None:
+    made = 'town_lookup = layers.StringLookup(output_mode="one_hot", num_oov_indices=0)'
+    cell = (
+        f"{made}\n"
+        'town_lookup.adapt(np.array(["north", "south", "north"]))\n'
+        'print(town_lookup(np.array(["south", "east"])).shape)'
+    )
+    error = failing(kernel, cell)
+    explanation = error["explanation"]
+    assert error["course"]["section"] == "keras-model-api"
+    assert f"`town_lookup` was made with `num_oov_indices=0` (line 1 of this cell: `{made}`)" in (
+        explanation
+    )
+    assert 'the line gives it "east", which is not in its vocabulary' in explanation
+    fix = fix_of(explanation)
+    assert fix == 'town_lookup = layers.StringLookup(output_mode="one_hot")'
+    runs_cleanly(kernel, cell.replace(made, fix))
+    assert value_of(kernel, "list(town_lookup(np.array(['south', 'east'])).shape)") == [2, 3]
+    # The look-alike: values the layer saw are quiet with num_oov_indices=0.
+    runs_cleanly(kernel, cell.replace('"east"', '"north"'))

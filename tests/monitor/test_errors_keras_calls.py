@@ -139,3 +139,55 @@ def test_a_partial_restore_asserted_complete(kernel: KernelSession, tmp_path: Pa
     fix = fix_of(text)
     assert fix == "status.assert_existing_objects_matched()"
     runs_cleanly(kernel, cell.replace("status.assert_consumed()", fix))
+    # A checkpoint object of the learner's is named as the one restored into.
+    named = (
+        "model_only = tf.train.Checkpoint(model=Lin())\nstatus = model_only.restore(saved_at)\n"
+        "status.assert_consumed()"
+    )
+    text = failing(kernel, named)["explanation"]
+    assert "`model_only`, the checkpoint you restored into, has no object for it" in text
+    runs_cleanly(kernel, named.replace("status.assert_consumed()", fix_of(text)))
+
+
+TRAIN_STEP_ONLY = """class Pair(keras.Model):
+    def __init__(self):
+        super().__init__()
+        self.squash = keras.layers.Dense(2)
+        self.unsquash = keras.layers.Dense(4)
+        self.loss_tracker = keras.metrics.Mean(name="loss")
+
+    def step_loss(self, x):
+        return tf.reduce_mean((self.unsquash(self.squash(x)) - x) ** 2)
+
+    def train_step(self, data):
+        with tf.GradientTape() as tape:
+            loss = self.step_loss(data)
+        grads = tape.gradient(loss, self.trainable_weights)
+        self.optimizer.apply_gradients(zip(grads, self.trainable_weights))
+        self.loss_tracker.update_state(loss)
+        return {"loss": self.loss_tracker.result()}
+{test_step}
+pair = Pair()
+pair.compile(optimizer="adam")
+pair.fit(xs, epochs=1, batch_size=8, verbose=0)
+"""
+TEST_STEP = """
+    def test_step(self, data):
+        self.loss_tracker.update_state(self.step_loss(data))
+        return {"loss": self.loss_tracker.result()}
+"""
+
+
+def test_evaluate_on_a_model_that_overrides_train_step_only(kernel: KernelSession) -> None:
+    runs_cleanly(kernel, SETUP)
+    runs_cleanly(kernel, TRAIN_STEP_ONLY.replace("{test_step}", ""))
+    error = failing(kernel, "pair_scores = pair.evaluate(xs, verbose=0)")
+    text = error["explanation"]
+    assert "`Pair` overrides `train_step` (what fit runs) but not `test_step`" in text
+    assert "`pair.evaluate(...)` runs Keras's own `test_step`" in text
+    assert "Define `test_step(self, data)` in `Pair`" in text
+    # No call() is proposed that chains a metric tracker as if it were a layer.
+    assert "loss_tracker(x)" not in text and "Fix:" not in text
+    # The advice applied: with its own test_step, evaluate runs.
+    runs_cleanly(kernel, TRAIN_STEP_ONLY.replace("{test_step}", TEST_STEP))
+    runs_cleanly(kernel, "pair_scores = pair.evaluate(xs, verbose=0)")

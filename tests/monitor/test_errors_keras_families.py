@@ -310,6 +310,12 @@ rec.compile(optimizer="adam", loss="mse")""",
     runs_cleanly(kernel, fix)
     assert {"rec.weights.h5", "rec_export.keras"} <= {p.name for p in tmp_path.iterdir()}
     runs_cleanly(kernel, 'rec.save("again.keras")')
+    # A load of the same path later in the cell is named: it needs the new name too.
+    cell = "rec.save_weights('pair.h5')\nrec.load_weights('pair.h5')"
+    text = failing(kernel, cell)["explanation"]
+    assert "`rec.load_weights('pair.h5')` on line 2 reads the same path" in text
+    assert "give it `pair.weights.h5` too" in text
+    runs_cleanly(kernel, cell.replace("'pair.h5'", "'pair.weights.h5'"))
 
 
 def test_a_loss_name_keras_does_not_know(kernel: KernelSession) -> None:
@@ -466,3 +472,33 @@ hidden_out = np.random.rand(2, 16).astype("float32")
     )
     other = failing(kernel, "scorer.layers[1](np.zeros((2, 5), 'float32'))")
     assert "off by one" not in other["explanation"]
+
+
+SPARSE_CLASSIFIER = """keras.utils.set_random_seed(4)
+colour_x = np.random.rand(30, 5).astype("float32")
+colour_y = np.random.randint(0, 3, size=30)
+colour_net = keras.Sequential([keras.Input((5,)), keras.layers.Dense(3)])
+colour_net.compile(
+    optimizer="adam", loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+)
+colour_net.fit(colour_x, colour_y, epochs=1, verbose=0)
+"""
+
+
+def test_one_hot_labels_name_the_sparse_loss_class_compiled(kernel: KernelSession) -> None:
+    runs_cleanly(kernel, SPARSE_CLASSIFIER)
+    cell = (
+        "colour_onehot = keras.utils.to_categorical(colour_y, num_classes=3)\n"
+        "print(colour_net.evaluate(colour_x, colour_onehot, verbose=0))"
+    )
+    text = failing(kernel, cell)["explanation"]
+    assert "`colour_onehot` look one-hot" in text
+    assert (
+        "`colour_net` was compiled with "
+        "`loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True)`"
+    ) in text
+    fix = fix_of(text)
+    assert fix == "colour_net.evaluate(colour_x, np.argmax(colour_onehot, axis=-1), verbose=0)"
+    runs_cleanly(kernel, cell.splitlines()[0] + "\n" + fix)
+    # The look-alike: the class numbers themselves are quiet.
+    runs_cleanly(kernel, "colour_net.evaluate(colour_x, colour_y, verbose=0)")

@@ -243,3 +243,29 @@ def test_from_config_on_an_init_without_kwargs(kernel: KernelSession) -> None:
     )
     runs_cleanly(kernel, fixed)
     assert value_of(kernel, "focal_copy.gamma") == 3.0
+
+
+def test_a_saved_lambda_layer_is_replaced_by_rescaling(
+    kernel: KernelSession, tmp_path: Path
+) -> None:
+    path = str(tmp_path / "halved.keras")
+    cell = (
+        "half_in = keras.Input(shape=(4,))\n"
+        "halved = keras.layers.Lambda(lambda t: t * 0.5)(half_in)\n"
+        "half_model = keras.Model(half_in, keras.layers.Dense(1)(halved))\n"
+        f"half_model.save({path!r})\n"
+        f"half_loaded = keras.models.load_model({path!r})"
+    )
+    error = failing(kernel, cell)
+    text = error["explanation"]
+    assert error["course"]["section"] == "keras-saving"
+    assert (
+        "`half_model` (saved to that path) holds `keras.layers.Lambda(lambda t: t * 0.5)`" in text
+    )
+    assert "unless given `safe_mode=False`" in text
+    fix = fix_of(text)
+    assert fix == "keras.layers.Rescaling(0.5)"
+    runs_cleanly(kernel, cell.replace("keras.layers.Lambda(lambda t: t * 0.5)", fix))
+    assert value_of(kernel, "float(half_loaded.layers[1].scale)") == 0.5
+    # The look-alike: a model without a Lambda saves and loads quietly.
+    runs_cleanly(kernel, f"keras.models.load_model({path!r})")

@@ -131,3 +131,44 @@ def test_one_layer_called_on_inputs_of_two_sizes(kernel: KernelSession) -> None:
     runs_cleanly(kernel, fix)
     # The same layer on an input of its own size shares its weights: no error, no entry.
     runs_cleanly(kernel, "again_out = shared_dense(keras.Input(shape=(4,)))")
+
+
+ATTENTION_BLOCK = """class AttendBlock(layers.Layer):
+    def __init__(self, width, **kwargs):
+        super().__init__(**kwargs)
+        self.att = layers.MultiHeadAttention(num_heads=2, key_dim=width // 2)
+        self.norm = layers.LayerNormalization()
+
+    def call(self, inputs):
+        return self.norm(inputs + self.att(inputs, inputs))
+
+word_ids = np.random.default_rng(0).integers(1, 50, size=(64, 12)).astype("int32")
+word_table = layers.Embedding(50, 16)
+attend = AttendBlock(16)
+print(attend(word_table(word_ids[:2])).shape)
+"""
+
+
+def test_token_ids_given_to_a_block_built_on_vectors_need_the_lookup(
+    kernel: KernelSession,
+) -> None:
+    runs_cleanly(kernel, ATTENTION_BLOCK)
+    cell = "attended = attend(word_ids[:4])"
+    error = failing(kernel, cell)
+    text = error["explanation"]
+    assert error["course"]["section"] == "functional-api"
+    assert "`attend` was built on inputs of shape (2, 12, 16): 16 features per step" in text
+    assert "`word_ids` is a (64, 12) int32 NumPy array of token ids" in text
+    assert "never went through the embedding lookup" in text
+    # The old advice (a features axis) is named as what would not work.
+    assert "`word_ids[:4][..., None]`" in text and "still not 16" in text
+    fix = fix_of(text)
+    assert fix == "attended = attend(word_table(word_ids[:4]))"
+    runs_cleanly(kernel, fix)
+    # The look-alike: the ids looked up first are quiet; with no Embedding of that width
+    # in the notebook, this entry is not given (no lookup to name).
+    runs_cleanly(kernel, "attend(word_table(word_ids[4:8]))")
+    runs_cleanly(kernel, "del word_table")
+    execution = kernel.execute(cell)
+    assert execution.reply["status"] == "error"
+    assert "embedding lookup" not in (execution.report["error"] or {}).get("explanation", "")

@@ -46,3 +46,61 @@ def test_one_result_taken_by_index_is_not_this_family(kernel: KernelSession) -> 
     error = failing(kernel, "bad = tf.matmul(stats[0], tf.ones((4, 2)))")
     assert "holds both results" not in error["explanation"]
     runs_cleanly(kernel, "mean, variance = tf.nn.moments(tf.constant(xb), axes=[0])")
+
+
+ATTENTION = """att_layer = keras.layers.MultiHeadAttention(num_heads=2, key_dim=4)
+tokens_emb = tf.random.normal((2, 5, 8))
+"""
+
+
+def test_attention_scores_read_on_the_pair_name_the_keyword(kernel: KernelSession) -> None:
+    # Python raises the AttributeError in the learner's line: the traceback never enters
+    # Keras, yet the pair came from Keras's call with return_attention_scores=True.
+    runs_cleanly(kernel, ATTENTION)
+    cell = (
+        "att_scores = att_layer(tokens_emb, tokens_emb, return_attention_scores=True)\n"
+        "print(att_scores.shape)"
+    )
+    error = failing(kernel, cell)
+    text = error["explanation"]
+    assert (
+        "`att_scores` holds both results of "
+        "`att_layer(tokens_emb, tokens_emb, return_attention_scores=True)`"
+    ) in text
+    assert "meant the attention scores (a tuple has no `.shape`)" in text
+    fix = fix_of(text)
+    assert fix == (
+        "_, att_scores = att_layer(tokens_emb, tokens_emb, return_attention_scores=True)"
+    )
+    runs_cleanly(kernel, cell.replace(cell.splitlines()[0], fix))
+    assert value_of(kernel, "list(att_scores.shape)") == [2, 2, 5, 5]
+    # The look-alike: the output alone, without the scores, has its shape; and a pair of
+    # the learner's own making read the same way is not Keras's to explain.
+    runs_cleanly(kernel, "att_out = att_layer(tokens_emb, tokens_emb)\nprint(att_out.shape)")
+    execution = kernel.execute("own_pair = (1, 2)\nprint(own_pair.shape)")
+    assert execution.reply["status"] == "error"
+    assert execution.report["error"] is None
+
+
+def test_several_results_of_a_keras_layer_read_as_one(kernel: KernelSession) -> None:
+    # An LSTM with return_state=True returns its output and its two states: any library
+    # call whose results one name kept is told by what it returned, item by item.
+    runs_cleanly(
+        kernel,
+        "state_lstm = keras.layers.LSTM(3, return_state=True)\n"
+        "steps_in = tf.random.normal((2, 5, 4))",
+    )
+    cell = "lstm_result = state_lstm(steps_in)\nprint(lstm_result.shape)"
+    execution = kernel.execute(cell)
+    assert execution.reply["status"] == "error"
+    text = execution.report["error"]["explanation"]
+    assert "`lstm_result` holds what `state_lstm(steps_in)` returned: a " in text
+    assert "(2, 3) float32 tensor" in text
+    assert "The call returns 3 results" in text
+    assert "`lstm_result_0, lstm_result_1, lstm_result_2 = state_lstm(steps_in)`" in text
+    # The advice applied runs; a function of the learner's own is not Keras's to explain.
+    runs_cleanly(kernel, "out_seq, h_state, c_state = state_lstm(steps_in)\nprint(out_seq.shape)")
+    own = "def two_things():\n    return 1, 2\nboth = two_things()\nboth.shape"
+    execution = kernel.execute(own)
+    assert execution.reply["status"] == "error"
+    assert execution.report["error"] is None

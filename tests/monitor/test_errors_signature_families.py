@@ -80,3 +80,37 @@ predict_fn = served.signatures["serving_default"]"""
     fix = fix_of(text)
     assert fix == "outputs = predict_fn(keras_tensor=tf.cast(readings64, tf.float32))"
     runs_cleanly(kernel, fix)
+
+
+SIGNED_STEP = """@tf.function(
+    input_signature=[
+        tf.TensorSpec([None, 4], tf.float32),
+        tf.TensorSpec([None, 1], tf.float32),
+        tf.TensorSpec([None], tf.float32),
+    ]
+)
+def signed_step(xs, targets, weights):
+    return tf.reduce_sum(xs) + tf.reduce_sum(targets * weights[:, None])
+"""
+
+
+def test_a_reduction_that_dropped_the_declared_last_axis_keeps_it(
+    kernel: KernelSession,
+) -> None:
+    runs_cleanly(kernel, SIGNED_STEP)
+    reduced = "row_totals = batch_x.sum(axis=1)"
+    cell = (
+        'batch_x = np.random.rand(8, 4).astype("float32")\n'
+        f"{reduced}\n"
+        'row_weights = np.ones(8, dtype="float32")\n'
+        "signed_step(batch_x, row_totals, row_weights)"
+    )
+    text = failing(kernel, cell)["explanation"]
+    # Of the two (8,) arrays, the one at the position of the (None, 1) spec is named.
+    assert "`row_totals` has one axis fewer than declared" in text
+    assert "which `.sum(axis=...)` on line 2 dropped (`keepdims=True` keeps it)" in text
+    fix = fix_of(text)
+    assert fix == "row_totals = batch_x.sum(axis=1, keepdims=True)"
+    runs_cleanly(kernel, cell.replace(reduced, fix))
+    # The look-alike: the axis kept from the start is quiet.
+    runs_cleanly(kernel, cell.replace(reduced, "row_totals = batch_x.sum(axis=1)[:, None]"))

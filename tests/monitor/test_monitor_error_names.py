@@ -380,6 +380,17 @@ for chunk in word_ds.batch(3):
     fix = fix_of(text)
     assert fix == "word_ds.padded_batch(3)"
     runs_cleanly(kernel, cell.replace("word_ds.batch(3)", fix))
+    # Batched in an earlier line of the cell: that line is the one to change.
+    cell = (
+        "word_batches = word_ds.batch(3)\n"
+        "for chunk in word_batches.take(1):\n"
+        "    print(chunk.shape)"
+    )
+    text = failing(kernel, cell)["explanation"]
+    assert "pad each batch where `word_batches` is made (line 1 of this cell)" in text
+    fix = fix_of(text)
+    assert fix == "word_batches = word_ds.padded_batch(3)"
+    runs_cleanly(kernel, cell.replace("word_batches = word_ds.batch(3)", fix))
 
 
 # ---------------------------------------------------------------- hostile classes

@@ -484,3 +484,40 @@ def test_a_reduction_over_the_examples_axis_is_named_at_its_assignment(
     runs_cleanly(kernel, cell.replace("predicted = tf.argmax(probs, axis=0)", fix))
     # Look-alike: a column mean (axis 0) used with a (100, 3) tensor is right.
     runs_cleanly(kernel, "col_mean = tf.reduce_mean(probs, axis=0)\ncentred = probs - col_mean")
+
+
+WORDS_LAYER = """class WordsAndPlaces(keras.layers.Layer):
+    def __init__(self, steps, vocab_size, width, **kwargs):
+        super().__init__(**kwargs)
+        self.words = keras.layers.Embedding(vocab_size, width)
+        self.places = keras.layers.Embedding(steps, width)
+
+    def call(self, ids):
+        return self.words(ids) + self.places(tf.range(tf.shape(ids)[-1]))
+
+sentence_ids = np.random.default_rng(2).integers(0, 30, size=(16, 6)).astype("int32")
+sentence_ids[0, 0] = 29
+"""
+
+
+def test_embedding_sized_by_a_learner_class_is_fixed_where_it_was_made(
+    kernel: KernelSession,
+) -> None:
+    runs_cleanly(kernel, WORDS_LAYER)
+    made = "small_words = WordsAndPlaces(6, int(sentence_ids.max()), 8)"
+    cell = f"{made}\nprint(small_words(sentence_ids).shape)"
+    text = explained(
+        kernel,
+        cell,
+        JOINING,
+        "input_dim=29",
+        f"`small_words` was made by `{made}` (line 1 of this cell), which passes "
+        "`int(sentence_ids.max())` as `vocab_size`, the input_dim of `self.words`",
+        "the largest id, 29, where the number of ids, 30, is needed",
+    )
+    fix = fix_of(text)
+    # The learner's call is edited, not the (correct) class.
+    assert fix == "small_words = WordsAndPlaces(6, int(sentence_ids.max()) + 1, 8)"
+    runs_cleanly(kernel, cell.replace(made, fix))
+    # The look-alike: sized with the count of ids, the same class is quiet.
+    runs_cleanly(kernel, "WordsAndPlaces(6, 30, 8)(sentence_ids)")

@@ -18,6 +18,12 @@ code, by theme: ``families_shapes.py``, ``families_keras.py``, ``families_tensor
 ``families_keras_lifecycle.py``, ``families_keras_calls.py``, ``families_overrides.py``,
 ``families_keras_usage.py``,
 ``families_model_data.py``, ``families_results.py`` (a Keras call's result used as another kind),
+``families_argmax_axis.py`` (classes taken with argmax over the examples' axis),
+``families_lookup_vocabulary.py`` (a value a lookup layer never saw, no OOV index),
+``families_summary_step.py`` (a TensorBoard summary written without a step),
+``families_lambda_loading.py`` (a saved Lambda layer refused by load_model),
+``families_parse_example.py`` (an Example feature declared with too few values),
+``families_skipped_embedding.py`` (token ids given to a layer built on embedded vectors),
 ``families_api_names.py`` (a name TensorFlow or Keras does not have), ``families_callables.py``
 (a function called where the function was wanted), ``families_pair_results.py`` (two
 results kept in one name),
@@ -39,6 +45,7 @@ from typing import Any
 
 from jupyterlab_tfcoach.monitor.errors import (
     families_api_names,
+    families_argmax_axis,
     families_arguments,
     families_callables,
     families_compile,
@@ -50,14 +57,19 @@ from jupyterlab_tfcoach.monitor.errors import (
     families_keras_calls,
     families_keras_lifecycle,
     families_keras_usage,
+    families_lambda_loading,
     families_layer_chains,
+    families_lookup_vocabulary,
     families_model_data,
     families_ops,
     families_overrides,
     families_pair_results,
+    families_parse_example,
     families_results,
     families_shapes,
     families_signatures,
+    families_skipped_embedding,
+    families_summary_step,
     families_tensors,
     families_unpacking,
 )
@@ -87,6 +99,7 @@ FAMILIES: tuple[ErrorFamily, ...] = (
     families_model_data.FEATURE_COUNT,
     families_model_data.MODEL_DATA,
     families_model_data.LOOKUP_DATA,
+    families_lookup_vocabulary.NO_OOV_INDEX,
     families_model_data.UNKNOWN_RANK,
     families_model_data.LABEL_STRUCTURE,
     families_model_data.VALIDATION_DATA,
@@ -98,6 +111,7 @@ FAMILIES: tuple[ErrorFamily, ...] = (
     families_shapes.MATMUL,
     families_shapes.BROADCAST,
     families_layer_chains.LAYER_CHAIN,
+    families_skipped_embedding.SKIPPED_EMBEDDING,
     families_keras.LAYER_INPUT,
     families_keras.SHAPE_IN_SHAPE,
     families_keras.LABELS,
@@ -133,6 +147,7 @@ FAMILIES: tuple[ErrorFamily, ...] = (
     families_data.LOOP_SHAPE,
     families_data.LOOP_DTYPE,
     families_data.CALL_ARGUMENTS,
+    families_parse_example.FEATURE_SHAPE,
     # Ops that cut, pack and parse data: their numbers read from the message.
     families_data_ops.UNEVEN_SPLIT,
     families_data_ops.ROW_SPLITS,
@@ -173,9 +188,13 @@ FAMILIES: tuple[ErrorFamily, ...] = (
     # A Keras object's life: built before its weights are read, known by name when loaded.
     families_keras_lifecycle.NOT_BUILT,
     families_keras_lifecycle.UNKNOWN_CLASS,
+    families_lambda_loading.LAMBDA_LOADING,
     families_keras_lifecycle.NOT_DESERIALIZED,
     families_keras_lifecycle.CONFIG_KEYWORD,
     families_keras_lifecycle.OTHER_WEIGHTS,
+    # Classes taken with argmax over the examples, met by another op than a broadcast
+    # (which the broadcast family explains): a confusion matrix, a gather.
+    families_argmax_axis.ARGMAX_AXIS,
     # A result unpacked into the wrong number of names (Python raises it, in the line).
     families_unpacking.UNPACKED_RESULT,
     # Two results kept in one name (grads = tf.clip_by_global_norm(...)), used as one.
@@ -183,6 +202,8 @@ FAMILIES: tuple[ErrorFamily, ...] = (
     # Arguments of a Keras call that break a rule its message names (exclusive, a shape).
     families_keras_arguments.ARGUMENT_RULE,
     families_keras_arguments.MISSING_REQUIRED,
+    # A TensorBoard summary written without a step.
+    families_summary_step.NO_SUMMARY_STEP,
     # Last: an argument value refused, recognised by the message naming the argument.
     families_arguments.ARGUMENT_VALUE,
 )

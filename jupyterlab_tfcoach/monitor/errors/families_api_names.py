@@ -18,6 +18,7 @@ import ast
 import difflib
 import re
 import sys
+from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
@@ -244,6 +245,13 @@ def _read_missing_name(
         if new is not None and statement is not None:
             fixed = rewrite(line.frame, statement, node, f"{line.frame.segment(node.value)}.{new}")
             fix = code(fixed) if fixed and "\n" not in fixed else None
+            rule += _used_again(
+                line,
+                lambda other: (
+                    isinstance(other, ast.Attribute) and (other.attr == name and other is not node)
+                ),
+                f"`.{new}`",
+            )
         return Finding(rule + ".", fix, section=KERAS_SECTION)
     close = _closest(name, _public_names(owner))
     what = (
@@ -332,7 +340,51 @@ def _read_keras2_order(
         else None
     )
     fix = code(fixed) if fixed and "\n" not in fixed else None
+    rule += _used_again(
+        line,
+        lambda other: (
+            isinstance(other, ast.Call)
+            and other is not call
+            and isinstance(other.func, ast.Attribute)
+            and other.func.attr == "add_weight"
+            and bool(other.args)
+            and isinstance(other.args[0], ast.Constant)
+            and type(other.args[0].value) is str
+        ),
+        "the arguments by keyword",
+    )
     return Finding(rule + ".", fix, section=_WEIGHTS_SECTION)
+
+
+_MAX_AGAIN = 3
+_MAX_LINE = 120
+
+
+def _used_again(line: FailingLine, same: Callable[[ast.AST], bool], change: str) -> str:
+    """The cell's other places written the same way (``gap_metric.reset_states()`` after
+    ``tp_metric.reset_states()``): the next error otherwise, once this line is fixed."""
+    tree = line.frame.tree()
+    if tree is None:
+        return ""
+    others = sorted(
+        (node for node in ast.walk(tree) if same(node)),
+        key=lambda node: (node.lineno, node.col_offset),  # type: ignore[attr-defined]
+    )
+    lines = line.frame.source().splitlines()
+    shown = []
+    for node in others[:_MAX_AGAIN]:
+        number = node.lineno  # type: ignore[attr-defined]
+        if number == line.frame.position.line or number > len(lines):
+            continue
+        # The whole line when short (it names what the call sets), else the call.
+        written = lines[number - 1].strip()
+        if len(written) > _MAX_LINE or "`" in written:
+            written = line.frame.segment(node) or ""
+        if written and "\n" not in written:
+            shown.append(f"{code(written)} (line {number})")
+    if not shown:
+        return ""
+    return f"; this cell writes it again: {', '.join(shown)}, which needs {change} too"
 
 
 _WEIGHTS_SECTION = "keras-weights-in-build"

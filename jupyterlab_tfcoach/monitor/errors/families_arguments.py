@@ -338,6 +338,38 @@ def _callee(
     return None
 
 
+def layer_constructor(
+    name: str, line: FailingLine, context: ErrorContext
+) -> tuple[CellFrame, ast.stmt, ast.Call, str] | None:
+    """``name = keras.layers.X(...)`` that made the layer ``name`` holds (newest in the
+    running cell before the failing line, else in the cells): its frame, statement, call
+    and where it is (``line 1 of this cell``)."""
+    try:
+        site = _constructor(name, line, context)
+    except Exception:
+        return None
+    if site is None or not isinstance(site.statement, ast.stmt) or site.label is None:
+        return None
+    return site.frame, site.statement, site.call, site.label
+
+
+def library_callable(
+    func: ast.expr, frame: CellFrame, context: ErrorContext
+) -> tuple[Any, bool] | None:
+    """The TensorFlow/Keras function or class ``func`` names (found statically, as for
+    this family) and whether it is a method called on an object, None when unknown."""
+    try:
+        return _callee(func, frame, context)
+    except Exception:
+        return None
+
+
+def keyword_names(callee: Any, parameters: list[inspect.Parameter]) -> list[str]:
+    """The keyword names ``callee`` takes, with those of the library classes it derives
+    from (a Keras layer's ``name``, ``dtype``...)."""
+    return _keywords(callee, parameters)
+
+
 def positional_names(func: ast.expr, frame: CellFrame, context: ErrorContext) -> list[str]:
     """The names of the positional parameters of the library function or class ``func``
     names (found statically, as for this family), [] when it is not known."""

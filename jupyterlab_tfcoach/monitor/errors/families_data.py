@@ -15,12 +15,15 @@ import re
 import sys
 
 from jupyterlab_tfcoach.monitor.errors.calls import explain_call_arguments
+from jupyterlab_tfcoach.monitor.errors.cell_sources import assignments_in_cells, cell_frame
 from jupyterlab_tfcoach.monitor.errors.context import (
+    CellFrame,
     ErrorContext,
     code,
     is_postfix_safe,
     one_line_code,
     rewrite,
+    value_kind,
 )
 from jupyterlab_tfcoach.monitor.errors.failing_line import FailingLine, describe, show_shape
 from jupyterlab_tfcoach.monitor.errors.family_record import (
@@ -67,7 +70,7 @@ def _read_uneven_batch(
         f"ragged_batch makes a tf.RaggedTensor"
     )
     if batch is None:
-        return Finding(rule + ".", None)
+        return Finding(rule + ".", _batched_earlier(line, context))
     dataset = batch.func.value  # type: ignore[attr-defined]
     origin = _built_from(dataset, line, context)
     if origin:
@@ -77,6 +80,53 @@ def _read_uneven_batch(
     fixed = f"{receiver}.padded_batch{whole[len(receiver) + len('.batch') :]}"
     fix = f"pad each batch, in place of {code(whole)}: {code(fixed)}" if receiver else None
     return Finding(rule + ".", fix)
+
+
+def _batched_earlier(line: FailingLine, context: ErrorContext) -> str | None:
+    """``batched = seq_ds.batch(4)`` made the dataset the failing line reads (in the
+    running cell before it, else in the cells): that statement with ``padded_batch``."""
+    names = [
+        node.id
+        for part in line.frame.header()
+        for node in ast.walk(part)
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)
+    ]
+    tree = line.frame.tree()
+    for name in names:
+        found, value = context.lookup(name, line.frame)
+        if not found or value_kind(value) != "dataset":
+            continue
+        candidates: list[tuple[ast.Assign, CellFrame, str]] = [
+            (node, line.frame, "this cell")
+            for node in (tree.body if tree is not None else [])
+            if isinstance(node, ast.Assign)
+            and node.lineno < line.frame.position.line
+            and any(isinstance(t, ast.Name) and t.id == name for t in node.targets)
+        ][-1:]
+        if not candidates:
+            for cell, statement in assignments_in_cells(name, context):
+                candidates = [(statement, cell_frame(cell), cell.label)]
+                break
+        for statement, frame, where in candidates:
+            call = statement.value
+            if not (
+                isinstance(call, ast.Call)
+                and isinstance(call.func, ast.Attribute)
+                and call.func.attr == "batch"
+            ):
+                return None
+            receiver = frame.segment(call.func.value) or ""
+            whole = frame.segment(call) or ""
+            fixed = rewrite(
+                frame, statement, call, f"{receiver}.padded_batch{whole[len(receiver) + 6 :]}"
+            )
+            if not receiver or not fixed or "\n" in fixed:
+                return None
+            return (
+                f"pad each batch where {code(name)} is made (line {statement.lineno} of "
+                f"{where}): {code(fixed)}"
+            )
+    return None
 
 
 def _built_from(dataset: ast.expr, line: FailingLine, context: ErrorContext) -> str | None:

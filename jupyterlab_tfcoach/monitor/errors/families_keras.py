@@ -508,6 +508,11 @@ def _read_labels(error: Recognised, line: FailingLine, context: ErrorContext) ->
                 f"for one-hot labels use the categorical loss: in {code(model + '.compile(...)')}"
                 f", write {code('loss=' + repr('categorical_crossentropy'))}"
             )
+        elif one_hot and model:
+            found = _one_hot_for_sparse(model, labels, fit, frame, context)
+            if found is not None:
+                rule += found[0]
+                fix = found[1]
         return Finding(rule + ".", fix)
     value, classes = int(error.group("value")), int(error.group("classes"))
     rule = (
@@ -523,6 +528,34 @@ def _read_labels(error: Recognised, line: FailingLine, context: ErrorContext) ->
     elif value >= classes:
         fix = f"give the last layer {value + 1} units (one per class)"
     return Finding(rule + ".", fix)
+
+
+def _one_hot_for_sparse(
+    model: str,
+    labels: Any,
+    fit: tuple[ast.Call, ast.expr] | None,
+    frame: CellFrame,
+    context: ErrorContext,
+) -> tuple[str, str | None] | None:
+    """One-hot labels given to a model compiled (in any cell) with a sparse loss written
+    as a class or a function (``keras.losses.SparseCategoricalCrossentropy()``): the loss
+    named as written; fix, the labels turned into class numbers in the learner's call."""
+    compiled = _compiled_loss(model, context)
+    if compiled is None or "sparse" not in compiled.written.lower():
+        return None
+    names = code(labels.source) if labels is not None else "the labels"
+    said = (
+        f": {names} look one-hot (a row per example, one column per class), and "
+        f"{code(model)} was compiled with {code(compiled.written)} ({compiled.cell.label}), "
+        "which takes one class number per example"
+    )
+    if fit is None or labels is None or labels.kind not in ("array", "tensor"):
+        return said, None
+    numpy = context.module_alias("numpy", "np")
+    fixed = rewrite(frame, fit[0], fit[1], f"{numpy}.argmax({labels.source}, axis=-1)")
+    if not fixed or "\n" in fixed:
+        return said, None
+    return said, (f"give the class numbers (or compile with the categorical loss), {code(fixed)}")
 
 
 def _per_position(

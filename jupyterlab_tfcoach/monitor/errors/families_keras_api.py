@@ -881,7 +881,41 @@ def _read_save_path(error: Recognised, line: FailingLine, context: ErrorContext)
     statement = line.statement if line.statement is not None else call
     written = string_literal(segment_of(line, argument), new_path)
     fixed = one_line(rewrite(line.frame, statement, argument, written))
+    rule += _loaded_below(path, new_path, extension, line)
     return Finding(rule + ".", code(fixed) if fixed else None)
+
+
+# The calls that read back what a save wrote, by the extension of the file.
+_LOADERS = {".weights.h5": ("load_weights",), ".keras": ("load_model",)}
+
+
+def _loaded_below(path: str, new_path: str, extension: str, line: FailingLine) -> str:
+    """``transfer.load_weights("/tmp/x.h5")`` later in the cell, reading the same path:
+    it needs the new name too (the next error otherwise)."""
+    tree = line.frame.tree()
+    if tree is None:
+        return ""
+    for node in ast.walk(tree):
+        if not (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute | ast.Name)
+            and node.lineno > line.frame.position.line
+        ):
+            continue
+        func = node.func
+        called = func.attr if isinstance(func, ast.Attribute) else func.id
+        given = node.args[0] if node.args else None
+        if (
+            called in _LOADERS.get(extension, ())
+            and isinstance(given, ast.Constant)
+            and given.value == path
+        ):
+            shown = line.frame.segment(node) or called
+            return (
+                f"; {code(shown)} on line {node.lineno} reads the same path: give it "
+                f"`{new_path}` too"
+            )
+    return ""
 
 
 def _is_module_function(call: ast.Call) -> bool:

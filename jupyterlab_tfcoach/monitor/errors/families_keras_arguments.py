@@ -29,6 +29,7 @@ from jupyterlab_tfcoach.monitor.errors.context import ErrorContext, code, rewrit
 from jupyterlab_tfcoach.monitor.errors.failing_line import FailingLine
 from jupyterlab_tfcoach.monitor.errors.families_arguments import positional_names
 from jupyterlab_tfcoach.monitor.errors.family_record import (
+    GENERAL_SECTION,
     ErrorFamily,
     Finding,
     Message,
@@ -299,39 +300,73 @@ ARGUMENT_RULE = ErrorFamily(
 
 # ------------------------------------------------------------------ a required argument left out
 # TensorFlow's dispatcher refuses a call missing a required parameter without naming it
-# (``tf.concat([a, b])``: "Missing required positional argument").
+# (``tf.concat([a, b])``: "Missing required positional argument"); Python refuses a call
+# of any other function or class before its code runs (``MultiHeadAttention.__init__()
+# missing 1 required positional argument: 'key_dim'``): the traceback never enters the
+# library, so the family is claimed by what the failing call names.
 _MISSING_REQUIRED = re.compile(r"^Missing required positional argument")
+_PYTHON_MISSING = re.compile(
+    r"^[\w.]+\(\) missing \d+ required (?:positional |keyword-only )?arguments?: "
+)
 # The value written for a missing ``axis`` of the join functions, with what it means.
 _JOIN_AXIS = {"concat": "0", "stack": "0"}
+# What a required parameter learners leave out means (in our words), for the entry.
+_MEANINGS = {
+    "key_dim": "the size of each attention head's query and key projections",
+    "units": "the number of outputs of the layer",
+    "filters": "the number of filters (output channels) of the convolution",
+    "kernel_size": "the size of the convolution window",
+    "output_dim": "the size of each embedding vector",
+    "input_dim": "the number of rows of the table: the largest index + 1",
+    "num_heads": "the number of attention heads",
+    "rate": "the fraction of the inputs to drop",
+    "pool_size": "the size of the pooling window",
+}
+_MAX_SIGNATURE_PARAMETERS = 4
 
 
 def _read_missing_required(
     error: Recognised, line: FailingLine, context: ErrorContext
 ) -> Finding | None:
-    """The callee's required parameters (``inspect.signature`` of the library function the
-    call names) that the call gives neither by position nor by keyword."""
+    """The callee's required parameters (``inspect.signature`` of the TensorFlow/Keras
+    function or class the failing call names, found statically) that the call gives
+    neither by position nor by keyword."""
     import inspect
 
-    from jupyterlab_tfcoach.monitor.errors.calls import library_callee
+    from jupyterlab_tfcoach.monitor.errors.families_arguments import (
+        keyword_names,
+        library_callable,
+    )
 
     call = line.call
     if not isinstance(call, ast.Call) or any(isinstance(a, ast.Starred) for a in call.args):
         return None
-    callee = library_callee(call.func, line.frame, context)
-    if callee is None:
+    if any(keyword.arg is None for keyword in call.keywords):
         return None
+    found = library_callable(call.func, line.frame, context)
+    if found is None:
+        return None
+    callee, bound = found
     try:
         parameters = list(inspect.signature(callee).parameters.values())
     except (TypeError, ValueError):
         return None
+    if bound and parameters:
+        parameters = parameters[1:]
     given = {keyword.arg for keyword in call.keywords}
+    # A keyword the callee does not take stands for the missing one, misspelt
+    # (``Conv2D(8, kernal_size=3)``): ``families_arguments`` names the closest.
+    if given - set(keyword_names(callee, parameters)):
+        return None
+    required = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
     missing = [
         parameter.name
         for index, parameter in enumerate(parameters)
         if parameter.default is inspect.Parameter.empty
-        and parameter.kind
-        in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-        and index >= len(call.args)
+        and (
+            (parameter.kind in required and index >= len(call.args))
+            or parameter.kind is inspect.Parameter.KEYWORD_ONLY
+        )
         and parameter.name not in given
     ]
     written = line.frame.segment(call) or ""
@@ -339,11 +374,11 @@ def _read_missing_required(
         return None
     function = line.frame.segment(call.func) or ""
     names = ", ".join(code(name) for name in missing)
-    signature = f"{function}({', '.join(p.name for p in parameters if p.name != 'name')})"
-    rule = (
-        f"{code(signature)} needs {names}, which {code(written)} does not give (TensorFlow's "
-        "message does not name it)"
-    )
+    signature = f"{function}({_signature(parameters)})"
+    python = error.matched(_PYTHON_MISSING)
+    said = "Python's message names it" if python else "TensorFlow's message does not name it"
+    rule = f"{code(signature)} needs {names}, which {code(written)} does not give ({said})"
+    meanings = [f"{code(name)} is {_MEANINGS[name]}" for name in missing if name in _MEANINGS]
     short = function.rsplit(".", 1)[-1]
     if missing == ["axis"] and short in _JOIN_AXIS:
         rule += (
@@ -355,13 +390,97 @@ def _read_missing_required(
         )
         if fixed and "\n" not in fixed:
             return Finding(rule + ".", code(fixed), section="joining-indexing")
-    return Finding(rule + ".", None, section="shape-dtype-device")
+    if meanings:
+        rule += ": " + "; ".join(meanings)
+    section = KERAS_SECTION if str(callee.__module__).startswith("keras") else None
+    if missing == ["key_dim"]:
+        sized = _key_dim(call, line, context)
+        if sized is not None:
+            value, reason = sized
+            fixed = rewrite(
+                line.frame,
+                line.statement or call,
+                call,
+                f"{written[:-1].rstrip()}{', ' if call.args or call.keywords else ''}"
+                f"key_dim={value})",
+            )
+            if fixed and "\n" not in fixed:
+                return Finding(f"{rule}; {reason}.", code(fixed), section=section)
+    return Finding(rule + ".", None, section=section or GENERAL_SECTION)
+
+
+def _signature(parameters: list[object]) -> str:
+    """The required parameters and the first few others, as ``help()`` writes them."""
+    import inspect
+
+    shown: list[str] = []
+    rest = 0
+    for parameter in parameters:
+        if not isinstance(parameter, inspect.Parameter) or parameter.name == "name":
+            continue
+        if parameter.kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD):
+            continue
+        if parameter.default is inspect.Parameter.empty:
+            shown.append(parameter.name)
+        elif len(shown) < _MAX_SIGNATURE_PARAMETERS:
+            default = parameter.default
+            simple = default is None or type(default) in (int, float, bool, str)
+            shown.append(f"{parameter.name}={default!r}" if simple else parameter.name)
+        else:
+            rest += 1
+    return ", ".join(shown) + (", ..." if rest else "")
+
+
+def _key_dim(call: ast.Call, line: FailingLine, context: ErrorContext) -> tuple[int, str] | None:
+    """An attention layer's ``key_dim`` from the query it is called on later in the cell
+    (``mha = MultiHeadAttention(num_heads=4)`` then ``mha(e_val, e_val)``): the query's
+    last axis split over the heads, as the usual ``embed_dim // num_heads``."""
+    from jupyterlab_tfcoach.monitor.errors.failing_line import describe, value_of
+
+    statement = line.statement
+    heads = next((k.value for k in call.keywords if k.arg == "num_heads"), None)
+    if heads is None and call.args:
+        heads = call.args[0]
+    if not (isinstance(heads, ast.Constant) and type(heads.value) is int and heads.value > 0):
+        return None
+    if not (
+        isinstance(statement, ast.Assign)
+        and len(statement.targets) == 1
+        and isinstance(statement.targets[0], ast.Name)
+    ):
+        return None
+    target = statement.targets[0].id
+    tree = line.frame.tree()
+    if tree is None:
+        return None
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id == target
+            and node.lineno > statement.lineno
+            and node.args
+        ):
+            name = line.frame.segment(node.args[0])
+            found, query = value_of(node.args[0], line.frame, context)
+            described = describe(name or "", query) if found else None
+            shape = described.shape if described is not None else None
+            size = shape[-1] if shape is not None and len(shape) >= 2 else None
+            if not size or not name:
+                return None
+            per_head = size // heads.value if size % heads.value == 0 else size
+            return per_head, (
+                f"{code(name)}, the query of {code(target)} below, has {size} features on "
+                f"its last axis: {heads.value} heads of {per_head} each"
+            )
+    return None
 
 
 MISSING_REQUIRED = ErrorFamily(
-    "a required argument of a TensorFlow function left out",
-    messages=(Message(_MISSING_REQUIRED),),
+    "a required argument of a TensorFlow or Keras function or class left out",
+    messages=(Message(_MISSING_REQUIRED), Message(_PYTHON_MISSING)),
     read=_read_missing_required,
     section="shape-dtype-device",
     exception_type="TypeError",
+    without_library=True,
 )

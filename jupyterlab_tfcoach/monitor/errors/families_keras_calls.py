@@ -14,7 +14,13 @@ import re
 import textwrap
 from typing import Any
 
-from jupyterlab_tfcoach.monitor.errors.context import ErrorContext, code, rewrite, value_kind
+from jupyterlab_tfcoach.monitor.errors.context import (
+    ErrorContext,
+    code,
+    instance_attribute,
+    rewrite,
+    value_kind,
+)
 from jupyterlab_tfcoach.monitor.errors.failing_line import FailingLine, value_of
 from jupyterlab_tfcoach.monitor.errors.family_record import (
     ErrorFamily,
@@ -112,18 +118,47 @@ def _layers_made_in_init(cls: type) -> list[str]:
     return names
 
 
+# The step method each Keras call runs: a class overriding ``train_step`` alone still runs
+# Keras's own step (which calls the model) for the others.
+_STEP_OF_CALL = {"evaluate": "test_step", "predict": "predict_step", "fit": "train_step"}
+
+
 def _read_no_call(error: Recognised, line: FailingLine, context: ErrorContext) -> Finding | None:
-    del line
     name = error.group("cls")
     cls: Any = context.namespace.get(name)
     if not isinstance(cls, type):
         return None
+    own = type.__dict__["__dict__"].__get__(cls)
+    call = line.call
+    method = (
+        call.func.attr
+        if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+        else None
+    )
+    step = _STEP_OF_CALL.get(method or "")
+    if step and step != "train_step" and "train_step" in own and step not in own:
+        # The learner wrote the training step only: the other call runs Keras's own step.
+        receiver = line.frame.segment(call.func.value) if isinstance(call, ast.Call) else None
+        shown = code(f"{receiver}.{method}(...)") if receiver else f"`{method}`"
+        doing = (
+            "computing the same losses as `train_step` without the tape and the optimizer "
+            "update, and returning the dict of their values"
+            if step == "test_step"
+            else "returning what the model's parts produce for the batch"
+        )
+        return Finding(
+            f"`{name}` overrides `train_step` (what fit runs) but not `{step}`: {shown} runs "
+            f"Keras's own `{step}`, which calls the model itself (`self(x)`, its `call`, which "
+            f"`{name}` does not define). Define `{step}(self, data)` in `{name}`, {doing}; or "
+            "compute those values by hand with the model's parts.",
+            None,
+        )
     rule = (
         f"`{name}` extends `keras.Model` but defines no `call(self, inputs)`: `call` is where "
         "a subclassed model says how its layers turn the inputs into the outputs, and fit, "
         "evaluate, predict and `model(x)` all run it"
     )
-    layers = _layers_made_in_init(cls)
+    layers = _layers_of(_layers_made_in_init(cls), call, line, context)
     if not layers or len(layers) > 6:
         return Finding(rule + ".", None)
     steps = "; ".join(f"x = self.{layer}(x)" for layer in layers)
@@ -133,6 +168,25 @@ def _read_no_call(error: Recognised, line: FailingLine, context: ErrorContext) -
         "apply one after the other, add to the class"
     )
     return Finding(rule + ".", code(fix))
+
+
+def _layers_of(
+    names: list[str], call: ast.expr | None, line: FailingLine, context: ErrorContext
+) -> list[str]:
+    """Of the attributes ``__init__`` sets, those the model object of the failing call
+    holds as Keras layers (a metric tracker is not a step of ``call``); all of them when
+    the object is not known."""
+    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)):
+        return names
+    found, model = value_of(call.func.value, line.frame, context)
+    if not found or value_kind(model) != "model":
+        return names
+    kept = []
+    for name in names:
+        held, layer = instance_attribute(model, name)
+        if held and value_kind(layer) in ("layer", "model"):
+            kept.append(name)
+    return kept
 
 
 NO_CALL = ErrorFamily(
@@ -201,6 +255,31 @@ DICT_OF_VALUES = ErrorFamily(
 _UNRESOLVED = re.compile(r"Unresolved object in checkpoint \(root\)\.(?P<path>[\w.]+)")
 
 
+def _restored_into(status: ast.expr, line: FailingLine) -> str | None:
+    """``weights_only`` of ``status = weights_only.restore(...)`` before the failing line
+    in its cell (or on it: ``ckpt.restore(path).assert_consumed()``)."""
+    if isinstance(status, ast.Call) and isinstance(status.func, ast.Attribute):
+        return line.frame.segment(status.func.value) if status.func.attr == "restore" else None
+    tree = line.frame.tree()
+    if not isinstance(status, ast.Name) or tree is None:
+        return None
+    for node in reversed(tree.body):
+        if (
+            isinstance(node, ast.Assign)
+            and node.lineno < line.frame.position.line
+            and any(isinstance(t, ast.Name) and t.id == status.id for t in node.targets)
+        ):
+            value = node.value
+            if (
+                isinstance(value, ast.Call)
+                and isinstance(value.func, ast.Attribute)
+                and value.func.attr == "restore"
+            ):
+                return line.frame.segment(value.func.value)
+            return None
+    return None
+
+
 def _read_unresolved(error: Recognised, line: FailingLine, context: ErrorContext) -> Finding | None:
     del context
     call = line.call
@@ -212,9 +291,15 @@ def _read_unresolved(error: Recognised, line: FailingLine, context: ErrorContext
         return None
     path = error.group("path")
     root = path.split(".", 1)[0]
+    restored = _restored_into(call.func.value, line)
+    into = (
+        f"{code(restored)}, the checkpoint you restored into,"
+        if restored
+        else ("the checkpoint you restored into")
+    )
     rule = (
-        f"The checkpoint holds `{path}` (saved under `{root}=`), and the checkpoint you "
-        f"restored into has no object for it: `assert_consumed()` demands that every saved "
+        f"The checkpoint holds `{path}` (saved under `{root}=`), and {into} "
+        f"has no object for it: `assert_consumed()` demands that every saved "
         f"value find its object. Restore into a `tf.train.Checkpoint` with the same "
         f"objects (`{root}=` too), or, to check only the objects you gave, use "
         "`assert_existing_objects_matched()`"

@@ -21,6 +21,10 @@ import ast
 import re
 
 from jupyterlab_tfcoach.monitor.errors.cell_sources import error_cells
+from jupyterlab_tfcoach.monitor.errors.constructor_sites import (
+    built_from_parameter,
+    constructor_argument,
+)
 from jupyterlab_tfcoach.monitor.errors.context import (
     ErrorContext,
     code,
@@ -28,6 +32,7 @@ from jupyterlab_tfcoach.monitor.errors.context import (
     rewrite,
 )
 from jupyterlab_tfcoach.monitor.errors.failing_line import FailingLine, Operand, show_shape
+from jupyterlab_tfcoach.monitor.errors.families_skipped_embedding import largest_value
 from jupyterlab_tfcoach.monitor.errors.family_record import (
     ErrorFamily,
     Finding,
@@ -356,6 +361,9 @@ def _read_embedding_range(
         f"{holder} holds index {value}: input_dim must be the vocabulary size, the largest "
         "index + 1"
     )
+    made = _made_by_learner(value, size, line, context)
+    if made is not None:
+        return Finding(rule + made[0] + ".", made[1], section=JOINING_SECTION)
     fix = None
     definition = _embedding_definition(line, context)
     needed = _vocabulary_size(line, context, ids, ids_node, tf) if ids and "\n" not in ids else None
@@ -372,6 +380,50 @@ def _read_embedding_range(
             f"in place of {code(whole)}, write {code(fixed)}"
         )
     return Finding(rule + ".", fix, section=JOINING_SECTION)
+
+
+def _made_by_learner(
+    value: int, size: int, line: FailingLine, context: ErrorContext
+) -> tuple[str, str | None] | None:
+    """An Embedding a learner's class builds from a constructor parameter
+    (``self.token_emb = layers.Embedding(vocab_size, ...)``), given the largest id where
+    the learner made the object (``TokenAndPositionEmbedding(maxlen, int(x.max()), 16)``):
+    that call is what the fix edits (the class is right); ``+ 1`` when the index refused is
+    the size itself (the largest id passed as the count of ids)."""
+    call = line.call
+    if not (
+        isinstance(call, ast.Call)
+        and isinstance(call.func, ast.Attribute)
+        and isinstance(call.func.value, ast.Name)
+        and call.func.value.id == "self"
+    ):
+        return None
+    built = built_from_parameter(line.frame, call.func.attr, 0, "input_dim")
+    if built is None:
+        return None
+    cls, parameter = built
+    site = constructor_argument(cls, parameter, call.func.attr, context)
+    if site is None:
+        return None
+    written = site.frame.segment(site.argument)
+    made = site.frame.segment(site.statement)
+    if not written or not made or "\n" in made:
+        return None
+    said = (
+        f". {code(site.instance)} was made by {code(made)} ({site.where}), which passes "
+        f"{code(written)} as {code(parameter)}, the input_dim of `self.{call.func.attr}`"
+    )
+    # The message names the first id out of range: the largest one decides the size.
+    ids = argument(call, 0, "inputs")
+    held = line.operand(segment_of(line, ids) or "") if ids is not None else None
+    largest = largest_value(held.value) if held is not None else None
+    if value != size or largest != size:
+        return said, None
+    said += f": the largest id, {size}, where the number of ids, {size + 1}, is needed"
+    fixed = rewrite(site.frame, site.statement, site.argument, f"{written} + 1")
+    if not fixed or "\n" in fixed:
+        return said, None
+    return said, code(fixed)
 
 
 MAX_NAMES_READ = 5000

@@ -7,14 +7,20 @@ shape mismatch deep in the optimizer) says nothing about the assignment. The sam
 ``tf.nn.moments`` (mean, variance), ``tf.unique`` (values, indices), ``tf.math.top_k``
 (values, indices), ``tf.linalg.eigh`` and ``tf.linalg.qr``.
 
-Recognised by its reading alone, for any error: a name on the failing line holds a tuple
-of two and its newest assignment (in the failing cell, at any depth, else at the top of
-the cells) is a call of one of those functions, not unpacked. The fix unpacks it.
+Recognised by its reading alone, for any error TensorFlow or Keras raised: a name on the
+failing line holds a tuple of two and its newest assignment (in the failing cell, at any
+depth, else at the top of the cells) is a call of one of those functions, not unpacked.
+Python's own error on the pair is claimed too, though the traceback never reached the
+library: ``scores.shape`` on the pair an attention layer returned with
+``return_attention_scores=True`` (``'tuple' object has no attribute 'shape'``): the
+attribute the message names, read on that name. The fix unpacks it, the learner's name
+kept for the result it names (``_, scores = ...`` for the scores).
 """
 
 from __future__ import annotations
 
 import ast
+import re
 from typing import Any, NamedTuple
 
 from jupyterlab_tfcoach.monitor.errors.cell_sources import assignments_in_cells, cell_frame
@@ -25,13 +31,17 @@ from jupyterlab_tfcoach.monitor.errors.family_record import (
     ErrorFamily,
     Finding,
     Recognised,
+    raised_through_library,
 )
+
+# Python's message for an attribute read on the pair itself.
+_PAIR_ATTRIBUTE = re.compile(r"^'(?:tuple|list)' object has no attribute '(?P<attr>\w+)'")
 
 
 class Pair(NamedTuple):
     first: str  # what the first result is, in words
     second: str
-    second_name: str  # the name the fix gives the result the learner did not mean
+    second_name: str  # the name the fix gives the second result when the learner's is first
 
 
 _PAIRS = {
@@ -97,15 +107,36 @@ def _is_pair(value: Any) -> bool:
 
 
 def _read_pair(error: Recognised, line: FailingLine, context: ErrorContext) -> Finding | None:
-    del error  # any error: the reading alone recognises it
+    parsed = error.parsed
+    attribute = None
+    if not raised_through_library(context, parsed):
+        # Python refused an attribute of the pair: the name it was read on counts.
+        found_attribute = _PAIR_ATTRIBUTE.match(parsed.message)
+        if parsed.type != "AttributeError" or found_attribute is None:
+            return None
+        attribute = found_attribute.group("attr")
     parts = list(line.frame.header())
-    # ``result[0]`` or ``result.values`` takes one of the two: only a bare use counts.
+    # ``result[0]`` or ``result.values`` takes one of the two: only a bare use counts,
+    # or the attribute Python's message says the pair has not.
     taken = {
         id(node.value)
         for part in parts
         for node in ast.walk(part)
         if isinstance(node, ast.Subscript | ast.Attribute)
+        and not (isinstance(node, ast.Attribute) and node.attr == attribute)
     }
+    if attribute is not None:
+        taken |= {
+            id(node)
+            for part in parts
+            for node in ast.walk(part)
+            if isinstance(node, ast.Name)
+            and not any(
+                isinstance(outer, ast.Attribute) and outer.value is node and outer.attr == attribute
+                for other in parts
+                for outer in ast.walk(other)
+            )
+        }
     names = {
         node.id
         for part in parts
@@ -114,29 +145,89 @@ def _read_pair(error: Recognised, line: FailingLine, context: ErrorContext) -> F
     }
     for name in sorted(names)[:_MAX_NAMES]:
         found, value = context.lookup(name, line.frame)
-        if not found or not _is_pair(value):
+        several = attribute is not None and _is_several(value)
+        if not found or not (_is_pair(value) or several):
             continue
         assigned = _assignment(name, line, context)
         if assigned is None:
             continue
         statement, frame = assigned
-        pair_call = _pair_call(statement)
+        pair_call = _pair_call(statement) if _is_pair(value) else None
         if pair_call is None:
+            if several:
+                finding = _library_results(name, value, statement, frame, attribute, context)
+                if finding is not None:
+                    return finding
             continue
         function, call = pair_call
         pair = _PAIRS[function]
         written = frame.segment(call) or function
+        # The learner's name says which result was meant: ``scores`` the attention scores.
+        wants_second = pair.second_name in name.lower()
+        meant = pair.second if wants_second else pair.first
         rule = (
             f"`{name}` holds both results of {code(written)}: {pair.first} and "
             f"{pair.second}, as a pair, so the line uses the pair where it meant "
-            f"{pair.first}. Unpack the two"
+            f"{meant}"
         )
-        second = pair.second_name if pair.second_name != name else f"{name}_2"
-        fixed = rewrite(frame, statement, statement.targets[0], f"{name}, {second}")
+        if attribute is not None:
+            rule += f" (a {type(value).__name__} has no `.{attribute}`)"
+        rule += ". Unpack the two"
+        if wants_second:
+            unpacked = f"_, {name}"
+        else:
+            second = pair.second_name if pair.second_name != name else f"{name}_2"
+            unpacked = f"{name}, {second}"
+        fixed = rewrite(frame, statement, statement.targets[0], unpacked)
         fix = code(fixed) if fixed and "\n" not in fixed else None
         section = LOOP_SECTION if function == "clip_by_global_norm" else None
         return Finding(rule + ".", fix, section=section)
     return None
+
+
+_MAX_RESULTS = 8
+
+
+def _is_several(value: Any) -> bool:
+    return type(value) in (tuple, list) and 2 <= len(value) <= _MAX_RESULTS
+
+
+def _library_results(
+    name: str,
+    value: Any,
+    statement: ast.Assign,
+    frame: CellFrame,
+    attribute: str | None,
+    context: ErrorContext,
+) -> Finding | None:
+    """Any TensorFlow/Keras call (a library function, or a Keras layer or model called)
+    whose several results one name kept, read with an attribute of one result: what the
+    call returned, item by item."""
+    call = statement.value
+    if not isinstance(call, ast.Call) or not isinstance(statement.targets[0], ast.Name):
+        return None
+    from jupyterlab_tfcoach.monitor.errors.context import value_kind
+    from jupyterlab_tfcoach.monitor.errors.failing_line import describe, value_of
+    from jupyterlab_tfcoach.monitor.errors.families_arguments import library_callable
+
+    found, owner = value_of(call.func, frame, context)
+    library = library_callable(call.func, frame, context) is not None
+    if not library and not (found and value_kind(owner) in ("layer", "model")):
+        return None
+    written = frame.segment(call)
+    described = describe(name, value)
+    if not written or "\n" in written or described is None:
+        return None
+    names = ", ".join(f"{name}_{index}" for index in range(len(value)))
+    fixed = rewrite(frame, statement, statement.targets[0], names)
+    rule = (
+        f"`{name}` holds what {code(written)} returned: {described.description}. The call "
+        f"returns {len(value)} results, and the line reads `.{attribute}` on them all at "
+        f"once (a {type(value).__name__} has none). Unpack them"
+        + (f", {code(fixed)}," if fixed and "\n" not in fixed else "")
+        + " and use the one meant"
+    )
+    return Finding(rule + ".", None)
 
 
 PAIR_KEPT_WHOLE = ErrorFamily(
@@ -144,4 +235,5 @@ PAIR_KEPT_WHOLE = ErrorFamily(
     messages=(),
     read=_read_pair,
     section=GENERAL_SECTION,
+    without_library=True,
 )

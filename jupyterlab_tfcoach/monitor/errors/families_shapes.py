@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import re
+from typing import Any
 
 from jupyterlab_tfcoach.monitor.errors.cell_sources import assignments_in_cells
 from jupyterlab_tfcoach.monitor.errors.context import (
@@ -23,6 +24,7 @@ from jupyterlab_tfcoach.monitor.errors.context import (
 from jupyterlab_tfcoach.monitor.errors.failing_line import (
     FailingLine,
     Operand,
+    _dims,
     model_input_shapes,
     show_shape,
     value_of,
@@ -39,6 +41,7 @@ from jupyterlab_tfcoach.monitor.errors.family_record import (
     shape_list,
     tf_alias,
 )
+from jupyterlab_tfcoach.monitor.stored_state import library_attribute
 
 # ------------------------------------------------------------------ shared by matmul, broadcast
 _MATMUL_EAGER = re.compile(
@@ -647,7 +650,113 @@ def _read_signature(error: Recognised, line: FailingLine, context: ErrorContext)
         rest = ", ".join(str(d) for d in wanted[1:])
         spec = f"{tf}.TensorSpec([None, {rest}], {tf}.{wanted_dtype})"
         fix = f"leave the batch axis unknown in the signature: {code(spec)}"
+    elif (
+        given_dtype == wanted_dtype
+        and len(wanted) == len(given) + 1
+        and wanted[-1] == 1
+        and all(w is None or g == w for g, w in zip(given, wanted[:-1], strict=True))
+    ):
+        found = _dropped_axis(given, line, context)
+        if found is not None:
+            rule += found[0]
+            fix = found[1]
     return Finding(rule + ".", fix)
+
+
+# Reductions that drop the axis they reduce unless given ``keepdims=True``.
+_AXIS_DROPPING = frozenset(
+    {"sum", "mean", "max", "min", "prod", "std", "var"}
+    | {"reduce_sum", "reduce_mean", "reduce_max", "reduce_min"}
+)
+
+
+def _dropped_axis(
+    given: tuple[int | None, ...], line: FailingLine, context: ErrorContext
+) -> tuple[str, str | None] | None:
+    """The argument whose last axis of size 1 a reduction dropped (``p = x.sum(axis=1)``,
+    newest in the running cell before the line): that assignment with ``keepdims=True``;
+    for another argument of that shape, the call with ``[..., None]`` on it."""
+    held = [o for o in line.with_shape(given) if o.kind in ("array", "tensor")]
+    if len(held) > 1:
+        held = _at_declared_position(held, (*given, 1), line, context)
+    if len(held) != 1 or not held[0].source.isidentifier():
+        return None
+    name = held[0].source
+    said = (
+        f"; {code(name)} has one axis fewer than declared: the signature wants a last axis "
+        "of size 1"
+    )
+    tree = line.frame.tree()
+    failing = line.statement
+    assignments = [
+        node
+        for node in (tree.body if tree is not None else [])
+        if isinstance(node, ast.Assign)
+        and len(node.targets) == 1
+        and isinstance(node.targets[0], ast.Name)
+        and node.targets[0].id == name
+        and failing is not None
+        and node.lineno < failing.lineno
+    ]
+    if assignments:
+        statement = assignments[-1]
+        call = statement.value
+        func = call.func if isinstance(call, ast.Call) else None
+        reduction = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+        if (
+            isinstance(call, ast.Call)
+            and reduction in _AXIS_DROPPING
+            and any(k.arg == "axis" for k in call.keywords)
+            and not any(k.arg in ("keepdims", "keep_dims") for k in call.keywords)
+        ):
+            written = line.frame.segment(call) or ""
+            fixed = rewrite(line.frame, statement, call, f"{written[:-1].rstrip()}, keepdims=True)")
+            if written and fixed and "\n" not in fixed:
+                return (
+                    f"{said}, which `.{reduction}(axis=...)` on line {statement.lineno} "
+                    f"dropped ({code('keepdims=True')} keeps it)",
+                    f"in line {statement.lineno} of this cell, {code(fixed)}",
+                )
+    node = next(
+        (
+            n
+            for part in line.frame.header()
+            for n in ast.walk(part)
+            if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)
+        ),
+        None,
+    )
+    fixed = rewrite(line.frame, failing, node, f"{name}[..., None]") if node and failing else None
+    return said, code(fixed) if fixed and "\n" not in fixed else None
+
+
+def _at_declared_position(
+    held: list[Any], wanted: tuple[int | None, ...], line: FailingLine, context: ErrorContext
+) -> list[Any]:
+    """Of several arguments of the refused shape, the one at the position whose spec in
+    the function's ``input_signature`` (read from the tf.function, stored by TensorFlow)
+    has the declared shape."""
+    call = line.call
+    if not isinstance(call, ast.Call):
+        return []
+    found, function = value_of(call.func, line.frame, context)
+    signature = library_attribute(function, "input_signature") if found else None
+    if type(signature) not in (list, tuple):
+        return []
+    positions = []
+    for index, spec in enumerate(list(signature)[:_MAX_SPECS]):
+        shape = _dims(library_attribute(spec, "shape"))
+        if shape is None or len(shape) != len(wanted):
+            continue
+        if all(w is None or s == w for s, w in zip(wanted, shape, strict=True)):
+            positions.append(index)
+    sources = {
+        line.frame.segment(call.args[index]) for index in positions if index < len(call.args)
+    }
+    return [operand for operand in held if operand.source in sources]
+
+
+_MAX_SPECS = 50
 
 
 SIGNATURE = ErrorFamily(

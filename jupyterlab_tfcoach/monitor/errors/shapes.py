@@ -266,6 +266,10 @@ def explain_missing_axis(parsed: ParsedError, context: ErrorContext) -> tuple[st
         return None  # strings for a model of numbers (or the reverse): no axis is missing
     if unknown_rank_data(parsed, context):
         return None  # a dataset of unknown rank (a py_function's result): its family says so
+    from jupyterlab_tfcoach.monitor.errors.families_skipped_embedding import skipped_embedding
+
+    if skipped_embedding(context) is not None:
+        return None  # token ids that skipped their embedding: adding an axis would fail again
     axis, shapes = found
     located = _model_call(context)
     if located is not None:
