@@ -127,6 +127,21 @@ def test_sorted_labels_cut_with_every_class_and_counters_stay_silent(
     assert notes_in(kernel, "most = kinds[:-1]\n", "keras-validation-data") == []
     ids = "ids = np.arange(90)\nfirst_ids = ids[:60]\n"
     assert notes_in(kernel, ids, "keras-validation-data") == []
+    # A look at the first rows of sorted labels is no split (found on dev and dev2).
+    look = "print(kinds[:5], kinds[-5:])\nfirst = kinds[:5]\n"
+    assert notes_in(kernel, look, "keras-validation-data") == []
+
+
+def test_sorted_labels_split_alone_get_the_shuffle_in_words(kernel: KernelSession) -> None:
+    """No array is sliced with the labels: a printed ``kinds = kinds[perm]`` would
+    separate every label from its picture, so the fix is said, not printed as code."""
+    run(kernel, CLASSES)
+    [text] = notes_in(kernel, "k_train = kinds[:60]\n", "keras-validation-data")
+    assert "[perm]" not in text
+    assert text.endswith(
+        "Shuffle `kinds` and the arrays whose rows pair with it by one permutation "
+        "before splitting."
+    ), text
 
 
 # ------------------------------------------------------------------ shuffled predictions

@@ -7,14 +7,16 @@ the first classes only: the model never sees the rest, and the validation part s
 it on classes it could not learn. Shuffling the training part afterwards does not bring
 them back, and nothing raises.
 
-After a cell that completed (a cell without a slice written with ``:`` in brackets
-costs one regular-expression search), each top-level slice ``Y[a:b]`` of a plain name
-is read: ``Y`` holds, after the cell, a 1-D integer NumPy array or tensor (at most
-``MAX_ROWS`` values, 2 to ``MAX_CLASSES`` distinct ones, each twice on average) sorted in
-either direction, and the slice lacks one of ``Y``'s classes. The note names the slice,
-the classes it holds and those it lacks; fix: shuffle ``Y`` and the arrays the cell
-slices the same way (``images[:384]``) by one permutation before the split, a line put
-first in the cell.
+After a cell that completed (a cell without a slice written with ``:`` in brackets costs
+one regular-expression search), each slice ``Y[a:b]`` of a plain name assigned by a top-
+level statement (a look such as ``print(Y[:5])`` is no split) and holding a tenth of the
+rows or more is read: ``Y`` holds, after the cell, a 1-D integer NumPy array or tensor
+(at most ``MAX_ROWS`` values, 2 to ``MAX_CLASSES`` distinct ones, each twice on average)
+sorted in either direction, and the slice lacks one of ``Y``'s classes. The note names
+the slice, the classes it holds and those it lacks; fix: shuffle ``Y`` and the arrays
+the cell slices the same way (``images[:384]``) by one permutation before the split, a
+line put first in the cell (in words when the cell slices no partner array: a shuffle of
+the labels alone would break every pair).
 
 Reads the labels' values only (one sort check and a count of the classes); nothing here
 imports TensorFlow or prints.
@@ -106,11 +108,15 @@ def notes(source: str, namespace: Mapping[str, Any]) -> list[Note]:
     numpy = sys.modules.get("numpy")
     if numpy is None:
         return []
+    # A split is assigned (``y_train = y[:384]``, ``a, b = y[:n], y[n:]``): a slice read
+    # inside a call or an expression statement (``print(y[:5])``) is a look, not a split.
     slices = [
         node
         for statement in tree.body
-        if isinstance(statement, ast.Assign | ast.Expr)
-        for node in ast.walk(statement)
+        if isinstance(statement, ast.Assign)
+        for node in (
+            statement.value.elts if isinstance(statement.value, ast.Tuple) else [statement.value]
+        )
         if isinstance(node, ast.Subscript)
         and isinstance(node.value, ast.Name)
         and isinstance(node.slice, ast.Slice)
@@ -132,7 +138,8 @@ def notes(source: str, namespace: Mapping[str, Any]) -> list[Note]:
         if not _sorted(labels):
             continue
         part = labels[bounds[0] : bounds[1]]
-        if part.shape[0] == 0:
+        # A part of the data (a tenth or more), not a peek at its first rows.
+        if part.shape[0] < max(2, labels.shape[0] // 10):
             continue
         held = numpy.unique(part)
         missing = [int(c) for c in classes if c not in held]
@@ -177,9 +184,13 @@ def _note(
         "not bring them back. Nothing raises."
     )
     numpy = numpy_name(namespace)
-    if numpy is None:
+    if numpy is None or not partners:
+        # Without the arrays that pair with these labels, a printed shuffle of the labels
+        # alone would break every pair: say it in words.
         return reports.note(
-            text + " Shuffle the data (all its arrays alike) before splitting.", SECTION
+            text + f" Shuffle `{name}` and the arrays whose rows pair with it by one "
+            "permutation before splitting.",
+            SECTION,
         )
     arrays = [*partners, name]
     fix = (
