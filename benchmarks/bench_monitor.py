@@ -556,6 +556,48 @@ def data_leak_costs(shell: Any, repeats: int = 50) -> list[str]:
     ]
 
 
+LARGE_TENSOR_SETUP = "large_x = tf.random.normal([6000, 6000])\n"
+SLICE_CELL = "large_head = large_x[:10]\n"
+WATCHED_LOSS = """def watched_gap(target, guess):
+    return tf.reduce_mean(tf.square(target - guess))
+
+watched_t = tf.ones([8])
+watched_g = tf.ones([8])
+"""
+LOOP_LINES = "loop_total = 0\nfor loop_i in range(3_000_000):\n    loop_total += loop_i\n"
+LOOP_THEN_WATCHED = LOOP_LINES + "watched_cost = float(watched_gap(watched_t, watched_g))\n"
+
+
+def cell_costs(shell: Any, repeats: int = 5) -> list[str]:
+    """What a cell slicing a 6000x6000 float tensor costs (the checks that read a sliced
+    array's values), and a cell running a 3M-iteration Python loop before calling a
+    function the broadcast watch watches (``symptoms/call_broadcast.py``), against the
+    same loop without the call."""
+    from jupyterlab_tfcoach.monitor import last_report
+
+    def timed(cell: str) -> tuple[float, float]:
+        started = time.perf_counter()
+        shell.run_cell(cell, store_history=True).raise_error()
+        wall = (time.perf_counter() - started) * 1000.0
+        report = last_report()
+        return wall, float(report["monitor_ms"]) if report else float("nan")
+
+    shell.run_cell(LARGE_TENSOR_SETUP, store_history=True).raise_error()
+    first_wall, first_monitor = timed(SLICE_CELL)
+    again = [timed(SLICE_CELL) for _ in range(repeats)]
+    shell.run_cell(WATCHED_LOSS, store_history=True).raise_error()
+    looped = [timed(LOOP_THEN_WATCHED)[0] for _ in range(3)]
+    plain = [timed(LOOP_LINES)[0] for _ in range(3)]
+    return [
+        f"  `large_head = large_x[:10]` (6000x6000 float32), first: wall {first_wall:.1f} ms, "
+        f"monitor_ms {first_monitor:.2f}",
+        f"  the same again, median: wall {statistics.median(w for w, _ in again):.1f} ms, "
+        f"monitor_ms {statistics.median(m for _, m in again):.2f}",
+        f"  3M-iteration loop then a watched call, median wall {statistics.median(looped):.0f} "
+        f"ms; the loop alone {statistics.median(plain):.0f} ms",
+    ]
+
+
 def compile_costs(shell: Any, repeats: int = 50) -> list[str]:
     """What the compile hook adds per ``compile`` call (reading the model's last layer and
     the loss and metrics given: ``loss_agreement.read_compiled``) and what the cell's end
@@ -668,6 +710,7 @@ def main() -> None:
             assert monitor.fits is not None
             compiles = compile_call_interleaved(shell, monitor.fits)
             compile_reads = compile_costs(shell)
+            large_cells = cell_costs(shell)
             shell.run_line_magic("unload_ext", "jupyterlab_tfcoach")
             tight["no monitor"] = tight_loop_us(shell)
         for kind in KINDS:
@@ -735,6 +778,7 @@ def main() -> None:
     for text in heads_costs(shell.user_ns):
         print(text)
     print("input ranges, shuffles, adapt:", *data_leak_costs(shell), sep="\n")
+    print("a slice of a large tensor, a long loop before a watched call:", *large_cells, sep="\n")
     print(f"tight eager loop ({TIGHT_STEPS} steps of tape.gradient + assign_sub), per step:")
     for label, per_step in tight.items():
         print(f"  {label:<34} {per_step:7.1f} us")

@@ -146,3 +146,27 @@ step(heights, guesses)
     assert broadcast_notes(checked_report(run(kernel, traced))) == []
     # Called again eagerly from another cell: the same cause, not told again.
     assert broadcast_notes(checked_report(run(kernel, "gap_cost(heights, guesses)\n"))) == []
+
+
+LOOP_THEN_CALL = """import sys
+steps = 0
+untraced_in_loop = None
+for step in range(200_000):
+    steps += 1
+    if step == 0:
+        untraced_in_loop = sys.gettrace() is None
+cost = float(gap_loss(heights, guesses[:, 0]))
+"""
+
+
+def test_loop_before_the_watched_call_runs_untraced(kernel: KernelSession) -> None:
+    """A cell that loops before calling a watched function is not traced (CPython's
+    tracing path slows every line of the loop): the loop runs without a trace function,
+    the cell's values are right, and no trace function is left after the cell."""
+    run(kernel, DATA)
+    run(kernel, LOSS_CELL)  # gap_loss is now a watched function of an earlier cell
+    checked_report(run(kernel, LOOP_THEN_CALL))
+    assert value_of(kernel, "untraced_in_loop") is True
+    assert value_of(kernel, "steps") == 200_000
+    assert abs(value_of(kernel, "cost") - 0.25) < 1e-6  # every guess is 0.5 too high
+    assert value_of(kernel, "sys.gettrace() is None") is True

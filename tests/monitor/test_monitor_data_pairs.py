@@ -220,6 +220,20 @@ def test_class_weights_that_grow_with_the_class_frequency(kernel: KernelSession)
     run(kernel, fit)
 
 
+def test_class_weights_read_past_arrays_outside_the_classes(kernel: KernelSession) -> None:
+    """Arrays the cell names whose values fall outside the table's classes (an offset
+    below 0, ids in the billions) are skipped before any count (``bincount`` sizes its
+    result by the largest value), and the labels named after them are still read.
+    Before, the negative offsets made ``bincount`` raise and the check gave up."""
+    run(kernel, GRADES)
+    cell = WEIGHTS + (
+        "aa_offsets = np.array([-1, 0, 1, 2] * 10)\n"
+        "ab_ids = np.arange(1_700_000_000, 1_700_000_100)\n"
+    )
+    [text] = notes_in(kernel, cell, "labels-and-loss")
+    assert "how often it occurs in `grades`" in text, text
+
+
 def test_balanced_classes_and_inverse_weights_stay_silent(kernel: KernelSession) -> None:
     even = "pairs_y = np.array([0, 1] * 20)\nw_even = {0: 0.5, 1: 0.5}\n"
     assert notes_in(kernel, even, "labels-and-loss") == []

@@ -66,3 +66,39 @@ def test_freezing_the_base_by_index_stays_silent(kernel: KernelSession) -> None:
     silent = CELL.replace("tuned.layers[0].trainable", "tuned.layers[1].trainable")
     assert freeze_notes(checked_report(run(kernel, silent))) == []
     assert value_of(kernel, "moved") is False
+
+
+COUNTED_LAYER = """class CountedDense(keras.layers.Dense):
+    reads = 0
+
+    @property
+    def weights(self):
+        CountedDense.reads += 1
+        return super().weights
+
+    @property
+    def trainable_weights(self):
+        CountedDense.reads += 1
+        return super().trainable_weights
+
+
+counted_trunk = keras.Sequential([keras.Input((6,)), CountedDense(5)])
+"""
+
+COUNTED_CELL = """entry = keras.Input((6,))
+counted = keras.Model(entry, keras.layers.Dense(2)(counted_trunk(entry)))
+CountedDense.reads = 0
+counted.layers[0].trainable = False
+reads_in_cell = CountedDense.reads
+"""
+
+
+def test_weights_counted_without_the_learners_properties(kernel: KernelSession) -> None:
+    """The weights are counted from what Keras stores: a sublayer of the learner's class
+    that overrides ``weights`` and ``trainable_weights`` is never asked (before, Keras's
+    own ``weights`` of the enclosing Sequential called the override)."""
+    run(kernel, COUNTED_LAYER)
+    notes = freeze_notes(checked_report(run(kernel, COUNTED_CELL)))
+    assert len(notes) == 1, notes
+    assert "(`counted_trunk`, `counted.layers[1]`, holds 2 trainable weights)" in notes[0]
+    assert value_of(kernel, "[reads_in_cell, CountedDense.reads]") == [0, 0]

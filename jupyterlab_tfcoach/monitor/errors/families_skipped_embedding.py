@@ -36,12 +36,15 @@ from jupyterlab_tfcoach.monitor.errors.context import (
 from jupyterlab_tfcoach.monitor.errors.failing_line import FailingLine, describe, show_shape
 from jupyterlab_tfcoach.monitor.errors.family_record import ErrorFamily, Finding, Recognised
 from jupyterlab_tfcoach.monitor.stored_state import instance_dict
+from jupyterlab_tfcoach.monitor.symptoms.cell_reading import INTEGERS, held_array
 from jupyterlab_tfcoach.monitor.tftypes import loaded_class
 
 SECTION = "functional-api"
 _MAX_NAMESPACE = 5000
 _MAX_ATTRIBUTES = 200
 _MAX_CANDIDATES = 3
+# Ids are read for their largest value (a copy of a tensor's values) up to this many.
+MAX_IDS = 1_000_000
 
 
 def _is_embedding(value: Any) -> bool:
@@ -116,10 +119,11 @@ def _ids(argument: ast.expr, frame: CellFrame, context: ErrorContext) -> tuple[A
 
 
 def largest_value(value: Any) -> int | None:
-    """The largest id: NumPy's max of an array, TensorFlow's of a tensor (its ``numpy``)."""
+    """The largest id of an integer array or tensor of at most ``MAX_IDS`` values (NumPy's
+    max; a tensor's values copied by its ``numpy``, its size read first); None otherwise."""
     try:
-        array = value if value_kind(value) == "array" else value.numpy()
-        return int(array.max()) if array.size else None
+        array = held_array(value, MAX_IDS, INTEGERS)
+        return int(array.max()) if array is not None else None
     except Exception:
         return None
 

@@ -41,7 +41,8 @@ from typing import Any
 from jupyterlab_tfcoach.monitor import report as reports
 from jupyterlab_tfcoach.monitor.names import name_bound_to
 from jupyterlab_tfcoach.monitor.report import Note
-from jupyterlab_tfcoach.monitor.stored_state import is_library_class, library_attribute
+from jupyterlab_tfcoach.monitor.stored_state import is_library_class
+from jupyterlab_tfcoach.monitor.symptoms.cell_reading import NUMBERS, held_array
 from jupyterlab_tfcoach.monitor.symptoms.evaluation_loops import (
     TRAINING_WORDS,
     VALIDATION_WORDS,
@@ -208,21 +209,10 @@ def _key(node: ast.AST) -> str | int | None:
 
 
 def _array_rows(value: Any) -> Any | None:
-    """A NumPy view or copy of an array or eager tensor of at most
-    ``MAX_SUPERSET_VALUES`` values with a first axis; None for anything else."""
-    numpy = sys.modules.get("numpy")
-    if numpy is None:
-        return None
-    if type(value) is not numpy.ndarray:
-        if not _is_data(value) or "Dataset" in type(value).__name__:
-            return None
-        to_numpy = library_attribute(value, "numpy")
-        value = to_numpy() if to_numpy is not None else None
-        if type(value) is not numpy.ndarray:
-            return None
-    if value.ndim == 0 or value.size > MAX_SUPERSET_VALUES or value.dtype.kind not in "iuf":
-        return None
-    return value
+    """The values of a NumPy array or eager tensor of at most ``MAX_SUPERSET_VALUES``
+    numbers with a first axis; None for anything else."""
+    values = held_array(value, MAX_SUPERSET_VALUES, NUMBERS)
+    return values if values is not None and values.ndim > 0 else None
 
 
 def _contains_rows(whole: Any, part: Any) -> bool:

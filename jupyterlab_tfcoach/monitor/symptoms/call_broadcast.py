@@ -16,6 +16,14 @@ or never. So the function is watched while it runs, the first time a cell calls 
   function returned once or ``MAX_CALL_EVENTS`` calls went by; a cell that calls none runs
   as before (one set intersection). Not installed when another tracer (a debugger,
   coverage) is set, and removed after the cell;
+- not installed either when a top-level statement before the first one calling a watched
+  name is or holds a ``for`` or ``while`` loop (outside a ``def``): while a trace function
+  is set, CPython runs all of the cell's Python code on its slower tracing path until the
+  watched function returns: a 3M-iteration pure-Python loop before the call took 0.47 s
+  against 0.29 s (+60%, Python 3.11, ``benchmarks/bench_monitor.py``). Such a cell is
+  not watched; a later cell calling the function with no loop before it is. The same
+  rule on Python 3.12+ (``sys.monitoring`` local events would need the watched code
+  objects, which the cell may not have made yet);
 - at the watched function's return its frame's values are read as shapes and dtypes only
   (``broadcast._operand``: no ``repr``, no user code run); graph tensors (a trace) are
   left to ``broadcast.scan_graph``.
@@ -158,10 +166,10 @@ class CallBroadcastWatch:
                     self._watched.add(node.name)
         if not self._watched:
             return
-        pending = self._called_watched(tree, namespace)
-        if not pending or sys.gettrace() is not None:
+        calls = self._called_watched(tree, namespace)
+        if not calls or sys.gettrace() is not None or _loop_before(tree, min(calls.values())):
             return
-        self._pending = pending
+        self._pending = set(calls)
         self._files = self._locator.cell_files()
         sys.settrace(self._tracer)
         self._installed = True
@@ -187,16 +195,21 @@ class CallBroadcastWatch:
         except Exception:
             return False
 
-    def _called_watched(self, tree: ast.Module, namespace: dict[str, Any]) -> set[str]:
-        """The watched names this cell calls: a function of its own or of an earlier cell
-        (``loss_fn(...)``), a method of an object of the learner's class
-        (``tp.update_state(...)``), or the method Keras runs when such an object is
-        called (``metric(y, p)`` runs ``update_state``). A Keras object's own methods of
-        the same name are not the learner's, and a function of an earlier cell whose body
-        holds no such expression is not watched: neither starts the watch."""
+    def _called_watched(self, tree: ast.Module, namespace: dict[str, Any]) -> dict[str, int]:
+        """The watched names this cell calls, each with the first line calling it: a
+        function of its own or of an earlier cell (``loss_fn(...)``), a method of an
+        object of the learner's class (``tp.update_state(...)``), or the method Keras runs
+        when such an object is called (``metric(y, p)`` runs ``update_state``). A Keras
+        object's own methods of the same name are not the learner's, and a function of
+        an earlier cell whose body holds no such expression is not watched: neither
+        starts the watch."""
         defined = {node.name for node in _defined_functions(tree)}
         made = _constructed(tree)
-        found: set[str] = set()
+        found: dict[str, int] = {}
+
+        def add(name: str, line: int) -> None:
+            found[name] = min(found.get(name, line), line)
+
         for node in ast.walk(tree):
             if not isinstance(node, ast.Call):
                 continue
@@ -206,19 +219,19 @@ class CallBroadcastWatch:
                 if name in self._watched and (
                     name in defined or self._watchable(namespace.get(name))
                 ):
-                    found.add(name)
+                    add(name, node.lineno)
                 cls = self._class_of(name, namespace, made)
                 for method in _RUN_BY_KERAS & self._watched:
                     if cls is not None and self._watchable(_user_method(cls, method)):
-                        found.add(method)
+                        add(method, node.lineno)
             elif isinstance(func, ast.Attribute) and func.attr in self._watched:
                 holder = func.value
                 if not isinstance(holder, ast.Name):
-                    found.add(func.attr)  # ``self.loss_fn(...)``, ``net.head.call``: unknown
+                    add(func.attr, node.lineno)  # ``self.loss_fn(...)``, ``net.head.call``: unknown
                     continue
                 cls = self._class_of(holder.id, namespace, made)
                 if cls is None or self._watchable(_user_method(cls, func.attr)):
-                    found.add(func.attr)
+                    add(func.attr, node.lineno)
         return found
 
     def _watchable(self, function: Any) -> bool:
@@ -430,6 +443,23 @@ def _class_at(path: tuple[str, ...], namespace: dict[str, Any]) -> Any | None:
         except Exception:
             return None
     return value
+
+
+def _loop_before(tree: ast.Module, line: int) -> bool:
+    """Whether a top-level statement ending before ``line`` is or holds a ``for`` or
+    ``while`` loop that runs in the cell (one inside a ``def`` or ``lambda`` does not)."""
+    for statement in tree.body:
+        if statement.lineno > line or (statement.end_lineno or statement.lineno) >= line:
+            return False
+        pending: list[ast.AST] = [statement]
+        while pending:
+            node = pending.pop()
+            if isinstance(node, ast.For | ast.AsyncFor | ast.While):
+                return True
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+                continue
+            pending.extend(ast.iter_child_nodes(node))
+    return False
 
 
 def _code_key(code: CodeType) -> tuple[str, int, str]:

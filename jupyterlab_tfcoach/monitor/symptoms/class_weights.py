@@ -28,7 +28,7 @@ from typing import Any
 
 from jupyterlab_tfcoach.monitor import report as reports
 from jupyterlab_tfcoach.monitor.report import Note
-from jupyterlab_tfcoach.monitor.stored_state import library_attribute
+from jupyterlab_tfcoach.monitor.symptoms.cell_reading import integer_labels
 from jupyterlab_tfcoach.monitor.syntax import numpy_name, parsed_source
 
 SECTION = "labels-and-loss"
@@ -57,23 +57,6 @@ def _table(value: Any) -> dict[int, float] | None:
     return table
 
 
-def _labels(value: Any) -> Any | None:
-    numpy = sys.modules.get("numpy")
-    if numpy is None:
-        return None
-    if type(value) is not numpy.ndarray:
-        cls = type(value)
-        if "tensorflow" not in cls.__module__ or not cls.__name__.endswith("Tensor"):
-            return None
-        to_numpy = library_attribute(value, "numpy")
-        value = to_numpy() if to_numpy is not None else None
-        if type(value) is not numpy.ndarray:
-            return None
-    if value.ndim != 1 or value.dtype.kind not in "iu" or not 0 < value.shape[0] <= MAX_LABELS:
-        return None
-    return value
-
-
 def notes(source: str, namespace: Mapping[str, Any]) -> list[Note]:
     """The note for a class-weight table that favours the frequent classes, if any."""
     if "weight" not in source or len(source) > MAX_CELL_CHARS:
@@ -97,12 +80,14 @@ def notes(source: str, namespace: Mapping[str, Any]) -> list[Note]:
             continue
         classes = sorted(table)
         for name in names:
-            labels = _labels(namespace.get(name))
+            labels = integer_labels(namespace.get(name), MAX_LABELS)
             if labels is None or labels.shape[0] < 2 * len(classes) or min(classes) < 0:
                 continue
+            # Labels outside the table's classes: another array (and ``bincount`` sizes its
+            # result by the largest value: never more than the table's largest class).
+            if labels.min() < 0 or labels.max() > max(classes):
+                continue
             counts = numpy.bincount(labels, minlength=max(classes) + 1)
-            if counts.shape[0] > max(classes) + 1 and counts[max(classes) + 1 :].any():
-                continue  # the labels hold classes the table lacks: another array
             counted = [int(counts[c]) for c in classes]
             if min(counted) == 0 or max(counted) < IMBALANCE * min(counted):
                 continue

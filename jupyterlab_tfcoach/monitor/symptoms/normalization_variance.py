@@ -27,8 +27,8 @@ from typing import Any
 from jupyterlab_tfcoach.monitor import report as reports
 from jupyterlab_tfcoach.monitor.errors.context import class_mro
 from jupyterlab_tfcoach.monitor.report import Note
-from jupyterlab_tfcoach.monitor.stored_state import instance_dict, library_attribute
-from jupyterlab_tfcoach.monitor.symptoms.cell_reading import unwrap
+from jupyterlab_tfcoach.monitor.stored_state import instance_dict
+from jupyterlab_tfcoach.monitor.symptoms.cell_reading import NUMBERS, held_array, unwrap
 from jupyterlab_tfcoach.monitor.syntax import held_at, parsed_source, reference_path
 
 SECTION = "preprocessing-adapt"
@@ -60,14 +60,9 @@ def _values(node: ast.AST, namespace: Mapping[str, Any]) -> Any | None:
         found, value = held_at(reference_path(held), namespace)  # type: ignore[arg-type]
         if not found:
             return None
-        if type(value) is not numpy.ndarray:
-            cls = type(value)
-            if "tensorflow" not in cls.__module__ or not cls.__name__.endswith("Tensor"):
-                return None
-            to_numpy = library_attribute(value, "numpy")
-            value = to_numpy() if to_numpy is not None else None
-            if type(value) is not numpy.ndarray:
-                return None
+        value = held_array(value, MAX_VALUES, NUMBERS)
+        if value is None:
+            return None
     if value.dtype.kind not in "iuf" or not 3 <= value.size <= MAX_VALUES:
         return None
     return value

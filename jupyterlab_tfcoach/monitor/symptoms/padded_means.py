@@ -26,7 +26,7 @@ from typing import Any
 from jupyterlab_tfcoach.monitor import report as reports
 from jupyterlab_tfcoach.monitor.report import Note
 from jupyterlab_tfcoach.monitor.stored_state import library_attribute
-from jupyterlab_tfcoach.monitor.symptoms.cell_reading import parse_cell
+from jupyterlab_tfcoach.monitor.symptoms.cell_reading import INTEGERS, held_array, parse_cell
 from jupyterlab_tfcoach.monitor.syntax import call_name, held_at, reference_path
 
 SECTION = "reducing-tensors"
@@ -41,18 +41,15 @@ _EFFECTS = {
 
 
 def _row_lengths(value: Any) -> list[int] | None:
-    """The row lengths of a 2-D ``tf.RaggedTensor`` (at most ``MAX_ROWS`` rows)."""
+    """The shortest and longest row of a 2-D ``tf.RaggedTensor`` (at most ``MAX_ROWS``
+    rows), from its stored ``row_splits`` tensor: no TensorFlow op is made."""
     if type(value).__name__ != "RaggedTensor" or "tensorflow" not in type(value).__module__:
         return None
-    lengths = library_attribute(value, "row_lengths")
-    if lengths is None:
+    splits = held_array(library_attribute(value, "row_splits"), MAX_ROWS + 1, INTEGERS, ndim=1)
+    if splits is None or splits.shape[0] < 2:
         return None
-    counted = lengths()
-    to_numpy = library_attribute(counted, "numpy")
-    array = to_numpy() if to_numpy is not None else None
-    if array is None or getattr(array, "ndim", 0) != 1 or not 0 < array.shape[0] <= MAX_ROWS:
-        return None
-    return [int(array.min()), int(array.max())]
+    lengths = splits[1:] - splits[:-1]
+    return [int(lengths.min()), int(lengths.max())]
 
 
 def notes(source: str, namespace: Mapping[str, Any]) -> list[Note]:

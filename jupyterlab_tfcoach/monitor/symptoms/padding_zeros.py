@@ -30,7 +30,7 @@ from typing import Any
 from jupyterlab_tfcoach.monitor import report as reports
 from jupyterlab_tfcoach.monitor.report import Note
 from jupyterlab_tfcoach.monitor.stored_state import library_attribute
-from jupyterlab_tfcoach.monitor.symptoms.cell_reading import unwrap
+from jupyterlab_tfcoach.monitor.symptoms.cell_reading import INTEGERS, held_array, unwrap
 from jupyterlab_tfcoach.monitor.syntax import call_name, parsed_source
 
 SECTION = "tf-data"
@@ -53,23 +53,6 @@ def _zero_test(node: ast.AST) -> tuple[ast.AST, ast.AST] | None:
 
 def _is_zero(node: ast.AST) -> bool:
     return isinstance(node, ast.Constant) and type(node.value) is int and node.value == 0
-
-
-def _values(value: Any) -> Any | None:
-    numpy = sys.modules.get("numpy")
-    if numpy is None:
-        return None
-    if type(value) is not numpy.ndarray:
-        cls = type(value)
-        if "tensorflow" not in cls.__module__ or not cls.__name__.endswith("Tensor"):
-            return None
-        to_numpy = library_attribute(value, "numpy")
-        value = to_numpy() if to_numpy is not None else None
-        if type(value) is not numpy.ndarray:
-            return None
-    if value.ndim != 2 or value.dtype.kind not in "iu" or not 0 < value.size <= MAX_VALUES:
-        return None
-    return value
 
 
 def _inner_zero(values: Any) -> tuple[int, int, int] | None:
@@ -104,7 +87,7 @@ def notes(source: str, namespace: Mapping[str, Any]) -> list[Note]:
             tested = unwrap(found[0])
             if not isinstance(tested, ast.Name):
                 continue
-            values = _values(namespace.get(tested.id))
+            values = held_array(namespace.get(tested.id), MAX_VALUES, INTEGERS, ndim=2)
             inner = _inner_zero(values) if values is not None else None
             if inner is not None:
                 return [_note(node, tested.id, values.shape, inner, tree, source, namespace)]

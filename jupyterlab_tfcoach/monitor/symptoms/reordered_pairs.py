@@ -32,7 +32,7 @@ from typing import Any
 
 from jupyterlab_tfcoach.monitor import report as reports
 from jupyterlab_tfcoach.monitor.report import Note
-from jupyterlab_tfcoach.monitor.stored_state import library_attribute
+from jupyterlab_tfcoach.monitor.symptoms.cell_reading import first_axis, integer_labels
 from jupyterlab_tfcoach.monitor.syntax import call_name, parsed_source
 
 SECTION = "tf-data-order"
@@ -74,44 +74,19 @@ def _reorder(node: ast.AST) -> Reorder | None:
     return None
 
 
-def _is_array(value: Any) -> bool:
-    cls = type(value)
-    if cls.__name__ == "ndarray" and cls.__module__ == "numpy":
-        return True
-    return "tensorflow" in cls.__module__ and cls.__name__.endswith(("Tensor", "EagerTensor"))
-
-
 def _rows(value: Any) -> int | None:
     """The number of rows of an array, tensor or list; None for anything else."""
-    if type(value) is list:
-        return len(value)
-    if not _is_array(value):
-        return None
-    try:
-        shape = tuple(value.shape)
-    except Exception:
-        return None
-    if not shape or shape[0] is None:
-        return None
-    return int(shape[0])
+    return len(value) if type(value) is list else first_axis(value)
 
 
 def _permutation_length(value: Any) -> int | None:
     """n when ``value`` is a 1-D integer array or tensor holding each of 0..n-1 once."""
     numpy = sys.modules.get("numpy")
-    if numpy is None or not _is_array(value):
+    values = integer_labels(value, MAX_ROWS) if numpy is not None else None
+    if values is None:
         return None
-    if type(value) is not numpy.ndarray:
-        to_numpy = library_attribute(value, "numpy")
-        if to_numpy is None:
-            return None
-        value = to_numpy()
-        if type(value) is not numpy.ndarray:
-            return None
-    if value.ndim != 1 or value.dtype.kind not in "iu" or not 1 < value.shape[0] <= MAX_ROWS:
-        return None
-    size = int(value.shape[0])
-    if not numpy.array_equal(numpy.sort(value), numpy.arange(size)):
+    size = int(values.shape[0])
+    if not numpy.array_equal(numpy.sort(values), numpy.arange(size)):
         return None
     return size
 

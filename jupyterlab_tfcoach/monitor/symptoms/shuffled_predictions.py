@@ -28,6 +28,7 @@ from typing import Any
 
 from jupyterlab_tfcoach.monitor import report as reports
 from jupyterlab_tfcoach.monitor.report import Note
+from jupyterlab_tfcoach.monitor.symptoms.cell_reading import first_axis
 from jupyterlab_tfcoach.monitor.symptoms.dataset_order import (
     SHUFFLE,
     chain_of,
@@ -96,18 +97,6 @@ def _operands(node: ast.AST) -> list[ast.AST]:
     return []
 
 
-def _rows(value: Any) -> int | None:
-    cls = type(value)
-    numeric = cls.__name__ == "ndarray" and cls.__module__ == "numpy"
-    if not numeric and not ("tensorflow" in cls.__module__ and cls.__name__.endswith("Tensor")):
-        return None
-    try:
-        shape = tuple(value.shape)
-    except Exception:
-        return None
-    return int(shape[0]) if shape and shape[0] is not None else None
-
-
 def _predicted(tree: ast.Module) -> dict[str, tuple[ast.Assign, ast.Call, str]]:
     """``P -> (statement, predict call, D)`` for each top-level ``P = ...predict(D)...``."""
     found: dict[str, tuple[ast.Assign, ast.Call, str]] = {}
@@ -168,13 +157,13 @@ def notes(source: str, namespace: Mapping[str, Any]) -> list[Note]:
                 assignment, call, dataset_name = predicted[name]
                 if getattr(node, "lineno", 0) <= assignment.lineno:
                     continue
-                rows = _rows(namespace.get(name))
+                rows = first_axis(namespace.get(name))
                 if rows is None:
                     continue
                 for other in names:
                     if other is None or other in (name, dataset_name) or other in predicted:
                         continue
-                    if _rows(namespace.get(other)) != rows:
+                    if first_axis(namespace.get(other)) != rows:
                         continue
                     if _collected_from(tree, other, dataset_name):
                         continue

@@ -32,7 +32,7 @@ from typing import Any
 
 from jupyterlab_tfcoach.monitor import report as reports
 from jupyterlab_tfcoach.monitor.report import Note
-from jupyterlab_tfcoach.monitor.stored_state import library_attribute
+from jupyterlab_tfcoach.monitor.symptoms.cell_reading import integer_labels
 from jupyterlab_tfcoach.monitor.syntax import numpy_name, parsed_source
 
 SECTION = "keras-validation-data"
@@ -40,24 +40,6 @@ MAX_ROWS = 1_000_000
 MAX_CLASSES = 1000
 MAX_CELL_CHARS = 50_000
 _WANTED = re.compile(r"\w\[\s*[-\w]*\s*:")
-
-
-def _labels(value: Any) -> Any | None:
-    """A NumPy copy of a 1-D integer array or eager tensor of 2..MAX_ROWS values."""
-    numpy = sys.modules.get("numpy")
-    if numpy is None:
-        return None
-    if type(value) is not numpy.ndarray:
-        cls = type(value)
-        if "tensorflow" not in cls.__module__ or not cls.__name__.endswith("Tensor"):
-            return None
-        to_numpy = library_attribute(value, "numpy")
-        value = to_numpy() if to_numpy is not None else None
-        if type(value) is not numpy.ndarray:
-            return None
-    if value.ndim != 1 or value.dtype.kind not in "iu" or not 1 < value.shape[0] <= MAX_ROWS:
-        return None
-    return value
 
 
 def _sorted(labels: Any) -> bool:
@@ -127,15 +109,16 @@ def notes(source: str, namespace: Mapping[str, Any]) -> list[Note]:
         bounds = _bounds(node.slice, namespace)  # type: ignore[arg-type]
         if bounds is None:
             continue
-        labels = _labels(namespace.get(name)) if name not in checked else None
+        labels = integer_labels(namespace.get(name), MAX_ROWS) if name not in checked else None
         checked.add(name)
         if labels is None:
+            continue
+        # One pass first: the sort in ``unique`` only for labels already in order.
+        if not _sorted(labels):
             continue
         classes = numpy.unique(labels)
         # Labels repeat (at least twice per class on average): ids and counters do not.
         if not 2 <= classes.shape[0] <= min(MAX_CLASSES, labels.shape[0] // 2):
-            continue
-        if not _sorted(labels):
             continue
         part = labels[bounds[0] : bounds[1]]
         # A part of the data (a tenth or more), not a peek at its first rows.

@@ -22,14 +22,14 @@ Reads the texts' word counts only; nothing here imports TensorFlow or prints.
 from __future__ import annotations
 
 import ast
-import sys
 from collections.abc import Mapping
 from typing import Any
 
 from jupyterlab_tfcoach.monitor import report as reports
 from jupyterlab_tfcoach.monitor.errors.context import class_mro
 from jupyterlab_tfcoach.monitor.report import Note
-from jupyterlab_tfcoach.monitor.stored_state import instance_dict, library_attribute
+from jupyterlab_tfcoach.monitor.stored_state import instance_dict
+from jupyterlab_tfcoach.monitor.symptoms.cell_reading import TEXTS, held_array
 from jupyterlab_tfcoach.monitor.syntax import held_at, parsed_source, reference_path
 
 SECTION = "preprocessing-adapt"
@@ -52,21 +52,15 @@ def _length(layer: Any) -> int | None:
 
 
 def _texts(value: Any) -> list[str] | None:
-    numpy = sys.modules.get("numpy")
+    items: Any
     if type(value) in (list, tuple):
-        items: Any = value
-    elif numpy is not None and type(value) is numpy.ndarray:
-        if value.ndim != 1 or value.dtype.kind not in "USO":
-            return None
-        items = value.tolist()
-    elif "tensorflow" in type(value).__module__ and type(value).__name__.endswith("Tensor"):
-        to_numpy = library_attribute(value, "numpy")
-        array = to_numpy() if to_numpy is not None else None
-        if array is None or getattr(array, "ndim", 0) != 1:
+        items = value
+    else:
+        # The count is read from the shape before any value is copied or listed.
+        array = held_array(value, MAX_TEXTS, TEXTS, ndim=1)
+        if array is None or array.dtype.kind not in "USO":
             return None
         items = array.tolist()
-    else:
-        return None
     if not 0 < len(items) <= MAX_TEXTS:
         return None
     texts: list[str] = []

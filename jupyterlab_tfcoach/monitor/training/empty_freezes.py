@@ -11,6 +11,9 @@ Keras model of Keras's own class (``Functional``, ``Sequential``: their ``layers
 Keras's code, no user property runs). When the layer it picks holds no weights, the note
 names it, the layer of that model holding the most trainable weights (by the learner's
 name when a namespace name is bound to it) and the fix: set ``trainable`` on that layer.
+Weights are counted from the variable lists Keras stores on each layer and its sublayers
+(``stored_state.keras_variables``), never through a ``weights`` property a sublayer of the
+learner's class could override.
 """
 
 from __future__ import annotations
@@ -22,12 +25,18 @@ from typing import Any
 from jupyterlab_tfcoach.monitor import report as reports
 from jupyterlab_tfcoach.monitor.names import name_bound_to
 from jupyterlab_tfcoach.monitor.report import Note
-from jupyterlab_tfcoach.monitor.stored_state import is_library_class
+from jupyterlab_tfcoach.monitor.stored_state import (
+    is_library_class,
+    keras_trainable_variables,
+    keras_variables,
+    library_attribute,
+)
 from jupyterlab_tfcoach.monitor.syntax import parsed_source
 
 SECTION = "trainable-weights"
 MAX_CELL_CHARS = 50_000
 MAX_LAYERS = 500
+MAX_WEIGHTS = 10_000
 
 
 def _picked_layer(target: ast.AST) -> tuple[str, int] | None:
@@ -56,25 +65,20 @@ def _picked_layer(target: ast.AST) -> tuple[str, int] | None:
 
 
 def _weight_count(layer: Any) -> int | None:
-    """How many weights a layer of Keras's own class holds (None for the learner's class:
-    its ``weights`` could be a property of theirs)."""
+    """How many weights a layer of Keras's own class holds, read from the variable lists
+    Keras stores on it and its sublayers (never a ``weights`` property, which asks each
+    sublayer, the learner's too); None for the learner's class or too many to list."""
     if not is_library_class(type(layer)):
         return None
-    try:
-        weights = layer.weights
-    except Exception:
-        return None
-    return len(weights) if type(weights) is list else None
+    weights = keras_variables(layer, with_seed_state=False, limit=MAX_WEIGHTS)
+    return len(weights) if len(weights) <= MAX_WEIGHTS else None
 
 
 def _trainable_count(layer: Any) -> int:
-    try:
-        if is_library_class(type(layer)):
-            found = layer.trainable_weights
-            return len(found) if type(found) is list else 0
-    except Exception:
-        pass
-    return 0
+    if not is_library_class(type(layer)):
+        return 0
+    found = keras_trainable_variables(layer, limit=MAX_WEIGHTS)
+    return len(found) if found is not None else 0
 
 
 def notes(source: str, namespace: Mapping[str, Any]) -> list[Note]:
@@ -96,10 +100,8 @@ def notes(source: str, namespace: Mapping[str, Any]) -> list[Note]:
         model = namespace.get(model_name)
         if model is None or not is_library_class(type(model)):
             continue
-        try:
-            layers = model.layers
-        except Exception:
-            continue
+        # Keras's own ``layers`` (the model's class is Keras's): its stored list of layers.
+        layers = library_attribute(model, "layers")
         if type(layers) is not list or not layers or len(layers) > MAX_LAYERS:
             continue
         if not -len(layers) <= index < len(layers):
