@@ -35,8 +35,8 @@ from jupyterlab_tfcoach.monitor.errors.context import (
 )
 from jupyterlab_tfcoach.monitor.errors.failing_line import FailingLine, describe, show_shape
 from jupyterlab_tfcoach.monitor.errors.family_record import ErrorFamily, Finding, Recognised
+from jupyterlab_tfcoach.monitor.errors.held_values import INTEGERS, held_array
 from jupyterlab_tfcoach.monitor.stored_state import instance_dict
-from jupyterlab_tfcoach.monitor.symptoms.cell_reading import INTEGERS, held_array
 from jupyterlab_tfcoach.monitor.tftypes import loaded_class
 
 SECTION = "functional-api"

@@ -25,14 +25,21 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from jupyterlab_tfcoach.monitor.errors.context import value_kind
 from jupyterlab_tfcoach.monitor.errors.failing_line import Operand, describe
-from jupyterlab_tfcoach.monitor.stored_state import library_attribute
+from jupyterlab_tfcoach.monitor.errors.held_values import (  # noqa: F401 (re-exported)
+    INTEGERS,
+    MAX_RANGE_ELEMENTS,
+    NUMBERS,
+    TEXTS,
+    first_axis,
+    held_array,
+    integer_labels,
+    numpy_values,
+    size_of,
+)
 from jupyterlab_tfcoach.monitor.syntax import call_name, held_at, parsed_source, reference_path
 
 MAX_CELL_CHARS = 50_000
-# Values are read (min and max) only for arrays this small: a copy and two passes.
-MAX_RANGE_ELEMENTS = 1_000_000
 _CACHE_SIZE = 64
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 _FOLLOW_ASSIGNMENTS = 4
@@ -244,78 +251,6 @@ def value_kind_at(node: ast.AST, namespace: dict[str, Any]) -> str | None:
         return None
     described = describe("", value)
     return described.kind if described is not None else None
-
-
-def size_of(shape: tuple[int | None, ...]) -> int | None:
-    size = 1
-    for dim in shape:
-        if dim is None:
-            return None
-        size *= dim
-    return size
-
-
-def numpy_values(operand: Operand, max_elements: int = MAX_RANGE_ELEMENTS) -> Any | None:
-    """A NumPy copy of a tensor, variable or array of at most ``max_elements`` values
-    (TensorFlow's own ``numpy`` makes it; a NumPy array is read as it is); None for
-    anything else or empty."""
-    if operand.shape is None:
-        return None
-    size = size_of(operand.shape)
-    if size is None or size == 0 or size > max_elements:
-        return None
-    numpy = sys.modules.get("numpy")
-    if numpy is None:
-        return None
-    value = operand.value
-    if operand.kind != "array":
-        to_numpy = library_attribute(value, "numpy")
-        if to_numpy is None:
-            return None
-        value = to_numpy()
-    return value if type(value) is numpy.ndarray else None
-
-
-# The dtype names (``describe``'s, TensorFlow's and NumPy's) of each family of values.
-INTEGERS = ("int", "uint")
-NUMBERS = ("int", "uint", "float", "bfloat", "half")
-TEXTS = ("str", "bytes", "object")  # NumPy's str<n>, bytes<n>, object; TensorFlow's string
-_HELD_KINDS = ("array", "tensor")
-
-
-def held_array(
-    value: Any, max_elements: int, dtypes: tuple[str, ...], ndim: int | None = None
-) -> Any | None:
-    """The values of a NumPy array (itself) or eager tensor (a NumPy copy), never a
-    variable or the learner's class, of 1 to ``max_elements`` values whose dtype name
-    starts with one of ``dtypes`` and, when given, of rank ``ndim``; None for anything
-    else. The shape and dtype are read first (``describe``): a tensor too large is never
-    copied."""
-    operand = describe("", value)
-    if operand is None or operand.kind not in _HELD_KINDS or operand.shape is None:
-        return None
-    if ndim is not None and len(operand.shape) != ndim:
-        return None
-    if not (operand.dtype or "").startswith(dtypes):
-        return None
-    return numpy_values(operand, max_elements)
-
-
-def integer_labels(value: Any, max_rows: int) -> Any | None:
-    """The values of a 1-D integer array or eager tensor of 2 to ``max_rows`` values (class
-    labels, an index permutation), as ``held_array`` reads them."""
-    values = held_array(value, max_rows, INTEGERS, ndim=1)
-    return values if values is not None and values.shape[0] > 1 else None
-
-
-def first_axis(value: Any) -> int | None:
-    """The length of the first axis of a NumPy array or eager tensor, from its stored
-    shape; None for anything else, a scalar or an unknown length."""
-    if value_kind(value) not in _HELD_KINDS:
-        return None
-    operand = describe("", value)
-    shape = operand.shape if operand is not None else None
-    return shape[0] if shape else None
 
 
 def value_range(operand: Operand) -> tuple[float, float] | None:
