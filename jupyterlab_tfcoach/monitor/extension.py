@@ -100,6 +100,13 @@ def _explains_none_gradient(error: ErrorEntry | None) -> bool:
     )
 
 
+def _tells_loop_name(notes: list[Note], name: str) -> bool:
+    """Whether a training-symptom note already says that the loop name ``name`` was only
+    rebound (the variables it went through never changed)."""
+    marker = f"only rebinds the loop name `{name}`"
+    return any(marker in str(n.get("text", "")) for n in notes)
+
+
 class Monitor:
     """Everything the extension keeps for one shell."""
 
@@ -138,6 +145,8 @@ class Monitor:
         self._names_by_id: dict[int, str] | None = None
         # What the optimizers saw and the sources tape.gradient differentiated, this cell.
         self._cell_training: tuple[Any, set[int]] = (None, set())
+        # Plain names this cell rebinds as a for-loop name (see ``_tells_loop_name``).
+        self._loop_rebinds: set[str] = set()
 
     # ------------------------------------------------------------- lifecycle
     def start(self) -> None:
@@ -373,7 +382,15 @@ class Monitor:
             error = errors.explain(getattr(result, "error_in_exec", None), self.shell, rebinds)
             if self.gradients is not None:
                 if getattr(result, "error_in_exec", None) is None:
-                    notes.extend(self.gradients.take_symptom_notes(bool(rebinds)))
+                    # A loop name rebound (``for v, g in zip(...): v = v - lr * g``) is told
+                    # best by the nothing-trained symptom, which shows the variables did not
+                    # move: then that note replaces the name's variable entry.
+                    loop_names = self._loop_rebinds & set(rebinds)
+                    symptoms = self.gradients.take_symptom_notes(bool(set(rebinds) - loop_names))
+                    told = {n for n in loop_names if _tells_loop_name(symptoms, n)}
+                    if told:
+                        variables = [v for v in variables if v.get("name") not in told]
+                    notes.extend(symptoms)
                 gradient_notes = self.gradients.take_notes(explained)
                 if _explains_none_gradient(error):
                     # The error already tells this None gradient: keep only a note whose
@@ -500,6 +517,9 @@ class Monitor:
         assert self.variables is not None
         namespace = self._namespace()
         cell = cell_rebinds(self._cell_source)
+        self._loop_rebinds = {
+            r.target for r in cell.rebinds if r.loop_iterable is not None and r.in_function is None
+        }
         rebound = self.rebound
         hooked: set[int] = set()
         entries: list[VariableChange] = []

@@ -309,3 +309,56 @@ def test_python_number_step_in_a_method_gets_assign(kernel: KernelSession) -> No
         1,
         [0.5, 1.5],
     ]
+
+
+LOOP_NAME_MODULE = """class Line(tf.Module):
+    def __init__(self):
+        super().__init__()
+        self.slope = tf.Variable(0.0)
+        self.offset = tf.Variable(0.0)
+
+    def __call__(self, x):
+        return self.slope * x + self.offset
+
+
+xs = tf.constant([0.0, 1.0, 2.0, 3.0])
+ys = 2.0 * xs + 1.0
+line = Line()
+"""
+
+ONE_STEP = """with tf.GradientTape() as tape:
+    err = tf.reduce_mean(tf.square(line(xs) - ys))
+grads = tape.gradient(err, line.trainable_variables)
+for param, grad in zip(line.trainable_variables, grads):
+    param = param - 0.05 * grad
+"""
+
+
+def test_rebinding_the_loop_name_changes_no_variable(kernel: KernelSession) -> None:
+    """One step of ``for param, grad in zip(m.trainable_variables, grads): param = param -
+    lr * grad`` (too short for the nothing-trained symptom): the entry says the loop name is
+    all that changed (not 'create it again as a variable'), and its fix moves the module."""
+    run_quiet(kernel, LOOP_NAME_MODULE)
+    entry = _only_entry(run_quiet(kernel, ONE_STEP), "rebound_to_tensor")
+    text = entry["text"]
+    assert entry["name"] == "param"
+    assert "only rebinds the loop name `param`" in text
+    assert "`for ... in zip(line.trainable_variables, grads)`" in text
+    assert "nothing trained" in text and "again as a variable" not in text
+    fixed = _fixed(ONE_STEP, "param = param - 0.05 * grad", entry)
+    assert "param.assign_sub(0.05 * grad)" in fixed
+    run_quiet(kernel, LOOP_NAME_MODULE)
+    assert run_quiet(kernel, fixed)["variables"] == []
+    assert value_of(kernel, "float(line.slope) > 0.0") is True
+
+
+def test_rebinding_a_loop_name_over_tensors_is_quiet(kernel: KernelSession) -> None:
+    """The look-alike: a loop over data tensors that rebinds its name is ordinary code."""
+    cell = (
+        "batches = [tf.ones((2, 3)), tf.zeros((2, 3))]\n"
+        "centred = []\n"
+        "for batch in batches:\n"
+        "    batch = batch - tf.reduce_mean(batch)\n"
+        "    centred.append(batch)\n"
+    )
+    assert run_quiet(kernel, cell)["variables"] == []

@@ -329,12 +329,50 @@ for ep in range(3):
 
 
 def test_a_rebinding_already_reported_is_not_told_twice(kernel: KernelSession) -> None:
-    # ``vv`` held a variable before the cell: the namespace diff reports its rebinding
-    # (with the same fix); "Nothing trained" does not repeat it.
+    # ``vv`` held a variable before the cell, so the namespace diff sees it rebound; but the
+    # loop only rebinds its name: "Nothing trained" tells it (with the same fix) and the
+    # diff's entry, which would say to create ``vv`` again, is not told as well.
     run(kernel, "vv = tf.Variable(1.0)")
     code = KERAS_LOOP.replace("weight_k", "vv").replace("clf", "clf2")
     report = report_of(kernel, code)
-    [entry] = report["variables"]
-    assert entry["name"] == "vv" and entry["change"] == "rebound_to_tensor"
-    assert "`vv.assign_sub(0.1 * grad_k)`" in entry["text"]
-    assert symptom_notes(report) == []
+    assert report["variables"] == []
+    [found] = symptom_notes(report)
+    assert "only rebinds the loop name `vv`" in found["text"]
+    assert fix_after(found["text"], "Update each variable in place:") == (
+        "vv.assign_sub(0.1 * grad_k)"
+    )
+
+
+def test_a_plain_rebinding_is_not_told_twice(kernel: KernelSession) -> None:
+    # Not a loop name: ``vv2 = vv2 - lr * g`` at the loop's level. The variable entry tells
+    # it; "Nothing trained" does not repeat it.
+    run(kernel, "vv2 = tf.Variable(tf.ones((3, 2)))")
+    code = (
+        "for ep in range(4):\n"
+        "    with tf.GradientTape() as tp:\n"
+        "        cost = tf.reduce_mean((feats @ vv2 - labels) ** 2)\n"
+        "    g = tp.gradient(cost, vv2)\n"
+        "    vv2 = vv2 - 0.1 * g\n"
+    )
+    execution = run(kernel, code, ok=False)
+    [entry] = execution.report["variables"]
+    assert entry["name"] == "vv2" and entry["change"] == "rebound_to_tensor"
+    assert symptom_notes(execution.report) == []
+
+
+def test_loop_name_that_held_a_variable_before_the_cell(kernel: KernelSession) -> None:
+    """The loop name already held one of the variables (an earlier cell's loop left it
+    there): the cell is still told as nothing trained because only the loop name changed,
+    not as a variable to create again, and the one fix trains."""
+    run(kernel, "layer_ws = [tf.Variable(tf.ones((3, 2))), tf.Variable(tf.zeros((2,)))]")
+    run(kernel, "for w_i in layer_ws:\n    print(w_i.shape)")
+    loop = LOOP_NAME.split("\n", 1)[1]  # the same loop, on the variables made above
+    report = report_of(kernel, loop)
+    [found] = symptom_notes(report)
+    assert "`w_i = w_i - 0.1 * g_i` only rebinds the loop name `w_i`" in found["text"]
+    assert [v["name"] for v in report["variables"]] == []
+    assert not any("again as a variable" in n["text"] for n in report["notes"])
+    fix = fix_after(found["text"], "Update each variable in place:")
+    report_of(kernel, LOOP_NAME.split("\n", 1)[0])
+    assert symptom_notes(report_of(kernel, loop.replace("w_i = w_i - 0.1 * g_i", fix))) == []
+    assert value_of(kernel, "float(tf.reduce_sum(layer_ws[1] ** 2)) > 0.0") is True

@@ -165,3 +165,43 @@ def test_freezing_after_a_custom_training_step_traced(kernel: KernelSession) -> 
     report = run_quiet(kernel, freeze.replace("for _ in", STEP + "for _ in"))
     assert report["variables"] == []
     assert value_of(kernel, changed) is False
+
+
+SECOND_DERIVATIVE = """a = tf.Variable(1.5)
+with tf.GradientTape() as outer_tape:
+    with tf.GradientTape() as inner_tape:
+        energy = a**3
+slope = inner_tape.gradient(energy, a)
+curvature = outer_tape.gradient(slope, a)
+"""
+
+
+def test_target_computed_after_the_outer_tape_block(kernel: KernelSession) -> None:
+    """A second derivative whose first gradient was taken after the outer tape's block:
+    the note names the line that computed the target and the block to move it into, and
+    the cell with that line moved gives the second derivative (6 * a = 9)."""
+    [note] = note_texts(run_quiet(kernel, SECOND_DERIVATIVE))
+    assert note.startswith("tape.gradient at line 6 returned None for `a`: ")
+    assert "`slope` is computed at line 5 (`slope = inner_tape.gradient(energy, a)`)" in note
+    assert "after the block ended" in note and "`with ... as outer_tape:` at line 2" in note
+    moved = SECOND_DERIVATIVE.replace(
+        "\nslope = inner_tape.gradient", "\n    slope = inner_tape.gradient"
+    )
+    report = run_quiet(kernel, moved)
+    assert note_texts(report) == []
+    assert value_of(kernel, "round(float(curvature), 3)") == 9.0
+
+
+def test_loss_after_the_tape_block_is_named(kernel: KernelSession) -> None:
+    """The same reading on a first-order loop: the loss computed after the block."""
+    cell = (
+        "k = tf.Variable(2.0)\n"
+        "with tf.GradientTape() as tape:\n"
+        "    guess = k * 3.0\n"
+        "gap = (guess - 5.0) ** 2\n"
+        "dk = tape.gradient(gap, k)\n"
+    )
+    [note] = note_texts(run_quiet(kernel, cell))
+    assert "`gap` is computed at line 4" in note and "after the block ended" in note
+    correct = cell.replace("\ngap =", "\n    gap =")
+    assert note_texts(run_quiet(kernel, correct)) == []

@@ -13,6 +13,7 @@ Every entry gives the fix as the user's own statement done in place.
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -24,6 +25,8 @@ from jupyterlab_tfcoach.monitor.variables.kinds import TENSOR
 from jupyterlab_tfcoach.monitor.variables.rebind_statements import CellRebinds, Rebind, statement_at
 
 SECTION = "rebinding-variables"
+# Attributes that hold a model's or module's variables, by name.
+_VARIABLE_LISTS = frozenset({"trainable_variables", "trainable_weights", "params", "parameters"})
 MAX_CLASSES_REMEMBERED = 200
 MAX_ATTRIBUTES_REMEMBERED = 500
 MAX_CANDIDATE_OBJECTS = 200
@@ -73,6 +76,15 @@ def name_rebound_text(
             f"The variable stops training and tape.gradient with respect to `{name}` is None. "
             f"Update it in place: `{name}.assign_sub(lr * grad)` (or assign / assign_add), "
             f"after creating `{name}` again as a variable."
+        )
+    if rebind.loop_iterable is not None:
+        # ``for v, g in zip(model.trainable_variables, grads): v = v - lr * g`` rebinds the
+        # loop's name only: the variables in the iterable never change, so nothing trains.
+        return (
+            f"Line {rebind.line}: `{rebind.statement}` only rebinds the loop name `{name}` "
+            f"(line {rebind.loop_line}: `for ... in {rebind.loop_iterable}`) to a new "
+            f"tf.Tensor: the {_what(before)}s it went through are never changed, so nothing "
+            f"trained. Update each one in place instead: `{fix or rebind.fix}`."
         )
     again = "" if same_cell else f", after creating `{name}` again as a variable"
     return (
@@ -245,9 +257,14 @@ class ReboundReporter:
                 if kind_of(value) != TENSOR:
                     continue
                 if before not in ("tf.Variable", "keras.Variable"):
-                    if rebind.target not in cell.created:
+                    if rebind.target in cell.created:
+                        before = "tf.Variable"
+                    elif rebind.loop_iterable is not None and self._loops_over_variables(
+                        rebind.loop_iterable, namespace
+                    ):
+                        before = "tf.Variable"
+                    else:
                         continue
-                    before = "tf.Variable"
                 reported.add(rebind.target)
                 tensor_ids.add(id(value))
                 same_cell = rebind.target in cell.created
@@ -284,6 +301,24 @@ class ReboundReporter:
             entries.append(_entry(rebind.target, "attribute_rebound", "tf.Variable", text))
         entries.extend(self._methods_of_plain_objects(namespace, reported, tensor_ids))
         return entries, tensor_ids
+
+    def _loops_over_variables(self, iterable: str, namespace: Mapping[str, Any]) -> bool:
+        """Whether a ``for`` loop's iterable surely yields variables: it reads a model's
+        variable list by name (``m.trainable_variables``), or a list held in the namespace
+        whose first item is a variable (``zip(params, grads)``). No user property runs."""
+        try:
+            tree = ast.parse(iterable, mode="eval")
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return False
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and node.attr in _VARIABLE_LISTS:
+                return True
+            if isinstance(node, ast.Name):
+                held = namespace.get(node.id)
+                if type(held) in (list, tuple) and held:
+                    if self.kind_of(held[0]) in ("tf.Variable", "keras.Variable"):
+                        return True
+        return False
 
     def _methods_of_plain_objects(
         self, namespace: Mapping[str, Any], reported: set[str], tensor_ids: set[int]

@@ -83,6 +83,11 @@ class Rebind:
     # not broadcast: ``w.assign_sub(0.5)`` fails for a vector ``w``).
     step: str | None = None
     broadcast_fix: str | None = None
+    # For a plain name bound by an enclosing ``for`` of the cell (``for v, g in zip(...)``):
+    # that loop's iterable as written and its line. Rebinding such a name changes only the
+    # loop's name, never the variables the iterable holds.
+    loop_iterable: str | None = None
+    loop_line: int | None = None
 
     def fix_given(self, is_number: Callable[[str], bool]) -> str:
         """``fix``, or ``broadcast_fix`` when the step is surely a single number (see
@@ -205,6 +210,30 @@ class _Collector(ast.NodeVisitor):
         self.found = CellRebinds([], set(), set())
         self._functions: list[str] = []
         self._classes: list[str] = []
+        # Enclosing ``for`` loops: the names each binds, its iterable's source, its line.
+        self._loops: list[tuple[frozenset[str], str, int]] = []
+
+    def visit_For(self, node: ast.For | ast.AsyncFor) -> None:
+        bound = frozenset(n.id for n in ast.walk(node.target) if isinstance(n, ast.Name))
+        iterable = ast.get_source_segment(self.source, node.iter) or ""
+        self.visit(node.target)
+        self.visit(node.iter)
+        self._loops.append((bound, " ".join(iterable.split()), node.lineno))
+        for child in node.body:
+            self.visit(child)
+        self._loops.pop()
+        for child in node.orelse:
+            self.visit(child)
+
+    visit_AsyncFor = visit_For  # type: ignore[assignment]
+
+    def _loop_binding(self, target: str) -> tuple[str | None, int | None]:
+        if "." in target:
+            return None, None
+        for bound, iterable, line in reversed(self._loops):
+            if target in bound:
+                return (iterable or None), line
+        return None, None
 
     def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         self._functions.append(node.name)
@@ -226,6 +255,7 @@ class _Collector(ast.NodeVisitor):
             return
         fix, step, broadcast_fix = fixes
         statement = ast.get_source_segment(self.source, node) or target
+        loop_iterable, loop_line = self._loop_binding(target)
         self.found.rebinds.append(
             Rebind(
                 target=target,
@@ -236,6 +266,8 @@ class _Collector(ast.NodeVisitor):
                 in_class=self._classes[-1] if self._classes else None,
                 step=step,
                 broadcast_fix=broadcast_fix,
+                loop_iterable=loop_iterable,
+                loop_line=loop_line,
             )
         )
 

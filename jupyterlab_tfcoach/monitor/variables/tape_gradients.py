@@ -106,6 +106,85 @@ def _block_source(filename: str, line: int, names: set[str]) -> str | None:
         return None
 
 
+@dataclass(frozen=True)
+class TargetOutsideBlock:
+    """``tape.gradient(target, ...)`` where ``target`` was last assigned outside the tape's
+    ``with`` block: the tape recorded none of its computation."""
+
+    target: str
+    line: int  # the assignment's line
+    statement: str
+    tape: str
+    with_line: int
+    after: bool  # assigned after the block ended (else before it began)
+
+
+def target_outside_block(frame: Any, tape: Any) -> TargetOutsideBlock | None:
+    """Read from the calling code: the call ``<tape>.gradient(<name>, ...)`` on the frame's
+    line, the ``with ... as <tape>:`` block before it, and the last assignment of ``<name>``
+    before the call. Only names and line numbers are read, never a value."""
+    try:
+        if frame is None:
+            return None
+        names = {name for name, value in frame.f_locals.items() if value is tape}
+        if not names:
+            return None
+        line = frame.f_lineno
+        source = "".join(linecache.getlines(frame.f_code.co_filename))
+        if not source or len(source) > _MAX_SOURCE_CHARS:
+            return None
+        tree = ast.parse(source)
+        block: ast.With | None = None
+        target: str | None = None
+        tape_name = ""
+        for node in ast.walk(tree):
+            if isinstance(node, ast.With) and node.lineno <= line:
+                for item in node.items:
+                    bound = item.optional_vars
+                    if isinstance(bound, ast.Name) and bound.id in names:
+                        if block is None or node.lineno > block.lineno:
+                            block, tape_name = node, bound.id
+            elif (
+                isinstance(node, ast.Call)
+                and node.lineno <= line <= (node.end_lineno or node.lineno)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr in ("gradient", "jacobian")
+                and isinstance(node.func.value, ast.Name)
+                and node.func.value.id in names
+                and node.args
+                and isinstance(node.args[0], ast.Name)
+            ):
+                target = node.args[0].id
+        if block is None or target is None:
+            return None
+        assignment: ast.stmt | None = None
+        for node in ast.walk(tree):
+            if not isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+                continue
+            if node.lineno >= line:
+                continue
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            bound_names = {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+            if target in bound_names and (assignment is None or node.lineno > assignment.lineno):
+                assignment = node
+        if assignment is None:
+            return None
+        end = block.end_lineno or block.lineno
+        if block.lineno <= assignment.lineno <= end:
+            return None
+        statement = ast.get_source_segment(source, assignment) or target
+        return TargetOutsideBlock(
+            target,
+            assignment.lineno,
+            " ".join(statement.split()),
+            tape_name,
+            block.lineno,
+            assignment.lineno > end,
+        )
+    except Exception:
+        return None
+
+
 def _with_called_functions(block: str, frame: Any) -> str:
     """The block, then the source of each plain Python function it calls by name (one
     level: ``loss = my_loss(y, pred)``), so a NumPy step or a no-gradient op inside a
@@ -290,12 +369,16 @@ class GradientWatcher:
         call_site = self._locator.call_site(frame)
         where = f" at {call_site}" if call_site else ""
         block = tape_block_source(frame, tape, self._block_sources)
+        outside = target_outside_block(frame, tape) if block is not None else None
         single = len(flat_sources) == 1
         # Sources with the same cause are told in one note: "returned None for `w`, `b`".
         groups: dict[tuple[str, str], list[tuple[int, Any]]] = {}
         for position, (source, gradient) in enumerate(zip(flat_sources, flat_result, strict=True)):
             if gradient is None:
-                groups.setdefault(self._why(source, block), []).append((position, source))
+                why = self._why(source, block)
+                if outside is not None and why[0].startswith(NOT_CONNECTED):
+                    why = self._outside(outside, why[1])
+                groups.setdefault(why, []).append((position, source))
         for (why, section), members in groups.items():
             labelled = [
                 (self._label(source, position, single), id(source)) for position, source in members
@@ -343,6 +426,19 @@ class GradientWatcher:
                     "gradient-tape",
                 )
         return self._not_connected(block)
+
+    @staticmethod
+    def _outside(found: TargetOutsideBlock, section: str) -> tuple[str, str]:
+        """The target was computed outside the tape's block: name the line and the move."""
+        when = "after the block ended" if found.after else "before the block began"
+        return (
+            f"{NOT_CONNECTED}: `{found.target}` is computed at line {found.line} "
+            f"(`{found.statement}`), {when} (`with ... as {found.tape}:` at line "
+            f"{found.with_line}), so `{found.tape}` recorded none of that computation. Move "
+            f"that line inside the `with` block of `{found.tape}` (indent it under line "
+            f"{found.with_line}).",
+            section,
+        )
 
     def _not_connected(self, block: str | None) -> tuple[str, str]:
         """The loss does not depend on the source: say the likeliest reason the code shows.
