@@ -259,3 +259,20 @@ def test_computed_look_alikes_stay_silent(kernel: KernelSession) -> None:
         "d = tf.reduce_mean(tf.abs(forecast - tf.cast(measured[:, None], tf.float32)))",
     ):
         assert broadcast_notes(checked_report(run(kernel, cell))) == [], cell
+
+
+def test_a_mask_made_on_the_spot_against_labels(kernel: KernelSession) -> None:
+    """``(scores < 0.5) == labels``: a comparison with a number keeps the shape of what it
+    compares, so a (N, 1) column cut into a mask and compared with (N,) labels is found, and
+    both printed fixes give the accuracy of the vectors (not of the (N, N) matrix)."""
+    run(kernel, "closeness = np.linspace(0.0, 1.0, 40).reshape(40, 1)\n")
+    run(kernel, "same_pair = (np.linspace(0.0, 1.0, 40) < 0.5).astype(int)\n")
+    cell = "hit_rate = np.mean((closeness < 0.5) == same_pair)\n"
+    [text] = broadcast_notes(checked_report(run(kernel, cell)))
+    assert "broadcasts `closeness < 0.5`, a (40, 1) bool NumPy array" in text, text
+    assert "`same_pair`, a (40,) int64 NumPy array" in text, text
+    assert shown(kernel, "hit_rate") == "0.5"  # the wrong number, no error
+    for fix in fixes_of(text):
+        report = checked_report(run(kernel, f"hit_rate = np.mean({fix})\n"))
+        assert broadcast_notes(report) == [], fix
+        assert shown(kernel, "hit_rate") == "1.0", fix

@@ -208,3 +208,22 @@ amounts = fitter.predict(rows, verbose=0)[:, 0]
 large = (amounts > 0.5).astype(int)
 """
     assert threshold_notes(checked_report(run(kernel, cell))) == []
+
+
+def test_distances_cut_below_a_margin_stay_silent(kernel: KernelSession) -> None:
+    """A model that outputs distances (never negative, often above 1) cut with ``< 0.5``
+    to call pairs similar: not raw scores, so no logits advice (a cut at 0 would call no
+    pair similar)."""
+    cell = """left = keras.Input((3,))
+right = keras.Input((3,))
+gap = keras.layers.Lambda(
+    lambda ab: keras.ops.sqrt(keras.ops.sum(keras.ops.square(ab[0] - ab[1]), axis=1, keepdims=True))
+)([left, right])
+pair_net = keras.Model([left, right], gap)
+pa = np.random.default_rng(1).normal(size=(64, 3)).astype("float32")
+pb = pa + np.random.default_rng(2).normal(scale=2.0, size=(64, 3)).astype("float32")
+pair_dist = pair_net.predict([pa, pb], verbose=0)
+similar = (pair_dist < 0.5).astype(int)
+"""
+    report = checked_report(run(kernel, cell))
+    assert threshold_notes(report) == []

@@ -5,7 +5,8 @@ A learner rarely subtracts two bare names: ``forecast - tf.cast(measured, tf.flo
 the broadcast just as well. After the cell ran only the names are left, so such an operand
 is followed through what cannot change a shape: a cast or an element-wise function of one
 value (``tf.cast``, ``tf.abs``, ``np.float32``, ``x.astype(...)``, ``tf.nn.sigmoid``...), a
-sign, arithmetic with a number, and a tensor or array built from a literal list. Anything
+sign, arithmetic with a number, a comparison with a number (``scores < 0.5``: a mask of
+the same shape), and a tensor or array built from a literal list. Anything
 else (a squeeze, an index, a model call) is not followed: its shape is not known for sure,
 and the expression is left alone.
 """
@@ -104,12 +105,27 @@ def _followable(node: ast.AST, depth: int) -> bool:
             other = node.right if left_number else node.left
             return _followable(other, depth + 1)
         return False
+    if isinstance(node, ast.Compare):
+        other = _compared_with_number(node)
+        return other is not None and _followable(other, depth + 1)
     if isinstance(node, ast.Call):
         source = _call_source(node)
         return source is not None and (
             _literal_dims(source) is not None or _followable(source, depth + 1)
         )
     return False
+
+
+def _compared_with_number(node: ast.Compare) -> ast.AST | None:
+    """``x`` in ``x < 0.5`` or ``0.5 <= x`` (one comparison, a number on one side): the
+    result is a boolean mask of ``x``'s shape."""
+    if len(node.ops) != 1 or len(node.comparators) != 1:
+        return None
+    left, right = node.left, node.comparators[0]
+    left_number, right_number = _is_number(left), _is_number(right)
+    if left_number == right_number:
+        return None
+    return right if left_number else left
 
 
 def _call_source(call: ast.Call) -> ast.AST | None:
@@ -213,6 +229,10 @@ def _follow(
             return None
         # A number may change an integer's dtype (``/``): only the shape is sure.
         return found[0], found[1], ""
+    if isinstance(node, ast.Compare):
+        other = _compared_with_number(node)
+        found = _follow(other, namespace, depth + 1) if other is not None else None
+        return (found[0], found[1], "bool") if found is not None else None
     if isinstance(node, ast.Call):
         source = _call_source(node)
         if source is None:

@@ -17,8 +17,9 @@ else in an earlier cell of the history ``In``) from a model or layer call, ``pre
 or a matrix product; values made any other way (``np.random.rand(n) > 0.8`` when
 synthesising data) are data, whatever their range, and stay silent. Then:
 
-- a cut in (0, 1) or a round is told when ``x`` has a value below 0 or above 1 (read as
-  its minimum and maximum of at most a million values, never shown), or when the model
+- a cut in (0, 1) or a round is told when ``x`` has a value below 0 (read as its minimum
+  and maximum of at most a million values, never shown; values never negative but above 1
+  are distances, counts or ReLU outputs, not logits), or when the model
   ends with no activation and its compiled loss has ``from_logits=True`` (raw scores,
   whatever the range of these few);
 - a cut at 0 is told when the model's last layer has a sigmoid or softmax activation
@@ -245,7 +246,10 @@ def threshold_notes(code: CellCode, namespace: dict[str, Any]) -> list[Note]:
             text = _probabilities_text(found, held_text, operand.description, source, kind)
         else:
             span = value_range(operand)
-            outside = span is not None and not (0.0 <= span[0] and span[1] <= 1.0)
+            # Raw scores of a layer without an activation take both signs; values that are
+            # never negative but exceed 1 are distances, counts or ReLU outputs, not logits,
+            # and a cut at 0 would make no sense for them.
+            outside = span is not None and span[0] < 0.0
             raw = source.activation == "linear" and source.from_logits
             if not (outside or raw) or source.activation in PROBABILITY_ACTIVATIONS:
                 continue
