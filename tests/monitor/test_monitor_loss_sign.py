@@ -137,3 +137,24 @@ for step in range(200):
     report = checked_report(run(kernel, gaussian))
     assert [n for n in report["notes"] if (n.get("course") or {}).get("section") == SECTION] == []
     assert shown(kernel, "float(nll) < 0") == "True"
+
+
+def test_accuracy_falling_under_a_keras_loss_is_not_called_a_sign_error(
+    kernel: KernelSession,
+) -> None:
+    """A fit whose accuracy fell while its loss fell: with Keras's own cross-entropy (its
+    sign is right; raw scores given to it do this, told when compiled) no 'check its sign'
+    note; with the notebook's own loss function the symptom is still told."""
+    cell = """import weakref
+from jupyterlab_tfcoach.monitor.training.loss_sign import fit_notes
+seq = keras.Sequential([keras.Input((4,)), keras.layers.Dense(3)])
+seq.compile(optimizer="adam", loss="sparse_categorical_crossentropy", metrics=["accuracy"])
+fell = {"loss": [5.1, 4.0, 3.2], "accuracy": [0.32, 0.2, 0.13]}
+by_keras = len(fit_notes([(weakref.ref(seq), fell)], {"seq": seq}))
+def own_loss(y_true, y_pred):
+    return tf.reduce_mean(tf.square(y_pred - tf.cast(y_true, y_pred.dtype)))
+seq.compile(optimizer="adam", loss=own_loss, metrics=["accuracy"])
+by_own = len(fit_notes([(weakref.ref(seq), fell)], {"seq": seq}))
+"""
+    run(kernel, cell)
+    assert shown(kernel, "by_keras, by_own") == "0 1"

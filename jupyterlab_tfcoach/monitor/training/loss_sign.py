@@ -20,7 +20,8 @@ its reductions down to its ``log`` calls (``tf.math.log``, ``np.log``, ``keras.o
 log-likelihood being minimised. The note names the statement and gives it with the minus
 (``return -tf.reduce_mean(...)``). With no readable cause, a loss that went from negative
 to non-finite, or a ``fit`` whose accuracy fell by 0.1 or more while its loss fell, is
-told as the symptom with what to check.
+told as the symptom with what to check, unless the loss is Keras's own and stayed positive
+(its sign is right; raw scores given to a probability loss do that, told at compile).
 """
 
 from __future__ import annotations
@@ -274,6 +275,17 @@ def _accuracy_fall(history: Mapping[str, list[float]]) -> tuple[str, float, floa
     return None
 
 
+def _library_loss(loss: Any) -> bool:
+    """Whether the compiled loss is Keras's own: a name (``"mse"``), or a function or object
+    defined by TensorFlow/Keras (read by type and module name only)."""
+    if loss is None or type(loss) is str:
+        return True
+    if isinstance(loss, types.FunctionType):
+        module = loss.__module__ if type(loss.__module__) is str else ""
+        return module.split(".", 1)[0] in _LIBRARIES
+    return is_library_class(type(loss))
+
+
 def fit_notes(
     runs: list[tuple[weakref.ReferenceType[Any], Mapping[str, list[float]] | None]],
     namespace: Mapping[str, Any],
@@ -304,6 +316,11 @@ def fit_notes(
             continue
         if accuracy is None and math.isfinite(losses[-1]):
             continue  # a negative loss alone may be meant (a density's log-likelihood)
+        if _library_loss(loss) and min(losses) >= 0.0:
+            # Keras's own losses have the right sign: a positive one that falls while
+            # accuracy falls has another cause (raw scores given to a loss that expects
+            # probabilities, which the compile check tells), not a missing minus.
+            continue
         notes.append(
             reports.note(
                 head + " A loss to minimise must be smaller for better predictions: check "
