@@ -13,16 +13,19 @@ Sections move between modules (the second edition split the first module in thre
 renumbered the architecture module from ``module-02`` to ``module-04``; then the Keras half
 of ``module-03`` became ``module-05``, module 4's numerics and reproducibility sections
 ``module-06`` and its input pipeline sections ``module-07``; then the modules were put in
-the order a learner reads them, :data:`MODULES_RENUMBERED`), but a section keeps its id. A
+the order a learner reads them; then the Keras module was split in two, models and layers
+``module-06`` and training with ``fit`` ``module-07``, numerics moving on to ``module-08``:
+:data:`MODULES_RENUMBERED`), but a section keeps its id. A
 link written before a move names the old module (``<base>/module-01#retracing``,
 ``module-01.md#side-effects``, ``<base>/module-07#tf-data``): ``Course.resolve`` finds the
 section by its id whatever module the link carries, so old links still land on it.
 
 The course lists its modules in file name order, which is the reading order: a module's
 number is its place in the course, and what it says of "module 5" is the fifth. A number
-that changed meaning in a renumbering is recorded in :data:`MODULES_RENUMBERED`, and
-whatever keeps a module id alone (the study store's scores, an exported progress file) is
-carried over by it; the course's own links to a module alone are written with the new ids.
+that changed meaning in a renumbering is recorded in :data:`MODULES_RENUMBERED`, one entry
+per renumbering, and whatever keeps a module id alone (the study store's scores, an exported
+progress file) is carried over by :func:`module_id_now` from the numbering it was written in;
+the course's own links to a module alone are written with the new ids.
 
 This module imports only the standard library: the kernel monitor uses it.
 """
@@ -38,16 +41,56 @@ from urllib.parse import urlsplit
 MODULES_DIR = Path(__file__).parent / "modules"
 NOTEBOOKS_DIR = Path(__file__).parent / "notebooks"
 
-# The second edition's reading order (issue #28): the input pipeline module was written
-# last (``module-07``) although modules 5 and 6 feed their models with pipelines, so it
-# moved up to follow module 4 and the Keras and numerics modules moved one place down.
-# Old module id -> new, for anything stored under a module id alone (study scores,
-# exported progress documents of format ``tfcoach.study-progress/1``).
-MODULES_RENUMBERED: dict[str, str] = {
-    "module-05": "module-06",  # Keras models, losses and fit
-    "module-06": "module-07",  # Numerics and reproducibility
-    "module-07": "module-05",  # Feeding the model: tf.data input pipelines
-}
+
+@dataclass(frozen=True)
+class Renumbering:
+    """One renumbering of the course's modules: ``moves`` maps each module id that changed
+    meaning to the id its module has after it (every move at once, never chained)."""
+
+    what: str
+    moves: dict[str, str]
+
+
+# Every renumbering, oldest first. An id written in numbering ``n`` (0: before the first
+# renumbering) reaches today's numbering through the entries from ``n`` on, one by one: the
+# same id may mean different modules in different numberings (``module-07`` was the input
+# pipeline in numbering 0 and numerics in numbering 1), so where an id was written decides.
+MODULES_RENUMBERED: tuple[Renumbering, ...] = (
+    # The second edition's reading order (issue #28): the input pipeline module was written
+    # last (``module-07``) although the Keras and numerics modules feed their models with
+    # pipelines, so it moved up to follow module 4 and those two moved one place down.
+    # Study store schema 3; progress documents ``tfcoach.study-progress/1`` were written before.
+    Renumbering(
+        "the modules put in reading order (issue #28)",
+        {
+            "module-05": "module-06",  # Keras models, losses and fit
+            "module-06": "module-07",  # Numerics and reproducibility
+            "module-07": "module-05",  # Feeding the model: tf.data input pipelines
+        },
+    ),
+    # The Keras module was two sittings (issue #28, review 9): its models and layers keep
+    # ``module-06`` (a score of the whole module stays there, where its first half is); the
+    # training half (callbacks, preprocessing, saving, train_step) is the new ``module-07``,
+    # and numerics moves on to ``module-08``. Study store schema 4; progress documents
+    # ``tfcoach.study-progress/2`` were written before.
+    Renumbering(
+        "the Keras module split in two, numerics moved on (issue #28)",
+        {"module-07": "module-08"},  # Numerics and reproducibility
+    ),
+)
+# The numbering the course is written in now: the number of renumberings so far.
+MODULE_NUMBERING = len(MODULES_RENUMBERED)
+
+
+def module_id_now(module_id: str, numbering: int) -> str:
+    """Today's id of the module that was ``module_id`` in numbering ``numbering`` (0 for
+    ids written before the first renumbering, :data:`MODULE_NUMBERING` for today's)."""
+    if not 0 <= numbering <= MODULE_NUMBERING:
+        raise ValueError(f"no module numbering {numbering} (0 to {MODULE_NUMBERING})")
+    for renumbering in MODULES_RENUMBERED[numbering:]:
+        module_id = renumbering.moves.get(module_id, module_id)
+    return module_id
+
 
 _ANCHOR_HEADING = re.compile(
     r'^<a id="(?P<id>[a-z0-9-]+)"(?: name="[a-z0-9-]+")?></a>\s*\n##\s+(?P<title>.+?)\s*$',

@@ -15,13 +15,18 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from jupyterlab_tfcoach.course import MODULES_RENUMBERED
+from jupyterlab_tfcoach.course import MODULE_NUMBERING, module_id_now
 from jupyterlab_tfcoach.study.scheduler import CardState, parse_time
 
-PROGRESS_FORMAT = "tfcoach.study-progress/2"
-# Written before the course's modules were renumbered into reading order: the same fields,
-# its scores' module ids the old ones (read in, they are carried over to the new ones).
-PROGRESS_FORMAT_BEFORE_RENUMBERING = "tfcoach.study-progress/1"
+# Format ``tfcoach.study-progress/<n + 1>`` was written in the course's module numbering
+# ``n`` (``course.MODULES_RENUMBERED``): the same fields, its scores' module ids those of
+# that numbering (read in, they are carried over to today's). /1 was written before the
+# modules were put in reading order, /2 before the Keras module was split in two.
+PROGRESS_FORMATS = {
+    f"tfcoach.study-progress/{numbering + 1}": numbering
+    for numbering in range(MODULE_NUMBERING + 1)
+}
+PROGRESS_FORMAT = f"tfcoach.study-progress/{MODULE_NUMBERING + 1}"
 ID_PATTERN = re.compile(r"[a-z0-9-]{1,80}")
 # The times the schema's "time" takes (Python's fromisoformat also takes other spellings).
 TIME_PATTERN = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?(Z|[+-]\d{2}:\d{2})")
@@ -206,11 +211,11 @@ MAX_ROWS = 200_000
 
 def progress_document(value: Any, where: str) -> dict[str, Any]:
     """A checked progress document (the export's shape): its rows, times as datetimes."""
-    formats = (PROGRESS_FORMAT, PROGRESS_FORMAT_BEFORE_RENUMBERING)
-    if isinstance(value, dict) and value.get("format") not in formats:
+    if isinstance(value, dict) and value.get("format") not in PROGRESS_FORMATS:
+        older = " or ".join(repr(name) for name in reversed(PROGRESS_FORMATS))
         raise BodyError(
-            f"{where}.format must be {PROGRESS_FORMAT!r} or {formats[1]!r} (a document "
-            f"exported by tfcoach), not {_shown(value.get('format'))}"
+            f"{where}.format must be {older} (a document exported by tfcoach), "
+            f"not {_shown(value.get('format'))}"
         )
     document = obj(
         {
@@ -230,10 +235,11 @@ def progress_document(value: Any, where: str) -> dict[str, Any]:
         seen.add(card["term"])
     for index, quiz in enumerate(document["quiz_scores"]):
         _check_quiz_total(quiz, f"{where}.quiz_scores[{index}]")
-    if document["format"] == PROGRESS_FORMAT_BEFORE_RENUMBERING:
+    numbering = PROGRESS_FORMATS[document["format"]]
+    if numbering != MODULE_NUMBERING:
         # Its module ids name the modules as they were numbered then.
         for score in (*document["match_scores"], *document["quiz_scores"]):
-            score["module"] = MODULES_RENUMBERED.get(score["module"], score["module"])
+            score["module"] = module_id_now(score["module"], numbering)
         document["format"] = PROGRESS_FORMAT
     return document
 

@@ -8,7 +8,8 @@ Schema: ``PRAGMA user_version`` is the schema version; :data:`MIGRATIONS` are ap
 order, each in its own ``BEGIN IMMEDIATE`` transaction with the version bump, so a file is
 always at one version. Version 1: ``cards``, ``reviews``, ``match_scores``, ``met``;
 version 2 adds ``quiz_scores``; version 3 carries the scores' module ids over to the
-course's renumbering into reading order (``course.MODULES_RENUMBERED``). A file of a newer
+course's renumbering into reading order, version 4 to the split of the Keras module
+(``course.MODULES_RENUMBERED``, one migration per renumbering). A file of a newer
 version (a newer tfcoach wrote it) is refused, never changed.
 
 Concurrency: every operation opens its own connection (the server runs them in threads),
@@ -37,7 +38,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
-from jupyterlab_tfcoach.course import MODULES_RENUMBERED
+from jupyterlab_tfcoach.course import MODULES_RENUMBERED, Renumbering
 from jupyterlab_tfcoach.study.progress import PROGRESS_FORMAT
 from jupyterlab_tfcoach.study.scheduler import (
     CardState,
@@ -70,11 +71,16 @@ class Migration:
     sql: str
 
 
-def _renumbered(table: str) -> str:
-    """The statement that moves ``table``'s module ids to their numbers in reading order."""
-    cases = " ".join(f"WHEN '{old}' THEN '{new}'" for old, new in MODULES_RENUMBERED.items())
-    olds = ", ".join(f"'{old}'" for old in MODULES_RENUMBERED)
+def _renumbered(table: str, renumbering: Renumbering) -> str:
+    """The statement that moves ``table``'s module ids to their numbers after ``renumbering``."""
+    moves = renumbering.moves
+    cases = " ".join(f"WHEN '{old}' THEN '{new}'" for old, new in moves.items())
+    olds = ", ".join(f"'{old}'" for old in moves)
     return f"UPDATE {table} SET module = CASE module {cases} END WHERE module IN ({olds});\n"
+
+
+def _renumbering(renumbering: Renumbering) -> str:
+    return _renumbered("match_scores", renumbering) + _renumbered("quiz_scores", renumbering)
 
 
 MIGRATIONS: tuple[Migration, ...] = (
@@ -137,7 +143,14 @@ MIGRATIONS: tuple[Migration, ...] = (
         # One statement per table: every row moves from its old id at once, so a module
         # id that is both an old and a new one (module-05 -> 06, module-07 -> 05) is
         # renamed once, never twice.
-        _renumbered("match_scores") + _renumbered("quiz_scores"),
+        _renumbering(MODULES_RENUMBERED[0]),
+    ),
+    Migration(
+        4,
+        "the scores' modules renumbered after the Keras module's split (issue #28)",
+        # Numerics, module-07 until now, is module-08; the Keras module's scores stay on
+        # module-06, the first of its two halves.
+        _renumbering(MODULES_RENUMBERED[1]),
     ),
 )
 
@@ -507,7 +520,7 @@ class StudyStore:
     # ------------------------------------------------------------------ export, import, reset
 
     def export(self, now: datetime | None = None) -> dict[str, Any]:
-        """Every row, as a ``tfcoach.study-progress/2`` document (oldest first)."""
+        """Every row, as a ``tfcoach.study-progress/3`` document (oldest first)."""
         exported_at = iso(now or utc_now())
 
         def read(connection: sqlite3.Connection) -> dict[str, Any]:

@@ -82,13 +82,13 @@ def test_the_ids_other_parts_link_to_are_kept() -> None:
     assert {"building-blocks", "xla"} <= ids
     # The numbers and reproducibility went on to a module of their own (issue #28), with
     # their ids: the architecture module links there.
-    numerics = get_course().module("module-07")
+    numerics = get_course().module("module-08")
     assert numerics.title == "Numerics and reproducibility"
     assert {"placement-numerics", "tf-data-determinism", "reproducibility"} <= {
         section.id for section in numerics.sections
     }
     text = architecture_module().markdown
-    assert "module-07.md#placement-numerics" in text and "module-07.md#reproducibility" in text
+    assert "module-08.md#placement-numerics" in text and "module-08.md#reproducibility" in text
     # So did the input pipeline (issue #28): the module ends at mixed precision and points
     # on to module 5, in its opening and in its takeaways.
     pipelines = get_course().module("module-05")

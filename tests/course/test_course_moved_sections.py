@@ -10,7 +10,9 @@ Then module 4's sections on numbers and reproducibility became ``module-06``, ap
 and its input pipeline (``tf-data``, ``tf-data-order``) ``module-07``. Then the modules were
 put in reading order, the input pipeline before the modules that feed models with it:
 ``module-07`` became ``module-05``, ``module-05`` ``module-06`` and ``module-06``
-``module-07`` (``course.MODULES_RENUMBERED``, which the study store follows).
+``module-07``. Then the Keras module, two sittings long, was split in two: models and layers
+kept ``module-06``, training with ``fit`` became ``module-07`` and numerics ``module-08``
+(``course.MODULES_RENUMBERED``, one entry per renumbering, which the study store follows).
 Rules, hover cards, the monitor, SARIF files, reports kept by the server and learners'
 bookmarks name sections by id, and links made before a move carry the old module id: every
 one of them must still land on its section.
@@ -25,12 +27,14 @@ import nbformat
 import pytest
 
 from jupyterlab_tfcoach.course import (
+    MODULE_NUMBERING,
     MODULES_RENUMBERED,
     Course,
     Module,
     UnknownModuleError,
     UnknownSectionError,
     get_course,
+    module_id_now,
 )
 from jupyterlab_tfcoach.course.notebook_links import notebook_links
 
@@ -186,23 +190,29 @@ def test_the_split_put_the_sections_where_a_learner_needs_them() -> None:
         "module-05",
         "module-06",
         "module-07",
+        "module-08",
     ]
     where = {section.id: section.module_id for section in course.sections}
     # Module ids as they were before the renumbering into reading order, and as they are.
     keras, numerics, pipelines = (
-        MODULES_RENUMBERED[m] for m in ("module-05", "module-06", "module-07")
+        module_id_now(m, 0) for m in ("module-05", "module-06", "module-07")
     )
-    assert (pipelines, keras, numerics) == ("module-05", "module-06", "module-07")
+    assert (pipelines, keras, numerics) == ("module-05", "module-06", "module-08")
     assert where["tensors-immutable"] == where["batch-dimension"] == "module-01"
     assert where["tracing"] == where["retracing"] == where["input-signature"] == "module-02"
     assert where["gradient-tape"] == where["rebinding-variables"] == "module-03"
     assert where["host-device-copies"] == where["mixed-precision"] == "module-04"
-    assert {where[section_id] for section_id in MOVED_TO_MODULE_05} == {keras}
+    # The Keras sections are two modules now, models and layers then training with fit.
+    training = "module-07"
+    assert {where[section_id] for section_id in MOVED_TO_MODULE_05} == {keras, training}
     # Module 3 kept the rest, in the same order, after a working training loop.
     kept = [s.id for s in course.module("module-03").sections]
     assert kept == ["training-loop", *MODULE_03_BEFORE_THE_SPLIT[: -len(MOVED_TO_MODULE_05)]]
-    # And the Keras module holds them in the order module 3 had them.
-    assert [s.id for s in course.module(keras).sections] == list(MOVED_TO_MODULE_05)
+    # And the two Keras modules hold them in the order module 3 had them, cut once.
+    keras_sections = [s.id for s in course.module(keras).sections]
+    training_sections = [s.id for s in course.module(training).sections]
+    assert keras_sections + training_sections == list(MOVED_TO_MODULE_05)
+    assert keras_sections[-1] == "training-argument" and training_sections[0] == "callback-mode"
     # Module 4 kept the rest, in the same order; the numerics module holds the numbers and
     # the seeds, seeds before the pipelines that rely on them.
     assert {where[section_id] for section_id in MOVED_TO_MODULE_06} == {numerics}
@@ -230,9 +240,9 @@ def test_the_split_put_the_sections_where_a_learner_needs_them() -> None:
 def test_a_tool_is_taught_before_a_section_uses_it() -> None:
     """Module 1 makes, slices and reduces tensors before its other sections use those ops;
     module 3 opens with a training loop that works, which introduces `compile` and `fit`,
-    before any section uses them; module 6 teaches the Keras model (making, compiling, the
-    functional API, outputs and losses, callbacks, preprocessing, saving) before the custom
-    train_step built on it."""
+    before any section uses them; modules 6 and 7 teach the Keras model (making, compiling,
+    the functional API, outputs and losses; callbacks, preprocessing, saving) before the
+    custom train_step built on it."""
     order = [section.id for section in get_course().sections]
     basics = order.index("creating-slicing-reducing")
     assert order.index("tensors-immutable") < basics < order.index("variables")
@@ -264,7 +274,7 @@ def test_a_tool_is_taught_before_a_section_uses_it() -> None:
         "custom-train-step",
     ]
     assert order[order.index("keras-model-api") :][: len(keras_order)] == keras_order
-    assert get_course().module("module-06").sections[-1].id == "custom-train-step"
+    assert get_course().module("module-07").sections[-1].id == "custom-train-step"
 
 
 def _prose_before_first_block(section_id: str) -> str:
@@ -315,11 +325,11 @@ def test_a_tool_a_section_uses_is_introduced_before_its_first_example() -> None:
     assert "tf.data" not in get_course().section("epoch-figures").markdown
     # The numerics module's pipelines come after the seeds they rely on. tf.data is taught
     # in module 5, right after module 4 and before the modules that feed models with
-    # pipelines (6 and 7): none of them sends the learner ahead to a later module first.
+    # pipelines (7 and 8): none of them sends the learner ahead to a later module first.
     order = [section.id for section in get_course().sections]
     assert order.index("reproducibility") < order.index("tf-data-determinism")
     assert get_course().section("tf-data").module_id == "module-05"
-    for module_id in ("module-06", "module-07"):
+    for module_id in ("module-07", "module-08"):
         text = get_course().module(module_id).markdown
         opening = text[: text.index("<a id=")]
         assert "module 5" in opening.lower() and "read it first" not in opening, module_id
@@ -327,7 +337,8 @@ def test_a_tool_a_section_uses_is_introduced_before_its_first_example() -> None:
     # The exercises' ops that no section teaches are introduced in the task's own text.
     for module_id, exercise, name in (
         ("module-04", "### Timing a staged function", "`tf.roll(series, 1, 0)`"),
-        ("module-07", "### Checking the compiled version", "`tf.nn.moments(x, axes"),
+        ("module-08", "### Checking the compiled version", "`tf.nn.moments(x, axes"),
+        ("module-07", "### Carrying on from a checkpoint", "`tf.train.CheckpointManager("),
     ):
         text = get_course().module(module_id).markdown
         task = text[text.index(exercise) :]
@@ -343,35 +354,68 @@ def test_a_link_without_a_section_lands_on_its_module() -> None:
         ("module-03", "Gradients, variables and training"),
         ("module-04", "TensorFlow's architecture and execution model"),
         ("module-05", "Feeding the model: tf.data input pipelines"),
-        ("module-06", "Keras models, losses and fit"),
-        ("module-07", "Numerics and reproducibility"),
+        ("module-06", "Keras models and layers"),
+        ("module-07", "Training with fit: callbacks, saving and train_step"),
+        ("module-08", "Numerics and reproducibility"),
     ):
         landed = course.resolve(f"https://course.example.org/tfcoach/{module_id}")
         assert isinstance(landed, Module) and landed.title == title, module_id
 
 
-# Each module id the renumbering into reading order changed, with a section it held then
-# (copied from the modules as they were; never regenerate this list).
-BEFORE_THE_RENUMBERING = {
-    "module-05": ("keras-model-api", "custom-train-step"),
-    "module-06": ("placement-numerics", "nan-inf", "reproducibility", "tf-data-determinism"),
-    "module-07": ("tf-data", "tf-data-order"),
+# Each module id a renumbering changed, by the numbering it was written in (0: before the
+# reading order, 1: before the Keras module's split), with the sections its module held then,
+# the first first (copied from the modules as they were; never regenerate this list).
+BEFORE_EACH_RENUMBERING: dict[int, dict[str, tuple[str, ...]]] = {
+    0: {
+        "module-05": ("keras-model-api", "custom-train-step"),
+        "module-06": ("placement-numerics", "nan-inf", "reproducibility", "tf-data-determinism"),
+        "module-07": ("tf-data", "tf-data-order"),
+    },
+    1: {
+        "module-07": ("placement-numerics", "nan-inf", "reproducibility", "tf-data-determinism"),
+    },
 }
+OLD_MODULE_IDS = [
+    (numbering, old_module)
+    for numbering, modules in BEFORE_EACH_RENUMBERING.items()
+    for old_module in sorted(modules)
+]
 
 
-@pytest.mark.parametrize("old_module", sorted(BEFORE_THE_RENUMBERING))
-def test_the_renumbering_carries_each_old_module_id_to_the_same_module(old_module: str) -> None:
+@pytest.mark.parametrize(
+    ("numbering", "old_module"), OLD_MODULE_IDS, ids=[f"{n}-{m}" for n, m in OLD_MODULE_IDS]
+)
+def test_the_renumbering_carries_each_old_module_id_to_the_same_module(
+    numbering: int, old_module: str
+) -> None:
     """What is kept under a module id alone (study scores, an exported progress file) is
-    carried over by ``MODULES_RENUMBERED``: the old id must lead to the module that holds
-    the sections it held, never to the module that took its number."""
+    carried over by ``MODULES_RENUMBERED`` from the numbering it was written in: the old id
+    must lead to the module that holds the first section it held (a split module's scores
+    stay with its first half), never to the module that took its number."""
     course = get_course()
-    assert set(MODULES_RENUMBERED) == set(BEFORE_THE_RENUMBERING)
-    new_module = MODULES_RENUMBERED[old_module]
+    assert len(MODULES_RENUMBERED) == MODULE_NUMBERING == len(BEFORE_EACH_RENUMBERING)
+    assert set(MODULES_RENUMBERED[numbering].moves) == set(BEFORE_EACH_RENUMBERING[numbering])
+    new_module = module_id_now(old_module, numbering)
     assert new_module != old_module
-    for section_id in BEFORE_THE_RENUMBERING[old_module]:
-        assert course.section(section_id).module_id == new_module, section_id
+    sections = BEFORE_EACH_RENUMBERING[numbering][old_module]
+    assert course.section(sections[0]).module_id == new_module
+    for section_id in sections:
         # A section link written before the renumbering still lands on its section.
         assert course.resolve(f"{old_module}.md#{section_id}") == course.section(section_id)
+
+
+def test_one_module_id_means_different_modules_in_different_numberings() -> None:
+    """``module-07`` was the input pipeline before the reading order, numerics before the
+    Keras module's split, and is training with fit now: where an id was written decides."""
+    course = get_course()
+    assert module_id_now("module-07", 0) == "module-05"  # tf.data
+    assert module_id_now("module-07", 1) == "module-08"  # numerics
+    assert module_id_now("module-07", MODULE_NUMBERING) == "module-07"  # training with fit
+    assert module_id_now("module-06", 0) == "module-08"  # numerics, moved twice
+    assert module_id_now("module-06", 1) == "module-06"  # Keras: its first half kept the id
+    assert course.module("module-07").title.startswith("Training with fit")
+    with pytest.raises(ValueError, match="no module numbering"):
+        module_id_now("module-01", MODULE_NUMBERING + 1)
 
 
 def test_unknown_links_raise() -> None:

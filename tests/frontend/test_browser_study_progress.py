@@ -134,7 +134,7 @@ def test_export_reset_and_import_progress(
     assert exported.name == "tfcoach-study-progress.json"
     download.value.save_as(exported)
     document = json.loads(exported.read_text())
-    assert document["format"] == "tfcoach.study-progress/2"
+    assert document["format"] == "tfcoach.study-progress/3"
     assert [card["term"] for card in document["cards"]] == [first.id]
 
     # Reset, cancelled: nothing changes.

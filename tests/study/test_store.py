@@ -59,7 +59,7 @@ def test_a_new_store_is_one_private_file_at_the_latest_schema(
     assert db_path.is_file()
     assert stat.S_IMODE(db_path.stat().st_mode) == 0o600
     assert stat.S_IMODE(db_path.parent.stat().st_mode) == 0o700
-    assert user_version(db_path) == SCHEMA_VERSION == 3
+    assert user_version(db_path) == SCHEMA_VERSION == 4
     connection = sqlite3.connect(db_path)
     tables = {row[0] for row in connection.execute("SELECT name FROM sqlite_master")}
     journal = connection.execute("PRAGMA journal_mode").fetchone()[0]
@@ -108,8 +108,9 @@ def test_a_version_2_file_keeps_each_score_on_its_module_after_the_renumbering(
 ) -> None:
     """The course's modules were renumbered into reading order (issue #28): the Keras
     module went from module-05 to module-06, numerics from 06 to 07, tf.data from 07 to
-    05. A learner's scores follow their module, so the study tab shows each best score on
-    the module it was earned on, not on the module that took its number."""
+    05; then the Keras module was split in two (its first half keeps module-06) and
+    numerics went on to 08. A learner's scores follow their module, so the study tab shows
+    each best score on the module it was earned on, not on the module that took its number."""
     db_path.parent.mkdir(parents=True)
     connection = sqlite3.connect(db_path, isolation_level=None)
     assert migrate(connection, target=2) == 2
@@ -135,12 +136,46 @@ def test_a_version_2_file_keeps_each_score_on_its_module_after_the_renumbering(
     matches = store.match_scores()["best"]
     quizzes = store.quiz_scores()["best"]
     assert user_version(db_path) == SCHEMA_VERSION
-    # Keras (was module-05) 55, numerics (was module-06) 66, tf.data (was module-07) 77.
-    expected = {"module-04": 70, "module-05": 77, "module-06": 55, "module-07": 66}
+    # Keras (was module-05) 55, numerics (was module-06) 66, tf.data (was module-07) 77;
+    # nothing lands on module-07, the training half of the Keras module, new since.
+    expected = {"module-04": 70, "module-05": 77, "module-06": 55, "module-08": 66}
     assert {module: best["score"] for module, best in matches.items()} == expected
     assert {module: best["score"] for module, best in quizzes.items()} == expected
     # Opened again, nothing moves twice.
     assert StudyStore(db_path).match_scores()["best"]["module-05"]["score"] == 77
+
+
+def test_a_version_3_file_moves_numerics_from_module_07_to_module_08(db_path: Path) -> None:
+    """Schema 3 stored the modules in reading order, when module-07 was numerics and
+    module-06 the whole Keras module. The Keras module was then split in two (issue #28):
+    models and layers kept module-06, training with fit is the new module-07, numerics is
+    module-08. A numerics score must not land on the new module-07."""
+    db_path.parent.mkdir(parents=True)
+    connection = sqlite3.connect(db_path, isolation_level=None)
+    assert migrate(connection, target=3) == 3
+    for module, score in (("module-05", 50), ("module-06", 60), ("module-07", 70)):
+        connection.execute(
+            "INSERT INTO match_scores (module, seconds, mismatches, score, played_at) "
+            "VALUES (?, 30.0, 1, ?, ?)",
+            (module, score, iso(NOW)),
+        )
+        connection.execute(
+            "INSERT INTO quiz_scores (module, score, total, answers, taken_at) "
+            "VALUES (?, ?, 100, '[]', ?)",
+            (module, score, iso(NOW)),
+        )
+    connection.close()
+    assert user_version(db_path) == 3
+
+    store = StudyStore(db_path)
+    expected = {"module-05": 50, "module-06": 60, "module-08": 70}
+    assert {m: best["score"] for m, best in store.match_scores()["best"].items()} == expected
+    assert {m: best["score"] for m, best in store.quiz_scores()["best"].items()} == expected
+    assert user_version(db_path) == SCHEMA_VERSION == 4
+    # A score of the new module-07 stays there, and opening again moves nothing.
+    store.record_match("module-07", 20.0, 0, 90, NOW)
+    again = StudyStore(db_path).match_scores()["best"]
+    assert {m: best["score"] for m, best in again.items()} == {**expected, "module-07": 90}
 
 
 def test_a_file_of_a_newer_schema_is_refused_and_left_alone(db_path: Path) -> None:
@@ -325,7 +360,7 @@ def test_export_is_a_versioned_document_the_schema_accepts(store: StudyStore) ->
     fill(store)
     document = store.export(NOW)
     assert problems(document) == []
-    assert document["format"] == "tfcoach.study-progress/2"
+    assert document["format"] == "tfcoach.study-progress/3"
     assert [card["term"] for card in document["cards"]] == [
         "gradient-tape",
         "numpy-in-graph",
@@ -353,7 +388,8 @@ def test_a_document_exported_before_the_renumbering_keeps_its_scores_modules(
     store: StudyStore, tmp_path: Path
 ) -> None:
     """A ``tfcoach.study-progress/1`` file was exported when tf.data was module-07, Keras
-    module-05 and numerics module-06: imported now, each score lands on its module."""
+    module-05 and numerics module-06: imported now, each score lands on its module (Keras on
+    module-06, the first of its two halves; numerics on module-08)."""
     fill(store)
     document = json.loads(json.dumps(store.export(NOW)))
     document["format"] = "tfcoach.study-progress/1"
@@ -377,19 +413,48 @@ def test_a_document_exported_before_the_renumbering_keeps_its_scores_modules(
         "module-04": 40,
         "module-05": 70,
         "module-06": 50,
-        "module-07": 60,
+        "module-08": 60,
     }
     assert list(other.quiz_scores()["best"]) == ["module-05"]
     # Exported again, it is a document of today's format with today's ids.
     again = other.export(NOW)
-    assert again["format"] == "tfcoach.study-progress/2"
+    assert again["format"] == "tfcoach.study-progress/3"
     assert sorted(score["module"] for score in again["match_scores"]) == [
         "module-04",
         "module-05",
         "module-06",
-        "module-07",
+        "module-08",
     ]
     assert again["quiz_scores"][0]["module"] == "module-05"
+
+
+def test_a_document_exported_before_the_keras_split_keeps_its_scores_modules(
+    store: StudyStore, tmp_path: Path
+) -> None:
+    """A ``tfcoach.study-progress/2`` file was exported when module-07 was numerics and
+    module-06 the whole Keras module: imported now, numerics lands on module-08 (the same
+    id means tf.data in a /1 file, so the format decides), Keras stays on module-06."""
+    fill(store)
+    document = json.loads(json.dumps(store.export(NOW)))
+    document["format"] = "tfcoach.study-progress/2"
+    played = document["match_scores"][0]
+    document["match_scores"] = [
+        {**played, "module": module, "score": score}
+        for module, score in (("module-05", 50), ("module-06", 60), ("module-07", 70))
+    ]
+    document["quiz_scores"][0]["module"] = "module-07"
+    assert problems(document) == []  # the schema takes the /2 format too
+    body = IMPORT_BODY({"progress": document, "confirm": True}, "")
+    other = StudyStore(tmp_path / "other" / "study.sqlite3")
+    other.import_progress(body["progress"])
+    best = other.match_scores()["best"]
+    assert {module: b["score"] for module, b in best.items()} == {
+        "module-05": 50,
+        "module-06": 60,
+        "module-08": 70,
+    }
+    assert list(other.quiz_scores()["best"]) == ["module-08"]
+    assert other.export(NOW)["format"] == "tfcoach.study-progress/3"
 
 
 BAD_DOCUMENTS: list[tuple[str, Any, str]] = [
@@ -397,7 +462,8 @@ BAD_DOCUMENTS: list[tuple[str, Any, str]] = [
     (
         "another format",
         {"format": "anki/2"},
-        "format must be 'tfcoach.study-progress/2' or 'tfcoach.study-progress/1'",
+        "format must be 'tfcoach.study-progress/3' or 'tfcoach.study-progress/2' or "
+        "'tfcoach.study-progress/1'",
     ),
     ("a field missing", "drop:met", "met is missing"),
     ("an unknown field", "add:notes", "notes is not a field"),

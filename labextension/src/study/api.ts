@@ -153,7 +153,7 @@ export class StudyApi {
     return await this._request('quiz', { method: 'POST', body: JSON.stringify(quiz) });
   }
 
-  /** The whole progress, a `tfcoach.study-progress/2` document (`GET study/export`). */
+  /** The whole progress, a `tfcoach.study-progress/3` document (`GET study/export`). */
   async exportProgress(): Promise<unknown> {
     return await this._request('export');
   }
