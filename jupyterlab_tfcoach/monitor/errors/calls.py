@@ -159,19 +159,38 @@ def _element_components(dataset: Any) -> tuple[int, list[str]] | None:
     if spec is None:
         return None
     parts = list(spec) if type(spec) is tuple else [spec]
-    shown = []
-    for part in parts[:6]:
-        shape = library_attribute(part, "shape")
-        dims = library_attribute(shape, "_dims") if shape is not None else None
-        dtype = library_attribute(part, "dtype")
-        dtype_name = library_attribute(dtype, "name") if dtype is not None else None
-        words = []
-        if type(dims) is tuple and all(d is None or type(d) is int for d in dims):
-            words.append(show_shape(dims))
-        if type(dtype_name) is str:
-            words.append(dtype_name)
-        shown.append(" ".join(words) or "a nested structure")
-    return len(parts), shown
+    return len(parts), [_shown_spec(part) for part in parts[:6]]
+
+
+def _shown_spec(part: Any, depth: int = 0) -> str:
+    """``(2,) float32`` for a tensor's spec; a tuple of specs in parentheses, each shown
+    (``((2,) float32, (2,) float32)``)."""
+    if type(part) is tuple and depth < 2:
+        return "(" + ", ".join(_shown_spec(item, depth + 1) for item in part[:6]) + ")"
+    shape = library_attribute(part, "shape")
+    dims = library_attribute(shape, "_dims") if shape is not None else None
+    dtype = library_attribute(part, "dtype")
+    dtype_name = library_attribute(dtype, "name") if dtype is not None else None
+    words = []
+    if type(dims) is tuple and all(d is None or type(d) is int for d in dims):
+        words.append(show_shape(dims))
+    if type(dtype_name) is str:
+        words.append(dtype_name)
+    return " ".join(words) or "a nested structure"
+
+
+def _nested_sizes(dataset: Any) -> list[int] | None:
+    """For each component of the element, how many values it packs: a tuple of tensors
+    (``(a, b)`` in ``((a, b), label)``) its length, a tensor 1; None when no component
+    is such a tuple."""
+    spec = library_attribute(dataset, "element_spec")
+    if type(spec) is not tuple:
+        return None
+    sizes = [len(part) if type(part) is tuple else 1 for part in spec]
+    nested = [part for part in spec if type(part) is tuple]
+    if not nested or any(type(item) in (tuple, dict) for part in nested for item in part):
+        return None
+    return sizes
 
 
 def _user_parameters(function: ast.expr, frame: CellFrame, context: ErrorContext) -> Any:
@@ -281,8 +300,68 @@ def _dataset_function(
             names, required, varargs = parameters
             if required <= count and (count <= len(names) or varargs):
                 continue
+            sizes = _nested_sizes(dataset)
+            if sizes is not None and sum(sizes) == len(names) and not varargs:
+                nested = _nested_finding(node, function, sizes, shown, names, line)
+                if nested is not None:
+                    return nested
             return _function_finding(node, function, count, shown, names, line)
     return None
+
+
+def _nested_finding(
+    call: ast.Call,
+    function: ast.expr,
+    sizes: list[int],
+    shown: list[str],
+    names: list[str],
+    line: FailingLine,
+) -> CallFinding | None:
+    """``pair_ds.map(jitter)`` with elements ``((a, b), label)`` and ``jitter(a, b,
+    label)``: map unpacks the outer tuple only, so the function gets ``(a, b)`` as one
+    argument. The fix unpacks the inner tuple for it: ``lambda pair, label: jitter(*pair,
+    label)``."""
+    frame = line.frame
+    method = call.func.attr  # type: ignore[attr-defined]
+    receiver = frame.segment(call.func.value) or "the dataset"  # type: ignore[attr-defined]
+    function_source = frame.segment(function)
+    if not function_source or isinstance(function, ast.Lambda):
+        return None
+    outer: list[str] = []
+    arguments: list[str] = []
+    given: list[str] = []
+    at = 0
+    taken = set(names)
+    for size in sizes:
+        if size == 1:
+            outer.append(names[at])
+            arguments.append(names[at])
+            given.append(code(names[at]))
+        else:
+            inner = names[at : at + size]
+            packed = "pair" if size == 2 else "group"
+            while packed in taken:
+                packed += "_"
+            taken.add(packed)
+            outer.append(packed)
+            arguments.append(f"*{packed}")
+            given.append(f"{code(', '.join(inner))} together as one tuple")
+        at += size
+    structure = "(" + ", ".join(shown) + ")"
+    rule = (
+        f"{code(receiver)}.{method} calls its function once per element and unpacks only "
+        f"the element's outer tuple into positional arguments: each element of "
+        f"{code(receiver)} is {structure}, so {code(function_source)} is called with "
+        f"{len(sizes)} arguments ({'; '.join(given)}), but it takes {len(names)} "
+        f"({', '.join(names)}). Unpack the inner tuple for it (or write it to take "
+        f"{code(', '.join(outer))} and unpack inside)"
+    )
+    adapter = f"lambda {', '.join(outer)}: {function_source}({', '.join(arguments)})"
+    statement = line.statement
+    holds = statement is not None and any(node is call for node in ast.walk(statement))
+    fixed = rewrite(frame, statement if holds else call, function, adapter)  # type: ignore[arg-type]
+    fix = code(fixed) if fixed and "\n" not in fixed else None
+    return rule + ".", fix, DATA_SECTION
 
 
 def _function_finding(

@@ -426,6 +426,36 @@ def rewrite(frame: CellFrame, outer: ast.AST, inner: ast.AST, replacement: str) 
     return source[start:inner_start] + replacement + source[inner_end:end]
 
 
+def rewrite_all(
+    frame: CellFrame, outer: ast.AST, replacements: list[tuple[ast.AST, str]]
+) -> str | None:
+    """The source of ``outer`` with each ``(inner, text)`` part replaced: every place of a
+    statement a fix must change (``g.lr`` and ``d.lr`` on one line), not the first alone.
+    None when a part lies outside ``outer`` or two parts overlap."""
+    try:
+        lines = frame.source().splitlines(keepends=True)
+        start = _offset(lines, outer.lineno, outer.col_offset)  # type: ignore[attr-defined]
+        end = _offset(lines, outer.end_lineno, outer.end_col_offset)  # type: ignore[attr-defined]
+        spans = sorted(
+            (
+                _offset(lines, inner.lineno, inner.col_offset),  # type: ignore[attr-defined]
+                _offset(lines, inner.end_lineno, inner.end_col_offset),  # type: ignore[attr-defined]
+                text,
+            )
+            for inner, text in replacements
+        )
+    except Exception:
+        return None
+    source = frame.source()
+    pieces, at = [], start
+    for inner_start, inner_end, text in spans:
+        if not at <= inner_start <= inner_end <= end:
+            return None
+        pieces += [source[at:inner_start], text]
+        at = inner_end
+    return "".join(pieces) + source[at:end]
+
+
 def code(text: str) -> str:
     """Inline code in an explanation: the frontend and the tests read backtick spans."""
     return f"`{text}`"

@@ -3,6 +3,9 @@
 The dtype fix names the operand to cast, found in the failing line by the op the message
 names (``Sub`` is ``-`` or ``tf.subtract``), and always casts towards the float side:
 integers go to the float dtype, float64 goes to float32, never a float down to an int.
+An operand that is a name read more than once is cast where it gets its value (a
+parameter as the first line of its function, a name of the cells where it is assigned):
+a cast at the failing place alone would move the error to the next use.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from jupyterlab_tfcoach.monitor.errors.context import (
     ErrorContext,
     ParsedError,
     code,
+    is_postfix_safe,
     kind_of,
     rewrite,
     value_kind,
@@ -267,6 +271,14 @@ def explain_dtype_mismatch(parsed: ParsedError, context: ErrorContext) -> tuple[
                 f"{never} {variable}",
                 "dtype-casting",
             )
+        at_source = _cast_at_source(frame, context, operand, dtypes[index], target, tf)
+        if at_source is not None and node_source and "\n" not in node_source:
+            return (
+                f"In {code(node_source)}, {code(operand_source or '')} ({where}) is "
+                f"{dtypes[index]} while {code(other_source or '')} is {dtypes[1 - index]}. "
+                f"{never} {at_source}",
+                "dtype-casting",
+            )
         cast = f"{tf}.cast({operand_source}, {tf}.{target})"
         fixed = rewrite(frame, node, operand, cast) if operand_source else None
         if node_source and fixed and "\n" not in node_source and "\n" not in fixed:
@@ -282,6 +294,108 @@ def explain_dtype_mismatch(parsed: ParsedError, context: ErrorContext) -> tuple[
         f"{detail} {never} Cast the {dtypes[index]} operand ({where}) to {target}: "
         f"{code(f'{tf}.cast(x, {tf}.{target})')} with x that operand.",
         "dtype-casting",
+    )
+
+
+def _uses(scope: ast.AST, name: str) -> int:
+    return sum(
+        1
+        for node in ast.walk(scope)
+        if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load)
+    )
+
+
+def _enclosing_function(
+    tree: ast.Module, line: int
+) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    """The innermost function of the cell whose body holds ``line``."""
+    found = None
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
+            if node.body[0].lineno <= line <= (node.end_lineno or node.lineno):
+                if found is None or node.lineno > found.lineno:
+                    found = node
+    return found
+
+
+def _cast_at_source(
+    frame: CellFrame,
+    context: ErrorContext,
+    operand: ast.expr,
+    dtype: str,
+    target: str,
+    tf: str,
+) -> str | None:
+    """One cast where the operand's name gets its value, when the name is read more than
+    once (``A * tf.exp(-k * t) * tf.cos(w * t + phi)``: a cast of the ``t`` that failed
+    first moves the error to the next ``t``): a function's parameter is cast once as the
+    first line of its body, a name of the cells where it is assigned (NumPy arrays with
+    ``.astype``, tensors with ``tf.cast``)."""
+    if not isinstance(operand, ast.Name):
+        return None
+    name = operand.id
+    tree, statement = frame.tree(), frame.statement()
+    if tree is None or statement is None:
+        return None
+    function = _enclosing_function(tree, frame.position.line)
+    scope: ast.AST = function if function is not None else statement
+    uses = _uses(scope, name)
+    if uses < 2:
+        return None
+    count = "twice" if uses == 2 else f"{uses} times"
+    if function is not None:
+        arguments = function.args
+        parameters = [
+            a.arg for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)
+        ]
+        if name not in parameters or any(
+            isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Store)
+            for node in ast.walk(function)
+        ):
+            return None
+        fixed = f"{name} = {tf}.cast({name}, {tf}.{target})"
+        return (
+            f"{code(function.name)} reads {code(name)} {count}: a cast at this one place would "
+            f"move the error to the next. Cast it once, where it comes in. Fix: as the first "
+            f"line of {code(function.name)}'s body, {code(fixed)}."
+        )
+    from jupyterlab_tfcoach.monitor.errors.cell_sources import assignments_in_cells
+
+    running = frame.source()
+    for cell, assignment in assignments_in_cells(name, context):
+        if cell.source == running and assignment.lineno >= frame.position.line:
+            continue
+        written, value = cell.segment(assignment), cell.segment(assignment.value)
+        if not written or not value or "\n" in written:
+            return None
+        found, held = context.resolve(operand, frame)
+        if not found:
+            return None
+        if kind_of(held) == "array":
+            np = context.module_alias("numpy", "np")
+            wrapped = value if is_postfix_safe(assignment.value) else f"({value})"
+            fixed = f"{name} = {wrapped}.astype({np}.{target})"
+        elif _made_by_constant(assignment.value):
+            fixed = f"{name} = {value[:-1].rstrip()}, dtype={tf}.{target})"
+        else:
+            fixed = f"{name} = {tf}.cast({value}, {tf}.{target})"
+        where = f"line {assignment.lineno} of {cell.label}"
+        return (
+            f"The line reads {code(name)} {count}: a cast at this one place would move the "
+            f"error to the next. Make it {target} once, where it is made ({code(written)}, "
+            f"{where}). Fix: {code(fixed)}."
+        )
+    return None
+
+
+def _made_by_constant(value: ast.expr) -> bool:
+    """``tf.constant(xs)``: given ``dtype=``, it makes the tensor in that dtype."""
+    return (
+        isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Attribute)
+        and value.func.attr in ("constant", "convert_to_tensor")
+        and len(value.args) == 1
+        and not value.keywords
     )
 
 

@@ -9,7 +9,10 @@ Read from the failing line: the attribute Python named, the value it was looked 
 own is left alone), then either a known rename (a small table of what Keras 3 and
 TensorFlow 2 call it now) or the closest public names the module or class does have
 (``difflib``, over ``vars`` of a module and ``dir`` of a class: no user code runs). The
-fix is the statement with the name replaced, when that is one unambiguous edit.
+fix is the statement with the name replaced, when that is one unambiguous edit, in every
+place of the statement whose owner is of the same kind (``g_opt.lr, d_opt.lr``: Python
+stops at the first, a fix of that one alone fails again at the second). A method missing
+on an object ``tf.saved_model.load`` restored is told by ``saved_functions.py``.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
-from jupyterlab_tfcoach.monitor.errors.context import ErrorContext, code, rewrite
+from jupyterlab_tfcoach.monitor.errors.context import ErrorContext, code, rewrite, rewrite_all
 from jupyterlab_tfcoach.monitor.errors.failing_line import FailingLine, value_of
 from jupyterlab_tfcoach.monitor.errors.family_record import (
     GENERAL_SECTION,
@@ -30,6 +33,10 @@ from jupyterlab_tfcoach.monitor.errors.family_record import (
     Finding,
     Message,
     Recognised,
+)
+from jupyterlab_tfcoach.monitor.errors.saved_functions import (
+    is_restored_object,
+    missing_saved_method,
 )
 from jupyterlab_tfcoach.monitor.stored_state import instance_dict, module_of_class, mro_of_class
 
@@ -232,6 +239,9 @@ def _read_missing_name(
     kind = _owner_kind(owner)
     if kind is None:
         return None
+    if is_restored_object(owner):
+        rule, fix, section = missing_saved_method(line, node, owner, context)
+        return Finding(rule, fix, section=section)
     written = line.frame.segment(node) or name
     if kind == "keras.losses" and name == "Reduction":
         return _reduction(line, node)
@@ -243,7 +253,7 @@ def _read_missing_name(
         new, rule = known
         fix = None
         if new is not None and statement is not None:
-            fixed = rewrite(line.frame, statement, node, f"{line.frame.segment(node.value)}.{new}")
+            fixed = _renamed_everywhere(line, statement, node, kind, new, context)
             fix = code(fixed) if fixed and "\n" not in fixed else None
             rule += _used_again(
                 line,
@@ -275,10 +285,35 @@ def _read_missing_name(
     rule = f"{what} has no `{name}`; {closest}"
     fix = None
     if len(close) == 1 and statement is not None:
-        owner_source = line.frame.segment(node.value)
-        fixed = rewrite(line.frame, statement, node, f"{owner_source}.{close[0]}")
-        fix = code(fixed) if owner_source and fixed and "\n" not in fixed else None
+        fixed = _renamed_everywhere(line, statement, node, kind, close[0], context)
+        fix = code(fixed) if fixed and "\n" not in fixed else None
     return Finding(rule + ".", fix, section=section)
+
+
+def _renamed_everywhere(
+    line: FailingLine,
+    statement: ast.stmt,
+    node: ast.Attribute,
+    kind: str,
+    new: str,
+    context: ErrorContext,
+) -> str | None:
+    """The failing statement with every ``<owner>.<name>`` whose owner is of the same
+    kind as the one Python stopped at renamed (``g_opt.lr, d_opt.lr``: Python stops at
+    the first, the fix that renames it alone fails again at the second)."""
+    places: list[tuple[ast.AST, str]] = []
+    for found in ast.walk(statement):
+        if not (isinstance(found, ast.Attribute) and found.attr == node.attr):
+            continue
+        owner_source = line.frame.segment(found.value)
+        if not owner_source:
+            return None  # a place not read: no fix rather than one that fails again
+        if found is not node:
+            known, owner = _owner_of(found.value, line, context)
+            if not known or _owner_kind(owner) != kind:
+                continue
+        places.append((found, f"{owner_source}.{new}"))
+    return rewrite_all(line.frame, statement, places) if places else None
 
 
 MISSING_NAME = ErrorFamily(

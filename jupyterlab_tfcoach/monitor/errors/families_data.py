@@ -585,6 +585,10 @@ def _read_dataset_as_list(
     name = segment_of(line, dataset)
     if not name:
         return None
+    if error.group("cls") == "_VariantDataset":
+        windows = _windows_mapped(name, context)
+        if windows is not None:
+            return windows
     rule = (
         f"A tf.data.Dataset is iterable but neither an iterator nor a list: "
         f"`for batch in {name}:` walks it (a new pass each time), `iter({name})` gives an "
@@ -608,6 +612,52 @@ def _read_dataset_as_list(
         fixed = rewrite(line.frame, line.statement, whole, replacement)
         fix = one_line_code(fixed)
     return Finding(rule + ".", fix)
+
+
+def _windows_mapped(element: str, context: ErrorContext) -> Finding | None:
+    """``ds.window(n).map(split)`` whose function indexes its element: ``window`` makes a
+    dataset of datasets (each window a small dataset, not a tensor), so the element is a
+    dataset. The fix batches each window into one tensor first:
+    ``ds.window(n, ...).flat_map(lambda w: w.batch(n)).map(split)``."""
+    for frame in reversed(context.frames()):
+        statement = frame.statement()
+        if statement is None:
+            continue
+        for node in ast.walk(statement):
+            if not (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr in ("map", "filter")
+                and isinstance(node.func.value, ast.Call)
+                and isinstance(node.func.value.func, ast.Attribute)
+                and node.func.value.func.attr == "window"
+            ):
+                continue
+            window = node.func.value
+            size = next((k.value for k in window.keywords if k.arg == "size"), None)
+            size = size if size is not None else (window.args[0] if window.args else None)
+            size_source = frame.segment(size) if size is not None else None
+            window_source = frame.segment(window)
+            function = frame.segment(node.args[0]) if node.args else None
+            if not size_source or not window_source or not function:
+                return None
+            batched = f"{window_source}.flat_map(lambda w: w.batch({size_source}))"
+            fixed = rewrite(frame, statement, window, batched)
+            rule = (
+                f"{code(window_source)} makes a dataset whose elements are themselves small "
+                f"datasets (one small dataset per window), so "
+                f"{code(function)} gets a dataset as {code(element)}, which cannot be indexed "
+                f"or sliced. Batch each window into one tensor of {code(size_source)} values "
+                f"first, with {code(f'flat_map(lambda w: w.batch({size_source}))')}"
+            )
+            texts = any(
+                isinstance(n, ast.Constant) and isinstance(n.value, str)
+                for n in ast.walk(statement)
+            )
+            # A statement over lines in parentheses is shown on one (no text to respace).
+            fix = one_line_code(" ".join(fixed.split()) if fixed and not texts else fixed)
+            return Finding(rule + ".", fix)
+    return None
 
 
 DATASET_AS_LIST = ErrorFamily(

@@ -1599,9 +1599,21 @@ def _input_count(
         f"{expected} arrays in the order of its inputs (or a dict by their names), and got "
         f"{code(x_source)}{given} alone"
     )
-    if x_shape is None or not x_source.isidentifier():
+    # ``Xn_tr[:3]``: the rows of ``Xn_tr`` taken; its partner arrays are sliced alike.
+    base, taken = x_source, ""
+    if (
+        isinstance(x_node, ast.Subscript)
+        and isinstance(x_node.value, ast.Name)
+        and isinstance(x_node.slice, ast.Slice)
+    ):
+        base = x_node.value.id
+        taken = x_source[len(base) :]
+    base_shape = _shape_of_name(base, context) if taken else x_shape
+    if x_shape is None and base_shape is not None:
+        x_shape = (None, *base_shape[1:])  # a slice of rows keeps the other axes
+    if x_shape is None or base_shape is None or not base.isidentifier():
         return Finding(rule + ".", None)
-    rows = x_shape[0]
+    rows = base_shape[0]
     chosen: list[str] = []
     for shape in shapes:
         if shape[1:] == x_shape[1:] and x_source not in chosen:
@@ -1617,9 +1629,10 @@ def _input_count(
             and _shape_of_name(name, context)[1:] == shape[1:]  # type: ignore[index]
             and _shape_of_name(name, context)[0] == rows  # type: ignore[index]
         ]
+        names = [name for name in names if name != base]
         if len(names) != 1:
             return Finding(rule + ".", None)
-        chosen.append(names[0])
+        chosen.append(names[0] + taken)
     if x_source not in chosen:
         return Finding(rule + ".", None)
     fixed = rewrite(line.frame, call, x_node, f"[{', '.join(chosen)}]")

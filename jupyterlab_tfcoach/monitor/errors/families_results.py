@@ -325,6 +325,16 @@ def _assignment_with(provenance: Provenance, keyword: str) -> str | None:
 _CALLBACK_METHOD = re.compile(r"^on_(train|test|predict|epoch)_")
 
 
+# Log keys tf.keras 2 wrote that Keras 3 writes under another name (a learning-rate
+# callback's "lr"; "acc" for the "accuracy" metric): too short for difflib to find.
+_KERAS2_LOG_KEYS = {
+    "lr": "learning_rate",
+    "val_lr": "learning_rate",
+    "acc": "accuracy",
+    "val_acc": "val_accuracy",
+}
+
+
 def _missing_key(
     asked: Asked,
     receiver: ast.expr,
@@ -363,7 +373,16 @@ def _missing_key(
         )
         fix = _fit_with_validation(receiver, kind, line, context)
         return Finding(rule, fix, section)
-    nearest = difflib.get_close_matches(wanted, keys, n=1, cutoff=0.5)
+    renamed = _KERAS2_LOG_KEYS.get(wanted)
+    if renamed is not None and renamed in keys:
+        # The rule is the rename, not metric naming: tf.keras 2 logged the short name.
+        rule = (
+            f"{what}; its keys are {listed}. tf.keras 2 logged {code(repr(wanted))}; Keras 3 "
+            f"logs the same value as {code(repr(renamed))}, which this dict has: use that key."
+        )
+        nearest = [renamed]
+    else:
+        nearest = difflib.get_close_matches(wanted, keys, n=1, cutoff=0.5)
     if not nearest:
         return Finding(rule, None, section)
     quote = line.frame.segment(asked.node.slice)
@@ -373,7 +392,8 @@ def _missing_key(
         if statement is not None
         else None
     )
-    rule += f" The nearest key to {code(repr(wanted))} is {code(repr(nearest[0]))}."
+    if renamed is None or renamed not in keys:
+        rule += f" The nearest key to {code(repr(wanted))} is {code(repr(nearest[0]))}."
     return Finding(rule, code(fixed) if fixed and "\n" not in fixed else None, section)
 
 

@@ -1,6 +1,9 @@
 """Shape errors that mean a missing axis: the batch axis (one example given to a model, a
 ``tf.data`` pipeline without ``.batch()``) or the channel axis (``Conv2D`` fed ``(N, 28, 28)``).
 
+A missing last axis of N > 1 values (``Input(shape=(4,))`` given ``(64,)``) is not an
+axis of size 1 to add: the data must be made with N values, where it was made.
+
 The fix is written in the user's own expression: the call that failed is found in the
 cell (``model.predict(ARG)``, ``model(ARG)``, ``model.fit(ARG, ...)``) and ARG rewritten.
 """
@@ -56,6 +59,8 @@ _DATASET_METHODS = frozenset(
     {"batch", "shuffle", "map", "prefetch", "cache", "repeat", "filter", "padded_batch"}
 )
 _BATCH, _CHANNEL, _BOTH, _DATASET = "batch", "channel", "batch+channel", "dataset"
+# The last axis of N > 1 values missing (``features:4``): the data must be made with it.
+_FEATURES = "features:"
 _WHOLE = "batch-if-whole"
 # A rank-2 input to a layer reading (batch, steps, features): which axis is missing is
 # the learner's to say (one sequence, or a batch of sequences of single values).
@@ -104,8 +109,11 @@ def _missing_axis(parsed: ParsedError) -> tuple[str, str] | None:
             return _BATCH, shapes
         if len(expected) == len(given) + 2 and _matches(expected[1:-1], given):
             return _BOTH, shapes
-        if _matches(expected[:-1], given) and expected[-1] in _IMAGE_CHANNELS:
+        if _matches(expected[:-1], given) and expected[-1] == 1:
             return _CHANNEL, shapes
+        if _matches(expected[:-1], given) and expected[-1] is not None:
+            # A size-1 axis added would still not be the N values each example needs.
+            return f"{_FEATURES}{expected[-1]}", shapes
         return None
     match = _NDIM.search(message)
     if match:
@@ -291,6 +299,10 @@ def explain_missing_axis(parsed: ParsedError, context: ErrorContext) -> tuple[st
                 axis, shapes = found
             if axis == _SEQUENCE:
                 return _sequence_axes(shapes, frame, call, argument, context)
+            if axis.startswith(_FEATURES):
+                return _missing_features(
+                    int(axis[len(_FEATURES) :]), shapes, frame, call, argument, context
+                )
             if axis == _WHOLE:
                 if not _has_shape(argument, frame, context, parsed):
                     return None
@@ -316,13 +328,125 @@ def explain_missing_axis(parsed: ParsedError, context: ErrorContext) -> tuple[st
                 )
     if axis == _SEQUENCE:
         return _input_definition(parsed, context, sequence=True)
-    if axis in (_DATASET, _WHOLE):
+    if axis in (_DATASET, _WHOLE) or axis.startswith(_FEATURES):
         return None
     if axis == _CHANNEL:
         definition = _input_definition(parsed, context)
         if definition is not None:
             return definition
     return _generic(axis, shapes, context)
+
+
+def _missing_features(
+    features: int,
+    shapes: str,
+    frame: CellFrame,
+    call: ast.Call,
+    argument: ast.expr,
+    context: ErrorContext,
+) -> tuple[str, str] | None:
+    """A model whose examples have N > 1 values on their last axis, given data without
+    that axis (``z = tf.random.normal([BATCH])`` for ``Input(shape=(4,))``): an axis of
+    size 1 (``z[..., None]``) would fail again, the data must be made with N values. The
+    fix is the statement that made it, its shape written with N more, when it is a call
+    given the shape as a list or tuple (``tf.random.normal([BATCH, 4])``)."""
+    found, value = context.resolve(argument, frame)
+    try:
+        floats = found and kind_of(value) in ("array", "tensor") and "float" in str(value.dtype)
+    except Exception:
+        floats = False
+    if not floats:
+        return None  # integer ids may be one example of T ids: the model-data family's
+    source, call_source = frame.segment(argument) or "", frame.segment(call) or ""
+    rule = (
+        f"In {code(call_source)}, {shapes}: each example must have {features} values on its "
+        f"last axis, and {code(source)} has no such axis. An axis of size 1 "
+        f"({code(source + '[..., None]')}) would still not be {features} values: make the "
+        f"data with {features} features"
+    )
+    made = _made_at(argument, frame, context)
+    if made is None:
+        return f"{rule}.", "batch-dimension"
+    where, statement, fixed = made
+    rule += f" where it is made, {code(statement)} ({where})"
+    if fixed is None:
+        return f"{rule}.", "batch-dimension"
+    size = _declared_size_name(call, features, frame, context) or str(features)
+    return f"{rule}. Fix: {code(_with_features(fixed, size))}.", "batch-dimension"
+
+
+def _declared_size_name(
+    call: ast.Call, features: int, frame: CellFrame, context: ErrorContext
+) -> str | None:
+    """``LATENT`` for a model whose cells declare ``keras.Input(shape=(LATENT,))`` and
+    ``LATENT`` holds the size: the fix keeps the learner's name for it."""
+    from jupyterlab_tfcoach.monitor.errors.cell_sources import assignments_in_cells
+
+    model = call.func.value if isinstance(call.func, ast.Attribute) else call.func
+    if not isinstance(model, ast.Name):
+        return None
+    for _cell, statement in assignments_in_cells(model.id, context):
+        for node in ast.walk(statement.value):
+            if not (isinstance(node, ast.Call) and _called_name(node) in _INPUT_CALLS):
+                continue
+            shape = _declared_shape(node)
+            last = shape.elts[-1] if isinstance(shape, ast.Tuple) and shape.elts else None
+            if isinstance(last, ast.Name):
+                found, value = context.lookup(last.id, frame)
+                if found and type(value) is int and value == features:
+                    return last.id
+            return None
+        return None
+    return None
+
+
+def _with_features(fixed: tuple[str, str, str], features: str) -> str:
+    before, shape, after = fixed
+    inner = shape[1:-1].rstrip().rstrip(",")
+    closing = shape[-1]
+    return f"{before}{shape[0]}{inner}, {features}{closing}{after}"
+
+
+# Calls that make an array or tensor of the shape given as their first argument (or
+# ``shape=``/``size=``): written with one more axis, they make the data the model needs.
+_SHAPED_MAKERS = frozenset(
+    {"normal", "uniform", "zeros", "ones", "rand", "randn", "truncated_normal", "full"}
+)
+
+
+def _made_at(
+    argument: ast.expr, frame: CellFrame, context: ErrorContext
+) -> tuple[str, str, tuple[str, str, str] | None] | None:
+    """Where the name given was made: (``line 2 of this cell``, the statement, and, when
+    its call writes the shape as a list or tuple, the statement cut around that shape)."""
+    from jupyterlab_tfcoach.monitor.errors.cell_sources import assignments_in_cells
+
+    if not isinstance(argument, ast.Name):
+        return None
+    running = frame.source()
+    for cell, statement in assignments_in_cells(argument.id, context):
+        if cell.source == running and statement.lineno >= frame.position.line:
+            continue  # assigned after the failing line: not what it read
+        written = cell.segment(statement)
+        if not written or "\n" in written:
+            return None
+        where = f"line {statement.lineno} of {cell.label}"
+        value = statement.value
+        shape = None
+        if isinstance(value, ast.Call) and _called_name(value) in _SHAPED_MAKERS:
+            shape = next(
+                (k.value for k in value.keywords if k.arg in ("shape", "size")),
+                value.args[0] if value.args else None,
+            )
+        if not isinstance(shape, (ast.List, ast.Tuple)) or not shape.elts:
+            return where, written, None
+        shape_source = cell.segment(shape) or ""
+        start = shape.col_offset - statement.col_offset
+        end = start + len(shape_source)
+        if shape.lineno != statement.lineno or written[start:end] != shape_source:
+            return where, written, None
+        return where, written, (written[:start], shape_source, written[end:])
+    return None
 
 
 def _sequence_axes(
