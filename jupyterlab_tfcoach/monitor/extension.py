@@ -61,6 +61,7 @@ from jupyterlab_tfcoach.monitor.training.fit_watch import FitWatcher
 from jupyterlab_tfcoach.monitor.training.forced_training import ForcedTrainingCheck
 from jupyterlab_tfcoach.monitor.training.frozen_parameters import FrozenParameterCheck
 from jupyterlab_tfcoach.monitor.training.history_reads import notes as history_read_notes
+from jupyterlab_tfcoach.monitor.training.loss_model_checks import CHECKS as LOSS_MODEL_CHECKS
 from jupyterlab_tfcoach.monitor.training.loss_parameters import swapped_loss_class_notes
 from jupyterlab_tfcoach.monitor.variables.attribute_hook import AttributeWatcher
 from jupyterlab_tfcoach.monitor.variables.kinds import TENSOR, VARIABLE_KINDS
@@ -494,6 +495,7 @@ class Monitor:
             self.callback_keys.notes,
             empty_freeze_notes,
             summary_write_notes,
+            *LOSS_MODEL_CHECKS,
         ):
             try:
                 if cell_completed:

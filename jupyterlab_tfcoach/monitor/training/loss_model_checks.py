@@ -1,0 +1,23 @@
+"""The after-cell checks of silent loss, model and training bugs read from a cell's source
+and what its names hold (issue #25), listed once so the extension runs them in one place:
+each is a module of its own, ``notes(source, namespace)``, catching nothing itself (the
+extension runs each under its own ``try``)."""
+
+from __future__ import annotations
+
+from jupyterlab_tfcoach.monitor.symptoms import squashed_logits, temperature_sampling
+from jupyterlab_tfcoach.monitor.training import (
+    checkpoint_selection,
+    custom_gradients,
+    schedule_arguments,
+    shared_metrics,
+)
+
+CHECKS = (
+    squashed_logits.notes,
+    custom_gradients.notes,
+    temperature_sampling.notes,
+    schedule_arguments.notes,
+    checkpoint_selection.notes,
+    shared_metrics.notes,
+)
