@@ -30,14 +30,19 @@ from jupyterlab_tfcoach.monitor.symptoms import (
     normalization_variance,
     padded_means,
     padding_zeros,
+    partial_vocabulary,
     reordered_pairs,
     reshuffled_passes,
     separate_shuffles,
     shuffled_predictions,
     sorted_splits,
     tensor_equality,
+    trained_test_rows,
     unapplied_preprocessing,
+    unit_rows,
+    unshifted_targets,
     vectorizer_length,
+    whole_data_statistics,
 )
 from jupyterlab_tfcoach.monitor.symptoms.broadcast import BroadcastFinder
 from jupyterlab_tfcoach.monitor.symptoms.call_broadcast import CallBroadcastWatch
@@ -496,6 +501,11 @@ class Monitor:
             empty_freeze_notes,
             summary_write_notes,
             *LOSS_MODEL_CHECKS,
+            trained_test_rows.notes,
+            partial_vocabulary.notes,
+            unshifted_targets.notes,
+            unit_rows.notes,
+            whole_data_statistics.notes,
         ):
             try:
                 if cell_completed:

@@ -70,13 +70,19 @@ def _is_data(value: Any) -> bool:
     return bool(names & {"DatasetV2", "Tensor"})
 
 
+# Split names learners shorten: ``Xn_tr``, ``y_va``, ``X_te``.
+_TRAINING_SHORT = frozenset({"tr", "trn"})
+_HELD_OUT_SHORT = frozenset({"va", "te", "tst"})
+
+
 def _held_out(identifier: str) -> bool:
     words = set(_words(identifier))
-    return bool(words & VALIDATION_WORDS) and not words & TRAINING_WORDS
+    held = VALIDATION_WORDS | _HELD_OUT_SHORT
+    return bool(words & held) and not words & (TRAINING_WORDS | _TRAINING_SHORT)
 
 
 def _training(identifier: str) -> bool:
-    return bool(set(_words(identifier)) & TRAINING_WORDS)
+    return bool(set(_words(identifier)) & (TRAINING_WORDS | _TRAINING_SHORT))
 
 
 def _names(node: ast.AST) -> list[str]:
@@ -283,11 +289,13 @@ def _item(value: Any, key: str | int) -> Any:
 
 
 def _as_training(identifier: str) -> str | None:
-    """``x_train`` for ``x_test``: the held-out word replaced by ``train``."""
-    for word in sorted(VALIDATION_WORDS, key=len, reverse=True):
+    """``x_train`` for ``x_test``, ``X_tr`` for ``X_te``: the held-out word replaced by
+    ``train`` (its short form by ``tr``)."""
+    words = [(w, "train") for w in sorted(VALIDATION_WORDS, key=len, reverse=True)]
+    for word, training in [*words, *((w, "tr") for w in sorted(_HELD_OUT_SHORT))]:
         pattern = re.compile(rf"(?<![A-Za-z]){word}(?![a-z])", re.IGNORECASE)
         if pattern.search(identifier):
-            return pattern.sub("train", identifier, count=1)
+            return pattern.sub(training, identifier, count=1)
     return None
 
 
@@ -383,3 +391,10 @@ def _readapted_note(
     else:
         text += f" Delete this line, and adapt `{layer}` again on the training data it had."
     return reports.note(text, SECTION)
+
+
+# The readers ``whole_data_statistics.py`` shares: rows of a split, names of splits.
+array_rows = _array_rows
+contains_rows = _contains_rows
+is_training_name = _training
+is_held_out_name = _held_out

@@ -10,14 +10,18 @@ is traced) and looks for orders measured to go wrong on TensorFlow 2.21:
 
 - ``.batch(n).shuffle(k)`` with no shuffle below the batch: shuffle then moves whole
   batches, so every batch still holds ``n`` consecutive rows (rows sorted by class give
-  batches of one class);
+  batches of one class); not when another ``batch`` stands above the shuffle
+  (``ids.batch(41).map(split).shuffle(k).batch(32)``): the lower batch made the examples
+  (sequences of a text's ids), the shuffle reorders examples, the upper batch batches them;
 - ``.shuffle(k).cache()`` with no shuffle above the cache: the cache keeps the first
   pass's order and replays it, so every epoch sees the rows in the same order;
 - ``.shuffle(1)``: a buffer of one element returns the rows in their original order;
 - ``.take(n)`` and ``.skip(n)`` of the same ``.shuffle(k)`` (which reshuffles on every
   pass by default) as training and validation splits: each split draws from its own
   permutation, so they overlap and some rows are in neither (measured: 20 of 120 rows
-  in both, 20 in neither).
+  in both, 20 in neither). Told in the cell that assigns the splits (the datasets its
+  top-level statements bind, when its text has ``.take(`` or ``.skip(``), or when they
+  are first used.
 - ``Dataset.zip((x_ds.shuffle(n), y_ds.shuffle(n)))``: datasets from different sources
   (features and labels), at least one shuffled, zipped; each shuffle draws its own order,
   so the pairs no longer match (read from the zip's stored ``_datasets`` and each one's
@@ -227,6 +231,11 @@ def findings_in(chain: list[Any]) -> list[Finding]:
             found.append(Finding(BUFFER_OF_ONE, at, -1, _rows(chain, at), 1))
             continue
         below = _batch_below(kinds, at)
+        # A batch above the shuffle batches its elements again: the batch below made
+        # examples (windows of a text's ids batched into sequences), and shuffling
+        # those examples before batching them is the right order.
+        if any(kinds[i] == BATCH for i in range(at)):
+            continue
         if below is not None and not any(i > below for i in shuffles):
             found.append(
                 Finding(
@@ -645,7 +654,37 @@ class OrderChecker:
             kinds = [operation(link) for link in chain]
             self._used.append(_Used([_weak(link) for link in chain], kinds, findings))
 
+    def assigned(self, namespace: dict[str, Any], cell_source: str) -> None:
+        """The take/skip splits this cell's top-level statements assign, checked before
+        any use: a split of a reshuffling shuffle is told in the cell that writes it."""
+        if ".take(" not in cell_source and ".skip(" not in cell_source:
+            return
+        if len(cell_source) > MAX_SOURCE:
+            return
+        # Imported here: the error families import this module, and syntax imports them.
+        from jupyterlab_tfcoach.monitor.syntax import parsed_source
+
+        tree = parsed_source(cell_source)
+        if tree is None:
+            return
+        for name in _assigned_names(tree)[:MAX_USED_PER_CELL]:
+            value = namespace.get(name)
+            if operation(value) is None or id(value) in self._seen:
+                continue
+            chain = chain_of(value)
+            kinds = [operation(link) for link in chain]
+            if TAKE not in kinds and SKIP not in kinds:
+                continue
+            findings = [f for f in findings_in(chain) if f.kind == RESHUFFLED_SPLIT]
+            if findings:
+                self._seen.add(id(value))
+                self._used.append(_Used([_weak(link) for link in chain], kinds, findings))
+
     def take_notes(self, namespace: dict[str, Any], cell_source: str) -> list[Note]:
+        try:
+            self.assigned(namespace, cell_source)
+        except Exception:
+            pass
         used, self._used, self._seen = self._used, [], set()
         notes: list[Note] = []
         names: dict[int, str] | None = None
@@ -674,6 +713,19 @@ class OrderChecker:
                 if len(notes) >= MAX_NOTES:
                     return notes
         return notes
+
+
+def _assigned_names(tree: ast.Module) -> list[str]:
+    """The names a cell's top-level assignments bind (``a, b = ds.take(n), ds.skip(n)``
+    too), in order."""
+    names: list[str] = []
+    for statement in tree.body:
+        if not isinstance(statement, ast.Assign):
+            continue
+        for target in statement.targets:
+            elements = target.elts if isinstance(target, ast.Tuple) else [target]
+            names.extend(e.id for e in elements if isinstance(e, ast.Name))
+    return names
 
 
 def _dataset_names(namespace: dict[str, Any]) -> dict[int, str]:
@@ -761,8 +813,16 @@ def _note_text(
         if finding.rows is None:
             return text + "."
         return _with_fix(text, _shuffle_call(finding.rows), statement)
-    split_link = links[finding.other]
-    split = names.get(id(split_link)) if split_link is not None else None
+    # The learner's name for the split: the take/skip itself or a dataset built on it
+    # (``holdout = pairs.take(4).batch(2)`` names the batch above the take).
+    split = next(
+        (
+            names[id(link)]
+            for link in links[finding.other :: -1]
+            if link is not None and id(link) in names
+        ),
+        None,
+    )
     splits = f"`{split}`" if split else "one split"
     partner = f"`{finding.partner}`" if finding.partner else "the other split"
     text = (

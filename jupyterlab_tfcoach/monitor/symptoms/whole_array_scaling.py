@@ -24,6 +24,12 @@ a.mean()) / a.std()``) is remembered when its cell runs, and a later ``Z =
 standardize(X)`` is told the same way (the function's name in the cell's text is the only
 test a cell without a division pays).
 
+Columns on one scale but each offset differently (a blob of points around (2, -1)) are
+told too when the scaling subtracts a whole-array mean (``(A - A.mean()) / A.std()``):
+the centring was meant per feature, and after it a column's mean is still at least its
+own spread (``CENTRE_SPREADS``, and ``CENTRE_MINIMUM``) away from 0. Columns of one
+distribution scaled as a whole come out centred and are not told.
+
 The note names the statement, the columns' spreads after it and gives the statement (or
 the helper's, or the statistics') with ``axis=0``: one statistic per feature, over the
 examples. Reads shapes and a NumPy copy's column spreads only (``cell_reading``).
@@ -51,6 +57,11 @@ MAX_FEATURES = 100
 # The widest column spread over the narrowest (non-zero) one: past this, one scale for
 # the table leaves the narrow columns nearly constant.
 SPREAD_RATIO = 20.0
+# A column left this many of its own spreads (and at least CENTRE_MINIMUM) from 0 by a
+# centring on one mean for the whole table is not centred.
+CENTRE_SPREADS = 1.0
+CENTRE_MINIMUM = 0.25
+_MEANS = frozenset({"mean", "nanmean", "reduce_mean", "median"})
 MAX_ROWS_READ = 10_000
 _MAX_HELPERS = 16
 _HISTORY_CELLS = 50
@@ -106,6 +117,8 @@ class _Scaling:
     data: ast.expr
     calls: list[_Statistic]
     earlier_names: list[str]
+    # ``A - A.mean()``: a centring was meant, each column should come out around 0.
+    centred: bool = False
 
 
 @dataclass
@@ -219,12 +232,14 @@ class _Reader:
         numerator = node.left
         data: ast.expr = numerator
         pieces: list[tuple[list[_Statistic], list[str]]] = []
+        centred = False
         if isinstance(numerator, ast.BinOp) and isinstance(numerator.op, ast.Sub):
             data = numerator.left
             centre = self.statistics(numerator.right, statement, None)
             if centre is None:
                 return None
             pieces.append(centre)
+            centred = any(call_name(c.call) in _MEANS for c in centre[0])
         if isinstance(data, ast.Constant | ast.BinOp):
             return None
         spread = self.statistics(node.right, statement, None)
@@ -235,7 +250,7 @@ class _Reader:
         names = [n for _, found in pieces for n in found]
         if not calls and not names:
             return None  # plain numbers: the learner's own scale
-        return _Scaling(node, data, calls, names)
+        return _Scaling(node, data, calls, names, centred)
 
 
 def _single_number(value: Any) -> bool:
@@ -256,6 +271,13 @@ def _single_number(value: Any) -> bool:
 
 def _column_spreads(operand: Any) -> list[float] | None:
     """Each column's standard deviation of a float ``(N, F)`` value (NumPy copy)."""
+    found = _column_statistics(operand)
+    return found[1] if found is not None else None
+
+
+def _column_statistics(operand: Any) -> tuple[list[float], list[float]] | None:
+    """Each column's mean and standard deviation of a float ``(N, F)`` value (NumPy
+    copy; every k-th row of a long one)."""
     numpy = sys.modules.get("numpy")
     values = numpy_values(operand)
     if numpy is None or values is None or values.ndim != 2:
@@ -265,8 +287,18 @@ def _column_spreads(operand: Any) -> list[float] | None:
     if values.shape[0] > MAX_ROWS_READ:  # every k-th row: the spreads' sizes, not digits
         values = values[:: values.shape[0] // MAX_ROWS_READ + 1]
     with numpy.errstate(all="ignore"):
-        spreads = values.std(axis=0)
-    return [float(s) for s in spreads]
+        means, spreads = values.mean(axis=0), values.std(axis=0)
+    return [float(m) for m in means], [float(s) for s in spreads]
+
+
+def off_centre(means: list[float], spreads: list[float]) -> list[int]:
+    """The columns whose mean is at least ``CENTRE_SPREADS`` of their own spreads and
+    ``CENTRE_MINIMUM`` from 0: after a centring meant for each feature, not centred."""
+    return [
+        i
+        for i, (mean, spread) in enumerate(zip(means, spreads, strict=True))
+        if spread == spread and abs(mean) >= max(CENTRE_SPREADS * spread, CENTRE_MINIMUM)
+    ]
 
 
 def uneven_spreads(spreads: list[float]) -> tuple[float, int, float, int] | None:
@@ -281,9 +313,12 @@ def uneven_spreads(spreads: list[float]) -> tuple[float, int, float, int] | None
     return low, low_at, high, high_at
 
 
-def _symptom(target: str, namespace: dict[str, Any]) -> tuple[str, str] | None:
+def _symptom(
+    target: str, namespace: dict[str, Any], centred: bool = False
+) -> tuple[str, str] | None:
     """The result's shape and its columns' spreads, said, when they differ
-    ``SPREAD_RATIO`` times or more in a float ``(N, F)`` value."""
+    ``SPREAD_RATIO`` times or more in a float ``(N, F)`` value; after a centring
+    (``centred``), its columns' means when some are far from 0 for their spreads."""
     result = value_at(ast.Name(target, ast.Load()), namespace, target)
     if result is None or len(result.shape or ()) != 2:
         return None
@@ -292,12 +327,23 @@ def _symptom(target: str, namespace: dict[str, Any]) -> tuple[str, str] | None:
         return None
     if examples < 2:
         return None
-    spreads = _column_spreads(result)
-    if spreads is None:
+    statistics = _column_statistics(result)
+    if statistics is None:
         return None
+    means, spreads = statistics
     uneven = uneven_spreads(spreads)
     if uneven is None:
-        return None
+        away = off_centre(means, spreads) if centred else []
+        if not away:
+            return None
+        shown = ", ".join(f"{means[i]:.2g} (column {i}, spread {spreads[i]:.2g})" for i in away[:3])
+        symptom = (
+            f"its {features} columns (features) are each offset differently, and one mean "
+            f"for the whole table leaves each column's own offset in place: after it, "
+            f"`{target}`'s columns are not centred, with means {shown}, far from 0 for "
+            "their spread. Nothing raises."
+        )
+        return show_shape((examples, features)), symptom
     low, low_at, high, high_at = uneven
     symptom = (
         f"its {features} columns (features) are on very different scales: after it, "
@@ -483,7 +529,9 @@ class WholeArrayScalingCheck:
         scaling = None if helper is not None else reader.scaling(statement.value, statement)
         if helper is None and scaling is None:
             return None
-        found = _symptom(target, namespace)
+        read = helper.scaling if helper is not None else scaling
+        centred = read is not None and read.centred
+        found = _symptom(target, namespace, centred)
         written = ast.get_source_segment(source, statement)
         if found is None or written is None or "\n" in written:
             return None

@@ -1,0 +1,290 @@
+"""A model evaluated on rows it was trained on: ``fit`` given the test rows, then
+``evaluate`` on them as if they were new.
+
+``X_all = np.concatenate([X_train, X_val, X_test]); model.fit(X_all, y_all)`` then
+``model.evaluate(X_test, y_test)`` ("use all the labelled rows for the final model")
+reports how well the model remembers rows it has seen: the score comes out better than
+it will be on new data, and nothing raises. The same happens with ``fit(X_test, ...)``
+written for ``fit(X_train, ...)``.
+
+Found after a cell that completed, from its source and the arrays its names hold: a
+``M.evaluate(Z, ...)`` whose data names (``Z``, or the names in a list of inputs) carry
+a held-out word (``test``, ``val``, ``te``...) and no training word, after a
+``M.fit(X, ...)`` of the same model name, in this cell or an earlier one (the fit's
+input arrays kept by weak reference, per model, ``MAX_MODELS`` at most), where each
+input of ``Z`` is a NumPy array or eager tensor (at most ``MAX_VALUES`` numbers) whose
+rows are all rows of the fit's input at the same position: the same object, its first
+or last rows, or (floats) each of its first ``SAMPLE_ROWS`` rows found there. The note
+names both calls and the rows shared, and gives the fit on the training split (the
+held-out names with their training word, when those names hold data), to run on a
+model built again.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import sys
+import weakref
+from dataclasses import dataclass
+from typing import Any
+
+from jupyterlab_tfcoach.monitor import report as reports
+from jupyterlab_tfcoach.monitor.report import Note
+from jupyterlab_tfcoach.monitor.symptoms.cell_reading import NUMBERS, held_array
+from jupyterlab_tfcoach.monitor.symptoms.evaluation_loops import (
+    TRAINING_WORDS,
+    VALIDATION_WORDS,
+)
+from jupyterlab_tfcoach.monitor.syntax import parsed_source
+
+SECTION = "keras-validation-data"
+MAX_VALUES = 1_000_000
+MAX_MODELS = 8
+SAMPLE_ROWS = 16
+MAX_CELL_CHARS = 50_000
+_WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
+_HELD_OUT = VALIDATION_WORDS | {"va", "te", "tst"}
+_TRAINING = TRAINING_WORDS | {"tr", "trn"}
+_TRAINING_FOR = {"te": "tr", "va": "tr", "tst": "trn"}
+
+
+def _words(identifier: str) -> set[str]:
+    return {word.lower() for word in _WORD.findall(identifier)}
+
+
+def _input_names(node: ast.AST) -> list[str] | None:
+    """``X`` or ``[X1, X2]`` (a tuple too): the names of a call's inputs, in order."""
+    if isinstance(node, ast.Name):
+        return [node.id]
+    if isinstance(node, ast.List | ast.Tuple) and all(isinstance(e, ast.Name) for e in node.elts):
+        return [e.id for e in node.elts if isinstance(e, ast.Name)]
+    return None
+
+
+@dataclass
+class _Fit:
+    """A fit's model and input arrays (weakly), and its call as written."""
+
+    model: weakref.ReferenceType[Any]
+    inputs: list[weakref.ReferenceType[Any] | None]
+    names: list[str]
+    written: str
+    line: int
+    here: bool  # written in the cell being checked
+    told: bool = False
+
+
+def _weak(value: Any) -> weakref.ReferenceType[Any] | None:
+    try:
+        return weakref.ref(value)
+    except TypeError:
+        return None
+
+
+def _rows(value: Any) -> Any | None:
+    values = held_array(value, MAX_VALUES, NUMBERS)
+    return values if values is not None and values.ndim > 0 and values.shape[0] > 0 else None
+
+
+def _rows_in(part: Any, whole: Any) -> bool | None:
+    """Whether every row of ``part`` is a row of ``whole``: True for the same object,
+    its first or last rows, or each of the first ``SAMPLE_ROWS`` rows found there exactly
+    once; False when one of them is not there at all; None when it cannot tell (rows
+    found several times: data of few distinct values, where a match proves nothing)."""
+    if part is whole:
+        return True
+    numpy = sys.modules.get("numpy")
+    small, large = _rows(part), _rows(whole)
+    if numpy is None or small is None or large is None:
+        return None
+    rows = small.shape[0]
+    if small.shape[1:] != large.shape[1:] or rows > large.shape[0]:
+        return False
+    if numpy.array_equal(large[:rows], small) or numpy.array_equal(large[-rows:], small):
+        return True
+    flat = large.reshape(large.shape[0], -1)
+    unique = True
+    for row in small.reshape(rows, -1)[:SAMPLE_ROWS]:
+        # The first column narrows the rows down; only those are compared whole.
+        candidates = flat[flat[:, 0] == row[0]]
+        matches = int((candidates == row).all(axis=1).sum())
+        if matches == 0:
+            return False
+        unique = unique and matches == 1
+    return True if unique else None
+
+
+def _training_name(name: str, namespace: dict[str, Any]) -> str | None:
+    """``X_train`` for ``X_test``, ``Xn_tr`` for ``Xn_te``, when it holds data."""
+    for word in sorted(_HELD_OUT, key=len, reverse=True):
+        pattern = re.compile(rf"(?<![A-Za-z]){word}(?![a-z])", re.IGNORECASE)
+        if pattern.search(name):
+            candidate = pattern.sub(_TRAINING_FOR.get(word, "train"), name, count=1)
+            return candidate if _rows(namespace.get(candidate)) is not None else None
+    return None
+
+
+class TrainedTestRowsCheck:
+    """The last fit of each model name (weakly), and the evaluations that follow."""
+
+    def __init__(self) -> None:
+        self._fits: dict[str, _Fit] = {}
+
+    def notes(self, source: str, namespace: dict[str, Any]) -> list[Note]:
+        if ".fit(" not in source and not (self._fits and ".evaluate(" in source):
+            return []
+        if len(source) > MAX_CELL_CHARS:
+            return []
+        tree = parsed_source(source)
+        if tree is None:
+            return []
+        for fit in self._fits.values():
+            fit.here = False
+        calls = sorted(
+            (
+                node
+                for node in ast.walk(tree)
+                if isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr in ("fit", "evaluate")
+                and isinstance(node.func.value, ast.Name)
+                and node.args
+            ),
+            key=lambda node: (node.lineno, node.col_offset),
+        )
+        found: list[Note] = []
+        for call in calls:
+            assert isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Name)
+            model_name = call.func.value.id
+            names = _input_names(call.args[0])
+            if names is None:
+                continue
+            if call.func.attr == "fit":
+                self._remember(model_name, names, call, source, namespace)
+                continue
+            note = self._evaluation(model_name, names, call, source, namespace)
+            if note is not None and not found:
+                found.append(note)
+        return found
+
+    def _remember(
+        self,
+        model_name: str,
+        names: list[str],
+        call: ast.Call,
+        source: str,
+        namespace: dict[str, Any],
+    ) -> None:
+        model = _weak(namespace.get(model_name))
+        if model is None:
+            return
+        written = ast.get_source_segment(source, call) or f"{model_name}.fit(...)"
+        inputs = [_weak(namespace.get(name)) for name in names]
+        if len(self._fits) >= MAX_MODELS and model_name not in self._fits:
+            self._fits.pop(next(iter(self._fits)))
+        self._fits[model_name] = _Fit(model, inputs, names, written, call.lineno, True)
+
+    def _evaluation(
+        self,
+        model_name: str,
+        names: list[str],
+        call: ast.Call,
+        source: str,
+        namespace: dict[str, Any],
+    ) -> Note | None:
+        fit = self._fits.get(model_name)
+        if fit is None or fit.model() is not namespace.get(model_name):
+            return None
+        if len(names) != len(fit.inputs):
+            return None
+        if not all(_words(n) & _HELD_OUT and not _words(n) & _TRAINING for n in names):
+            return None
+        if fit.told:
+            return None
+        verdicts: list[bool | None] = []
+        for name, reference in zip(names, fit.inputs, strict=True):
+            trained = reference() if reference is not None else None
+            held = namespace.get(name)
+            if trained is None or held is None:
+                return None
+            verdicts.append(_rows_in(held, trained))
+        if False in verdicts or True not in verdicts:
+            return None
+        held_rows = _rows(namespace.get(names[0]))
+        if held_rows is None:
+            return None
+        shared = held_rows.shape[0]
+        fit.told = True
+        evaluated = ast.get_source_segment(source, call) or f"{model_name}.evaluate(...)"
+        where = f"line {fit.line} of this cell" if fit.here else "an earlier cell"
+        trained_names = ", ".join(f"`{n}`" for n in fit.names)
+        text = (
+            f"`{evaluated}` (line {call.lineno}) scores `{model_name}` on "
+            f"{shared} rows it was trained on: `{fit.written}` ({where}) gave it "
+            f"{trained_names}, which hold{'s' if len(fit.names) == 1 else ''} every row of "
+            f"{', '.join(f'`{n}`' for n in names)}. The model has seen these rows and their "
+            "labels, so the score measures how well it remembers them, better than it will "
+            "do on new data, and it is no test any more. Nothing raises."
+        )
+        fix = self._fixed_fit(fit, call, names, namespace, source)
+        if fix is not None:
+            text += (
+                f" Build `{model_name}` again (new weights), train it without the held-out "
+                f"rows, `{fix}`, and evaluate on them once, at the end."
+            )
+        else:
+            text += (
+                f" Build `{model_name}` again (new weights), train it on the training rows "
+                "only, and evaluate on the held-out rows once, at the end."
+            )
+        return reports.note(text, SECTION)
+
+    def _fixed_fit(
+        self,
+        fit: _Fit,
+        evaluation: ast.Call,
+        names: list[str],
+        namespace: dict[str, Any],
+        source: str,
+    ) -> str | None:
+        """The fit call with its inputs and labels replaced by the training names of the
+        evaluation's (``Xn_te`` -> ``Xn_tr``, ``y_te`` -> ``y_tr``)."""
+        fit_tree = parsed_source(fit.written)
+        if fit_tree is None or not fit_tree.body or not isinstance(fit_tree.body[0], ast.Expr):
+            return None
+        fit_call = fit_tree.body[0].value
+        if not isinstance(fit_call, ast.Call) or len(fit_call.args) < 2:
+            return None
+        if len(evaluation.args) < 2:
+            return None
+        replaced: list[str] = []
+        for node in evaluation.args[:2]:
+            text = ast.get_source_segment(source, node)
+            if text is None:
+                return None
+            for name in sorted(
+                {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}, key=len, reverse=True
+            ):
+                training = _training_name(name, namespace)
+                if training is None:
+                    return None
+                text = re.sub(rf"\b{re.escape(name)}\b", training, text)
+            replaced.append(text)
+        first, second = fit_call.args[0], fit_call.args[1]
+        if first.end_col_offset is None or second.end_col_offset is None:
+            return None
+        if first.lineno != 1 or second.end_lineno != 1:
+            return None
+        written = fit.written.encode("utf-8")
+        head = written[: first.col_offset].decode("utf-8")
+        tail = written[second.end_col_offset :].decode("utf-8")
+        return f"{head}{replaced[0]}, {replaced[1]}{tail}"
+
+
+_CHECK = TrainedTestRowsCheck()
+
+
+def notes(source: str, namespace: dict[str, Any]) -> list[Note]:
+    """The check of this kernel (one monitor per kernel: its fits, kept weakly)."""
+    return _CHECK.notes(source, namespace)
