@@ -18,7 +18,9 @@ the order a learner reads them; then the Keras module was split in two, models a
 :data:`MODULES_RENUMBERED`), but a section keeps its id. A
 link written before a move names the old module (``<base>/module-01#retracing``,
 ``module-01.md#side-effects``, ``<base>/module-07#tf-data``): ``Course.resolve`` finds the
-section by its id whatever module the link carries, so old links still land on it.
+section by its id whatever module the link carries, so old links still land on it. A section
+merged into another (to keep a module to one sitting) leaves its id in
+:data:`SECTIONS_MERGED`, and links to it land on the section that took its text over.
 
 The course lists its modules in file name order, which is the reading order: a module's
 number is its place in the course, and what it says of "module 5" is the fifth. A number
@@ -91,6 +93,14 @@ def module_id_now(module_id: str, numbering: int) -> str:
         module_id = renumbering.moves.get(module_id, module_id)
     return module_id
 
+
+# Sections merged into another (issue #28, one sitting per module): merged id -> the id of
+# the section that now holds its text. Rules, reports, bookmarks and SARIF files written
+# before a merge name the old id; ``Course.section`` and every link through it land on
+# the section that took it over. A merged id is never a section id again.
+SECTIONS_MERGED: dict[str, str] = {
+    "batch-axis": "batch-dimension",  # module 1: one example or a batch, with the batch size
+}
 
 _ANCHOR_HEADING = re.compile(
     r'^<a id="(?P<id>[a-z0-9-]+)"(?: name="[a-z0-9-]+")?></a>\s*\n##\s+(?P<title>.+?)\s*$',
@@ -225,6 +235,12 @@ class Course:
                         f"{previous.module_id} and {module.id}"
                     )
                 sections_by_id[section.id] = section
+        for merged, kept in SECTIONS_MERGED.items():
+            if merged in sections_by_id:
+                raise DuplicateSectionError(
+                    f"section id {merged!r} was merged into {kept!r} and must not come back "
+                    f"as a section of {sections_by_id[merged].module_id}"
+                )
         object.__setattr__(self, "_modules_by_id", {m.id: m for m in self.modules})
         object.__setattr__(self, "_sections_by_id", sections_by_id)
 
@@ -247,8 +263,9 @@ class Course:
             raise UnknownModuleError(module_id) from None
 
     def section(self, section_id: str) -> Section:
+        """The section with this id, or the one a merged section's id now lands on."""
         try:
-            return self._sections_by_id[section_id]
+            return self._sections_by_id[SECTIONS_MERGED.get(section_id, section_id)]
         except KeyError:
             raise UnknownSectionError(section_id) from None
 

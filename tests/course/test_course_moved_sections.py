@@ -29,7 +29,9 @@ import pytest
 from jupyterlab_tfcoach.course import (
     MODULE_NUMBERING,
     MODULES_RENUMBERED,
+    SECTIONS_MERGED,
     Course,
+    DuplicateSectionError,
     Module,
     UnknownModuleError,
     UnknownSectionError,
@@ -247,10 +249,12 @@ def test_a_tool_is_taught_before_a_section_uses_it() -> None:
     basics = order.index("creating-slicing-reducing")
     assert order.index("tensors-immutable") < basics < order.index("variables")
     # Making, reading parts of and reducing tensors are three sections, before variables;
-    # the batch axis is taught on tensors before a Keras model shows it.
+    # the batch axis is taught on tensors before a Keras model shows it (one section since
+    # module 1 became one sitting: ``batch-axis`` was merged into ``batch-dimension``).
     slicing, reducing = order.index("indexing-slicing"), order.index("reducing-tensors")
     assert basics < slicing < reducing < order.index("variables")
-    assert order.index("batch-axis") + 1 == order.index("batch-dimension")
+    assert "batch-axis" not in order
+    assert get_course().section("batch-axis") == get_course().section("batch-dimension")
     module_3 = get_course().module("module-03")
     first_fit = module_3.markdown.index(".fit(")
     assert module_3.sections[0].id == "training-loop"
@@ -288,8 +292,14 @@ def test_a_tool_a_section_uses_is_introduced_before_its_first_example() -> None:
     that uses it, or the example keeps to what was taught."""
     introduced = {
         # module 1: the batch axis and the batch dimension on tensors alone
-        "batch-axis": ("`tf.expand_dims(", "`None`", "`tf.squeeze("),
-        "batch-dimension": ("`**2`", "`tf.reshape(t, shape)`", "`axis=-1`"),
+        "batch-dimension": (
+            "`tf.expand_dims(",
+            "`None`",
+            "`tf.squeeze(",
+            "`**2`",
+            "`tf.reshape(t, shape)`",
+            "`axis=-1`",
+        ),
         # module 2: a Keras layer and a gradient tape, before modules 3 and 5 teach them
         "autograph-conditions": ("`tf.cond",),
         "where-both-branches": ("`tf.GradientTape`", "`tape.watch(x)`", "`tape.gradient("),
@@ -311,7 +321,7 @@ def test_a_tool_a_section_uses_is_introduced_before_its_first_example() -> None:
     assert module_2.index("subclasses `keras.layers.Layer`") < keras_layer
     # No Keras, no tf.data in the tensor-only section; no tf.data in module 3's epoch figures
     # (module 4 teaches pipelines).
-    assert "keras" not in get_course().section("batch-axis").markdown
+    assert "keras" not in _prose_before_first_block("batch-dimension").lower()
     # The batch dimension is taught on module 1's tensors; a Keras model comes only in its
     # last block, a look ahead whose tools the prose just above it names.
     batch_dimension = get_course().section("batch-dimension").markdown
@@ -416,6 +426,33 @@ def test_one_module_id_means_different_modules_in_different_numberings() -> None
     assert course.module("module-07").title.startswith("Training with fit")
     with pytest.raises(ValueError, match="no module numbering"):
         module_id_now("module-01", MODULE_NUMBERING + 1)
+
+
+def test_a_merged_sections_id_lands_on_the_section_that_took_it_over(tmp_path: Path) -> None:
+    """Module 1 became one sitting (issue #28): its section ``batch-axis`` was merged into
+    ``batch-dimension``. A rule, report or bookmark naming the old id, in any link form,
+    lands on the merged section, and a link made now names the id its anchor has."""
+    course = get_course()
+    for merged, kept in SECTIONS_MERGED.items():
+        section = course.section(kept)
+        assert section.id == kept
+        for link in (
+            f"https://course.example.org/tfcoach/{section.module_id}#{merged}",
+            f"{section.module_id}.md#{merged}",
+            f"#{merged}",
+        ):
+            assert course.resolve(link) == section, link
+        ref = course.ref(merged, "https://course.example.org/tfcoach")
+        assert ref["section"] == kept
+        assert ref["url"] == f"https://course.example.org/tfcoach/{section.module_id}#{kept}"
+        assert f'<a id="{kept}"></a>' in course.module(section.module_id).markdown
+    assert SECTIONS_MERGED["batch-axis"] == "batch-dimension"
+    # A merged id never comes back as a section of its own: it would shadow the merge.
+    (tmp_path / "module-a.md").write_text(
+        '# A\n\n<a id="batch-axis"></a>\n## Back\n\nText.\n', encoding="utf-8"
+    )
+    with pytest.raises(DuplicateSectionError, match="batch-axis"):
+        Course.load(tmp_path)
 
 
 def test_unknown_links_raise() -> None:

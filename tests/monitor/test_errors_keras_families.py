@@ -414,7 +414,7 @@ def test_a_sequence_layer_on_an_input_declared_without_its_features_axis(
 hidden = keras.layers.Conv1D(4, 3)(series_in)
 """
     error = failing(kernel, cell)
-    assert error["course"]["section"] == "batch-axis"
+    assert error["course"]["section"] == "batch-dimension"
     text = error["explanation"]
     assert "`keras.Input(shape=(20,))` declares each example as (20,)" in text
     assert "`Conv1D` gets (None, 20) but reads (batch, steps, features)" in text

@@ -594,7 +594,7 @@ def _sequence_definition(
         f"{code(layer_class)} gets ({given}) but reads (batch, steps, features): each example "
         f"is {steps} steps of one value, and the features axis (last, of size 1) is missing "
         f"from the model's definition.{data} Fix: {code(fixed)}.",
-        "batch-axis",
+        "batch-dimension",
     )
 
 
