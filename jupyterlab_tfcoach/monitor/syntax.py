@@ -38,6 +38,27 @@ def parsed_source(source: str) -> ast.Module | None:
         return None
 
 
+# Nodes that open a scope of their own (their names are not the enclosing scope's).
+SCOPE_NODES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+
+
+def scope_nodes(scope: ast.AST) -> list[ast.AST]:
+    """The nodes of one scope (a module or a ``def``), in source order, without the bodies
+    of the scopes nested in it."""
+    found: list[ast.AST] = []
+
+    def visit(node: ast.AST) -> None:
+        found.append(node)
+        for child in ast.iter_child_nodes(node):
+            if not isinstance(child, SCOPE_NODES):
+                visit(child)
+
+    for statement in getattr(scope, "body", []):
+        if not isinstance(statement, SCOPE_NODES):
+            visit(statement)
+    return found
+
+
 def call_name(call: ast.Call) -> str | None:
     """``mean`` for ``tf.reduce.mean(...)``'s last part, ``len`` for ``len(...)``."""
     func = call.func

@@ -43,7 +43,7 @@ from typing import Any
 from jupyterlab_tfcoach.monitor import report as reports
 from jupyterlab_tfcoach.monitor.report import Note
 from jupyterlab_tfcoach.monitor.stored_state import instance_dict, is_library_class
-from jupyterlab_tfcoach.monitor.syntax import call_name, parsed_source
+from jupyterlab_tfcoach.monitor.syntax import call_name, parsed_source, scope_nodes
 from jupyterlab_tfcoach.monitor.training.loss_agreement import model_ending
 from jupyterlab_tfcoach.monitor.variables.probability_losses import (
     _loss_object_class,
@@ -54,7 +54,6 @@ SECTION = "from-logits"
 MAX_CELL_CHARS = 50_000
 MAX_NOTES = 2
 MAX_HELPER_LINES = 200
-_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 _TF_LOGIT_LOSSES = {
     "sigmoid_cross_entropy_with_logits": "binary_crossentropy",
     "softmax_cross_entropy_with_logits": "categorical_crossentropy",
@@ -74,21 +73,6 @@ class Origin:
     model: str  # the model's name, as called
     activation: str  # its last layer's activation
     reshaped: bool  # squeezed, reshaped or indexed on the way
-
-
-def _scope_nodes(scope: ast.AST) -> list[ast.AST]:
-    found: list[ast.AST] = []
-
-    def visit(node: ast.AST) -> None:
-        found.append(node)
-        for child in ast.iter_child_nodes(node):
-            if not isinstance(child, _SCOPES):
-                visit(child)
-
-    for statement in getattr(scope, "body", []):
-        if not isinstance(statement, _SCOPES):
-            visit(statement)
-    return found
 
 
 class _Scope:
@@ -196,7 +180,7 @@ class _Finder:
         self.told: set[str] = set()
 
     def scope(self, scope: ast.AST) -> None:
-        reading = _Scope(_scope_nodes(scope), self.namespace)
+        reading = _Scope(scope_nodes(scope), self.namespace)
         for node in reading._nodes:
             reading.learn(node)
             if isinstance(node, ast.Call):
@@ -238,7 +222,7 @@ class _Finder:
         for index, origin in passed:
             if index < len(parameters):
                 inner.held[parameters[index]] = origin
-        for node in _scope_nodes(tree):
+        for node in scope_nodes(tree):
             if isinstance(node, ast.Call):
                 name = call_name(node) or ""
                 if name in _TF_LOGIT_LOSSES:

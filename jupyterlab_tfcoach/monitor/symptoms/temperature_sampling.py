@@ -26,29 +26,12 @@ from typing import Any
 
 from jupyterlab_tfcoach.monitor import report as reports
 from jupyterlab_tfcoach.monitor.report import Note
-from jupyterlab_tfcoach.monitor.syntax import call_name, parsed_source
+from jupyterlab_tfcoach.monitor.syntax import SCOPE_NODES, call_name, parsed_source, scope_nodes
 
 SECTION = "from-logits"
 MAX_CELL_CHARS = 50_000
 MAX_NOTES = 2
-_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 _CONSUMERS = frozenset({"categorical", "choice", "multinomial", "log", "argmax"})
-
-
-def _scope_nodes(scope: ast.AST) -> list[ast.AST]:
-    """The nodes of one scope, in source order, without nested scopes' bodies."""
-    found: list[ast.AST] = []
-
-    def visit(node: ast.AST) -> None:
-        found.append(node)
-        for child in ast.iter_child_nodes(node):
-            if not isinstance(child, _SCOPES):
-                visit(child)
-
-    for statement in getattr(scope, "body", []):
-        if not isinstance(statement, _SCOPES):
-            visit(statement)
-    return found
 
 
 def _softmax_call(node: ast.AST) -> ast.Call | None:
@@ -110,7 +93,7 @@ def _consumed(nodes: list[ast.AST], division: ast.BinOp, parents: dict[int, ast.
 
 
 def _scope_notes(scope: ast.AST, source: str) -> list[Note]:
-    nodes = _scope_nodes(scope)
+    nodes = scope_nodes(scope)
     parents = {id(child): node for node in nodes for child in ast.iter_child_nodes(node)}
     softmaxes: dict[str, tuple[ast.Assign, ast.Call]] = {}
     found: list[Note] = []
@@ -176,7 +159,7 @@ def notes(source: str, namespace: Mapping[str, Any]) -> list[Note]:
     if tree is None:
         return []
     scopes: list[ast.AST] = [tree]
-    scopes.extend(n for n in ast.walk(tree) if isinstance(n, _SCOPES[:2]))
+    scopes.extend(n for n in ast.walk(tree) if isinstance(n, SCOPE_NODES[:2]))
     found: list[Note] = []
     for scope in scopes:
         found.extend(_scope_notes(scope, source))
