@@ -152,6 +152,59 @@ reg.predict(["a b"], verbose=0)
 words.adapt(tf.data.Dataset.from_tensor_slices((texts, [0, 1, 0])).batch(2))
 """,
     "another feature count": "reg.fit(np.ones((9, 6)), np.ones((9, 1)), verbose=0)",
+    # Raising cells whose cause the learner wrote elsewhere (issue #25, wt-raise2).
+    "reduction without keepdims": """row_means = table.mean(axis=1)
+centred = tf.constant(table) - row_means
+""",
+    "stacked GRUs, one kind": """gru_stack = keras.Sequential([keras.Input(shape=(6, 2)),
+    keras.layers.GRU(8), keras.layers.GRU(4)])
+""",
+    "one image indexed": """cnn_in = keras.Input(shape=(10, 10, 1))
+cnn_m = keras.Model(cnn_in, keras.layers.Conv2D(2, 3)(cnn_in))
+cnn_m.predict(pics[0][..., None], verbose=0)
+""",
+    "load_weights unbuilt": """class TwoDense(keras.Model):
+    def __init__(self):
+        super().__init__()
+        self.a = keras.layers.Dense(3)
+    def call(self, x):
+        return self.a(x)
+first_net = TwoDense()
+first_net(table)
+import os, tempfile
+two_path = os.path.join(tempfile.mkdtemp(), "two.weights.h5")
+first_net.save_weights(two_path)
+second_net = TwoDense()
+second_net.load_weights(two_path)
+""",
+    "save without get_config": """class Widthed(keras.Model):
+    def __init__(self, width):
+        super().__init__()
+        self.width = width
+        self.d = keras.layers.Dense(width)
+    def call(self, x):
+        return self.d(x)
+widthed = Widthed(3)
+widthed(table)
+widthed.save(os.path.join(tempfile.mkdtemp(), "widthed.keras"))
+""",
+    "attention on its query alone": """att = keras.layers.MultiHeadAttention(num_heads=2, key_dim=2)
+att(tf.ones((2, 4, 6)))
+""",
+    "int labels in a library loss": """bits = np.array([0, 1, 1], "int32")
+tf.nn.sigmoid_cross_entropy_with_logits(labels=bits, logits=tf.zeros([3]))
+""",
+    "signature given one example": """spec5 = tf.TensorSpec([None, 5], tf.float32)
+@tf.function(input_signature=[spec5])
+def row_sum(r):
+    return tf.reduce_sum(r, axis=1)
+row_sum(tf.constant(table)[0])
+""",
+    # Last: it leaves the global policy mixed for the cells after it.
+    "mixed policy output": """keras.mixed_precision.set_global_policy("mixed_float16")
+half_net = keras.Sequential([keras.Input((5,)), keras.layers.Dense(2)])
+half_net(table) + tf.ones((9, 2))
+""",
 }
 
 

@@ -191,3 +191,44 @@ def test_evaluate_on_a_model_that_overrides_train_step_only(kernel: KernelSessio
     # The advice applied: with its own test_step, evaluate runs.
     runs_cleanly(kernel, TRAIN_STEP_ONLY.replace("{test_step}", TEST_STEP))
     runs_cleanly(kernel, "pair_scores = pair.evaluate(xs, verbose=0)")
+
+
+TWO_HEADS = """
+patients = np.random.rand(30, 5).astype("float32")
+stay_days = np.random.rand(30).astype("float32")
+risk_class = np.random.randint(0, 3, 30)
+record_in = keras.Input(shape=(5,))
+shared = keras.layers.Dense(8, activation="relu")(record_in)
+two_heads = keras.Model(record_in, [
+    keras.layers.Dense(1, name="days")(shared),
+    keras.layers.Dense(3, activation="softmax", name="risk")(shared),
+])
+two_heads.compile("adam", ["mse", "sparse_categorical_crossentropy"])
+risk_weights = {0: 1.0, 1: 4.0, 2: 2.0}
+"""
+
+
+def test_class_weight_given_to_a_model_of_two_outputs(kernel: KernelSession) -> None:
+    runs_cleanly(kernel, TWO_HEADS)
+    cell = (
+        "two_heads.fit(patients, [stay_days, risk_class], class_weight=risk_weights, "
+        "epochs=1, verbose=0)"
+    )
+    error = failing(kernel, cell)
+    text = error["explanation"]
+    assert error["course"]["section"] == "labels-and-loss"
+    assert "`two_heads` has several outputs" in text
+    fix = fix_of(text)
+    assert fix == (
+        "two_heads.fit(patients, [stay_days, risk_class], sample_weight=[np.ones(len(risk_class)), "
+        "np.array([risk_weights[c] for c in risk_class])], epochs=1, verbose=0)"
+    )
+    runs_cleanly(kernel, fix)
+    # One output: class_weight is what it is for, and no entry.
+    runs_cleanly(
+        kernel,
+        "one_head = keras.Sequential([keras.Input((5,)), "
+        "keras.layers.Dense(3, activation='softmax')])\n"
+        "one_head.compile('adam', 'sparse_categorical_crossentropy')\n"
+        "one_head.fit(patients, risk_class, class_weight=risk_weights, epochs=1, verbose=0)",
+    )

@@ -269,3 +269,71 @@ def test_a_saved_lambda_layer_is_replaced_by_rescaling(
     assert value_of(kernel, "float(half_loaded.layers[1].scale)") == 0.5
     # The look-alike: a model without a Lambda saves and loads quietly.
     runs_cleanly(kernel, f"keras.models.load_model({path!r})")
+
+
+WEIGHTS_OF_A_CLASS = """
+import numpy as np, keras, os, tempfile
+class PriceNet(keras.Model):
+    def __init__(self):
+        super().__init__()
+        self.hidden = keras.layers.Dense(8, activation="relu")
+        self.price = keras.layers.Dense(1)
+    def call(self, rows):
+        return self.price(self.hidden(rows))
+rooms = np.random.rand(30, 5).astype("float32")
+trained_net = PriceNet()
+trained_net.compile("adam", "mse")
+trained_net.fit(rooms, rooms[:, :1], epochs=1, verbose=0)
+price_file = os.path.join(tempfile.mkdtemp(), "price.weights.h5")
+trained_net.save_weights(price_file)
+"""
+
+
+def test_weights_loaded_into_a_new_model_of_a_class_never_called(kernel: KernelSession) -> None:
+    runs_cleanly(kernel, WEIGHTS_OF_A_CLASS)
+    error = failing(kernel, "again = PriceNet()\nagain.load_weights(price_file)")
+    assert error["course"]["section"] == "keras-saving"
+    text = error["explanation"]
+    assert "`again` has no weights yet" in text and "(`PriceNet`)" in text
+    fix = fix_of(text)
+    assert fix == "again(np.zeros((1, 5)))"
+    runs_cleanly(
+        kernel,
+        f"again = PriceNet()\n{fix}\nagain.load_weights(price_file)\n"
+        "assert np.allclose(again.predict(rooms, verbose=0), "
+        "trained_net.predict(rooms, verbose=0))",
+    )
+    # The look-alike that is right: the model called on data before loading.
+    runs_cleanly(kernel, "third = PriceNet()\nthird(rooms[:2])\nthird.load_weights(price_file)")
+
+
+CLASS_WITH_ARGUMENTS = """
+class ScaledHead(keras.Model):
+    def __init__(self, classes, scale=2.0):
+        super().__init__()
+        self.classes = classes
+        self.scale = scale
+        self.head = keras.layers.Dense(classes)
+    def call(self, x):
+        return self.head(x) * self.scale
+"""
+
+
+def test_a_model_class_saved_without_get_config(kernel: KernelSession, tmp_path: Path) -> None:
+    target = str(tmp_path / "head.keras")
+    setup = f"import numpy as np\nimport keras\n{CLASS_WITH_ARGUMENTS}"
+    runs_cleanly(kernel, setup + "head = ScaledHead(4)\nhead(np.ones((2, 3), 'float32'))")
+    error = failing(kernel, f"head.save({target!r})")
+    assert error["course"]["section"] == "keras-saving"
+    text = error["explanation"]
+    assert "`ScaledHead` must say them in a `get_config` method" in text
+    fix = fix_of(text)
+    assert fix == 'def get_config(self): return {"classes": self.classes, "scale": self.scale}'
+    fixed_class = CLASS_WITH_ARGUMENTS.rstrip() + "\n    " + fix + "\n"
+    runs_cleanly(
+        kernel,
+        f"{fixed_class}head = ScaledHead(4, scale=3.0)\nhead(np.ones((2, 3), 'float32'))\n"
+        f"head.save({target!r})\n"
+        f"back = keras.models.load_model({target!r}, custom_objects={{'ScaledHead': ScaledHead}})\n"
+        "assert back.scale == 3.0 and back.classes == 4",
+    )

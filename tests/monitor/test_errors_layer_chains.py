@@ -172,3 +172,22 @@ def test_token_ids_given_to_a_block_built_on_vectors_need_the_lookup(
     execution = kernel.execute(cell)
     assert execution.reply["status"] == "error"
     assert "embedding lookup" not in (execution.report["error"] or {}).get("explanation", "")
+
+
+def test_two_recurrent_layers_of_one_kind_in_a_sequential_list(kernel: KernelSession) -> None:
+    # Keras numbers its layers across the session, so the failing `gru_N` is not the
+    # list's N-th GRU: the one after a GRU that returns its last step only is named.
+    cell = (
+        "weather_rnn = keras.Sequential([keras.Input(shape=(24, 5)), layers.GRU(32), "
+        "layers.GRU(16), layers.Dense(1)])"
+    )
+    error = failing(kernel, cell)
+    explanation = error["explanation"]
+    assert "`layers.GRU(32)` returns only its last step's output" in explanation
+    assert "`layers.GRU(16)` after it needs the whole sequence" in explanation
+    fix = fix_of(explanation)
+    assert fix == (
+        "weather_rnn = keras.Sequential([keras.Input(shape=(24, 5)), "
+        "layers.GRU(32, return_sequences=True), layers.GRU(16), layers.Dense(1)])"
+    )
+    runs_cleanly(kernel, fix)

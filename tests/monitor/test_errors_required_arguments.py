@@ -46,3 +46,21 @@ def test_any_library_class_missing_a_parameter_is_named(kernel: KernelSession) -
     execution = kernel.execute("def scale_by(x, factor):\n    return x * factor\nscale_by(3)")
     assert execution.reply["status"] == "error"
     assert execution.report["error"] is None
+
+
+def test_attention_called_on_its_query_alone(kernel: KernelSession) -> None:
+    runs_cleanly(
+        kernel,
+        "from keras import layers\nsentences = tf.random.normal((3, 7, 16))\n"
+        "self_att = layers.MultiHeadAttention(num_heads=2, key_dim=8)",
+    )
+    error = failing(kernel, "mixed = self_att(sentences)")
+    text = error["explanation"]
+    assert error["course"]["section"] == "keras-model-api"
+    assert "`MultiHeadAttention.call(query, value," in text
+    assert "needs `value`, which `self_att(sentences)` does not give" in text
+    fix = fix_of(text)
+    assert fix == "mixed = self_att(sentences, sentences)"
+    runs_cleanly(kernel, fix + "\nassert mixed.shape == (3, 7, 16)")
+    # Cross-attention written in full is quiet.
+    runs_cleanly(kernel, "crossed = self_att(sentences, tf.random.normal((3, 5, 16)))")

@@ -114,3 +114,20 @@ def test_a_reduction_that_dropped_the_declared_last_axis_keeps_it(
     runs_cleanly(kernel, cell.replace(reduced, fix))
     # The look-alike: the axis kept from the start is quiet.
     runs_cleanly(kernel, cell.replace(reduced, "row_totals = batch_x.sum(axis=1)[:, None]"))
+
+
+def test_one_example_given_to_a_signature_of_batches(kernel: KernelSession) -> None:
+    setup = """sensor_rows = tf.random.normal((8, 4))
+@tf.function(input_signature=[tf.TensorSpec([None, 4], tf.float32)])
+def row_norms(rows):
+    return tf.norm(rows, axis=1)"""
+    runs_cleanly(kernel, setup)
+    error = failing(kernel, "first_norm = row_norms(sensor_rows[2])")
+    text = error["explanation"]
+    assert error["course"]["section"] == "input-signature"
+    assert "the argument is (4,) float32" in text
+    assert "counts the examples, and the argument is one example without it" in text
+    fix = fix_of(text)
+    assert fix == "first_norm = row_norms(sensor_rows[2:3])"
+    runs_cleanly(kernel, fix + "\nassert first_norm.shape == (1,)")
+    runs_cleanly(kernel, "all_norms = row_norms(sensor_rows)")

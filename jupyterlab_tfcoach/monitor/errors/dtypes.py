@@ -224,6 +224,48 @@ def _string_numbers(
 
 
 def explain_dtype_mismatch(parsed: ParsedError, context: ErrorContext) -> tuple[str, str] | None:
+    """A dtype clash between two operands; under a mixed global policy, with its cause."""
+    explained = _explain_dtype_mismatch(parsed, context)
+    if explained is None:
+        return None
+    found = _parse(parsed)
+    policy = _mixed_policy()
+    if found is None or policy is None:
+        return explained
+    sixteen = next((d for d in found[1] if d in _SIXTEEN_BITS), None)
+    if sixteen is None or "float32" not in found[1]:
+        return explained
+    return (
+        f"{explained[0]} The {sixteen} side comes from Keras: the global policy "
+        f'`{policy}` (`keras.mixed_precision.set_global_policy("{policy}")`) makes every '
+        f"layer created after it compute in {sixteen}, outputs included. Keep the model's "
+        'last layer in float32 (`dtype="float32"` on it) so what it gives your code is '
+        "float32, or cast where the two meet, as above.",
+        "mixed-precision",
+    )
+
+
+_SIXTEEN_BITS = ("float16", "half", "bfloat16")
+
+
+def _mixed_policy() -> str | None:
+    """The name of Keras's global dtype policy when it is a mixed one (``mixed_float16``),
+    read from Keras's own state in ``sys.modules`` (never imported here)."""
+    import sys
+
+    state = sys.modules.get("keras.src.backend.common.global_state")
+    tracker = getattr(state, "GLOBAL_STATE_TRACKER", None) if state is not None else None
+    policy = getattr(tracker, "dtype_policy", None) if tracker is not None else None
+    if policy is None or not str(type(policy).__module__).startswith("keras."):
+        return None
+    try:
+        name = policy.name
+    except Exception:
+        return None
+    return name if type(name) is str and name.startswith("mixed_") else None
+
+
+def _explain_dtype_mismatch(parsed: ParsedError, context: ErrorContext) -> tuple[str, str] | None:
     found = _parse(parsed)
     if found is None:
         return None
@@ -290,10 +332,48 @@ def explain_dtype_mismatch(parsed: ParsedError, context: ErrorContext) -> tuple[
                 + _same_dtype_elsewhere(frame, context, operand, dtypes[index], target),
                 "dtype-casting",
             )
+    argument = _argument_of_dtype(context, dtypes[index], target, tf)
+    if argument is not None:
+        return f"{detail} {never} {argument}", "dtype-casting"
     return (
         f"{detail} {never} Cast the {dtypes[index]} operand ({where}) to {target}: "
         f"{code(f'{tf}.cast(x, {tf}.{target})')} with x that operand.",
         "dtype-casting",
+    )
+
+
+def _argument_of_dtype(context: ErrorContext, wrong: str, target: str, tf: str) -> str | None:
+    """The op failed inside a library function (``tf.nn.sigmoid_cross_entropy_with_logits
+    (labels=y, logits=z)``): when exactly one argument of the failing line's call has the
+    refused dtype and another has the wanted one, that argument is the operand to cast,
+    where the call gives it."""
+    from jupyterlab_tfcoach.monitor.errors.failing_line import read_failing_line
+
+    line = read_failing_line(context)
+    call = line.call if line is not None else None
+    if line is None or not isinstance(call, ast.Call) or line.statement is None:
+        return None
+    given = [*call.args, *(keyword.value for keyword in call.keywords if keyword.arg)]
+    dtypes_given = []
+    for node in given[:8]:
+        operand = next((o for o in line.operands if o.source == line.frame.segment(node)), None)
+        dtypes_given.append((node, operand.dtype if operand is not None else None))
+    wrong_ones = [node for node, dtype in dtypes_given if dtype == wrong]
+    if len(wrong_ones) != 1 or not any(dtype == target for _, dtype in dtypes_given):
+        return None
+    source = line.frame.segment(wrong_ones[0])
+    fixed = rewrite(
+        line.frame, line.statement, wrong_ones[0], f"{tf}.cast({source}, {tf}.{target})"
+    )
+    if not source or not fixed or "\n" in fixed:
+        return None
+    keyword = next((k.arg for k in call.keywords if k.value is wrong_ones[0]), None)
+    named = f"{code(source)} (`{keyword}=`)" if keyword else code(source)
+    hint = _labels_hint(keyword or source, wrong)
+    return (
+        f"Of the arguments of {code(line.frame.segment(call.func) or '')}, {named} is the "
+        f"{wrong} one while the function computes in {target}.{hint} "
+        f"Cast it where it is given. Fix: {code(fixed)}."
     )
 
 

@@ -182,6 +182,7 @@ FAMILIES: tuple[ErrorFamily, ...] = (
     families_keras_api.FORGOT_SUPER,
     families_keras_api.NOT_COMPILED,
     families_keras_calls.DATASET_WITH_Y,
+    families_keras_calls.CLASS_WEIGHT_OUTPUTS,
     families_keras_calls.NO_CALL,
     families_keras_calls.DICT_OF_VALUES,
     families_keras_calls.UNRESOLVED_CHECKPOINT,
@@ -208,6 +209,8 @@ FAMILIES: tuple[ErrorFamily, ...] = (
     families_keras_lifecycle.NOT_DESERIALIZED,
     families_keras_lifecycle.CONFIG_KEYWORD,
     families_keras_lifecycle.OTHER_WEIGHTS,
+    families_keras_lifecycle.LOAD_UNBUILT,
+    families_keras_lifecycle.NO_CONFIG,
     # Classes taken with argmax over the examples, met by another op than a broadcast
     # (which the broadcast family explains): a confusion matrix, a gather.
     families_argmax_axis.ARGMAX_AXIS,

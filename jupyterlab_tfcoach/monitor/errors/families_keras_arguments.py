@@ -308,6 +308,15 @@ _MISSING_REQUIRED = re.compile(r"^Missing required positional argument")
 _PYTHON_MISSING = re.compile(
     r"^[\w.]+\(\) missing \d+ required (?:positional |keyword-only )?arguments?: "
 )
+# Keras binds a layer call's arguments to ``call``'s signature first (``mha(x)``).
+_LAYER_CALL_MISSING = re.compile(r"^missing a required argument: '(?P<name>\w+)'")
+# What a call argument of an attention layer is, when the learner left it out.
+_CALL_MEANINGS = {
+    "value": (
+        "the sequence the query attends to (for self-attention, the query itself: `layer(x, x)`)"
+    ),
+    "query": "the sequence that asks (one output per query step)",
+}
 # The value written for a missing ``axis`` of the join functions, with what it means.
 _JOIN_AXIS = {"concat": "0", "stack": "0"}
 # What a required parameter learners leave out means (in our words), for the entry.
@@ -343,6 +352,8 @@ def _read_missing_required(
         return None
     if any(keyword.arg is None for keyword in call.keywords):
         return None
+    if error.matched(_LAYER_CALL_MISSING):
+        return _layer_call_missing(error.group("name"), call, line, context)
     found = library_callable(call.func, line.frame, context)
     if found is None:
         return None
@@ -407,6 +418,43 @@ def _read_missing_required(
             if fixed and "\n" not in fixed:
                 return Finding(f"{rule}; {reason}.", code(fixed), section=section)
     return Finding(rule + ".", None, section=section or GENERAL_SECTION)
+
+
+def _layer_call_missing(
+    missing: str, call: ast.Call, line: FailingLine, context: ErrorContext
+) -> Finding | None:
+    """``mha(x)``: a Keras layer (of Keras's own classes) called without a required
+    argument of its ``call``; an attention layer given only its query is told the
+    self-attention call, the query given again as the value."""
+    import inspect
+
+    from jupyterlab_tfcoach.monitor.errors.context import kind_of
+
+    found, layer = context.resolve(call.func, line.frame)
+    cls = type(layer)
+    if not found or kind_of(layer) != "keras" or not str(cls.__module__).startswith("keras."):
+        return None
+    try:
+        parameters = list(inspect.signature(cls.call).parameters.values())[1:]
+    except (TypeError, ValueError):
+        return None
+    if missing not in [parameter.name for parameter in parameters]:
+        return None
+    written = line.frame.segment(call) or ""
+    layer_name = line.frame.segment(call.func) or ""
+    if not written or "\n" in written or not layer_name:
+        return None
+    signature = f"{cls.__name__}.call({_signature(parameters)})"
+    rule = f"{code(signature)} needs {code(missing)}, which {code(written)} does not give"
+    if missing in _CALL_MEANINGS:
+        rule += f": {code(missing)} is {_CALL_MEANINGS[missing]}"
+    attention = "Attention" in cls.__name__
+    if attention and missing == "value" and len(call.args) == 1 and not call.keywords:
+        query = line.frame.segment(call.args[0]) or ""
+        fixed = rewrite(line.frame, line.statement or call, call, f"{layer_name}({query}, {query})")
+        if query and fixed and "\n" not in fixed:
+            return Finding(rule + ".", code(fixed), section=KERAS_SECTION)
+    return Finding(rule + ".", None, section=KERAS_SECTION)
 
 
 def _signature(parameters: list[object]) -> str:
@@ -478,7 +526,11 @@ def _key_dim(call: ast.Call, line: FailingLine, context: ErrorContext) -> tuple[
 
 MISSING_REQUIRED = ErrorFamily(
     "a required argument of a TensorFlow or Keras function or class left out",
-    messages=(Message(_MISSING_REQUIRED), Message(_PYTHON_MISSING)),
+    messages=(
+        Message(_MISSING_REQUIRED),
+        Message(_PYTHON_MISSING),
+        Message(_LAYER_CALL_MISSING),
+    ),
     read=_read_missing_required,
     section="shape-dtype-device",
     exception_type="TypeError",

@@ -1,6 +1,7 @@
 """What Keras's training calls need that the learner's call or class left out (issue #25):
-``fit(dataset, y)`` with a dataset that already yields its targets, and a subclassed
-``keras.Model`` with no ``call`` method.
+``fit(dataset, y)`` with a dataset that already yields its targets, a subclassed
+``keras.Model`` with no ``call`` method, and ``class_weight`` given to a model of several
+outputs (per-example weights, one array per output, are what it takes).
 
 Read from the failing call (the dataset's ``element_spec``: no element is produced) and
 from the class's own source in the cells (``inspect``: no user code runs).
@@ -320,4 +321,80 @@ UNRESOLVED_CHECKPOINT = ErrorFamily(
     exception_type="AssertionError",
     read=_read_unresolved,
     section="training-loop",
+)
+
+
+# ------------------------------------------------- class_weight with several outputs
+_CLASS_WEIGHT_OUTPUTS = re.compile(
+    r"`class_weight` is only supported for Models with a single output"
+)
+
+
+def _integer_labels(node: ast.expr, line: FailingLine) -> bool:
+    """Whether ``node`` names an array or tensor of integers (class labels), as the
+    failing line's operands describe it."""
+    source = line.frame.segment(node)
+    operand = next((o for o in line.operands if o.source == source), None)
+    dtype = operand.dtype if operand is not None else None
+    return (
+        operand is not None
+        and operand.kind in ("array", "tensor")
+        and bool(dtype and dtype.startswith(("int", "uint")))
+    )
+
+
+def _read_class_weight_outputs(
+    error: Recognised, line: FailingLine, context: ErrorContext
+) -> Finding | None:
+    """``fit(x, [y_a, y_b], class_weight=cw)`` on a model of several outputs: the class
+    weights turned into per-example weights for the output whose targets are class ids
+    (``np.array([cw[c] for c in y_b])``) and ones for the others, as ``sample_weight``."""
+    del error
+    call = line.call
+    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)):
+        return None
+    weights = next((k for k in call.keywords if k.arg == "class_weight"), None)
+    targets = call.args[1] if len(call.args) > 1 else None
+    if targets is None:
+        targets = next((k.value for k in call.keywords if k.arg == "y"), None)
+    if weights is None:
+        return None
+    weights_source = line.frame.segment(weights.value) or ""
+    rule = (
+        f"`class_weight` weighs the examples of ONE output by their class, and "
+        f"{code(line.frame.segment(call.func.value) or 'the model')} has several outputs, "
+        "so Keras cannot tell which output's classes it means. Give per-example weights "
+        "instead, one array per output (`sample_weight`, in the order of the targets): "
+        f"each example's class weight for the classifying output, ones for the others"
+    )
+    if not isinstance(targets, (ast.List, ast.Tuple)) or not weights_source:
+        return Finding(rule + ".", None)
+    classifying = [
+        element
+        for element in targets.elts
+        if isinstance(element, (ast.Name, ast.Attribute)) and _integer_labels(element, line)
+    ]
+    if len(classifying) != 1 or "\n" in weights_source:
+        return Finding(rule + ".", None)
+    labels = line.frame.segment(classifying[0]) or ""
+    np = context.module_alias("numpy", "np")
+    per_output = [
+        f"{np}.array([{weights_source}[c] for c in {labels}])"
+        if element is classifying[0]
+        else f"{np}.ones(len({labels}))"
+        for element in targets.elts
+    ]
+    replacement = f"sample_weight=[{', '.join(per_output)}]"
+    fixed = rewrite(line.frame, line.statement or call, weights, replacement)
+    if not fixed or "\n" in fixed:
+        return Finding(rule + ".", None)
+    return Finding(rule + ".", code(fixed))
+
+
+CLASS_WEIGHT_OUTPUTS = ErrorFamily(
+    "class_weight given to a model of several outputs",
+    messages=(Message(_CLASS_WEIGHT_OUTPUTS),),
+    exception_type="ValueError",
+    read=_read_class_weight_outputs,
+    section="labels-and-loss",
 )

@@ -1,13 +1,19 @@
 """Error families of a Keras object's life: made, built, saved, loaded (see
 ``family_record.py`` for a family's shape). Two mistakes of the first months that Keras 3
-reports in words of its own:
+reports in words of its own (and more of the same kind below):
 
 - a model or layer asked for its weights or parameter count before it has any: a
   ``keras.Sequential`` without ``keras.Input`` is built (its weights made) only when it
   first sees data, so ``count_params()`` or ``layer.kernel`` before that raise;
 - ``keras.models.load_model`` of a file holding a class the user wrote, in a process
   where Keras does not know that class by name (not registered, not passed as
-  ``custom_objects``): the fix passes it, in the user's own call.
+  ``custom_objects``): the fix passes it, in the user's own call;
+- ``load_weights`` into a new model of a class the user wrote, never called: its layers
+  have no weights yet; the fix calls it once on zeros of the input shape a built model of
+  the same class recorded;
+- ``save`` of a model or layer of a user class whose ``__init__`` takes arguments, with
+  no ``get_config``: the fix is the method, written from the arguments ``__init__`` keeps
+  as attributes (when their values are plain numbers and strings).
 
 Read from the message and the failing line (``ast``), and the namespace's classes by
 their names (``type``'s own slots): no user code runs.
@@ -17,11 +23,17 @@ from __future__ import annotations
 
 import ast
 import inspect
+import itertools
 import re
 import textwrap
 import types
 
-from jupyterlab_tfcoach.monitor.errors.context import ErrorContext, code, rewrite
+from jupyterlab_tfcoach.monitor.errors.context import (
+    ErrorContext,
+    code,
+    instance_attribute,
+    rewrite,
+)
 from jupyterlab_tfcoach.monitor.errors.failing_line import FailingLine, value_of
 from jupyterlab_tfcoach.monitor.errors.families_keras_api import class_in_namespace
 from jupyterlab_tfcoach.monitor.errors.family_record import (
@@ -496,5 +508,169 @@ CONFIG_KEYWORD = ErrorFamily(
     messages=(Message(_INIT_KEYWORD),),
     exception_type="TypeError",
     read=_read_config_keyword,
+    section="keras-saving",
+)
+
+
+# ------------------------------------------------- weights loaded into an unbuilt model
+_LOAD_UNBUILT = re.compile(r"You are loading weights into a model that has not yet been built")
+_MAX_NAMES_READ = 2000
+
+
+def _load_receiver(line: FailingLine) -> ast.expr | None:
+    """``fresh`` in ``fresh.load_weights(path)`` on the failing line."""
+    for part in (line.call, line.statement):
+        for node in ast.walk(part) if part is not None else ():
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr == "load_weights"
+            ):
+                return node.func.value
+    return None
+
+
+def _built_input_shape(model: object) -> tuple[int | None, ...] | None:
+    """The input shape a built model recorded (Keras's ``_build_shapes_dict``, read from
+    the instance's own dictionary: no property runs)."""
+    found, shapes = instance_attribute(model, "_build_shapes_dict")
+    # Keras keeps it in a TrackedDict (a dict subclass): read with dict's own get.
+    if not found or not isinstance(shapes, dict):
+        return None
+    shape = dict.get(shapes, "input_shape")
+    if type(shape) not in (tuple, list) or not shape:
+        return None
+    if not all(d is None or type(d) is int for d in shape):
+        return None
+    return tuple(shape)
+
+
+def _read_load_unbuilt(
+    error: Recognised, line: FailingLine, context: ErrorContext
+) -> Finding | None:
+    del error
+    receiver = _load_receiver(line)
+    if receiver is None:
+        return None
+    found, model = context.resolve(receiver, line.frame)
+    name = segment_of(line, receiver)
+    if not found or not name:
+        return None
+    cls = type(model)
+    rule = (
+        f"`{name}` has no weights yet, so the file's weights have nowhere to go: a model "
+        f"of a class you wrote (`{cls.__name__}`) makes its layers' weights the first time "
+        "it is called on data, and a new one has not been. Call it once on a batch of the "
+        "input's shape before loading (its outputs are thrown away; the loaded weights "
+        "replace the ones that call made)"
+    )
+    # The input shape from another model of the same class the notebook built (the one
+    # whose weights were saved, usually).
+    shape = None
+    for other_name, other in itertools.islice(context.namespace.items(), _MAX_NAMES_READ):
+        if type(other) is cls and other is not model and not str(other_name).startswith("_"):
+            shape = _built_input_shape(other)
+            if shape is not None:
+                break
+    if shape is None or None in shape[1:] or len(shape) < 2:
+        return Finding(rule + ".", None)
+    np = context.module_alias("numpy", "np")
+    batch = "(" + ", ".join(str(d) for d in (1, *shape[1:])) + ")"
+    first_call = code(f"{name}({np}.zeros({batch}))")
+    loading = code(line.call_source or "load_weights")
+    return Finding(rule + ".", f"before {loading}, call {first_call}")
+
+
+LOAD_UNBUILT = ErrorFamily(
+    "weights loaded into a model of a user class that was never called",
+    messages=(Message(_LOAD_UNBUILT),),
+    exception_type="ValueError",
+    read=_read_load_unbuilt,
+    section="keras-saving",
+)
+
+
+# ------------------------------------------------- a class saved without get_config
+_NO_CONFIG = re.compile(
+    r"Object (?P<cls>\w+) was created by passing\s+non-serializable argument values in\s+"
+    r"`__init__\(\)`"
+)
+# Values a config may hold as they are (JSON's kinds).
+_PLAIN = (int, float, str, bool, type(None))
+
+
+def _stored_arguments(cls: type) -> list[tuple[str, str]] | None:
+    """(parameter, attribute) for each ``__init__`` parameter kept as ``self.attribute =
+    parameter``, read from the class's source (``inspect``, no user code runs); None when
+    one is not kept (its value cannot be given back) or the source cannot be read."""
+    try:
+        init = type.__dict__["__dict__"].__get__(cls).get("__init__")
+        tree = ast.parse(textwrap.dedent(inspect.getsource(init)))
+    except Exception:
+        return None
+    function = tree.body[0] if tree.body else None
+    if not isinstance(function, ast.FunctionDef):
+        return None
+    parameters = [a.arg for a in (*function.args.args[1:], *function.args.kwonlyargs)]
+    kept: dict[str, str] = {}
+    for node in ast.walk(function):
+        if (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Attribute)
+            and isinstance(node.targets[0].value, ast.Name)
+            and node.targets[0].value.id == "self"
+            and isinstance(node.value, ast.Name)
+            and node.value.id in parameters
+        ):
+            kept.setdefault(node.value.id, node.targets[0].attr)
+    if not parameters or any(parameter not in kept for parameter in parameters):
+        return None
+    return [(parameter, kept[parameter]) for parameter in parameters]
+
+
+def _plain(value: object) -> bool:
+    if type(value) in (list, tuple):
+        return len(value) <= 64 and all(type(item) in _PLAIN for item in value)  # type: ignore[arg-type]
+    return type(value) in _PLAIN
+
+
+def _read_no_config(error: Recognised, line: FailingLine, context: ErrorContext) -> Finding | None:
+    name = error.group("cls")
+    cls = context.namespace.get(name)
+    if not isinstance(cls, type) or not class_in_namespace(name, context, ("layer",)):
+        return None
+    rule = (
+        f"Keras saves a `{name}` as its class name and a config, the arguments that rebuild "
+        f"it (`{name}(**config)`), and for a model or layer of a class you wrote whose "
+        f"`__init__` takes arguments it cannot find them by itself: `{name}` must say "
+        "them in a `get_config` method (then load the file with the class known to Keras: "
+        "`custom_objects` or `@keras.saving.register_keras_serializable()`)"
+    )
+    stored = _stored_arguments(cls)
+    instance = next(
+        (
+            value
+            for value in itertools.islice(context.namespace.values(), _MAX_NAMES_READ)
+            if type(value) is cls
+        ),
+        None,
+    )
+    if stored is None or instance is None:
+        return Finding(rule + ".", None)
+    for _, attribute in stored:
+        found, value = instance_attribute(instance, attribute)
+        if not found or not _plain(value):
+            return Finding(rule + ".", None)
+    entries = ", ".join(f'"{parameter}": self.{attribute}' for parameter, attribute in stored)
+    method = f"def get_config(self): return {{{entries}}}"
+    return Finding(rule + ".", f"add to `class {name}` the method {code(method)}")
+
+
+NO_CONFIG = ErrorFamily(
+    "a model or layer of a user class saved without get_config",
+    messages=(Message(_NO_CONFIG),),
+    exception_type="NotImplementedError",
+    read=_read_no_config,
     section="keras-saving",
 )

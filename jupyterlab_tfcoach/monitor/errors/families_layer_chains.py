@@ -133,12 +133,26 @@ def _in_sequential(line: FailingLine, layer: str) -> tuple[_Producer, ast.Call] 
     statement = line.statement
     if statement is None:
         return None
+    # Keras numbers its layers across the whole session (``lstm_1`` may be the list's first
+    # LSTM), so when several elements make a layer of that kind, the one after a
+    # recurrent layer that returns only its last step is the likely one.
+    found: list[tuple[_Producer, ast.Call]] = []
     for node in ast.walk(statement):
         if isinstance(node, ast.List):
             for before, after in itertools.pairwise(node.elts):
                 if _named_layer(after, layer) and isinstance(before, ast.Call):
-                    return _Producer(line.frame, statement, before, "this cell"), after  # type: ignore[arg-type]
-    return None
+                    producer = _Producer(line.frame, statement, before, "this cell")
+                    found.append((producer, after))  # type: ignore[arg-type]
+    last_step_only = [pair for pair in found if _returns_last_step(pair[0].call)]
+    return (last_step_only or found or [None])[0]
+
+
+def _returns_last_step(call: ast.Call) -> bool:
+    """A recurrent layer call (also inside ``Bidirectional``) without ``return_sequences``."""
+    recurrent = _inner_recurrent(call)
+    return recurrent is not None and not any(
+        k.arg == "return_sequences" for k in recurrent.keywords
+    )
 
 
 def _assigned(name: str, context: ErrorContext) -> _Producer | None:

@@ -1,7 +1,9 @@
 """Error families about shapes (see ``family_record.py`` for a family's shape):
-matmul's inner dimensions, element-wise ops that cannot broadcast, a convolution window
+matmul's inner dimensions, element-wise ops that cannot broadcast (a reduction that
+dropped its axis without ``keepdims=True`` among them), a convolution window
 larger than its input, None sizes while tracing, a reshape to another number of values,
-an argument an ``input_signature`` rejects and a failed ``assert_shapes``.
+an argument an ``input_signature`` rejects (one example where it declares batches among
+them) and a failed ``assert_shapes``.
 
 Each family's record sits after its reading code; ``families.FAMILIES`` lists them in
 the order they are tried.
@@ -13,7 +15,7 @@ import ast
 import re
 from typing import Any
 
-from jupyterlab_tfcoach.monitor.errors.cell_sources import assignments_in_cells
+from jupyterlab_tfcoach.monitor.errors.cell_sources import assignments_in_cells, cell_frame
 from jupyterlab_tfcoach.monitor.errors.context import (
     ErrorContext,
     code,
@@ -274,8 +276,8 @@ def _read_broadcast(error: Recognised, line: FailingLine, context: ErrorContext)
         if picked is not None:
             node, left, right = picked
     names = (
-        code(left.source) if left is not None else "the left operand",
-        code(right.source) if right is not None else "the right operand",
+        code(left.source) if left is not None else _written_side(line, node, 0, "left"),
+        code(right.source) if right is not None else _written_side(line, node, 1, "right"),
     )
     if a is None or b is None:
         return None
@@ -286,6 +288,10 @@ def _read_broadcast(error: Recognised, line: FailingLine, context: ErrorContext)
         f"{show_shape(b)} differ at axis {axis} ({a[axis]} vs {b[axis]})"
     )
     fix = None
+    if node is not None:
+        kept = _without_keepdims(node, (a, b), line, context)
+        if kept is not None:
+            return Finding(rule + ". " + kept[0] + ".", kept[1])
     tf = tf_alias(context)
     # An operand the error is about (its values are one side's, maybe with an axis of 1
     # added: ``row_sums[:, None]``) that a reduction over the examples made.
@@ -311,6 +317,104 @@ def _read_broadcast(error: Recognised, line: FailingLine, context: ErrorContext)
             )
             fix = f"add the missing last axis to {names[0]}: {code(fixed)}" if fixed else None
     return Finding(rule + ".", fix)
+
+
+# Reductions that take ``keepdims`` (TensorFlow's and NumPy's, functions and methods).
+_KEEPDIMS_REDUCTIONS = frozenset(
+    {
+        "reduce_sum",
+        "reduce_mean",
+        "reduce_max",
+        "reduce_min",
+        "reduce_prod",
+        "reduce_std",
+        "reduce_variance",
+        "reduce_logsumexp",
+        "sum",
+        "mean",
+        "max",
+        "min",
+        "std",
+        "var",
+        "prod",
+    }
+)
+
+
+def _without_keepdims(
+    node: ast.expr,
+    shapes: tuple[tuple[int | None, ...], tuple[int | None, ...]],
+    line: FailingLine,
+    context: ErrorContext,
+) -> tuple[str, str | None] | None:
+    """``x - tf.reduce_mean(x, axis=1)``: one side is a reduction over an axis other than
+    the first, without ``keepdims=True``, of a value of the other side's rank. The reduced
+    axis is dropped, so the result lines up from the right against the wrong axis (one
+    value per row sits under the columns); ``keepdims=True`` keeps it as an axis of 1,
+    which broadcasts. (The rule, the line or the assignment with ``keepdims=True``.)"""
+    for index in (0, 1):
+        side, other = _node_of(node, index), shapes[1 - index]
+        if len(shapes[index]) != len(other) - 1 or len(other) < 2:
+            continue
+        frame, statement, call = line.frame, line.statement, side
+        made_by = ""
+        if isinstance(side, ast.Name):
+            made = next(iter(assignments_in_cells(side.id, context)), None)
+            if made is None:
+                continue
+            cell, assignment = made
+            frame, statement, call = cell_frame(cell), assignment, assignment.value  # type: ignore[assignment]
+            made_by = f"`{side.id}` comes from {code(cell.segment(call) or '')}: "
+        if not (
+            isinstance(call, ast.Call)
+            and isinstance(call.func, ast.Attribute)
+            and call.func.attr in _KEEPDIMS_REDUCTIONS
+            and not any(k.arg in ("keepdims", "keep_dims") for k in call.keywords)
+        ):
+            continue
+        axis = next((k.value for k in call.keywords if k.arg == "axis"), None)
+        if axis is None:
+            positional = 1 if _reduced_argument(call) is not None else 0
+            axis = call.args[positional] if len(call.args) > positional else None
+        try:
+            reduced_axis = ast.literal_eval(axis) if axis is not None else None
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            continue
+        if type(reduced_axis) is not int or reduced_axis == 0:
+            continue
+        written = frame.segment(call)
+        if not written or not written.endswith(")") or statement is None:
+            continue
+        rule = (
+            f"{made_by}{code(written)} drops the axis it reduces ({reduced_axis}), so its "
+            f"{show_shape(shapes[index])} result lines up from the right against the last axis "
+            f"of the {show_shape(other)} side, not against the axis it was computed along; "
+            "keep the reduced axis as size 1 with keepdims=True, which broadcasts"
+        )
+        fixed = rewrite(frame, statement, call, f"{written[:-1]}, keepdims=True)")
+        if not fixed or "\n" in fixed:
+            return rule, None
+        return rule, code(fixed)
+    return None
+
+
+def _reduced_argument(call: ast.Call) -> ast.expr | None:
+    """The reduced value of ``tf.reduce_mean(x, 1)`` (x); None for ``x.mean(1)``."""
+    func = call.func
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+        if func.value.id in ("tf", "np", "numpy", "tensorflow", "math", "ops") and call.args:
+            return call.args[0]
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Attribute):
+        return call.args[0] if call.args else None  # tf.math.reduce_mean(x, 1)
+    return None
+
+
+def _written_side(line: FailingLine, node: ast.expr | None, index: int, side: str) -> str:
+    """A side of the operation as written (``tf.reduce_mean(x, axis=1)``), short ones only."""
+    written = line.frame.segment(_node_of(node, index)) if node is not None else None
+    if written and "\n" not in written and len(written) <= 60:
+        return code(written)
+    return f"the {side} operand"
 
 
 def _size(shape: tuple[int | None, ...]) -> int | None:
@@ -660,7 +764,38 @@ def _read_signature(error: Recognised, line: FailingLine, context: ErrorContext)
         if found is not None:
             rule += found[0]
             fix = found[1]
+    elif (
+        given_dtype == wanted_dtype
+        and len(wanted) == len(given) + 1
+        and wanted[0] is None
+        and all(w is None or g == w for g, w in zip(given, wanted[1:], strict=True))
+    ):
+        rule += (
+            ": the first axis of the signature (None) counts the examples, and the argument "
+            "is one example without it"
+        )
+        fix = _batch_of_one(given, line, context)
     return Finding(rule + ".", fix)
+
+
+def _batch_of_one(
+    given: tuple[int | None, ...], line: FailingLine, context: ErrorContext
+) -> str | None:
+    """The call with the argument of shape ``given`` made a batch of one (``x[3:4]`` for
+    ``x[3]``, else the batch axis added in front)."""
+    from jupyterlab_tfcoach.monitor.errors.shapes import _BATCH, _fixed_argument, indexed_shape
+
+    call = line.call
+    if not isinstance(call, ast.Call) or line.statement is None or not call.args:
+        return None
+    shaped = [a for a in call.args if indexed_shape(a, line.frame, context) == list(given)]
+    argument = shaped[0] if len(shaped) == 1 else (call.args[0] if len(call.args) == 1 else None)
+    source = line.frame.segment(argument) if argument is not None else None
+    if argument is None or not source:
+        return None
+    replacement = _fixed_argument(_BATCH, argument, source, line.frame, context)
+    fixed = rewrite(line.frame, line.statement, argument, replacement)
+    return code(fixed) if fixed and "\n" not in fixed else None
 
 
 # Reductions that drop the axis they reduce unless given ``keepdims=True``.

@@ -698,15 +698,12 @@ def _against_model_input(
     module = getattr(type(model), "__module__", "") if found else ""
     if type(module) is not str or not module.startswith("keras.") or kind_of(model) != "keras":
         return None
-    found, value = context.resolve(argument, frame)
-    if not found or kind_of(value) not in ("array", "tensor"):
-        return None
+    given = indexed_shape(argument, frame, context)
     try:
         expected = [None if d is None else int(d) for d in model.input_shape]
-        given: list[int | None] = [int(d) for d in value.shape]
     except Exception:
         return None
-    if not expected:
+    if not expected or given is None:
         return None
     shapes = f"the model expects a batch of shape {_show(expected)} but got shape {_show(given)}"
     if _matches(expected[1:], given):
@@ -714,6 +711,80 @@ def _against_model_input(
     if len(expected) == len(given) + 2 and _matches(expected[1:-1], given):
         return _BOTH, shapes
     return None
+
+
+def indexed_shape(
+    node: ast.expr, frame: CellFrame | None, context: ErrorContext
+) -> list[int | None] | None:
+    """The shape of an array or tensor named on the line, or of one indexed there with
+    constants (``xb[0]``, ``imgs[0][..., None]``, ``x[:1]``), worked out from the shape
+    alone: the indexing is never run."""
+    found, value = context.resolve(node, frame)
+    if found:
+        if kind_of(value) not in ("array", "tensor"):
+            return None
+        try:
+            return [None if d is None else int(d) for d in value.shape]
+        except Exception:
+            return None
+    if not isinstance(node, ast.Subscript):
+        return None
+    base = indexed_shape(node.value, frame, context)
+    if base is None:
+        return None
+    items = list(node.slice.elts) if isinstance(node.slice, ast.Tuple) else [node.slice]
+    return _after_index(base, items)
+
+
+def _constant(node: ast.expr | None) -> tuple[bool, object]:
+    if node is None:
+        return True, None
+    try:
+        return True, ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return False, None
+
+
+def _after_index(shape: list[int | None], items: list[ast.expr]) -> list[int | None] | None:
+    """``shape`` after NumPy basic indexing by constant ``items`` (ints, slices, None,
+    ...); None for anything else (a name, an array of indices)."""
+    consuming = sum(
+        1
+        for item in items
+        if not (isinstance(item, ast.Constant) and (item.value is None or item.value is ...))
+    )
+    result: list[int | None] = []
+    position = 0
+    for item in items:
+        if isinstance(item, ast.Constant) and item.value is None:
+            result.append(1)
+        elif isinstance(item, ast.Constant) and item.value is ...:
+            span = len(shape) - consuming
+            if span < 0:
+                return None
+            result.extend(shape[position : position + span])
+            position += span
+        elif isinstance(item, ast.Slice):
+            if position >= len(shape):
+                return None
+            bounds = [_constant(part) for part in (item.lower, item.upper, item.step)]
+            if not all(ok and (v is None or type(v) is int) for ok, v in bounds):
+                return None
+            size = shape[position]
+            lower, upper, step = (v for _, v in bounds)
+            if step == 0:
+                return None
+            cut = slice(lower, upper, step)  # type: ignore[arg-type]
+            result.append(None if size is None else len(range(*cut.indices(size))))
+            position += 1
+        else:
+            ok, index = _constant(item)
+            if not ok or type(index) is not int or position >= len(shape):
+                return None
+            position += 1
+    if position > len(shape):
+        return None
+    return result + shape[position:]
 
 
 def _has_shape(
