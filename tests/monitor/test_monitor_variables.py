@@ -183,7 +183,10 @@ def test_target_computed_after_the_outer_tape_block(kernel: KernelSession) -> No
     [note] = note_texts(run_quiet(kernel, SECOND_DERIVATIVE))
     assert note.startswith("tape.gradient at line 6 returned None for `a`: ")
     assert "`slope` is computed at line 5 (`slope = inner_tape.gradient(energy, a)`)" in note
-    assert "after the block ended" in note and "`with ... as outer_tape:` at line 2" in note
+    assert (
+        "after the block ended" in note
+        and "`with tf.GradientTape() as outer_tape:` at line 2" in note
+    )
     moved = SECOND_DERIVATIVE.replace(
         "\nslope = inner_tape.gradient", "\n    slope = inner_tape.gradient"
     )

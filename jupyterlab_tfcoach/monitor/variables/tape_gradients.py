@@ -117,6 +117,7 @@ class TargetOutsideBlock:
     tape: str
     with_line: int
     after: bool  # assigned after the block ended (else before it began)
+    opening: str  # the block's first line as written: "with tf.GradientTape() as tape:"
 
 
 def target_outside_block(frame: Any, tape: Any) -> TargetOutsideBlock | None:
@@ -137,13 +138,14 @@ def target_outside_block(frame: Any, tape: Any) -> TargetOutsideBlock | None:
         block: ast.With | None = None
         target: str | None = None
         tape_name = ""
+        opened_by: ast.withitem | None = None
         for node in ast.walk(tree):
             if isinstance(node, ast.With) and node.lineno <= line:
                 for item in node.items:
                     bound = item.optional_vars
                     if isinstance(bound, ast.Name) and bound.id in names:
                         if block is None or node.lineno > block.lineno:
-                            block, tape_name = node, bound.id
+                            block, tape_name, opened_by = node, bound.id, item
             elif (
                 isinstance(node, ast.Call)
                 and node.lineno <= line <= (node.end_lineno or node.lineno)
@@ -173,6 +175,8 @@ def target_outside_block(frame: Any, tape: Any) -> TargetOutsideBlock | None:
         if block.lineno <= assignment.lineno <= end:
             return None
         statement = ast.get_source_segment(source, assignment) or target
+        made = ast.get_source_segment(source, opened_by.context_expr) if opened_by else None
+        opening = f"with {' '.join((made or '...').split())} as {tape_name}:"
         return TargetOutsideBlock(
             target,
             assignment.lineno,
@@ -180,6 +184,7 @@ def target_outside_block(frame: Any, tape: Any) -> TargetOutsideBlock | None:
             tape_name,
             block.lineno,
             assignment.lineno > end,
+            opening,
         )
     except Exception:
         return None
@@ -433,7 +438,7 @@ class GradientWatcher:
         when = "after the block ended" if found.after else "before the block began"
         return (
             f"{NOT_CONNECTED}: `{found.target}` is computed at line {found.line} "
-            f"(`{found.statement}`), {when} (`with ... as {found.tape}:` at line "
+            f"(`{found.statement}`), {when} (`{found.opening}` at line "
             f"{found.with_line}), so `{found.tape}` recorded none of that computation. Move "
             f"that line inside the `with` block of `{found.tape}` (indent it under line "
             f"{found.with_line}).",
