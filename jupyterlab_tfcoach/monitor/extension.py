@@ -33,6 +33,7 @@ from jupyterlab_tfcoach.monitor.symptoms import (
     partial_vocabulary,
     reordered_pairs,
     reshuffled_passes,
+    sampling_noise,
     separate_shuffles,
     shuffled_predictions,
     sorted_splits,
@@ -506,6 +507,7 @@ class Monitor:
             unshifted_targets.notes,
             unit_rows.notes,
             whole_data_statistics.notes,
+            sampling_noise.notes,
         ):
             try:
                 if cell_completed:
