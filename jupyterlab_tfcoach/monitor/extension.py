@@ -21,16 +21,21 @@ from jupyterlab_tfcoach.monitor.report import ErrorEntry, Note, Report, TraceEnt
 from jupyterlab_tfcoach.monitor.symptoms import (
     adapt_leaks,
     class_weights,
+    copied_targets,
     evaluation_pipelines,
     generator_reuse,
     gradient_lists,
     ignored_element,
+    inverse_scaling,
     layer_config,
     metric_state,
     normalization_variance,
+    output_targets,
     padded_means,
     padding_zeros,
+    paired_randomness,
     partial_vocabulary,
+    positive_weight,
     reordered_pairs,
     reshuffled_passes,
     sampling_noise,
@@ -508,6 +513,11 @@ class Monitor:
             unit_rows.notes,
             whole_data_statistics.notes,
             sampling_noise.notes,
+            paired_randomness.notes,
+            inverse_scaling.notes,
+            output_targets.notes,
+            copied_targets.notes,
+            positive_weight.notes,
         ):
             try:
                 if cell_completed:

@@ -27,6 +27,10 @@ of a plain dict) holding an array or tensor with fewer rows of the same width, w
 the first or last rows of the adapted data or (float data) whose first 16 rows are all
 found in it (at most a million values each). Fix: ``norm.adapt(train["sqft"])``.
 
+A layer whose output was computed outside the model and given to a fit of an earlier
+cell (``ids = vectorizer(texts)``, then ``clf.fit(ids, y)``; ``produced_inputs.py``
+reads it from the history) counts as used by that fit too.
+
 Reads names, types and the source only; nothing here imports TensorFlow or prints.
 """
 
@@ -41,12 +45,13 @@ from typing import Any
 from jupyterlab_tfcoach.monitor import report as reports
 from jupyterlab_tfcoach.monitor.names import name_bound_to
 from jupyterlab_tfcoach.monitor.report import Note
-from jupyterlab_tfcoach.monitor.stored_state import is_library_class
+from jupyterlab_tfcoach.monitor.stored_state import is_library_class, keras_layers
 from jupyterlab_tfcoach.monitor.symptoms.cell_reading import NUMBERS, held_array
 from jupyterlab_tfcoach.monitor.symptoms.evaluation_loops import (
     TRAINING_WORDS,
     VALIDATION_WORDS,
 )
+from jupyterlab_tfcoach.monitor.symptoms.produced_inputs import Produced, produced_use
 from jupyterlab_tfcoach.monitor.syntax import parsed_source
 from jupyterlab_tfcoach.monitor.training.preprocessing_use import LayerUse, adapting_layer
 
@@ -147,8 +152,15 @@ def notes(
         # A fit earlier in this cell counts too (the adapt's line is after it).
         fitted_here = any(line < call.lineno for line in fit_lines)
         use = used_before(layer, fitted_here) if used_before is not None else None
+        produced = None
+        if use is None:
+            produced = produced_use(func.value.id, layer, call, source, namespace)
         if use is not None:
             note = _readapted_note(call, func.value.id, layer_class, use, source, namespace)
+        elif produced is not None:
+            note = _readapted_note(
+                call, func.value.id, layer_class, produced.use, source, namespace, produced
+            )
         else:
             note = _leak_note(call, func.value.id, layer_class, assigned, source, namespace)
             if note is None and layer_class in _STATISTICS_LAYERS:
@@ -343,6 +355,7 @@ def _readapted_note(
     use: LayerUse,
     source: str,
     namespace: Mapping[str, Any],
+    produced: Produced | None = None,
 ) -> Note | None:
     model = use.model()
     if model is None:
@@ -351,6 +364,8 @@ def _readapted_note(
     written = ast.get_source_segment(source, call) or f"{layer}.adapt(...)"
     data = ast.get_source_segment(source, call.args[0]) or "new data"
     how = "its dataset's `map`" if use.through_data else "it"
+    if produced is not None:
+        how = f"`{produced.data}`, the output of `{layer}` (`{produced.made}`)"
     if layer_class == "Normalization":
         learned = "mean and variance"
         effect = (
@@ -363,8 +378,11 @@ def _readapted_note(
         effect = "values now fall into other bins than those the trained weights learned"
     else:
         learned = "vocabulary"
+        learned_by = "the trained weights"
+        if any(type(la).__name__ == "Embedding" for la in keras_layers(model, 200)):
+            learned_by = f"the rows of `{model_name}`'s `Embedding`"
         effect = (
-            "its tokens now get other ids than those the trained weights learned (words "
+            f"its tokens now get other ids than those {learned_by} learned (words "
             "the new data lacks become out-of-vocabulary), so the model reads different "
             "inputs"
         )
@@ -381,6 +399,8 @@ def _readapted_note(
         if isinstance(given, ast.Name)
         else None
     )
+    if produced is not None:
+        earlier = produced.adapted
     if isinstance(given, ast.Name):
         use.told.add(given.id)
     if earlier is not None:

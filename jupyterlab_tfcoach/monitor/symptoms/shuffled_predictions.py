@@ -11,7 +11,8 @@ After a cell that completed (a cell without ``predict(`` costs one substring tes
 top-level ``P = <...>.predict(D)...`` with ``D`` a name holding a dataset whose lineage
 (``dataset_order.chain_of``, at most 64 links, instance ``__dict__``s only) has a
 ``shuffle`` is followed: a later operation or call of the cell (``-``, ``==``, a
-function's arguments) that takes ``P`` (also under indexing, ``argmax``, ``ravel``...)
+function's arguments) that takes ``P`` (also under indexing, ``argmax``, ``ravel``, a
+cut against a number, or through a name the cell made from ``P`` so: ``pred = P > 0.5``)
 and another name ``Y`` holding an array or tensor with as many rows as ``P``, ``Y`` not
 collected from ``D`` in the cell (``symptoms/reshuffled_passes.py`` tells that case).
 The note names the prediction, the shuffle and ``Y``; fix: the learner's statement that
@@ -66,6 +67,11 @@ def _base_name(node: ast.AST) -> str | None:
             return node.id
         if isinstance(node, ast.Subscript):
             node = node.value
+        elif isinstance(node, ast.Compare) and len(node.comparators) == 1:
+            # A cut (``preds > 0.5``, ``y_val[..., 0] > 0``) keeps the rows of its left side.
+            if not isinstance(node.comparators[0], ast.Constant):
+                return None
+            node = node.left
         elif isinstance(node, ast.Call) and call_name(node) in _ROW_PRESERVING:
             func = node.func
             # A method of the value (``preds.ravel()``) or a module's function of it.
@@ -117,6 +123,11 @@ def _predicted(tree: ast.Module) -> dict[str, tuple[ast.Assign, ast.Call, str]]:
             ):
                 found[statement.targets[0].id] = (statement, node, node.args[0].id)
                 break
+        else:
+            # A name made from predictions keeps their order: ``pred = probs[..., 0] > 0.5``.
+            base = _base_name(statement.value)
+            if base in found:
+                found[statement.targets[0].id] = (found[base][0], found[base][1], found[base][2])
     return found
 
 
