@@ -23,11 +23,15 @@ from jupyterlab_tfcoach.monitor.symptoms import (
     class_weights,
     copied_targets,
     evaluation_pipelines,
+    exact_accuracy,
     generator_reuse,
     gradient_lists,
     ignored_element,
     inverse_scaling,
     layer_config,
+    logits_parameters,
+    mask_polarity,
+    metric_reuse,
     metric_state,
     normalization_variance,
     output_targets,
@@ -45,6 +49,7 @@ from jupyterlab_tfcoach.monitor.symptoms import (
     tensor_equality,
     trained_test_rows,
     unapplied_preprocessing,
+    unit_axis_ops,
     unit_rows,
     unshifted_targets,
     vectorizer_length,
@@ -66,6 +71,7 @@ from jupyterlab_tfcoach.monitor.tftypes import TfTypes, tensorflow_module
 from jupyterlab_tfcoach.monitor.traces.registry import TraceRegistry
 from jupyterlab_tfcoach.monitor.training.callback_keys import CallbackKeyCheck
 from jupyterlab_tfcoach.monitor.training.checkpoint_restores import CheckpointRestoreWatcher
+from jupyterlab_tfcoach.monitor.training.detached_restores import notes as detached_restore_notes
 from jupyterlab_tfcoach.monitor.training.empty_freezes import notes as empty_freeze_notes
 from jupyterlab_tfcoach.monitor.training.fit_symptoms import fit_entries
 from jupyterlab_tfcoach.monitor.training.fit_watch import FitWatcher
@@ -74,6 +80,8 @@ from jupyterlab_tfcoach.monitor.training.frozen_parameters import FrozenParamete
 from jupyterlab_tfcoach.monitor.training.history_reads import notes as history_read_notes
 from jupyterlab_tfcoach.monitor.training.loss_model_checks import CHECKS as LOSS_MODEL_CHECKS
 from jupyterlab_tfcoach.monitor.training.loss_parameters import swapped_loss_class_notes
+from jupyterlab_tfcoach.monitor.training.step_definitions import notes as step_definition_notes
+from jupyterlab_tfcoach.monitor.training.unit_softmax_layers import notes as unit_softmax_notes
 from jupyterlab_tfcoach.monitor.variables.attribute_hook import AttributeWatcher
 from jupyterlab_tfcoach.monitor.variables.kinds import TENSOR, VARIABLE_KINDS
 from jupyterlab_tfcoach.monitor.variables.namespace_diff import VariableWatcher
@@ -82,6 +90,7 @@ from jupyterlab_tfcoach.monitor.variables.rebind_statements import cell_rebinds
 from jupyterlab_tfcoach.monitor.variables.reference_snapshots import reference_notes
 from jupyterlab_tfcoach.monitor.variables.stopped_learning import LearningWatcher
 from jupyterlab_tfcoach.monitor.variables.tape_gradients import NOT_CONNECTED, GradientWatcher
+from jupyterlab_tfcoach.monitor.variables.zero_matrices import notes as zero_matrix_notes
 
 MAGIC_NAME = "tfcoach"
 MAX_NAMED = 20_000
@@ -518,6 +527,15 @@ class Monitor:
             output_targets.notes,
             copied_targets.notes,
             positive_weight.notes,
+            unit_axis_ops.notes,
+            unit_softmax_notes,
+            metric_reuse.notes,
+            exact_accuracy.notes,
+            step_definition_notes,
+            detached_restore_notes,
+            zero_matrix_notes,
+            mask_polarity.notes,
+            logits_parameters.notes,
         ):
             try:
                 if cell_completed:

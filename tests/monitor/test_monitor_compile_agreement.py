@@ -140,7 +140,18 @@ def test_categorical_crossentropy_over_one_unit_told_at_compile(kernel: KernelSe
 
 
 def test_softmax_over_one_unit_told_at_compile(kernel: KernelSession) -> None:
-    defined = define(kernel, "coin", 'layers.Dense(1, activation="softmax")')
+    # The model's cell tells the layer first (training/unit_softmax_layers.py).
+    built = cell(
+        kernel,
+        "keras.utils.set_random_seed(3)\n"
+        "coin = keras.Sequential([\n"
+        "    keras.Input((4,)),\n"
+        '    layers.Dense(1, activation="softmax"),\n'
+        "])\n",
+    )
+    [first] = told(built)
+    assert first.startswith('`coin` has `layers.Dense(1, activation="softmax")` (line 4 of')
+    defined = int(built["execution_count"])
     compile_ = 'coin.compile(optimizer=keras.optimizers.Adam(0.02), loss="binary_crossentropy")'
     [text] = told(cell(kernel, compile_))
     assert text.startswith(

@@ -120,3 +120,13 @@ def compile_notes(
         rules = {rule for rule, model_id in told if model_id == setup.model_id}
         _remember(setup, rules, execution_count)
     return notes
+
+
+def remember_softmax(model: Any) -> None:
+    """Record that a softmax over one unit in ``model`` was told where it was built
+    (``unit_softmax_layers``): fit does not tell it again."""
+    for key in [k for k, v in _told.items() if v.model() is None]:
+        del _told[key]
+    if len(_told) >= MAX_MODELS and id(model) not in _told:
+        del _told[next(iter(_told))]
+    _told[id(model)] = _Told(weakref.ref(model), None, {"softmax_one_unit"}, None)

@@ -256,11 +256,16 @@ def _output_of(model: Any) -> tuple[Any, int | None, int | None, str | None] | N
             return None
         layers = layers[: next(i for i, o in enumerate(layers) if o is last) + 1]
     else:
-        return None
+        # A subclassed model: the layer its own ``call`` returns the output of
+        # (``return self.head(x)``), read from the method's source (never run).
+        returned = returned_layer(model)
+        if returned is None:
+            return None
+        layers = [returned]
     if not layers:
         return None
     last = layers[-1]
-    index = len(layers) - 1
+    index: int | None = len(layers) - 1 if "Sequential" in names or "Functional" in names else None
     if "Functional" in names:
         # A functional model's ``layers`` lists its InputLayer too (a Sequential's does not).
         public = contained_values(stored(model, "_operations"), sequences_only=True) or []
@@ -271,12 +276,53 @@ def _output_of(model: Any) -> tuple[Any, int | None, int | None, str | None] | N
         activation: str | None = "softmax"
     else:
         activation = activation_name(attributes.get("activation"))
-    units = attributes.get("units")
+    units = output_width(attributes)
     if type(units) is not int and len(layers) > 1 and ("Activation" in kind or "Softmax" in kind):
-        units = (instance_dict(layers[-2]) or {}).get("units")
+        units = output_width(instance_dict(layers[-2]) or {})
     if type(units) is not int:
         return None
     return last, index, units, activation
+
+
+def output_width(attributes: Mapping[str, Any]) -> int | None:
+    """The size of a layer's last output axis as its construction says it: ``units``
+    (Dense), else ``filters`` of a convolution whose channels come last (Conv1D/2D/3D,
+    their transposes; Keras's default ``data_format``)."""
+    units = attributes.get("units")
+    if type(units) is int:
+        return units
+    filters = attributes.get("filters")
+    if type(filters) is int and attributes.get("data_format", "channels_last") == "channels_last":
+        return filters
+    return None
+
+
+def returned_layer(model: Any) -> Any | None:
+    """The Keras layer whose output a subclassed model's own ``call`` returns, when every
+    ``return`` of it is ``return self.<attribute>(...)`` of one attribute; else None."""
+    from jupyterlab_tfcoach.monitor.training.model_source import own_function
+
+    function = own_function(type(model), "call")
+    method = user_code.method_source(function) if function is not None else None
+    if method is None:
+        return None
+    returned: set[str] = set()
+    for node in ast.walk(method.tree):
+        if not isinstance(node, ast.Return):
+            continue
+        value = node.value
+        if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)):
+            return None
+        owner = value.func.value
+        if not (isinstance(owner, ast.Name) and owner.id == "self"):
+            return None
+        returned.add(value.func.attr)
+    if len(returned) != 1:
+        return None
+    layer = (instance_dict(model) or {}).get(returned.pop())
+    if layer is None or not is_library_class(type(layer)) or "Layer" not in _mro_names(layer):
+        return None
+    return layer
 
 
 def _keras_function_name(function: Any) -> str | None:
@@ -1079,6 +1125,12 @@ class _Entries:
             loss = f"{self.keras()}.losses.BinaryCrossentropy(from_logits=True)"
             if any(a[0] == "BinaryAccuracy" for a in setup.accuracy):
                 metrics = self.binary_accuracy_at_zero(setup)  # raw scores split at 0
+        elif compiled is not None and isinstance(
+            _keyword_or_position(compiled[0], "loss", 1), ast.Call
+        ):
+            # The learner wrote a loss object (``CategoricalCrossentropy()``): its binary
+            # counterpart, written the same way.
+            loss = f"{self.keras()}.losses.BinaryCrossentropy()"
         else:
             loss = '"binary_crossentropy"'
         fix = self.fixed_compile(compiled, loss=loss, metrics=metrics)

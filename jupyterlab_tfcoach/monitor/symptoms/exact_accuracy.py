@@ -1,0 +1,155 @@
+"""A metric that counts exact matches, fed continuous predictions in the learner's code.
+
+``keras.metrics.Accuracy`` counts the rows where ``y_pred == y_true`` exactly: it expects
+predicted labels. Fed probabilities (``acc.update_state(y, probs[:, 0])``) or raw scores,
+almost no value equals 0 or 1 exactly, so the accuracy is about 0 whatever the model
+does; nothing raises. (Keras's ``"accuracy"`` string in ``compile`` picks the right
+class itself; ``keras.metrics.Accuracy()`` given to ``compile`` is
+``loss_agreement``'s ``exact_accuracy_on_scores``.)
+
+After a completed cell whose text holds ``Accuracy`` or ``update_state`` (one substring
+test otherwise): each ``m.update_state(y, p)`` or ``m(y, p)`` in the cell's code outside
+``def``/``class``, where ``m`` holds a Keras ``Accuracy`` (exactly that class) after the
+cell, or ``keras.metrics.Accuracy()(y, p)`` written inline, and ``p`` is a name (or a
+subscript of one: its values are the name's) holding a float NumPy array or tensor with a
+value that is not a whole number among its first ``MAX_VALUES``. The note names the metric,
+the predictions and a value; the fix is ``BinaryAccuracy(threshold=0.5)`` for one
+probability per row (``SparseCategoricalAccuracy``/``CategoricalAccuracy`` for one score
+per class), written where the metric was made when the cell made it.
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+from collections.abc import Mapping
+from typing import Any
+
+from jupyterlab_tfcoach.monitor import report as reports
+from jupyterlab_tfcoach.monitor.report import Note
+from jupyterlab_tfcoach.monitor.syntax import dotted_name, parsed_source
+
+SECTION = "labels-and-loss"
+MAX_VALUES = 10_000
+MAX_ELEMENTS = 5_000_000  # a larger tensor is not copied to read a few values
+
+
+def _is_exact_accuracy(value: Any) -> bool:
+    cls = type(value)
+    return cls.__name__ == "Accuracy" and str(getattr(cls, "__module__", "")).startswith("keras")
+
+
+def _root(node: ast.AST) -> str | None:
+    while isinstance(node, ast.Subscript | ast.Attribute):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def _fraction(value: Any) -> tuple[float, tuple[int, ...]] | None:
+    """(a value that is not a whole number, the shape) of a float array or tensor."""
+    module = str(getattr(type(value), "__module__", ""))
+    if not module.startswith(("numpy", "tensorflow")):
+        return None
+    try:
+        dtype = str(getattr(value, "dtype", ""))
+        if "float" not in dtype:
+            return None
+        shape = tuple(int(d) for d in value.shape)
+        numpy = sys.modules.get("numpy")
+        if numpy is None or int(numpy.prod(shape)) > MAX_ELEMENTS:
+            return None
+        flat = numpy.asarray(value).reshape(-1)[:MAX_VALUES]
+        off = flat[numpy.isfinite(flat) & (flat != numpy.round(flat))]
+        return (float(off[0]), shape) if off.size else None
+    except Exception:
+        return None
+
+
+def _made(tree: ast.Module, name: str, source: str) -> ast.Call | None:
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+            and node.targets[0].id == name
+            and isinstance(node.value, ast.Call)
+            and (dotted_name(node.value.func) or "").endswith("Accuracy")
+        ):
+            return node.value
+    return None
+
+
+def notes(source: str, namespace: Mapping[str, Any]) -> list[Note]:
+    if "Accuracy" not in source and "update_state" not in source:
+        return []
+    tree = parsed_source(source)
+    if tree is None:
+        return []
+    pending: list[ast.AST] = [tree]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef):
+            continue
+        pending.extend(ast.iter_child_nodes(node))
+        if not isinstance(node, ast.Call) or len(node.args) < 2:
+            continue
+        func = node.func
+        metric: str | None = None
+        if isinstance(func, ast.Attribute) and func.attr == "update_state":
+            if isinstance(func.value, ast.Name) and _is_exact_accuracy(
+                namespace.get(func.value.id)
+            ):
+                metric = func.value.id
+        elif isinstance(func, ast.Name) and _is_exact_accuracy(namespace.get(func.id)):
+            metric = func.id
+        elif isinstance(func, ast.Call) and (dotted_name(func.func) or "").endswith(
+            "metrics.Accuracy"
+        ):
+            metric = ""
+        if metric is None:
+            continue
+        predictions = _root(node.args[1])
+        if predictions is None:
+            continue
+        found = _fraction(namespace.get(predictions))
+        if found is None:
+            continue
+        return [_note(node, metric, predictions, found, tree, source)]
+    return []
+
+
+def _note(
+    call: ast.Call,
+    metric: str,
+    predictions: str,
+    found: tuple[float, tuple[int, ...]],
+    tree: ast.Module,
+    source: str,
+) -> Note:
+    value, shape = found
+    written = ast.get_source_segment(source, call) or ""
+    given = ast.get_source_segment(source, call.args[1]) or predictions
+    made = _made(tree, metric, source) if metric else None
+    made_text = ast.get_source_segment(source, made) if made is not None else None
+    prefix = "keras.metrics."
+    if made_text and "." in made_text:
+        prefix = made_text.rsplit("Accuracy", 1)[0]
+    several = len(shape) >= 2 and shape[-1] > 1 and given == predictions
+    who = f"`{metric}` is a `keras.metrics.Accuracy`" if metric else "`keras.metrics.Accuracy`"
+    text = (
+        f"{who}, which counts the rows where the prediction equals the label exactly; "
+        f"`{written}` (line {call.lineno} of this cell) feeds it `{given}`, continuous "
+        f"values (`{predictions}` holds {value:.4g}, for one), which almost never equal a "
+        f"label 0 or 1, so the accuracy is near 0 whatever the model does. Nothing raises."
+    )
+    if several:
+        fixed = f"{prefix}SparseCategoricalAccuracy()"
+        how = "one score per class and integer labels (CategoricalAccuracy for one-hot ones)"
+    else:
+        fixed = f"{prefix}BinaryAccuracy(threshold=0.5)"
+        how = "one probability per row (threshold=0.0 for raw scores)"
+    if metric:
+        text += f" For {how} use `{metric} = {fixed}` in place of the Accuracy."
+    else:
+        text += f" For {how} use `{fixed}` in place of the Accuracy."
+    return reports.note(text, SECTION)

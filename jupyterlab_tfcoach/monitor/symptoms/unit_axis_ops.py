@@ -1,0 +1,230 @@
+"""argmax, argmin, softmax or log-softmax taken over an axis of size 1 of an array.
+
+``np.argmax(probs, axis=-1)`` on the predictions of a model with one sigmoid output,
+``(n, 1)`` or ``(n, h, w, 1)``, picks among one entry: the answer is 0 for every row, so
+"the predicted class" is 0 everywhere whatever the model says. ``tf.nn.softmax(scores)``
+over a last axis of size 1 is 1.0 everywhere (log-softmax 0.0). Nothing raises: the result
+has the right shape. (The same operation inside a model, a layer's ``activation``, is
+``training/unit_softmax_layers.py``.)
+
+After a completed cell whose text holds ``argmax``, ``argmin`` or ``softmax`` (one
+substring test otherwise), each call of its code outside ``def``/``class`` to a NumPy,
+TensorFlow or Keras ``argmax``/``argmin``/``softmax``/``log_softmax`` (``np.argmax(a,
+axis=-1)``, ``tf.argmax(a, 1)``, ``tf.nn.softmax(a)``, ``keras.ops.softmax``, the method
+``a.argmax(axis=-1)``) whose array is a plain name: the value that name holds after the
+cell (a NumPy array or a tensor: only its shape is read) has size 1 on the axis the call
+reduces (NumPy's default, no axis, flattens: not told; ``tf.argmax``'s default is 0). The
+note names the call, the array's shape and the name the result went to; the fix for
+argmax/argmin is a threshold on the single column (``probs[..., 0] > 0.5``), for softmax
+the sigmoid of the same module.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Mapping
+from typing import Any
+
+from jupyterlab_tfcoach.monitor import report as reports
+from jupyterlab_tfcoach.monitor.report import Note
+from jupyterlab_tfcoach.monitor.syntax import dotted_name, parsed_source
+
+SECTION = "class-axis"
+MAX_NOTES = 2
+_OPERATIONS = frozenset({"argmax", "argmin", "softmax", "log_softmax"})
+# Module prefixes whose argmax/softmax this reads (the learner's alias is the first part).
+_MODULES = frozenset(
+    {
+        "np",
+        "numpy",
+        "tf",
+        "tf.math",
+        "tf.nn",
+        "keras.ops",
+        "ops",
+        "keras.activations",
+        "tf.keras.activations",
+        "K",
+    }
+)
+_SIGMOID = {
+    "tf.nn": "tf.math.sigmoid",
+    "tf.math": "tf.math.sigmoid",
+    "tf": "tf.math.sigmoid",
+    "keras.ops": "keras.ops.sigmoid",
+    "ops": "ops.sigmoid",
+    "keras.activations": "keras.activations.sigmoid",
+    "tf.keras.activations": "tf.keras.activations.sigmoid",
+}
+
+
+def _shape(value: Any) -> tuple[int | None, ...] | None:
+    cls = type(value)
+    module = getattr(cls, "__module__", "") or ""
+    if not (module.startswith(("numpy", "tensorflow", "keras"))):
+        return None
+    try:
+        shape = value.shape
+        return tuple(None if d is None else int(d) for d in shape)
+    except Exception:
+        return None
+
+
+def _outside_scopes(tree: ast.Module) -> list[ast.AST]:
+    found: list[ast.AST] = []
+    pending: list[ast.AST] = [tree]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef):
+            continue
+        found.append(node)
+        pending.extend(reversed(list(ast.iter_child_nodes(node))))
+    return found
+
+
+def _axis(call: ast.Call, default: int | None, position: int) -> int | str | None:
+    """The axis the call reduces: an int, None for none given and no default, "?" when
+    it is not a literal."""
+    node: ast.AST | None = None
+    for keyword in call.keywords:
+        if keyword.arg in ("axis", "dim"):
+            node = keyword.value
+    if node is None and len(call.args) > position:
+        node = call.args[position]
+    if node is None:
+        return default
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        inner = node.operand
+        if isinstance(inner, ast.Constant) and type(inner.value) is int:
+            return -inner.value
+        return "?"
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return node.value
+    return "?"
+
+
+def _read(call: ast.Call) -> tuple[str, str, str, int | str | None] | None:
+    """(operation, module prefix or "" for a method, the array's name, the axis)."""
+    func = call.func
+    if not isinstance(func, ast.Attribute) or func.attr not in _OPERATIONS:
+        return None
+    operation = func.attr
+    prefix = dotted_name(func.value)
+    if prefix in _MODULES or (prefix or "").split(".")[0] in ("np", "numpy", "tf", "keras"):
+        if prefix not in _MODULES:
+            return None
+        if not call.args or not isinstance(call.args[0], ast.Name):
+            return None
+        numpy = prefix in ("np", "numpy")
+        if operation in ("argmax", "argmin"):
+            axis = _axis(call, None if numpy else 0, 1)
+        else:
+            if numpy:
+                return None
+            axis = _axis(call, -1, 1)
+        return operation, prefix, call.args[0].id, axis
+    # The method form: ``probs.argmax(axis=-1)`` (a NumPy array's own).
+    if operation in ("argmax", "argmin") and isinstance(func.value, ast.Name):
+        return operation, "", func.value.id, _axis(call, None, 0)
+    return None
+
+
+def _target(tree: ast.Module, call: ast.Call) -> str | None:
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target = node.targets[0]
+            if isinstance(target, ast.Name) and any(n is call for n in ast.walk(node.value)):
+                return target.id
+    return None
+
+
+def notes(source: str, namespace: Mapping[str, Any]) -> list[Note]:
+    if "argmax" not in source and "argmin" not in source and "softmax" not in source:
+        return []
+    tree = parsed_source(source)
+    if tree is None:
+        return []
+    found: list[Note] = []
+    for node in _outside_scopes(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        reading = _read(node)
+        if reading is None:
+            continue
+        operation, prefix, name, axis = reading
+        if axis is None or axis == "?":
+            continue
+        shape = _shape(namespace.get(name))
+        if not shape or type(axis) is not int or not -len(shape) <= axis < len(shape):
+            continue
+        if shape[axis] != 1 or len(shape) < 2:
+            continue
+        found.append(_note(node, operation, prefix, name, axis, shape, tree, source))
+        if len(found) >= MAX_NOTES:
+            break
+    return found
+
+
+def _note(
+    call: ast.Call,
+    operation: str,
+    prefix: str,
+    name: str,
+    axis: int,
+    shape: tuple[int | None, ...],
+    tree: ast.Module,
+    source: str,
+) -> Note:
+    written = ast.get_source_segment(source, call) or f"{operation}({name})"
+    target = _target(tree, call)
+    shown = (
+        "("
+        + ", ".join("None" if d is None else str(d) for d in shape)
+        + ("," if len(shape) == 1 else "")
+        + ")"
+    )
+    where = f"`{written}` (line {call.lineno} of this cell)"
+    size = f"`{name}` is {shown}: axis {axis} holds a single value"
+    goes = f", so `{target}` is" if target else ", so the result is"
+    if operation in ("argmax", "argmin"):
+        extreme = "largest" if operation == "argmax" else "smallest"
+        text = (
+            f"{where} picks the {extreme} entry along an axis of size 1: {size}{goes} "
+            f"0 everywhere, whatever the model predicts. {operation} chooses among classes; "
+            f"a single column is one sigmoid probability (or one score), which is read by "
+            f"a threshold instead."
+        )
+        last = axis in (-1, len(shape) - 1)
+        column = f"{name}[..., 0]" if last else None
+        if column is None:
+            index = ", ".join([":"] * (axis % len(shape)) + ["0"])
+            column = f"{name}[{index}]"
+        numpy = prefix in ("np", "numpy") or prefix == ""
+        if numpy:
+            fixed = f'({column} > 0.5).astype("int64")'
+        else:
+            fixed = (
+                f"tf.cast({column} > 0.5, tf.int64)"
+                if prefix.startswith("tf")
+                else f"{column} > 0.5"
+            )
+        assign = f"{target} = {fixed}" if target else fixed
+        text += (
+            f" Threshold the probability in place of that call: `{assign}` (0.5 for a "
+            f"sigmoid output; use 0.0 for raw scores)."
+        )
+    else:
+        constant = "1.0" if operation == "softmax" else "0.0"
+        text = (
+            f"{where} normalises along an axis of size 1: {size}{goes} {constant} everywhere, "
+            f"whatever the scores. Softmax turns several class scores into probabilities; "
+            f"one score becomes a probability with a sigmoid."
+        )
+        sigmoid = _SIGMOID.get(prefix)
+        if sigmoid is not None:
+            if operation == "log_softmax":
+                sigmoid = sigmoid.replace("sigmoid", "log_sigmoid")
+            fixed = f"{sigmoid}({name})"
+            assign = f"{target} = {fixed}" if target else fixed
+            text += f" Use `{assign}` in place of that call."
+    return reports.note(text, SECTION)
