@@ -38,7 +38,10 @@ from jupyterlab_tfcoach.course import (
     get_course,
     module_id_now,
 )
+from jupyterlab_tfcoach.course.links import CourseLinks
 from jupyterlab_tfcoach.course.notebook_links import notebook_links
+from jupyterlab_tfcoach.course.terms import get_terms
+from jupyterlab_tfcoach.monitor.errors import dtypes
 
 # Every section id of the first edition, with the module that held it then (copied from
 # module-01.md and module-02.md as they were before the split; never regenerate this list).
@@ -152,6 +155,9 @@ MODULE_04_BEFORE_THE_SECOND_SPLIT = (
     "tf-data-order",
 )
 MOVED_TO_MODULE_07 = ("tf-data", "tf-data-order")
+# Then module 4 was two sittings long (review 11 of #28): its last section, on 16-bit floats,
+# went to the numerics module (``module-08``), with its exercise and its review question.
+MOVED_TO_MODULE_08 = ("mixed-precision",)
 OLD_LINKS = (
     [
         (module_id, section_id)
@@ -203,7 +209,8 @@ def test_the_split_put_the_sections_where_a_learner_needs_them() -> None:
     assert where["tensors-immutable"] == where["batch-dimension"] == "module-01"
     assert where["tracing"] == where["retracing"] == where["input-signature"] == "module-02"
     assert where["gradient-tape"] == where["rebinding-variables"] == "module-03"
-    assert where["host-device-copies"] == where["mixed-precision"] == "module-04"
+    assert where["host-device-copies"] == "module-04"
+    assert where["mixed-precision"] == numerics
     # The Keras sections are two modules now, models and layers then training with fit.
     training = "module-07"
     assert {where[section_id] for section_id in MOVED_TO_MODULE_05} == {keras, training}
@@ -220,16 +227,18 @@ def test_the_split_put_the_sections_where_a_learner_needs_them() -> None:
     assert {where[section_id] for section_id in MOVED_TO_MODULE_06} == {numerics}
     kept_4 = [s.id for s in course.module("module-04").sections]
     after_the_first_split = [s for s in MODULE_04_BEFORE_THE_SPLIT if s not in MOVED_TO_MODULE_06]
-    assert kept_4 == after_the_first_split[: -len(MOVED_TO_MODULE_07)]
+    moved_on = MOVED_TO_MODULE_07 + MOVED_TO_MODULE_08
+    assert kept_4 == [s for s in after_the_first_split if s not in moved_on]
     # Then the input pipeline module took the pipeline, in module 4's order (and sections of
-    # its own after them), and module 4 kept the rest.
-    assert kept_4 == [s for s in MODULE_04_BEFORE_THE_SECOND_SPLIT if s not in MOVED_TO_MODULE_07]
+    # its own after them), the numerics module took mixed precision, and module 4 kept the rest.
+    assert kept_4 == [s for s in MODULE_04_BEFORE_THE_SECOND_SPLIT if s not in moved_on]
     pipeline_sections = [s.id for s in course.module(pipelines).sections]
     moved = [s for s in pipeline_sections if s in MOVED_TO_MODULE_07]
     assert moved == list(MOVED_TO_MODULE_07) and pipeline_sections[0] == "tf-data"
     assert [s.id for s in course.module(numerics).sections] == [
         "placement-numerics",
         "nan-inf",  # written for the numerics module: finding and preventing NaN and inf
+        "mixed-precision",  # from module 4 (review 11): 16-bit floats after float64
         "reproducibility",
         "tf-data-determinism",
     ]
@@ -347,7 +356,6 @@ def test_a_tool_a_section_uses_is_introduced_before_its_first_example() -> None:
     # The exercises' ops that no section teaches are introduced in the task's own text.
     for module_id, exercise, name in (
         ("module-04", "### Timing a staged function", "`tf.roll(series, 1, 0)`"),
-        ("module-08", "### Checking the compiled version", "`tf.nn.moments(x, axes"),
         ("module-07", "### Carrying on from a checkpoint", "`tf.train.CheckpointManager("),
     ):
         text = get_course().module(module_id).markdown
@@ -453,6 +461,38 @@ def test_a_merged_sections_id_lands_on_the_section_that_took_it_over(tmp_path: P
     )
     with pytest.raises(DuplicateSectionError, match="batch-axis"):
         Course.load(tmp_path)
+
+
+def test_mixed_precision_moved_to_the_numerics_module_and_every_old_link_follows() -> None:
+    """Review 11 (#28) moved module 4's "float16, bfloat16 and mixed precision" to module 8,
+    with its exercise and review question. The section keeps its id (its anchor), so no
+    record is needed: links written when it was in module 2 or module 4, the monitor's
+    mixed-policy explanation and the study cards all land on it in module 8."""
+    course = get_course()
+    section = course.section("mixed-precision")
+    assert section.module_id == "module-08"
+    assert section.title == "float16, bfloat16 and mixed precision"
+    assert "mixed-precision" not in SECTIONS_MERGED
+    for link in (
+        "module-04.md#mixed-precision",
+        "https://course.example.org/tfcoach/module-04#mixed-precision",
+        "module-02.md#mixed-precision",
+        "#mixed-precision",
+    ):
+        assert course.resolve(link) == section, link
+    ref = CourseLinks("https://course.example.org/tfcoach").ref("mixed-precision")
+    assert ref is not None
+    assert ref["url"] == "https://course.example.org/tfcoach/module-08#mixed-precision"
+    assert ref["title"] == "float16, bfloat16 and mixed precision"
+    assert '"mixed-precision"' in Path(dtypes.__file__).read_text(encoding="utf-8")
+    cards = [term for term in get_terms() if term.section_id == "mixed-precision"]
+    assert {term.id for term in cards} == {"mixed-precision", "bfloat16"}
+    assert {term.module_id for term in cards} == {"module-08"}
+    # The exercise and the review question went with it.
+    numerics, architecture = course.module("module-08"), course.module("module-04")
+    assert "### Mixed precision by hand" in numerics.markdown
+    assert "mixed_float16" not in architecture.markdown
+    assert "Under a `mixed_float16` policy" in numerics.markdown
 
 
 def test_unknown_links_raise() -> None:
