@@ -105,3 +105,18 @@ def test_numbering_shuffled_rows_stays_silent(kernel: KernelSession) -> None:
     )
     assert order_notes(checked_report(run(kernel, cell))) == []
     assert value_of(kernel, "last_position") == 29
+
+
+def test_pairing_shuffled_rows_with_random_seeds_stays_silent(kernel: KernelSession) -> None:
+    # Dataset.random is a stream of seeds, not data to keep aligned: giving each shuffled
+    # row its own seed (for stateless noise, module 8) pairs nothing that has an order.
+    run(kernel, SOURCES)
+    cell = (
+        "seeds = tf.data.Dataset.random(seed=4, rerandomize_each_iteration=True).batch(2)\n"
+        "noisy = tf.data.Dataset.zip((pixel_ds.shuffle(30), seeds)).map(\n"
+        "    lambda row, seed: row + tf.random.stateless_normal([2], seed=seed)\n"
+        ")\n"
+        "noisy_rows = sum(1 for row in noisy)\n"
+    )
+    assert order_notes(checked_report(run(kernel, cell))) == []
+    assert value_of(kernel, "noisy_rows") == 30

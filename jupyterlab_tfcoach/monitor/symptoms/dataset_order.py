@@ -28,7 +28,8 @@ is traced) and looks for orders measured to go wrong on TensorFlow 2.21:
   chain). Silent: the same stored seeds and buffers on every side (one permutation), and
   two shuffles of one source (pairs drawn at random on purpose, as in mixup). The fix
   zips first and shuffles once, the learner's statement rewritten when the shuffles are
-  written inside the ``zip`` call.
+  written inside the ``zip`` call. A counter or a ``Dataset.random`` seed stream zipped beside
+  shuffled rows pairs nothing with an order, and stays quiet.
 
 ``.repeat()`` before ``.shuffle()``/``.batch()`` only blurs epoch boundaries (a batch may
 mix two epochs), a documented trade-off rather than a mistake: it is not reported.
@@ -315,6 +316,12 @@ def _is_counter(chain: list[Any]) -> bool:
         return False
 
 
+def _is_seed_stream(chain: list[Any]) -> bool:
+    """A ``Dataset.random`` source: fresh random numbers (seeds for stateless ops, say)
+    have no order that a pairing could break, whatever is shuffled beside them."""
+    return type(chain[-1]).__name__ == "_RandomDataset"
+
+
 def _shuffled_apart(zipped: Any) -> bool:
     """Whether a zip pairs datasets from different sources that were shuffled in
     different orders (features and labels shuffled each on its own): the pairs no longer
@@ -331,7 +338,7 @@ def _shuffled_apart(zipped: Any) -> bool:
         chain = chain_of(component)
         if not chain:
             return False
-        if _is_counter(chain):
+        if _is_counter(chain) or _is_seed_stream(chain):
             # ``ds.enumerate()`` is ``zip((Dataset.range(...), ds))``: an unshuffled
             # counter numbers whatever order the other side comes in, it pairs no data.
             continue
