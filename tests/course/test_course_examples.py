@@ -61,12 +61,19 @@ def test_raises_comments_are_only_first_lines() -> None:
     assert misplaced == []
 
 
-def test_every_example_runs_as_the_text_says() -> None:
-    outcomes = run_tensorflow(*(example.source for example in EXAMPLES))
+MODULE_FILES = sorted({example.where.split(":")[0] for example in EXAMPLES})
+
+
+# One TensorFlow process per module: each module's blocks get the runner's whole time
+# budget, and a failure names its module.
+@pytest.mark.parametrize("module_file", MODULE_FILES)
+def test_every_example_runs_as_the_text_says(module_file: str) -> None:
+    examples = [example for example in EXAMPLES if example.where.startswith(module_file + ":")]
+    outcomes = run_tensorflow(*(example.source for example in examples))
     wrong = [
         f"{example.where}: expected {example.declared_error or 'no error'}, got "
         f"{outcome.error or 'no error'}"
-        for example, outcome in zip(EXAMPLES, outcomes, strict=True)
+        for example, outcome in zip(examples, outcomes, strict=True)
         if outcome.error != example.declared_error
     ]
     assert wrong == []
