@@ -59,3 +59,16 @@ def test_one_scan_given_its_channel_but_not_its_batch_axis(kernel: KernelSession
     fix = fix_of(explanation)
     runs_cleanly(kernel, f"scan_scores = {fix}\nassert scan_scores.shape == (1, 3)")
     runs_cleanly(kernel, "scan_scores = scan_model.predict(scans[:2, ..., None], verbose=0)")
+
+
+def test_the_axis_adding_call_is_named_beside_the_fix(kernel: KernelSession) -> None:
+    runs_cleanly(kernel, MODELS + "single = photos[7]")
+    for given, shape in (("photos[2]", (1, 2)), ("single", (1, 2))):
+        explanation = failing(kernel, f"out = pic_model.predict({given}, verbose=0)")["explanation"]
+        expanded = f"np.expand_dims({given}, 0)"
+        assert f"`{expanded}` adds the same axis in front." in explanation
+        runs_cleanly(
+            kernel,
+            f"out = pic_model.predict({expanded}, verbose=0)\nassert out.shape == {shape}",
+        )
+        runs_cleanly(kernel, f"out = {fix_of(explanation)}\nassert out.shape == {shape}")

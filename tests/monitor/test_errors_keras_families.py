@@ -295,6 +295,8 @@ rec.compile(optimizer="adam", loss="mse")""",
         kernel, 'keeper = keras.callbacks.ModelCheckpoint("best.h5", save_weights_only=True)'
     )
     assert error["course"]["section"] == "keras-saving"
+    # The argument is named as the API names it.
+    assert "ending in `.weights.h5`, and its `filepath` is `best.h5`" in error["explanation"]
     fix = fix_of(error["explanation"])
     assert (
         fix == 'keeper = keras.callbacks.ModelCheckpoint("best.weights.h5", save_weights_only=True)'

@@ -25,6 +25,7 @@ from jupyterlab_tfcoach.monitor.errors.context import (
 )
 from jupyterlab_tfcoach.monitor.errors.families_signatures import is_graph_function_input
 from jupyterlab_tfcoach.monitor.errors.loop_accumulators import accumulator_start
+from jupyterlab_tfcoach.monitor.errors.origins import origin_sentence
 
 _EAGER_DTYPE = re.compile(
     r"cannot compute (?P<op>\w+) as input #(?P<index>\d+)\(zero-based\) was expected to be "
@@ -53,6 +54,9 @@ _OPS: dict[str, tuple[type[ast.operator], str, tuple[str, ...]]] = {
     "Pow": (ast.Pow, "**", ("pow",)),
     "FloorDiv": (ast.FloorDiv, "//", ("floordiv",)),
     "FloorMod": (ast.Mod, "%", ("floormod", "mod")),
+    # Logical ops take bool only; `&` and `|` on tensors build them.
+    "LogicalAnd": (ast.BitAnd, "&", ("logical_and",)),
+    "LogicalOr": (ast.BitOr, "|", ("logical_or",)),
 }
 # Graph ops name their inputs; the first one is the left operand.
 _FIRST_INPUTS = ("x", "a")
@@ -283,6 +287,10 @@ def _explain_dtype_mismatch(parsed: ParsedError, context: ErrorContext) -> tuple
         parsed_numbers = _string_numbers(op, dtypes, detail, context)
         if parsed_numbers is not None:
             return parsed_numbers, "dtype-casting"
+    if plan is None and op in _LOGICAL and "bool" in dtypes:
+        logical = _logical_operand(op, dtypes, context)
+        if logical is not None:
+            return logical, "dtype-casting"
     if plan is None:
         return (
             f"{detail} {never} Create both operands with the same dtype or cast one with tf.cast.",
@@ -327,7 +335,8 @@ def _explain_dtype_mismatch(parsed: ParsedError, context: ErrorContext) -> tuple
             return (
                 f"In {code(node_source)}, {code(operand_source or '')} ({where}) is "
                 f"{dtypes[index]} while {code(other_source or '')} is {dtypes[1 - index]}. "
-                f"{never}{_labels_hint(operand_source or '', dtypes[index])} Cast "
+                f"{never}{_labels_hint(operand_source or '', dtypes[index])}"
+                f"{origin_sentence(operand, frame, context)} Cast "
                 f"{code(operand_source or '')} to {target}: {code(fixed)}."
                 + _same_dtype_elsewhere(frame, context, operand, dtypes[index], target),
                 "dtype-casting",
@@ -340,6 +349,58 @@ def _explain_dtype_mismatch(parsed: ParsedError, context: ErrorContext) -> tuple
         f"{code(f'{tf}.cast(x, {tf}.{target})')} with x that operand.",
         "dtype-casting",
     )
+
+
+_LOGICAL = ("LogicalAnd", "LogicalOr")
+
+
+def _logical_operand(op: str, dtypes: tuple[str, str], context: ErrorContext) -> str | None:
+    """A logical op given a number tensor (a 0/1 mask stored as uint8): logical ops take
+    bool only. The mask is named back to the array it was built from, and made bool there
+    (nonzero is True, as a cast to bool does); without such an origin, at the operand."""
+    index = 0 if dtypes[0] != "bool" else 1
+    wrong = dtypes[index]
+    if wrong == "bool" or not (_is_int(wrong) or _is_float(wrong)):
+        return None
+    located = _locate(op, dtypes, context)
+    if located is None:
+        return None
+    frame, node, left, right = located
+    operand = (left, right)[index]
+    node_source, operand_source = frame.segment(node), frame.segment(operand)
+    if not node_source or not operand_source or "\n" in node_source:
+        return None
+    if _dtype_of(operand, frame, context) not in (None, wrong):
+        return None
+    where = (
+        f"the {('first', 'second')[index]} argument"
+        if isinstance(node, ast.Call)
+        else (f"the {('left', 'right')[index]} side of `{_OPS[op][1]}`")
+    )
+    said = (
+        f"In {code(node_source)}, {code(operand_source)} ({where}) is {wrong}, and a logical "
+        f"op takes bool tensors only: TensorFlow never converts dtypes by itself."
+    )
+    from jupyterlab_tfcoach.monitor.errors.origins import rewrite_origin, value_origin
+
+    origin = value_origin(operand, frame, context)
+    if origin is not None:
+        read = origin.cell.segment(origin.read)
+        fixed = rewrite_origin(origin, f"{read} != 0") if read else None
+        if fixed and "\n" not in fixed:
+            return (
+                f"{said} {code(origin.name)} was built from {code(origin.source)}, "
+                f"{origin.description}, by {code(origin.statement)} ({origin.where}): a mask "
+                f"of 0s and 1s stored as numbers. Make it bool where it is built, nonzero as "
+                f"True, then run this line again. Fix: {code(fixed)}."
+            )
+    wrapped = operand_source if is_postfix_safe(operand) else f"({operand_source})"
+    test = f"{wrapped} != 0" if isinstance(node, ast.Call) else f"({wrapped} != 0)"
+    statement = frame.statement()
+    fixed = rewrite(frame, statement if statement is not None else node, operand, test)
+    if not fixed or "\n" in fixed:
+        return None
+    return f"{said} Make it bool, nonzero as True. Fix: {code(fixed)}."
 
 
 def _argument_of_dtype(context: ErrorContext, wrong: str, target: str, tf: str) -> str | None:

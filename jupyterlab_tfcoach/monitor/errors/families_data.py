@@ -628,7 +628,18 @@ def _windows_mapped(element: str, context: ErrorContext) -> Finding | None:
                 isinstance(node, ast.Call)
                 and isinstance(node.func, ast.Attribute)
                 and node.func.attr in ("map", "filter")
-                and isinstance(node.func.value, ast.Call)
+            ):
+                continue
+            function = frame.segment(node.args[0]) if node.args else None
+            if isinstance(node.func.value, ast.Name) and function:
+                # ``wins = ds.window(n)`` a line above ``wins.map(split)``: the dataset's
+                # origin is that assignment, and the fix goes there.
+                made = _window_assignment(frame, node.func.value.id, statement.lineno)
+                if made is not None:
+                    return _windows_at(frame, made, made.value, element, function)
+                continue
+            if not (
+                isinstance(node.func.value, ast.Call)
                 and isinstance(node.func.value.func, ast.Attribute)
                 and node.func.value.func.attr == "window"
             ):
@@ -658,6 +669,60 @@ def _windows_mapped(element: str, context: ErrorContext) -> Finding | None:
             fix = one_line_code(" ".join(fixed.split()) if fixed and not texts else fixed)
             return Finding(rule + ".", fix)
     return None
+
+
+def _window_assignment(frame: CellFrame, name: str, before: int) -> ast.Assign | None:
+    """The newest ``name = <dataset>.window(...)`` of the frame's cell above line
+    ``before`` (the last assignment to ``name`` there, which must be the window)."""
+    tree = frame.tree()
+    if tree is None:
+        return None
+    latest: ast.Assign | None = None
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Assign)
+            and node.lineno < before
+            and any(isinstance(t, ast.Name) and t.id == name for t in node.targets)
+            and (latest is None or node.lineno > latest.lineno)
+        ):
+            latest = node
+    if latest is None:
+        return None
+    value = latest.value
+    if (
+        isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Attribute)
+        and value.func.attr == "window"
+    ):
+        return latest
+    return None
+
+
+def _windows_at(
+    frame: CellFrame, statement: ast.Assign, window: ast.expr, element: str, function: str
+) -> Finding | None:
+    """The window fix written where the windows are made, a statement before the map."""
+    assert isinstance(window, ast.Call)
+    size = next((k.value for k in window.keywords if k.arg == "size"), None)
+    size = size if size is not None else (window.args[0] if window.args else None)
+    size_source = frame.segment(size) if size is not None else None
+    window_source = frame.segment(window)
+    whole = frame.segment(statement)
+    if not size_source or not window_source or not whole or "\n" in whole:
+        return None
+    batched = f"{window_source}.flat_map(lambda w: w.batch({size_source}))"
+    fixed = rewrite(frame, statement, window, batched)
+    if not fixed or "\n" in fixed:
+        return None
+    rule = (
+        f"{code(whole)} (line {statement.lineno} of its cell) makes a dataset whose elements "
+        f"are themselves small datasets (one small dataset per window), so {code(function)} "
+        f"gets a dataset as {code(element)}, which cannot be indexed or sliced. Batch each "
+        f"window into one tensor of {code(size_source)} values with "
+        f"{code(f'flat_map(lambda w: w.batch({size_source}))')}, on the line that makes "
+        "the windows."
+    )
+    return Finding(rule, code(fixed))
 
 
 DATASET_AS_LIST = ErrorFamily(

@@ -868,7 +868,7 @@ def _read_save_path(error: Recognised, line: FailingLine, context: ErrorContext)
         what = "a whole model (architecture, weights, optimizer) is saved"
     rule = (
         f"Keras 3 picks the file format from the path's extension: {what}, to a file "
-        f"ending in `{extension}`, and the path given is `{path}` (the TensorFlow 2 "
+        f"ending in `{extension}`, and its `filepath` is `{path}` (the TensorFlow 2 "
         "SavedModel directories and checkpoint prefixes are gone: `model.export(...)` "
         "writes a SavedModel)"
     )

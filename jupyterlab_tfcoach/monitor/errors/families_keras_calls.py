@@ -281,8 +281,47 @@ def _restored_into(status: ast.expr, line: FailingLine) -> str | None:
     return None
 
 
+def _saved_roots(status: ast.expr, line: FailingLine, context: ErrorContext) -> list[str]:
+    """The names the checkpoint's root saved its objects under (``model``, ``optimizer``,
+    ``step``), read from the restore status's object graph (never from the disk); empty
+    when the status is not a plain name holding TensorFlow's load status."""
+    if not isinstance(status, ast.Name):
+        return []
+    found, held = context.lookup(status.id, line.frame)
+    if not found or type(held).__name__ != "CheckpointLoadStatus":
+        return []
+    try:
+        coordinator = vars(held).get("_checkpoint")
+        proto = vars(coordinator).get("object_graph_proto") if coordinator is not None else None
+        names = [child.local_name for child in proto.nodes[0].children] if proto else []
+    except Exception:
+        return []
+    # save_counter is Checkpoint's own, restored into any Checkpoint.
+    return [n for n in names[:50] if type(n) is str and n != "save_counter"]
+
+
+def _given_roots(restored: str | None, line: FailingLine, context: ErrorContext) -> set[str] | None:
+    """The names the Checkpoint restored into was given: its keywords when the call is
+    written there (``tf.train.Checkpoint(model=net)``), its attributes when it is a name."""
+    if not restored:
+        return None
+    try:
+        node = ast.parse(restored, mode="eval").body
+    except SyntaxError:
+        return None
+    if isinstance(node, ast.Call):
+        return {k.arg for k in node.keywords if k.arg}
+    if isinstance(node, ast.Name):
+        found, held = context.lookup(node.id, line.frame)
+        if found and type(held).__name__ == "Checkpoint":
+            try:
+                return {k for k in vars(held) if type(k) is str and not k.startswith("_")}
+            except TypeError:
+                return None
+    return None
+
+
 def _read_unresolved(error: Recognised, line: FailingLine, context: ErrorContext) -> Finding | None:
-    del context
     call = line.call
     if not (
         isinstance(call, ast.Call)
@@ -298,13 +337,28 @@ def _read_unresolved(error: Recognised, line: FailingLine, context: ErrorContext
         if restored
         else ("the checkpoint you restored into")
     )
-    rule = (
-        f"The checkpoint holds `{path}` (saved under `{root}=`), and {into} "
-        f"has no object for it: `assert_consumed()` demands that every saved "
-        f"value find its object. Restore into a `tf.train.Checkpoint` with the same "
-        f"objects (`{root}=` too), or, to check only the objects you gave, use "
-        "`assert_existing_objects_matched()`"
-    )
+    # Every saved object the restore left out, not only the first the error names: a
+    # teacher says the optimizer is in there too.
+    given = _given_roots(restored, line, context)
+    saved = _saved_roots(call.func.value, line, context)
+    missing = [n for n in saved if given is not None and n not in given]
+    if len(missing) > 1 and root in missing:
+        held = " and ".join(f"`{n}`" for n in missing)
+        under = ", ".join(f"`{n}=`" for n in missing)
+        rule = (
+            f"The checkpoint holds {held} (saved under {under}), and {into} has no object "
+            f"for them: `assert_consumed()` demands that every saved value find its object. "
+            f"Restore into a `tf.train.Checkpoint` with the same objects ({under} too), or, "
+            "to check only the objects you gave, use `assert_existing_objects_matched()`"
+        )
+    else:
+        rule = (
+            f"The checkpoint holds `{path}` (saved under `{root}=`), and {into} "
+            f"has no object for it: `assert_consumed()` demands that every saved "
+            f"value find its object. Restore into a `tf.train.Checkpoint` with the same "
+            f"objects (`{root}=` too), or, to check only the objects you gave, use "
+            "`assert_existing_objects_matched()`"
+        )
     owner = line.frame.segment(call.func.value)
     statement = line.statement
     fixed = (

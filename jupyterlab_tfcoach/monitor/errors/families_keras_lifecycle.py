@@ -635,6 +635,33 @@ def _plain(value: object) -> bool:
     return type(value) in _PLAIN
 
 
+def _weights_instead(line: FailingLine) -> str | None:
+    """``net.save("run.keras")`` -> ``net.save_weights("run.weights.h5")``: a weights-only
+    save needs no config (the class rebuilds the model), and Keras 3 wants that suffix."""
+    call, statement = line.call, line.statement
+    if not (
+        isinstance(call, ast.Call)
+        and isinstance(call.func, ast.Attribute)
+        and call.func.attr == "save"
+        and call.args
+        and isinstance(call.args[0], ast.Constant)
+        and type(call.args[0].value) is str
+        and statement is not None
+    ):
+        return None
+    path: str = call.args[0].value
+    owner = line.frame.segment(call.func.value)
+    written = line.frame.segment(call.args[0]) or ""
+    if not owner or not path.endswith(".keras") or written[:1] not in ("'", '"'):
+        return None
+    quote = written[0]
+    renamed = path[: -len(".keras")] + ".weights.h5"
+    if quote in renamed or "\\" in renamed:
+        return None
+    fixed = rewrite(line.frame, statement, call, f"{owner}.save_weights({quote}{renamed}{quote})")
+    return fixed if fixed and "\n" not in fixed else None
+
+
 def _read_no_config(error: Recognised, line: FailingLine, context: ErrorContext) -> Finding | None:
     name = error.group("cls")
     cls = context.namespace.get(name)
@@ -647,6 +674,13 @@ def _read_no_config(error: Recognised, line: FailingLine, context: ErrorContext)
         "them in a `get_config` method (then load the file with the class known to Keras: "
         "`custom_objects` or `@keras.saving.register_keras_serializable()`)"
     )
+    weights = _weights_instead(line)
+    if weights is not None:
+        rule += (
+            f". Or keep the class as it is and save the weights alone, "
+            f"{code(weights)}, then rebuild `{name}(...)` with the same arguments, call it "
+            "once on a batch and `load_weights` the file"
+        )
     stored = _stored_arguments(cls)
     instance = next(
         (
@@ -656,12 +690,14 @@ def _read_no_config(error: Recognised, line: FailingLine, context: ErrorContext)
         ),
         None,
     )
+    # With no get_config to print, the weights-only save is the fix that runs.
+    otherwise = Finding(rule + ".", code(weights) if weights is not None else None)
     if stored is None or instance is None:
-        return Finding(rule + ".", None)
+        return otherwise
     for _, attribute in stored:
         found, value = instance_attribute(instance, attribute)
         if not found or not _plain(value):
-            return Finding(rule + ".", None)
+            return otherwise
     entries = ", ".join(f'"{parameter}": self.{attribute}' for parameter, attribute in stored)
     method = f"def get_config(self): return {{{entries}}}"
     return Finding(rule + ".", f"add to `class {name}` the method {code(method)}")

@@ -367,7 +367,15 @@ def _read_embedding_range(
     fix = None
     definition = _embedding_definition(line, context)
     needed = _vocabulary_size(line, context, ids, ids_node, tf) if ids and "\n" not in ids else None
-    if definition is not None and needed is not None:
+    constant = vocabulary_constant(context, value)
+    if definition is not None and constant is not None:
+        whole, template = definition
+        name, layer, count = constant
+        fix = (
+            f"size it by the vocabulary: {code(name)} holds {code(f'{layer}.vocabulary_size()')}"
+            f" ({count}); in place of {code(whole)}, write {code(template.replace(chr(0), name))}"
+        )
+    elif definition is not None and needed is not None:
         whole, template = definition
         fixed = template.replace("\0", needed)
         source = (
@@ -417,6 +425,16 @@ def _made_by_learner(
     ids = argument(call, 0, "inputs")
     held = line.operand(segment_of(line, ids) or "") if ids is not None else None
     largest = largest_value(held.value) if held is not None else None
+    constant = vocabulary_constant(context, value)
+    if constant is not None and not (isinstance(site.argument, ast.Name)):
+        name, layer, count = constant
+        fixed = rewrite(site.frame, site.statement, site.argument, name)
+        if fixed and "\n" not in fixed:
+            said += (
+                f"; the notebook already holds the vocabulary size: {code(name)} "
+                f"({code(f'{layer}.vocabulary_size()')}, {count})"
+            )
+            return said, code(fixed)
     if value != size or largest != size:
         return said, None
     said += f": the largest id, {size}, where the number of ids, {size + 1}, is needed"
@@ -428,6 +446,39 @@ def _made_by_learner(
 
 MAX_NAMES_READ = 5000
 _VOCABULARY_LAYERS = ("TextVectorization", "StringLookup", "IntegerLookup")
+
+
+def vocabulary_constant(context: ErrorContext, refused: int) -> tuple[str, str, int] | None:
+    """A number written where the notebook names the right one: the one plain int of the
+    namespace that equals a vocabulary layer's ``vocabulary_size()`` (``VOCAB = vec.
+    vocabulary_size()``) and covers the refused index, as (that name, the layer's name,
+    the size). A teacher names the constant, so the layer grows with the vocabulary."""
+    sizes: dict[int, str] = {}
+    names = list(context.namespace.items())[:MAX_NAMES_READ]
+    for name, value in names:
+        cls = type(value)
+        if name.startswith("_") or cls.__name__ not in _VOCABULARY_LAYERS:
+            continue
+        if not is_library_class(cls):
+            continue
+        try:
+            size = value.vocabulary_size()
+        except Exception:
+            continue
+        if type(size) is int and size > refused:
+            sizes.setdefault(size, name)
+    found = [
+        (name, sizes[value], value)
+        for name, value in names
+        if type(value) is int and value in sizes and not name.startswith("_")
+    ]
+    if len(found) > 1:
+        # Several vocabularies: the one whose layer made the ids, read by the statements
+        # the error went through (``seq = codes(...)`` feeding ``vec(seq)``).
+        statements = [s for s in (f.statement() for f in context.frames()) if s is not None]
+        feeding = _names_feeding(statements, context)
+        found = [item for item in found if item[1] in feeding]
+    return found[0] if len(found) == 1 else None
 
 
 def _vocabulary_size(
@@ -485,7 +536,14 @@ def _feeding_names(line: FailingLine, context: ErrorContext) -> set[str]:
     statement = line.statement
     if statement is None:
         return set()
-    read = {node.id for node in ast.walk(statement) if isinstance(node, ast.Name)}
+    return _names_feeding([statement], context)
+
+
+def _names_feeding(statements: list[ast.stmt], context: ErrorContext) -> set[str]:
+    """The names ``statements`` read, and those read by the assignments to those names."""
+    read = {
+        n.id for statement in statements for n in ast.walk(statement) if isinstance(n, ast.Name)
+    }
     found = set(read)
     for cell in error_cells(context):
         tree = cell.tree()

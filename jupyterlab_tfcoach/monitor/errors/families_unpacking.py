@@ -273,12 +273,85 @@ def _value_finding(
     return None
 
 
+_STEPS = {"train_step": "fit", "test_step": "evaluate"}
+_WEIGHT_ARGUMENTS = ("class_weight", "sample_weight")
+
+
+def _step_function(line: FailingLine) -> ast.FunctionDef | None:
+    """The ``train_step``/``test_step`` method the failing line is in."""
+    tree = line.frame.tree()
+    at = line.frame.position.line
+    if tree is None:
+        return None
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.FunctionDef)
+            and node.name in _STEPS
+            and node.lineno <= at <= (node.end_lineno or node.lineno)
+        ):
+            return node
+    return None
+
+
+def _weights_given(context: ErrorContext) -> str | None:
+    """The weighting keyword (``class_weight=``) of the Keras call the error went through,
+    read in the outermost frame's statement."""
+    for frame in reversed(context.frames()):
+        statement = frame.statement()
+        if statement is None:
+            continue
+        for node in ast.walk(statement):
+            if isinstance(node, ast.Call):
+                for keyword_ in node.keywords:
+                    if keyword_.arg in _WEIGHT_ARGUMENTS:
+                        return keyword_.arg
+    return None
+
+
+def _step_data_finding(
+    targets: ast.expr, value: ast.expr, line: FailingLine, context: ErrorContext
+) -> Finding | None:
+    """``x, y = data`` in a custom ``train_step``/``test_step`` that got (x, y,
+    sample_weight): Keras adds a third item when the call was given ``class_weight=`` or
+    ``sample_weight=``. ``keras.utils.unpack_x_y_sample_weight`` takes every form."""
+    method = _step_function(line)
+    if method is None or not isinstance(value, ast.Name):
+        return None
+    names = getattr(targets, "elts", [])
+    found, held = value_of(value, line.frame, context)
+    if not found or type(held) is not tuple or len(held) != 3 or len(names) != 2:
+        return None
+    if not all(isinstance(n, ast.Name) for n in names):
+        return None
+    given = _weights_given(context)
+    taken = {n.id for n in ast.walk(method) if isinstance(n, ast.Name)}
+    weight = _identifier("sample_weight", taken)
+    keras = context.module_alias("keras", "keras")
+    written = ", ".join(n.id for n in names)
+    fixed = f"{written}, {weight} = {keras}.utils.unpack_x_y_sample_weight({value.id})"
+    because = (
+        f"`{_STEPS[method.name]}` was given `{given}=`, which Keras turns into one weight "
+        "per example, so"
+        if given
+        else "The data holds weights, so"
+    )
+    unpacking = code(line.frame.segment(line.statement) or "")
+    rule = (
+        f"{because} every batch reaching "
+        f"`{method.name}` is (x, y, sample_weight), and {unpacking} "
+        f"unpacks 2. Unpack it with `{keras}.utils.unpack_x_y_sample_weight`, which takes "
+        f"(x, y, sample_weight), (x, y) and x alike, and weight the loss by {code(weight)} "
+        f"(a loss's `sample_weight=` argument), or drop the weights from the call"
+    )
+    return Finding(rule + ".", code(fixed))
+
+
 def _read_unpacking(error: Recognised, line: FailingLine, context: ErrorContext) -> Finding | None:
     found = _targets_and_value(line.statement)
     if found is None:
         return None
     targets, value = found
-    for reading in (_evaluate_finding, _dataset_finding, _value_finding):
+    for reading in (_step_data_finding, _evaluate_finding, _dataset_finding, _value_finding):
         finding = reading(targets, value, line, context)
         if finding is not None:
             return finding

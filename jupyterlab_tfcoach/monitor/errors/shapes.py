@@ -321,6 +321,11 @@ def explain_missing_axis(parsed: ParsedError, context: ErrorContext) -> tuple[st
                     if origin is not None
                     else ""
                 )
+                if axis == _BATCH and "expand_dims" not in fixed:
+                    # The API a teacher names for adding an axis, beside the indexing fix.
+                    np = context.module_alias("numpy", "np")
+                    expanded = f"{np}.expand_dims({argument_source}, 0)"
+                    dropped += f" {code(expanded)} adds the same axis in front."
                 return (
                     f"In {code(call_source)}, {shapes}: {_WHAT[axis]} (None stands for "
                     f"the batch size).{dropped} {_HOW[axis]}: {code(fixed)}.",

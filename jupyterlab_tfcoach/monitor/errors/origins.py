@@ -1,0 +1,139 @@
+"""Where a failing operand's value was made (issue #25: name the origin a teacher names).
+
+An op refuses a tensor whose name the learner made a line or a cell earlier from another
+array (``mask_t = tf.constant(masks[..., 0])``): the refused value is the array's, so the
+cure belongs where that array enters, and a teacher names it. ``value_origin`` follows a
+plain name back to its newest top-level assignment (in the failing cell above the failing
+line, else in earlier cells) and to the one name read there whose NumPy array or tensor
+has the operand's dtype; it reads values and syntax only, never runs user code.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+from jupyterlab_tfcoach.monitor.errors.cell_sources import (
+    SourceCell,
+    assignments_in_cells,
+    cell_frame,
+)
+from jupyterlab_tfcoach.monitor.errors.context import CellFrame, ErrorContext, kind_of
+
+_ARRAYS = ("array", "tensor", "variable")
+
+
+@dataclass(frozen=True)
+class Origin:
+    """``name`` was assigned by ``statement`` (at ``where``) from ``source``'s value."""
+
+    name: str
+    source: str
+    description: str  # "a (64, 32, 32, 1) uint8 NumPy array"
+    statement: str  # "mask_t = tf.constant(masks[..., 0])"
+    where: str  # "line 2 of this cell", "cell In[4]"
+    cell: SourceCell
+    assignment: ast.Assign
+    read: ast.expr  # the part of the assigned value that reads ``source`` (masks[..., 0])
+    alone: bool  # ``read`` is the whole value or a call's argument: no parentheses needed
+
+
+def _dtype_name(value: object) -> str | None:
+    try:
+        dtype = value.dtype  # type: ignore[attr-defined]
+        name = dtype.name if kind_of(value) != "array" else str(dtype)
+    except Exception:
+        return None
+    return name if type(name) is str else None
+
+
+def _reads(value: ast.expr) -> dict[str, tuple[ast.expr, bool]]:
+    """Each name the expression reads, with the widest chain of subscripts rooted at it
+    (``masks[..., 0]``) and whether that chain stands alone (the whole value or a call's
+    argument, so a replacement needs no parentheses); the first place of each name."""
+    found: dict[str, tuple[ast.expr, bool]] = {}
+
+    def visit(node: ast.expr, alone: bool) -> None:
+        root = node
+        while isinstance(root, ast.Subscript):
+            root = root.value
+        if isinstance(root, ast.Name):
+            found.setdefault(root.id, (node, alone))
+            part: ast.expr = node
+            while isinstance(part, ast.Subscript):
+                visit(part.slice, False)
+                part = part.value
+            return
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.expr):
+                argument = isinstance(node, ast.Call) and child is not node.func
+                visit(child, argument)
+        if isinstance(node, ast.Call):
+            for keyword in node.keywords:
+                visit(keyword.value, True)
+
+    visit(value, True)
+    return found
+
+
+def value_origin(operand: ast.expr, frame: CellFrame, context: ErrorContext) -> Origin | None:
+    """The array a plain-name operand was built from, when exactly one name its newest
+    assignment reads holds an array or tensor of the operand's dtype."""
+    if not isinstance(operand, ast.Name):
+        return None
+    found, value = context.lookup(operand.id, frame)
+    if not found or kind_of(value) not in _ARRAYS:
+        return None
+    dtype = _dtype_name(value)
+    if dtype is None:
+        return None
+    running = frame.source()
+    for cell, assignment in assignments_in_cells(operand.id, context):
+        if cell.source == running and assignment.lineno >= frame.position.line:
+            continue
+        if len(assignment.targets) != 1 or not isinstance(assignment.targets[0], ast.Name):
+            return None
+        statement = cell.segment(assignment)
+        if not statement or "\n" in statement:
+            return None
+        candidates = []
+        for name, (read, alone) in _reads(assignment.value).items():
+            if name == operand.id:
+                continue
+            held_found, held = context.lookup(name, frame)
+            if held_found and kind_of(held) in _ARRAYS and _dtype_name(held) == dtype:
+                candidates.append((name, read, alone, held))
+        if len(candidates) != 1:
+            return None
+        name, read, alone, held = candidates[0]
+        from jupyterlab_tfcoach.monitor.errors.failing_line import describe
+
+        described = describe(name, held)
+        if described is None:
+            return None
+        where = f"line {assignment.lineno} of this cell" if cell.source == running else cell.label
+        return Origin(
+            operand.id, name, described.description, statement, where, cell, assignment, read, alone
+        )
+    return None
+
+
+def rewrite_origin(origin: Origin, replacement: str) -> str | None:
+    """The origin's assignment with the part that reads the source array replaced by
+    ``replacement`` (an expression, parenthesised where the place needs it)."""
+    from jupyterlab_tfcoach.monitor.errors.context import rewrite
+
+    text = replacement if origin.alone else f"({replacement})"
+    return rewrite(cell_frame(origin.cell), origin.assignment, origin.read, text)
+
+
+def origin_sentence(operand: ast.expr, frame: CellFrame, context: ErrorContext) -> str:
+    """`` `counts_t` was built from `counts`, a (3,) int64 NumPy array, by `...` (line 1 of
+    this cell).`` with a leading space, or "" when the operand has no such origin."""
+    origin = value_origin(operand, frame, context)
+    if origin is None:
+        return ""
+    return (
+        f" `{origin.name}` was built from `{origin.source}`, {origin.description}, by "
+        f"`{origin.statement}` ({origin.where})."
+    )
