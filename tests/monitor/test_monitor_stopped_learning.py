@@ -258,3 +258,69 @@ def test_training_a_model_that_shares_layers_is_not_told_for_the_other(
     )
     names = [entry["name"] for entry in changes_of(run_quiet(kernel, partial), "stopped_learning")]
     assert any(name.startswith("second") for name in names), names
+
+
+WRAPPER = """class Pair(keras.Model):
+    def __init__(self, guide, learner):
+        super().__init__()
+        self.guide = guide
+        self.learner = learner
+
+    def call(self, inputs):
+        return self.learner(inputs)
+
+guide = keras.Sequential([keras.Input((3,)), keras.layers.Dense(4), keras.layers.Dense(1)])
+learner = keras.Sequential([keras.Input((3,)), keras.layers.Dense(1)])
+pair = Pair(guide, learner)
+sgd = keras.optimizers.SGD(0.1)
+guide_before = guide.layers[0].kernel.numpy().copy()
+for _ in range(3):
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_mean((pair.learner(x) - pair.guide(x)) ** 2)
+    grads = tape.gradient(loss, pair.learner.trainable_variables)
+    sgd.apply_gradients(zip(grads, pair.learner.trainable_variables))
+guide_kept = bool(np.array_equal(guide_before, guide.layers[0].kernel.numpy()))
+"""
+
+
+def test_training_one_whole_sub_model_of_a_wrapper_is_silent(kernel: KernelSession) -> None:
+    # A model holding two models, one trained on purpose and the other only read (a
+    # teacher guiding a student, a fixed target network): the learner chose the variables.
+    report = run_quiet(kernel, WRAPPER)
+    assert value_of(kernel, "guide_kept") is True
+    assert changes_of(report, "stopped_learning") == []
+    # A tf.Module holding two modules, the same way.
+    module_code = (
+        "class Scale(tf.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.w = tf.Variable(tf.ones([3, 1]))\n"
+        "class Both(tf.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.critic = Scale()\n"
+        "        self.actor = Scale()\n"
+        "both = Both()\n"
+        "plain = keras.optimizers.SGD(0.1)\n"
+        "with tf.GradientTape() as tape:\n"
+        "    loss = tf.reduce_mean((x @ both.actor.w - x @ both.critic.w - y) ** 2)\n"
+        "grads = tape.gradient(loss, both.actor.trainable_variables)\n"
+        "plain.apply_gradients(zip(grads, both.actor.trainable_variables))\n"
+    )
+    assert changes_of(run_quiet(kernel, module_code), "stopped_learning") == []
+
+
+def test_part_of_a_sub_model_left_out_is_still_told(kernel: KernelSession) -> None:
+    # Only the learner's first layer trained: a layer of the trained sub-model left out is
+    # the bug this entry is for, wrapper or not.
+    code = WRAPPER.replace(
+        "learner = keras.Sequential([keras.Input((3,)), keras.layers.Dense(1)])",
+        "learner = keras.Sequential(\n"
+        "    [keras.Input((3,)), keras.layers.Dense(2), keras.layers.Dense(1)]\n"
+        ")",
+    ).replace(
+        "sgd.apply_gradients(zip(grads, pair.learner.trainable_variables))",
+        "sgd.apply_gradients(zip(grads[:2], pair.learner.trainable_variables[:2]))",
+    )
+    names = [entry["name"] for entry in changes_of(run_quiet(kernel, code), "stopped_learning")]
+    assert names, "the learner's untrained layer is told"

@@ -42,7 +42,11 @@ from jupyterlab_tfcoach.monitor.stored_state import (
     library_attribute,
 )
 from jupyterlab_tfcoach.monitor.tftypes import loaded_class
-from jupyterlab_tfcoach.monitor.variables.kinds import trainable_variables_of
+from jupyterlab_tfcoach.monitor.variables.kinds import (
+    KERAS_MODEL,
+    TF_MODULE,
+    trainable_variables_of,
+)
 
 OPTIMIZER_MODULE = "keras.src.optimizers.base_optimizer"
 SECTION = "stopped-learning"
@@ -52,6 +56,7 @@ MAX_LAYERS = 2000
 # Holders with more trainable variables than this are not checked for "never applied":
 # listing them costs ~1.5 us per variable for a tf.Module, after every training cell.
 MAX_HOLDER_VARIABLES = 2000
+MAX_SUB_MODELS = 64  # a holder's attributes looked at for sub-models
 
 
 @dataclass
@@ -235,6 +240,9 @@ class _CellEntries:
             trained, untouched = _untouched_variables(variables, self._cell)
             if not trained:
                 continue
+            cell = self._cell
+            if untouched and _another_sub_model_chosen(holder, untouched, cell, self._kind_of):
+                continue  # one whole sub-model trained, another only read: chosen so
             trained_holders.append((holder_name, untouched, {id(v) for v in variables or ()}))
         wholly_trained = [
             ids
@@ -332,6 +340,29 @@ def _gradient_not_applied_entry(path: str, optimizer: str) -> VariableChange:
         f"list you gave to tape.gradient."
     )
     return _entry(path, "not applied", text)
+
+
+def _another_sub_model_chosen(
+    holder: Any, untouched: list[tuple[int, Any]], cell: CellTraining, kind_of: Any
+) -> bool:
+    """Whether every variable the optimizer never saw belongs to a sub-model of ``holder``
+    (a model or module it stores as an attribute) none of whose variables trained, while
+    another sub-model did: a teacher that guides a student, a target network, the other
+    half of a GAN. The learner gave the optimizer one model's variables on purpose; a
+    layer left out of the model being trained is not such a choice and is still told."""
+    children: list[set[int]] = []
+    for value in list((instance_dict(holder) or {}).values())[:MAX_SUB_MODELS]:
+        kind = kind_of(value)
+        if value is holder or kind not in (KERAS_MODEL, TF_MODULE):
+            continue
+        variables = trainable_variables_of(value, kind, kind_of)
+        if variables:
+            children.append({id(v) for v in variables})
+    trained = cell.with_gradient
+    read_only = [ids for ids in children if not ids & trained]
+    if not read_only or len(read_only) == len(children):
+        return False
+    return {variable_id for variable_id, _ in untouched} <= set().union(*read_only)
 
 
 def _untouched_variables(
