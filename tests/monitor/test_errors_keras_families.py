@@ -70,6 +70,58 @@ print(aff.name)
     runs_cleanly(kernel, cell.replace("        self.slope", f"        {fix}\n        self.slope"))
 
 
+HALF_MADE = """class Blend(keras.Model):
+    def __init__(self, left, right, **options):
+        self.left = left
+        self.right = right
+
+    def call(self, x):
+        return 0.5 * (self.left(x) + self.right(x))
+
+base = keras.Sequential([keras.Input((5,)), keras.layers.Dense(1)])
+blend = Blend(base, base)
+"""
+
+
+@pytest.mark.parametrize(
+    "use",
+    ['blend.compile(optimizer="adam", loss="mse")', "blend.summary()"],
+    ids=["compile", "summary"],
+)
+def test_a_model_whose_init_never_calls_super_fails_later(kernel: KernelSession, use: str) -> None:
+    # Keras 3 lets the object be made; the first method that needs the base's state then
+    # fails on a private attribute (`_dtype_policy`, `_trainable`), far from the cause.
+    cell = HALF_MADE + use + "\n"
+    error = failing(kernel, cell)
+    text = error["explanation"]
+    assert error["course"]["section"] == "keras-model-api"
+    assert "`Blend`" in text and "never calls `super().__init__()`" in text
+    assert "Compare these shapes" not in text
+    fix = fix_of(text)
+    assert fix == "super().__init__(**options)"
+    runs_cleanly(
+        kernel,
+        cell.replace("        self.left = left\n", f"        {fix}\n        self.left = left\n"),
+    )
+
+
+def test_a_private_attribute_missing_for_another_reason_is_not_blamed_on_init(
+    kernel: KernelSession,
+) -> None:
+    cell = """class Counter(keras.layers.Layer):
+    def __init__(self, **options):
+        super().__init__(**options)
+
+    def call(self, x):
+        return x + self._offset
+
+count = Counter()
+count(np.ones((2, 3), "float32"))
+"""
+    error = failing(kernel, cell)
+    assert "never calls `super().__init__()`" not in error["explanation"]
+
+
 def test_fit_before_compile(kernel: KernelSession) -> None:
     cell = DATA + "reg = keras.Sequential([keras.Input((5,)), keras.layers.Dense(1)])\n"
     error = failing(kernel, cell + "reg.fit(feats, targets, epochs=1, verbose=0)")

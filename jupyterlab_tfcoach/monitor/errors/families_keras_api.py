@@ -145,6 +145,13 @@ _MODULE_NAME = re.compile(
 )
 
 
+# Keras 3 makes a model or layer whose ``__init__`` skipped the base's: the first method
+# that needs the base's state then fails on one of its private attributes
+# (``compile``: ``_dtype_policy``, ``summary``: ``_trainable``), far from the cause. Told
+# only when the class's own ``__init__`` is found and calls no base ``__init__``.
+_HALF_MADE = re.compile(r"'(?P<cls>\w+)' object has no attribute '(?P<attribute>_\w+)'")
+
+
 def _calls_super_init(function: ast.FunctionDef) -> bool:
     """``super().__init__(...)`` or ``Base.__init__(self, ...)`` anywhere in ``function``."""
     for node in ast.walk(function):
@@ -189,9 +196,19 @@ def _read_forgot_super(
     error: Recognised, line: FailingLine, context: ErrorContext
 ) -> Finding | None:
     name = error.group("cls")
-    kinds = ("module",) if error.matched(_MODULE_NAME) else ("layer",)
+    half_made = error.matched(_HALF_MADE)
+    if half_made:
+        kinds: tuple[str, ...] = ("layer", "module")
+    else:
+        kinds = ("module",) if error.matched(_MODULE_NAME) else ("layer",)
     if not class_in_namespace(name, context, kinds):
         return None
+    if half_made:
+        found_def = _class_def(name, context)
+        init_def = _method_def(found_def[1], "__init__") if found_def else None
+        if init_def is None or _calls_super_init(init_def):
+            return None  # the attribute is missing for another reason
+        kinds = ("module",) if class_in_namespace(name, context, ("module",)) else ("layer",)
     base = "tf.Module" if kinds == ("module",) else "Keras layer or model"
     rule = (
         f"`{name}` is a {base} subclass whose `__init__` never calls `super().__init__()`: "
@@ -218,7 +235,7 @@ def _read_forgot_super(
 
 FORGOT_SUPER = ErrorFamily(
     "a subclass whose init never calls the base class init",
-    messages=(Message(_FORGOT_SUPER), Message(_MODULE_NAME)),
+    messages=(Message(_FORGOT_SUPER), Message(_MODULE_NAME), Message(_HALF_MADE)),
     read=_read_forgot_super,
     section="keras-model-api",
 )
