@@ -55,7 +55,6 @@ def test_each_tool_is_taught_in_prose_before_a_block_uses_it() -> None:
         "cache(",
         "shuffle(",
         "skip(",
-        "reduce(",
         "concatenate",
         "tf.py_function",
         "inject_prefetch",
@@ -80,10 +79,11 @@ def test_the_speed_stages_are_measured_and_the_gain_said_to_depend_on_the_machin
     assert ".map(augment).cache()" in order and ".cache().map(augment)" in order
 
 
-def test_four_exercises_ask_for_transfer_with_one_task_and_one_folded_solution_each() -> None:
+def test_three_exercises_ask_for_transfer_with_one_task_and_one_folded_solution_each() -> None:
+    # Three since review 12 (a fourth made the sitting longer than 90 minutes).
     turn = part(pipeline_module().markdown, "Your turn")
     exercises = turn.split("\n### ")[1:]
-    assert len(exercises) >= 4
+    assert len(exercises) >= 3
     for exercise in exercises:
         task, _, solution = exercise.partition("<details><summary>Solution</summary>")
         [task_block] = _BLOCK.findall(task)
