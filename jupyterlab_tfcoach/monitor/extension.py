@@ -84,6 +84,7 @@ from jupyterlab_tfcoach.monitor.training.step_definitions import notes as step_d
 from jupyterlab_tfcoach.monitor.training.unit_softmax_layers import notes as unit_softmax_notes
 from jupyterlab_tfcoach.monitor.variables.attribute_hook import AttributeWatcher
 from jupyterlab_tfcoach.monitor.variables.kinds import TENSOR, VARIABLE_KINDS
+from jupyterlab_tfcoach.monitor.variables.left_out_sources import left_out_optimizer
 from jupyterlab_tfcoach.monitor.variables.namespace_diff import VariableWatcher
 from jupyterlab_tfcoach.monitor.variables.rebind_entries import ReboundReporter
 from jupyterlab_tfcoach.monitor.variables.rebind_statements import cell_rebinds
@@ -607,6 +608,15 @@ class Monitor:
                     self.variables.trainable_count,
                 )
             )
+            if self.gradients is not None:
+                # Variables the tape's loss read but no tape.gradient was given.
+                entries.extend(
+                    self.gradients.left_out.entries(
+                        training.with_gradient | set(training.without_gradient),
+                        left_out_optimizer(namespace, training.optimizer_ids),
+                        explained,
+                    )
+                )
         return entries + changes, notes
 
     def _execution_count(self, result: Any) -> int | None:

@@ -100,3 +100,28 @@ def test_cache_after_a_random_map(kernel: KernelSession) -> None:
     # Look-alike: a cached map that draws nothing.
     plain = f"plain_ds = {SOURCE}.map(scale).cache().batch(32)\nnet.fit(plain_ds, verbose=0)"
     assert notes_in(kernel, plain, "tf-data-order") == []
+
+
+def test_cache_after_a_random_map_told_where_the_pipeline_is_built(
+    kernel: KernelSession,
+) -> None:
+    # Built in one cell, trained on in a later one: told when built, and only once.
+    run(kernel, "def wobble(x, y):\n    return tf.image.random_brightness(x, 0.2), y")
+    cell = (
+        f"epoch_ds = ({SOURCE}\n    .map(wobble, num_parallel_calls=tf.data.AUTOTUNE)\n"
+        "    .cache()\n    .shuffle(64)\n    .batch(16)\n    .prefetch(tf.data.AUTOTUNE))"
+    )
+    [text] = notes_in(kernel, cell, "tf-data-order")
+    assert text.startswith("`epoch_ds` caches after a map that draws random numbers")
+    assert notes_in(kernel, "net.fit(epoch_ds, epochs=2, verbose=0)", "tf-data-order") == []
+    fix = code_spans(text)[-1]
+    assert ".cache().map(wobble" in fix
+    assert notes_in(kernel, fix, "tf-data-order") == []
+    # A Keras random layer in the map, the cache in a separate statement of the cell.
+    layered = f"flipped = {SOURCE}.map(jitter)\nkept_ds = flipped.cache().batch(32)"
+    [told] = notes_in(kernel, layered, "tf-data-order")
+    assert told.startswith("`kept_ds` caches after a map that draws random numbers")
+    # Look-alikes: the cache below the random map, and a cached map that draws nothing.
+    right = f"ok_ds = {SOURCE}.cache().map(wobble).batch(16)"
+    assert notes_in(kernel, right, "tf-data-order") == []
+    assert notes_in(kernel, f"still_ds = {SOURCE}.map(scale).cache()", "tf-data-order") == []

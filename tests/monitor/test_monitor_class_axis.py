@@ -145,3 +145,39 @@ confusion = np.ones((3, 3))
 best_row = np.argmax(confusion, axis=0)
 """
     assert axis_notes(checked_report(run(kernel, cell))) == []
+
+
+def test_tempered_softmax_over_the_examples_axis(kernel: KernelSession) -> None:
+    # A temperature-scaled softmax over the batch axis of a model's scores: each column,
+    # not each example's row, sums to 1.
+    run(kernel, DATA)
+    scores = "raw = keras.layers.Dense(5)(feats).numpy()\n"
+    cell = scores + "tau = 4.0\nsoft = tf.nn.softmax(raw / tau, axis=0)"
+    [text] = axis_notes(checked_report(run(kernel, cell)))
+    assert text.startswith(
+        "`tf.nn.softmax(raw / tau, axis=0)` (line 3 of this cell) works over axis 0 of `raw`"
+    )
+    assert "spread over the 12 examples, not over the 5 classes" in text
+    fix = last_code(text)
+    assert fix == "tf.nn.softmax(raw / tau, axis=-1)"
+    fixed = checked_report(run(kernel, f"soft = {fix}\nrows = soft.numpy().sum(axis=1)"))
+    assert axis_notes(fixed) == []
+    assert np_allclose_one(kernel, "rows")
+    # log_softmax of a model's predicted batch, scaled by a constant: told the same way.
+    logs = "out = clf.predict(feats, verbose=0)\nlsm = tf.nn.log_softmax(out * 2.0, axis=0)"
+    [told] = axis_notes(checked_report(run(kernel, logs)))
+    assert told.startswith("`tf.nn.log_softmax(out * 2.0, axis=0)` (line 2 of this cell)")
+    assert last_code(told) == "tf.nn.log_softmax(out * 2.0, axis=-1)"
+    applied = f"lsm = {last_code(told)}\nrows = np.exp(lsm.numpy()).sum(axis=1)"
+    assert axis_notes(checked_report(run(kernel, applied))) == []
+    assert np_allclose_one(kernel, "rows")
+    # Look-alikes: the temperature softmax over the classes; one example's scores.
+    assert axis_notes(checked_report(run(kernel, "ok = tf.nn.softmax(raw / tau, axis=-1)"))) == []
+    one = "first = tf.nn.softmax(raw[0] / tau, axis=0)"
+    assert axis_notes(checked_report(run(kernel, one))) == []
+
+
+def np_allclose_one(kernel: KernelSession, name: str) -> bool:
+    from tests.harness import value_of
+
+    return bool(value_of(kernel, f"bool(np.allclose({name}, 1.0, atol=1e-5))"))

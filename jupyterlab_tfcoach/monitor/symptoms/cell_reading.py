@@ -46,7 +46,7 @@ _FOLLOW_ASSIGNMENTS = 4
 ARRAY_KINDS = frozenset({"tensor", "variable", "array"})
 # The words a cell needs for any check here to apply.
 WANTED = re.compile(
-    r"\b(?:argmax|softmax|round|rint|reduce_\w+|greater\w*|sum|mean|max|min|one_hot)\b"
+    r"\b(?:argmax|(?:log_)?softmax|round|rint|reduce_\w+|greater\w*|sum|mean|max|min|one_hot)\b"
     r"|(?<![\w.])0?\.\d"
     # A cut at 0 (``probs > 0``), told for probabilities.
     r"|>=?\s*0(?![\w.])|(?<![\w.])0\s*<"

@@ -13,8 +13,9 @@ shapes even agree. The labels side goes wrong the same way: one-hot labels
 Found after a cell that completed, from its source (``cell_reading``, parsed once per
 source) and the shapes its names hold (never values). Told:
 
-- ``argmax`` or ``softmax`` over axis 0 (written, or ``tf.argmax``'s default) of a name
-  holding a rank-2 ``(N, C)`` tensor or array with N != C, both above 1;
+- ``argmax``, ``softmax`` or ``log_softmax`` over axis 0 (written, or ``tf.argmax``'s
+  default) of a name holding a rank-2 ``(N, C)`` tensor or array with N != C, both above
+  1, also scaled by a number (``tf.nn.softmax(logits / T, axis=0)``, a temperature);
 - an ``argmax``, ``softmax`` or a reduction (``reduce_sum``, ``np.max``, ...) over axis 0
   of such an ``(N, C)`` value (also N == C) whose result is compared (``==``,
   ``tf.equal``) with a name holding ``(N,)`` values, the labels of those N examples;
@@ -71,6 +72,24 @@ class Pick:
     axis: int | str  # an axis, or _FLAT
     axis_node: ast.expr | None
     line: int
+    # The value whose shape the pick works over: ``z`` for ``softmax(z / T)``.
+    held: ast.expr | None = None
+    scale: ast.expr | None = None  # ``T``: a number the value is scaled by (shape kept)
+
+
+def _scaled(node: ast.expr) -> tuple[ast.expr, ast.expr | None]:
+    """``z`` and ``T`` for ``z / T``, ``z * 2.0``, ``T * z``: a value scaled by a number
+    keeps its shape (a temperature); else the node itself."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Div, ast.Mult, ast.Sub, ast.Add)):
+        for value, other in ((node.left, node.right), (node.right, node.left)):
+            if value is node.right and isinstance(node.op, (ast.Div, ast.Sub)):
+                continue  # only ``z / T`` and ``z - c``: the value on the left
+            number = isinstance(other, ast.Constant) and type(other.value) in (int, float)
+            if (number or isinstance(other, ast.Name)) and reference_path(
+                unwrap(value)
+            ) is not None:
+                return value, None if number else other
+    return node, None
 
 
 def _pick(code: CellCode, node: ast.AST) -> Pick | None:
@@ -80,7 +99,11 @@ def _pick(code: CellCode, node: ast.AST) -> Pick | None:
     kind = (
         "argmax"
         if name == "argmax"
-        else ("softmax" if name == "softmax" else ("reduction" if name in _REDUCTIONS else None))
+        else (
+            "softmax"
+            if name in ("softmax", "log_softmax")
+            else ("reduction" if name in _REDUCTIONS else None)
+        )
     )
     if kind is None:
         return None
@@ -95,7 +118,8 @@ def _pick(code: CellCode, node: ast.AST) -> Pick | None:
         operand, module, positional = owner, None, node.args
     else:
         return None
-    if reference_path(unwrap(operand)) is None:
+    held, scale = _scaled(operand) if kind == "softmax" else (operand, None)
+    if reference_path(unwrap(held)) is None:
         return None
     axis_node: ast.expr | None = positional[0] if positional else None
     for keyword in node.keywords:
@@ -118,7 +142,9 @@ def _pick(code: CellCode, node: ast.AST) -> Pick | None:
     text, operand_text = code.segment(node), code.segment(operand)
     if text is None or operand_text is None:
         return None
-    return Pick(node, text, kind, operand, operand_text, module, axis, axis_node, node.lineno)
+    return Pick(
+        node, text, kind, operand, operand_text, module, axis, axis_node, node.lineno, held, scale
+    )
 
 
 _MODULE_NAMES = frozenset({"tf", "np", "numpy", "tensorflow", "keras", "ops"})
@@ -181,7 +207,13 @@ def class_axis_notes(code: CellCode, namespace: dict[str, Any]) -> list[Note]:
 
     def value(pick: Pick) -> Operand | None:
         if id(pick.call) not in values:
-            held = unwrap(pick.operand)  # ``probs`` for ``probs.numpy()``
+            held = unwrap(pick.held or pick.operand)  # ``probs`` for ``probs.numpy()``
+            if isinstance(pick.scale, ast.Name) and type(namespace.get(pick.scale.id)) not in (
+                int,
+                float,
+            ):
+                values[id(pick.call)] = None  # scaled by something not a number: shape unknown
+                return None
             path = reference_path(held)
             held_text = code.segment(held)
             usable = path is not None and held_text is not None

@@ -662,10 +662,17 @@ class OrderChecker:
             self._used.append(_Used([_weak(link) for link in chain], kinds, findings))
 
     def assigned(self, namespace: dict[str, Any], cell_source: str) -> None:
-        """The take/skip splits this cell's top-level statements assign, checked before
-        any use: a split of a reshuffling shuffle is told in the cell that writes it."""
-        if ".take(" not in cell_source and ".skip(" not in cell_source:
+        """The take/skip splits and the cached pipelines this cell's top-level statements
+        assign, checked before any use: a split of a reshuffling shuffle, and a cache after
+        a random map or a reshuffling shuffle, are told in the cell that writes them (the
+        pipeline is often built in one cell and only given to ``fit`` several cells later)."""
+        splits = ".take(" in cell_source or ".skip(" in cell_source
+        caches = ".cache(" in cell_source
+        if not splits and not caches:
             return
+        wanted = {RESHUFFLED_SPLIT} if splits else set()
+        if caches:
+            wanted |= {RANDOM_MAP_THEN_CACHE, SHUFFLE_THEN_CACHE}
         if len(cell_source) > MAX_SOURCE:
             return
         # Imported here: the error families import this module, and syntax imports them.
@@ -680,9 +687,9 @@ class OrderChecker:
                 continue
             chain = chain_of(value)
             kinds = [operation(link) for link in chain]
-            if TAKE not in kinds and SKIP not in kinds:
+            if TAKE not in kinds and SKIP not in kinds and CACHE not in kinds:
                 continue
-            findings = [f for f in findings_in(chain) if f.kind == RESHUFFLED_SPLIT]
+            findings = [f for f in findings_in(chain) if f.kind in wanted]
             if findings:
                 self._seen.add(id(value))
                 self._used.append(_Used([_weak(link) for link in chain], kinds, findings))

@@ -39,6 +39,7 @@ from jupyterlab_tfcoach.monitor.variables.kinds import (
     TF_VARIABLE,
     KindClassifier,
 )
+from jupyterlab_tfcoach.monitor.variables.left_out_sources import LeftOutSources
 from jupyterlab_tfcoach.monitor.variables.training_symptoms import TrainingSymptoms
 
 MAX_NOTES_PER_CELL = 10
@@ -267,6 +268,7 @@ class GradientWatcher:
         self._lock = threading.Lock()
         self._hooks = MethodHooks()
         self.symptoms = TrainingSymptoms(lambda value: self.classifier.kind_of(value))
+        self.left_out = LeftOutSources(lambda value: self.classifier.kind_of(value))
 
     def install(self) -> list[Note]:
         tape_class = loaded_class(BACKPROP_MODULE, "GradientTape")
@@ -285,6 +287,13 @@ class GradientWatcher:
             try:
                 flat_sources = watcher._inspect(sources, result, tape)
                 watcher.symptoms.observe(target, flat_sources, sys._getframe(1), result)
+                watcher.left_out.observe(
+                    sys._getframe(1),
+                    tape,
+                    flat_sources,
+                    lambda frame, tape: tape_block_source(frame, tape, watcher._block_sources),
+                    watcher.cell_source,
+                )
             except Exception:
                 pass
             return result
@@ -320,6 +329,7 @@ class GradientWatcher:
         self.take_sources_with_gradient()
         self._block_sources = {}
         self.symptoms.begin_cell()
+        self.left_out.begin_cell()
 
     def take_symptom_notes(self, rebinding_reported: bool) -> list[Note]:
         """This cell's training symptoms (``training_symptoms``); call before
