@@ -59,6 +59,20 @@ def scope_nodes(scope: ast.AST) -> list[ast.AST]:
     return found
 
 
+def outside_scopes(tree: ast.Module) -> list[ast.AST]:
+    """The cell and every node of it outside ``def``/``class``/``lambda`` bodies, in source
+    order: the code that runs when the cell runs (a body is read where it is called)."""
+    found: list[ast.AST] = []
+    pending: list[ast.AST] = [tree]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, SCOPE_NODES):
+            continue
+        found.append(node)
+        pending.extend(reversed(list(ast.iter_child_nodes(node))))
+    return found
+
+
 def call_name(call: ast.Call) -> str | None:
     """``mean`` for ``tf.reduce.mean(...)``'s last part, ``len`` for ``len(...)``."""
     func = call.func

@@ -22,7 +22,7 @@ from typing import Any
 
 from jupyterlab_tfcoach.monitor import report as reports
 from jupyterlab_tfcoach.monitor.report import Note
-from jupyterlab_tfcoach.monitor.syntax import numpy_name, parsed_source
+from jupyterlab_tfcoach.monitor.syntax import numpy_name, outside_scopes, parsed_source
 
 SECTION = "tf-data-order"
 MAX_SHUFFLES = 16
@@ -36,19 +36,6 @@ def _length(value: Any) -> int | None:
     if cls is list:
         return len(value)
     return None
-
-
-def _statements(tree: ast.Module) -> list[ast.AST]:
-    """Every node of the cell outside function bodies and lambdas, in source order."""
-    found: list[ast.AST] = []
-    pending: list[ast.AST] = [tree]
-    while pending:
-        node = pending.pop()
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef):
-            continue
-        found.append(node)
-        pending.extend(reversed(list(ast.iter_child_nodes(node))))
-    return found
 
 
 def _is_shuffle(call: ast.Call) -> bool:
@@ -71,7 +58,7 @@ def notes(source: str, namespace: Mapping[str, Any]) -> list[Note]:
         return []
     # Runs of shuffle calls, a seed call ending a run.
     runs: list[list[ast.Call]] = [[]]
-    for node in _statements(tree):
+    for node in outside_scopes(tree):
         if not isinstance(node, ast.Call):
             continue
         if _is_seed(node):
@@ -110,7 +97,7 @@ def _paired_later(
     length = _length(namespace.get(name))
     if length is None or length < 2:
         return None
-    for node in _statements(tree):
+    for node in outside_scopes(tree):
         if not isinstance(node, ast.Call) or node.lineno <= shuffle.lineno:
             continue
         func = node.func

@@ -27,7 +27,7 @@ from typing import Any
 
 from jupyterlab_tfcoach.monitor import report as reports
 from jupyterlab_tfcoach.monitor.report import Note
-from jupyterlab_tfcoach.monitor.syntax import dotted_name, parsed_source
+from jupyterlab_tfcoach.monitor.syntax import dotted_name, outside_scopes, parsed_source
 
 SECTION = "class-axis"
 MAX_NOTES = 2
@@ -68,18 +68,6 @@ def _shape(value: Any) -> tuple[int | None, ...] | None:
         return tuple(None if d is None else int(d) for d in shape)
     except Exception:
         return None
-
-
-def _outside_scopes(tree: ast.Module) -> list[ast.AST]:
-    found: list[ast.AST] = []
-    pending: list[ast.AST] = [tree]
-    while pending:
-        node = pending.pop()
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef):
-            continue
-        found.append(node)
-        pending.extend(reversed(list(ast.iter_child_nodes(node))))
-    return found
 
 
 def _axis(call: ast.Call, default: int | None, position: int) -> int | str | None:
@@ -145,7 +133,7 @@ def notes(source: str, namespace: Mapping[str, Any]) -> list[Note]:
     if tree is None:
         return []
     found: list[Note] = []
-    for node in _outside_scopes(tree):
+    for node in outside_scopes(tree):
         if not isinstance(node, ast.Call):
             continue
         reading = _read(node)
