@@ -38,7 +38,9 @@ _HEADING_START = re.compile(r"\n(?=<a id=|## |### )")
 _YOUR_TURN = "\n## Your turn\n"
 YOUR_VERSION = "Your version of the program:"
 # A comment only: the cell runs as it is and shows nothing (``...`` would show ``Ellipsis``).
-PLACEHOLDER = "# Paste the task's code here and change it until it does what the task asks."
+PLACEHOLDER = (
+    "# Copy the task's code here, then change or complete it until it does what the task asks."
+)
 
 
 def _markdown_cells(text: str) -> list[str]:

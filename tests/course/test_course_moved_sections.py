@@ -519,7 +519,9 @@ _FENCE = re.compile(r"^```python\n(.*?)^```\n", re.S | re.M)
 _DETAILS = re.compile(r"<details><summary>.*?</details>\n", re.S)
 # The cell after each exercise's task, for the learner's own version (tools/course_notebook.py).
 # A comment only, so running it shows nothing (a ``...`` placeholder showed ``Ellipsis``).
-_PLACEHOLDER = "# Paste the task's code here and change it until it does what the task asks."
+_PLACEHOLDER = (
+    "# Copy the task's code here, then change or complete it until it does what the task asks."
+)
 
 
 def _tasks(markdown: str) -> list[str]:
