@@ -25,7 +25,15 @@ when it holds more rows than a training split the namespace has: for a ``Normali
 or ``Discretization``, a name with a training word (``train``, ``x_train``; the same key
 of a plain dict) holding an array or tensor with fewer rows of the same width, which are
 the first or last rows of the adapted data or (float data) whose first 16 rows are all
-found in it (at most a million values each). Fix: ``norm.adapt(train["sqft"])``.
+found in it (at most a million values each). Fix: ``norm.adapt(train["sqft"])``. The
+data may sit inside a row-wise expression (``norm.adapt(np.log1p(data["amount"]).reshape(
+-1, 1))``, ``tf.constant(x_all * 2.0)``): the one name or dict item in it holding an
+array, unless indexed by rows (``x_all[:800]``); the fix is the expression with the
+training split in its place. A ``StringLookup`` or ``IntegerLookup`` adapted so (a 1-D
+column of numbers or strings) is told when the training split's values are each there at
+most as often as in the adapted data (its rows) and the other rows bring values the split
+never has ('PL'): each gets an id whose weights training never moves, where new data's
+unseen values share the out-of-vocabulary id.
 
 A layer whose output was computed outside the model and given to a fit of an earlier
 cell (``ids = vectorizer(texts)``, then ``clf.fit(ids, y)``; ``produced_inputs.py``
@@ -46,7 +54,7 @@ from jupyterlab_tfcoach.monitor import report as reports
 from jupyterlab_tfcoach.monitor.names import name_bound_to
 from jupyterlab_tfcoach.monitor.report import Note
 from jupyterlab_tfcoach.monitor.stored_state import is_library_class, keras_layers
-from jupyterlab_tfcoach.monitor.symptoms.cell_reading import NUMBERS, held_array
+from jupyterlab_tfcoach.monitor.symptoms.cell_reading import NUMBERS, TEXTS, held_array
 from jupyterlab_tfcoach.monitor.symptoms.evaluation_loops import (
     TRAINING_WORDS,
     VALIDATION_WORDS,
@@ -165,6 +173,8 @@ def notes(
             note = _leak_note(call, func.value.id, layer_class, assigned, source, namespace)
             if note is None and layer_class in _STATISTICS_LAYERS:
                 note = _superset_note(call, func.value.id, source, namespace)
+            elif note is None and layer_class in _LOOKUP_LAYERS:
+                note = _vocabulary_superset_note(call, func.value.id, source, namespace)
         if note is not None and len(found) < MAX_NOTES:
             found.append(note)
     return found
@@ -216,6 +226,8 @@ def _leak_note(
 
 
 _STATISTICS_LAYERS = frozenset({"Normalization", "Discretization"})
+# Layers whose vocabulary is the set of values given (a TextVectorization's is words).
+_LOOKUP_LAYERS = frozenset({"StringLookup", "IntegerLookup"})
 MAX_SUPERSET_VALUES = 1_000_000
 _SAMPLE_ROWS = 16
 
@@ -254,16 +266,10 @@ def _superset_note(
 ) -> Note | None:
     """``norm.adapt(data["sqft"])`` where ``train["sqft"]`` holds some of those rows: the
     statistics come from rows the training split does not have (validation or test)."""
-    data = call.args[0]
-    key: str | int | None = None
-    if isinstance(data, ast.Name):
-        owner = data.id
-    elif isinstance(data, ast.Subscript) and isinstance(data.value, ast.Name):
-        owner, key = data.value.id, _key(data.slice)
-        if key is None:
-            return None
-    else:
+    found = _data_source(call.args[0], namespace)
+    if found is None:
         return None
+    data, owner, key = found
     if _training(owner) or _held_out(owner):
         return None
     held = namespace.get(owner)
@@ -281,6 +287,15 @@ def _superset_note(
         given = ast.get_source_segment(source, data) or owner
         written = ast.get_source_segment(source, call) or f"{layer}.adapt({given})"
         training = name if key is None else f"{name}[{given[len(owner) :].strip()[1:-1]}]"
+        argument = ast.get_source_segment(source, call.args[0]) or given
+        # The adapted expression with the data swapped for the training split's
+        # (``np.log1p(X_all["amount"])`` -> ``np.log1p(X_train["amount"])``).
+        start = _position(call.args[0], data)
+        adapted = (
+            f"{argument[:start]}{training}{argument[start + len(given) :]}"
+            if start is not None and argument[start : start + len(given)] == given
+            else training
+        )
         rest = whole.shape[0] - part.shape[0]
         text = (
             f"`{written}` (line {call.lineno}) learns the statistics of `{layer}` from "
@@ -289,10 +304,123 @@ def _superset_note(
             "test data) are part of the mean and variance the model's inputs are scaled "
             "by, a leak: the scores on those rows come out better than on truly new "
             "data. Nothing raises. Adapt on the training rows only, then compile and fit "
-            f"again: `{layer}.adapt({training})`."
+            f"again: `{layer}.adapt({adapted})`."
         )
         return reports.note(text, SECTION)
     return None
+
+
+def _position(outer: ast.AST, inner: ast.AST) -> int | None:
+    """Where ``inner`` starts in the text of ``outer`` (both on one line)."""
+    if outer.lineno != inner.lineno or outer.end_lineno != outer.lineno:  # type: ignore[attr-defined]
+        return None
+    return inner.col_offset - outer.col_offset  # type: ignore[attr-defined]
+
+
+def _values_of(value: Any) -> Any | None:
+    """The values of a 1-D (or one-column) array or eager tensor of numbers or strings of
+    at most ``MAX_SUPERSET_VALUES``, flattened; None for anything else."""
+    values = held_array(value, MAX_SUPERSET_VALUES, (*NUMBERS, *TEXTS))
+    if values is None or values.ndim == 0 or (values.ndim == 2 and values.shape[1] != 1):
+        return None
+    return values.reshape(-1) if values.ndim <= 2 else None
+
+
+def _vocabulary_superset_note(
+    call: ast.Call, layer: str, source: str, namespace: Mapping[str, Any]
+) -> Note | None:
+    """``lookup.adapt(data["country"])`` where ``train["country"]`` holds some of those
+    rows (each value at most as often as in the adapted data) and the others bring values
+    the training split lacks: the vocabulary holds held-out values."""
+    found = _data_source(call.args[0], namespace, _values_of)
+    if found is None:
+        return None
+    data, owner, key = found
+    if _training(owner) or _held_out(owner):
+        return None
+    held = namespace.get(owner)
+    whole = _values_of(held if key is None else _item(held, key))
+    if whole is None or whole.shape[0] < 2:
+        return None
+    numpy = sys.modules["numpy"]
+    for name, value in list(namespace.items()):
+        if name.startswith("_") or not _training(name) or name == owner:
+            continue
+        part = _values_of(value if key is None else _item(value, key))
+        if part is None or not 0 < part.shape[0] < whole.shape[0] or part.dtype != whole.dtype:
+            continue
+        every, every_count = numpy.unique(whole, return_counts=True)
+        some, some_count = numpy.unique(part, return_counts=True)
+        at = numpy.searchsorted(every, some)
+        if (at >= every.shape[0]).any() or (every[numpy.minimum(at, len(every) - 1)] != some).any():
+            continue
+        if (some_count > every_count[at]).any():
+            continue  # not rows of the adapted data
+        extra = every[~numpy.isin(every, some)]
+        if extra.shape[0] == 0:
+            continue
+        given = ast.get_source_segment(source, data) or owner
+        written = ast.get_source_segment(source, call) or f"{layer}.adapt({given})"
+        training = name if key is None else f"{name}[{given[len(owner) :].strip()[1:-1]}]"
+        argument = ast.get_source_segment(source, call.args[0]) or given
+        start = _position(call.args[0], data)
+        adapted = (
+            f"{argument[:start]}{training}{argument[start + len(given) :]}"
+            if start is not None and argument[start : start + len(given)] == given
+            else training
+        )
+        shown = ", ".join(_shown(v) for v in extra[:3].tolist())
+        more = f" and {extra.shape[0] - 3} more" if extra.shape[0] > 3 else ""
+        text = (
+            f"`{written}` (line {call.lineno}) builds the vocabulary of `{layer}` from all "
+            f"{whole.shape[0]} rows of `{given}`, but the training split `{training}` holds "
+            f"only {part.shape[0]} of them: the other rows (validation or test data) add "
+            f"{extra.shape[0]} value{'s' if extra.shape[0] != 1 else ''} the training data "
+            f"never has ({shown}{more}). Each gets an id of its own whose weights training "
+            "never moves, where new data's unseen values would share the out-of-vocabulary "
+            "id: the held-out rows are read with knowledge of themselves, a leak. Nothing "
+            "raises. Adapt on the training rows only, then compile and fit again: "
+            f"`{layer}.adapt({adapted})`."
+        )
+        return reports.note(text, SECTION)
+    return None
+
+
+def _shown(value: Any) -> str:
+    if isinstance(value, bytes):
+        value = value.decode("utf-8", "replace")
+    return repr(value) if isinstance(value, str) else str(value)
+
+
+def _data_source(
+    node: ast.AST,
+    namespace: Mapping[str, Any],
+    reader: Callable[[Any], Any | None] | None = None,
+) -> tuple[ast.AST, str, str | int | None] | None:
+    """The data an adapt's argument reads: itself (``x_all``, ``data["sqft"]``) or the one
+    name or plain-dict item inside a row-wise expression of it
+    (``np.log1p(data["amount"]).reshape(-1, 1)``): (its node, the name, the key)."""
+    read = reader or _array_rows
+    candidates: list[tuple[ast.AST, str, str | int | None]] = []
+    # A name indexed by other than a key (``x_all[:800]``, ``x_all[idx]``) is a row
+    # selection: the rows adapted on are not all of its rows.
+    selected = {
+        id(inner.value)
+        for inner in ast.walk(node)
+        if isinstance(inner, ast.Subscript) and _key(inner.slice) is None
+    }
+    for inner in ast.walk(node):
+        if id(inner) in selected:
+            continue
+        if isinstance(inner, ast.Subscript) and isinstance(inner.value, ast.Name):
+            key = _key(inner.slice)
+            held = _item(namespace.get(inner.value.id), key) if key is not None else None
+            if held is not None and read(held) is not None:
+                candidates.append((inner, inner.value.id, key))
+        elif isinstance(inner, ast.Name) and read(namespace.get(inner.id)) is not None:
+            candidates.append((inner, inner.id, None))
+    owners = {owner for _, owner, _ in candidates}
+    return candidates[0] if len(owners) == 1 else None
 
 
 def _item(value: Any, key: str | int) -> Any:
@@ -418,3 +546,5 @@ array_rows = _array_rows
 contains_rows = _contains_rows
 is_training_name = _training
 is_held_out_name = _held_out
+as_training_name = _as_training
+top_statements = _top_statements

@@ -854,3 +854,7 @@ def _with_fix(text: str, fragment: str, statement: str | None) -> str:
     if statement is not None:
         return f"{text}: `{statement}`."
     return f"{text} (`{fragment}`)."
+
+
+# ``overlapping_splits.py`` reads a take/skip count the same way.
+scalar = _scalar

@@ -37,6 +37,7 @@ from jupyterlab_tfcoach.monitor.symptoms.evaluation_loops import (
     VALIDATION_WORDS,
 )
 from jupyterlab_tfcoach.monitor.syntax import parsed_source
+from jupyterlab_tfcoach.monitor.training.validation_copies import with_split
 
 SECTION = "keras-validation-data"
 MAX_VALUES = 1_000_000
@@ -47,6 +48,14 @@ _WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
 _HELD_OUT = VALIDATION_WORDS | {"va", "te", "tst"}
 _TRAINING = TRAINING_WORDS | {"tr", "trn"}
 _TRAINING_FOR = {"te": "tr", "va": "tr", "tst": "trn"}
+# Training rows that repeat one another past this part: data of few distinct values,
+# where a match proves nothing. The part of the held-out rows found among the training
+# rows that is told: at least MIN_SHARED, and CHANCE_FACTOR times the training rows'
+# own repeats (short sequences or coarse values recur by chance in separate draws).
+MAX_REPEATED = 0.5
+MIN_SHARED = 0.1
+CHANCE_FACTOR = 3.0
+MIN_SHARED_ROWS = 3
 
 
 def _words(identifier: str) -> set[str]:
@@ -115,6 +124,78 @@ def _rows_in(part: Any, whole: Any) -> bool | None:
     return True if unique else None
 
 
+def shared_rows(part: Any, whole: Any) -> tuple[int, int] | None:
+    """(rows of ``part`` found in ``whole``, rows of ``part``) when more of them are than
+    chance explains; None otherwise (at most a million values each, ``_rows``)."""
+    if part is whole:
+        rows = _rows(part)
+        return (rows.shape[0], rows.shape[0]) if rows is not None and len(rows) > 1 else None
+    small, large = _rows(part), _rows(whole)
+    if small is None or large is None or small.shape[0] < 2:
+        return None
+    if small.shape[1:] != large.shape[1:] or small.dtype != large.dtype:
+        return None
+    numpy = sys.modules["numpy"]
+    # Each row projected on fixed random weights: equal rows give equal numbers, and
+    # distinct rows (almost surely) distinct ones; sorting numbers is far cheaper than
+    # hashing rows one by one (20,000 rows of 8: ~2 ms).
+    width = int(numpy.prod(small.shape[1:], dtype="int64")) if small.ndim > 1 else 1
+    weights = numpy.random.default_rng(0).normal(size=width)
+    known = large.reshape(large.shape[0], width).astype("float64") @ weights
+    keys = small.reshape(small.shape[0], width).astype("float64") @ weights
+    repeated = 1 - numpy.unique(known).shape[0] / known.shape[0]
+    if repeated > MAX_REPEATED:
+        return None
+    found = int(numpy.isin(keys, known).sum())
+    # Rows drawn apart from the training rows match them by chance about as often as
+    # the training rows repeat each other: a leak must share well past that.
+    if found < max(MIN_SHARED_ROWS, max(MIN_SHARED, CHANCE_FACTOR * repeated) * len(keys)):
+        return None
+    return found, len(keys)
+
+
+def _validated_on_trained_rows(
+    call: ast.Call, names: list[str], source: str, namespace: dict[str, Any]
+) -> Note | None:
+    """``M.fit(X, y, validation_data=(X_val, y_val))`` where ``X_val`` shares more rows
+    with ``X`` than chance explains: the ``val_`` figures partly repeat training ones.
+    (An exact copy is ``training/validation_copies.py``'s.)"""
+    given = next((k.value for k in call.keywords if k.arg == "validation_data"), None)
+    if not isinstance(given, ast.Tuple | ast.List) or len(names) != 1 or not given.elts:
+        return None
+    held = given.elts[0]
+    if not isinstance(held, ast.Name) or held.id == names[0]:
+        return None
+    part, whole = namespace.get(held.id), namespace.get(names[0])
+    if part is None or part is whole:
+        return None
+    shared = shared_rows(part, whole)
+    if shared is None:
+        return None
+    count, total = shared
+    whole_rows = _rows(whole)
+    if count == total and whole_rows is not None and whole_rows.shape[0] == total:
+        return None  # the training data itself: ``validation_copies`` tells it
+    how_many = f"all {total} of its rows" if count == total else f"{count} of its {total} rows"
+    written = ast.get_source_segment(source, call) or "fit(..., validation_data=...)"
+    text = (
+        f"`{written}` (line {call.lineno}) validates on `{held.id}`: {how_many} are "
+        f"rows of the training input `{names[0]}`: the model trains on them, so the "
+        "`val_` loss and metrics partly repeat the training figures, look better than on "
+        "new data, and hide overfitting (EarlyStopping and checkpoints chosen on them "
+        "choose wrongly). Nothing raises."
+    )
+    fixed = with_split(source, call)
+    if fixed is not None:
+        text += (
+            " Build the model again and let Keras keep rows apart from the training data "
+            f"it is given: `{fixed}` (or validate on rows taken out of `{names[0]}`)."
+        )
+    else:
+        text += f" Validate on rows taken out of `{names[0]}` before fit."
+    return reports.note(text, SECTION)
+
+
 def _training_name(name: str, namespace: dict[str, Any]) -> str | None:
     """``X_train`` for ``X_test``, ``Xn_tr`` for ``Xn_te``, when it holds data."""
     for word in sorted(_HELD_OUT, key=len, reverse=True):
@@ -132,7 +213,9 @@ class TrainedTestRowsCheck:
         self._fits: dict[str, _Fit] = {}
 
     def notes(self, source: str, namespace: dict[str, Any]) -> list[Note]:
-        if ".fit(" not in source and not (self._fits and ".evaluate(" in source):
+        if ".fit(" not in source and not (
+            self._fits and (".evaluate(" in source or ".predict(" in source)
+        ):
             return []
         if len(source) > MAX_CELL_CHARS:
             return []
@@ -147,7 +230,7 @@ class TrainedTestRowsCheck:
                 for node in ast.walk(tree)
                 if isinstance(node, ast.Call)
                 and isinstance(node.func, ast.Attribute)
-                and node.func.attr in ("fit", "evaluate")
+                and node.func.attr in ("fit", "evaluate", "predict")
                 and isinstance(node.func.value, ast.Name)
                 and node.args
             ),
@@ -162,6 +245,9 @@ class TrainedTestRowsCheck:
                 continue
             if call.func.attr == "fit":
                 self._remember(model_name, names, call, source, namespace)
+                note = _validated_on_trained_rows(call, names, source, namespace)
+                if note is not None and not found:
+                    found.append(note)
                 continue
             note = self._evaluation(model_name, names, call, source, namespace)
             if note is not None and not found:
@@ -196,7 +282,7 @@ class TrainedTestRowsCheck:
         fit = self._fits.get(model_name)
         if fit is None or fit.model() is not namespace.get(model_name):
             return None
-        if len(names) != len(fit.inputs):
+        if len(names) != len(fit.inputs) or (call.func.attr == "predict" and len(call.args) > 1):
             return None
         if not all(_words(n) & _HELD_OUT and not _words(n) & _TRAINING for n in names):
             return None
@@ -219,8 +305,9 @@ class TrainedTestRowsCheck:
         evaluated = ast.get_source_segment(source, call) or f"{model_name}.evaluate(...)"
         where = f"line {fit.line} of this cell" if fit.here else "an earlier cell"
         trained_names = ", ".join(f"`{n}`" for n in fit.names)
+        does = "scores" if call.func.attr == "evaluate" else "predicts with"  # type: ignore[attr-defined]
         text = (
-            f"`{evaluated}` (line {call.lineno}) scores `{model_name}` on "
+            f"`{evaluated}` (line {call.lineno}) {does} `{model_name}` on "
             f"{shared} rows it was trained on: `{fit.written}` ({where}) gave it "
             f"{trained_names}, which hold{'s' if len(fit.names) == 1 else ''} every row of "
             f"{', '.join(f'`{n}`' for n in names)}. The model has seen these rows and their "
@@ -288,3 +375,8 @@ _CHECK = TrainedTestRowsCheck()
 def notes(source: str, namespace: dict[str, Any]) -> list[Note]:
     """The check of this kernel (one monitor per kernel: its fits, kept weakly)."""
     return _CHECK.notes(source, namespace)
+
+
+# The readers ``overlapping_splits.py`` shares: an array's rows, rows found in others.
+held_rows = _rows
+rows_in = _rows_in

@@ -174,3 +174,7 @@ def validation_copy_notes(
             text = f"{head} Pass a dataset of examples held out from training as `validation_data`."
         notes.append(reports.note(text, SECTION))
     return notes
+
+
+# ``symptoms/trained_test_rows.py`` gives the same fix for validation rows shared in part.
+with_split = _with_split

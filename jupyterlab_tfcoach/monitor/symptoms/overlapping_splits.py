@@ -1,0 +1,388 @@
+"""Validation or test rows that are training rows: held-out data made so it overlaps the
+training data.
+
+``X_val = make_data(1000, seed=1)`` beside ``X_train = make_data(8000, seed=1)`` (one
+seed starts the generator at the same place, so the 1000 validation rows are the first
+1000 training rows), ``X_val = X[700:900]`` beside ``X_train = X[:800]`` (slices whose
+ranges cross), ``X_val = X_train[-200:]`` or ``X_train = np.concatenate([X_train,
+X_val])``: every score on the held-out rows then measures how well the model remembers
+rows it was trained on, better than it will do on new data. Nothing raises.
+
+Found after a cell that completed, from its source and the arrays its names hold: a
+top-level assignment (outside function bodies) to a name with a held-out word (``val``,
+``test``, ``te``... as ``adapt_leaks`` reads names) or a training word, paired with the
+name of the other kind (``enc_val`` <-> ``enc_train``, ``X_te`` <-> ``X_tr``), both
+NumPy arrays or eager tensors of at most a million numbers, where the held-out array's
+rows are all rows of the training array (``trained_test_rows``'s reading: the same object,
+its first or last rows, or each of its first 16 rows found there exactly once; data of
+few distinct values, where a match proves nothing, is not told). A cell whose text has no
+held-out word costs a substring test per word.
+
+The fix depends on how the rows were made: a call given the same literal seed as the
+training data's (this cell's or the history's assignment) gets another seed; a slice of
+the array the training slice ``A[:k]`` came from starts at ``k``; otherwise the held-out
+rows found in the training data are dropped (one ``tobytes`` set of the training rows),
+when some rows are left.
+
+The same for tf.data: a held-out ``base.take(n)`` (or ``.skip(n)``, under maps and
+batches) whose ``base`` the training dataset reads too (its ``_input_dataset`` links,
+``dataset_order.chain_of``) without a split leaving those elements out (``skip(m)``
+with ``m >= n``); two splits of a dataset reshuffled each pass are ``dataset_order``'s.
+Fix: the training statement reading ``base.skip(n)`` (``base.take(n)``) in place of
+``base``.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from typing import Any
+
+from jupyterlab_tfcoach.monitor import report as reports
+from jupyterlab_tfcoach.monitor.report import Note
+from jupyterlab_tfcoach.monitor.symptoms.adapt_leaks import (
+    as_training_name,
+    is_held_out_name,
+    is_training_name,
+    top_statements,
+)
+from jupyterlab_tfcoach.monitor.symptoms.dataset_order import (
+    SKIP,
+    TAKE,
+    chain_of,
+    operation,
+    reshuffled_each_epoch,
+    scalar,
+)
+from jupyterlab_tfcoach.monitor.symptoms.trained_test_rows import held_rows, shared_rows
+from jupyterlab_tfcoach.monitor.syntax import history_assignments, parsed_source
+
+SECTION = "keras-validation-data"
+MAX_CELL_CHARS = 50_000
+_HISTORY_CELLS = 50
+# Substrings one of which a cell assigning a held-out name must contain.
+_TRIGGERS = ("val", "test", "te", "va", "tst", "dev", "holdout", "eval")
+# Pieces of split names looked for left of a line's ``=`` before any parse.
+_SPLIT_HINTS = ("val", "test", "te", "va", "tst", "dev", "holdout", "eval", "tr")
+_SEED_KEYWORDS = frozenset({"seed", "random_state", "random_seed"})
+# The held-out words a training word may stand for, in the order tried.
+_HELD_FOR = {
+    "train": ("val", "valid", "validation", "test", "dev", "holdout"),
+    "training": ("validation", "test"),
+    "tr": ("va", "te", "val", "test"),
+    "trn": ("tst", "val", "test"),
+}
+
+
+def _assigns_split(source: str) -> bool:
+    """Whether a line's text left of its first ``=`` (an assignment's targets) names a
+    split: string operations only (a regular expression over the cell cost ~60 us)."""
+    for line in source.splitlines():
+        head, equals, tail = line.partition("=")
+        if not equals or tail.startswith("=") or (head and head[-1] in "!<>=+-*/%&|^:@"):
+            continue
+        lowered = head.lower()
+        if "(" in head or not any(hint in lowered for hint in _SPLIT_HINTS):
+            continue
+        for name in re.findall(r"[A-Za-z_]\w*", head):
+            if is_held_out_name(name) or is_training_name(name):
+                return True
+    return False
+
+
+def _targets(statement: ast.Assign) -> list[str]:
+    names: list[str] = []
+    for target in statement.targets:
+        if isinstance(target, ast.Name):
+            names.append(target.id)
+        elif isinstance(target, ast.Tuple | ast.List):
+            names.extend(e.id for e in target.elts if isinstance(e, ast.Name))
+    return names
+
+
+def _held_out_names(training: str) -> list[str]:
+    """``x_val``, ``x_test``... for ``x_train``: the training word replaced."""
+    found: list[str] = []
+    for word, held in _HELD_FOR.items():
+        pattern = re.compile(rf"(?<![A-Za-z]){word}(?![a-z])", re.IGNORECASE)
+        if pattern.search(training):
+            found.extend(pattern.sub(h, training, count=1) for h in held)
+    return found
+
+
+def _pairs(names: list[str], namespace: dict[str, Any]) -> list[tuple[str, str]]:
+    """(held-out, training) name pairs for the names this cell assigned."""
+    pairs: list[tuple[str, str]] = []
+    for name in names:
+        if is_held_out_name(name):
+            training = as_training_name(name)
+            if training is not None and training in namespace:
+                pairs.append((name, training))
+        elif is_training_name(name):
+            pairs.extend((held, name) for held in _held_out_names(name) if held in namespace)
+    return pairs
+
+
+def notes(source: str, namespace: dict[str, Any]) -> list[Note]:
+    if "=" not in source or len(source) > MAX_CELL_CHARS:
+        return []
+    lowered = source.lower()
+    if not any(word in lowered for word in _TRIGGERS):
+        return []
+    # Only a cell assigning a name of a split is read further (no parse otherwise).
+    if not _assigns_split(source):
+        return []
+    tree = parsed_source(source)
+    if tree is None:
+        return []
+    statements = [s for s in top_statements(tree) if isinstance(s, ast.Assign)]
+    by_name: dict[str, ast.Assign] = {}
+    for statement in statements:
+        for name in _targets(statement):
+            by_name[name] = statement
+    seen: set[tuple[str, str]] = set()
+    for held, training in _pairs(list(by_name), namespace):
+        if (held, training) in seen:
+            continue
+        seen.add((held, training))
+        shared = shared_rows(namespace.get(held), namespace.get(training))
+        if shared is not None:
+            return [_note(held, training, shared, by_name, source, namespace)]
+        split = _dataset_overlap(namespace.get(held), namespace.get(training))
+        if split is not None:
+            return [_dataset_note(held, training, split, by_name, source, namespace)]
+    return []
+
+
+def _dataset_overlap(held: Any, training: Any) -> tuple[Any, str, int, str | None] | None:
+    """A held-out ``base.take(n)`` (or ``.skip(n)``) whose ``base`` the training dataset
+    also reads without leaving those elements out: (base, the held-out split, n, the
+    training split or None). Two splits of a dataset that reshuffles under them are
+    ``dataset_order``'s (another order each pass); a training dataset reading all of
+    ``base`` holds the held-out elements in any order."""
+    chain = chain_of(held)
+    at = next((i for i, link in enumerate(chain) if operation(link) in (TAKE, SKIP)), None)
+    if at is None or at + 1 >= len(chain):
+        return None
+    kind, count, base = operation(chain[at]), scalar(chain[at], "_count"), chain[at + 1]
+    if type(count) is not int or count <= 0:
+        return None
+    trained = chain_of(training)
+    if not any(link is base for link in trained):
+        return None
+    # The training dataset's own split between it and ``base``.
+    splits = [
+        link
+        for link in trained[: [id(x) for x in trained].index(id(base))]
+        if operation(link) in (TAKE, SKIP)
+    ]
+    if len(splits) > 1:
+        return None
+    if not splits:
+        return base, kind or TAKE, count, None
+    if reshuffled_each_epoch(chain[at]):
+        return None  # each pass splits other elements: ``dataset_order``'s note
+    other, other_count = operation(splits[0]), scalar(splits[0], "_count")
+    if type(other_count) is not int:
+        return None
+    disjoint = (kind == TAKE and other == SKIP and other_count >= count) or (
+        kind == SKIP and other == TAKE and 0 <= other_count <= count
+    )
+    return None if disjoint else (base, kind or TAKE, count, other)
+
+
+def _note(
+    held: str,
+    training: str,
+    shared: tuple[int, int],
+    by_name: dict[str, ast.Assign],
+    source: str,
+    namespace: dict[str, Any],
+) -> Note:
+    statement = by_name.get(held) or by_name[training]
+    written = ast.get_source_segment(source, statement) or held
+    count, total = shared
+    how_many = f"all its {total} rows" if count == total else f"{count} of its {total} rows"
+    text = (
+        f"`{written}` (line {statement.lineno}) leaves `{held}` with {how_many} also in "
+        f"`{training}`: that held-out data is training data. A model fit on "
+        f"`{training}` has seen these rows and their labels, so its scores on `{held}` "
+        "measure how well it remembers them, better than it will do on new data, and "
+        "nothing raises."
+    )
+    fix = _seed_fix(held, training, by_name, source, namespace) or _slice_fix(
+        held, training, by_name, source, namespace
+    )
+    if fix is not None:
+        cause, code = fix
+        return reports.note(f"{text} {cause} Make them from other rows: `{code}`.", SECTION)
+    if count < total:
+        partners = [
+            name
+            for name in _targets(statement)
+            if is_held_out_name(name) and held_rows(namespace.get(name)) is not None
+        ] or [held]
+        drop = ", ".join(f"{n}[keep]" for n in partners)
+        code = (
+            f"seen = {{r.tobytes() for r in np.asarray({training})}}; "
+            f"keep = np.array([r.tobytes() not in seen for r in np.asarray({held})]); "
+            f"{', '.join(partners)} = {drop}"
+        )
+        text += (
+            " Keep only held-out rows the training data does not have (or split the data "
+            f"once, into parts that share no row): `{code}`."
+        )
+    return reports.note(text, SECTION)
+
+
+def _dataset_note(
+    held: str,
+    training: str,
+    split: tuple[Any, str, int, str | None],
+    by_name: dict[str, ast.Assign],
+    source: str,
+    namespace: dict[str, Any],
+) -> Note:
+    base, kind, count, other = split
+    holders = [
+        n
+        for n, v in list(namespace.items())
+        if v is base and not n.startswith("_") and n not in (held, training)
+    ]
+    base_name = next((n for n in holders if n in source), holders[0] if holders else None)
+    statement = by_name.get(held) or by_name.get(training)
+    written = ast.get_source_segment(source, statement) if statement is not None else None
+    where = f"`{written}` (line {statement.lineno})" if written and statement else f"`{held}`"
+    of = f"`{base_name}`" if base_name else "the dataset"
+    part = (
+        f"the first {count} elements" if kind == TAKE else f"the elements after the first {count}"
+    )
+    reads = "without leaving them out" if other is None else "with a split that keeps some of them"
+    text = (
+        f"{where}: `{held}` is {part} of {of}, and `{training}` reads {of} {reads}: "
+        f"the held-out elements are training elements. A model fit on `{training}` has seen "
+        f"them, so its scores on `{held}` measure how well it remembers them, better than "
+        "it will do on new data. Nothing raises."
+    )
+    trained_at = _assignment(training, by_name, source, namespace)
+    if base_name is not None and trained_at is not None and other is None:
+        statement_at, text_at = trained_at
+        value = ast.get_source_segment(text_at, statement_at.value)
+        pattern = re.compile(rf"(?<![\w.]){re.escape(base_name)}(?!\w)")
+        rest = f"skip({count})" if kind == TAKE else f"take({count})"
+        if value is not None and "\n" not in value and len(pattern.findall(value)) == 1:
+            fixed = f"{training} = {pattern.sub(f'{base_name}.{rest}', value)}"
+            return reports.note(f"{text} Train on the other elements only: `{fixed}`.", SECTION)
+    return reports.note(
+        f"{text} Split once into parts that share no element (`take(n)` for one, `skip(n)` "
+        "for the other).",
+        SECTION,
+    )
+
+
+def _seed_of(call: ast.Call) -> tuple[ast.AST, int] | None:
+    for keyword in call.keywords:
+        if keyword.arg in _SEED_KEYWORDS and isinstance(keyword.value, ast.Constant):
+            if type(keyword.value.value) is int:
+                return keyword.value, keyword.value.value
+    return None
+
+
+def _assignment(
+    name: str, by_name: dict[str, ast.Assign], source: str, namespace: dict[str, Any]
+) -> tuple[ast.Assign, str] | None:
+    if name in by_name:
+        return by_name[name], source
+    for statement, text in history_assignments(name, namespace, _HISTORY_CELLS, MAX_CELL_CHARS):
+        return statement, text
+    return None
+
+
+def _seed_fix(
+    held: str,
+    training: str,
+    by_name: dict[str, ast.Assign],
+    source: str,
+    namespace: dict[str, Any],
+) -> tuple[str, str] | None:
+    """Both made by one function given the same literal seed: the held-out call with
+    another seed."""
+    held_at = by_name.get(held)
+    trained_at = _assignment(training, by_name, source, namespace)
+    if held_at is None or trained_at is None:
+        return None
+    held_call, trained_call = held_at.value, trained_at[0].value
+    if not isinstance(held_call, ast.Call) or not isinstance(trained_call, ast.Call):
+        return None
+    if ast.dump(held_call.func) != ast.dump(trained_call.func):
+        return None
+    held_seed, trained_seed = _seed_of(held_call), _seed_of(trained_call)
+    if held_seed is None or trained_seed is None or held_seed[1] != trained_seed[1]:
+        return None
+    node, seed = held_seed
+    written = ast.get_source_segment(source, held_at)
+    if written is None or held_at.lineno != held_at.end_lineno:
+        return None
+    start = node.col_offset - held_at.col_offset
+    end = (node.end_col_offset or 0) - held_at.col_offset
+    if written[start:end] != str(seed):
+        return None
+    code = f"{written[:start]}{seed + 1}{written[end:]}"
+    function = ast.get_source_segment(trained_at[1], trained_call.func) or "the same function"
+    cause = (
+        f"`{function}` is given the same seed ({seed}) for both: the generator starts at "
+        "the same place and draws the same examples, so the first rows of one are the "
+        "rows of the other."
+    )
+    return cause, code
+
+
+def _slice_bounds(node: ast.AST) -> tuple[str, int | None, int | None] | None:
+    """``A[a:b]`` with literal bounds: (``A``, a, b)."""
+    if not (
+        isinstance(node, ast.Subscript)
+        and isinstance(node.value, ast.Name)
+        and isinstance(node.slice, ast.Slice)
+        and node.slice.step is None
+    ):
+        return None
+    bounds: list[int | None] = []
+    for bound in (node.slice.lower, node.slice.upper):
+        if bound is None:
+            bounds.append(None)
+        elif isinstance(bound, ast.Constant) and type(bound.value) is int and bound.value >= 0:
+            bounds.append(bound.value)
+        else:
+            return None
+    return node.value.id, bounds[0], bounds[1]
+
+
+def _slice_fix(
+    held: str,
+    training: str,
+    by_name: dict[str, ast.Assign],
+    source: str,
+    namespace: dict[str, Any],
+) -> tuple[str, str] | None:
+    """``X_train = X[:800]``, ``X_val = X[700:900]``: the held-out slice from 800."""
+    held_at = by_name.get(held)
+    trained_at = _assignment(training, by_name, source, namespace)
+    if held_at is None or trained_at is None:
+        return None
+    if _targets(held_at) != [held] or _targets(trained_at[0]) != [training]:
+        return None
+    held_slice, trained_slice = _slice_bounds(held_at.value), _slice_bounds(trained_at[0].value)
+    if held_slice is None or trained_slice is None or held_slice[0] != trained_slice[0]:
+        return None
+    base, start, stop = held_slice
+    if trained_slice[1] not in (None, 0) or trained_slice[2] is None:
+        return None
+    end = trained_slice[2]
+    if stop is not None and stop <= end:
+        return None
+    code = f"{held} = {base}[{end}:{'' if stop is None else stop}]"
+    cause = (
+        f"`{training}` takes the rows of `{base}` up to {end}, and `{held}` starts at "
+        f"{start or 0}, inside that range."
+    )
+    return cause, code
