@@ -138,7 +138,7 @@ def test_the_notebook_holds_every_example_and_every_task_of_the_module() -> None
     missing = [source.splitlines()[0] for source in shown if source not in cells]
     assert missing == []
     # Each task is followed by a cell of the learner's own, which runs as it is.
-    placeholders = [cell for cell in cells if cell.startswith("# Paste the task's code here")]
+    placeholders = [cell for cell in cells if cell.startswith("# Copy the task's code here")]
     assert len(placeholders) == len(turn.split("\n### ")[1:])
     # The solutions stay folded in the module, out of the notebook.
     assert not any(match["source"].strip() in cells for match in _BLOCK.finditer(solutions))

@@ -221,7 +221,9 @@ def test_only_cells_tagged_raises_exception_fail_and_they_do(executed: Run) -> N
 
 
 # The cell left for the learner's own version of each exercise (tools/course_notebook.py).
-LEARNERS_CELL = "# Paste the task's code here and change it until it does what the task asks."
+LEARNERS_CELL = (
+    "# Copy the task's code here, then change or complete it until it does what the task asks."
+)
 
 
 @pytest.mark.kernel
