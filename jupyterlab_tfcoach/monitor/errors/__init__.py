@@ -71,6 +71,7 @@ from jupyterlab_tfcoach.monitor.report import ErrorEntry, error_entry
 
 MAX_MESSAGE = 2000
 _TRUSTED_MODULE_PREFIXES = ("tensorflow.", "keras.")
+_TRUSTED_NUMPY = ("AxisError",)
 
 _INNER_ERROR = re.compile(
     r"^\s*(?P<type>[A-Za-z_][\w.]*(?:Error|Exception)): (?P<message>.*)$", re.MULTILINE
@@ -83,6 +84,13 @@ def _is_trusted(exception_type: type) -> bool:
     module = getattr(exception_type, "__module__", "")
     if module == "builtins":
         return getattr(builtins, exception_type.__name__, None) is exception_type
+    if (
+        type(module) is str
+        and module.startswith("numpy")
+        and exception_type.__name__ in (_TRUSTED_NUMPY)
+    ):
+        # NumPy's own message, about an array the learner got from predict or .numpy().
+        return True
     return type(module) is str and module.startswith(_TRUSTED_MODULE_PREFIXES)
 
 

@@ -18,6 +18,9 @@ code, by theme: ``families_shapes.py``, ``families_keras.py``, ``families_tensor
 ``families_keras_lifecycle.py``, ``families_keras_calls.py``, ``families_overrides.py``,
 ``families_keras_usage.py``,
 ``families_model_data.py``, ``families_results.py`` (a Keras call's result used as another kind),
+``families_missing_keys.py`` (a key a dict of tensors or compile's dict does not have),
+``families_library_values.py`` (a tensor, shape, weight or dataset used as another kind),
+``families_declared_structure.py`` (a generator's nesting, strings into a float Input),
 ``families_keras_tensors.py`` (a TensorFlow function given a functional model's KerasTensors),
 ``families_gradient_sources.py`` (gradients applied to other variables than they were
 taken for),
@@ -45,6 +48,7 @@ part in it (item assignment on an ``EagerTensor``, unpacking an empty gradient l
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from typing import Any
 
@@ -56,6 +60,7 @@ from jupyterlab_tfcoach.monitor.errors import (
     families_compile,
     families_data,
     families_data_ops,
+    families_declared_structure,
     families_gradient_sources,
     families_keras,
     families_keras_api,
@@ -66,7 +71,9 @@ from jupyterlab_tfcoach.monitor.errors import (
     families_keras_usage,
     families_lambda_loading,
     families_layer_chains,
+    families_library_values,
     families_lookup_vocabulary,
+    families_missing_keys,
     families_model_data,
     families_ops,
     families_overrides,
@@ -117,6 +124,8 @@ FAMILIES: tuple[ErrorFamily, ...] = (
     families_model_data.NAMED_CLASSES,
     # A Keras call's result used as another kind (Python raises it, in the line).
     families_results.RESULT_MISUSED,
+    # A key a dict of tensors (predict's outputs, a dataset element) does not have.
+    families_missing_keys.DICT_KEY,
     # A tf. function given a functional model's KerasTensors.
     families_keras_tensors.KERAS_TENSOR_IN_TF,
     # Gradients applied to other variables than they were taken for (before the shape
@@ -151,11 +160,13 @@ FAMILIES: tuple[ErrorFamily, ...] = (
     families_ops.TRANSPOSE,
     families_ops.CROSS_ENTROPY,
     families_ops.CAST_STRING,
+    families_declared_structure.STRING_INPUT,
     families_ops.TENSOR_INDEX,
     families_sampling.CATEGORICAL_ROW,
     families_string_join.STRING_JOIN,
     families_data.UNEVEN_XY,
     families_data.RAGGED_LISTS,
+    families_declared_structure.GENERATOR_NESTING,
     families_data.DATASET_AS_LIST,
     families_keras.APPLY_PAIRS,
     families_keras.DISCONNECTED,
@@ -175,6 +186,7 @@ FAMILIES: tuple[ErrorFamily, ...] = (
     families_compile.NO_LOSS,
     families_compile.CALLBACK_MONITOR,
     families_compile.LOSS_SIGNATURE,
+    families_missing_keys.OUTPUT_KEYS,
     families_overrides.OVERRIDE_SIGNATURE,
     families_compile.NO_LABELS,
     families_compile.NO_BATCHES,
@@ -192,6 +204,14 @@ FAMILIES: tuple[ErrorFamily, ...] = (
     families_keras_api.STEP_RESULT,
     families_keras_api.SAVE_PATH,
     families_keras_api.UNKNOWN_IDENTIFIER,
+    # A tensor, array, shape or dataset used in the user's line as another kind.
+    families_library_values.INDEX_PAST_END,
+    families_library_values.TENSOR_SLICE_PAST_END,
+    families_library_values.AXIS_PAST_RANK,
+    families_library_values.VALUE_CALLED,
+    families_library_values.NOT_ITERABLE,
+    families_library_values.TENSOR_ATTRIBUTE,
+    families_library_values.INFINITE_LENGTH,
     # Keras 3 used as older tutorials wrote it.
     families_keras_usage.CALLBACK_CLASS,
     families_keras_usage.REMOVED_METHOD,
@@ -244,10 +264,15 @@ def explain_failing_line(parsed: ParsedError, context: ErrorContext) -> tuple[st
         said = finding.rule + (f" Fix: {finding.fix}." if finding.fix else "")
         section = finding.section or family.section
         return f"{line_facts(parsed, context, line, said)} {said}", section
+    links = _message_links(whole, line)
     if _about_shapes_or_dtypes(parsed):
         said = (
-            "Compare these shapes and dtypes with what the call expects (TensorFlow's "
-            "message above names the op and the values it got)."
+            f"{links} Compare them with what the call expects."
+            if links
+            else (
+                "Compare these shapes and dtypes with what the call expects (TensorFlow's "
+                "message above names the op and the values it got)."
+            )
         )
         return f"{line_facts(parsed, context, line, said)} {said}", GENERAL_SECTION
     # No family knows this error and its message is not about shapes or dtypes: say what
@@ -257,7 +282,69 @@ def explain_failing_line(parsed: ParsedError, context: ErrorContext) -> tuple[st
         f"The {parsed.type} above says what {_refusing_part(context, parsed)} refused and "
         "why; check it against the values listed here."
     )
+    if links:
+        said = f"{links} {said}"
     return f"{line_facts(parsed, context, line, said)} {said}", _section_for_part(context, parsed)
+
+
+_MESSAGE_SHAPE = re.compile(
+    r"\((?:None|\d+)(?:, ?(?:None|\d+))*,?\)|\[(?:None|\d+)(?:, ?(?:None|\d+))*\]"
+)
+_MESSAGE_DTYPE = re.compile(
+    r"\b(float16|bfloat16|float32|float64|int8|int16|int32|int64|uint8|bool|string)\b"
+)
+_MAX_LINKS = 4
+
+
+def _dims_of(text: str) -> tuple[int | None, ...]:
+    inner = text.strip("()[]").replace(" ", "")
+    return tuple(None if part == "None" else int(part) for part in inner.split(",") if part)
+
+
+def _message_links(parsed: ParsedError, line: FailingLine) -> str | None:
+    """Which of the line's values the message's shapes and dtypes are: "In the message,
+    (None, 6) is `feats`'s shape (10, 6) with its batch size left open; float64 is the
+    dtype of `y`." None when the message names none of them."""
+    text = (parsed.full_message or parsed.message or "")[:_MESSAGE_CHARS_READ]
+    links: list[str] = []
+    seen: set[str] = set()
+    for found in _MESSAGE_SHAPE.finditer(text):
+        written = found.group(0)
+        if written in seen or len(links) >= _MAX_LINKS:
+            continue
+        seen.add(written)
+        dims = _dims_of(written)
+        if len(dims) < 1:
+            continue
+        for operand in line.operands:
+            shape = operand.shape
+            if not shape or operand.kind == "shape":
+                continue
+            if tuple(shape) == dims:
+                links.append(f"{written} is the shape of {code(operand.source)}")
+                break
+            if (
+                len(shape) == len(dims)
+                and dims[0] is None
+                and len(dims) > 1
+                and tuple(shape[1:]) == dims[1:]
+            ):
+                links.append(
+                    f"{written} is the shape of {code(operand.source)} with the batch size "
+                    "left open"
+                )
+                break
+    for found in _MESSAGE_DTYPE.finditer(text):
+        dtype = found.group(1)
+        if dtype in seen or len(links) >= _MAX_LINKS:
+            continue
+        seen.add(dtype)
+        holders = [
+            code(o.source) for o in line.operands if o.dtype == dtype and o.shape is not None
+        ]
+        if holders:
+            links.append(f"{dtype} is the dtype of {', '.join(holders[:3])}")
+    return f"In the message, {'; '.join(links)}." if links else None
 
 
 # Words of the messages TensorFlow and Keras raise about shapes, ranks and dtypes.

@@ -11,7 +11,13 @@ nothing of what came back. The reading says it, from what the line unpacks:
 - a ``for`` over a ``tf.data`` dataset (or ``next(iter(ds))``): what each element is, from
   its ``element_spec``;
 - a name holding a tuple, a list or a tensor: how many values unpacking it gives
-  (a tensor unpacks along its first axis).
+  (a tensor unpacks along its first axis);
+- a call whose result was never kept: a recurrent layer called with ``return_state=True``
+  (the output then the final states: two for an LSTM, one for a GRU or SimpleRNN, twice as
+  many through ``Bidirectional``), read from the constructor's keywords written on the line
+  or from the layer object a name holds; or a TensorFlow op that returns a fixed tuple
+  (``tf.math.top_k``, ``tf.unique``, ``tf.nn.moments``, ``tf.split`` with a count). The fix
+  unpacks as many names as the call returns, the user's names kept in order.
 """
 
 from __future__ import annotations
@@ -22,7 +28,7 @@ import keyword
 import re
 from typing import Any
 
-from jupyterlab_tfcoach.monitor.errors.context import ErrorContext, code
+from jupyterlab_tfcoach.monitor.errors.context import ErrorContext, code, value_kind
 from jupyterlab_tfcoach.monitor.errors.failing_line import (
     FailingLine,
     describe,
@@ -36,6 +42,7 @@ from jupyterlab_tfcoach.monitor.errors.family_record import (
     Message,
     Recognised,
 )
+from jupyterlab_tfcoach.monitor.stored_state import library_attribute, stored
 
 _TOO_MANY = re.compile(r"too many values to unpack \(expected (?P<expected>\d+)\)")
 _NOT_ENOUGH = re.compile(
@@ -44,6 +51,8 @@ _NOT_ENOUGH = re.compile(
 _EVALUATE_CALLS = ("evaluate", "test_on_batch")
 _MAX_NAMES = 20
 _TENSOR_KINDS = ("tensor", "variable", "keras_variable", "array")
+WEIGHTS_SECTION = "trainable-weights"
+LAYER_CALL_SECTION = "functional-api"
 
 
 def _targets_and_value(statement: ast.stmt | None) -> tuple[ast.expr, ast.expr] | None:
@@ -346,12 +355,185 @@ def _step_data_finding(
     return Finding(rule + ".", code(fixed))
 
 
+# A recurrent layer with return_state=True returns its output, then these final states.
+_RNN_STATES: dict[str, tuple[str, ...]] = {
+    "LSTM": ("state_h", "state_c"),
+    "ConvLSTM1D": ("state_h", "state_c"),
+    "ConvLSTM2D": ("state_h", "state_c"),
+    "ConvLSTM3D": ("state_h", "state_c"),
+    "GRU": ("state",),
+    "SimpleRNN": ("state",),
+}
+# TensorFlow ops that return a fixed tuple: the op's last name -> the parts' names.
+_OP_PARTS: dict[str, tuple[str, ...]] = {
+    "top_k": ("values", "indices"),
+    "unique": ("y", "idx"),
+    "unique_with_counts": ("y", "idx", "count"),
+    "moments": ("mean", "variance"),
+    "weighted_moments": ("mean", "variance"),
+    "eigh": ("eigenvalues", "eigenvectors"),
+    "qr": ("q", "r"),
+    "svd": ("s", "u", "v"),
+    "clip_by_global_norm": ("clipped", "global_norm"),
+}
+
+
+def _keyword_flag(call: ast.Call, name: str) -> bool | None:
+    for keyword_ in call.keywords:
+        if keyword_.arg == name:
+            value = keyword_.value
+            constant = isinstance(value, ast.Constant) and type(value.value) is bool
+            return value.value if constant else None  # type: ignore[union-attr]
+    return False
+
+
+def _last_name(node: ast.expr) -> str | None:
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def _rnn_of(
+    func: ast.expr, line: FailingLine, context: ErrorContext
+) -> tuple[str, tuple[str, ...], bool] | None:
+    """The recurrent layer a call runs: (its class, its states, return_sequences), when it
+    was made with ``return_state=True``; written inline or held by a name."""
+    if isinstance(func, ast.Call):
+        outer = _last_name(func.func)
+        inner: ast.expr | None = func
+        if outer == "Bidirectional" and func.args and isinstance(func.args[0], ast.Call):
+            inner = func.args[0]
+        if not isinstance(inner, ast.Call):
+            return None
+        name = _last_name(inner.func)
+        if name not in _RNN_STATES or _keyword_flag(inner, "return_state") is not True:
+            return None
+        states = _RNN_STATES[name]
+        if outer == "Bidirectional":
+            states = tuple(f"forward_{s}" for s in states) + tuple(f"backward_{s}" for s in states)
+            name = f"Bidirectional({name})"
+        return name, states, _keyword_flag(inner, "return_sequences") is True
+    found, layer = value_of(func, line.frame, context)
+    if not found or value_kind(layer) != "layer":
+        return None
+    wrapped = stored(layer, "forward_layer")
+    inner_layer = layer if wrapped is None else wrapped
+    name = type(inner_layer).__name__
+    if name not in _RNN_STATES or stored(inner_layer, "return_state") is not True:
+        return None
+    states = _RNN_STATES[name]
+    if wrapped is not None:
+        states = tuple(f"forward_{s}" for s in states) + tuple(f"backward_{s}" for s in states)
+        name = f"Bidirectional({name})"
+    return name, states, stored(inner_layer, "return_sequences") is True
+
+
+def _op_parts(call: ast.Call, line: FailingLine, context: ErrorContext) -> tuple[str, ...] | None:
+    """What a TensorFlow op with a fixed tuple result returns, by its parts' names."""
+    root: ast.expr = call.func
+    while isinstance(root, ast.Attribute):
+        root = root.value
+    if not isinstance(root, ast.Name):
+        return None
+    found, module = context.lookup(root.id, line.frame)
+    if not found or not str(getattr(module, "__name__", "")).startswith("tensorflow"):
+        return None
+    name = _last_name(call.func)
+    if name == "split":
+        count = call.args[1] if len(call.args) > 1 else None
+        for keyword_ in call.keywords:
+            if keyword_.arg == "num_or_size_splits":
+                count = keyword_.value
+        if isinstance(count, ast.Constant) and type(count.value) is int and 0 < count.value < 50:
+            return tuple(f"part_{i}" for i in range(count.value))
+        if isinstance(count, (ast.List, ast.Tuple)) and 0 < len(count.elts) < 50:
+            return tuple(f"part_{i}" for i in range(len(count.elts)))
+        return None
+    return _OP_PARTS.get(name or "")
+
+
+def _weight_names(call: ast.Call, line: FailingLine, context: ErrorContext) -> list[str] | None:
+    """The names of the weights ``<layer>.get_weights()`` returns, in order (Keras's own
+    ``weights`` property and each variable's ``name``)."""
+    if not (isinstance(call.func, ast.Attribute) and call.func.attr == "get_weights"):
+        return None
+    from jupyterlab_tfcoach.monitor.errors.families_library_values import library_value
+
+    found, owner = library_value(call.func.value, line, context)
+    if not found or value_kind(owner) not in ("layer", "model"):
+        return None
+    weights = library_attribute(owner, "weights", None)
+    if type(weights) is not list or len(weights) > _MAX_NAMES:
+        return None
+    names = [library_attribute(weight, "name", None) for weight in weights]
+    if not all(type(name) is str for name in names):
+        return None
+    return names
+
+
+def _call_finding(
+    targets: ast.expr, value: ast.expr, line: FailingLine, context: ErrorContext
+) -> Finding | None:
+    if not isinstance(value, ast.Call) or not isinstance(line.statement, ast.Assign):
+        return None
+    written = [line.frame.segment(element) or "" for element in targets.elts]  # type: ignore[attr-defined]
+    call_text = line.frame.segment(value)
+    if not call_text or "\n" in call_text:
+        return None
+    rnn = _rnn_of(value.func, line, context)
+    weights = _weight_names(value, line, context) if rnn is None else None
+    if weights is not None:
+        parts = tuple(weights)
+        owner = line.frame.segment(value.func.value)  # type: ignore[attr-defined]
+        rule = (
+            f"{code(call_text)} returns one NumPy array per weight of {code(owner or '...')}: "
+            f"{len(parts)} here ({', '.join(parts)}), and the line unpacks {len(written)}"
+        )
+        section = WEIGHTS_SECTION
+    elif rnn is not None:
+        name, states, sequences = rnn
+        parts = ("output", *states)
+        output = "the whole output sequence" if sequences else "the output of the last step"
+        said = " and ".join(", ".join(states).rsplit(", ", 1))
+        article = "An" if name.startswith("LSTM") else "A"
+        rule = (
+            f"{article} {name} layer made with `return_state=True` returns {len(parts)} values: "
+            f"{output}, then its final {said}, and the line unpacks {len(written)}"
+        )
+        section = LAYER_CALL_SECTION
+    else:
+        op_parts = _op_parts(value, line, context)
+        if op_parts is None:
+            return None
+        parts = op_parts
+        rule = (
+            f"{code(call_text)} returns {len(parts)} values ({', '.join(parts)}), and the line "
+            f"unpacks {len(written)}"
+        )
+        section = GENERAL_SECTION
+    if len(parts) == len(written):
+        return None
+    if not all(re.fullmatch(r"[A-Za-z_]\w*", target) for target in written):
+        return Finding(rule + ".", None, section=section)
+    taken = set(written)
+    names = written[: len(parts)] + [_identifier(part, taken) for part in parts[len(written) :]]
+    fixed = f"{', '.join(names)} = {call_text}"
+    return Finding(rule + ".", code(fixed), section=section)
+
+
 def _read_unpacking(error: Recognised, line: FailingLine, context: ErrorContext) -> Finding | None:
     found = _targets_and_value(line.statement)
     if found is None:
         return None
     targets, value = found
-    for reading in (_step_data_finding, _evaluate_finding, _dataset_finding, _value_finding):
+    readings = (
+        _step_data_finding,
+        _evaluate_finding,
+        _dataset_finding,
+        _value_finding,
+        _call_finding,
+    )
+    for reading in readings:
         finding = reading(targets, value, line, context)
         if finding is not None:
             return finding

@@ -541,10 +541,14 @@ def _input_definition(
         shape_source = input_frame.segment(shape_node)
         if not input_source or not shape_source or "\n" in input_source:
             continue
-        wanted = (*shape, 1)
+        # The channels the data has (RGB images: 3), read from the one array of shape
+        # (N, *shape, C) in the namespace; 1 when no data says otherwise.
+        with_channels = None if sequence else _data_with_channels(shape, context)
+        channels = with_channels[1] if with_channels is not None else 1
+        wanted = (*shape, channels)
         # A written tuple keeps the learner's names: (IMG, IMG) -> (IMG, IMG, 1).
         widened = (
-            shape_source.rstrip()[:-1].rstrip().rstrip(",") + ", 1)"
+            shape_source.rstrip()[:-1].rstrip().rstrip(",") + f", {channels})"
             if isinstance(shape_node, ast.Tuple) and shape_source.rstrip().endswith(")")
             else show_shape(wanted)
         )
@@ -562,7 +566,12 @@ def _input_definition(
                 match.group("given"), layer_class, input_source, shape, data_name, fixed, context
             )
         data = ""
-        if data_name is not None:
+        if with_channels is not None:
+            data = (
+                f", with the {channels} channel{'s' if channels != 1 else ''} the data has "
+                f"({code(with_channels[0])} is {show_shape(with_channels[2])})"
+            )
+        elif data_name is not None:
             data = f", and feed the data with that axis: {code(f'{data_name}[..., None]')}"
         return (
             f"{code(input_source)} declares each example as {show_shape(shape)} "
@@ -634,6 +643,37 @@ def _input_assigned(
                     return cell_frame(cell), node, value, shape_node
             break  # the newest assignment of the name is the one the statement read
     return None
+
+
+def _data_with_channels(
+    shape: tuple[int, ...], context: ErrorContext
+) -> tuple[str, int, tuple[int, ...]] | None:
+    """The one array or tensor of the namespace of shape (N, *shape, C): images the model
+    is declared for, with their channels (name, C, its shape)."""
+    if context.namespace is None:
+        return None
+    found = []
+    for count, (name, value) in enumerate(context.namespace.items()):
+        if count > 5000 or len(found) > 1:
+            break
+        if (
+            type(name) is not str
+            or name.startswith("_")
+            or kind_of(value)
+            not in (
+                "array",
+                "tensor",
+            )
+        ):
+            continue
+        try:
+            dims = tuple(int(d) for d in value.shape)
+        except Exception:
+            continue
+        if len(dims) == len(shape) + 2 and dims[1:-1] == shape:
+            found.append((name, dims[-1], dims))
+    # Train, validation and test arrays agree on their channels: any of them says it.
+    return found[0] if found and len({each[1] for each in found}) == 1 else None
 
 
 def _data_of_shape(shape: tuple[int, ...], context: ErrorContext) -> str | None:
