@@ -73,12 +73,13 @@ from jupyterlab_tfcoach.monitor.symptoms.truncation import truncation_notes
 from jupyterlab_tfcoach.monitor.symptoms.whole_array_scaling import WholeArrayScalingCheck
 from jupyterlab_tfcoach.monitor.tftypes import TfTypes, tensorflow_module
 from jupyterlab_tfcoach.monitor.traces.registry import TraceRegistry
+from jupyterlab_tfcoach.monitor.training import run_outcomes
 from jupyterlab_tfcoach.monitor.training.callback_keys import CallbackKeyCheck
 from jupyterlab_tfcoach.monitor.training.checkpoint_restores import CheckpointRestoreWatcher
 from jupyterlab_tfcoach.monitor.training.detached_restores import notes as detached_restore_notes
 from jupyterlab_tfcoach.monitor.training.empty_freezes import notes as empty_freeze_notes
 from jupyterlab_tfcoach.monitor.training.fit_symptoms import fit_entries
-from jupyterlab_tfcoach.monitor.training.fit_watch import FitWatcher
+from jupyterlab_tfcoach.monitor.training.fit_watch import CellFits, FitWatcher
 from jupyterlab_tfcoach.monitor.training.forced_training import ForcedTrainingCheck
 from jupyterlab_tfcoach.monitor.training.frozen_parameters import FrozenParameterCheck
 from jupyterlab_tfcoach.monitor.training.history_reads import notes as history_read_notes
@@ -93,7 +94,7 @@ from jupyterlab_tfcoach.monitor.variables.namespace_diff import VariableWatcher
 from jupyterlab_tfcoach.monitor.variables.rebind_entries import ReboundReporter
 from jupyterlab_tfcoach.monitor.variables.rebind_statements import cell_rebinds
 from jupyterlab_tfcoach.monitor.variables.reference_snapshots import reference_notes
-from jupyterlab_tfcoach.monitor.variables.stopped_learning import LearningWatcher
+from jupyterlab_tfcoach.monitor.variables.stopped_learning import CellTraining, LearningWatcher
 from jupyterlab_tfcoach.monitor.variables.tape_gradients import NOT_CONNECTED, GradientWatcher
 from jupyterlab_tfcoach.monitor.variables.zero_matrices import notes as zero_matrix_notes
 
@@ -403,6 +404,7 @@ class Monitor:
                     *self._cell_training, cell_fits, self._namespace(), self._cell_source
                 )
             )
+            training = self._cell_training[0]
             self._cell_training = (None, set())
             rebinds = [v["name"] for v in variables if v["change"] in _REBINDING_CHANGES]
             error = errors.explain(getattr(result, "error_in_exec", None), self.shell, rebinds)
@@ -426,6 +428,8 @@ class Monitor:
                 notes.extend(gradient_notes)
             notes.extend(self._symptom_notes(getattr(result, "error_in_exec", None) is None))
             notes.extend(self._logits_loss_notes(result, notes))
+            if error is None and not variables:
+                notes.extend(self._outcome_notes(cell_fits, training, notes))
         except Exception:
             notes.append(reports.note("tfcoach could not finish this report (internal error)."))
         monitor_ms = round((time.perf_counter() - started) * 1000.0, 3)
@@ -442,6 +446,47 @@ class Monitor:
             return []
         try:
             return logits_loss_notes(self._cell_source, self._namespace())
+        except Exception:
+            return []
+
+    def _outcome_notes(
+        self, cell_fits: CellFits | None, training: CellTraining | None, notes: list[Note]
+    ) -> list[Note]:
+        """A training run whose outcome shows it failed (``training/run_outcomes.py``),
+        when nothing else in the report explains the cell: only after a fit, a predict or
+        a custom loop ran."""
+        loops = self.gradients.symptoms.finished if self.gradients is not None else []
+        fitted = cell_fits is not None and (cell_fits.fits or cell_fits.predictions)
+        stepped = training is not None and bool(training.optimizer_ids)
+        if not fitted and not loops and not stepped:
+            return []
+        if any(n.get("kind") == reports.COACHING for n in notes):
+            return []
+        try:
+            namespace = self._namespace()
+            found: list[Note] = []
+            if fitted and cell_fits is not None and self.fits is not None:
+                found.extend(
+                    run_outcomes.fit_notes(
+                        cell_fits, namespace, self._cell_source, self.fits.ranges.trained_on
+                    )
+                )
+            if cell_fits is not None and cell_fits.fits:
+                return found  # fit's own optimizer steps: learning_rate_decay.py
+            held = training.optimizers if training is not None else []
+            optimizers = [o for ref in held if (o := ref()) is not None]
+            collapsed = run_outcomes.schedule_notes(optimizers, namespace, self._cell_source)
+            if collapsed:
+                return [*found, *collapsed]
+            if loops:
+                found.extend(
+                    run_outcomes.loop_notes(loops, optimizers, namespace, self._cell_source)
+                )
+            elif stepped:
+                found.extend(
+                    run_outcomes.recorded_loss_notes(optimizers, namespace, self._cell_source)
+                )
+            return found
         except Exception:
             return []
 

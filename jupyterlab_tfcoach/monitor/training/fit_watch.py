@@ -41,6 +41,10 @@ After each ``compile`` that returned (Keras 3's ``Trainer.compile``, hooked here
 kept in ``compiles`` (``compile_agreement.py``): compile builds and traces nothing, and
 neither does the hook.
 
+After each ``predict`` that returned, ``run_outcomes.constant_prediction`` compares its rows
+(one pass over at most a few thousand rows of the result and of the inputs): rows all alike
+for inputs that differ are kept in ``predictions``.
+
 Nothing here imports TensorFlow or prints; every failure of our own work is swallowed
 and the user's call runs exactly once with its arguments.
 """
@@ -87,6 +91,11 @@ from jupyterlab_tfcoach.monitor.training.loss_parameters import (
     swapped_loss,
 )
 from jupyterlab_tfcoach.monitor.training.preprocessing_use import PreprocessingUse
+from jupyterlab_tfcoach.monitor.training.run_outcomes import (
+    Prediction,
+    constant_prediction,
+    fitted_before,
+)
 from jupyterlab_tfcoach.monitor.training.sequence_masks import MaskedZeros, read_masked_zeros
 from jupyterlab_tfcoach.monitor.training.validation_copies import (
     ValidationCopy,
@@ -146,6 +155,7 @@ class FitRun:
     # The optimizer's step count before and after fit (``learning_rate_decay.py``).
     steps_before: int | None = None
     steps_after: int | None = None
+    fitted_before: bool = False  # an earlier fit ran on this model (``run_outcomes.py``)
 
 
 @dataclass
@@ -189,6 +199,8 @@ class CellFits:
     validation_copies: list[ValidationCopy] = field(default_factory=list)
     # Normalization(axis=None) on features of different scales (``global_normalization.py``).
     global_normalizations: list[GlobalNormalization] = field(default_factory=list)
+    # predict calls whose rows all came out the same (``run_outcomes.py``).
+    predictions: list[Prediction] = field(default_factory=list)
 
 
 def _inputs_given(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
@@ -493,6 +505,8 @@ class FitWatcher:
                 except Exception:
                     pass
             watcher.config.after(given, model, args, kwargs, result)
+            if original.__name__ == "predict":
+                watcher._record_prediction(model, _inputs_given(args, kwargs), result)
             # fit's own validation calls evaluate with the split it made: not the user's.
             if original.__name__ == "evaluate" and not kwargs.get("_use_cached_eval_dataset"):
                 watcher._record_setup("evaluate", model, args, kwargs, result)
@@ -564,6 +578,7 @@ class FitWatcher:
             history_id=id(history) if history is not None else None,
             history=_history_of(history) if history is not None else None,
         )
+        run.fitted_before = fitted_before(model)
         epochs = stored(history, "epoch") if history is not None else None
         run.epochs_run = len(epochs) if type(epochs) is list else None
         optimizer = stored(model, "optimizer")
@@ -614,6 +629,18 @@ class FitWatcher:
         if found is not None:
             with self._lock:
                 self._cell.masked_zeros.append(found)
+
+    def _record_prediction(self, model: Any, inputs: Any, result: Any) -> None:
+        try:
+            with self._lock:
+                if len(self._cell.predictions) >= MAX_FITS_PER_CELL:
+                    return
+            found = constant_prediction(model, inputs, result)
+        except Exception:
+            return
+        if found is not None:
+            with self._lock:
+                self._cell.predictions.append(found)
 
     def _record_inference(self, model: Any, method: str = "") -> None:
         cls = type(model)

@@ -202,6 +202,11 @@ class RangeWatcher:
     def begin_cell(self) -> None:
         self._cell = CellRanges()
 
+    def trained_on(self, model: Any) -> Trained | None:
+        """What ``model`` was last fitted on (its inputs' range), or None."""
+        trained = self._trained.get(id(model))
+        return trained if trained is not None and trained.model() is model else None
+
     def take(self) -> CellRanges:
         cell, self._cell = self._cell, CellRanges()
         return cell

@@ -207,6 +207,10 @@ class Setup:
     batch_size: int | None = None  # fit's batch size for arrays (Keras's default 32)
     unreachable: int = 0  # regression targets outside the output activation's range
     multi_hot: int = 0  # rows of 0/1 labels holding more than one 1
+    # fit only: the most common class's share of the labels, and how many classes they
+    # hold (``run_outcomes.py``: the accuracy a model reaches by always predicting it).
+    majority: float | None = None
+    classes: int | None = None
     # ``compile`` only: the CompileLoss object that call made (which compile it was).
     compiled_loss: weakref.ReferenceType[Any] | None = None
 
@@ -510,6 +514,17 @@ def _class_numbers(values: Any, labels: Labels) -> Any | None:
     return None
 
 
+def _class_shares(values: Any, labels: Labels) -> tuple[float | None, int | None]:
+    """The most common class's share of the labels and the number of classes they hold
+    (one ``bincount`` pass), for class labels only; (None, None) otherwise."""
+    numpy = _numpy_module()
+    classes = _class_numbers(values, labels)
+    if numpy is None or classes is None or classes.size == 0 or (labels.high or 0) > 10_000:
+        return None, None
+    counts = numpy.bincount(classes.astype("int64"))
+    return float(counts.max()) / float(classes.size), int((counts > 0).sum())
+
+
 def _split(values: Any, labels: Labels, fraction: float, x: Any) -> Split | None:
     """The classes on either side of fit's cut (``floor(n * (1 - fraction))``, as Keras
     3.15's ``train_validation_split``) when the labels come grouped by class: one pass
@@ -548,18 +563,20 @@ def _split(values: Any, labels: Labels, fraction: float, x: Any) -> Split | None
 def _split_only(
     method: str, model: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
 ) -> Setup | None:
-    """A setup holding only what ``validation_split`` cut, for a model whose output or
-    loss this module does not read; None when there is nothing to say."""
+    """A setup holding only what ``validation_split`` cut and the labels' class shares,
+    for a model whose output or loss this module does not read (a subclassed model, a loss
+    of the user's); None when there is nothing to say."""
     fraction = _argument(args, kwargs, "validation_split")
-    if type(fraction) is not float or not 0 < fraction < 1 or "validation_data" in kwargs:
-        return None
     x, y = _argument(args, kwargs, "x"), _argument(args, kwargs, "y")
     read = _labels(x, y)
     if read is None or read[1] is None:
         return None
     labels, values = read
-    split = _split(values, labels, fraction, x)
-    if split is None:
+    split = None
+    if type(fraction) is float and 0 < fraction < 1 and "validation_data" not in kwargs:
+        split = _split(values, labels, fraction, x)
+    majority, classes = _class_shares(values, labels)
+    if split is None and majority is None:
         return None
     return Setup(
         model=weakref.ref(model),
@@ -570,6 +587,8 @@ def _split_only(
         layer_index=None,
         labels=labels,
         split=split,
+        majority=majority,
+        classes=classes,
     )
 
 
@@ -633,6 +652,8 @@ def read_setup(
             setup.unreachable = _unreachable(values, setup.activation)
         if values is not None and _may_be_multi_hot(setup):
             setup.multi_hot = int((values.sum(axis=-1) > 1).sum())
+        if values is not None and method == "fit":
+            setup.majority, setup.classes = _class_shares(values, setup.labels)
     if method == "fit":
         logs = stored(result, "history")
         losses = logs.get("loss") if type(logs) is dict else None
@@ -782,6 +803,11 @@ def _findings(setup: Setup) -> list[Finding]:
     if setup.method == "fit" and setup.reduction == "sum" and _diverged(setup.losses):
         found.append("summed_loss_diverged")
     return [Finding(rule, setup) for rule in found]
+
+
+def findings(setup: Setup) -> list[Finding]:
+    """Every disagreement of one setup (for checks that must not repeat its causes)."""
+    return _findings(setup)
 
 
 def _target_width(labels: Labels) -> int | None:

@@ -28,6 +28,7 @@ not run.
 from __future__ import annotations
 
 import threading
+import weakref
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -67,6 +68,8 @@ class CellTraining:
     with_gradient: set[int] = field(default_factory=set)
     without_gradient: dict[int, str] = field(default_factory=dict)  # id -> Keras path/name
     optimizer_ids: set[int] = field(default_factory=set)
+    # The optimizers themselves, weakly (``training/run_outcomes.py`` reads their rates).
+    optimizers: list[weakref.ReferenceType[Any]] = field(default_factory=list)
     truncated: bool = False
 
 
@@ -113,6 +116,11 @@ class LearningWatcher:
         with self._lock:
             cell = self._cell
             cell.calls += 1
+            if id(optimizer) not in cell.optimizer_ids and len(cell.optimizers) < 8:
+                try:
+                    cell.optimizers.append(weakref.ref(optimizer))
+                except TypeError:
+                    pass
             cell.optimizer_ids.add(id(optimizer))
             for gradient, variable in zip(grads, variables, strict=False):
                 if len(cell.with_gradient) + len(cell.without_gradient) >= MAX_VARIABLES_SEEN:

@@ -53,7 +53,7 @@ from typing import Any
 
 from jupyterlab_tfcoach.monitor.report import Note, note
 from jupyterlab_tfcoach.monitor.stored_state import instance_dict, keras_layers, library_attribute
-from jupyterlab_tfcoach.monitor.training import loss_sign
+from jupyterlab_tfcoach.monitor.training import loss_sign, run_outcomes
 from jupyterlab_tfcoach.monitor.variables import (
     constant_parameters,
     loss_reduction,
@@ -229,10 +229,13 @@ class TrainingSymptoms:
         self.namespace: Callable[[], Mapping[str, Any]] = dict
         self._sites: dict[tuple[str, int, int], _Site] = {}
         self._copied_elements = 0
+        # The last cell's loops, for their outcome (``training/run_outcomes.py``).
+        self.finished: list[run_outcomes.LoopRun] = []
 
     def begin_cell(self) -> None:
         self._sites = {}
         self._copied_elements = 0
+        self.finished = []
 
     # ------------------------------------------------------------ per step
     def observe(
@@ -356,9 +359,23 @@ class TrainingSymptoms:
         sites, self._sites = self._sites, {}
         self._copied_elements = 0
         found: list[Note] = []
+        self.finished = []
         for site in sites.values():
             if site.calls < 2:
                 continue
+            if len(site.losses) >= 2 and len(self.finished) < MAX_SITES:
+                # Whether the variables changed matters only to a loss that stayed level,
+                # and the line is named only for a loop with a symptom: both cost.
+                changed = (
+                    run_outcomes.level(site.losses, site.calls)
+                    and site.copied
+                    and not site.fresh
+                    and any(outcome.changed for outcome in _outcomes(site))
+                )
+                run = run_outcomes.LoopRun("", site.calls, list(site.losses), changed)
+                if run_outcomes.loop_symptom(run) is not None:
+                    run.at = where(site.filename, site.line)[0]
+                    self.finished.append(run)
             recreated = _recreated(site)
             if recreated:
                 found.append(self._recreated_note(site, recreated, cell_source, where))
