@@ -79,6 +79,40 @@ def test_a_name_read_several_times_is_made_in_the_right_dtype(kernel: KernelSess
     assert value_of(kernel, "ys.dtype.name") == "float32"
 
 
+def test_a_name_inside_the_refused_operand_is_made_in_the_right_dtype(
+    kernel: KernelSession,
+) -> None:
+    """The float64 value is an expression over a name (``1.0 - ramp[:, None]``) whose
+    other uses would fail next: the fix casts the name where it is made, not the part."""
+    runs_cleanly(kernel, "start_vec = tf.zeros((1, 3))\nend_vec = tf.ones((1, 3))")
+    cell = """ramp = tf.range(5) / 4
+mix = (1.0 - ramp[:, None]) * start_vec + ramp[:, None] * end_vec
+print(mix.shape)"""
+    text = failing(kernel, cell)["explanation"]
+    assert "The line reads `ramp` twice" in text
+    fix = fix_of(text)
+    assert fix == "ramp = tf.cast(tf.range(5) / 4, tf.float32)"
+    runs_cleanly(kernel, cell.replace("ramp = tf.range(5) / 4", fix))
+    assert value_of(kernel, "mix.dtype.name") == "float32"
+    # Variant: the name made in an earlier cell, read once on the line and again below.
+    runs_cleanly(kernel, "steps = tf.range(1, 4) / 3")
+    cell = "shifted = tf.ones((2, 3)) + steps * 2.0\ntotal = float(tf.reduce_sum(steps))"
+    text = failing(kernel, cell)["explanation"]
+    assert "The cell reads `steps` again on line 2" in text
+    fix = fix_of(text)
+    assert fix == "steps = tf.cast(tf.range(1, 4) / 3, tf.float32)"
+    runs_cleanly(kernel, fix)
+    runs_cleanly(kernel, cell)
+    assert value_of(kernel, "shifted.dtype.name") == "float32"
+    # Look-alike: a name used once, nowhere else in the cell, keeps the cast at the use.
+    runs_cleanly(kernel, "bump = tf.range(3) / 3")
+    text = failing(kernel, "lifted = tf.ones((2, 3)) + bump * 2.0")["explanation"]
+    assert text.endswith(
+        "Cast `bump * 2.0` to float32: `tf.ones((2, 3)) + tf.cast(bump * 2.0, tf.float32)`."
+    )
+    runs_cleanly(kernel, "lifted = tf.ones((2, 3)) + tf.cast(bump * 2.0, tf.float32)")
+
+
 GENERATOR = """NOISE_DIM = 4
 maker = keras.Sequential([keras.Input(shape=(NOISE_DIM,)), keras.layers.Dense(8),
                           keras.layers.Dense(2)])

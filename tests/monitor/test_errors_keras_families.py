@@ -372,6 +372,44 @@ rec.compile(optimizer="adam", loss="mse")""",
     runs_cleanly(kernel, cell.replace("'pair.h5'", "'pair.weights.h5'"))
 
 
+def test_a_save_path_name_read_again_is_fixed_where_it_is_made(
+    kernel: KernelSession, tmp_path: Path
+) -> None:
+    """A refused save path held by a name the cell reads again below: the fix rewrites the
+    name's assignment (in this cell or an earlier one), so the later reads get it too."""
+    runs_cleanly(
+        kernel,
+        f"""import os
+out_dir = {str(tmp_path)!r}
+ranker = keras.Sequential([keras.Input((3,)), keras.layers.Dense(2)])""",
+    )
+    cell = """export_file = os.path.join(out_dir, "ranker_v1")
+ranker.save(export_file)
+back = keras.models.load_model(export_file)
+print(back.count_params())"""
+    text = failing(kernel, cell)["explanation"]
+    assert "`export_file` is read again on line 3" in text
+    fix = fix_of(text)
+    assert fix == 'export_file = os.path.join(out_dir, "ranker_v1.keras")'
+    fixed = cell.replace(cell.splitlines()[0], fix)
+    runs_cleanly(kernel, fixed)
+    assert value_of(kernel, "back.count_params()") == 8
+    # Variant: the name made in an earlier cell by concatenation, weights only.
+    runs_cleanly(kernel, 'ckpt_file = out_dir + "/enc_weights.h5"')
+    cell = "ranker.save_weights(ckpt_file)\nranker.load_weights(ckpt_file)"
+    text = failing(kernel, cell)["explanation"]
+    assert "`ckpt_file` is read again on line 2" in text
+    fix = fix_of(text)
+    assert fix == 'ckpt_file = out_dir + "/enc_weights.weights.h5"'
+    runs_cleanly(kernel, fix)
+    runs_cleanly(kernel, cell)
+    assert (tmp_path / "enc_weights.weights.h5").exists()
+    # Look-alike: a name read only by the failing call keeps the call's own fix.
+    runs_cleanly(kernel, 'single = out_dir + "/solo.h5"')
+    fix = fix_of(failing(kernel, "ranker.save_weights(single)")["explanation"])
+    assert fix == f"ranker.save_weights({str(tmp_path / 'solo.weights.h5')!r})".replace("'", '"')
+
+
 def test_a_loss_name_keras_does_not_know(kernel: KernelSession) -> None:
     runs_cleanly(
         kernel,

@@ -275,6 +275,40 @@ print(float(prob_loss(outcome, prob_model(readings))))
     assert notes_of(kernel, probs) == []
 
 
+def test_a_loss_object_told_once_where_it_was_made(kernel: KernelSession) -> None:
+    """The note on a probability loss object fed scores goes with the cell that made and
+    first misused it; a later cell that only uses the same object again (with a bug of its
+    own) is not given the earlier cell's note, while a cell that makes it afresh is."""
+    made = """hinge_ce = keras.losses.CategoricalCrossentropy()
+
+def critic_loss(onehot_true, raw_scores):
+    return hinge_ce(onehot_true, raw_scores)
+"""
+    [text] = notes_of(kernel, made)
+    assert text.startswith("`critic_loss` gives `raw_scores` to")
+    fix = code_after(text, "Tell the loss it gets logits:")
+    assert fix == "hinge_ce = keras.losses.CategoricalCrossentropy(from_logits=True)"
+    # A later cell reusing the object: the fix above belongs to the earlier cell.
+    reused = """def actor_loss(scores_fake):
+    return hinge_ce(tf.ones_like(scores_fake) * 0.0, scores_fake)
+"""
+    assert notes_of(kernel, reused) == []
+    # Variant: a loss object made in a cell that was never told (no function there) is
+    # still told in the first cell that hands it scores.
+    run(kernel, "sm_loss = keras.losses.BinaryCrossentropy()")
+    first_use = """def gate_loss(target, gate_logits):
+    return sm_loss(target, gate_logits)
+"""
+    [text] = notes_of(kernel, first_use)
+    assert text.startswith("`gate_loss` gives `gate_logits` to")
+    fix = code_after(text, "Tell the loss it gets logits:")
+    assert fix == "sm_loss = keras.losses.BinaryCrossentropy(from_logits=True)"
+    run(kernel, fix)
+    assert notes_of(kernel, first_use) == []
+    # A cell that makes the object again is told again.
+    assert len(notes_of(kernel, made)) == 1
+
+
 def test_a_restore_that_fills_the_old_model_not_the_new_one(kernel: KernelSession) -> None:
     setup = """trained = keras.Sequential([keras.Input((6,)), layers.Dense(3)])
 trained.compile(optimizer="adam", loss="mse")

@@ -25,7 +25,7 @@ from jupyterlab_tfcoach.monitor.errors.context import (
 )
 from jupyterlab_tfcoach.monitor.errors.families_signatures import is_graph_function_input
 from jupyterlab_tfcoach.monitor.errors.loop_accumulators import accumulator_start
-from jupyterlab_tfcoach.monitor.errors.origins import origin_sentence
+from jupyterlab_tfcoach.monitor.errors.origins import origin_sentence, read_again
 
 _EAGER_DTYPE = re.compile(
     r"cannot compute (?P<op>\w+) as input #(?P<index>\d+)\(zero-based\) was expected to be "
@@ -471,17 +471,22 @@ def _cast_at_source(
     once (``A * tf.exp(-k * t) * tf.cos(w * t + phi)``: a cast of the ``t`` that failed
     first moves the error to the next ``t``): a function's parameter is cast once as the
     first line of its body, a name of the cells where it is assigned (NumPy arrays with
-    ``.astype``, tensors with ``tf.cast``)."""
-    if not isinstance(operand, ast.Name):
+    ``.astype``, tensors with ``tf.cast``). The name is the operand, or the one name of the
+    operand's dtype it reads (``t`` in ``1 - t[:, None]``); a name read once on the line
+    but again below it in the cell is fixed where it is made too."""
+    name = _dtype_source_name(operand, frame, context, dtype)
+    if name is None:
         return None
-    name = operand.id
     tree, statement = frame.tree(), frame.statement()
     if tree is None or statement is None:
         return None
     function = _enclosing_function(tree, frame.position.line)
     scope: ast.AST = function if function is not None else statement
     uses = _uses(scope, name)
-    if uses < 2:
+    # A name the cell reads again below the failing line fails there next (or carries the
+    # wrong dtype on): its value is fixed where it is made.
+    again = read_again(name, frame) if function is None else None
+    if uses < 2 and again is None:
         return None
     count = "twice" if uses == 2 else f"{uses} times"
     if function is not None:
@@ -509,7 +514,7 @@ def _cast_at_source(
         written, value = cell.segment(assignment), cell.segment(assignment.value)
         if not written or not value or "\n" in written:
             return None
-        found, held = context.resolve(operand, frame)
+        found, held = context.lookup(name, frame)
         if not found:
             return None
         if kind_of(held) == "array":
@@ -521,12 +526,45 @@ def _cast_at_source(
         else:
             fixed = f"{name} = {tf}.cast({value}, {tf}.{target})"
         where = f"line {assignment.lineno} of {cell.label}"
+        reads = (
+            f"The line reads {code(name)} {count}"
+            if uses >= 2
+            else f"The cell reads {code(name)} again on line {again}"
+        )
         return (
-            f"The line reads {code(name)} {count}: a cast at this one place would move the "
+            f"{reads}: a cast at this one place would move the "
             f"error to the next. Make it {target} once, where it is made ({code(written)}, "
             f"{where}). Fix: {code(fixed)}."
         )
     return None
+
+
+def _dtype_source_name(
+    operand: ast.expr, frame: CellFrame, context: ErrorContext, dtype: str
+) -> str | None:
+    """The name whose value gives the failing operand its dtype: the operand itself when it
+    is a name, else the one name it reads holding an array or tensor of that dtype
+    (``t`` in ``1 - t[:, None]``)."""
+    if isinstance(operand, ast.Name):
+        return operand.id
+    names = {
+        node.id
+        for node in ast.walk(operand)
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)
+    }
+    held: list[str] = []
+    for name in sorted(names):
+        found, value = context.lookup(name, frame)
+        if not found or kind_of(value) not in ("array", "tensor", "variable"):
+            continue
+        try:
+            stored = value.dtype
+            named = str(stored) if kind_of(value) == "array" else stored.name
+        except Exception:
+            continue
+        if named == dtype:
+            held.append(name)
+    return held[0] if len(held) == 1 else None
 
 
 def _made_by_constant(value: ast.expr) -> bool:
@@ -597,9 +635,13 @@ def _same_dtype_elsewhere(
     if statement is None:
         return ""
     operand_source = frame.segment(operand)
+    # The operand's own names are inside the cast: they do not meet the result again.
+    inside = {id(node) for node in ast.walk(operand)}
     others: list[str] = []
     for node in ast.walk(statement):
         if not isinstance(node, (ast.Name, ast.Attribute)) or isinstance(node.ctx, ast.Store):
+            continue
+        if id(node) in inside:
             continue
         source = frame.segment(node)
         if not source or source == operand_source or source in others:

@@ -57,6 +57,7 @@ from jupyterlab_tfcoach.monitor.errors.family_record import (
     Recognised,
     segment_of,
 )
+from jupyterlab_tfcoach.monitor.errors.origins import assigned_string_fix
 from jupyterlab_tfcoach.monitor.stored_state import is_library_class, library_attribute
 from jupyterlab_tfcoach.monitor.symptoms.dataset_order import reshuffled_each_epoch
 
@@ -895,6 +896,14 @@ def _read_save_path(error: Recognised, line: FailingLine, context: ErrorContext)
     if argument is None:
         return Finding(rule + ".", None)
     new_path = _with_extension(path, extension)
+    assigned = assigned_string_fix(argument, line.frame, context, new_path)
+    if assigned is not None:
+        # ``load_model(save_path)`` below reads the same name: fix the name where it is made.
+        rule += (
+            f"; `{assigned.name}` is read again on line {assigned.read_again}, so give it the "
+            f"new name where it is made ({assigned.where}) and run the cell again"
+        )
+        return Finding(rule + ".", code(assigned.fixed))
     statement = line.statement if line.statement is not None else call
     written = string_literal(segment_of(line, argument), new_path)
     fixed = one_line(rewrite(line.frame, statement, argument, written))

@@ -6,6 +6,10 @@ cure belongs where that array enters, and a teacher names it. ``value_origin`` f
 plain name back to its newest top-level assignment (in the failing cell above the failing
 line, else in earlier cells) and to the one name read there whose NumPy array or tensor
 has the operand's dtype; it reads values and syntax only, never runs user code.
+
+``assigned_string_fix`` follows a refused string argument (a save path without the
+extension Keras 3 needs) the same way: when the cell reads the name again below the failing
+call, the fix rewrites the string literal in the name's assignment, not the call alone.
 """
 
 from __future__ import annotations
@@ -137,3 +141,106 @@ def origin_sentence(operand: ast.expr, frame: CellFrame, context: ErrorContext) 
         f" `{origin.name}` was built from `{origin.source}`, {origin.description}, by "
         f"`{origin.statement}` ({origin.where})."
     )
+
+
+# ------------------------------------------------------- a literal value made under a name
+@dataclass(frozen=True)
+class AssignedFix:
+    """``save_path = os.path.join(tmp, "policy")`` rewritten so the name holds the value a
+    call refused under it (``"policy.keras"``): the fix for a value the cell reads again."""
+
+    name: str
+    fixed: str  # the assignment with the string rewritten
+    where: str  # "line 1 of this cell", "cell In[4]"
+    read_again: int  # the line of this cell below the failing one that reads the name
+
+
+def read_again(name: str, frame: CellFrame) -> int | None:
+    """The first line below the failing one in the running cell that reads ``name``."""
+    tree = frame.tree()
+    if tree is None:
+        return None
+    lines = [
+        node.lineno
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Name)
+        and node.id == name
+        and isinstance(node.ctx, ast.Load)
+        and node.lineno > frame.position.line
+    ]
+    return min(lines) if lines else None
+
+
+def _string_part(value: ast.expr, old: str, new: str) -> tuple[ast.Constant, str] | None:
+    """The string literal of an assigned expression that makes ``old``'s end, and its text
+    rewritten so the expression makes ``new``: the whole literal (``"run/m.h5"``) or the
+    last one the value ends with (``os.path.join(tmp, "m")``, ``base + "m.h5"``); None when
+    the new value does not share the part the rest of the expression makes."""
+    if isinstance(value, ast.Constant):
+        return (value, new) if value.value == old else None
+    formatted = {
+        id(part)
+        for node in ast.walk(value)
+        if isinstance(node, ast.JoinedStr)
+        for part in ast.walk(node)
+    }
+    literals = sorted(
+        (
+            node
+            for node in ast.walk(value)
+            if isinstance(node, ast.Constant)
+            and type(node.value) is str
+            and node.value
+            and id(node) not in formatted
+        ),
+        key=lambda node: (node.lineno, node.col_offset),
+    )
+    if not literals:
+        return None
+    last = literals[-1]
+    tail: str = last.value
+    if not old.endswith(tail):
+        return None
+    kept = old[: len(old) - len(tail)]
+    if not new.startswith(kept) or len(new) == len(kept):
+        return None
+    return last, new[len(kept) :]
+
+
+def assigned_string_fix(
+    operand: ast.expr | None, frame: CellFrame, context: ErrorContext, new: str
+) -> AssignedFix | None:
+    """When a call refused the string a plain name holds (``model.save(save_path)``) and
+    the cell reads that name again below (``load_model(save_path)``), the fix belongs to
+    the name's newest assignment (in this cell above the failing line, else an earlier
+    cell): rewriting the call's argument alone leaves the name wrong for every later use.
+    None when the operand is no such name, the cell does not read it again, or no string
+    literal in the assignment makes the part of the value to change."""
+    if not isinstance(operand, ast.Name):
+        return None
+    again = read_again(operand.id, frame)
+    if again is None:
+        return None
+    found, old = context.lookup(operand.id, frame)
+    if not found or type(old) is not str or old == new:
+        return None
+    from jupyterlab_tfcoach.monitor.errors.cell_sources import string_literal
+    from jupyterlab_tfcoach.monitor.errors.context import rewrite
+
+    running = frame.source()
+    for cell, assignment in assignments_in_cells(operand.id, context):
+        if cell.source == running and assignment.lineno >= frame.position.line:
+            continue
+        if len(assignment.targets) != 1 or not isinstance(assignment.targets[0], ast.Name):
+            return None
+        part = _string_part(assignment.value, old, new)
+        if part is None:
+            return None
+        literal, text = part
+        written = cell.segment(literal)
+        fixed = rewrite(cell_frame(cell), assignment, literal, string_literal(written, text))
+        if not fixed or "\n" in fixed:
+            return None
+        where = f"line {assignment.lineno} of this cell" if cell.source == running else cell.label
+        return AssignedFix(operand.id, fixed, where, again)
+    return None

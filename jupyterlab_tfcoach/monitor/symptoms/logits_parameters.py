@@ -17,7 +17,9 @@ calls the function with, at that place, a call of a model whose output is raw: a
 model whose last layer has no activation (``loss_agreement.model_ending``), or a
 ``tf.Module`` whose last layer, in a list it holds, has ``activation`` None. A parameter
 called ``probs`` fed a softmax model stays silent. The fix is the loss call with
-``from_logits=True``.
+``from_logits=True``. A loss object made in an earlier cell whose note was already given
+there (that cell made it and handed it scores) is not told again on a later cell that only
+uses it: the fix is the earlier cell's, and repeating it would cover the later cell's own bug.
 """
 
 from __future__ import annotations
@@ -55,11 +57,67 @@ def _raw_output(model: Any) -> bool:
 
 
 def notes(source: str, namespace: Mapping[str, Any]) -> list[Note]:
-    if "def " not in source:
+    found = _found(source, namespace)
+    if found is None or _told_before(found[3][0], source, namespace):
         return []
+    return [_note(*found, source)]
+
+
+# How many earlier cells are read for a note already given on the same loss object.
+_HISTORY_CELLS = 50
+
+# (the function, the loss call, the parameter, the loss, the raw model call feeding it)
+Found = tuple[
+    ast.FunctionDef, ast.Call, str, tuple[str, bool, str, str], tuple[str, str, int] | None
+]
+
+
+def _told_before(loss: str, source: str, namespace: Mapping[str, Any]) -> bool:
+    """Whether a loss object made in an earlier cell (``bce = BinaryCrossentropy()``) was
+    already told in an earlier cell: its fix (``bce = ...(from_logits=True)``) is there,
+    and this cell only uses the object again, so repeating the note here would hide this
+    cell's own mistake behind an earlier cell's. A cell that makes the object again, or
+    one whose earlier cells never gave the note, is told."""
+    if not loss.isidentifier() or _made_here(loss, source):
+        return False
+    history = namespace.get("In") if hasattr(namespace, "get") else None
+    if type(history) is not list:
+        return False
+    last = len(history) - 1
+    for index in range(last, max(0, last - _HISTORY_CELLS), -1):
+        earlier = history[index]
+        if type(earlier) is not str or earlier.strip() == source.strip():
+            continue
+        if loss not in earlier:
+            continue
+        told = _found(earlier, namespace)
+        if told is not None and told[3][0] == loss:
+            return True
+        if _made_here(loss, earlier):
+            # The object's construction: cells before it made another object.
+            return False
+    return False
+
+
+def _made_here(name: str, source: str) -> bool:
     tree = parsed_source(source)
     if tree is None:
-        return []
+        return False
+    return any(
+        isinstance(node, ast.Assign)
+        and any(isinstance(t, ast.Name) and t.id == name for t in node.targets)
+        for node in ast.walk(tree)
+    )
+
+
+def _found(source: str, namespace: Mapping[str, Any]) -> Found | None:
+    """The first call in one of the cell's functions that hands a scores parameter to a
+    probability loss: (function, call, parameter, loss, the raw model call feeding it)."""
+    if "def " not in source:
+        return None
+    tree = parsed_source(source)
+    if tree is None:
+        return None
     for function in tree.body:
         if not isinstance(function, ast.FunctionDef):
             continue
@@ -78,8 +136,8 @@ def notes(source: str, namespace: Mapping[str, Any]) -> list[Note]:
             fed = _raw_model_call(tree, function.name, position, namespace)
             if not named and fed is None:
                 continue
-            return [_note(function, node, prediction.id, loss, fed, source)]
-    return []
+            return function, node, prediction.id, loss, fed
+    return None
 
 
 def _raw_model_call(
