@@ -104,3 +104,35 @@ def test_several_results_of_a_keras_layer_read_as_one(kernel: KernelSession) -> 
     execution = kernel.execute(own)
     assert execution.reply["status"] == "error"
     assert execution.report["error"] is None
+
+
+def test_normalize_kept_whole_then_multiplied_or_summed(kernel: KernelSession) -> None:
+    # tf.linalg.normalize returns the unit-norm tensor and the norms (l2_normalize does not).
+    runs_cleanly(kernel, "profiles = tf.random.normal((9, 5))")
+    cell = (
+        "unit = tf.linalg.normalize(profiles, axis=-1)\n"
+        "cosines = tf.matmul(unit, tf.transpose(unit))"
+    )
+    error = failing(kernel, cell)
+    text = error["explanation"]
+    assert "`unit` holds both results of `tf.linalg.normalize(profiles, axis=-1)`" in text
+    assert "the tensor scaled to unit norm and the norms it was divided by" in text
+    fix = fix_of(text)
+    assert fix == "unit, norms = tf.linalg.normalize(profiles, axis=-1)"
+    runs_cleanly(kernel, cell.replace("unit = tf.linalg.normalize(profiles, axis=-1)", fix))
+    assert value_of(kernel, "round(float(tf.linalg.diag_part(cosines)[0]), 4)") == 1.0
+    # The L1 variant, summed: same reading.
+    cell = (
+        "shares = tf.linalg.normalize(tf.abs(profiles), ord=1, axis=1)\n"
+        "totals = tf.reduce_sum(shares, axis=1)"
+    )
+    error = failing(kernel, cell)
+    assert fix_of(error["explanation"]) == (
+        "shares, norms = tf.linalg.normalize(tf.abs(profiles), ord=1, axis=1)"
+    )
+    # The single-result spelling stays quiet.
+    runs_cleanly(
+        kernel,
+        "unit2 = tf.math.l2_normalize(profiles, axis=-1)\n"
+        "c2 = tf.matmul(unit2, unit2, transpose_b=True)",
+    )

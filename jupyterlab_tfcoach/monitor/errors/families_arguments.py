@@ -604,6 +604,39 @@ def _value_candidates(
     return allowed
 
 
+def _split_shape(
+    argument: _Argument, site: _Site, parameters: list[inspect.Parameter], context: ErrorContext
+) -> tuple[str, str | None] | None:
+    """``tf.random.normal(16, latent_dim)``: the sizes written as separate positional
+    arguments (NumPy's ``randn(16, 2)`` style), so the first alone became ``shape`` and the
+    next filled the parameter after it. Read from the values: both whole numbers."""
+    args = site.call.args
+    if argument.parameter != "shape" or len(args) < 2 or args[0] is not argument.value:
+        return None
+    sizes = []
+    for node in args[:2]:
+        if isinstance(node, ast.Constant):
+            found, value = True, node.value
+        else:
+            found, value = value_of(node, site.frame, context)
+        if not found or type(value) is not int:
+            return None
+        sizes.append(site.frame.segment(node) or "")
+    if not all(sizes):
+        return None
+    names = [parameter.name for parameter in parameters]
+    after = names[names.index("shape") + 1] if "shape" in names[:-1] else None
+    words = (
+        "The shape is one argument, a tuple of sizes: written as separate numbers, the "
+        "first alone became `shape`"
+        + (f" and {code(sizes[1])} filled the next parameter, `{after}`" if after else "")
+    )
+    span = ast.Tuple(elts=[], ctx=ast.Load())
+    span.lineno, span.col_offset = args[0].lineno, args[0].col_offset
+    span.end_lineno, span.end_col_offset = args[1].end_lineno, args[1].end_col_offset
+    return words, _fix(site, span, f"({sizes[0]}, {sizes[1]})")
+
+
 def _fix(site: _Site, node: ast.AST, replacement: str) -> str | None:
     """The learner's statement with ``node`` replaced; for a statement over several lines
     (a layer in a ``Sequential([...])`` list), the call alone, said to replace the old."""
@@ -686,6 +719,9 @@ def _read_refused_argument(
     elif not unknown_dtype:
         rule += " (the message above says why)"
     rule += _axis_range(argument, text, requirement)
+    split = _split_shape(argument, site, parameters, context)
+    if split is not None:
+        return Finding(rule + ". " + split[0] + ".", split[1], section)
     if type(value) is not str:
         return Finding(rule + ".", None, section)
     if unknown_dtype:

@@ -1636,6 +1636,16 @@ def _input_count(
     if x_source not in chosen:
         return Finding(rule + ".", None)
     fixed = rewrite(line.frame, call, x_node, f"[{', '.join(chosen)}]")
+    written = [line.frame.segment(argument) for argument in call.args]
+    callee = line.frame.segment(call.func)
+    if len(written) > 1 and not call.keywords and callee and set(written) <= set(chosen):
+        # ``model(a, b)``: the other inputs were given as more positional arguments (the
+        # second lands in ``call``'s ``training``); the list replaces them all.
+        rule += (
+            "; the other inputs were given as further positional arguments, which a model "
+            "reads as `call`'s next parameters (`training`, ...), not as inputs"
+        )
+        fixed = f"{callee}([{', '.join(chosen)}])"
     rule += f"; the arrays of this notebook that fit them, in order: {', '.join(map(code, chosen))}"
     fix = code(fixed) if fixed and "\n" not in fixed else None
     return Finding(rule + ".", fix)

@@ -5,7 +5,9 @@ global norm) in ``grads``; a later ``zip(grads, model.trainable_variables)`` the
 whole list and the norm with the first two variables, and the error that follows (a
 shape mismatch deep in the optimizer) says nothing about the assignment. The same with
 ``tf.nn.moments`` (mean, variance), ``tf.unique`` (values, indices), ``tf.math.top_k``
-(values, indices), ``tf.linalg.eigh`` and ``tf.linalg.qr``.
+(values, indices), ``tf.linalg.eigh``, ``tf.linalg.qr``, ``tf.linalg.normalize`` (the
+unit-norm tensor, the norms: ``tf.math.l2_normalize`` returns one), ``tf.linalg.slogdet``
+and ``tf.nn.weighted_moments``.
 
 Recognised by its reading alone, for any error TensorFlow or Keras raised: a name on the
 failing line holds a tuple of two and its newest assignment (in the failing cell, at any
@@ -53,6 +55,10 @@ _PAIRS = {
     "top_k": Pair("the k largest values", "their indices", "indices"),
     "eigh": Pair("the eigenvalues", "the eigenvectors", "eigenvectors"),
     "qr": Pair("q", "r", "r"),
+    # ``tf.linalg.normalize``: unlike ``tf.math.l2_normalize`` it returns the norm too.
+    "normalize": Pair("the tensor scaled to unit norm", "the norms it was divided by", "norms"),
+    "slogdet": Pair("the sign of the determinant", "the log of its absolute value", "logdet"),
+    "weighted_moments": Pair("the weighted mean", "the weighted variance", "variance"),
     # ``MultiHeadAttention(...)(q, v, return_attention_scores=True)``
     "return_attention_scores": Pair("the attention output", "the attention scores", "scores"),
 }

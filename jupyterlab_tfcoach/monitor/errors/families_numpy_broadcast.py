@@ -1,0 +1,152 @@
+"""NumPy's broadcast error in the learner's own line: ``a - b`` on two arrays (often a
+model's output made NumPy with ``.numpy()`` or ``predict``) whose shapes cannot line up.
+
+NumPy raises ``operands could not be broadcast together with shapes (1000,2) (8,2)``
+without naming the values, and the traceback never enters TensorFlow, so TensorFlow's
+broadcast family (``families_shapes.BROADCAST``) never sees it. This reading finds the
+operation on the line whose two operands hold exactly the shapes in the message, says
+which value has which shape and where they clash, then reads the usual intent from the
+shapes:
+
+- two tables of rows with the same width and different row counts, ``(N, D)`` and
+  ``(M, D)``: every row of one compared with every row of the other, which needs an axis
+  of its own for each (``a[:, None, :] - b[None, :, :]`` gives ``(N, M, D)``);
+- two vectors of different lengths: every pair, ``a[:, None] - b[None, :]``;
+- one the transpose of the other: ``a - b.T``;
+- one missing the last axis of the other: that axis added with ``[..., None]``.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from jupyterlab_tfcoach.monitor.errors.context import ErrorContext, code, rewrite
+from jupyterlab_tfcoach.monitor.errors.failing_line import FailingLine, Operand, show_shape
+from jupyterlab_tfcoach.monitor.errors.family_record import (
+    ErrorFamily,
+    Finding,
+    Message,
+    Recognised,
+    operand_of,
+)
+
+_BROADCAST_SECTION = "broadcasting"
+_NUMPY_BROADCAST = re.compile(
+    r"^operands could not be broadcast together with shapes "
+    r"\((?P<a>[\d,]*)\) \((?P<b>[\d,]*)\)\s*$"
+)
+_OPERATORS: dict[type[ast.operator], str] = {
+    ast.Add: "+",
+    ast.Sub: "-",
+    ast.Mult: "*",
+    ast.Div: "/",
+    ast.FloorDiv: "//",
+    ast.Mod: "%",
+    ast.Pow: "**",
+}
+# Operands shown as written in a fix need no parentheses around them when indexed.
+_ATOMS = (ast.Name, ast.Attribute, ast.Call, ast.Subscript)
+
+
+def _shape(text: str) -> tuple[int, ...] | None:
+    try:
+        return tuple(int(part) for part in text.split(",") if part.strip())
+    except ValueError:
+        return None
+
+
+def _indexed(node: ast.expr, source: str, index: str) -> str:
+    return f"{source}{index}" if isinstance(node, _ATOMS) else f"({source}){index}"
+
+
+def _pairs(
+    line: FailingLine, context: ErrorContext, shapes: tuple[tuple[int, ...], tuple[int, ...]]
+) -> tuple[ast.BinOp, Operand, Operand] | None:
+    """The ``a <op> b`` of the failing statement whose operands have the two shapes."""
+    statement = line.statement
+    if statement is None:
+        return None
+    for node in ast.walk(statement):
+        if not isinstance(node, ast.BinOp) or type(node.op) not in _OPERATORS:
+            continue
+        left, right = operand_of(node.left, line, context), operand_of(node.right, line, context)
+        if left is None or right is None or left.shape is None or right.shape is None:
+            continue
+        if (tuple(left.shape), tuple(right.shape)) == shapes:
+            return node, left, right
+    return None
+
+
+def _clash(a: tuple[int, ...], b: tuple[int, ...]) -> int:
+    for axis in range(-1, -min(len(a), len(b)) - 1, -1):
+        if a[axis] != b[axis] and 1 not in (a[axis], b[axis]):
+            return axis
+    return -1
+
+
+def _read(error: Recognised, line: FailingLine, context: ErrorContext) -> Finding | None:
+    a, b = _shape(error.group("a")), _shape(error.group("b"))
+    if a is None or b is None:
+        return None
+    picked = _pairs(line, context, (a, b))
+    if picked is None:
+        return None
+    node, left, right = picked
+    axis = _clash(a, b)
+    rule = (
+        f"{left.sentence()}; {right.sentence()}. NumPy lines shapes up from the right, and "
+        "along each axis the sizes must be equal or one of them 1: "
+        f"{code(left.source)} {show_shape(a)} and {code(right.source)} {show_shape(b)} differ "
+        f"at axis {axis} ({a[axis]} vs {b[axis]})."
+    )
+    symbol = _OPERATORS[type(node.op)]
+    statement = line.statement
+    written = (line.frame.segment(node.left), line.frame.segment(node.right))
+    if statement is None or not written[0] or not written[1]:
+        return Finding(rule, None, section=_BROADCAST_SECTION)
+    left_text, right_text = written
+    replaced: str | None = None
+    if len(a) == len(b) == 2 and a[1] == b[1] and a[0] != b[0] and 1 not in (a[0], b[0]):
+        rule += (
+            f" Both are tables of rows {a[1]} wide with different numbers of rows, so they "
+            "cannot be paired row by row. To combine every row of "
+            f"{code(left.source)} with every row of {code(right.source)} (a "
+            f"{show_shape((a[0], b[0], a[1]))} result), give each its own axis"
+        )
+        replaced = (
+            f"{_indexed(node.left, left_text, '[:, None, :]')} {symbol} "
+            f"{_indexed(node.right, right_text, '[None, :, :]')}"
+        )
+    elif len(a) == len(b) == 1 and a[0] != b[0] and 1 not in (a[0], b[0]):
+        rule += (
+            f" To combine every entry of {code(left.source)} with every entry of "
+            f"{code(right.source)} (a {show_shape((a[0], b[0]))} result), give each its own axis"
+        )
+        replaced = (
+            f"{_indexed(node.left, left_text, '[:, None]')} {symbol} "
+            f"{_indexed(node.right, right_text, '[None, :]')}"
+        )
+    elif len(a) == len(b) == 2 and a == b[::-1]:
+        rule += f" {code(right.source)} is laid out the other way round: transpose it"
+        replaced = f"{left_text} {symbol} {_indexed(node.right, right_text, '.T')}"
+    elif len(b) == len(a) - 1 and b == a[: len(b)]:
+        rule += f" {code(right.source)} lacks {code(left.source)}'s last axis: add it"
+        replaced = f"{left_text} {symbol} {_indexed(node.right, right_text, '[..., None]')}"
+    elif len(a) == len(b) - 1 and a == b[: len(a)]:
+        rule += f" {code(left.source)} lacks {code(right.source)}'s last axis: add it"
+        replaced = f"{_indexed(node.left, left_text, '[..., None]')} {symbol} {right_text}"
+    fixed = rewrite(line.frame, statement, node, replaced) if replaced else None
+    if not fixed or "\n" in fixed:
+        return Finding(rule if replaced is None else rule + ".", None, section=_BROADCAST_SECTION)
+    return Finding(rule + ".", code(fixed), section=_BROADCAST_SECTION)
+
+
+NUMPY_BROADCAST = ErrorFamily(
+    "NumPy arrays whose shapes cannot broadcast, in the learner's own line",
+    messages=(Message(_NUMPY_BROADCAST),),
+    exception_type="ValueError",
+    read=_read,
+    section=_BROADCAST_SECTION,
+    without_library=True,
+)

@@ -1,0 +1,76 @@
+"""NumPy's broadcast error raised in the learner's own line, on arrays a model returned or
+the learner made (``errors/families_numpy_broadcast.py``): the traceback never enters
+TensorFlow, so the entry reads which value holds which shape and prints the line with the
+axes that combine every row with every row; the fix runs in the kernel and gives the
+pairwise result."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.harness import KernelSession, value_of
+from tests.harness import error_of_failing_cell as failing
+from tests.harness import fix_in as fix_of
+from tests.harness import runs_without_error_entry as runs_cleanly
+
+pytestmark = [pytest.mark.kernel, pytest.mark.timeout(900)]
+
+
+def test_rows_of_a_prediction_against_prototype_rows(kernel: KernelSession) -> None:
+    runs_cleanly(
+        kernel,
+        "embedder = keras.Sequential([keras.Input((5,)), keras.layers.Dense(3)])\n"
+        "feats = embedder.predict(np.random.rand(30, 5).astype('float32'), verbose=0)\n"
+        "prototypes = np.random.rand(4, 3).astype('float32')",
+    )
+    error = failing(
+        kernel, "gaps = np.abs(feats - prototypes).sum(axis=-1)\nlabel = gaps.argmin(1)"
+    )
+    text = error["explanation"]
+    assert "`feats` is a (30, 3) float32 NumPy array" in text
+    assert "`prototypes` is a (4, 3) float32 NumPy array" in text
+    assert "differ at axis -2 (30 vs 4)" in text
+    assert "(a (30, 4, 3) result)" in text
+    fix = fix_of(text)
+    assert fix == "gaps = np.abs(feats[:, None, :] - prototypes[None, :, :]).sum(axis=-1)"
+    runs_cleanly(kernel, fix + "\nlabel = gaps.argmin(1)")
+    assert value_of(kernel, "list(label.shape)") == [30]
+    # The correct look-alike stays quiet.
+    runs_cleanly(kernel, "ok = np.square(feats[:, None, :] - prototypes[None]).sum(-1)")
+
+
+def test_two_vectors_of_scores_and_thresholds(kernel: KernelSession) -> None:
+    runs_cleanly(
+        kernel,
+        "probs = tf.nn.sigmoid(tf.random.normal((12,))).numpy()\n"
+        "cutoffs = np.linspace(0.1, 0.9, 5)",
+    )
+    error = failing(kernel, "rates = np.mean(probs - cutoffs > 0, axis=0)")
+    text = error["explanation"]
+    assert "`cutoffs` is a (5,) float64 NumPy array" in text
+    assert "(a (12, 5) result)" in text
+    fix = fix_of(text)
+    assert fix == "rates = np.mean(probs[:, None] - cutoffs[None, :] > 0, axis=0)"
+    runs_cleanly(kernel, fix)
+    # One rate per cutoff, falling as the cutoff rises.
+    assert value_of(kernel, "list(rates.shape)") == [5]
+    assert value_of(kernel, "bool(np.all(np.diff(rates) <= 0))") is True
+
+
+def test_a_transposed_and_a_missing_axis(kernel: KernelSession) -> None:
+    runs_cleanly(
+        kernel,
+        "grid = np.ones((6, 2))\nflip = np.ones((2, 6))\n"
+        "col = np.arange(6.0)\ntable = np.ones((6, 3))",
+    )
+    error = failing(kernel, "both = grid + flip")
+    fix = fix_of(error["explanation"])
+    assert fix == "both = grid + flip.T"
+    runs_cleanly(kernel, fix)
+    error = failing(kernel, "scaled = table / col")
+    # `table` (6, 3) and `col` (6,) clash at the last axis: col lacks table's last axis.
+    assert "`col` lacks `table`'s last axis" in error["explanation"]
+    fix = fix_of(error["explanation"])
+    assert fix == "scaled = table / col[..., None]"
+    runs_cleanly(kernel, fix)
+    assert value_of(kernel, "list(scaled.shape)") == [6, 3]
