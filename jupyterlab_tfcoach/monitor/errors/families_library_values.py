@@ -37,6 +37,7 @@ from jupyterlab_tfcoach.monitor.errors.failing_line import (
     show_shape,
     value_of,
 )
+from jupyterlab_tfcoach.monitor.errors.families_pair_results import PAIR_KEPT_WHOLE
 from jupyterlab_tfcoach.monitor.errors.family_record import (
     GENERAL_SECTION,
     ErrorFamily,
@@ -593,6 +594,13 @@ def _read_attribute(error: Recognised, line: FailingLine, context: ErrorContext)
                 f"take some: {code(f'next(iter({source}))')}."
             )
             return Finding(rule, None, section=_DATA_SECTION)
+        if type(value) is tuple:
+            # A call known to return two results (attention scores, clip_by_global_norm)
+            # is read better by the pair family, which names the call and the keyword;
+            # it is tried later in the catalogue, so it is asked first here.
+            pair = PAIR_KEPT_WHOLE.read(error, line, context)
+            if pair is not None:
+                return pair
         element = _element_part(attribute, source, value, read_node, line, context)
         if element is not None:
             return element
