@@ -29,6 +29,7 @@ import ast
 import re
 from typing import Any
 
+from jupyterlab_tfcoach.monitor.errors import families_pair_results
 from jupyterlab_tfcoach.monitor.errors.cell_sources import assignments_in_cells
 from jupyterlab_tfcoach.monitor.errors.context import ErrorContext, code, rewrite, value_kind
 from jupyterlab_tfcoach.monitor.errors.failing_line import (
@@ -37,7 +38,6 @@ from jupyterlab_tfcoach.monitor.errors.failing_line import (
     show_shape,
     value_of,
 )
-from jupyterlab_tfcoach.monitor.errors.families_pair_results import PAIR_KEPT_WHOLE
 from jupyterlab_tfcoach.monitor.errors.family_record import (
     GENERAL_SECTION,
     ErrorFamily,
@@ -598,7 +598,7 @@ def _read_attribute(error: Recognised, line: FailingLine, context: ErrorContext)
             # A call known to return two results (attention scores, clip_by_global_norm)
             # is read better by the pair family, which names the call and the keyword;
             # it is tried later in the catalogue, so it is asked first here.
-            pair = PAIR_KEPT_WHOLE.read(error, line, context)
+            pair = families_pair_results.PAIR_KEPT_WHOLE.read(error, line, context)
             if pair is not None:
                 return pair
         element = _element_part(attribute, source, value, read_node, line, context)
