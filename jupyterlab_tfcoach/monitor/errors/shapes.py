@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Iterator
 
 from jupyterlab_tfcoach.monitor.errors.context import (
     CellFrame,
@@ -645,33 +646,35 @@ def _input_assigned(
     return None
 
 
+def _namespace_arrays(context: ErrorContext) -> Iterator[tuple[str, tuple[int, ...]]]:
+    """The learner's arrays and tensors (name, shape), among the first 5,000 names: the
+    candidates for the data a model was declared for."""
+    if context.namespace is None:
+        return
+    for count, (name, value) in enumerate(context.namespace.items()):
+        if count > 5000:
+            return
+        if type(name) is not str or name.startswith("_"):
+            continue
+        if kind_of(value) not in ("array", "tensor"):
+            continue
+        try:
+            yield name, tuple(int(d) for d in value.shape)
+        except Exception:
+            continue
+
+
 def _data_with_channels(
     shape: tuple[int, ...], context: ErrorContext
 ) -> tuple[str, int, tuple[int, ...]] | None:
-    """The one array or tensor of the namespace of shape (N, *shape, C): images the model
+    """The array or tensor of the namespace of shape (N, *shape, C): images the model
     is declared for, with their channels (name, C, its shape)."""
-    if context.namespace is None:
-        return None
     found = []
-    for count, (name, value) in enumerate(context.namespace.items()):
-        if count > 5000 or len(found) > 1:
-            break
-        if (
-            type(name) is not str
-            or name.startswith("_")
-            or kind_of(value)
-            not in (
-                "array",
-                "tensor",
-            )
-        ):
-            continue
-        try:
-            dims = tuple(int(d) for d in value.shape)
-        except Exception:
-            continue
+    for name, dims in _namespace_arrays(context):
         if len(dims) == len(shape) + 2 and dims[1:-1] == shape:
             found.append((name, dims[-1], dims))
+            if len(found) > 1:
+                break
     # Train, validation and test arrays agree on their channels: any of them says it.
     return found[0] if found and len({each[1] for each in found}) == 1 else None
 
@@ -679,28 +682,12 @@ def _data_with_channels(
 def _data_of_shape(shape: tuple[int, ...], context: ErrorContext) -> str | None:
     """The one array or tensor of the namespace of shape (N, *shape): the learner's data
     for a model declared on ``shape``."""
-    if context.namespace is None:
-        return None
     found = []
-    for count, (name, value) in enumerate(context.namespace.items()):
-        if count > 5000 or len(found) > 1:
-            break
-        if (
-            type(name) is not str
-            or name.startswith("_")
-            or kind_of(value)
-            not in (
-                "array",
-                "tensor",
-            )
-        ):
-            continue
-        try:
-            dims = tuple(int(d) for d in value.shape)
-        except Exception:
-            continue
+    for name, dims in _namespace_arrays(context):
         if len(dims) == len(shape) + 1 and dims[1:] == shape:
             found.append(name)
+            if len(found) > 1:
+                break
     return found[0] if len(found) == 1 else None
 
 

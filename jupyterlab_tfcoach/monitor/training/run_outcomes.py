@@ -290,33 +290,22 @@ class _Diagnoser:
 
     def _written_optimizer(self, kind: str, usual: float) -> str | None:
         """The newest ``<...>.<kind>(...)`` call in the cells, with the usual rate."""
+        from jupyterlab_tfcoach.monitor.training import learning_rate_decay as decay
+
         sources, _counts = user_code.cell_sources(self.namespace, self.cell_source)
-        for source in sources:
-            tree = user_code.parse(source)
-            if tree is None:
-                continue
-            calls = [
-                node
-                for node in ast.walk(tree)
-                if isinstance(node, ast.Call)
-                and (
-                    (isinstance(node.func, ast.Attribute) and node.func.attr == kind)
-                    or (isinstance(node.func, ast.Name) and node.func.id == kind)
-                )
-            ]
-            if not calls:
-                continue
-            call = calls[-1]
-            keywords = [k for k in call.keywords if k.arg not in ("learning_rate", "lr")]
-            fixed = ast.Call(
-                func=call.func,
-                args=[],
-                keywords=[ast.keyword("learning_rate", ast.Constant(usual)), *keywords],
-            )
-            if call.args[1:]:
-                return None  # more positional arguments than the rate: left as written
-            return user_code.valid_code(ast.unparse(fixed))
-        return None
+        written = decay._written(sources, kind)
+        if written is None:
+            return None
+        call = written[1]
+        if call.args[1:]:
+            return None  # more positional arguments than the rate: left as written
+        keywords = [k for k in call.keywords if k.arg not in ("learning_rate", "lr")]
+        fixed = ast.Call(
+            func=call.func,
+            args=[],
+            keywords=[ast.keyword("learning_rate", ast.Constant(usual)), *keywords],
+        )
+        return user_code.valid_code(ast.unparse(fixed))
 
     def inputs(self, model: Any, trained: Any, into: Diagnosis) -> None:
         """Inputs far from unit scale with nothing in the model to bring them there."""
