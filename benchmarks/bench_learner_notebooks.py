@@ -1,12 +1,17 @@
 """How far the kernel monitor reaches on learner notebooks it was not built for.
 
-usage: python benchmarks/bench_learner_notebooks.py <folder> [--out results.json]
+usage: python benchmarks/bench_learner_notebooks.py <folder> [--out results.json] [--with-static]
 
 Each notebook in ``<folder>`` runs top to bottom in a real kernel (nbclient) after
 ``%load_ext jupyterlab_tfcoach``, which shows each cell's report inline; the report travels in
 the cell's outputs under ``application/vnd.tfcoach.report+json``. The figures printed compare
 them with the folder's ``answers.json`` (see ``benchmarks/learner_notebooks/README.md``).
 Nothing is written into the folder: each notebook runs in a temporary working folder.
+
+With ``--with-static``, each cell's record also carries the static findings JupyterLab shows
+inline in that cell by default (the notebook's code cells analysed together, as the panel's
+inline findings are), as entries of kind ``static``: what a learner in JupyterLab sees on the
+cell, next to the kernel's report. The figures are then printed twice, with and without them.
 """
 
 from __future__ import annotations
@@ -89,6 +94,30 @@ def run_notebook(path: Path) -> list[dict[str, Any]]:
     return records
 
 
+def static_entries(sources: list[str]) -> dict[int, list[dict[str, Any]]]:
+    """The inline findings of a notebook's code cells, by cell index (0-based among them)."""
+    from jupyterlab_tfcoach.analysis import check_cells
+
+    by_cell: dict[int, list[dict[str, Any]]] = {}
+    for finding in check_cells(sources).findings:
+        if finding.cell is None:
+            continue
+        text = f"{finding.code} {finding.message}"
+        if finding.fix is not None:
+            text += f" Fix: {finding.fix.description}."
+        by_cell.setdefault(finding.cell, []).append(
+            {"kind": "static", "text": text, "course": finding.section_id}
+        )
+    return by_cell
+
+
+def without_static(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [
+        {**record, "entries": [e for e in record["entries"] if e["kind"] != "static"]}
+        for record in records
+    ]
+
+
 def figures(records: list[dict[str, Any]], answers: list[dict[str, Any]]) -> str:
     expected = {(answer["notebook"], answer["cell"]): answer for answer in answers}
     mistakes = reached = named = correct = silent = 0
@@ -118,13 +147,30 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("folder", type=Path)
     parser.add_argument("--out", type=Path, help="write each cell's entries here as JSON")
+    parser.add_argument(
+        "--with-static",
+        action="store_true",
+        help="add the static findings JupyterLab shows inline in each cell",
+    )
     args = parser.parse_args()
     records = [
         record for path in sorted(args.folder.glob("*.ipynb")) for record in run_notebook(path)
     ]
+    if args.with_static:
+        by_notebook: dict[str, list[dict[str, Any]]] = {}
+        for record in records:
+            by_notebook.setdefault(record["notebook"], []).append(record)
+        for cells in by_notebook.values():
+            found = static_entries([record["source"] for record in cells])
+            for record in cells:
+                record["entries"].extend(found.get(record["cell"], []))
     if args.out is not None:
         args.out.write_text(json.dumps(records, indent=1), encoding="utf-8")
     answers = json.loads((args.folder / "answers.json").read_text(encoding="utf-8"))
+    if args.with_static:
+        print("kernel reports only:")
+        print(figures(without_static(records), answers))
+        print("kernel reports and inline static findings:")
     print(figures(records, answers))
 
 
