@@ -54,6 +54,18 @@ def number_literal(node: ast.AST) -> int | float | None:
     return None
 
 
+def dotted_parts(node: ast.AST) -> tuple[str, list[str]] | None:
+    """``np.random.normal`` -> (``np``, [``random``, ``normal``]); None unless a chain of
+    attributes on a plain name."""
+    attrs: list[str] = []
+    while isinstance(node, ast.Attribute):
+        attrs.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    return node.id, attrs[::-1]
+
+
 def same_reference(a: ast.AST, b: ast.AST) -> bool:
     """``w`` and ``w``, or ``self.w`` and ``self.w``."""
     if isinstance(a, ast.Name) and isinstance(b, ast.Name):

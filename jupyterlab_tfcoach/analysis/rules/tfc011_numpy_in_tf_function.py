@@ -9,6 +9,7 @@ from jupyterlab_tfcoach.analysis.context import RuleContext
 from jupyterlab_tfcoach.analysis.findings import Finding, Fix, Severity
 from jupyterlab_tfcoach.analysis.model import Scope, Site
 from jupyterlab_tfcoach.analysis.rules._common import (
+    dotted_parts,
     in_eager_only_branch,
     in_spans,
     init_scope_spans,
@@ -162,15 +163,12 @@ _FLOAT_RESULT = frozenset({"mean", "exp", "log", "sqrt", "tanh"})
 def _numpy_function(ctx: RuleContext, func: ast.expr, site: Site) -> str | None:
     """``np.mean`` (numpy under any alias) or ``mean`` from ``from numpy import mean``:
     the dotted name under numpy (``mean``, ``linalg.norm``); None for anything else."""
-    attrs: list[str] = []
-    root = func
-    while isinstance(root, ast.Attribute):
-        attrs.append(root.attr)
-        root = root.value
-    if not isinstance(root, ast.Name):
+    parts = dotted_parts(func)
+    if parts is None:
         return None
+    root_id, attrs = parts
     resolution = ctx.bindings.names.resolve(
-        site.scope, root.id, (root.lineno, root.col_offset), site.path
+        site.scope, root_id, (func.lineno, func.col_offset), site.path
     )
     if resolution is None or not resolution.bindings:
         return None
@@ -181,14 +179,14 @@ def _numpy_function(ctx: RuleContext, func: ast.expr, site: Site) -> str | None:
             return None
         if isinstance(statement, ast.Import) and attrs:
             module = next(
-                (a.name for a in statement.names if (a.asname or a.name) == root.id), None
+                (a.name for a in statement.names if (a.asname or a.name) == root_id), None
             )
             if module != "numpy":
                 return None
-            found.add(".".join(reversed(attrs)))
+            found.add(".".join(attrs))
         elif isinstance(statement, ast.ImportFrom) and statement.module == "numpy":
-            name = next((a.name for a in statement.names if (a.asname or a.name) == root.id), "")
-            found.add(".".join([name, *reversed(attrs)]))
+            name = next((a.name for a in statement.names if (a.asname or a.name) == root_id), "")
+            found.add(".".join([name, *attrs]))
         else:
             return None
     return found.pop() if len(found) == 1 else None

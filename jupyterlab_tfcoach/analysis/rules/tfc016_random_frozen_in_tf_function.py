@@ -9,6 +9,7 @@ from jupyterlab_tfcoach.analysis.context import RuleContext
 from jupyterlab_tfcoach.analysis.findings import Finding, Fix, Severity
 from jupyterlab_tfcoach.analysis.model import Scope, Site
 from jupyterlab_tfcoach.analysis.rules._common import (
+    dotted_parts,
     in_eager_only_branch,
     in_spans,
     init_scope_spans,
@@ -130,23 +131,12 @@ def _random_roots(ctx: RuleContext) -> dict[str, str]:
     return roots
 
 
-def _dotted(func: ast.expr) -> tuple[str, list[str]] | None:
-    attrs: list[str] = []
-    root = func
-    while isinstance(root, ast.Attribute):
-        attrs.append(root.attr)
-        root = root.value
-    if not isinstance(root, ast.Name):
-        return None
-    return root.id, list(reversed(attrs))
-
-
 def _draw_name(ctx: RuleContext, site: Site, roots: dict[str, str]) -> str | None:
     """``numpy.random.normal`` or ``random.gauss`` for a call of a random draw, bound by an
     import the read really resolves to (a local ``random = ...`` is something else)."""
     call = site.node
     assert isinstance(call, ast.Call)
-    dotted = _dotted(call.func)
+    dotted = dotted_parts(call.func)
     if dotted is None or dotted[0] not in roots:
         return None
     root, attrs = dotted
@@ -222,7 +212,7 @@ def _float32_cast(cast: ast.Call | None) -> bool:
     argument = cast.args[0]
     if isinstance(argument, ast.Constant):
         return argument.value == "float32"
-    dotted = _dotted(argument)
+    dotted = dotted_parts(argument)
     return dotted is not None and dotted[1] == ["float32"]
 
 
