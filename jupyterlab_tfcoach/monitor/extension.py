@@ -22,6 +22,7 @@ from jupyterlab_tfcoach.monitor.symptoms import (
     adapt_leaks,
     answer_inputs,
     class_weights,
+    compiled_axis,
     copied_targets,
     evaluation_pipelines,
     exact_accuracy,
@@ -36,6 +37,7 @@ from jupyterlab_tfcoach.monitor.symptoms import (
     metric_reuse,
     metric_state,
     normalization_variance,
+    operand_meaning,
     output_targets,
     overlapping_splits,
     padded_means,
@@ -599,9 +601,11 @@ class Monitor:
             ranking_direction.notes,
             retrieval_metrics.notes,
             reverse_recurrence.notes,
-            per_item_reductions.notes,
+            per_item_reductions.reduction_notes,
             split_names.notes,
             position_ids.notes,
+            operand_meaning.notes,
+            compiled_axis.notes,
         ):
             try:
                 if cell_completed:

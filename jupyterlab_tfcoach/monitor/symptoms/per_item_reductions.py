@@ -29,6 +29,7 @@ from typing import Any
 from jupyterlab_tfcoach.monitor import report as reports
 from jupyterlab_tfcoach.monitor.errors.failing_line import show_shape
 from jupyterlab_tfcoach.monitor.report import Note
+from jupyterlab_tfcoach.monitor.symptoms import reduction_meaning
 from jupyterlab_tfcoach.monitor.symptoms.cell_reading import value_at
 from jupyterlab_tfcoach.monitor.symptoms.intent_words import (
     cell_lines,
@@ -314,7 +315,17 @@ def _size(shape: tuple) -> int:
     return size
 
 
-def notes(source: str, namespace: dict[str, Any]) -> list[Note]:
+def reduction_notes(source: str, namespace: dict[str, Any]) -> list[Note]:
+    """``reduction_meaning``'s notes (a reduction over the axis the learner's words say it
+    keeps, with a model's output as evidence of the examples' axis), then this module's on
+    the statements it did not tell: one note per statement."""
+    told, lines = reduction_meaning.notes_and_lines(source, namespace)
+    return told + notes(source, namespace, skip_lines=frozenset(lines))
+
+
+def notes(
+    source: str, namespace: dict[str, Any], skip_lines: frozenset[int] = frozenset()
+) -> list[Note]:
     if not source or len(source) > MAX_CELL_CHARS:
         return []
     per_name = "per_" in source or "each_" in source
@@ -339,6 +350,7 @@ def notes(source: str, namespace: dict[str, Any]) -> list[Note]:
             isinstance(statement, ast.Assign)
             and len(statement.targets) == 1
             and statement.lineno in candidates
+            and statement.lineno not in skip_lines
         ):
             names = target_names(statement)
             if names and isinstance(statement.targets[0], ast.Name):
@@ -362,7 +374,7 @@ def notes(source: str, namespace: dict[str, Any]) -> list[Note]:
             if not isinstance(shown, ast.Name) or shown.id not in assigned:
                 continue
             origin = assigned[shown.id]
-            if id(origin) in told:
+            if id(origin) in told or origin.lineno in skip_lines:
                 continue
             said = f'The label "{label.strip()}" calls `{shown.id}`'
             note = _mean_note(origin, said, namespace, lines)
