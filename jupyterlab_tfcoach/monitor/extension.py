@@ -80,6 +80,7 @@ from jupyterlab_tfcoach.monitor.symptoms.summary_writes import notes as summary_
 from jupyterlab_tfcoach.monitor.symptoms.truncation import truncation_notes
 from jupyterlab_tfcoach.monitor.symptoms.whole_array_scaling import WholeArrayScalingCheck
 from jupyterlab_tfcoach.monitor.tftypes import TfTypes, tensorflow_module
+from jupyterlab_tfcoach.monitor.traces.definitions import DefinitionChecker
 from jupyterlab_tfcoach.monitor.traces.registry import TraceRegistry
 from jupyterlab_tfcoach.monitor.training import run_outcomes
 from jupyterlab_tfcoach.monitor.training.callback_keys import CallbackKeyCheck
@@ -171,6 +172,8 @@ class Monitor:
         self.callback_keys = CallbackKeyCheck()
         self._call_broadcast_notes: list[Note] = []
         self.whole_array_scaling = WholeArrayScalingCheck()
+        self.definitions = DefinitionChecker()
+        self._count_now: int | None = None
         self._learning_hooked = False
         self.fits: FitWatcher | None = None
         self._fits_hooked = False
@@ -263,6 +266,8 @@ class Monitor:
         self._learning_hooked = self.learning.install()
         self.broadcasts = BroadcastFinder(self.locator)
         self.traces.on_new_traces = self.broadcasts.scan_concrete
+        self.definitions.mark_told = self.traces.mark_effect_told
+        self.definitions.already_told = self.traces.effect_told_now
         self.broadcasts.already_told = self.call_broadcasts.told
         self.datasets = DatasetWatcher(self.locator, self.broadcasts.scan_graph)
         self.datasets.install()
@@ -382,6 +387,7 @@ class Monitor:
         started = time.perf_counter()
         info = getattr(result, "info", None)
         execution_count, cell_id = self._execution_count(result), getattr(info, "cell_id", None)
+        self._count_now = execution_count
         traces: list[TraceEntry] = []
         variables: list[VariableChange] = []
         error: ErrorEntry | None = None
@@ -545,6 +551,11 @@ class Monitor:
                 notes.extend(self.datasets.take_notes(self._namespace(), self._cell_source))
         except Exception:
             pass
+        try:
+            if cell_completed and self.traces is not None:
+                notes.extend(self._definition_notes())
+        except Exception:
+            pass
         for check in (
             separate_shuffles.notes,
             reordered_pairs.notes,
@@ -619,6 +630,17 @@ class Monitor:
         except Exception:
             pass
         return notes
+
+    def _definition_notes(self) -> list[Note]:
+        """What the functions and Keras classes this cell defines will do when traced
+        (``traces/definitions.py``): only for a cell that holds ``def`` or ``class``."""
+        source = self._cell_source
+        if "def " not in source and "class " not in source:
+            return []
+        files = self.locator.cell_files()
+        # The running cell was compiled last: its file has the highest number.
+        cell_file = max(files, key=lambda name: files[name]) if files else None
+        return self.definitions.notes(source, self._namespace(), cell_file, self._count_now)
 
     def _variable_entries(
         self, explained: set[int], cell_failed: bool = False

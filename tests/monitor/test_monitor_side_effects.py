@@ -485,7 +485,7 @@ noisy = [float(add_noise(tf.constant(0.0))) for _ in range(3)]"""
     found = _side_effects(trace)
     assert set(found) == {"np.random.normal"}
     text = found["np.random.normal"]["text"]
-    assert "the graph keeps that number as a constant" in text
+    assert "the graph keeps them as a constant" in text
     # The user's own call, drawn in the graph: pasted as printed, it runs.
     [draw] = [s for s in _snippets(text) if s.startswith("tf.random.")]
     assert draw == "tf.random.normal([], 0.0, 1.0)"

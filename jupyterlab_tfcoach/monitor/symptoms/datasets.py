@@ -258,6 +258,7 @@ class DatasetWatcher:
         )
         map_line = _cell_line(frame, self.locator)
         self._remember_frozen(func, facts, scope, transformation, map_line)
+        self._helper_notes(func, transformation, map_line)
         if not facts.effects:
             return
         live = [e for e in fx.live_effects(facts, scope) if e.action in _REPORTED_ACTIONS]
@@ -270,6 +271,36 @@ class DatasetWatcher:
                     TRACING_SECTION,
                 )
             )
+
+    def _helper_notes(
+        self, func: types.FunctionType, transformation: str, map_line: str | None
+    ) -> None:
+        """Draws and prints in the learner's functions the mapped function calls by name
+        (``add_noise(x)`` inside ``augment``): they run while tracing too."""
+        # Imported here: definitions.py reads this module's random-line rewriting.
+        from jupyterlab_tfcoach.monitor.traces.definitions import (
+            HELPER_ACTIONS,
+            draws,
+            helper_chains,
+        )
+
+        owner = f"`{func.__name__}`" if func.__name__ != "<lambda>" else "the lambda"
+        for helper, chain in helper_chains(func):
+            facts = fx.code_facts(helper.__code__)
+            if not facts.effects:
+                continue
+            via = "".join(f", which calls `{name}`" for name in chain[1:])
+            for effect in fx.live_effects(facts, fx.Scope(helper, None)):
+                if effect.action not in HELPER_ACTIONS or not draws(effect):
+                    continue
+                text = _traced_text(helper, effect, transformation, map_line, self.locator)
+                self._traced_notes.append(
+                    reports.note(
+                        f"{owner} calls `{chain[0]}`{via}, so its Python runs while "
+                        f"{transformation} traces {owner}: {text}",
+                        TRACING_SECTION,
+                    )
+                )
 
     def _remember_frozen(
         self,
@@ -451,7 +482,7 @@ def _assigned_name(line: str | None) -> str | None:
     return None
 
 
-def _function_tree(func: types.FunctionType) -> tuple[ast.AST, str] | None:
+def function_tree(func: types.FunctionType) -> tuple[ast.AST, str] | None:
     try:
         source = textwrap.dedent(inspect.getsource(func))
         return ast.parse(source), source
@@ -459,7 +490,7 @@ def _function_tree(func: types.FunctionType) -> tuple[ast.AST, str] | None:
         return None
 
 
-def _random_fix(
+def random_fix(
     tree: ast.AST, source: str, effect: fx.Effect, namespace: dict[str, object] | None = None
 ) -> tuple[int, str, str | None, str | None] | None:
     """The random call's line in the function's source, its statement, the statement
@@ -530,8 +561,8 @@ def _traced_text(
     )
     label = effect.label
     if effect.action == fx.RANDOM:
-        parsed = _function_tree(func)
-        found = _random_fix(*parsed, effect, function_globals(func)) if parsed is not None else None
+        parsed = function_tree(func)
+        found = random_fix(*parsed, effect, function_globals(func)) if parsed is not None else None
         where, fix, drawn = "", None, ""
         if found is not None:
             line, statement, fix, target = found

@@ -213,8 +213,8 @@ def side_effect_text(
             effect.detail.rsplit(".", 1)[-1], "tf.random.uniform([])"
         )
         return (
-            f"`{label}(...)` in `{owner}` {only}: it draws one number while tracing and the "
-            "graph keeps that number as a constant, so every call gets the same value. Draw "
+            f"`{label}(...)` in `{owner}` {only}: it draws its numbers once, while tracing, "
+            "and the graph keeps them as a constant, so every call gets the same values. Draw "
             f"inside the graph with TensorFlow's random ops instead: `{replacement}`."
         )
     if effect.action == fx.PRINT:

@@ -685,6 +685,17 @@ class TraceRegistry:
         self._effects_told[key] = self._cell
         return True
 
+    def effect_told_now(self, key: tuple[tuple[str, int, str], str]) -> bool:
+        """Whether this cell's traces already told the side effect ``(body_key, label)``."""
+        return key in self._effects_told and self._effects_told[key] == self._cell
+
+    def mark_effect_told(self, key: tuple[tuple[str, int, str], str]) -> None:
+        """Record that the cell defining the body told the side effect ``(body_key,
+        label)`` (``definitions.py``): a later cell's trace does not repeat it."""
+        if len(self._effects_told) >= MAX_TOLD_EFFECTS:
+            self._effects_told.clear()
+        self._effects_told[key] = self._cell
+
     @staticmethod
     def _rebound_objects(state: FunctionState, owner: str, call: str | None) -> list[RetraceReason]:
         """Names rebound to another variable, model or optimizer since the trace that this

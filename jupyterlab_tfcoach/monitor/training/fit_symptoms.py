@@ -806,7 +806,9 @@ def fit_entries(
         )
         return config_variables, config_notes
     config_notes.extend(step_modes.step_mode_notes(cell, namespace))
-    config_notes.extend(untracked_variables.untracked_variable_notes(cell.fits, namespace))
+    config_notes.extend(
+        untracked_variables.untracked_variable_notes(cell.fits, namespace, execution_count)
+    )
     config_notes.extend(learning_rate_decay.decay_notes(cell.fits, namespace, cell_source))
     config_notes.extend(refit_loops.refit_notes(cell.fits, namespace, cell_source))
     config_notes.extend(loss_sign.fit_notes([(r.model, r.history) for r in cell.fits], namespace))

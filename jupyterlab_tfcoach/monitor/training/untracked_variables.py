@@ -41,6 +41,10 @@ from jupyterlab_tfcoach.monitor.stored_state import (
     library_attribute,
     stored,
 )
+from jupyterlab_tfcoach.monitor.traces.definitions import (
+    remember_raw_variable,
+    told_raw_variable,
+)
 from jupyterlab_tfcoach.monitor.training import user_code
 from jupyterlab_tfcoach.monitor.training.fit_watch import FitRun
 
@@ -176,7 +180,9 @@ def add_weight_statement(
     return user_code.valid_code(text)
 
 
-def untracked_variable_notes(fits: list[FitRun], namespace: Mapping[str, Any]) -> list[Note]:
+def untracked_variable_notes(
+    fits: list[FitRun], namespace: Mapping[str, Any], execution_count: int | None = None
+) -> list[Note]:
     """One note per user layer class whose raw ``tf.Variable`` a fit in this cell left
     untrained."""
     notes: list[Note] = []
@@ -194,6 +200,9 @@ def untracked_variable_notes(fits: list[FitRun], namespace: Mapping[str, Any]) -
                     continue
                 told.add(key)
                 note = _note(raw, run, model, changed, namespace)
+                # Told here in full: a later fit, or the class's definition read after
+                # this cell, points back to this cell.
+                remember_raw_variable(raw.layer_class, raw.attribute, execution_count)
                 if note is not None:
                     notes.append(note)
         except Exception:
@@ -207,6 +216,9 @@ def _note(
     cls_name = getattr(raw.layer_class, "__name__", "the layer")
     name = name_bound_to(id(model), namespace)
     who = f"`{name}`" if name else "the model"
+    if told_raw_variable(raw.layer_class, raw.attribute)[0]:
+        # Told where the class is defined (or by an earlier fit): one entry per cause.
+        return None
     listed = f"`{name}.trainable_weights`" if name else "the model's trainable_weights"
     found = _creation(raw.layer_class, raw.attribute)
     # The class is usually defined in an earlier cell: "cell In[3], line 7" finds it.

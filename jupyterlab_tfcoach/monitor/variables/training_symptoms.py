@@ -53,6 +53,7 @@ from typing import Any
 
 from jupyterlab_tfcoach.monitor.report import Note, note
 from jupyterlab_tfcoach.monitor.stored_state import instance_dict, keras_layers, library_attribute
+from jupyterlab_tfcoach.monitor.traces.definitions import loop_told_recreating, told_recreating
 from jupyterlab_tfcoach.monitor.training import loss_sign, run_outcomes
 from jupyterlab_tfcoach.monitor.variables import (
     constant_parameters,
@@ -378,7 +379,9 @@ class TrainingSymptoms:
                     self.finished.append(run)
             recreated = _recreated(site)
             if recreated:
-                found.append(self._recreated_note(site, recreated, cell_source, where))
+                told = self._recreated_note(site, recreated, cell_source, where)
+                if told is not None:
+                    found.append(told)
                 continue
             diverging = self._summed_loss_divergence_note(site, cell_source, where)
             if diverging is None:
@@ -571,7 +574,7 @@ class TrainingSymptoms:
         recreated: list[_Holding],
         cell_source: str,
         where: Callable[[str, int], tuple[str, bool]],
-    ) -> Note:
+    ) -> Note | None:
         at, scope, call = self._scope(site, cell_source, where)
         tape = f"`{call.tape}.gradient`" if call is not None else "`tape.gradient`"
         first = recreated[0]
@@ -579,6 +582,11 @@ class TrainingSymptoms:
             return self._recreated_names_note(site, recreated, scope, tape, at)
         attributes = sorted({h.attribute for h in recreated})
         holder = first.holder()
+        if holder is not None and told_recreating(type(holder))[0]:
+            # Told where the class is defined, with its fix: one entry per cause.
+            return None
+        if holder is not None:
+            loop_told_recreating(type(holder))
         methods = causes.creating_methods(type(holder), set(attributes)) if holder else []
         method = f"`{first.class_name}.{methods[0]}`" if methods else f"`{first.class_name}`"
         listed = ", ".join(f"`self.{a}`" for a in attributes[:MAX_NAMED]) + (
