@@ -28,7 +28,7 @@ def test_interleave_is_taught_where_the_module_first_uses_it() -> None:
     say what it does in the first sentence that names it."""
     text = numerics_module().markdown
     first_use = text.index("interleave")
-    taught = text.index("`interleave(fn, cycle_length=n)` calls `fn` on each element")
+    taught = text.index("`interleave(fn, cycle_length=n)` takes in turn from")
     assert taught - first_use < 400  # in the same bullet
 
 

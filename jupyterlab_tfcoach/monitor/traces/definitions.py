@@ -50,6 +50,10 @@ from jupyterlab_tfcoach.monitor.traces.identity import USER, library_roots, orig
 from jupyterlab_tfcoach.monitor.training import user_code
 
 SIDE_EFFECTS_SECTION = "side-effects"
+# Python in a Keras layer's call (fit traces it) is taught with the layer's build/call split;
+# in a custom train_step, with the step itself.
+KERAS_CALL_SECTION = "keras-weights-in-build"
+KERAS_STEP_SECTION = "custom-train-step"
 PARAMETERS_SECTION = "parameters-are-variables"
 RANDOM_STATE_SECTION = "frozen-python-values"
 RECREATED_SECTION = "variables"
@@ -269,7 +273,10 @@ class DefinitionChecker:
                 )
             if self.mark_told is not None:
                 self.mark_told(key)
-            notes.append(reports.note(text, SIDE_EFFECTS_SECTION))
+            section = SIDE_EFFECTS_SECTION
+            if method_of is not None:
+                section = KERAS_STEP_SECTION if keras_step else KERAS_CALL_SECTION
+            notes.append(reports.note(text, section))
         return notes
 
     def _helper_notes(self, target: types.FunctionType, owner: str) -> list[Note]:
