@@ -248,6 +248,7 @@ def checked_report(execution: Execution) -> dict[str, Any]:
             assert reason["counts_as"] in ("first_trace", "retrace", "tip")
             assert reason["kind"] in (
                 "first_trace",
+                "last_batch",
                 "shape",
                 "dtype",
                 "python_value",

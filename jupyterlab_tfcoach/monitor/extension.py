@@ -94,6 +94,7 @@ from jupyterlab_tfcoach.monitor.training.frozen_parameters import FrozenParamete
 from jupyterlab_tfcoach.monitor.training.history_reads import notes as history_read_notes
 from jupyterlab_tfcoach.monitor.training.loss_model_checks import CHECKS as LOSS_MODEL_CHECKS
 from jupyterlab_tfcoach.monitor.training.loss_parameters import swapped_loss_class_notes
+from jupyterlab_tfcoach.monitor.training.multilabel_heads import notes as multilabel_head_notes
 from jupyterlab_tfcoach.monitor.training.step_definitions import notes as step_definition_notes
 from jupyterlab_tfcoach.monitor.training.unit_softmax_layers import notes as unit_softmax_notes
 from jupyterlab_tfcoach.monitor.variables.attribute_hook import AttributeWatcher
@@ -602,6 +603,7 @@ class Monitor:
             positive_weight.notes,
             unit_axis_ops.notes,
             unit_softmax_notes,
+            multilabel_head_notes,
             metric_reuse.notes,
             exact_accuracy.notes,
             step_definition_notes,

@@ -38,7 +38,15 @@ RETRACE = "retrace"  # a reason: a trace beyond the first, and what changed
 TIP = "tip"  # a reason: advice about the traced code (not a retrace)
 # Reason kinds that are not retraces; every other kind (shape, dtype, python_value, kind,
 # other) is one.
-_REASONS_NOT_RETRACES = {"first_trace": FIRST_TRACE, "side_effect": TIP, "stale_value": TIP}
+# A dataset's last, smaller batch costs one extra trace (``last_batch``): normal, like a
+# first trace, so it counts as one.
+LAST_BATCH = "last_batch"
+_REASONS_NOT_RETRACES = {
+    "first_trace": FIRST_TRACE,
+    LAST_BATCH: FIRST_TRACE,
+    "side_effect": TIP,
+    "stale_value": TIP,
+}
 # A report's level: an explained error, coaching (something to change), information only,
 # or nothing to report.
 LEVEL_ERROR, LEVEL_WARNING, LEVEL_INFO, LEVEL_NONE = "error", "warning", "info", "none"

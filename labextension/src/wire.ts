@@ -26,6 +26,7 @@ export interface ICourseRef {
 
 export type ReasonKind =
   | 'first_trace'
+  | 'last_batch'
   | 'shape'
   | 'dtype'
   | 'python_value'
@@ -196,6 +197,7 @@ const isCount = (value: unknown): value is number =>
 /** Reason kinds that are not retraces; every other kind is one. */
 const NOT_RETRACES = new Map<string, CountsAs>([
   ['first_trace', 'first_trace'],
+  ['last_batch', 'first_trace'],
   ['side_effect', 'tip'],
   ['stale_value', 'tip']
 ]);

@@ -284,3 +284,41 @@ def test_a_class_from_an_earlier_cell_is_named_by_its_cell(kernel: KernelSession
         f"`Counted.call` changes `self.calls` with Python (cell In[{defined}], line 7: "
         "`self.calls += 1`)" in text
     )
+
+
+def test_a_loaded_model_is_not_told_its_saved_compile_again(kernel: KernelSession) -> None:
+    """``load_model`` compiles the restored model with the saved settings: Keras's call,
+    not the learner's. A cell that only saves, loads and compares is not told the saved
+    compile's cause again (it was told where written); fitting the loaded model tells it,
+    and the printed fix trains it. A compile the learner writes for it is still read."""
+    define(kernel, "ranker", "layers.Dense(3)")
+    compile_ = 'ranker.compile(optimizer="adam", loss="sparse_categorical_crossentropy")'
+    assert len(told(cell(kernel, compile_))) == 1
+    run(kernel, "import os, tempfile\nkept = os.path.join(tempfile.mkdtemp(), 'r.keras')")
+    reload = (
+        "ranker.save(kept)\n"
+        "twin = keras.models.load_model(kept)\n"
+        "same = np.allclose(twin.predict(points[:5], verbose=0), "
+        "ranker.predict(points[:5], verbose=0))\n"
+    )
+    assert told(cell(kernel, reload)) == []
+    assert value_of(kernel, "same") is True
+    # Fitting the loaded model is where its saved cause matters: told there.
+    [text] = told(cell(kernel, "twin.fit(points, kinds, epochs=1, verbose=0)"))
+    assert "`twin` ends with" in text and "from_logits=False" in text, text
+    # The learner's own compile of a loaded model is read as any compile.
+    again = 'twin.compile(optimizer="adam", loss="sparse_categorical_crossentropy")'
+    assert len(told(cell(kernel, again))) == 1
+    # A binary head saved and restored under another name: silent at load too.
+    define(kernel, "gate2", "layers.Dense(1)")
+    assert (
+        len(told(cell(kernel, 'gate2.compile(optimizer="sgd", loss="binary_crossentropy")'))) == 1
+    )
+    back = "gate2.save(kept)\nrestored_gate = keras.models.load_model(kept)\n"
+    assert told(cell(kernel, back)) == []
+    fixed = (
+        'restored_gate.compile(optimizer="sgd", '
+        "loss=keras.losses.BinaryCrossentropy(from_logits=True))"
+    )
+    assert told(cell(kernel, fixed)) == []
+    assert told(cell(kernel, "restored_gate.fit(points, flags, epochs=1, verbose=0)")) == []

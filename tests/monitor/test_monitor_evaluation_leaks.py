@@ -108,6 +108,49 @@ def test_permuted_indices_that_overlap_and_training_grown_with_test_rows(
     assert notes_in(kernel, proper) == []
 
 
+def test_held_out_positions_from_a_second_permutation(kernel: KernelSession) -> None:
+    """The held-out positions come from a second, independent shuffle of the same rows:
+    named as the cause, fixed by taking them from the training permutation (not by
+    dropping the shared rows, which would leave few held-out rows)."""
+    cell = (
+        "gen = np.random.default_rng(8)\n"
+        "grid = gen.normal(size=(200, 4)).astype('float32')\n"
+        "score = grid @ np.arange(4.0, dtype='float32')\n"
+        "shuffled = gen.permutation(len(grid))\n"
+        "grid_train, score_train = grid[shuffled[:150]], score[shuffled[:150]]\n"
+        "picks = gen.permutation(len(grid))[:40]\n"
+        "grid_val, score_val = grid[picks], score[picks]\n"
+    )
+    [text] = notes_in(kernel, cell)
+    assert "`picks` comes from a second, independent draw (`gen.permutation(len(grid))`)" in (
+        text
+    ), text
+    assert "first 150 positions of `shuffled`" in text
+    fix = fix_of(text)
+    assert fix == ("picks = shuffled[150:190]; grid_val, score_val = grid[picks], score[picks]"), (
+        fix
+    )
+    assert notes_in(kernel, fix) == []
+    assert value_of(kernel, "[shared(grid_val, grid_train), len(grid_val)]") == [0, 40]
+    assert value_of(kernel, "bool(np.allclose(grid_val @ np.arange(4.0), score_val))") is True
+    # Another draw: choice without replacement, a single held-out array.
+    other = (
+        "mix = np.random.default_rng(2).permutation(200)\n"
+        "rows_tr = grid[mix[:120]]\n"
+        "ids = np.random.default_rng(3).choice(200, size=70, replace=False)\n"
+        "rows_te = grid[ids]\n"
+    )
+    [text] = notes_in(kernel, other)
+    assert "`ids` comes from a second, independent draw" in text, text
+    fix = fix_of(text)
+    assert fix == "ids = mix[120:190]; rows_te = grid[ids]", fix
+    assert notes_in(kernel, fix) == []
+    assert value_of(kernel, "[shared(rows_te, rows_tr), len(rows_te)]") == [0, 70]
+    # Look-alike: the held-out positions taken after the training ones: silent.
+    proper = "ids = mix[120:]\nrows_te = grid[ids]\n"
+    assert notes_in(kernel, proper) == []
+
+
 def test_few_distinct_rows_and_chance_repeats_stay_silent(kernel: KernelSession) -> None:
     # Short digit strings recur by chance in two separate draws.
     cell = (

@@ -89,6 +89,7 @@ def test_keras_train_on_batch_retrace_gives_keras_advice(kernel: KernelSession) 
 
 
 def test_custom_loop_last_partial_batch(kernel: KernelSession) -> None:
+    with_fitted_model(kernel)
     code = """optimizer = keras.optimizers.SGD()
 dataset = tf.data.Dataset.from_tensor_slices((features, targets)).batch(32).prefetch(2)
 
@@ -105,24 +106,45 @@ for epoch in range(2):
         loss = train_step(xb, yb)"""
     trace = trace_for(run_quiet(kernel, code), "train_step")
     assert trace["new_traces"] == 2
-    first, x_reason, y_reason = trace["reasons"]
+    first, last_batch = trace["reasons"]
     assert first["kind"] == "first_trace"
-    assert (x_reason["kind"], x_reason["argument"], x_reason["before"], x_reason["after"]) == (
-        "shape",
+    # The last, partial batch costs one more trace: normal, told as information (one line
+    # for the whole batch (x, y)), with no input_signature or drop_remainder to apply.
+    assert (last_batch["kind"], last_batch["argument"], last_batch["before"]) == (
+        "last_batch",
         "x",
         "(32, 4)",
-        "(4, 4)",
     )
-    assert "drop_remainder=True" in x_reason["text"] and "input_signature" in x_reason["text"]
-    # The signature to write, in the function's argument order and dtypes.
-    assert (
-        "@tf.function(input_signature=[tf.TensorSpec(shape=[None, 4], dtype=tf.float32), "
-        "tf.TensorSpec(shape=[None, 1], dtype=tf.float32)])" in x_reason["text"]
-    )
-    # The same trace's second argument: no second copy of the advice.
-    assert y_reason["argument"] == "y" and "input_signature" not in y_reason["text"]
+    assert last_batch["after"] == "(4, 4)" and last_batch["counts_as"] == "first_trace"
+    assert "nothing to change" in last_batch["text"]
+    assert "input_signature" not in last_batch["text"]
+    assert "drop_remainder" not in last_batch["text"]
+    assert trace["retraces"] == 0
     again = "for xb, yb in dataset:\n    loss = train_step(xb, yb)"
     assert run_quiet(kernel, again)["traces"] == []
+
+
+def test_partial_batch_then_another_size_gets_the_signature_advice(
+    kernel: KernelSession,
+) -> None:
+    """A look-alike of the partial batch: sizes that keep changing (10, 7, then 5 rows) are
+    not one last batch: the second new shape gets the input_signature advice, covering
+    every size seen."""
+    code = """@tf.function
+def score_rows(block):
+    return tf.reduce_sum(block * 2.0, axis=1)
+
+for rows in (10, 7, 5):
+    totals = score_rows(tf.ones((rows, 3)))"""
+    trace = trace_for(run_quiet(kernel, code), "score_rows")
+    kinds = [reason["kind"] for reason in trace["reasons"]]
+    assert kinds[:2] == ["first_trace", "last_batch"], kinds
+    advice = [r["text"] for r in trace["reasons"] if r["kind"] == "shape"]
+    assert advice and "input_signature=[tf.TensorSpec(shape=[None, 3]" in advice[0], advice
+    fix = advice[0].split("Fix: declare the shapes once, with None where the size varies: ")[1]
+    decorator = fix.split(" (or use")[0]
+    fixed = code.replace("@tf.function", decorator).replace("score_rows", "score_rows2")
+    assert trace_for(run_quiet(kernel, fixed), "score_rows2")["new_traces"] == 1
 
 
 def test_dataset_functions_only_user_tf_functions(kernel: KernelSession) -> None:

@@ -15,7 +15,12 @@ subscript of one: its values are the name's) holding a float NumPy array or tens
 value that is not a whole number among its first ``MAX_VALUES``. The note names the metric,
 the predictions and a value; the fix is ``BinaryAccuracy(threshold=0.5)`` for one
 probability per row (``SparseCategoricalAccuracy``/``CategoricalAccuracy`` for one score
-per class), written where the metric was made when the cell made it.
+per class), written where the metric was made when the cell made it. With one score per
+class the labels decide (read when they are a name holding an array of the predictions'
+shape or one axis less): rows of 0/1 with several 1s are multi-label (multi-hot), one
+yes/no per column, so ``BinaryAccuracy``; rows with exactly one 1 are one-hot
+(``CategoricalAccuracy``); whole numbers one axis short are class ids
+(``SparseCategoricalAccuracy``, which raises on multi-hot labels).
 """
 
 from __future__ import annotations
@@ -61,6 +66,40 @@ def _fraction(value: Any) -> tuple[float, tuple[int, ...]] | None:
         flat = numpy.asarray(value).reshape(-1)[:MAX_VALUES]
         off = flat[numpy.isfinite(flat) & (flat != numpy.round(flat))]
         return (float(off[0]), shape) if off.size else None
+    except Exception:
+        return None
+
+
+MULTI_HOT, ONE_HOT, CLASS_IDS = "multi-hot", "one-hot", "class ids"
+
+
+def _label_kind(value: Any, shape: tuple[int, ...]) -> tuple[str, int, int] | None:
+    """What labels of predictions ``shape`` are: (kind, rows with several 1s, rows)."""
+    module = str(getattr(type(value), "__module__", ""))
+    numpy = sys.modules.get("numpy")
+    if numpy is None or not module.startswith(("numpy", "tensorflow")):
+        return None
+    try:
+        labels_shape = tuple(int(d) for d in value.shape)
+        if int(numpy.prod(labels_shape)) > MAX_ELEMENTS:
+            return None
+        array = numpy.asarray(value)
+        if labels_shape == shape[:-1]:
+            flat = array.reshape(-1)[:MAX_VALUES]
+            whole = bool(numpy.all(flat == numpy.round(flat)))
+            return (CLASS_IDS, 0, labels_shape[0] if labels_shape else 0) if whole else None
+        if labels_shape != shape:
+            return None
+        rows = array.reshape(-1, shape[-1])[: MAX_VALUES // max(shape[-1], 1) + 1]
+        if not bool(numpy.all((rows == 0) | (rows == 1))):
+            return None
+        sums = rows.sum(axis=1)
+        several = int(numpy.sum(sums > 1))
+        if several:
+            return (MULTI_HOT, several, int(rows.shape[0]))
+        if bool(numpy.all(sums == 1)):
+            return (ONE_HOT, 0, int(rows.shape[0]))
+        return None
     except Exception:
         return None
 
@@ -114,7 +153,11 @@ def notes(source: str, namespace: Mapping[str, Any]) -> list[Note]:
         found = _fraction(namespace.get(predictions))
         if found is None:
             continue
-        return [_note(node, metric, predictions, found, tree, source)]
+        labels = _root(node.args[0])
+        kind = None
+        if labels is not None and ast.unparse(node.args[0]) == labels:
+            kind = _label_kind(namespace.get(labels), found[1])
+        return [_note(node, metric, predictions, found, tree, source, labels, kind)]
     return []
 
 
@@ -125,6 +168,8 @@ def _note(
     found: tuple[float, tuple[int, ...]],
     tree: ast.Module,
     source: str,
+    labels: str | None = None,
+    kind: tuple[str, int, int] | None = None,
 ) -> Note:
     value, shape = found
     written = ast.get_source_segment(source, call) or ""
@@ -142,7 +187,20 @@ def _note(
         f"values (`{predictions}` holds {value:.4g}, for one), which almost never equal a "
         f"label 0 or 1, so the accuracy is near 0 whatever the model does. Nothing raises."
     )
-    if several:
+    if several and kind is not None and kind[0] == MULTI_HOT:
+        fixed = f"{prefix}BinaryAccuracy(threshold=0.5)"
+        how = (
+            f"multi-label targets (`{labels}` is multi-hot: {kind[1]} of {kind[2]} rows hold "
+            "more than one 1, so each column is its own yes/no and a per-class pick cannot "
+            "score them), which BinaryAccuracy thresholds column by column,"
+        )
+    elif several and kind is not None and kind[0] == ONE_HOT:
+        fixed = f"{prefix}CategoricalAccuracy()"
+        how = f"one score per class and one-hot labels (`{labels}`)"
+    elif several and kind is not None:
+        fixed = f"{prefix}SparseCategoricalAccuracy()"
+        how = f"one score per class and integer class labels (`{labels}`)"
+    elif several:
         fixed = f"{prefix}SparseCategoricalAccuracy()"
         how = "one score per class and integer labels (CategoricalAccuracy for one-hot ones)"
     else:

@@ -20,7 +20,11 @@ held-out word costs a substring test per word.
 
 The fix depends on how the rows were made: a call given the same literal seed as the
 training data's (this cell's or the history's assignment) gets another seed; a slice of
-the array the training slice ``A[:k]`` came from starts at ``k``; otherwise the held-out
+the array the training slice ``A[:k]`` came from starts at ``k``; held-out rows indexed
+by a second, independent draw (``vi = rng.permutation(n)[:k]`` or ``rng.choice(n, k,
+replace=False)``) while the training rows take ``order[:m]`` of another permutation are
+told as that cause, and fixed by taking both from the one permutation (``vi =
+order[m:m + k]``); otherwise the held-out
 rows found in the training data are dropped (one ``tobytes`` set of the training rows),
 when some rows are left.
 
@@ -210,8 +214,10 @@ def _note(
         "measure how well it remembers them, better than it will do on new data, and "
         "nothing raises."
     )
-    fix = _seed_fix(held, training, by_name, source, namespace) or _slice_fix(
-        held, training, by_name, source, namespace
+    fix = (
+        _seed_fix(held, training, by_name, source, namespace)
+        or _slice_fix(held, training, by_name, source, namespace)
+        or _permutation_fix(held, training, by_name, source, namespace)
     )
     if fix is not None:
         cause, code = fix
@@ -384,5 +390,92 @@ def _slice_fix(
     cause = (
         f"`{training}` takes the rows of `{base}` up to {end}, and `{held}` starts at "
         f"{start or 0}, inside that range."
+    )
+    return cause, code
+
+
+_DRAWS = ("permutation", "choice")
+
+
+def _draw_call(node: ast.AST) -> ast.Call | None:
+    """``rng.permutation(n)`` or ``np.random.choice(n, k, replace=False)``: a random draw
+    of positions (a slice of it too)."""
+    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Slice):
+        node = node.value
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr in _DRAWS
+    ):
+        return node
+    return None
+
+
+def _positions(value: ast.AST, want_slice: bool) -> ast.AST | None:
+    """The index of the first ``A[index]`` in an assignment's value: a name (the held-out
+    draw) or, with ``want_slice``, ``order[:m]`` (the training part of a permutation)."""
+    for node in ast.walk(value):
+        if not isinstance(node, ast.Subscript):
+            continue
+        index = node.slice
+        if not want_slice and isinstance(index, ast.Name):
+            return index
+        if (
+            want_slice
+            and isinstance(index, ast.Subscript)
+            and isinstance(index.value, ast.Name)
+            and isinstance(index.slice, ast.Slice)
+        ):
+            return index
+    return None
+
+
+def _permutation_fix(
+    held: str,
+    training: str,
+    by_name: dict[str, ast.Assign],
+    source: str,
+    namespace: dict[str, Any],
+) -> tuple[str, str] | None:
+    """``x_tr = X[order[:m]]`` and ``x_val = X[vi]`` where ``vi`` is a second, independent
+    draw: ``vi = order[m:m + k]``, the next positions of the same permutation."""
+    held_at = _assignment(held, by_name, source, namespace)
+    trained_at = _assignment(training, by_name, source, namespace)
+    if held_at is None or trained_at is None:
+        return None
+    drawn = _positions(held_at[0].value, want_slice=False)
+    taken = _positions(trained_at[0].value, want_slice=True)
+    if not isinstance(drawn, ast.Name) or not isinstance(taken, ast.Subscript):
+        return None
+    order = taken.value.id if isinstance(taken.value, ast.Name) else None
+    bounds = _slice_bounds(taken)
+    if order is None or bounds is None or bounds[1] not in (None, 0) or bounds[2] is None:
+        return None
+    draw_at = _assignment(drawn.id, by_name, source, namespace)
+    order_at = _assignment(order, by_name, source, namespace)
+    if draw_at is None or order_at is None or _targets(draw_at[0]) != [drawn.id]:
+        return None
+    draw = _draw_call(draw_at[0].value)
+    if draw is None or _draw_call(order_at[0].value) is None or draw_at[0] is order_at[0]:
+        return None
+    try:
+        total = len(namespace[order])
+        count = len(namespace[drawn.id])
+    except Exception:
+        return None
+    end = bounds[2]
+    if count <= 0 or end >= total:
+        return None
+    stop = min(end + count, total)
+    code = f"{drawn.id} = {order}[{end}:{stop}]"
+    held_text = ast.get_source_segment(held_at[1], held_at[0])
+    if held_text and "\n" not in held_text and drawn.id in held_text:
+        code += f"; {held_text}"
+    call = ast.get_source_segment(draw_at[1], draw) or "a second draw"
+    cause = (
+        f"`{drawn.id}` comes from a second, independent draw (`{call}`), while `{training}` "
+        f"takes the first {end} positions of `{order}`: two shuffles of the same rows pick "
+        "mostly the same rows. Take both parts from one permutation, the held-out positions "
+        "after the training ones."
     )
     return cause, code

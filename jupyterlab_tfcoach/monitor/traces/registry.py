@@ -74,6 +74,7 @@ from jupyterlab_tfcoach.monitor.traces.retrace_reasons import (
     call_arguments,
     difference_reason,
     keras_reason,
+    last_batch_reason,
 )
 
 # Graph ops that change a variable: a function that has them trains (or updates) state.
@@ -527,22 +528,29 @@ class TraceRegistry:
                     keras_retrace = keras_reason(found, call_site)
                     reasons = [keras_retrace] if keras_retrace is not None else []
                 else:
+                    last_batch = last_batch_reason(
+                        found, call_site, shape_count, self._call_arguments[1]
+                    )
                     first_shape = next((d for d in found if d.kind == "shape"), None)
-                    reasons = [
-                        difference_reason(
-                            difference,
-                            call_site,
-                            shape_count,
-                            difference is first_shape,
-                            signature,
-                            found,
-                            written=self._call_arguments[1],
-                            call=self._call_arguments[0],
-                            repeated=self._advised(group, difference),
-                            earlier=state.signatures,
-                        )
-                        for difference in found[:MAX_REASONS_PER_TRACE]
-                    ]
+                    reasons = (
+                        [last_batch]
+                        if last_batch is not None
+                        else [
+                            difference_reason(
+                                difference,
+                                call_site,
+                                shape_count,
+                                difference is first_shape,
+                                signature,
+                                found,
+                                written=self._call_arguments[1],
+                                call=self._call_arguments[0],
+                                repeated=self._advised(group, difference),
+                                earlier=state.signatures,
+                            )
+                            for difference in found[:MAX_REASONS_PER_TRACE]
+                        ]
+                    )
                 if identity.origin != KERAS and len(found) > MAX_REASONS_PER_TRACE:
                     reasons.append(
                         retrace_reason(

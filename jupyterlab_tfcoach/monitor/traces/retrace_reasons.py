@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import ast
 
-from jupyterlab_tfcoach.monitor.report import RetraceReason, retrace_reason
+from jupyterlab_tfcoach.monitor.report import LAST_BATCH, RetraceReason, retrace_reason
 from jupyterlab_tfcoach.monitor.traces import signatures as sig
 
 MAX_REASONS_PER_TRACE = 4
@@ -127,6 +127,39 @@ def _is_smaller_batch(before: str | None, after: str | None) -> bool:
     if not old or not new or len(old) < 2 or len(old) != len(new) or old[1:] != new[1:]:
         return False
     return old[0].isdigit() and new[0].isdigit() and int(new[0]) < int(old[0])
+
+
+def last_batch_reason(
+    found: list[sig.Difference],
+    call_site: str | None,
+    shape_retraces: int,
+    written: dict[str, str] | None = None,
+) -> RetraceReason | None:
+    """The one extra trace a dataset's last, smaller batch costs, told as information.
+
+    A loop over ``ds.batch(n)`` whose size is not a multiple of ``n`` ends each epoch on a
+    shorter batch: the function traces once more for it and every later epoch reuses both
+    traces. That is normal, so nothing is to change (an input_signature or
+    ``drop_remainder`` would only save one trace). Only when it is the function's first
+    retrace on a shape and every argument that changed lost rows on its first axis alone,
+    to the same size; a second new shape gets the usual advice."""
+    if shape_retraces != 1 or not found:
+        return None
+    if any(d.kind != "shape" or not _is_smaller_batch(d.before, d.after) for d in found):
+        return None
+    sizes = {(_dimensions(d.before) or [""])[0] for d in found}
+    new_sizes = {(_dimensions(d.after) or [""])[0] for d in found}
+    if len(sizes) != 1 or len(new_sizes) != 1:
+        return None
+    first = found[0]
+    named = " and ".join(_named(d.argument, written) for d in found)
+    text = (
+        f"Traced once more{at_site(call_site)} for a smaller batch: {named} went from "
+        f"{first.before} to {first.after} on the first axis only, the last, partial batch "
+        "of a dataset whose size is not a multiple of the batch size. One extra trace for "
+        "it is normal and later epochs reuse both traces: nothing to change."
+    )
+    return retrace_reason(LAST_BATCH, first.argument, first.before, first.after, text)
 
 
 def _is_flag(value: str | None) -> bool:

@@ -51,6 +51,7 @@ and the user's call runs exactly once with its arguments.
 
 from __future__ import annotations
 
+import sys
 import threading
 import time
 import weakref
@@ -119,6 +120,18 @@ COPIED_BEFORE_THE_BUDGET = 8
 MAX_FITS_PER_CELL = 20
 MAX_HISTORY_KEYS = 50
 MAX_EPOCHS_KEPT = 1000
+
+
+def _compiled_by_keras() -> bool:
+    """Whether the ``compile`` being hooked was called by Keras itself (``load_model``
+    restoring a saved model's compile), not by the learner: the caller of the hook, two
+    frames up, is Keras's code."""
+    try:
+        caller = sys._getframe(2)
+    except ValueError:
+        return False
+    module = str(caller.f_globals.get("__name__", ""))
+    return module == "keras" or module.startswith("keras.")
 
 
 @dataclass
@@ -448,6 +461,11 @@ class FitWatcher:
         def compile_hook(model: Any, *args: Any, **kwargs: Any) -> Any:
             __tracebackhide__ = True
             result = original(model, *args, **kwargs)
+            if _compiled_by_keras():
+                # load_model (compile_from_config) restores a saved compile: the learner
+                # wrote none here, and a cause in it was told where it was written; a
+                # later fit of the loaded model tells what it finds then.
+                return result
             try:
                 with watcher._lock:
                     full = len(watcher._cell.compiles) >= MAX_SETUPS

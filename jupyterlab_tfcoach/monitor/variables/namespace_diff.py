@@ -564,6 +564,15 @@ class VariableWatcher:
             flags_changed = True
             if layer_id in reported_layers or layer_id in inside:
                 continue
+            namesake = self._namesake(after, layer_id, new_flag)
+            if namesake is not None:
+                # The learner froze one object and builds with another of the same name
+                # (a name rebound to a reloaded model's layer): the flag they meant to set
+                # is not on the object their code uses.
+                reported_layers.add(layer_id)
+                path = self._user_path(path, layer_id, after)
+                changes.append(_namesake_flag(path, old_flag, new_flag, *namesake))
+                continue
             stale_step = _step_predates(after, layer_id, new_flag)
             stale_steps = [] if stale_step else self._stale_steps(after, layer_id)
             if not stale_step and not stale_steps:
@@ -635,6 +644,47 @@ class VariableWatcher:
         if not re.search(r"_\d+$", name) and not keras_sublayers(layer):
             return path
         return name_bound_to(layer_id, self._namespace) or path
+
+    def _namesake(
+        self, snapshot: HolderSnapshot, layer_id: int, flag: bool
+    ) -> tuple[str, str] | None:
+        """(a name this cell uses, the Keras name) when that name holds another layer or
+        model with the flipped layer's Keras name, whose flag is still the old one: the
+        learner set the flag on an object their name no longer reaches."""
+        holder = snapshot.ref()
+        if holder is None:
+            return None
+        layer = next(
+            (item for item in self._layers_of(holder, KERAS_MODEL) if id(item) == layer_id), None
+        )
+        keras_name = stored(layer, "name") if layer is not None else None
+        history = self._namespace.get("In")
+        try:
+            source = history[-1] if isinstance(history, list) and history else ""
+        except Exception:
+            return None
+        if type(keras_name) is not str or not isinstance(source, str) or keras_name not in source:
+            return None
+        for name, value in list(self._namespace.items())[:MAX_NAMESAKE_NAMES]:
+            if (
+                value is layer
+                or value is holder
+                or name.startswith("_")
+                or not re.search(rf"(?<![\w.]){re.escape(name)}(?!\w)", source)
+            ):
+                continue
+            try:
+                attributes = instance_dict(value)
+                if stored(value, "name") != keras_name or attributes is None:
+                    continue
+                if trainable_flag_in(attributes) is not (not flag):
+                    continue
+                if not any(k.__name__ == "Layer" for k in type(value).__mro__):
+                    continue
+            except Exception:
+                continue
+            return name, keras_name
+        return None
 
     def _stale_steps(self, snapshot: HolderSnapshot, layer_id: int) -> list[str]:
         """Names of the user's traced training steps that still use the layer's variables."""
@@ -708,3 +758,23 @@ class VariableWatcher:
                 "layer, or an attribute rebound to a tensor)."
             )
         return variable_change(label, "trainable_count", before, after, text, "trainable-weights")
+
+
+MAX_NAMESAKE_NAMES = 2000
+
+
+def _namesake_flag(
+    path: str, before: bool, after: bool, name: str, keras_name: str
+) -> VariableChange:
+    """The flag set on one object while the cell builds with another of the same name."""
+    state = "trainable" if before else "frozen"
+    text = (
+        f"`{path}.trainable` changed from {before} to {after}, but `{name}`, which this cell "
+        f"uses, is another object also named {keras_name!r}: `{name}` was bound to it "
+        f"later (a reloaded model's layer, a copy), so it is still {state} and so is every "
+        f"model built from it. Set the flag on the object the cell uses: "
+        f"`{name}.trainable = {after}`."
+    )
+    return variable_change(
+        f"{path}.trainable", "trainable_flag", before, after, text, "trainable-weights"
+    )
