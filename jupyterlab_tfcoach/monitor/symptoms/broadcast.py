@@ -18,6 +18,13 @@ loss or a metric reduced from it is a wrong number and nothing raises. Found two
   inside a function is gone when the cell ends: that case stays silent unless the
   function is traced (then the graph scan names it).
 
+Comparisons count as element-wise ops: ``np.mean(y <= upper)`` with ``upper`` ``(N, 1)`` is
+a coverage over every pair, not over the examples. When the operand inside a function is a
+parameter the body never rebinds and the function was called by name from the learner's
+own code (a custom loop calling a loss that ``fit`` also uses, with ``(N, 1)`` targets),
+the fix is that call with the argument reshaped: rewriting the shared function would break
+its other callers.
+
 Look-alikes stay silent: an operand widened on purpose (``a[:, None]``,
 ``tf.expand_dims``, a reshape of the other operand: pairwise differences), a bias
 ``(N, 1) + (1,)``, and equal shapes.
@@ -61,7 +68,13 @@ _GRAPH_OPS: dict[str, tuple[type[ast.AST] | None, frozenset[str]]] = {
     "Minimum": (None, frozenset({"minimum"})),
     "Equal": (ast.Eq, frozenset({"equal"})),
     "NotEqual": (ast.NotEq, frozenset({"not_equal"})),
+    # An ordered comparison reduced by a mean is a rate (a coverage, a hit rate).
+    "Less": (ast.Lt, frozenset({"less"})),
+    "LessEqual": (ast.LtE, frozenset({"less_equal"})),
+    "Greater": (ast.Gt, frozenset({"greater"})),
+    "GreaterEqual": (ast.GtE, frozenset({"greater_equal"})),
 }
+_COMPARISONS = (ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE)
 _OPERATOR_TEXT = {ast.Sub: "-", ast.Add: "+", ast.Mult: "*", ast.Div: "/"}
 _CALL_OPS = frozenset(name for _, names in _GRAPH_OPS.values() for name in names)
 # Ops a loss or a metric ends in, and the element-wise ops between it and the broadcast.
@@ -124,6 +137,10 @@ class Broadcast:
     # What the ``(N, 1)`` operand is ("array" for NumPy, "tensor", ...): its fix keeps it
     # that kind, so the rewritten expression computes what the user's line computed.
     column_kind: str = "tensor"
+    # ``(where, call line as written, the line with one argument reshaped, argument,
+    # parameter)`` when the operand is a parameter the function was given unchanged by a
+    # call the learner wrote: the fix goes there, the shared function stays as it is.
+    call_fix: tuple[str, str, str, str, str] | None = None
 
     def note(self) -> Note:
         return reports.note(broadcast_text(self), SECTION)
@@ -208,6 +225,17 @@ def broadcast_text(found: Broadcast) -> str:
         )
     names = [expression.left, expression.right]
     column, flat = names[found.column_index], names[1 - found.column_index]
+    if found.call_fix is not None:
+        where, line, fixed, argument, parameter = found.call_fix
+        return (
+            f"`{expression.text}` ({found.where}) broadcasts `{column}`, {found.column_text}, "
+            f"against `{flat}`, {found.flat_text}: the result is {result}, every element of "
+            f"`{column}` against every element of `{flat}`, so the loss or metric computed "
+            f"from it is a wrong number, without any error. The call `{line}` ({where}) "
+            f"gives `{argument}` as `{parameter}`: make the shapes agree there, "
+            f"`{fixed}`. The function itself stays as it is, so callers that already give "
+            "matching shapes (Keras' `fit` gives a loss its targets as (N, 1)) keep working."
+        )
     rewritten = fixes(found)
     assert rewritten is not None
     squeezed, widened = rewritten
@@ -251,12 +279,12 @@ def _template(source: str, whole: ast.AST, left: ast.AST, right: ast.AST) -> str
 
 
 def expression_of(source: str, node: ast.AST) -> Expression | None:
-    """An element-wise expression (``a - b``, ``tf.subtract(a, b)``, ``a == b``)."""
+    """An element-wise expression (``a - b``, ``tf.subtract(a, b)``, ``a == b``, ``a <= b``)."""
     operands: tuple[ast.AST, ast.AST] | None = None
     if isinstance(node, ast.BinOp) and type(node.op) in _OPERATOR_TEXT:
         operands = (node.left, node.right)
     elif isinstance(node, ast.Compare) and len(node.ops) == 1:
-        if isinstance(node.ops[0], (ast.Eq, ast.NotEq)):
+        if isinstance(node.ops[0], _COMPARISONS):
             operands = (node.left, node.comparators[0])
     elif isinstance(node, ast.Call) and _call_name(node) in _CALL_OPS and len(node.args) == 2:
         operands = (node.args[0], node.args[1])
@@ -373,15 +401,43 @@ _OWN_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__fi
 
 
 def _user_frame(op: Any, roots: dict[str, str]) -> tuple[str, int, str] | None:
+    frames = _user_frames(op, roots)
+    return frames[0] if frames else None
+
+
+def _user_frames(op: Any, roots: dict[str, str]) -> list[tuple[str, int, str]]:
+    """The user's frame that built ``op`` (``_first_user_frame``) and, when the frame just
+    outside it is the user's too, that caller's frame."""
+    try:
+        frames = list(op.traceback)
+    except Exception:
+        return []
+    first = _first_user_frame(frames, roots)
+    if first is None:
+        return []
+    index, found = first
+    if index > 0:
+        outer = frames[index - 1]
+        filename = outer.filename
+        if (
+            type(filename) is str
+            and origin_of(filename, roots) == USER
+            and "site-packages" not in filename
+            and not filename.startswith(("<frozen", _OWN_ROOT))
+        ):
+            return [found, (filename, int(outer.lineno), str(outer.name))]
+    return [found]
+
+
+def _first_user_frame(
+    frames: list[Any], roots: dict[str, str]
+) -> tuple[int, tuple[str, int, str]] | None:
     """The user's frame that called TensorFlow to build ``op``: going outwards from the
     op, past TensorFlow's own frames (and this package's hooks), the first frame must be
     the user's. An op another library built (Keras computing a loss, whose traceback also
     passes through the user's ``fit`` line) has that library's frame there: None."""
-    try:
-        frames = list(op.traceback)
-    except Exception:
-        return None
-    for frame in reversed(frames):
+    for index in range(len(frames) - 1, -1, -1):
+        frame = frames[index]
         filename = frame.filename
         if type(filename) is not str:
             return None
@@ -391,7 +447,7 @@ def _user_frame(op: Any, roots: dict[str, str]) -> tuple[str, int, str] | None:
             return None
         if filename.startswith("<frozen"):
             return None
-        return filename, int(frame.lineno), str(frame.name)
+        return index, (filename, int(frame.lineno), str(frame.name))
     return None
 
 
@@ -449,10 +505,10 @@ class BroadcastFinder:
         flat: Any,
         roots: dict[str, str],
     ) -> None:
-        frame = _user_frame(op, roots)
-        if frame is None:
+        frames = _user_frames(op, roots)
+        if not frames:
             return  # built by the library itself, not by a line the user wrote
-        filename, lineno, function = frame
+        filename, lineno, function = frames[0]
         key = (filename, lineno, op_type)
         if key in self._found or (filename, lineno) in self.already_told:
             return
@@ -472,7 +528,24 @@ class BroadcastFinder:
             column_shape=column_shape,
             flat_shape=flat_shape,
             result_shape=_square(column_shape, flat_shape),
+            call_fix=(
+                self._call_fix(frames[0], frames[1], expression, column_index)
+                if expression is not None and len(frames) > 1
+                else None
+            ),
         )
+
+    def _call_fix(
+        self,
+        inner: tuple[str, int, str],
+        outer: tuple[str, int, str],
+        expression: Expression,
+        column_index: int,
+    ) -> tuple[str, str, str, str, str] | None:
+        try:
+            return call_site_fix(self._locator, inner, outer, expression, column_index)
+        except Exception:
+            return None
 
     # ----------------------------------------------------------------- eager
     def _cell_expressions(self, source: str) -> list[Expression]:
@@ -516,6 +589,91 @@ class BroadcastFinder:
     def take_notes(self) -> list[Note]:
         found, self._found = self._found, {}
         return [broadcast.note() for broadcast in list(found.values())[:MAX_NOTES]]
+
+
+def _function_node(filename: str, lineno: int, name: str) -> ast.FunctionDef | None:
+    """The ``def name`` of ``filename`` whose body holds line ``lineno``."""
+    tree = parsed_source("".join(linecache.getlines(filename)))
+    if tree is None:
+        return None
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.FunctionDef)
+            and node.name == name
+            and node.lineno <= lineno <= (node.end_lineno or node.lineno)
+        ):
+            return node
+    return None
+
+
+def _unchanged_parameters(node: ast.FunctionDef) -> list[str]:
+    """The function's positional parameters its body never rebinds (``y = ...``): what
+    the body reads under such a name is what the call gave."""
+    rebound = {
+        name.id
+        for name in ast.walk(node)
+        if isinstance(name, ast.Name) and not isinstance(name.ctx, ast.Load)
+    }
+    return [arg.arg for arg in node.args.args if arg.arg not in rebound]
+
+
+def call_site_fix(
+    locator: CellLocator,
+    inner: tuple[str, int, str],
+    outer: tuple[str, int, str],
+    expression: Expression,
+    column_index: int,
+) -> tuple[str, str, str, str, str] | None:
+    """The call that gave an operand of a broadcast found inside a function, rewritten with
+    that argument reshaped: the ``(N,)`` one widened with ``[:, None]`` (else the
+    ``(N, 1)`` one squeezed). None unless an operand is a parameter the body never
+    rebinds and the caller's line holds one call of the function by name."""
+    filename, lineno, function = inner
+    node = _function_node(filename, lineno, function)
+    if node is None:
+        return None
+    parameters = [name for name in (arg.arg for arg in node.args.args)]
+    unchanged = _unchanged_parameters(node)
+    operands = [expression.left, expression.right]
+    line = linecache.getline(outer[0], outer[1]).strip()
+    parsed = _call_of(line, function)
+    if parsed is None:
+        return None
+    call, offset = parsed
+    if parameters and parameters[0] == "self" and isinstance(call.func, ast.Attribute):
+        parameters = parameters[1:]
+    arguments: dict[str, ast.AST] = dict(zip(parameters, call.args, strict=False))
+    arguments.update({kw.arg: kw.value for kw in call.keywords if kw.arg})
+    for index, reshape in ((1 - column_index, "[:, None]"), (column_index, "squeeze")):
+        parameter = operands[index]
+        argument = arguments.get(parameter)
+        if parameter not in unchanged or argument is None:
+            continue
+        start = argument.col_offset - offset
+        end = (argument.end_col_offset or 0) - offset
+        if start < 0 or end <= start or getattr(argument, "end_lineno", 1) != 1:
+            continue
+        text = line[start:end]
+        new = _indexed(text, "[:, None]") if reshape != "squeeze" else squeezed_operand(text, "")
+        fixed = line[:start] + new + line[end:]
+        where = where_in_cells(locator, outer[0], outer[1])
+        if outer[2] not in ("<module>", "<lambda>"):
+            where = f"{where}, in `{outer[2]}`"
+        return where, line, fixed, text, parameter
+    return None
+
+
+def _call_of(line: str, name: str) -> tuple[ast.Call, int] | None:
+    """The one call of ``name`` on ``line`` and how far its parsed text is shifted from
+    the line (a ``return`` read without its keyword)."""
+    for candidate, offset in ((line, 0), (line + " pass", 0)):
+        try:
+            tree = ast.parse(candidate)
+        except SyntaxError:
+            continue
+        calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and _call_name(n) == name]
+        return (calls[0], offset) if len(calls) == 1 else None
+    return None
 
 
 def where_in_cells(locator: CellLocator, filename: str, lineno: int) -> str:

@@ -1,0 +1,93 @@
+"""A mean of values times a padding mask divides by every position, padding included
+(issue #25, silent bugs): told where it is written (a function or the top level, TensorFlow
+or NumPy), fixed to the sum over the sum of the mask; each fix runs in the kernel and
+gives the mean over the real positions. Correct look-alikes stay silent."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+
+from tests.harness import KernelSession, KernelSetup, checked_report, run
+
+pytestmark = [pytest.mark.kernel, pytest.mark.timeout(300)]
+
+KERNEL = KernelSetup(
+    before_load="import numpy as np\nimport tensorflow as tf\nimport keras\n", after_load=""
+)
+
+DATA = """ids = np.array([[4, 2, 7, 0, 0, 0], [5, 1, 1, 3, 8, 0], [9, 9, 0, 0, 0, 0]], "int32")
+hits = np.array([[1, 0, 1, 1, 1, 1], [1, 1, 1, 0, 1, 1], [0, 1, 1, 1, 1, 1]], "float32")
+real_mean = hits[ids != 0].mean()
+"""
+
+
+def mask_notes(report: dict[str, Any]) -> list[str]:
+    return [note["text"] for note in report["notes"] if "divides by every position" in note["text"]]
+
+
+def fix_of(text: str) -> str:
+    return re.findall(r"`([^`]+)`", text.split("real positions instead: ", 1)[1])[0]
+
+
+def test_a_masked_accuracy_in_a_function(kernel: KernelSession) -> None:
+    run(kernel, DATA)
+    cell = """def token_hits(tokens, correct):
+    keep = tf.cast(tf.not_equal(tokens, 0), tf.float32)
+    return tf.reduce_mean(correct * keep)
+"""
+    notes = mask_notes(checked_report(run(kernel, cell)))
+    assert len(notes) == 1, notes
+    assert notes[0].startswith(
+        "`tf.reduce_mean(correct * keep)` (line 3 of this cell, in `token_hits`) divides"
+    )
+    fix = fix_of(notes[0])
+    assert fix == "tf.reduce_sum(correct * keep) / tf.reduce_sum(keep)"
+    fixed = cell.replace("tf.reduce_mean(correct * keep)", fix)
+    assert mask_notes(checked_report(run(kernel, fixed))) == []
+    check = "assert abs(float(token_hits(ids, hits)) - real_mean) < 1e-6"
+    checked_report(run(kernel, check))
+
+
+def test_numpy_and_a_mask_parameter(kernel: KernelSession) -> None:
+    run(kernel, DATA)
+    cell = """weights = (ids > 0).astype("float32")
+share = np.mean(hits * weights)
+"""
+    notes = mask_notes(checked_report(run(kernel, cell)))
+    assert len(notes) == 1, notes
+    fix = fix_of(notes[0])
+    assert fix == "np.sum(hits * weights) / np.sum(weights)"
+    checked_report(run(kernel, cell.replace("np.mean(hits * weights)", fix)))
+    checked_report(run(kernel, "assert abs(share - real_mean) < 1e-6"))
+    cell = """def scored(values, pad_mask):
+    return (values * pad_mask).mean()
+"""
+    notes = mask_notes(checked_report(run(kernel, cell)))
+    assert len(notes) == 1, notes
+    fix = fix_of(notes[0])
+    assert fix == "(values * pad_mask).sum() / pad_mask.sum()"
+    assert (
+        mask_notes(checked_report(run(kernel, cell.replace("(values * pad_mask).mean()", fix))))
+        == []
+    )
+    checked_report(run(kernel, "assert abs(scored(hits, ids != 0) - real_mean) < 1e-6"))
+
+
+def test_look_alikes_stay_silent(kernel: KernelSession) -> None:
+    run(kernel, DATA)
+    cell = """def fine(tokens, correct, scale):
+    keep = tf.cast(tokens != 0, tf.float32)
+    a = tf.reduce_sum(correct * keep) / tf.reduce_sum(keep)
+    b = tf.reduce_mean(correct * keep) / tf.reduce_mean(keep)
+    c = tf.reduce_mean(correct * scale)
+    d = tf.reduce_mean(correct + (1.0 - keep) * -1e9)
+    e = tf.reduce_mean(correct * keep, axis=1)
+    noise = tf.cast(tf.random.uniform(tf.shape(correct)) > 0.5, tf.float32)
+    return a + b + c + d + tf.reduce_mean(correct * noise)
+
+fine(ids, hits, 2.0)
+"""
+    assert mask_notes(checked_report(run(kernel, cell))) == []
