@@ -194,3 +194,50 @@ def test_the_same_old_spelling_again_in_the_cell_is_named(kernel: KernelSession)
     runs_cleanly(
         kernel, RATE_METRIC.replace('add_weight("positives"', 'add_weight(name="positives"')
     )
+
+
+CALLBACK_DATA = """feats = np.random.rand(64, 3).astype("float32")
+target = feats.sum(axis=1)
+reg = keras.Sequential([keras.Input(shape=(3,)), keras.layers.Dense(1)])
+reg.compile(optimizer=keras.optimizers.SGD(0.05), loss="mse")
+"""
+
+RATE_TRACE = """class RateTrace(keras.callbacks.Callback):
+    def on_train_begin(self, logs=None):
+        self.seen = []
+
+    def on_epoch_end(self, epoch, logs=None):
+        self.seen.append(float(self.model.optimizer.lr))
+
+trace = RateTrace()
+reg.fit(feats, target, epochs=2, verbose=0, callbacks=[trace])
+"""
+
+STEP_COUNT = """class StepCount(keras.callbacks.Callback):
+    def on_epoch_end(self, epoch, logs=None):
+        self.steps = int(self.model.optimizer.iteration)
+
+counter = StepCount()
+reg.fit(feats, target, epochs=1, batch_size=16, verbose=0, callbacks=[counter])
+"""
+
+
+def test_a_name_missing_on_the_model_a_callback_reads(kernel: KernelSession) -> None:
+    """``self.model.optimizer.lr`` inside a callback: the model is a Keras property of the
+    callback, read through Keras's own descriptor; the rename is named in that line."""
+    runs_cleanly(kernel, CALLBACK_DATA)
+    error = failing(kernel, RATE_TRACE)
+    assert "Keras 3 optimizers dropped the `lr` alias" in error["explanation"]
+    fix = fix_of(error["explanation"])
+    assert fix == "self.seen.append(float(self.model.optimizer.learning_rate))"
+    wrong = "self.seen.append(float(self.model.optimizer.lr))"
+    runs_cleanly(kernel, RATE_TRACE.replace(wrong, fix))
+    assert value_of(kernel, "[round(r, 4) for r in trace.seen]") == [0.05, 0.05]
+    # A mistyped name on the same chain: the closest name the optimizer has.
+    error = failing(kernel, STEP_COUNT)
+    assert "its closest name is `iterations`" in error["explanation"]
+    fix = fix_of(error["explanation"])
+    assert fix == "self.steps = int(self.model.optimizer.iterations)"
+    wrong = "self.steps = int(self.model.optimizer.iteration)"
+    runs_cleanly(kernel, STEP_COUNT.replace(wrong, fix))
+    assert value_of(kernel, "counter.steps") > 0

@@ -74,3 +74,32 @@ def test_a_transposed_and_a_missing_axis(kernel: KernelSession) -> None:
     assert fix == "scaled = table / col[..., None]"
     runs_cleanly(kernel, fix)
     assert value_of(kernel, "list(scaled.shape)") == [6, 3]
+
+
+RANKED = """bank_labels = np.arange(30) % 4
+probe_labels = np.arange(8) % 4
+sims = np.random.rand(8, 30)
+top3 = np.argsort(-sims, axis=1)[:, :3]
+grid = np.random.rand(5, 2)
+picks = np.array([4, 0, 2, 1, 3])
+ref = np.random.rand(2, 5)
+"""
+
+
+def test_a_comparison_with_a_fancy_indexed_operand(kernel: KernelSession) -> None:
+    """``bank_labels[top3] == probe_labels``: the gathered side cannot be read without
+    running code, so it takes the message's shape; the comparison is read like ``-``."""
+    runs_cleanly(kernel, RANKED)
+    error = failing(kernel, "found = np.any(bank_labels[top3] == probe_labels, axis=1)")
+    text = error["explanation"]
+    assert "`bank_labels[top3]` is a (8, 3) array" in text
+    fix = fix_of(text)
+    assert fix == "found = np.any(bank_labels[top3] == probe_labels[..., None], axis=1)"
+    runs_cleanly(kernel, fix)
+    assert value_of(kernel, "found.shape") == [8]
+    runs_cleanly(kernel, "also = bank_labels[top3] == probe_labels[:, None]")
+    # Arithmetic with a gathered operand, laid out the other way round: transposed.
+    error = failing(kernel, "gap = grid[picks] - ref")
+    fix = fix_of(error["explanation"])
+    assert fix == "gap = grid[picks] - ref.T"
+    runs_cleanly(kernel, fix)

@@ -34,6 +34,7 @@ from jupyterlab_tfcoach.monitor.errors.context import (
     ParsedError,
     code,
     rewrite,
+    rewrite_all,
     value_kind,
 )
 from jupyterlab_tfcoach.monitor.errors.failing_line import FailingLine, show_shape, value_of
@@ -389,6 +390,14 @@ def _function_finding(
         f"({', '.join(names) or 'none'})"
     )
     fix = None
+    unpacked = _indexed_lambda(function, count, frame) if count > len(names) else None
+    if unpacked is not None:
+        # ``lambda ex: (f(ex[0]), g(ex[1]))``: the lambda was written for the whole tuple;
+        # map hands it the components, so it takes them by name.
+        fixed = rewrite(frame, call, function, unpacked)
+        if fixed and "\n" not in fixed:
+            fix = f"take the {count} components as {count} parameters: {code(fixed)}"
+            return rule + ".", fix, DATA_SECTION
     if count > len(names):
         adapter = _adapter(method, function, frame, names, count)
         fixed = rewrite(frame, call, function, adapter) if adapter else None
@@ -408,6 +417,48 @@ def _function_finding(
             f"{code('from_tensor_slices((features, labels))')}, if it should carry them"
         )
     return rule + ".", fix, DATA_SECTION
+
+
+def _indexed_lambda(function: ast.expr, count: int, frame: Any) -> str | None:
+    """``lambda ex: (ex[0] / 255, ex[1])`` whose one parameter is only ever indexed by
+    constants below ``count``: the same lambda taking one parameter per component, each
+    ``ex[i]`` replaced by the i-th (None for any other use of the parameter)."""
+    if not isinstance(function, ast.Lambda):
+        return None
+    arguments = function.args
+    if (
+        len(arguments.args) != 1
+        or arguments.posonlyargs
+        or arguments.vararg
+        or arguments.kwonlyargs
+        or arguments.kwarg
+    ):
+        return None
+    parameter = arguments.args[0].arg
+    subscripts: list[tuple[ast.AST, int]] = []
+    plain_uses = 0
+    for node in ast.walk(function.body):
+        if (
+            isinstance(node, ast.Subscript)
+            and isinstance(node.value, ast.Name)
+            and node.value.id == parameter
+            and isinstance(node.slice, ast.Constant)
+            and type(node.slice.value) is int
+            and 0 <= node.slice.value < count
+        ):
+            subscripts.append((node, node.slice.value))
+        elif isinstance(node, ast.Name) and node.id == parameter:
+            plain_uses += 1
+    if not subscripts or plain_uses != len(subscripts):
+        return None  # the parameter is used whole somewhere: not a tuple read by index
+    taken = {n.id for n in ast.walk(function.body) if isinstance(n, ast.Name)}
+    new_names = ["x", "y"] if count == 2 and not taken & {"x", "y"} else []
+    if not new_names:
+        new_names = [f"{parameter}{i}" for i in range(count)]
+        if taken & set(new_names):
+            return None
+    body = rewrite_all(frame, function.body, [(node, new_names[i]) for node, i in subscripts])
+    return f"lambda {', '.join(new_names)}: {body}" if body else None
 
 
 def explain_call_arguments(

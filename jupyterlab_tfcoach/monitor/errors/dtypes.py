@@ -536,7 +536,51 @@ def _cast_at_source(
             f"error to the next. Make it {target} once, where it is made ({code(written)}, "
             f"{where}). Fix: {code(fixed)}."
         )
-    return None
+    if again is None:
+        return None
+    return _cast_in_block(frame, tree, name, target, tf, again)
+
+
+def _cast_in_block(
+    frame: CellFrame, tree: ast.AST, name: str, target: str, tf: str, again: int
+) -> str | None:
+    """The name made inside a loop or branch of the running cell, above the failing line
+    (``pred = tf.cast(p >= t, tf.int32)`` in a ``for`` body), and read again below it: the
+    one assignment is fixed where it is, a ``tf.cast`` given the wanted dtype instead."""
+    made = [
+        node
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Assign)
+        and len(node.targets) == 1
+        and isinstance(node.targets[0], ast.Name)
+        and node.targets[0].id == name
+    ]
+    if len(made) != 1 or made[0].lineno >= frame.position.line:
+        return None
+    assignment = made[0]
+    value = assignment.value
+    written = frame.segment(assignment)
+    if not written or "\n" in written:
+        return None
+    wanted = f"{tf}.{target}"
+    if (
+        isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Attribute)
+        and value.func.attr == "cast"
+        and len(value.args) == 2
+        and not value.keywords
+    ):
+        fixed = rewrite(frame, assignment, value.args[1], wanted)
+    else:
+        source = frame.segment(value)
+        fixed = f"{name} = {tf}.cast({source}, {wanted})" if source else None
+    if not fixed or "\n" in fixed:
+        return None
+    return (
+        f"The cell reads {code(name)} again on line {again}: a cast at this one place would "
+        f"move the error to the next. Make it {target} once, where it is made "
+        f"({code(written)}, line {assignment.lineno}). Fix: {code(fixed)}."
+    )
 
 
 def _dtype_source_name(

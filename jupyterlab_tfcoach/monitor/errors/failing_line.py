@@ -561,8 +561,11 @@ def _describe_layer(layer: Any, kind: str) -> str:
             details.append(f"{attribute}={value}")
     if kind == "model":
         shapes = model_input_shapes(layer)
+        built_on = built_input_shape(layer) if not shapes else None
         if shapes:
             details.append("input " + ", ".join(show_shape(shape) for shape in shapes))
+        elif built_on is not None:
+            details.append(f"built for input {show_shape(built_on)}")  # a subclassed model
         else:
             details.append("no input shape yet")
         return f"a Keras {name} model ({', '.join(details)})"
@@ -582,6 +585,16 @@ def layer_input_shape(layer: Any) -> tuple[int | None, ...] | None:
     if type(shapes) is not dict or len(shapes) != 1:
         return None
     return _dims(next(iter(shapes.values())))
+
+
+def built_input_shape(layer: Any) -> tuple[int | None, ...] | None:
+    """The one input shape Keras 3 kept when the layer or model was built (its
+    ``_build_shapes_dict``, a ``TrackedDict``), the batch axis shown as None (any size)."""
+    shapes = stored(layer, "_build_shapes_dict")
+    if not isinstance(shapes, dict) or len(shapes) != 1:
+        return None
+    only = _dims(next(iter(dict.values(shapes))))
+    return (None, *only[1:]) if only else None
 
 
 def model_input_shapes(model: Any) -> list[tuple[int | None, ...]]:

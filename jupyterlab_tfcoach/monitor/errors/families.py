@@ -61,8 +61,10 @@ from jupyterlab_tfcoach.monitor.errors import (
     families_api_names,
     families_argmax_axis,
     families_arguments,
+    families_bool_values,
     families_bytes_argument,
     families_callables,
+    families_checkpoint_folder,
     families_compile,
     families_data,
     families_data_ops,
@@ -80,6 +82,7 @@ from jupyterlab_tfcoach.monitor.errors import (
     families_layer_chains,
     families_library_values,
     families_lookup_vocabulary,
+    families_lost_batch_axis,
     families_missing_keys,
     families_model_data,
     families_numpy_broadcast,
@@ -90,6 +93,8 @@ from jupyterlab_tfcoach.monitor.errors import (
     families_positional_inputs,
     families_results,
     families_sampling,
+    families_schedule_rate,
+    families_scores_as_classes,
     families_shapes,
     families_signatures,
     families_skipped_embedding,
@@ -121,6 +126,9 @@ from jupyterlab_tfcoach.monitor.errors.family_record import (
 # The catalogue, in the order families are tried: the first that recognises an error
 # explains it (matmul's graph message is told apart from element-wise ones by its op).
 FAMILIES: tuple[ErrorFamily, ...] = (
+    # One example given to a model built on batches, failing inside the learner's call:
+    # the cause is the running cell's argument, not the op that met it.
+    families_lost_batch_axis.LOST_BATCH_AXIS,
     # What a model's fit/predict or a layer's adapt was given, read from the call.
     families_model_data.FEATURE_COUNT,
     families_text_to_ids.TEXT_TO_IDS,
@@ -167,6 +175,7 @@ FAMILIES: tuple[ErrorFamily, ...] = (
     families_ops.JOIN,
     families_ops.INDEX_RANGE,
     families_ops.ONE_HOT,
+    families_bool_values.BOOL_REDUCTION,
     families_ops.TOP_K,
     families_ops.TRANSPOSE,
     families_ops.CROSS_ENTROPY,
@@ -210,6 +219,7 @@ FAMILIES: tuple[ErrorFamily, ...] = (
     families_positional_inputs.POSITIONAL_INPUTS,
     families_keras_calls.DICT_OF_VALUES,
     families_keras_calls.UNRESOLVED_CHECKPOINT,
+    families_checkpoint_folder.CHECKPOINT_FOLDER,
     families_keras_api.VALIDATION_SPLIT,
     families_keras_api.READ_ONLY_PROPERTY,
     families_keras_api.NO_SUCH_LAYER,
@@ -229,6 +239,7 @@ FAMILIES: tuple[ErrorFamily, ...] = (
     families_feature_lists.FEATURE_LIST_VALUES,
     # Keras 3 used as older tutorials wrote it.
     families_keras_usage.CALLBACK_CLASS,
+    families_schedule_rate.SCHEDULE_RATE,
     families_keras_usage.REMOVED_METHOD,
     families_keras_usage.WEIGHTS_AS_MODEL,
     families_keras_usage.TF1_NAME,
@@ -249,6 +260,7 @@ FAMILIES: tuple[ErrorFamily, ...] = (
     # Classes taken with argmax over the examples, met by another op than a broadcast
     # (which the broadcast family explains): a confusion matrix, a gather.
     families_argmax_axis.ARGMAX_AXIS,
+    families_scores_as_classes.SCORES_AS_CLASSES,
     # A result unpacked into the wrong number of names (Python raises it, in the line).
     families_unpacking.UNPACKED_RESULT,
     # Two results kept in one name (grads = tf.clip_by_global_norm(...)), used as one.

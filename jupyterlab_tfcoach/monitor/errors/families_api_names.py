@@ -38,7 +38,12 @@ from jupyterlab_tfcoach.monitor.errors.saved_functions import (
     is_restored_object,
     missing_saved_method,
 )
-from jupyterlab_tfcoach.monitor.stored_state import instance_dict, module_of_class, mro_of_class
+from jupyterlab_tfcoach.monitor.stored_state import (
+    instance_dict,
+    library_attribute,
+    module_of_class,
+    mro_of_class,
+)
 
 _type_name = type.__dict__["__name__"].__get__
 KERAS_SECTION = "keras-model-api"
@@ -99,7 +104,27 @@ def _owner_of(node: ast.expr, line: FailingLine, context: ErrorContext) -> tuple
                 child = vars(loaded).get(node.attr) if loaded is not None else None
             if isinstance(child, ModuleType):
                 return True, child
+        if found and not isinstance(parent, ModuleType) and _has_library_base(parent):
+            # ``self.model`` in the learner's callback: a property Keras defines on the
+            # base class. ``library_attribute`` runs only TensorFlow's or Keras's own
+            # descriptor (a property the learner wrote is never evaluated).
+            value = library_attribute(parent, node.attr, _ABSENT)
+            if value is not _ABSENT:
+                return True, value
     return value_of(node, line.frame, context)
+
+
+_ABSENT: Any = object()
+
+
+def _has_library_base(owner: Any) -> bool:
+    try:
+        return any(
+            (module_of_class(base) or "").startswith(_LIBRARIES)
+            for base in mro_of_class(type(owner))
+        )
+    except Exception:
+        return False
 
 
 def _owner_kind(owner: Any) -> str | None:

@@ -294,6 +294,12 @@ def _read_cardinality(
         return None
     x_size, y_size = x_sizes[0], y_sizes[0]
     method = call.func.attr  # type: ignore[attr-defined]
+    weights = _SAMPLE_WEIGHT_SIZES.search(error.parsed.message)
+    if x_size == y_size:
+        # x and y agree: the odd one out is the weights (read, never blamed on x and y).
+        if weights is None or weights.group("size") == str(x_size):
+            return None
+        return _per_label_weights(call, y_node, int(weights.group("size")), x_size, line, context)
     rule = (
         f"{method} pairs example i of x with label i of y, so both need the same length on "
         f"axis 0, but {code(x)} holds {x_size} examples and {code(y)} {y_size}"
@@ -310,6 +316,68 @@ def _read_cardinality(
                 f"first {shorter_size} rows belong together, {code(fixed)}"
             )
     return Finding(rule + ".", fix)
+
+
+_SAMPLE_WEIGHT_SIZES = re.compile(r"'sample_weight' sizes: (?P<size>\d+)")
+
+
+def _per_label_weights(
+    call: ast.Call,
+    y_node: ast.expr,
+    size: int,
+    examples: int | None,
+    line: FailingLine,
+    context: ErrorContext,
+) -> Finding | None:
+    """``fit(x, y, sample_weight=w)`` with one weight per class or label (``w`` of length
+    ``y.shape[-1]``, or one per class id), where fit wants one per example. The fix gives
+    each example its own weight from ``w``: the weight of its class (a gather for integer
+    labels, ``y @ w`` for one-hot rows), or for multi-hot rows the largest weight among
+    its labels (1 where it has none)."""
+    node = next((k.value for k in call.keywords if k.arg == "sample_weight"), None)
+    if node is None:
+        return None
+    weights, labels = segment_of(line, node), segment_of(line, y_node)
+    y = operand_of(y_node, line, context)
+    if not weights or not labels or y is None or not y.shape:
+        return None
+    rule = (
+        f"`sample_weight` gives each example (row of x) its own weight, so it needs "
+        f"{examples} entries, but {code(weights)} has {size}: one per "
+        f"{'label' if len(y.shape) == 2 else 'class'}"
+    )
+    np = context.module_alias("numpy", "np")
+    table = f"{np}.asarray({weights})"
+    fixed_weights = None
+    if len(y.shape) == 1 and y.dtype is not None and "int" in y.dtype:
+        rule += ", and each example takes the weight of its own class"
+        fixed_weights = f"{table}[{labels}]"
+    elif len(y.shape) == 2 and y.shape[1] == size:
+        if _one_hot_rows(y.value):
+            rule += ", and each one-hot row picks the weight of its class"
+            fixed_weights = f"{labels} @ {table}"
+        else:
+            rule += (
+                ", and a row can have several labels: weight each example by the largest "
+                "weight among its labels (1 for a row with none); a weight per label inside "
+                "the loss needs a loss function written with those weights"
+            )
+            fixed_weights = f"{np}.max({np}.where({labels} > 0, {table}, 1.0), axis=1)"
+    if fixed_weights is None:
+        return Finding(rule + ".", None)
+    fixed = rewrite(line.frame, line.statement or call, node, fixed_weights)
+    return Finding(rule + ".", code(fixed) if fixed and "\n" not in fixed else None)
+
+
+def _one_hot_rows(value: object) -> bool:
+    """Every row of a NumPy array sums to 1 (a tensor is not read: False)."""
+    numpy = sys.modules.get("numpy")
+    if numpy is None or type(value) is not numpy.ndarray:
+        return False
+    try:
+        return bool((value.sum(axis=1) == 1).all())
+    except Exception:
+        return False
 
 
 # ``from_tensor_slices((features, labels))`` with parts of different lengths.

@@ -60,22 +60,62 @@ def _indexed(node: ast.expr, source: str, index: str) -> str:
     return f"{source}{index}" if isinstance(node, _ATOMS) else f"({source}){index}"
 
 
+_COMPARISONS: dict[type[ast.cmpop], str] = {
+    ast.Eq: "==",
+    ast.NotEq: "!=",
+    ast.Lt: "<",
+    ast.LtE: "<=",
+    ast.Gt: ">",
+    ast.GtE: ">=",
+}
+
+
+def _sides(node: ast.AST) -> tuple[ast.expr, ast.expr, str] | None:
+    """(left, right, symbol) of an arithmetic ``a <op> b`` or a one-operator comparison."""
+    if isinstance(node, ast.BinOp) and type(node.op) in _OPERATORS:
+        return node.left, node.right, _OPERATORS[type(node.op)]
+    if isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in _COMPARISONS:
+        return node.left, node.comparators[0], _COMPARISONS[type(node.ops[0])]
+    return None
+
+
 def _pairs(
     line: FailingLine, context: ErrorContext, shapes: tuple[tuple[int, ...], tuple[int, ...]]
-) -> tuple[ast.BinOp, Operand, Operand] | None:
-    """The ``a <op> b`` of the failing statement whose operands have the two shapes."""
+) -> tuple[ast.expr, ast.expr, str, ast.AST, Operand, Operand] | None:
+    """The ``a <op> b`` (or ``a == b``) of the failing statement whose operands have the
+    two shapes. An operand the monitor cannot read without running code (``table[ids]``,
+    fancy indexing) takes the message's shape when the other one is read and matches,
+    and that operation is the only one on the line that fits."""
     statement = line.statement
     if statement is None:
         return None
+    guessed: list[tuple[ast.expr, ast.expr, str, ast.AST, Operand, Operand]] = []
     for node in ast.walk(statement):
-        if not isinstance(node, ast.BinOp) or type(node.op) not in _OPERATORS:
+        sides = _sides(node)
+        if sides is None:
             continue
-        left, right = operand_of(node.left, line, context), operand_of(node.right, line, context)
-        if left is None or right is None or left.shape is None or right.shape is None:
-            continue
-        if (tuple(left.shape), tuple(right.shape)) == shapes:
-            return node, left, right
-    return None
+        left_node, right_node, symbol = sides
+        left, right = operand_of(left_node, line, context), operand_of(right_node, line, context)
+        left_shape = tuple(left.shape) if left is not None and left.shape is not None else None
+        right_shape = tuple(right.shape) if right is not None and right.shape is not None else None
+        if (left_shape, right_shape) == shapes and left is not None and right is not None:
+            return left_node, right_node, symbol, node, left, right
+        if left_shape is None and right_shape == shapes[1] and right is not None:
+            left = _unread(left_node, line, shapes[0])
+            if left is not None:
+                guessed.append((left_node, right_node, symbol, node, left, right))
+        elif right_shape is None and left_shape == shapes[0] and left is not None:
+            right = _unread(right_node, line, shapes[1])
+            if right is not None:
+                guessed.append((left_node, right_node, symbol, node, left, right))
+    return guessed[0] if len(guessed) == 1 else None
+
+
+def _unread(node: ast.expr, line: FailingLine, shape: tuple[int, ...]) -> Operand | None:
+    source = line.frame.segment(node)
+    if not source or "\n" in source:
+        return None
+    return Operand(source, "array", f"a {show_shape(shape)} array", shape=shape)
 
 
 def _clash(a: tuple[int, ...], b: tuple[int, ...]) -> int:
@@ -92,7 +132,7 @@ def _read(error: Recognised, line: FailingLine, context: ErrorContext) -> Findin
     picked = _pairs(line, context, (a, b))
     if picked is None:
         return None
-    node, left, right = picked
+    left_node, right_node, symbol, node, left, right = picked
     axis = _clash(a, b)
     rule = (
         f"{left.sentence()}; {right.sentence()}. NumPy lines shapes up from the right, and "
@@ -100,9 +140,8 @@ def _read(error: Recognised, line: FailingLine, context: ErrorContext) -> Findin
         f"{code(left.source)} {show_shape(a)} and {code(right.source)} {show_shape(b)} differ "
         f"at axis {axis} ({a[axis]} vs {b[axis]})."
     )
-    symbol = _OPERATORS[type(node.op)]
     statement = line.statement
-    written = (line.frame.segment(node.left), line.frame.segment(node.right))
+    written = (line.frame.segment(left_node), line.frame.segment(right_node))
     if statement is None or not written[0] or not written[1]:
         return Finding(rule, None, section=_BROADCAST_SECTION)
     left_text, right_text = written
@@ -115,8 +154,8 @@ def _read(error: Recognised, line: FailingLine, context: ErrorContext) -> Findin
             f"{show_shape((a[0], b[0], a[1]))} result), give each its own axis"
         )
         replaced = (
-            f"{_indexed(node.left, left_text, '[:, None, :]')} {symbol} "
-            f"{_indexed(node.right, right_text, '[None, :, :]')}"
+            f"{_indexed(left_node, left_text, '[:, None, :]')} {symbol} "
+            f"{_indexed(right_node, right_text, '[None, :, :]')}"
         )
     elif len(a) == len(b) == 1 and a[0] != b[0] and 1 not in (a[0], b[0]):
         rule += (
@@ -124,18 +163,18 @@ def _read(error: Recognised, line: FailingLine, context: ErrorContext) -> Findin
             f"{code(right.source)} (a {show_shape((a[0], b[0]))} result), give each its own axis"
         )
         replaced = (
-            f"{_indexed(node.left, left_text, '[:, None]')} {symbol} "
-            f"{_indexed(node.right, right_text, '[None, :]')}"
+            f"{_indexed(left_node, left_text, '[:, None]')} {symbol} "
+            f"{_indexed(right_node, right_text, '[None, :]')}"
         )
     elif len(a) == len(b) == 2 and a == b[::-1]:
         rule += f" {code(right.source)} is laid out the other way round: transpose it"
-        replaced = f"{left_text} {symbol} {_indexed(node.right, right_text, '.T')}"
+        replaced = f"{left_text} {symbol} {_indexed(right_node, right_text, '.T')}"
     elif len(b) == len(a) - 1 and b == a[: len(b)]:
         rule += f" {code(right.source)} lacks {code(left.source)}'s last axis: add it"
-        replaced = f"{left_text} {symbol} {_indexed(node.right, right_text, '[..., None]')}"
+        replaced = f"{left_text} {symbol} {_indexed(right_node, right_text, '[..., None]')}"
     elif len(a) == len(b) - 1 and a == b[: len(a)]:
         rule += f" {code(left.source)} lacks {code(right.source)}'s last axis: add it"
-        replaced = f"{_indexed(node.left, left_text, '[..., None]')} {symbol} {right_text}"
+        replaced = f"{_indexed(left_node, left_text, '[..., None]')} {symbol} {right_text}"
     fixed = rewrite(line.frame, statement, node, replaced) if replaced else None
     if not fixed or "\n" in fixed:
         return Finding(rule if replaced is None else rule + ".", None, section=_BROADCAST_SECTION)
