@@ -1,7 +1,7 @@
 """A learning rate set on an optimizer whose rate is a schedule (issue #25):
 ``Adam(ExponentialDecay(...))`` compiled, then ``fit(..., callbacks=[LearningRateScheduler
-(...)])`` or ``ReduceLROnPlateau``, or a callback of the learner's assigning
-``optimizer.learning_rate``.
+(...)])`` or ``ReduceLROnPlateau``. (A rate assigned in the learner's own line is read by the
+keras-arguments family instead.)
 
 Keras computes such an optimizer's rate from the schedule at every step, so it refuses a
 new value (``TypeError: This optimizer was created with a LearningRateSchedule ... not
@@ -75,11 +75,9 @@ def _read_schedule_rate(
         and isinstance(call.func, ast.Attribute)
         and call.func.attr in _FIT_METHODS
     ):
-        rule = (
-            "This optimizer's `learning_rate` is a LearningRateSchedule, which Keras "
-            "evaluates at every step, so the rate cannot be assigned: " + ways
-        )
-        return Finding(rule + ".", None)
+        # A rate assigned in the learner's own line is the keras-arguments family's: it
+        # names the assignment and rebuilds the schedule from the new rate.
+        return None
     keyword = next((k for k in call.keywords if k.arg == "callbacks"), None)
     if keyword is None or not isinstance(keyword.value, (ast.List, ast.Tuple)):
         return None

@@ -53,8 +53,10 @@ def entry_course(reasons: list[RetraceReason]) -> CourseSection | None:
         sections.append("side-effects")
     if "stale_value" in kinds:
         sections.append("frozen-python-values")
-    if kinds - {"first_trace", "side_effect", "stale_value"}:
+    if kinds - {"first_trace", "last_batch", "side_effect", "stale_value"}:
         sections.append("retracing")
+    if "last_batch" in kinds:
+        sections.append("tf-data")  # where a dataset's short last batch is taught
     sections.append("tracing")
     for section in sections:
         link = course_link(section)
