@@ -69,6 +69,8 @@ from jupyterlab_tfcoach.monitor.symptoms import (
     unapplied_preprocessing,
     unit_axis_ops,
     unit_rows,
+    unknown_ids,
+    unreachable_targets,
     unshifted_targets,
     vectorizer_length,
     whole_data_statistics,
@@ -631,6 +633,8 @@ class Monitor:
             position_ids.notes,
             operand_meaning.notes,
             compiled_axis.notes,
+            unknown_ids.notes,
+            unreachable_targets.notes,
         ):
             try:
                 if cell_completed:

@@ -58,18 +58,29 @@ by_number = keras.layers.IntegerLookup(vocabulary=[4, 7])""",
     assert "`to_index` is a StringLookup layer: it maps strings to ids" in text
     assert "`ids` holds integers (int64)" in text
     assert "`tf.strings.as_string(ids)`" in text
-    made, adapted = fix_spans(text)
-    assert (made, adapted) == ("to_index = keras.layers.IntegerLookup()", "to_index.adapt(ids)")
-    runs_cleanly(kernel, f"{made}\n{adapted}\ncoded = to_index(ids)")
+    # The layer already has its vocabulary: the data is what must change, the layer is
+    # not replaced by one adapted on this call's data.
+    assert "already learned a vocabulary of 2 strings (such as 'cat', 'dog')" in text
+    assert "Fix: " not in text
+    # Adapted on the other kind of data: the layer that maps it, adapted on it.
+    error = failing(kernel, "fresh_index = keras.layers.StringLookup()\nfresh_index.adapt(ids)")
+    made, adapted = fix_spans(error["explanation"])
+    assert (made, adapted) == (
+        "fresh_index = keras.layers.IntegerLookup()",
+        "fresh_index.adapt(ids)",
+    )
+    runs_cleanly(kernel, f"{made}\n{adapted}\ncoded = fresh_index(ids)")
     # Every id is in the adapted vocabulary: none is the out-of-vocabulary index 0.
     assert value_of(kernel, "sorted(set(coded.numpy().ravel().tolist()))") == [1, 2, 3]
     error = failing(kernel, "coded = by_number(names)")
     text = error["explanation"]
     assert "`by_number` is an IntegerLookup layer: it maps integers to ids" in text
     assert "`names` holds strings" in text
-    made, adapted = fix_spans(text)
-    assert made == "by_number = keras.layers.StringLookup()"
-    runs_cleanly(kernel, f"{made}\n{adapted}\ncoded = by_number(names)")
+    assert "already learned a vocabulary of 2 integers (such as 4, 7)" in text
+    error = failing(kernel, "word_index = keras.layers.IntegerLookup()\nword_index.adapt(names)")
+    made, adapted = fix_spans(error["explanation"])
+    assert made == "word_index = keras.layers.StringLookup()"
+    runs_cleanly(kernel, f"{made}\n{adapted}\ncoded = word_index(names)")
     # The matching kinds: no entry.
     runs_cleanly(
         kernel,

@@ -5,7 +5,9 @@ names (``Sub`` is ``-`` or ``tf.subtract``), and always casts towards the float 
 integers go to the float dtype, float64 goes to float32, never a float down to an int.
 An operand that is a name read more than once is cast where it gets its value (a
 parameter as the first line of its function, a name of the cells where it is assigned):
-a cast at the failing place alone would move the error to the next use.
+a cast at the failing place alone would move the error to the next use. Another operand
+(``batch["x"]``, ``clock.ticks``) that later lines of the cell give to an operator or a call
+again is cast in each of those lines too, every line printed in the fix.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from jupyterlab_tfcoach.monitor.errors.context import (
     is_postfix_safe,
     kind_of,
     rewrite,
+    rewrite_all,
     value_kind,
 )
 from jupyterlab_tfcoach.monitor.errors.families_signatures import is_graph_function_input
@@ -331,6 +334,24 @@ def _explain_dtype_mismatch(parsed: ParsedError, context: ErrorContext) -> tuple
             )
         cast = f"{tf}.cast({operand_source}, {tf}.{target})"
         fixed = rewrite(frame, node, operand, cast) if operand_source else None
+        repeated = _cast_everywhere(frame, operand, cast) if operand_source else None
+        if node_source and fixed and repeated is not None:
+            # The same expression meets the other dtype again later in the cell: a cast
+            # at the failing place alone would move the error to that line.
+            lines = sorted(repeated)
+            later = " and ".join(f"line {number}" for number in lines[1:])
+            fixes = " and, on ".join(
+                code(text) if number == lines[0] else f"line {number}, {code(text)}"
+                for number, text in sorted(repeated.items())
+            )
+            return (
+                f"In {code(node_source)}, {code(operand_source or '')} ({where}) is "
+                f"{dtypes[index]} while {code(other_source or '')} is {dtypes[1 - index]}. "
+                f"{never}{origin_sentence(operand, frame, context)} The cell reads "
+                f"{code(operand_source or '')} the same way again on {later}: cast it to "
+                f"{target} in every place, or the error moves to the next one. Fix: {fixes}.",
+                "dtype-casting",
+            )
         if node_source and fixed and "\n" not in node_source and "\n" not in fixed:
             return (
                 f"In {code(node_source)}, {code(operand_source or '')} ({where}) is "
@@ -352,6 +373,52 @@ def _explain_dtype_mismatch(parsed: ParsedError, context: ErrorContext) -> tuple
 
 
 _LOGICAL = ("LogicalAnd", "LogicalOr")
+_MAX_REPEATS = 3
+
+
+def _cast_everywhere(frame: CellFrame, operand: ast.expr, cast: str) -> dict[int, str] | None:
+    """{line: statement with ``operand`` cast} for the failing statement and each later
+    one-line statement of the cell (in the same function, if any) that gives the same
+    expression to an operator or a call (``batch["x"]`` in ``tf.matmul(batch["x"], W)``
+    on the next line); None when no later line reads it so (the one-place fix stands)."""
+    tree, statement = frame.tree(), frame.statement()
+    if tree is None or statement is None or isinstance(operand, ast.Name):
+        return None  # a name read again is cast where it is made (``_cast_at_source``)
+    wanted = ast.dump(operand)
+    function = _enclosing_function(tree, frame.position.line)
+    scope: ast.AST = function if function is not None else tree
+    end = statement.end_lineno or statement.lineno
+    found: dict[int, str] = {}
+    for candidate in ast.walk(scope):
+        if not isinstance(candidate, ast.stmt) or hasattr(candidate, "body"):
+            continue
+        if candidate is not statement and candidate.lineno <= end:
+            continue
+        places = [
+            child
+            for parent in ast.walk(candidate)
+            if isinstance(parent, (ast.BinOp, ast.Call)) and not _is_cast(parent)
+            for child in (
+                [parent.left, parent.right]
+                if isinstance(parent, ast.BinOp)
+                else [*parent.args, *(k.value for k in parent.keywords)]
+            )
+            if ast.dump(child) == wanted
+        ]
+        if not places:
+            continue
+        fixed = rewrite_all(frame, candidate, [(place, cast) for place in places])
+        if not fixed or "\n" in fixed:
+            return None
+        found[candidate.lineno] = fixed
+    if len(found) < 2 or statement.lineno not in found or len(found) > _MAX_REPEATS + 1:
+        return None
+    return found
+
+
+def _is_cast(node: ast.AST) -> bool:
+    func = node.func if isinstance(node, ast.Call) else None
+    return isinstance(func, ast.Attribute) and func.attr in ("cast", "astype")
 
 
 def _logical_operand(op: str, dtypes: tuple[str, str], context: ErrorContext) -> str | None:

@@ -57,7 +57,7 @@ from jupyterlab_tfcoach.monitor.errors.family_record import (
     Recognised,
     segment_of,
 )
-from jupyterlab_tfcoach.monitor.errors.origins import assigned_string_fix
+from jupyterlab_tfcoach.monitor.errors.origins import assigned_string_fix, string_part
 from jupyterlab_tfcoach.monitor.stored_state import is_library_class, library_attribute
 from jupyterlab_tfcoach.monitor.symptoms.dataset_order import reshuffled_each_epoch
 
@@ -896,18 +896,29 @@ def _read_save_path(error: Recognised, line: FailingLine, context: ErrorContext)
     if argument is None:
         return Finding(rule + ".", None)
     new_path = _with_extension(path, extension)
-    assigned = assigned_string_fix(argument, line.frame, context, new_path)
+    # A path held by a name is fixed where the name is made (``load_model(save_path)``
+    # below may read it too): its value written out here would be a literal the notebook
+    # never had, wrong as soon as the folder it was made in changes.
+    assigned = assigned_string_fix(argument, line.frame, context, new_path, read_only_here=True)
     if assigned is not None:
-        # ``load_model(save_path)`` below reads the same name: fix the name where it is made.
-        rule += (
-            f"; `{assigned.name}` is read again on line {assigned.read_again}, so give it the "
-            f"new name where it is made ({assigned.where}) and run the cell again"
-        )
+        if assigned.read_again is not None:
+            rule += f"; `{assigned.name}` is read again on line {assigned.read_again}, so"
+        else:
+            rule += f"; the path is `{assigned.name}`:"
+        rule += f" give it the new name where it is made ({assigned.where}) and run the cell again"
         return Finding(rule + ".", code(assigned.fixed))
     statement = line.statement if line.statement is not None else call
-    written = string_literal(segment_of(line, argument), new_path)
-    fixed = one_line(rewrite(line.frame, statement, argument, written))
-    rule += _loaded_below(path, new_path, extension, line)
+    # A path made on the line (``os.path.join(run_dir, "m.h5")``): only its last string
+    # literal changes, so the folder stays the expression the learner wrote.
+    part = None if isinstance(argument, ast.Constant) else string_part(argument, path, new_path)
+    replaced, text = part if part is not None else (argument, new_path)
+    written = string_literal(segment_of(line, replaced), text)
+    fixed = one_line(rewrite(line.frame, statement, replaced, written))
+    below, loaded = _loaded_below(path, new_path, extension, line)
+    rule += below
+    if fixed and loaded is not None:
+        # The load below fails next with the old path: its line is part of the fix.
+        return Finding(rule + ".", f"{code(fixed)} and, on line {loaded[0]}, {code(loaded[1])}")
     return Finding(rule + ".", code(fixed) if fixed else None)
 
 
@@ -915,12 +926,15 @@ def _read_save_path(error: Recognised, line: FailingLine, context: ErrorContext)
 _LOADERS = {".weights.h5": ("load_weights",), ".keras": ("load_model",)}
 
 
-def _loaded_below(path: str, new_path: str, extension: str, line: FailingLine) -> str:
+def _loaded_below(
+    path: str, new_path: str, extension: str, line: FailingLine
+) -> tuple[str, tuple[int, str] | None]:
     """``transfer.load_weights("/tmp/x.h5")`` later in the cell, reading the same path:
-    it needs the new name too (the next error otherwise)."""
+    it needs the new name too (the next error otherwise). The sentence, and (line, its
+    statement with the new path) when that statement is one line."""
     tree = line.frame.tree()
     if tree is None:
-        return ""
+        return "", None
     for node in ast.walk(tree):
         if not (
             isinstance(node, ast.Call)
@@ -937,11 +951,24 @@ def _loaded_below(path: str, new_path: str, extension: str, line: FailingLine) -
             and given.value == path
         ):
             shown = line.frame.segment(node) or called
-            return (
+            said = (
                 f"; {code(shown)} on line {node.lineno} reads the same path: give it "
                 f"`{new_path}` too"
             )
-    return ""
+            statement = next(
+                (
+                    s
+                    for s in ast.walk(tree)
+                    if isinstance(s, ast.stmt)
+                    and not hasattr(s, "body")
+                    and any(child is node for child in ast.walk(s))
+                ),
+                None,
+            )
+            literal = string_literal(line.frame.segment(given), new_path)
+            fixed = one_line(rewrite(line.frame, statement, given, literal)) if statement else None
+            return said, ((statement.lineno, fixed) if statement and fixed else None)
+    return "", None
 
 
 def _is_module_function(call: ast.Call) -> bool:

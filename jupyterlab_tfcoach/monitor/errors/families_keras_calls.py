@@ -235,8 +235,17 @@ def _read_dict_of_values(
             value_source = line.frame.segment(value)
             if not key_source or not value_source:
                 return Finding(rule + ".", None)
-            parts.append(f"{key_source}: {numpy}.array([{value_source}])")
+            # NumPy makes a string a fixed-width unicode array, a dtype Keras refuses;
+            # ``dtype=object`` keeps Python strings, which Keras reads as tf.string.
+            text = isinstance(value, ast.Constant) and type(value.value) is str
+            made = f"{numpy}.array([{value_source}]{', dtype=object' if text else ''})"
+            parts.append(f"{key_source}: {made}")
         replacement = "{" + ", ".join(parts) + "}"
+    elif any(type(v) is str for v in list(x.values())[:50]):
+        replacement = (
+            f"{{name: {numpy}.array([value], dtype=object if isinstance(value, str) else None) "
+            f"for name, value in {written}.items()}}"
+        )
     else:
         replacement = f"{{name: {numpy}.array([value]) for name, value in {written}.items()}}"
     statement = line.statement

@@ -675,6 +675,13 @@ def _read_no_config(error: Recognised, line: FailingLine, context: ErrorContext)
         "`custom_objects` or `@keras.saving.register_keras_serializable()`)"
     )
     weights = _weights_instead(line)
+    if weights is not None and isinstance(line.call, ast.Call):
+        # ``save_weights`` refuses a model that was never built (a model whose own
+        # ``train_step`` drives sub-models never builds itself): no weights-only fix then.
+        owner = line.call.func.value if isinstance(line.call.func, ast.Attribute) else None
+        found, model = value_of(owner, line.frame, context) if owner is not None else (False, None)
+        if not found or library_attribute(model, "built") is not True:
+            weights = None
     if weights is not None:
         rule += (
             f". Or keep the class as it is and save the weights alone, "

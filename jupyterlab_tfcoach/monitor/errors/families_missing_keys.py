@@ -110,13 +110,24 @@ def _meant(key: Any, keys: list[str]) -> str | None:
     return near[0] if near else None
 
 
-def _other_positions(asked: ast.Subscript, keys: list[str], line: FailingLine) -> str:
+def _other_positions(
+    asked: ast.Subscript, keys: list[str], line: FailingLine
+) -> tuple[str, list[tuple[int, str]]]:
     """The cell's other reads of the same dict by position (``preds[1]`` a line below),
-    each with its key: the fix of the failing line alone would fail on the next one."""
+    each with its key: the fix of the failing line alone would fail on the next one. Also
+    each other one-line statement rewritten with the keys, as (line, fixed statement)."""
     tree = line.frame.tree()
     if tree is None or not isinstance(asked.value, ast.Name):
-        return ""
+        return "", []
     said = []
+    by_statement: dict[int, list[tuple[ast.AST, str]]] = {}
+    statements_by_id: dict[int, ast.stmt] = {}
+    statements = {
+        id(child): statement
+        for statement in ast.walk(tree)
+        if isinstance(statement, ast.stmt) and not hasattr(statement, "body")
+        for child in ast.walk(statement)
+    }
     for node in ast.walk(tree):
         if (
             node is not asked
@@ -131,7 +142,19 @@ def _other_positions(asked: ast.Subscript, keys: list[str], line: FailingLine) -
             if written and len(said) < 4:
                 meant = f'{asked.value.id}["{keys[node.slice.value]}"]'
                 said.append(f"line {node.lineno}'s {code(written)} is {code(meant)}")
-    return (" Read the others by key too: " + "; ".join(said) + ".") if said else ""
+                statement = statements.get(id(node))
+                if statement is not None and statement is not line.statement:
+                    literal = f'"{keys[node.slice.value]}"'
+                    by_statement.setdefault(id(statement), []).append((node.slice, literal))
+                    statements_by_id[id(statement)] = statement
+    fixed_lines = []
+    for key, parts in by_statement.items():
+        statement = statements_by_id[key]
+        fixed = rewrite_all(line.frame, statement, parts)
+        if fixed and "\n" not in fixed:
+            fixed_lines.append((statement.lineno, fixed))
+    text = (" Read the others by key too: " + "; ".join(said) + ".") if said else ""
+    return text, sorted(fixed_lines)
 
 
 def _origin(receiver: ast.expr, line: FailingLine, context: ErrorContext) -> tuple[str, str] | None:
@@ -207,7 +230,10 @@ def _read_dict_key(error: Recognised, line: FailingLine, context: ErrorContext) 
     if fix is None:
         rule += " Read it by one of the keys it has."
     elif type(key) is int:
-        rule += _other_positions(node, keys, line)
+        others, fixed_lines = _other_positions(node, keys, line)
+        rule += others
+        # Every line that reads the dict by position is fixed, not the failing one alone.
+        fix += "".join(f" and, on line {number}, {code(text)}" for number, text in fixed_lines)
     section = origin[1] if origin else GENERAL_SECTION
     return Finding(rule, fix, section=section)
 

@@ -68,7 +68,12 @@ from jupyterlab_tfcoach.monitor.errors.family_record import (
     shape_list,
     tf_alias,
 )
-from jupyterlab_tfcoach.monitor.stored_state import keras_sublayers, library_attribute, stored
+from jupyterlab_tfcoach.monitor.stored_state import (
+    is_library_class,
+    keras_sublayers,
+    library_attribute,
+    stored,
+)
 
 # Adapting a text layer; a dataset's elements (adapting another layer on pairs).
 ADAPT_SECTION = "preprocessing-adapt"
@@ -837,12 +842,48 @@ def _read_lookup_data(
         )
     if not isinstance(owner, ast.Name) or given == "float":
         return Finding(rule + ".", None, section=ADAPT_SECTION)
+    learned = None if adapting else _learned_words(layer)
+    if learned is not None:
+        # A layer that already learned its vocabulary (from the data the model is built
+        # on) is right: replacing it with a layer adapted on this call's data would break
+        # every later use of it. The data is what must change.
+        size, sample = learned
+        shown = ", ".join(sample)
+        return Finding(
+            f"{rule}. But {code(layer_name)} already learned a vocabulary of {size} "
+            f"{takes_words} (such as {shown}), which the rest of the notebook relies on: keep "
+            f"the layer and give it {takes_words} of that vocabulary.",
+            None,
+            section=ADAPT_SECTION,
+        )
     keras = context.module_alias("keras", "keras")
     made = f"{layer_name} = {keras}.layers.{other}()"
     adapted = f"{layer_name}.adapt({data_source})"
     then = "" if adapting else " then run this line again"
     fix = f"{code(made)} then {code(adapted)}{then}"
     return Finding(rule + ", learning its vocabulary from the data with adapt.", fix, ADAPT_SECTION)
+
+
+_MAX_VOCABULARY_READ = 5000
+
+
+def _learned_words(layer: Any) -> tuple[int, list[str]] | None:
+    """(how many words, up to 3 of them as code) of a library lookup layer that has a vocabulary
+    beyond its mask and out-of-vocabulary entries; None when it has learned none (or it
+    cannot be read)."""
+    if not is_library_class(type(layer)):
+        return None
+    try:
+        size = layer.vocabulary_size()
+        if type(size) is not int or size > _MAX_VOCABULARY_READ:
+            return None
+        special = {library_attribute(layer, "oov_token"), library_attribute(layer, "mask_token")}
+        words = [word for word in layer.get_vocabulary() if word not in special]
+        # NumPy's str and int scalars: shown as the Python literals the learner writes.
+        shown = [repr(str(w)) if isinstance(w, str) else str(int(w)) for w in words[:3]]
+    except Exception:
+        return None
+    return (len(words), shown) if words else None
 
 
 LOOKUP_DATA = ErrorFamily(

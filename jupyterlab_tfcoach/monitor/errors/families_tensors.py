@@ -566,12 +566,57 @@ def _read_python_number(
         f"A Python number takes the dtype of the tensor it meets, and {error.group('value')} "
         f"cannot become {error.group('dtype')}"
     )
+    if integer is not None:
+        stored = _assigned_into(integer.source, line)
+        if stored is not None:
+            return stored
     fix = (
         f"cast the integer tensor first: {code(f'{tf}.cast({integer.source}, {tf}.float32)')}"
         if integer is not None
         else None
     )
     return Finding(rule + ".", fix)
+
+
+_ASSIGNS = ("assign", "assign_add", "assign_sub")
+
+
+def _assigned_into(receiver: str, line: FailingLine) -> Finding | None:
+    """``step.assign_add(n / 32)`` on an integer variable: the float is stored into the
+    variable, which keeps its dtype; a cast of the variable would be a new tensor with no
+    ``assign_add``. A true division (``/``) makes the float: floor division (``//``) keeps
+    the count whole. Another float value gets the rule and no cast."""
+    call = line.call
+    if not (
+        isinstance(call, ast.Call)
+        and isinstance(call.func, ast.Attribute)
+        and call.func.attr in _ASSIGNS
+        and line.frame.segment(call.func.value) == receiver
+        and len(call.args) == 1
+    ):
+        return None
+    value = call.args[0]
+    rule = (
+        f"{code(receiver)} is an integer variable and {code(f'{receiver}.{call.func.attr}')} "
+        f"stores its argument into it, so the value must be a whole number (a variable keeps "
+        f"its dtype for good; a cast of {code(receiver)} would be a new tensor with no "
+        f"{code(call.func.attr)})"
+    )
+    if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Div):
+        left, right = line.frame.segment(value.left), line.frame.segment(value.right)
+        if left and right:
+            statement = line.statement if line.statement is not None else call
+            fixed = rewrite(line.frame, statement, value, f"{left} // {right}")
+            if fixed and "\n" not in fixed:
+                return Finding(
+                    f"{rule}: `/` always makes a float, `//` the whole quotient.",
+                    f"{code(fixed)}",
+                )
+    return Finding(
+        f"{rule}: give it an integer, or create the variable as a float where it is made "
+        "if it is meant to hold fractions.",
+        None,
+    )
 
 
 def _whole_number_argument(value: str | None, line: FailingLine) -> Finding | None:

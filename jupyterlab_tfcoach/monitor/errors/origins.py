@@ -152,7 +152,9 @@ class AssignedFix:
     name: str
     fixed: str  # the assignment with the string rewritten
     where: str  # "line 1 of this cell", "cell In[4]"
-    read_again: int  # the line of this cell below the failing one that reads the name
+    # The line of this cell below the failing one that reads the name (None when the fix
+    # was asked for a name read only here).
+    read_again: int | None
 
 
 def read_again(name: str, frame: CellFrame) -> int | None:
@@ -171,7 +173,7 @@ def read_again(name: str, frame: CellFrame) -> int | None:
     return min(lines) if lines else None
 
 
-def _string_part(value: ast.expr, old: str, new: str) -> tuple[ast.Constant, str] | None:
+def string_part(value: ast.expr, old: str, new: str) -> tuple[ast.Constant, str] | None:
     """The string literal of an assigned expression that makes ``old``'s end, and its text
     rewritten so the expression makes ``new``: the whole literal (``"run/m.h5"``) or the
     last one the value ends with (``os.path.join(tmp, "m")``, ``base + "m.h5"``); None when
@@ -208,18 +210,25 @@ def _string_part(value: ast.expr, old: str, new: str) -> tuple[ast.Constant, str
 
 
 def assigned_string_fix(
-    operand: ast.expr | None, frame: CellFrame, context: ErrorContext, new: str
+    operand: ast.expr | None,
+    frame: CellFrame,
+    context: ErrorContext,
+    new: str,
+    read_only_here: bool = False,
 ) -> AssignedFix | None:
     """When a call refused the string a plain name holds (``model.save(save_path)``) and
     the cell reads that name again below (``load_model(save_path)``), the fix belongs to
     the name's newest assignment (in this cell above the failing line, else an earlier
     cell): rewriting the call's argument alone leaves the name wrong for every later use.
     None when the operand is no such name, the cell does not read it again, or no string
-    literal in the assignment makes the part of the value to change."""
+    literal in the assignment makes the part of the value to change. With
+    ``read_only_here``, the name's assignment is fixed even when nothing reads it again: a
+    path made once in a variable (``weights_path = os.path.join(run_dir, "m.h5")``) is
+    fixed there, not replaced by its value written out on the failing line."""
     if not isinstance(operand, ast.Name):
         return None
     again = read_again(operand.id, frame)
-    if again is None:
+    if again is None and not read_only_here:
         return None
     found, old = context.lookup(operand.id, frame)
     if not found or type(old) is not str or old == new:
@@ -233,7 +242,7 @@ def assigned_string_fix(
             continue
         if len(assignment.targets) != 1 or not isinstance(assignment.targets[0], ast.Name):
             return None
-        part = _string_part(assignment.value, old, new)
+        part = string_part(assignment.value, old, new)
         if part is None:
             return None
         literal, text = part
