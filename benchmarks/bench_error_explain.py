@@ -200,6 +200,10 @@ def row_sum(r):
     return tf.reduce_sum(r, axis=1)
 row_sum(tf.constant(table)[0])
 """,
+    # Errors no family knows: the library's documentation and its own check (issue #25).
+    "documented shape broken": "tf.linalg.inv(tf.constant(table))",
+    "library check that failed": "tf.image.crop_to_bounding_box(pics[..., None], 2, 0, 12, 10)",
+    "a layer's line that failed": "keras.layers.BatchNormalization(axis=3)(keras.Input((5,)))",
     # Last: it leaves the global policy mixed for the cells after it.
     "mixed policy output": """keras.mixed_precision.set_global_policy("mixed_float16")
 half_net = keras.Sequential([keras.Input((5,)), keras.layers.Dense(2)])

@@ -43,8 +43,12 @@ results kept in one name),
 ``families_arguments.py`` (the last family: an argument
 value the library refused); adding a family is adding a record there and listing it here.
 ``docs/report.md`` lists the same families in the same order (a test keeps them equal).
-With no family, the entry still names the line, the call and the operands, and links
-the section that teaches reading shapes and dtypes.
+With no family, the entry still names the line, the call and the operands, and the cause
+as the library states it when it can be read: its own failing test with the learner's
+values (``library_checks.py``), the callee's documented requirement of the argument the
+error is about (``documented_arguments.py``, shapes checked by ``documented_shapes.py``),
+the message's parameter names as the learner's arguments; else it links the section that
+teaches reading shapes and dtypes.
 
 An error in the user's own code that never reached TensorFlow or Keras (``1 / 0``, a
 ``None`` in plain arithmetic) is not claimed, unless a family recognises TensorFlow's
@@ -110,6 +114,7 @@ from jupyterlab_tfcoach.monitor.errors.context import (
     ParsedError,
     code,
 )
+from jupyterlab_tfcoach.monitor.errors.documented_arguments import documented_arguments
 from jupyterlab_tfcoach.monitor.errors.failing_line import (
     FailingLine,
     Operand,
@@ -122,6 +127,7 @@ from jupyterlab_tfcoach.monitor.errors.family_record import (
     raised_by_keras,
     raised_through_library,
 )
+from jupyterlab_tfcoach.monitor.errors.library_checks import library_check
 
 # The catalogue, in the order families are tried: the first that recognises an error
 # explains it (matmul's graph message is told apart from element-wise ones by its op).
@@ -292,6 +298,19 @@ def explain_failing_line(parsed: ParsedError, context: ErrorContext) -> tuple[st
         section = finding.section or family.section
         return f"{line_facts(parsed, context, line, said)} {said}", section
     links = _message_links(whole, line)
+    # What the call expects, from the library's own documentation of its arguments: said
+    # in place of "compare with what the call expects" when it states a requirement.
+    documented = documented_arguments(whole, line, context)
+    # The library's own test that refused the argument, read from its source.
+    check = library_check(whole, line, context)
+    if documented is not None or check is not None:
+        said = " ".join(part for part in (links, check, documented) if part)
+        section = (
+            GENERAL_SECTION
+            if _about_shapes_or_dtypes(parsed)
+            else _section_for_part(context, parsed)
+        )
+        return f"{line_facts(parsed, context, line, said)} {said}", section
     if _about_shapes_or_dtypes(parsed):
         said = (
             f"{links} Compare them with what the call expects."
