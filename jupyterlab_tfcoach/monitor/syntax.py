@@ -15,6 +15,7 @@ from __future__ import annotations
 import ast
 import functools
 import linecache
+import re
 import types
 from collections.abc import Iterator, Mapping
 from typing import Any
@@ -36,6 +37,57 @@ def parsed_source(source: str) -> ast.Module | None:
         return ast.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
+
+
+# Each parsed cell's nodes in ``ast.walk`` order, listed once: a dozen checks walk the whole
+# tree of an edited cell, and a list read is several times cheaper than a walk. Keyed by the
+# tree's id with the tree kept beside it (an id is only reused once its tree is gone), for
+# the few trees ``parsed_source`` keeps; only syntax trees are held, never a user object.
+_WALKED: dict[int, tuple[ast.AST, list[ast.AST]]] = {}
+
+
+def walk_nodes(tree: ast.AST) -> list[ast.AST]:
+    """``list(ast.walk(tree))`` for a tree from ``parsed_source``, made once per tree.
+    Shared like the tree: callers only read the list."""
+    held = _WALKED.get(id(tree))
+    if held is not None and held[0] is tree:
+        return held[1]
+    nodes = list(ast.walk(tree))
+    if len(_WALKED) >= _PARSED_SOURCES:
+        _WALKED.pop(next(iter(_WALKED)))
+    _WALKED[id(tree)] = (tree, nodes)
+    return nodes
+
+
+# A line with its end (``\r\n``, ``\r`` or ``\n``), as the parser splits lines: not at form
+# feeds, which ``str.splitlines`` also splits at.
+_SOURCE_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+")
+
+
+@functools.lru_cache(maxsize=_PARSED_SOURCES)
+def _source_lines(source: str) -> tuple[str, ...]:
+    return tuple(_SOURCE_LINE.findall(source))
+
+
+def source_segment(source: str, node: ast.AST) -> str | None:
+    """``ast.get_source_segment(source, node)``, the same text, with ``source`` split into
+    lines once for all the segments read from it (``ast`` splits it again for each one,
+    character by character: a good part of reading an edited cell)."""
+    try:
+        if node.end_lineno is None or node.end_col_offset is None:  # type: ignore[attr-defined]
+            return None
+        lineno = node.lineno - 1  # type: ignore[attr-defined]
+        end_lineno = node.end_lineno - 1  # type: ignore[attr-defined]
+        col_offset = node.col_offset  # type: ignore[attr-defined]
+        end_col_offset = node.end_col_offset  # type: ignore[attr-defined]
+    except AttributeError:
+        return None
+    lines = _source_lines(source)
+    if end_lineno == lineno:
+        return lines[lineno].encode()[col_offset:end_col_offset].decode()
+    first = lines[lineno].encode()[col_offset:].decode()
+    last = lines[end_lineno].encode()[:end_col_offset].decode()
+    return "".join((first, *lines[lineno + 1 : end_lineno], last))
 
 
 # Nodes that open a scope of their own (their names are not the enclosing scope's).

@@ -26,6 +26,7 @@ from jupyterlab_tfcoach.monitor.errors.family_record import (
     operand_of,
     tf_alias,
 )
+from jupyterlab_tfcoach.monitor.errors.held_values import BOOL_RESULT_CALLS
 
 _BOOL_REFUSED = re.compile(
     r"Value for attr 'T' of bool is not in the list of allowed values.*?\{\{node (?P<op>\w+)\}\}",
@@ -64,20 +65,7 @@ def _call_name(call: ast.AST) -> str:
     return func.id if isinstance(func, ast.Name) else ""
 
 
-_COMPARISONS = (
-    "equal",
-    "not_equal",
-    "greater",
-    "greater_equal",
-    "less",
-    "less_equal",
-    "logical_and",
-    "logical_or",
-    "logical_not",
-    "is_nan",
-    "is_finite",
-    "is_inf",
-)
+_COMPARISONS = BOOL_RESULT_CALLS | {"is_inf"}
 
 
 def _is_comparison(node: ast.expr) -> bool:

@@ -55,6 +55,24 @@ INTEGERS = ("int", "uint")
 NUMBERS = ("int", "uint", "float", "bfloat", "half")
 TEXTS = ("str", "bytes", "object")  # NumPy's str<n>, bytes<n>, object; TensorFlow's string
 _HELD_KINDS = ("array", "tensor")
+# TensorFlow's calls whose result is bool whatever they are given (a comparison written as
+# a call): a reduction or cast of one reads a bool value. The integer-mean check and the
+# bool-reduction family add the few they also know.
+BOOL_RESULT_CALLS = frozenset(
+    {
+        "equal",
+        "not_equal",
+        "greater",
+        "greater_equal",
+        "less",
+        "less_equal",
+        "logical_and",
+        "logical_or",
+        "logical_not",
+        "is_nan",
+        "is_finite",
+    }
+)
 
 
 def held_array(

@@ -45,7 +45,7 @@ from jupyterlab_tfcoach.monitor.locations import CellLocator
 from jupyterlab_tfcoach.monitor.report import Note
 from jupyterlab_tfcoach.monitor.symptoms.operand_shapes import followable, operand_of
 from jupyterlab_tfcoach.monitor.syntax import call_name as _call_name
-from jupyterlab_tfcoach.monitor.syntax import held_at, parsed_source, reference_path
+from jupyterlab_tfcoach.monitor.syntax import held_at, parsed_source, reference_path, source_segment
 from jupyterlab_tfcoach.monitor.traces.identity import (
     TENSORFLOW,
     USER,
@@ -250,7 +250,7 @@ def broadcast_text(found: Broadcast) -> str:
 
 # ------------------------------------------------------ expressions on a line
 def _segment(source: str, node: ast.AST) -> str | None:
-    text = ast.get_source_segment(source, node)
+    text = source_segment(source, node)
     return text if text and "\n" not in text else None
 
 

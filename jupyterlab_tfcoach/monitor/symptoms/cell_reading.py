@@ -37,7 +37,13 @@ from jupyterlab_tfcoach.monitor.errors.held_values import (  # noqa: F401 (re-ex
     numpy_values,
     size_of,
 )
-from jupyterlab_tfcoach.monitor.syntax import call_name, held_at, parsed_source, reference_path
+from jupyterlab_tfcoach.monitor.syntax import (
+    call_name,
+    held_at,
+    parsed_source,
+    reference_path,
+    walk_nodes,
+)
 
 MAX_CELL_CHARS = 50_000
 _CACHE_SIZE = 64
@@ -90,6 +96,20 @@ def unwrap(node: ast.AST, reshapes: bool = False) -> ast.AST:
             node = node.args[0]
         else:
             return node
+    return node
+
+
+def unwrap_calls(node: ast.AST, wrappers: frozenset[str]) -> ast.AST:
+    """The value under the calls named in ``wrappers`` (each check names the calls that keep
+    what it reads): ``m`` for ``tf.cast(m, ...)``, ``m.astype(...)`` or, with
+    ``expand_dims`` among them, ``tf.expand_dims(m, -1)``."""
+    while isinstance(node, ast.Call) and call_name(node) in wrappers:
+        if isinstance(node.func, ast.Attribute) and call_name(node) == "astype":
+            node = node.func.value
+        elif node.args:
+            node = node.args[0]
+        else:
+            break
     return node
 
 
@@ -185,7 +205,7 @@ def parse_cell(source: str) -> CellCode | None:
     code = CellCode(source)
     # Lines as ``ast`` counts them (``str.splitlines`` also splits at form feeds).
     code._lines = [line.encode("utf-8") for line in _LINE_BREAK.split(source)]
-    for node in ast.walk(tree):
+    for node in walk_nodes(tree):
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
             code.last_bound[node.id] = max(code.last_bound.get(node.id, 0), node.lineno)
 

@@ -32,7 +32,9 @@ from jupyterlab_tfcoach.monitor.syntax import call_name, parsed_source, scope_no
 SECTION = "class-axis"
 MAX_CELL_CHARS = 50_000
 MAX_NOTES = 2
-_PER_EXAMPLE = frozenset({"argmax", "argmin", "softmax", "log_softmax", "l2_normalize"})
+# The operations meant within each example, that work across the batch over axis 0 (also
+# read by ``layer_axis.py``, with ``normalize`` added).
+PER_EXAMPLE = frozenset({"argmax", "argmin", "softmax", "log_softmax", "l2_normalize"})
 # TensorFlow's own argmax/argmin reduce axis 0 when no axis is given.
 _DEFAULT_ZERO = frozenset({"argmax", "argmin"})
 _TENSORFLOW = ("tf", "tensorflow")
@@ -70,10 +72,11 @@ def _root(node: ast.AST) -> str | None:
     return node.id if isinstance(node, ast.Name) else None
 
 
-def _over_examples(call: ast.Call) -> bool:
-    """Whether a per-example call works over axis 0: written, or TensorFlow's default."""
+def over_examples(call: ast.Call, operations: frozenset[str] = PER_EXAMPLE) -> bool:
+    """Whether a call of one of ``operations`` works over axis 0: written, or TensorFlow's
+    default."""
     name = call_name(call)
-    if name not in _PER_EXAMPLE or not call.args:
+    if name not in operations or not call.args:
         return False
     axis = _axis(call)
     if axis is None:
@@ -113,7 +116,7 @@ def _told(function: ast.FunctionDef, name: str, role: str, compile_call: ast.Cal
     parameters = [a.arg for a in function.args.args]
     found: list[tuple[ast.Call, str]] = []
     for node in scope_nodes(function):
-        if not (isinstance(node, ast.Call) and _over_examples(node)):
+        if not (isinstance(node, ast.Call) and over_examples(node)):
             continue
         used = [
             n.id for n in ast.walk(node.args[0]) if isinstance(n, ast.Name) and n.id in parameters

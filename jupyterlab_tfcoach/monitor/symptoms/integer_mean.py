@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from jupyterlab_tfcoach.monitor import report as reports
+from jupyterlab_tfcoach.monitor.errors.held_values import BOOL_RESULT_CALLS
 from jupyterlab_tfcoach.monitor.report import Note
 from jupyterlab_tfcoach.monitor.symptoms.cell_reading import (
     CellCode,
@@ -33,22 +34,7 @@ from jupyterlab_tfcoach.monitor.symptoms.cell_reading import (
 SECTION = "dtype-casting"
 MAX_NOTES = 2
 _INTEGER_DTYPE = re.compile(r"^(?:(?:tf|tensorflow|np|numpy)\.)?(u?int(?:8|16|32|64))$")
-_BOOLEAN_CALLS = frozenset(
-    {
-        "equal",
-        "not_equal",
-        "greater",
-        "greater_equal",
-        "less",
-        "less_equal",
-        "logical_and",
-        "logical_or",
-        "logical_not",
-        "in_top_k",
-        "is_nan",
-        "is_finite",
-    }
-)
+_BOOLEAN_CALLS = BOOL_RESULT_CALLS | {"in_top_k"}
 
 
 def _integer_dtype(code: CellCode, node: ast.AST) -> str | None:

@@ -1,11 +1,11 @@
 """What the learner says a value is: the words of its name, its printed label, its function.
 
 The checks that compare a computation with its stated intent (``ranking_direction.py``,
-``retrieval_metrics.py``, ``reverse_recurrence.py``, ``per_item_reductions.py``) read the
-same words: an identifier split at underscores, capitals and digits (``topItems`` ->
-``top``, ``items``; ``recall_at_10`` -> ``recall``, ``at``), the literal parts of a
-``print`` label or an f-string, and the name of the function a ``return`` is in. This
-module holds that lexicon and the readers; each check decides what the words promise.
+``retrieval_metrics.py``, ``reverse_recurrence.py``, ``per_item_reductions.py``,
+``reduction_meaning.py``) read the same words: an identifier split at underscores, capitals
+and digits (``topItems`` -> ``top``, ``items``; ``recall_at_10`` -> ``recall``, ``at``), the
+literal parts of a ``print`` label or an f-string, and the name of the function a ``return``
+is in. This module holds that lexicon and the readers; each check decides what the words promise.
 
 Nothing here reads values: only the cell's syntax tree, parsed once per source.
 """
@@ -89,6 +89,58 @@ COST_WORDS = frozenset(
         "nll",
         "energy",
         "regret",
+    }
+)
+
+
+# Nouns that name one example of a batch (``per_image``, ``each sample``): the words both
+# ``per_item_reductions.py`` and ``reduction_meaning.py`` read; each adds the few only it
+# reads (plurals in one, more nouns in the other).
+EXAMPLE_NOUNS = frozenset(
+    {
+        "customer",
+        "doc",
+        "document",
+        "episode",
+        "example",
+        "image",
+        "img",
+        "instance",
+        "item",
+        "obs",
+        "observation",
+        "patient",
+        "point",
+        "query",
+        "record",
+        "row",
+        "sample",
+        "sentence",
+        "seq",
+        "sequence",
+        "series",
+        "state",
+        "user",
+        "window",
+    }
+)
+# Words that ask for a mean rather than a total.
+MEAN_WORDS = frozenset({"mean", "average", "avg"})
+# NumPy's and TensorFlow's reductions whose axis both checks read.
+AXIS_REDUCTIONS = frozenset(
+    {
+        "mean",
+        "sum",
+        "max",
+        "min",
+        "std",
+        "var",
+        "reduce_mean",
+        "reduce_sum",
+        "reduce_max",
+        "reduce_min",
+        "reduce_std",
+        "reduce_variance",
     }
 )
 

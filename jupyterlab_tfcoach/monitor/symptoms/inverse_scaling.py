@@ -32,7 +32,7 @@ from typing import Any
 from jupyterlab_tfcoach.monitor import report as reports
 from jupyterlab_tfcoach.monitor.report import Note
 from jupyterlab_tfcoach.monitor.symptoms.cell_reading import NUMBERS, held_array
-from jupyterlab_tfcoach.monitor.syntax import parsed_source
+from jupyterlab_tfcoach.monitor.syntax import parsed_source, walk_nodes
 
 SECTION = "preprocessing-adapt"
 MAX_CELL_CHARS = 50_000
@@ -47,7 +47,7 @@ def _text(node: ast.AST, source: str) -> str | None:
 def _forward_pairs(source: str, tree: ast.Module) -> dict[tuple[str, str], str]:
     """``(m, s) -> "(x - m) / s"`` for each forward transform written in ``source``."""
     found: dict[tuple[str, str], str] = {}
-    for node in ast.walk(tree):
+    for node in walk_nodes(tree):
         if (
             isinstance(node, ast.BinOp)
             and isinstance(node.op, ast.Div)
@@ -221,7 +221,7 @@ def _forward_of(text: str) -> tuple[dict[tuple[str, str], str], set[str]] | None
 def _scaled_names(text: str, tree: ast.Module, pairs: dict[tuple[str, str], str]) -> set[str]:
     """Names assigned a forward transform ``(x - m) / s`` of a known pair."""
     found: set[str] = set()
-    for node in ast.walk(tree):
+    for node in walk_nodes(tree):
         if not (isinstance(node, ast.Assign) and len(node.targets) == 1):
             continue
         value, target = node.value, node.targets[0]
@@ -244,7 +244,7 @@ def _mixed_note(
     p_real)`` with ``window`` cut from a normalised array and ``p_real = p * s + m``."""
     scaled = set(scaled)
     real: dict[str, tuple[str, ast.Assign]] = {}  # name -> (the normalised value, statement)
-    for node in ast.walk(tree):
+    for node in walk_nodes(tree):
         if not (
             isinstance(node, ast.Assign)
             and len(node.targets) == 1
@@ -266,7 +266,7 @@ def _mixed_note(
                 real[name] = (inverse_of, node)
     if not real or not scaled:
         return None
-    for node in ast.walk(tree):
+    for node in walk_nodes(tree):
         if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
             continue
         if node.func.attr not in _JOINS:
@@ -284,7 +284,7 @@ def _mixed_note(
         if not normalised or not restored:
             continue
         joined = _text(node, source)
-        for statement in ast.walk(tree):
+        for statement in walk_nodes(tree):
             if (
                 isinstance(statement, ast.Assign)
                 and statement.value is node

@@ -32,7 +32,8 @@ from jupyterlab_tfcoach.monitor import report as reports
 from jupyterlab_tfcoach.monitor.errors.failing_line import describe
 from jupyterlab_tfcoach.monitor.errors.held_values import INTEGERS, held_array
 from jupyterlab_tfcoach.monitor.report import Note
-from jupyterlab_tfcoach.monitor.symptoms.masked_means import _is_padding_mask, _unwrapped
+from jupyterlab_tfcoach.monitor.symptoms.cell_reading import unwrap_calls
+from jupyterlab_tfcoach.monitor.symptoms.masked_means import MASK_WRAPPERS, _is_padding_mask
 from jupyterlab_tfcoach.monitor.symptoms.padded_accuracy import _padding_side
 from jupyterlab_tfcoach.monitor.syntax import call_name, parsed_source
 
@@ -45,7 +46,7 @@ _TESTS = ("!= 0", "> 0", "not_equal", "greater")
 
 def _tested_name(node: ast.AST) -> str | None:
     """``L`` in ``L != 0``, ``L > 0``, ``not_equal(L, 0)``, under a cast."""
-    node = _unwrapped(node)
+    node = unwrap_calls(node, MASK_WRAPPERS)
     if isinstance(node, ast.Compare):
         side = node.left
     elif isinstance(node, ast.Call) and node.args:
@@ -167,7 +168,7 @@ def _note(
     evidence: tuple[str, str, float],
 ) -> Note | None:
     text = ast.get_source_segment(source, test)
-    operand = _unwrapped(test)
+    operand = unwrap_calls(test, MASK_WRAPPERS)
     tested = ast.get_source_segment(source, operand)
     if not text or not tested or "\n" in text:
         return None

@@ -25,14 +25,19 @@ from typing import Any
 
 from jupyterlab_tfcoach.monitor import report as reports
 from jupyterlab_tfcoach.monitor.report import Note
-from jupyterlab_tfcoach.monitor.symptoms.compiled_axis import _axis, _fixed, _root
+from jupyterlab_tfcoach.monitor.symptoms.compiled_axis import (
+    PER_EXAMPLE,
+    _axis,
+    _fixed,
+    over_examples,
+)
 from jupyterlab_tfcoach.monitor.syntax import call_name, parsed_source
 
 SECTION = "class-axis"
 MAX_CELL_CHARS = 50_000
-_OPERATIONS = frozenset({"l2_normalize", "normalize", "softmax", "log_softmax", "argmax", "argmin"})
-_DEFAULT_ZERO = frozenset({"argmax", "argmin"})
-_TENSORFLOW = ("tf", "tensorflow")
+# ``compiled_axis.py``'s operations, and ``normalize`` (``tf.linalg.normalize``,
+# ``keras.utils.normalize``), which a layer's call uses to make unit vectors.
+_OPERATIONS = PER_EXAMPLE | {"normalize"}
 _EFFECTS = {
     "l2_normalize": "each feature is scaled to length 1 over the batch, so no example's "
     "vector has length 1",
@@ -47,16 +52,6 @@ _EFFECTS = {
     "argmin": "it picks, for each feature, the example that scores lowest, not each "
     "example's lowest feature",
 }
-
-
-def _over_examples(call: ast.Call) -> bool:
-    name = call_name(call)
-    if name not in _OPERATIONS or not call.args:
-        return False
-    axis = _axis(call)
-    if axis is None:
-        return name in _DEFAULT_ZERO and _root(call.func) in _TENSORFLOW
-    return isinstance(axis, ast.Constant) and type(axis.value) is int and axis.value == 0
 
 
 def _base_names(node: ast.ClassDef) -> list[str]:
@@ -93,7 +88,7 @@ def _calls_in(function: ast.FunctionDef) -> list[ast.Call]:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
             continue
         stack.extend(ast.iter_child_nodes(node))
-        if isinstance(node, ast.Call) and _over_examples(node):
+        if isinstance(node, ast.Call) and over_examples(node, _OPERATIONS):
             found.append(node)
     return sorted(found, key=lambda call: (call.lineno, call.col_offset))
 

@@ -75,6 +75,10 @@ def _held(node: ast.AST, namespace: Mapping[str, Any]) -> Any | None:
 def _may_hold_loss(source: str, namespace: Mapping[str, Any]) -> bool:
     if "rossentropy" in source:
         return True
+    # The namespace's distinct classes first (a C-level pass): most cells' namespaces hold
+    # no loss object at all, and then no name is read.
+    if not any(kind.__name__ in _LOSS_CLASSES for kind in set(map(type, list(namespace.values())))):
+        return False
     return any(
         name in source and _loss_object_class(value) is not None
         for name, value in list(namespace.items())

@@ -20,7 +20,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from jupyterlab_tfcoach.monitor.stored_state import instance_dict, module_of_class, mro_of_class
-from jupyterlab_tfcoach.monitor.syntax import call_name, function_definition, parsed_source
+from jupyterlab_tfcoach.monitor.syntax import (
+    call_name,
+    function_definition,
+    parsed_source,
+    walk_nodes,
+)
 
 MAX_CELL_CHARS = 50_000
 _CACHE_SIZE = 32
@@ -149,7 +154,7 @@ def _parse(source: str) -> ParsedCell | None:
     loops: list[Loop] = []
     functions: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}
     tapes: list[ast.With] = []
-    for node in ast.walk(tree):
+    for node in walk_nodes(tree):
         for child in ast.iter_child_nodes(node):
             parents[id(child)] = node
         if isinstance(node, ast.For | ast.While):

@@ -28,13 +28,15 @@ from typing import Any
 
 from jupyterlab_tfcoach.monitor import report as reports
 from jupyterlab_tfcoach.monitor.report import Note
-from jupyterlab_tfcoach.monitor.syntax import call_name, parsed_source
+from jupyterlab_tfcoach.monitor.symptoms.cell_reading import unwrap_calls
+from jupyterlab_tfcoach.monitor.syntax import call_name, parsed_source, walk_nodes
 
 SECTION = "reducing-tensors"
 MAX_CELL_CHARS = 50_000
 _MEANS = frozenset({"reduce_mean", "mean"})
 _PADDING_TESTS = ("!= 0", "> 0", "not_equal", "greater", "sequence_mask", "mask")
-_WRAPPERS = frozenset({"cast", "astype", "expand_dims", "to_float"})
+# ``tf.cast(m, ...)``, ``m.astype(...)``, ``tf.expand_dims(m, -1)`` are read as ``m``.
+MASK_WRAPPERS = frozenset({"cast", "astype", "expand_dims", "to_float"})
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 
 
@@ -42,22 +44,10 @@ def _is_zero(node: ast.AST) -> bool:
     return isinstance(node, ast.Constant) and node.value == 0 and node.value is not False
 
 
-def _unwrapped(node: ast.AST) -> ast.AST:
-    """``tf.cast(m, ...)``, ``m.astype(...)``, ``tf.expand_dims(m, -1)`` read as ``m``."""
-    while isinstance(node, ast.Call) and call_name(node) in _WRAPPERS:
-        if isinstance(node.func, ast.Attribute) and call_name(node) == "astype":
-            node = node.func.value
-        elif node.args:
-            node = node.args[0]
-        else:
-            break
-    return node
-
-
 def _is_padding_mask(node: ast.AST) -> bool:
     """A test that keeps the non-zero positions: ``x != 0``, ``x > 0``, ``not_equal(x, 0)``,
     ``greater(x, 0)``, ``sequence_mask(lengths, ...)``."""
-    node = _unwrapped(node)
+    node = unwrap_calls(node, MASK_WRAPPERS)
     if isinstance(node, ast.Compare) and len(node.ops) == 1:
         return isinstance(node.ops[0], (ast.NotEq, ast.Gt)) and _is_zero(node.comparators[0])
     if isinstance(node, ast.Call):
@@ -86,7 +76,7 @@ def _scopes(tree: ast.Module) -> list[tuple[str | None, list[ast.AST], set[str]]
         return nodes
 
     found.append((None, own_nodes(tree.body), set()))
-    for node in ast.walk(tree):
+    for node in walk_nodes(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             masks = {arg.arg for arg in node.args.args if "mask" in arg.arg.lower()}
             found.append((node.name, own_nodes(node.body), masks))
@@ -119,7 +109,7 @@ def _masked_product(node: ast.AST, masks: set[str]) -> str | None:
     if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult)):
         return None
     for side in (node.left, node.right):
-        side = _unwrapped(side)
+        side = unwrap_calls(side, MASK_WRAPPERS)
         if isinstance(side, ast.Name) and side.id in masks:
             return side.id
     return None
@@ -139,7 +129,8 @@ def notes(source: str, namespace: Mapping[str, Any]) -> list[Note]:
     tree = parsed_source(source)
     if tree is None:
         return []
-    parents = {id(child): node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+    # Each node's parent, made only once a masked mean is found (most cells have none).
+    parents: dict[int, ast.AST] | None = None
     for function, nodes, parameters in _scopes(tree):
         masks = _mask_names(nodes, parameters)
         if not masks:
@@ -156,7 +147,15 @@ def notes(source: str, namespace: Mapping[str, Any]) -> list[Note]:
             else:
                 continue  # an axis: a per-row mean, left alone
             mask = _masked_product(product, masks)
-            if mask is None or _divided(node, parents):
+            if mask is None:
+                continue
+            if parents is None:
+                parents = {
+                    id(child): parent
+                    for parent in walk_nodes(tree)
+                    for child in ast.iter_child_nodes(parent)
+                }
+            if _divided(node, parents):
                 continue
             note = _note(source, node, product, mask, method, function)
             if note is not None:

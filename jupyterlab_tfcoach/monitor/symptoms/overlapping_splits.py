@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import ast
 import re
+from dataclasses import dataclass
 from typing import Any
 
 from jupyterlab_tfcoach.monitor import report as reports
@@ -144,6 +145,7 @@ def notes(source: str, namespace: dict[str, Any]) -> list[Note]:
     for statement in statements:
         for name in _targets(statement):
             by_name[name] = statement
+    cell = _Cell(by_name, source, namespace)
     seen: set[tuple[str, str]] = set()
     for held, training in _pairs(list(by_name), namespace):
         if (held, training) in seen:
@@ -151,10 +153,10 @@ def notes(source: str, namespace: dict[str, Any]) -> list[Note]:
         seen.add((held, training))
         shared = shared_rows(namespace.get(held), namespace.get(training))
         if shared is not None:
-            return [_note(held, training, shared, by_name, source, namespace)]
+            return [_note(held, training, shared, cell)]
         split = _dataset_overlap(namespace.get(held), namespace.get(training))
         if split is not None:
-            return [_dataset_note(held, training, split, by_name, source, namespace)]
+            return [_dataset_note(held, training, split, cell)]
     return []
 
 
@@ -195,16 +197,39 @@ def _dataset_overlap(held: Any, training: Any) -> tuple[Any, str, int, str | Non
     return None if disjoint else (base, kind or TAKE, count, other)
 
 
-def _note(
-    held: str,
-    training: str,
-    shared: tuple[int, int],
-    by_name: dict[str, ast.Assign],
-    source: str,
-    namespace: dict[str, Any],
-) -> Note:
-    statement = by_name.get(held) or by_name[training]
-    written = ast.get_source_segment(source, statement) or held
+@dataclass(frozen=True)
+class _Cell:
+    """What the notes and fixes read: the cell's assignments by target name, its source,
+    and the namespace (where earlier cells' sources are found)."""
+
+    by_name: dict[str, ast.Assign]
+    source: str
+    namespace: dict[str, Any]
+
+    def assignment(self, name: str) -> tuple[ast.Assign, str] | None:
+        """The statement assigning ``name`` and the source it is in: this cell's, else the
+        latest earlier cell's."""
+        if name in self.by_name:
+            return self.by_name[name], self.source
+        for statement, text in history_assignments(
+            name, self.namespace, _HISTORY_CELLS, MAX_CELL_CHARS
+        ):
+            return statement, text
+        return None
+
+    def split_pair(self, held: str, training: str) -> tuple[ast.Assign, ast.Assign, str] | None:
+        """The held-out name's assignment in this cell, and the training name's with the
+        source it is in (this cell's or an earlier one's)."""
+        held_at = self.by_name.get(held)
+        trained_at = self.assignment(training)
+        if held_at is None or trained_at is None:
+            return None
+        return held_at, trained_at[0], trained_at[1]
+
+
+def _note(held: str, training: str, shared: tuple[int, int], cell: _Cell) -> Note:
+    statement = cell.by_name.get(held) or cell.by_name[training]
+    written = ast.get_source_segment(cell.source, statement) or held
     count, total = shared
     how_many = f"all its {total} rows" if count == total else f"{count} of its {total} rows"
     text = (
@@ -215,9 +240,9 @@ def _note(
         "nothing raises."
     )
     fix = (
-        _seed_fix(held, training, by_name, source, namespace)
-        or _slice_fix(held, training, by_name, source, namespace)
-        or _permutation_fix(held, training, by_name, source, namespace)
+        _seed_fix(held, training, cell)
+        or _slice_fix(held, training, cell)
+        or _permutation_fix(held, training, cell)
     )
     if fix is not None:
         cause, code = fix
@@ -226,7 +251,7 @@ def _note(
         partners = [
             name
             for name in _targets(statement)
-            if is_held_out_name(name) and held_rows(namespace.get(name)) is not None
+            if is_held_out_name(name) and held_rows(cell.namespace.get(name)) is not None
         ] or [held]
         drop = ", ".join(f"{n}[keep]" for n in partners)
         code = (
@@ -245,10 +270,9 @@ def _dataset_note(
     held: str,
     training: str,
     split: tuple[Any, str, int, str | None],
-    by_name: dict[str, ast.Assign],
-    source: str,
-    namespace: dict[str, Any],
+    cell: _Cell,
 ) -> Note:
+    by_name, source, namespace = cell.by_name, cell.source, cell.namespace
     base, kind, count, other = split
     holders = [
         n
@@ -270,7 +294,7 @@ def _dataset_note(
         f"them, so its scores on `{held}` measure how well it remembers them, better than "
         "it will do on new data. Nothing raises."
     )
-    trained_at = _assignment(training, by_name, source, namespace)
+    trained_at = cell.assignment(training)
     if base_name is not None and trained_at is not None and other is None:
         statement_at, text_at = trained_at
         value = ast.get_source_segment(text_at, statement_at.value)
@@ -294,30 +318,14 @@ def _seed_of(call: ast.Call) -> tuple[ast.AST, int] | None:
     return None
 
 
-def _assignment(
-    name: str, by_name: dict[str, ast.Assign], source: str, namespace: dict[str, Any]
-) -> tuple[ast.Assign, str] | None:
-    if name in by_name:
-        return by_name[name], source
-    for statement, text in history_assignments(name, namespace, _HISTORY_CELLS, MAX_CELL_CHARS):
-        return statement, text
-    return None
-
-
-def _seed_fix(
-    held: str,
-    training: str,
-    by_name: dict[str, ast.Assign],
-    source: str,
-    namespace: dict[str, Any],
-) -> tuple[str, str] | None:
+def _seed_fix(held: str, training: str, cell: _Cell) -> tuple[str, str] | None:
     """Both made by one function given the same literal seed: the held-out call with
     another seed."""
-    held_at = by_name.get(held)
-    trained_at = _assignment(training, by_name, source, namespace)
-    if held_at is None or trained_at is None:
+    found = cell.split_pair(held, training)
+    if found is None:
         return None
-    held_call, trained_call = held_at.value, trained_at[0].value
+    held_at, trained, trained_text = found
+    held_call, trained_call = held_at.value, trained.value
     if not isinstance(held_call, ast.Call) or not isinstance(trained_call, ast.Call):
         return None
     if ast.dump(held_call.func) != ast.dump(trained_call.func):
@@ -326,7 +334,7 @@ def _seed_fix(
     if held_seed is None or trained_seed is None or held_seed[1] != trained_seed[1]:
         return None
     node, seed = held_seed
-    written = ast.get_source_segment(source, held_at)
+    written = ast.get_source_segment(cell.source, held_at)
     if written is None or held_at.lineno != held_at.end_lineno:
         return None
     start = node.col_offset - held_at.col_offset
@@ -334,7 +342,7 @@ def _seed_fix(
     if written[start:end] != str(seed):
         return None
     code = f"{written[:start]}{seed + 1}{written[end:]}"
-    function = ast.get_source_segment(trained_at[1], trained_call.func) or "the same function"
+    function = ast.get_source_segment(trained_text, trained_call.func) or "the same function"
     cause = (
         f"`{function}` is given the same seed ({seed}) for both: the generator starts at "
         "the same place and draws the same examples, so the first rows of one are the "
@@ -363,21 +371,15 @@ def _slice_bounds(node: ast.AST) -> tuple[str, int | None, int | None] | None:
     return node.value.id, bounds[0], bounds[1]
 
 
-def _slice_fix(
-    held: str,
-    training: str,
-    by_name: dict[str, ast.Assign],
-    source: str,
-    namespace: dict[str, Any],
-) -> tuple[str, str] | None:
+def _slice_fix(held: str, training: str, cell: _Cell) -> tuple[str, str] | None:
     """``X_train = X[:800]``, ``X_val = X[700:900]``: the held-out slice from 800."""
-    held_at = by_name.get(held)
-    trained_at = _assignment(training, by_name, source, namespace)
-    if held_at is None or trained_at is None:
+    found = cell.split_pair(held, training)
+    if found is None:
         return None
-    if _targets(held_at) != [held] or _targets(trained_at[0]) != [training]:
+    held_at, trained, _ = found
+    if _targets(held_at) != [held] or _targets(trained) != [training]:
         return None
-    held_slice, trained_slice = _slice_bounds(held_at.value), _slice_bounds(trained_at[0].value)
+    held_slice, trained_slice = _slice_bounds(held_at.value), _slice_bounds(trained.value)
     if held_slice is None or trained_slice is None or held_slice[0] != trained_slice[0]:
         return None
     base, start, stop = held_slice
@@ -430,17 +432,11 @@ def _positions(value: ast.AST, want_slice: bool) -> ast.AST | None:
     return None
 
 
-def _permutation_fix(
-    held: str,
-    training: str,
-    by_name: dict[str, ast.Assign],
-    source: str,
-    namespace: dict[str, Any],
-) -> tuple[str, str] | None:
+def _permutation_fix(held: str, training: str, cell: _Cell) -> tuple[str, str] | None:
     """``x_tr = X[order[:m]]`` and ``x_val = X[vi]`` where ``vi`` is a second, independent
     draw: ``vi = order[m:m + k]``, the next positions of the same permutation."""
-    held_at = _assignment(held, by_name, source, namespace)
-    trained_at = _assignment(training, by_name, source, namespace)
+    held_at = cell.assignment(held)
+    trained_at = cell.assignment(training)
     if held_at is None or trained_at is None:
         return None
     drawn = _positions(held_at[0].value, want_slice=False)
@@ -451,16 +447,16 @@ def _permutation_fix(
     bounds = _slice_bounds(taken)
     if order is None or bounds is None or bounds[1] not in (None, 0) or bounds[2] is None:
         return None
-    draw_at = _assignment(drawn.id, by_name, source, namespace)
-    order_at = _assignment(order, by_name, source, namespace)
+    draw_at = cell.assignment(drawn.id)
+    order_at = cell.assignment(order)
     if draw_at is None or order_at is None or _targets(draw_at[0]) != [drawn.id]:
         return None
     draw = _draw_call(draw_at[0].value)
     if draw is None or _draw_call(order_at[0].value) is None or draw_at[0] is order_at[0]:
         return None
     try:
-        total = len(namespace[order])
-        count = len(namespace[drawn.id])
+        total = len(cell.namespace[order])
+        count = len(cell.namespace[drawn.id])
     except Exception:
         return None
     end = bounds[2]

@@ -30,6 +30,7 @@ from jupyterlab_tfcoach.monitor import report as reports
 from jupyterlab_tfcoach.monitor.errors.failing_line import describe
 from jupyterlab_tfcoach.monitor.errors.held_values import INTEGERS, held_array
 from jupyterlab_tfcoach.monitor.report import Note
+from jupyterlab_tfcoach.monitor.symptoms.cell_reading import unwrap_calls
 from jupyterlab_tfcoach.monitor.syntax import call_name, parsed_source
 
 SECTION = "reducing-tensors"
@@ -40,19 +41,8 @@ _MEANS = frozenset({"mean", "reduce_mean"})
 _WRAPPERS = frozenset({"cast", "astype"})
 
 
-def _unwrapped(node: ast.AST) -> ast.AST:
-    while isinstance(node, ast.Call) and call_name(node) in _WRAPPERS:
-        if isinstance(node.func, ast.Attribute) and call_name(node) == "astype":
-            node = node.func.value
-        elif node.args:
-            node = node.args[0]
-        else:
-            break
-    return node
-
-
 def _compared_names(node: ast.AST) -> tuple[str, str] | None:
-    node = _unwrapped(node)
+    node = unwrap_calls(node, _WRAPPERS)
     if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], ast.Eq):
         pair = (node.left, node.comparators[0])
     elif isinstance(node, ast.Call) and call_name(node) == "equal" and len(node.args) == 2:
@@ -151,7 +141,7 @@ def notes(source: str, namespace: Mapping[str, Any]) -> list[Note]:
         padding = _padding_name(shapes[0], cell_names, namespace)
         if padding is None:
             continue
-        note = _note(source, call, _unwrapped(averaged), kinds, padding)
+        note = _note(source, call, unwrap_calls(averaged, _WRAPPERS), kinds, padding)
         if note is not None:
             return [note]
     return []

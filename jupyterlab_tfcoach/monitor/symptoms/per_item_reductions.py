@@ -32,6 +32,9 @@ from jupyterlab_tfcoach.monitor.report import Note
 from jupyterlab_tfcoach.monitor.symptoms import reduction_meaning
 from jupyterlab_tfcoach.monitor.symptoms.cell_reading import value_at
 from jupyterlab_tfcoach.monitor.symptoms.intent_words import (
+    AXIS_REDUCTIONS,
+    EXAMPLE_NOUNS,
+    MEAN_WORDS,
     cell_lines,
     identifier_words,
     label_text,
@@ -54,58 +57,10 @@ _CANDIDATES = re.compile(
     r"|=[^\n]*[\w\])]\.sum\(\s*\)"
 )
 _PRINT = re.compile(r"\bprint\s*\(")
-_EXAMPLES = frozenset(
-    {
-        "image",
-        "images",
-        "img",
-        "sample",
-        "samples",
-        "example",
-        "examples",
-        "instance",
-        "row",
-        "rows",
-        "user",
-        "users",
-        "state",
-        "states",
-        "episode",
-        "sequence",
-        "seq",
-        "sentence",
-        "doc",
-        "document",
-        "record",
-        "point",
-        "observation",
-        "obs",
-        "patient",
-        "customer",
-        "series",
-        "window",
-        "item",
-        "items",
-        "query",
-    }
-)
-_MEAN_WORDS = frozenset({"mean", "average", "avg", "per"})
-_REDUCTIONS = frozenset(
-    {
-        "mean",
-        "sum",
-        "max",
-        "min",
-        "std",
-        "var",
-        "reduce_mean",
-        "reduce_sum",
-        "reduce_max",
-        "reduce_min",
-        "reduce_std",
-        "reduce_variance",
-    }
-)
+# Plurals too: a name such as ``per_images`` is read word by word, never made singular.
+_EXAMPLES = EXAMPLE_NOUNS | {"images", "samples", "examples", "rows", "users", "states", "items"}
+_MEAN_WORDS = MEAN_WORDS | {"per"}
+_REDUCTIONS = AXIS_REDUCTIONS
 _MEAN_OF = {"reduce_sum": "reduce_mean", "sum": "mean"}
 _UNWRAP = frozenset({"float", "round", "numpy", "item"})
 

@@ -26,7 +26,7 @@ from jupyterlab_tfcoach.monitor import report as reports
 from jupyterlab_tfcoach.monitor.report import Note
 from jupyterlab_tfcoach.monitor.symptoms.cell_reading import numpy_values, value_at
 from jupyterlab_tfcoach.monitor.symptoms.intent_words import cell_lines, segment
-from jupyterlab_tfcoach.monitor.syntax import call_name, parsed_source
+from jupyterlab_tfcoach.monitor.syntax import call_name, parsed_source, walk_nodes
 
 SECTION = "joining-indexing"
 MAX_CELL_CHARS = 30_000
@@ -59,7 +59,7 @@ def _int_range(name: ast.Name, namespace: dict[str, Any]) -> tuple[int, int, int
 
 def _tests(tree: ast.Module) -> list[tuple[ast.AST, ast.AST, ast.AST]]:
     found: list[tuple[ast.AST, ast.AST, ast.AST]] = []
-    for node in ast.walk(tree):
+    for node in walk_nodes(tree):
         if isinstance(node, ast.Compare) and len(node.ops) == 1:
             if isinstance(node.ops[0], (ast.In, ast.NotIn, ast.Eq, ast.NotEq)):
                 found.append((node, node.left, node.comparators[0]))

@@ -42,6 +42,10 @@ from typing import Any
 from jupyterlab_tfcoach.monitor import report as reports
 from jupyterlab_tfcoach.monitor.errors.failing_line import describe, show_shape
 from jupyterlab_tfcoach.monitor.report import Note
+from jupyterlab_tfcoach.monitor.symptoms.intent_words import (
+    AXIS_REDUCTIONS,
+    EXAMPLE_NOUNS,
+)
 from jupyterlab_tfcoach.monitor.syntax import (
     call_name,
     held_at,
@@ -60,21 +64,14 @@ _TRIGGER_CALLS = re.compile(
 _SUMS = frozenset({"sum", "reduce_sum", "nansum"})
 _MEANS = frozenset({"mean", "reduce_mean", "nanmean", "average"})
 _REDUCTIONS = (
-    _SUMS
+    AXIS_REDUCTIONS
+    | _SUMS
     | _MEANS
     | frozenset(
         {
-            "var",
-            "std",
-            "max",
-            "min",
             "median",
             "amax",
             "amin",
-            "reduce_variance",
-            "reduce_std",
-            "reduce_max",
-            "reduce_min",
             "reduce_logsumexp",
             # ``np.linalg.norm``/``tf.norm``: the axis read only as a keyword (the
             # second argument is the order).
@@ -84,37 +81,14 @@ _REDUCTIONS = (
 )
 # The word after per/each and the one after it ("per code dimension").
 _WORD = re.compile(r"(?:per|each)[_ ]+([a-z]+)(?:[_ ]+([a-z]+))?")
-_EXAMPLE_WORDS = frozenset(
+_EXAMPLE_WORDS = EXAMPLE_NOUNS | frozenset(
     {
-        "example",
-        "sample",
-        "image",
-        "img",
-        "row",
-        "state",
-        "item",
-        "instance",
         "input",
-        "sequence",
-        "seq",
-        "sentence",
         "review",
-        "point",
-        "observation",
-        "obs",
-        "record",
-        "user",
-        "document",
-        "doc",
         "text",
-        "patient",
-        "customer",
         "digit",
         "picture",
         "photo",
-        "window",
-        "series",
-        "episode",
         "tile",
         "patch",
         "frame",
@@ -123,7 +97,6 @@ _EXAMPLE_WORDS = frozenset(
         "molecule",
         "transaction",
         "question",
-        "query",
         "pair",
     }
 )

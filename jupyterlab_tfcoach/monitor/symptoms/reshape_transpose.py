@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from jupyterlab_tfcoach.monitor import report as reports
 from jupyterlab_tfcoach.monitor.errors.failing_line import describe, show_shape
 from jupyterlab_tfcoach.monitor.report import Note
-from jupyterlab_tfcoach.monitor.syntax import parsed_source
+from jupyterlab_tfcoach.monitor.syntax import parsed_source, source_segment, walk_nodes
 
 SECTION = "joining-indexing"
 MAX_CELL_CHARS = 50_000
@@ -55,7 +55,7 @@ def reshape_statements(source: str) -> list[Reshape]:
     if tree is None:
         return []
     last_bound: dict[str, int] = {}
-    for node in ast.walk(tree):
+    for node in walk_nodes(tree):
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
             last_bound[node.id] = max(last_bound.get(node.id, 0), node.lineno)
     found: list[Reshape] = []
@@ -74,13 +74,13 @@ def reshape_statements(source: str) -> list[Reshape]:
         module: str | None
         if len(call.args) == 2 and isinstance(call.args[0], ast.Name):
             src = call.args[0].id
-            module = ast.get_source_segment(source, func.value)
+            module = source_segment(source, func.value)
         elif isinstance(func.value, ast.Name) and call.args:
             src, module = func.value.id, None
         else:
             continue
-        text = ast.get_source_segment(source, statement)
-        call_text = ast.get_source_segment(source, call)
+        text = source_segment(source, statement)
+        call_text = source_segment(source, call)
         if not text or not call_text or "\n" in text or (module is not None and "\n" in module):
             continue
         if last_bound.get(src, 0) >= statement.lineno:

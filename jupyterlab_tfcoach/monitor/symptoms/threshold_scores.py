@@ -52,7 +52,7 @@ from jupyterlab_tfcoach.monitor.symptoms.cell_reading import (
     value_kind_at,
     value_range,
 )
-from jupyterlab_tfcoach.monitor.syntax import held_at, history_assignments
+from jupyterlab_tfcoach.monitor.syntax import held_at, history_assignments, source_segment
 from jupyterlab_tfcoach.monitor.training.loss_agreement import model_ending
 
 SECTION = "from-logits"
@@ -162,7 +162,7 @@ def score_source(code: CellCode, found: Threshold, namespace: dict[str, Any]) ->
     if assigned is None:
         return None
     value, source = assigned
-    written = " ".join((ast.get_source_segment(source, value) or ast.unparse(value)).split())
+    written = " ".join((source_segment(source, value) or ast.unparse(value)).split())
     while isinstance(value, ast.Subscript):  # ``net(x)[:, 0]``
         value = value.value
     if isinstance(value, ast.BinOp) and isinstance(value.op, (ast.Add, ast.Sub)):
@@ -181,7 +181,7 @@ def score_source(code: CellCode, found: Threshold, namespace: dict[str, Any]) ->
         return ScoreSource(written, None, None, None, False)
     else:
         return None
-    model_text = " ".join((ast.get_source_segment(source, model_node) or "").split()) or None
+    model_text = " ".join((source_segment(source, model_node) or "").split()) or None
     held_model, model = held_at(reference_path(model_node), namespace)
     ending = model_ending(model) if held_model else None
     if ending is None:

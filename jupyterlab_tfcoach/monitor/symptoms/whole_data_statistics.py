@@ -35,7 +35,7 @@ from jupyterlab_tfcoach.monitor.symptoms.adapt_leaks import (
     is_held_out_name,
     is_training_name,
 )
-from jupyterlab_tfcoach.monitor.syntax import call_name, int_literal, parsed_source
+from jupyterlab_tfcoach.monitor.syntax import call_name, int_literal, parsed_source, walk_nodes
 
 SECTION = "preprocessing-adapt"
 MAX_CELL_CHARS = 50_000
@@ -126,7 +126,7 @@ def _scaling_names(tree: ast.Module) -> set[str]:
     """Names the cell subtracts or divides by: ``(x - mu) / sd``."""
     return {
         node.right.id
-        for node in ast.walk(tree)
+        for node in walk_nodes(tree)
         if isinstance(node, ast.BinOp)
         and isinstance(node.op, ast.Sub | ast.Div)
         and isinstance(node.right, ast.Name)

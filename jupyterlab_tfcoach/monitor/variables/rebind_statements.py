@@ -23,7 +23,7 @@ import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from jupyterlab_tfcoach.monitor.syntax import dotted_name, parsed_source
+from jupyterlab_tfcoach.monitor.syntax import dotted_name, parsed_source, source_segment
 
 # Calls that create a variable (``tf.Variable``, ``keras.Variable``,
 # ``self.add_weight``, ``tf.compat.v1.get_variable``...), by their last name.
@@ -168,7 +168,7 @@ def update_fixes(statement: ast.stmt, source: str) -> tuple[str, str | None, str
     the same update written with ``assign`` (see ``Rebind.fix_given``)."""
     if isinstance(statement, ast.AugAssign):
         target = _text(statement.target)
-        value = ast.get_source_segment(source, statement.value)
+        value = source_segment(source, statement.value)
         if target is None or value is None:
             return None
         method = _AUG_METHODS.get(type(statement.op))
@@ -189,7 +189,7 @@ def update_fixes(statement: ast.stmt, source: str) -> tuple[str, str | None, str
         if target is None:
             return None
         value = statement.value
-        whole = ast.get_source_segment(source, value)
+        whole = source_segment(source, value)
         assigned = f"{target}.assign({whole})" if whole is not None else None
         # ``w = w - step`` and ``w = w + step``: the idiomatic assign_sub/assign_add.
         if (
@@ -197,7 +197,7 @@ def update_fixes(statement: ast.stmt, source: str) -> tuple[str, str | None, str
             and type(value.op) in _AUG_METHODS
             and _text(value.left) == target
         ):
-            step = ast.get_source_segment(source, value.right)
+            step = source_segment(source, value.right)
             if step is not None:
                 return f"{target}.{_AUG_METHODS[type(value.op)]}({step})", step, assigned
         return (assigned, None, None) if assigned is not None else None
@@ -215,7 +215,7 @@ class _Collector(ast.NodeVisitor):
 
     def visit_For(self, node: ast.For | ast.AsyncFor) -> None:
         bound = frozenset(n.id for n in ast.walk(node.target) if isinstance(n, ast.Name))
-        iterable = ast.get_source_segment(self.source, node.iter) or ""
+        iterable = source_segment(self.source, node.iter) or ""
         self.visit(node.target)
         self.visit(node.iter)
         self._loops.append((bound, " ".join(iterable.split()), node.lineno))
@@ -254,7 +254,7 @@ class _Collector(ast.NodeVisitor):
         if fixes is None:
             return
         fix, step, broadcast_fix = fixes
-        statement = ast.get_source_segment(self.source, node) or target
+        statement = source_segment(self.source, node) or target
         loop_iterable, loop_line = self._loop_binding(target)
         self.found.rebinds.append(
             Rebind(
@@ -391,7 +391,7 @@ def statement_at(filename: str, line: int, attribute: str) -> Rebind | None:
             if fixes is None:
                 return None
             fix, step, broadcast_fix = fixes
-            statement = ast.get_source_segment(source, node) or target
+            statement = source_segment(source, node) or target
             return Rebind(
                 target, line, " ".join(statement.split()), fix, None, None, step, broadcast_fix
             )
