@@ -56,6 +56,31 @@ def test_documented_letters_shared_across_arguments(kernel: KernelSession) -> No
     )
 
 
+def test_the_one_argument_that_disagrees_with_all_the_others_is_blamed(
+    kernel: KernelSession,
+) -> None:
+    """Read in call order, coordinates stacked as rows (2, 5) would fix `N` at 2 and make the
+    right `values` and `dense_shape` look wrong: the argument that disagrees with every
+    other one is the one told."""
+    runs_cleanly(
+        kernel,
+        "import numpy as np\n"
+        "heads = np.array([0, 1, 2, 3, 4])\ntails = np.array([1, 2, 3, 4, 0])\n"
+        "links = np.stack([heads, tails])\nstrengths = np.ones(5, 'float32')",
+    )
+    cell = "ring = tf.sparse.SparseTensor(indices=links, values=strengths, dense_shape=[5, 5])"
+    text = failing(kernel, cell)["explanation"]
+    assert "`indices` (your `links`" in text, text
+    assert "`values` (your `strengths`" not in text, text
+    assert "`dense_shape` (your `[5, 5]`" not in text, text
+    _cause_named(text)
+    runs_cleanly(
+        kernel,
+        "ring = tf.sparse.SparseTensor(indices=np.stack([heads, tails], axis=1), "
+        "values=strengths, dense_shape=[5, 5])",
+    )
+
+
 def test_documented_requirement_of_the_argument_the_message_names(
     kernel: KernelSession,
 ) -> None:

@@ -118,14 +118,12 @@ def _documented(parsed: ParsedError, line: FailingLine, context: ErrorContext) -
         return None
     text = _FUNCTION_NODE.sub("", (parsed.full_message or parsed.message or "")[:_MESSAGE_CHARS])
     about_types = bool(_ABOUT_TYPES.search(text))
-    checks = ShapeCheck()
-    shown: list[tuple[_Bound, str, str]] = []  # (argument, quote, verdict)
+    quoted: list[tuple[_Bound, str]] = []
     for argument in candidates[:8]:
         quote = _requirement(argument.entry, about_types) if argument.entry else None
-        if quote is None:
-            continue
-        verdict = checks.verdict(quote, _argument_shape(argument, line), argument.source)
-        shown.append((argument, quote, verdict))
+        if quote is not None:
+            quoted.append((argument, quote))
+    checks, shown = _checked(quoted, line)
     named = [item for item in shown if _named_in(item[0].parameter, text) and item[2] != MET]
     violated = [item for item in shown if item[2] == VIOLATED]
     if violated:
@@ -149,6 +147,52 @@ def _documented(parsed: ParsedError, line: FailingLine, context: ErrorContext) -
         + "."
     )
     return f"{mentioned} {documented}" if mentioned else documented
+
+
+def _checked(
+    quoted: list[tuple[_Bound, str]], line: FailingLine
+) -> tuple[ShapeCheck, list[tuple[_Bound, str, str]]]:
+    """Each quote's verdict, with the blame for a letter's two sizes put on the one argument
+    that disagrees with all the others. Read in call order, the first argument fixes the
+    letters and the later, correct ones would look wrong (``indices`` (2, 430) for
+    "`[N, ndims]`" makes ``values`` (430,) for "`[N]`" look wrong): when leaving exactly one
+    argument out makes the rest agree, that argument is read last, so it alone is blamed."""
+    order = list(range(len(quoted)))
+    first_checks, first_verdicts = _verdicts(quoted, order, line)
+    in_call_order = (
+        first_checks,
+        [
+            (argument, quote, verdict)
+            for (argument, quote), verdict in zip(quoted, first_verdicts, strict=True)
+        ],
+    )
+    if sum(verdict == VIOLATED for verdict in first_verdicts) < 2:
+        return in_call_order
+    odd_ones = []
+    for left_out in order:
+        rest = [index for index in order if index != left_out]
+        _, verdicts = _verdicts(quoted, [*rest, left_out], line)
+        if verdicts[-1] == VIOLATED and VIOLATED not in verdicts[:-1]:
+            odd_ones.append(left_out)
+    if len(odd_ones) != 1:
+        return in_call_order
+    last = odd_ones[0]
+    reordered = [index for index in order if index != last] + [last]
+    checks, verdicts = _verdicts(quoted, reordered, line)
+    by_index = dict(zip(reordered, verdicts, strict=True))
+    return checks, [(*quoted[index], by_index[index]) for index in order]
+
+
+def _verdicts(
+    quoted: list[tuple[_Bound, str]], order: list[int], line: FailingLine
+) -> tuple[ShapeCheck, list[str]]:
+    checks = ShapeCheck()
+    verdicts = []
+    for index in order:
+        argument, quote = quoted[index]
+        shape = _argument_shape(argument, line)
+        verdicts.append(checks.verdict(quote, shape, argument.source))
+    return checks, verdicts
 
 
 def _message_names(candidates: list[_Bound], text: str, line: FailingLine) -> str | None:
