@@ -100,7 +100,12 @@ def _line_check(frame: types.FrameType) -> _Check | None:
         return None
     tree, offset = parsed
     path = _statement_path(tree, frame.f_lineno - offset)
-    statement = path[-1] if path else None
+    return _statement_check(path[-1] if path else None, frame)
+
+
+def _statement_check(statement: ast.AST | None, frame: types.FrameType) -> _Check | None:
+    """The statement a library frame stopped on, as a check on its whole line (a raise
+    inside the call it makes, not under an ``if`` of its own)."""
     if not isinstance(statement, (ast.Expr, ast.Assign, ast.AugAssign, ast.Return)):
         return None
     text = ast.unparse(statement).strip()
@@ -240,12 +245,7 @@ def _check_in(frame: types.FrameType) -> _Check | None:
         if not isinstance(statement, ast.stmt):
             return None
         if not isinstance(statement, ast.Raise):
-            text = ast.unparse(statement).strip()
-            if isinstance(statement, (ast.Expr, ast.Assign, ast.AugAssign, ast.Return)):
-                value = statement.value
-                if value is not None and len(text) <= _MAX_TEST:
-                    return _Check(value, text, True, frame, line_only=True)
-            return None
+            return _statement_check(statement, frame)
         branch = next(
             (
                 (node, path[index + 1])
