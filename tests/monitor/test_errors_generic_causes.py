@@ -79,6 +79,17 @@ def test_the_one_argument_that_disagrees_with_all_the_others_is_blamed(
         "ring = tf.sparse.SparseTensor(indices=np.stack([heads, tails], axis=1), "
         "values=strengths, dense_shape=[5, 5])",
     )
+    # With only two arguments to compare (the values an expression, the dense shape a list of
+    # names), neither can be singled out: both are told, each with its documented shape.
+    runs_cleanly(kernel, "side = 5")
+    cell = (
+        "ring = tf.sparse.SparseTensor(indices=links, values=np.ones(len(heads), 'float32'), "
+        "dense_shape=[side, side])"
+    )
+    text = failing(kernel, cell)["explanation"]
+    assert "`indices` (your `links`" in text, text
+    assert "`ndims` is 5 in `links` but 2 in `[side, side]`" in text, text
+    _cause_named(text)
 
 
 def test_documented_requirement_of_the_argument_the_message_names(

@@ -159,14 +159,16 @@ def _checked(
     argument out makes the rest agree, that argument is read last, so it alone is blamed."""
     order = list(range(len(quoted)))
     first_checks, first_verdicts = _verdicts(quoted, order, line)
+    # No single argument to blame: every argument on either side of a letter's two sizes
+    # is told, each with its documented shape, rather than whichever came later.
     in_call_order = (
         first_checks,
         [
-            (argument, quote, verdict)
+            (argument, quote, VIOLATED if argument.source in first_checks.partners else verdict)
             for (argument, quote), verdict in zip(quoted, first_verdicts, strict=True)
         ],
     )
-    if sum(verdict == VIOLATED for verdict in first_verdicts) < 2:
+    if VIOLATED not in first_verdicts:
         return in_call_order
     odd_ones = []
     for left_out in order:
@@ -481,7 +483,22 @@ def _argument_shape(argument: _Bound, line: FailingLine) -> tuple[int | None, ..
         if operand.kind in ("scalar", "list"):
             return value_shape(operand.value)
         return operand.shape if operand.kind != "shape" else None
-    return literal_shape(argument.node)
+    written = literal_shape(argument.node)
+    if written is None and isinstance(argument.node, (ast.List, ast.Tuple)):
+        # ``[N, N]``: a flat list of names the line read as Python numbers is 1-D.
+        kinds = [_scalar_item(item, line) for item in argument.node.elts]
+        if kinds and all(kinds):
+            return (len(kinds),)
+    return written
+
+
+def _scalar_item(node: ast.expr, line: FailingLine) -> bool:
+    if literal_shape(node) == ():
+        return True
+    if not isinstance(node, ast.Name):
+        return False
+    operand = line.operand(node.id)
+    return operand is not None and operand.kind == "scalar"
 
 
 def value_shape(value: Any, depth: int = 0) -> tuple[int | None, ...] | None:

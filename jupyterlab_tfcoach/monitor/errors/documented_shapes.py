@@ -36,6 +36,7 @@ class ShapeCheck:
 
     sizes: dict[str, tuple[int, str]] = field(default_factory=dict)  # letter -> (size, source)
     conflicts: dict[str, list[str]] = field(default_factory=dict)  # source -> notes
+    partners: set[str] = field(default_factory=set)  # sources whose sizes were refuted later
 
     def verdict(self, quote: str, shape: Shape | None, source: str) -> str:
         """``VIOLATED``, ``MET`` or ``OPEN`` for ``quote`` and the argument's shape."""
@@ -106,6 +107,7 @@ class ShapeCheck:
                 self.conflicts.setdefault(source, []).append(
                     f"`{part}` is {known[0]} in `{known[1]}` but {size} in `{source}`"
                 )
+                self.partners.add(known[1])
                 verdict = VIOLATED
             elif known is None:
                 self.sizes[part] = (size, source)
