@@ -103,3 +103,67 @@ def test_a_comparison_with_a_fancy_indexed_operand(kernel: KernelSession) -> Non
     fix = fix_of(error["explanation"])
     assert fix == "gap = grid[picks] - ref.T"
     runs_cleanly(kernel, fix)
+
+
+def test_an_operation_beside_the_missing_axis_keeps_its_parentheses(kernel: KernelSession) -> None:
+    """``(table - offset) / col``: the fix adds the axis to ``col`` and keeps ``(table -
+    offset)`` whole, or it would divide ``offset`` alone."""
+    runs_cleanly(
+        kernel,
+        "table = np.arange(18.0).reshape(6, 3) + 1\noffset = np.ones(3)\ncol = np.arange(1.0, 7.0)",
+    )
+    error = failing(kernel, "ratios = (table - offset) / col")
+    fix = fix_of(error["explanation"])
+    assert fix == "ratios = (table - offset) / col[..., None]"
+    runs_cleanly(kernel, fix)
+    assert value_of(kernel, "bool(np.allclose(ratios, (table - 1) / col[:, None]))") is True
+
+
+SENSORS = "readings = np.random.default_rng(3).normal(size=(500, 4)) * np.array([1, 10, 1e2, 1e3])"
+STATS = "centre = np.mean(readings, axis=0)\nspread = np.std(readings, axis=1)\n"
+
+
+def test_a_spread_taken_per_sample_beside_a_centre_taken_per_feature(
+    kernel: KernelSession,
+) -> None:
+    """A statistic reduced over axis 1 next to one over axis 0 of the same table: the axis is
+    the cause, and the fix recomputes the spread over axis 0 where the cell made it (adding
+    an axis would run but scale each sample by its own spread)."""
+    runs_cleanly(kernel, SENSORS)
+    error = failing(kernel, STATS + "standard = (readings - centre) / spread")
+    text = error["explanation"]
+    assert "reduced over axis 1 of `readings` (500, 4)" in text
+    assert "Reduce over axis 0 where it is computed" in text
+    assert "[..., None]" not in text
+    fix = fix_of(text)
+    assert fix == "spread = np.std(readings, axis=0)"
+    runs_cleanly(kernel, fix + "\nstandard = (readings - centre) / spread")
+    assert value_of(kernel, "bool(np.allclose(standard.std(axis=0), 1.0))") is True
+    # The correct look-alike stays quiet, and a statistic per row alone (no sibling over
+    # another axis) is still read as a missing axis.
+    runs_cleanly(kernel, "ok = (readings - readings.mean(0)) / readings.std(0)")
+    error = failing(kernel, "shares = readings / np.abs(readings).sum(axis=1)")
+    assert (
+        fix_of(error["explanation"])
+        == "shares = readings / np.abs(readings).sum(axis=1)[..., None]"
+    )
+
+
+def test_an_inline_minimum_over_the_odd_axis(kernel: KernelSession) -> None:
+    """Three statistics of ``scores`` in one line, two over axis 0 and one over axis 1: the
+    odd one out is rewritten in the line itself."""
+    runs_cleanly(kernel, "scores = np.random.default_rng(5).uniform(2, 9, size=(40, 3))")
+    error = failing(
+        kernel,
+        "unit = (scores - scores.min(axis=0)) / (scores.max(axis=0) - scores.min(axis=1))",
+    )
+    text = error["explanation"]
+    assert "`scores.min(axis=1)` is reduced over axis 1 of `scores` (40, 3)" in text
+    fix = fix_of(text)
+    assert fix == (
+        "unit = (scores - scores.min(axis=0)) / (scores.max(axis=0) - scores.min(axis=0))"
+    )
+    runs_cleanly(kernel, fix)
+    assert value_of(kernel, "[float(v) for v in unit.min(axis=0)]") == [0.0, 0.0, 0.0]
+    assert value_of(kernel, "bool(np.allclose(unit.max(axis=0), 1.0))") is True
+    runs_cleanly(kernel, "fine = (scores - scores.min(0)) / (scores.max(0) - scores.min(0))")

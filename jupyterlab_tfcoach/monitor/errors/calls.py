@@ -249,6 +249,30 @@ def _adapter(
     return f"lambda {', '.join(parameters)}: {result}"
 
 
+def _pass_through(
+    function: ast.expr, frame: CellFrame, context: ErrorContext, names: list[str], count: int
+) -> tuple[str, str] | None:
+    """``lambda x: augment(x)`` where the user's ``augment`` itself takes ``count``
+    parameters (``def augment(image, label)``): the lambda only forwards, and calls the
+    function short; the fix forwards every component, ``lambda x, y: augment(x, y)``
+    (the function's signature is read from its code object, never called)."""
+    if not isinstance(function, ast.Lambda) or not isinstance(function.body, ast.Call):
+        return None
+    body = function.body
+    if body.keywords or [getattr(arg, "id", None) for arg in body.args] != names:
+        return None
+    signature = _user_parameters(body.func, frame, context)
+    callee = frame.segment(body.func)
+    if signature is None or not callee or "\n" in callee:
+        return None
+    parameters, required, variadic = signature
+    if not required <= count <= len(parameters) and not (variadic and required <= count):
+        return None
+    everything = [*names, *_fresh_names(names, count - len(names))]
+    forwarded = ", ".join(everything)
+    return callee, f"lambda {forwarded}: {callee}({forwarded})"
+
+
 def _transformed_dataset(method: str, context: ErrorContext) -> tuple[bool, Any]:
     """The dataset a transformation ran on, from its frame in the traceback (``self`` of
     ``DatasetV2.map``): for a dataset built on the same line (``from_tensor_slices(...)
@@ -306,7 +330,7 @@ def _dataset_function(
                 nested = _nested_finding(node, function, sizes, shown, names, line)
                 if nested is not None:
                     return nested
-            return _function_finding(node, function, count, shown, names, line)
+            return _function_finding(node, function, count, shown, names, line, context)
     return None
 
 
@@ -372,6 +396,7 @@ def _function_finding(
     shown: list[str],
     names: list[str],
     line: FailingLine,
+    context: ErrorContext,
 ) -> CallFinding:
     frame = line.frame
     method = call.func.attr  # type: ignore[attr-defined]
@@ -397,6 +422,16 @@ def _function_finding(
         fixed = rewrite(frame, call, function, unpacked)
         if fixed and "\n" not in fixed:
             fix = f"take the {count} components as {count} parameters: {code(fixed)}"
+            return rule + ".", fix, DATA_SECTION
+    wrapped = _pass_through(function, frame, context, names, count) if count > len(names) else None
+    if wrapped is not None:
+        callee, adapter = wrapped
+        fixed = rewrite(frame, call, function, adapter)
+        if fixed and "\n" not in fixed:
+            fix = (
+                f"{code(callee)} itself takes every component: take them all and pass them "
+                f"on: {code(fixed)}"
+            )
             return rule + ".", fix, DATA_SECTION
     if count > len(names):
         adapter = _adapter(method, function, frame, names, count)

@@ -23,6 +23,9 @@ code, by theme: ``families_shapes.py``, ``families_keras.py``, ``families_tensor
 ``families_text_to_ids.py`` (raw text given to a model whose Embedding reads ids),
 ``families_positional_inputs.py`` (a layer or model given inputs as several arguments),
 ``families_bytes_argument.py`` (a string tensor where Python wants bytes),
+``families_lookup_key.py`` (a string missing from the learner's own lookup dict),
+``families_segment_ids.py`` (unsorted segment ids given to a sorted segment reduction),
+``families_size_entries.py`` (a size list with fewer entries than the value has axes),
 ``families_feature_lists.py`` (a tf.train Int64List/FloatList/BytesList given another kind),
 ``families_numpy_broadcast.py`` (NumPy arrays that cannot broadcast, in the user's line),
 ``families_declared_structure.py`` (a generator's nesting, strings into a float Input),
@@ -85,6 +88,7 @@ from jupyterlab_tfcoach.monitor.errors import (
     families_lambda_loading,
     families_layer_chains,
     families_library_values,
+    families_lookup_key,
     families_lookup_vocabulary,
     families_lost_batch_axis,
     families_missing_keys,
@@ -99,8 +103,10 @@ from jupyterlab_tfcoach.monitor.errors import (
     families_sampling,
     families_schedule_rate,
     families_scores_as_classes,
+    families_segment_ids,
     families_shapes,
     families_signatures,
+    families_size_entries,
     families_skipped_embedding,
     families_string_join,
     families_summary_step,
@@ -151,12 +157,14 @@ FAMILIES: tuple[ErrorFamily, ...] = (
     families_results.RESULT_MISUSED,
     # A key a dict of tensors (predict's outputs, a dataset element) does not have.
     families_missing_keys.DICT_KEY,
+    families_lookup_key.LOOKUP_KEY,
     # A tf. function given a functional model's KerasTensors.
     families_keras_tensors.KERAS_TENSOR_IN_TF,
     # Gradients applied to other variables than they were taken for (before the shape
     # families: the shapes clash because the pairs are wrong).
     families_gradient_sources.OTHER_VARIABLES,
     families_shapes.MATMUL,
+    families_size_entries.SIZE_ENTRIES,
     families_shapes.BROADCAST,
     families_layer_chains.LAYER_CHAIN,
     families_skipped_embedding.SKIPPED_EMBEDDING,
@@ -242,6 +250,7 @@ FAMILIES: tuple[ErrorFamily, ...] = (
     families_library_values.INFINITE_LENGTH,
     families_numpy_broadcast.NUMPY_BROADCAST,
     families_bytes_argument.BYTES_ARGUMENT,
+    families_segment_ids.SEGMENT_IDS_ORDER,
     families_feature_lists.FEATURE_LIST_VALUES,
     # Keras 3 used as older tutorials wrote it.
     families_keras_usage.CALLBACK_CLASS,

@@ -30,6 +30,7 @@ from jupyterlab_tfcoach.monitor.errors.family_record import (
     Recognised,
     operand_of,
 )
+from jupyterlab_tfcoach.monitor.errors.reduced_axis import reduced_shape, wrong_axis
 
 _BROADCAST_SECTION = "broadcasting"
 _NUMPY_BROADCAST = re.compile(
@@ -57,7 +58,14 @@ def _shape(text: str) -> tuple[int, ...] | None:
 
 
 def _indexed(node: ast.expr, source: str, index: str) -> str:
-    return f"{source}{index}" if isinstance(node, _ATOMS) else f"({source}){index}"
+    """``source`` comes from ``_operand``: already parenthesised when it is an operation."""
+    return f"{source}{index}"
+
+
+def _operand(node: ast.expr, source: str) -> str:
+    """An operand as written, parenthesised when it is itself an operation: ``x - m`` put
+    back beside ``/`` must stay ``(x - m)``, or the fix would compute ``x - m / s``."""
+    return source if isinstance(node, (*_ATOMS, ast.Constant)) else f"({source})"
 
 
 _COMPARISONS: dict[type[ast.cmpop], str] = {
@@ -95,7 +103,7 @@ def _pairs(
         if sides is None:
             continue
         left_node, right_node, symbol = sides
-        left, right = operand_of(left_node, line, context), operand_of(right_node, line, context)
+        left, right = _read_side(left_node, line, context), _read_side(right_node, line, context)
         left_shape = tuple(left.shape) if left is not None and left.shape is not None else None
         right_shape = tuple(right.shape) if right is not None and right.shape is not None else None
         if (left_shape, right_shape) == shapes and left is not None and right is not None:
@@ -109,6 +117,16 @@ def _pairs(
             if right is not None:
                 guessed.append((left_node, right_node, symbol, node, left, right))
     return guessed[0] if len(guessed) == 1 else None
+
+
+def _read_side(node: ast.expr, line: FailingLine, context: ErrorContext) -> Operand | None:
+    """An operand's value, or for an inline statistic (``t.max(axis=0)``) the shape it has
+    from its array's, so a clash between two statistics can be read."""
+    known = operand_of(node, line, context)
+    if known is not None:
+        return known
+    shape = reduced_shape(node, line, context)
+    return _unread(node, line, shape) if shape is not None else None
 
 
 def _unread(node: ast.expr, line: FailingLine, shape: tuple[int, ...]) -> Operand | None:
@@ -144,7 +162,17 @@ def _read(error: Recognised, line: FailingLine, context: ErrorContext) -> Findin
     written = (line.frame.segment(left_node), line.frame.segment(right_node))
     if statement is None or not written[0] or not written[1]:
         return Finding(rule, None, section=_BROADCAST_SECTION)
-    left_text, right_text = written
+    reduced = _reduced_axis(line, context, left_node, right_node, a, b)
+    if reduced is not None:
+        cause, fixed = reduced
+        found = rule + cause + "."
+        if not fixed or "\n" in fixed:
+            return Finding(found, None, section=_BROADCAST_SECTION)
+        return Finding(found, code(fixed), section=_BROADCAST_SECTION)
+    left_text, right_text = (
+        _operand(left_node, written[0]),
+        _operand(right_node, written[1]),
+    )
     replaced: str | None = None
     if len(a) == len(b) == 2 and a[1] == b[1] and a[0] != b[0] and 1 not in (a[0], b[0]):
         rule += (
@@ -179,6 +207,30 @@ def _read(error: Recognised, line: FailingLine, context: ErrorContext) -> Findin
     if not fixed or "\n" in fixed:
         return Finding(rule if replaced is None else rule + ".", None, section=_BROADCAST_SECTION)
     return Finding(rule + ".", code(fixed), section=_BROADCAST_SECTION)
+
+
+def _reduced_axis(
+    line: FailingLine,
+    context: ErrorContext,
+    left_node: ast.expr,
+    right_node: ast.expr,
+    a: tuple[int, ...],
+    b: tuple[int, ...],
+) -> tuple[str, str | None] | None:
+    """A side that is a statistic reduced over the wrong axis (``reduced_axis``): its axis,
+    not a missing one, is the cause. When both sides could be, the one whose axis fewer
+    statistics in the line share is; a tie names neither."""
+    found = [
+        reading
+        for stat_node, other_shape in ((right_node, a), (left_node, b))
+        if (reading := wrong_axis(line, context, stat_node, other_shape)) is not None
+    ]
+    if not found:
+        return None
+    if len(found) == 2 and found[0][2] == found[1][2]:
+        return None
+    text, fixed, _ = min(found, key=lambda reading: reading[2])
+    return text, fixed
 
 
 NUMPY_BROADCAST = ErrorFamily(

@@ -12,9 +12,11 @@ the order they are tried.
 from __future__ import annotations
 
 import ast
+import inspect
 import re
 from typing import Any
 
+from jupyterlab_tfcoach.monitor.errors.calls import library_callee
 from jupyterlab_tfcoach.monitor.errors.cell_sources import assignments_in_cells
 from jupyterlab_tfcoach.monitor.errors.context import (
     CellFrame,
@@ -316,25 +318,52 @@ NUMBER_SOURCE = ErrorFamily(
 
 
 # ------------------------------------------------------------------ a tensor of another dtype
+# The op's own conversion prefixes the message with the parameter it converts
+# (``k: Tensor conversion requested dtype int32 ...`` from ``tf.image.rot90``).
 _CONVERSION = re.compile(
+    r"(?:^(?P<argument>\w+): )?"
     r"Tensor conversion requested dtype (?P<wanted>\w+) for Tensor with dtype (?P<given>\w+)"
 )
 
 
+def _argument_named(
+    call: ast.Call, name: str, line: FailingLine, context: ErrorContext
+) -> ast.expr | None:
+    """The expression the call passes as parameter ``name``: its keyword, else the
+    positional argument at that parameter's place in the library function's signature."""
+    for keyword in call.keywords:
+        if keyword.arg == name:
+            return keyword.value
+    callee = library_callee(call.func, line.frame, context)
+    if callee is None or any(isinstance(arg, ast.Starred) for arg in call.args):
+        return None
+    try:
+        names = list(inspect.signature(callee).parameters)
+    except (TypeError, ValueError):
+        return None
+    index = names.index(name) if name in names else len(call.args)
+    return call.args[index] if index < len(call.args) else None
+
+
 def _read_conversion(error: Recognised, line: FailingLine, context: ErrorContext) -> Finding | None:
     """``v.assign(tf.constant([1, 2]))`` on a float32 variable (or any call that converts
-    its argument to a fixed dtype): the one argument of the other dtype, cast."""
+    its argument to a fixed dtype): the one argument of the other dtype, cast. When the
+    message names the parameter (``k: ...``), that argument is the one cast, whatever the
+    dtypes of the others; else the single argument of the message's dtype."""
     call = line.call
-    if not isinstance(call, ast.Call) or not call.args:
+    if not isinstance(call, ast.Call) or not (call.args or call.keywords):
         return None
     wanted, given = error.group("wanted"), error.group("given")
-    candidates = []
-    for node in call.args:
+    parameter = error.group("argument")
+    named = _argument_named(call, parameter, line, context) if parameter else None
+    candidates = [named] if named is not None else []
+    arguments = [*call.args, *(keyword.value for keyword in call.keywords)]
+    for node in arguments if named is None else ():
         operand = operand_of(node, line, context)
         if operand is not None and operand.dtype == given:
             candidates.append(node)
-    if not candidates and len(call.args) == 1:
-        candidates = list(call.args)  # written on the line: the message gives its dtype
+    if not candidates and len(arguments) == 1:
+        candidates = arguments  # written on the line: the message gives its dtype
     if len(candidates) != 1:
         return None
     node = candidates[0]
@@ -342,6 +371,9 @@ def _read_conversion(error: Recognised, line: FailingLine, context: ErrorContext
     owner = segment_of(line, call.func.value) if isinstance(call.func, ast.Attribute) else ""
     tf = tf_alias(context)
     target = f"{code(owner)} is {wanted}" if owner else f"the call needs {wanted}"
+    if named is not None:
+        function = segment_of(line, call.func) or "the call"
+        target = f"the {code(parameter)} argument of {code(function)} must be {wanted}"
     article = "an" if given[:1] in "aeio" else "a"
     rule = (
         f"{target}, and {code(source)} is {article} {given} tensor: TensorFlow never converts a "

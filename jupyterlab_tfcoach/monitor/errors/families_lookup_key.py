@@ -1,0 +1,89 @@
+"""A ``KeyError`` from the learner's own lookup table: a string the table does not hold.
+
+``[char2id[c] for c in prompt]`` raises ``KeyError: 'T'`` when the prompt holds a
+character the vocabulary was never built with (an upper-case letter, a digit, a
+character of another text). Python's message is only the key, and the traceback never
+enters TensorFlow. The reading finds the subscript of the failing line whose dict (read
+from the frame, never called) has string keys and not the asked key, asked with a
+variable (a constant key is ``DICT_KEY``'s or a typo), and names the dict, its size and
+the key missing; when the table has the key in another case it says so (the table was
+built from lower-cased text). No fix is printed: whether to clean the input, extend the
+table or map unknown keys to a reserved entry is the learner's choice.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+from jupyterlab_tfcoach.monitor.errors.context import ErrorContext, code
+from jupyterlab_tfcoach.monitor.errors.failing_line import FailingLine, value_of
+from jupyterlab_tfcoach.monitor.errors.family_record import (
+    GENERAL_SECTION,
+    ErrorFamily,
+    Finding,
+    Recognised,
+)
+
+_MAX_SHOWN = 8
+
+
+def _asked(message: str) -> str | None:
+    try:
+        key = ast.literal_eval(message.strip())
+    except Exception:
+        return None
+    return key if type(key) is str else None
+
+
+def _read(error: Recognised, line: FailingLine, context: ErrorContext) -> Finding | None:
+    key = _asked(error.parsed.message)
+    statement = line.statement
+    if key is None or statement is None:
+        return None
+    for node in ast.walk(statement):
+        if not (
+            isinstance(node, ast.Subscript)
+            and isinstance(node.ctx, ast.Load)
+            and not isinstance(node.slice, ast.Constant)
+        ):
+            continue
+        found, table = value_of(node.value, line.frame, context)
+        if not found or type(table) is not dict or not table or key in table:
+            continue
+        keys: list[Any] = list(table)
+        if not all(type(each) is str for each in keys):
+            continue
+        name = line.frame.segment(node.value) or "the dict"
+        asked = line.frame.segment(node) or name
+        shown = ", ".join(repr(each) for each in keys[:_MAX_SHOWN])
+        more = ", ..." if len(keys) > _MAX_SHOWN else ""
+        rule = (
+            f"{code(asked)} asked {code(name)} for the key {code(repr(key))}, which it does "
+            f"not have: {code(name)} is a dict of {len(keys)} string keys ({shown}{more}), "
+            "and a dict raises KeyError for any key it was not built with"
+        )
+        other_case = [each for each in (key.lower(), key.upper()) if each != key and each in table]
+        if other_case:
+            rule += (
+                f". It has {code(repr(other_case[0]))}: the table was built from text in "
+                f"another case, so the input must be put in that case too (or the table "
+                "built from both)"
+            )
+        else:
+            rule += (
+                ". The input holds a value the table was never built with: keep the input "
+                "to the table's keys, or map unknown ones to a reserved entry with `.get`"
+            )
+        return Finding(rule + ".", None, section=GENERAL_SECTION)
+    return None
+
+
+LOOKUP_KEY = ErrorFamily(
+    "a string missing from the learner's lookup dict",
+    messages=(),
+    exception_type="KeyError",
+    read=_read,
+    section=GENERAL_SECTION,
+    without_library=True,
+)
