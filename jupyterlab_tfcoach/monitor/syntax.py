@@ -216,22 +216,6 @@ def history_assignments(
                 yield statement, source
 
 
-def last_assignment(tree: ast.AST, target: str, before_line: int) -> ast.Assign | None:
-    """The last ``<target> = <value>`` anywhere in ``tree`` before line ``before_line``."""
-    found: ast.Assign | None = None
-    for node in ast.walk(tree):
-        if (
-            isinstance(node, ast.Assign)
-            and len(node.targets) == 1
-            and isinstance(node.targets[0], ast.Name)
-            and node.targets[0].id == target
-            and node.lineno < before_line
-            and (found is None or node.lineno > found.lineno)
-        ):
-            found = node
-    return found
-
-
 def function_definition(
     code: types.CodeType, max_chars: int
 ) -> tuple[str, ast.FunctionDef | ast.AsyncFunctionDef] | None:

@@ -120,3 +120,19 @@ def string_literal(written: str | None, text: str) -> str:
     if quote in text or "\\" in text or "\n" in text:
         return repr(text)
     return f"{quote}{text}{quote}"
+
+
+def last_assignment(tree: ast.AST, target: str, before_line: int) -> ast.Assign | None:
+    """The last ``<target> = <value>`` anywhere in ``tree`` before line ``before_line``."""
+    found: ast.Assign | None = None
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+            and node.targets[0].id == target
+            and node.lineno < before_line
+            and (found is None or node.lineno > found.lineno)
+        ):
+            found = node
+    return found

@@ -15,6 +15,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
+from jupyterlab_tfcoach.monitor.errors.cell_sources import last_assignment
 from jupyterlab_tfcoach.monitor.errors.context import ErrorContext, code, rewrite
 from jupyterlab_tfcoach.monitor.errors.failing_line import FailingLine, show_shape, value_of
 
@@ -92,18 +93,7 @@ def _assigned(name: str, line: FailingLine) -> ast.Assign | None:
     tree, statement = line.frame.tree(), line.statement
     if tree is None or statement is None:
         return None
-    found: ast.Assign | None = None
-    for node in ast.walk(tree):
-        if (
-            isinstance(node, ast.Assign)
-            and len(node.targets) == 1
-            and isinstance(node.targets[0], ast.Name)
-            and node.targets[0].id == name
-            and node.lineno < statement.lineno
-            and (found is None or node.lineno > found.lineno)
-        ):
-            found = node
-    return found
+    return last_assignment(tree, name, statement.lineno)
 
 
 def reduction_of(node: ast.AST, line: FailingLine) -> Reduction | None:

@@ -38,10 +38,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from jupyterlab_tfcoach.monitor import report as reports
+from jupyterlab_tfcoach.monitor.errors.cell_sources import last_assignment
 from jupyterlab_tfcoach.monitor.names import name_bound_to
 from jupyterlab_tfcoach.monitor.report import Note
 from jupyterlab_tfcoach.monitor.stored_state import instance_dict, is_library_class
-from jupyterlab_tfcoach.monitor.syntax import call_name, last_assignment, parsed_source
+from jupyterlab_tfcoach.monitor.syntax import call_name, parsed_source
 
 SECTION = "labels-and-loss"
 # The last sample past this many times the first's magnitude, below zero: a fall, not noise.

@@ -25,9 +25,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from jupyterlab_tfcoach.monitor.errors.cell_sources import last_assignment
 from jupyterlab_tfcoach.monitor.errors.context import instance_attribute
 from jupyterlab_tfcoach.monitor.symptoms.cell_reading import value_at
-from jupyterlab_tfcoach.monitor.syntax import last_assignment
 from jupyterlab_tfcoach.monitor.variables import training_causes as causes
 
 SECTION = "gradient-tape"

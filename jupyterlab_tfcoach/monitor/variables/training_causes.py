@@ -35,8 +35,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from jupyterlab_tfcoach.monitor.errors.cell_sources import last_assignment
 from jupyterlab_tfcoach.monitor.syntax import call_name as _call_name
-from jupyterlab_tfcoach.monitor.syntax import last_assignment
 from jupyterlab_tfcoach.monitor.variables.rebind_statements import update_fixes
 
 MAX_SOURCE_CHARS = 200_000
