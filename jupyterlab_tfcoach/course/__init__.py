@@ -15,8 +15,9 @@ of ``module-03`` became ``module-05``, module 4's numerics and reproducibility s
 ``module-06`` and its input pipeline sections ``module-07``; then the modules were put in
 the order a learner reads them; then the Keras module was split in two, models and layers
 ``module-06`` and training with ``fit`` ``module-07``, numerics moving on to ``module-08``:
-:data:`MODULES_RENUMBERED`; then module 4's ``mixed-precision`` went to ``module-08``, a move
-that needs no record), but a section keeps its id. A
+:data:`MODULES_RENUMBERED`; then module 4's ``mixed-precision`` went to ``module-08`` and
+module 2's ``where-both-branches`` to ``module-03``, moves that need no record), but a
+section keeps its id. A
 link written before a move names the old module (``<base>/module-01#retracing``,
 ``module-01.md#side-effects``, ``<base>/module-07#tf-data``): ``Course.resolve`` finds the
 section by its id whatever module the link carries, so old links still land on it. A section

@@ -158,6 +158,9 @@ MOVED_TO_MODULE_07 = ("tf-data", "tf-data-order")
 # Then module 4 was two sittings long (review 11 of #28): its last section, on 16-bit floats,
 # went to the numerics module (``module-08``), with its exercise and its review question.
 MOVED_TO_MODULE_08 = ("mixed-precision",)
+# Then module 2 was too dense for one sitting (review 17 of #28): its section on tf.where's
+# gradients, which needs a tape, went to module 3, after the tape sections that teach it.
+MOVED_TO_MODULE_03 = ("where-both-branches",)
 OLD_LINKS = (
     [
         (module_id, section_id)
@@ -166,6 +169,7 @@ OLD_LINKS = (
     ]
     + [("module-03", section_id) for section_id in MODULE_03_BEFORE_THE_SPLIT]
     + [("module-04", section_id) for section_id in MODULE_04_BEFORE_THE_SPLIT]
+    + [("module-02", section_id) for section_id in MOVED_TO_MODULE_03]
 )
 
 
@@ -214,9 +218,13 @@ def test_the_split_put_the_sections_where_a_learner_needs_them() -> None:
     # The Keras sections are two modules now, models and layers then training with fit.
     training = "module-07"
     assert {where[section_id] for section_id in MOVED_TO_MODULE_05} == {keras, training}
-    # Module 3 kept the rest, in the same order, after a working training loop.
-    kept = [s.id for s in course.module("module-03").sections]
+    # Module 3 kept the rest, in the same order, after a working training loop, and took
+    # module 2's tf.where gradients right after the tape sections.
+    kept = [s.id for s in course.module("module-03").sections if s.id not in MOVED_TO_MODULE_03]
     assert kept == ["training-loop", *MODULE_03_BEFORE_THE_SPLIT[: -len(MOVED_TO_MODULE_05)]]
+    module_3 = [s.id for s in course.module("module-03").sections]
+    assert module_3[module_3.index("tape-watch") + 1] == "where-both-branches"
+    assert "where-both-branches" not in [s.id for s in course.module("module-02").sections]
     # And the two Keras modules hold them in the order module 3 had them, cut once.
     keras_sections = [s.id for s in course.module(keras).sections]
     training_sections = [s.id for s in course.module(training).sections]
@@ -309,9 +317,9 @@ def test_a_tool_a_section_uses_is_introduced_before_its_first_example() -> None:
             "`tf.reshape(t, shape)`",
             "`axis=-1`",
         ),
-        # module 2: a Keras layer and a gradient tape, before modules 3 and 5 teach them
+        # module 2: a Keras layer, before modules 3 and 6 teach it (its tf.where gradients,
+        # which needed a tape taught ahead, are module 3's since review 17)
         "autograph-conditions": ("`tf.cond",),
-        "where-both-branches": ("`tf.GradientTape`", "`tape.watch(x)`", "`tape.gradient("),
         # module 5 (module 4's until #28): the file and image ops and the pooling layer,
         # in the section that reads files
         "tf-data-files": (
