@@ -8,9 +8,11 @@ report's error entry prints a fix (code spans after ``Fix: ``), the fix is appli
 cell the way a learner would apply it, and the fixed cell runs:
 
 - a span that parses as a statement replaces the cell's line it rewrites: the line that
-  assigns the same target (the failing line first, else the last one before it), or the
-  line that makes the same call; an assignment to a name the cell reads but never assigns
-  is added before the failing line (the learner re-runs the line where it was made);
+  assigns the same target (the failing line first, also when it assigns an item of it,
+  else the last one before it), or the line that makes the same call; an assignment to a
+  name the cell reads but never assigns is added before the failing line (the learner
+  re-runs the line where it was made); a new statement the prose puts "before line N" (of
+  this cell) is inserted there;
 - a span that is an expression replaces the sub-expression of the failing line it
   rewrites: the same call, else the largest part of the line it wraps (``x`` in
   ``tf.cast(x, tf.float32)``), else the most alike part of the same kind;
@@ -49,7 +51,7 @@ _SPAN = re.compile(r"`([^`\n]+)`")
 _CELL_FRAME = re.compile(r"Cell In\[(\d+)\], line (\d+)")
 _MAX_SPANS = 12
 # A fix that moves a line: "... put it before line 1, where the function's definition starts".
-_MOVED_BEFORE = re.compile(r"before line (\d+)")
+_MOVED_BEFORE = re.compile(r"before line (\d+)(?! of cell)")
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
@@ -153,6 +155,14 @@ def _targets(statement: ast.stmt) -> list[str]:
     return found
 
 
+def _item_targets(statement: ast.stmt) -> list[str]:
+    """The names a statement assigns items of (``g`` of ``g[0, 0] = 0.0``)."""
+    if not isinstance(statement, (ast.Assign, ast.AugAssign)):
+        return []
+    targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+    return [ast.unparse(target.value) for target in targets if isinstance(target, ast.Subscript)]
+
+
 def _call_name(node: ast.AST) -> str | None:
     if isinstance(node, ast.Expr):
         node = node.value
@@ -215,6 +225,10 @@ def _apply_statement(cell: _Cell, span: str, parsed: ast.Module, prose: str = ""
                 )
                 return True
         before = [s for s in matches if s.lineno <= cell.line]
+        if failing is not None and set(_item_targets(failing)) & set(targets):
+            # ``g[0, 0] = 0.0`` failing, fixed by ``g = tf.tensor_scatter_nd_update(g, ...)``:
+            # the new value of the whole name takes the failing item assignment's place.
+            matches, before = [failing], [failing]
         chosen = next((s for s in matches if s is failing), before[-1] if before else None)
         if chosen is None and matches:
             chosen = matches[0]
@@ -408,6 +422,24 @@ def _first_in_body(cell: _Cell, span: str, prose: str) -> bool:
     return False
 
 
+def _inserted_before(cell: _Cell, span: str, prose: str) -> bool:
+    """A new statement the fix puts "before line N" of this cell (the first line of a
+    loop's body), put there with that line's indentation; a statement the cell already
+    has is a move, which ``_apply_statement`` makes."""
+    moved = _MOVED_BEFORE.search(prose)
+    tree = cell.tree()
+    if moved is None or tree is None or f"`{span}` before line" not in prose:
+        return False
+    wanted = ast.unparse(ast.parse(span).body[0])
+    if any(ast.unparse(node) == wanted for node in _simple_statements(tree)):
+        return False
+    line = int(moved.group(1))
+    if not 1 <= line <= len(cell.lines):
+        return False
+    cell.insert_before(line, span)
+    return True
+
+
 def _root(node: ast.AST) -> str | None:
     """``words`` for ``words.adapt(data)``: the name a call's method hangs from."""
     while isinstance(node, (ast.Call, ast.Attribute, ast.Subscript)):
@@ -444,6 +476,9 @@ def apply_fix(source: str, line: int, spans: list[str], prose: str = "") -> tupl
             isinstance(first, ast.Expr) and isinstance(first.value, ast.Call)
         )
         if statement and _first_in_body(cell, span, prose):
+            applied = True
+            continue
+        if statement and _inserted_before(cell, span, prose):
             applied = True
             continue
         if isinstance(first, ast.Return) or (

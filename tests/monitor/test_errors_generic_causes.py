@@ -70,7 +70,8 @@ def test_the_one_argument_that_disagrees_with_all_the_others_is_blamed(
     )
     cell = "ring = tf.sparse.SparseTensor(indices=links, values=strengths, dense_shape=[5, 5])"
     text = failing(kernel, cell)["explanation"]
-    assert "`indices` (your `links`" in text, text
+    # Swapping its two axes sets it right: told as swapped (test_errors_swapped_axes.py).
+    assert "`links` is (2, 5)" in text, text
     assert "`values` (your `strengths`" not in text, text
     assert "`dense_shape` (your `[5, 5]`" not in text, text
     _cause_named(text)
@@ -80,15 +81,26 @@ def test_the_one_argument_that_disagrees_with_all_the_others_is_blamed(
         "values=strengths, dense_shape=[5, 5])",
     )
     # With only two arguments to compare (the values an expression, the dense shape a list of
-    # names), neither can be singled out: both are told, each with its documented shape.
+    # names), the one whose swapped axes make both agree is still the one told.
     runs_cleanly(kernel, "side = 5")
     cell = (
         "ring = tf.sparse.SparseTensor(indices=links, values=np.ones(len(heads), 'float32'), "
         "dense_shape=[side, side])"
     )
     text = failing(kernel, cell)["explanation"]
-    assert "`indices` (your `links`" in text, text
-    assert "`ndims` is 5 in `links` but 2 in `[side, side]`" in text, text
+    assert "`links` is (2, 5)" in text, text
+    assert "`dense_shape` (your" not in text, text
+    _cause_named(text)
+    # Neither argument set right by a swap (a (3, 5) block of coordinates): both are told,
+    # each with its documented shape.
+    runs_cleanly(kernel, "triples = np.zeros((3, 5), 'int64')")
+    cell = (
+        "ring = tf.sparse.SparseTensor(indices=triples, values=np.ones(len(heads), 'float32'), "
+        "dense_shape=[side, side])"
+    )
+    text = failing(kernel, cell)["explanation"]
+    assert "`indices` (your `triples`" in text, text
+    assert "`ndims` is 5 in `triples` but 2 in `[side, side]`" in text, text
     _cause_named(text)
 
 

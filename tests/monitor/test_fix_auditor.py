@@ -44,6 +44,28 @@ def test_a_statement_replaces_the_line_that_assigns_its_target_or_makes_its_call
     )
 
 
+def test_a_new_whole_value_replaces_a_failing_item_assignment() -> None:
+    cell = "g, h = pair()\ng[0, 0] = 0.0\nuse(g)"
+    assert audit.apply_fix(cell, 2, ["g = tf.tensor_scatter_nd_update(g, [[0, 0]], [0.0])"])[0] == (
+        "g, h = pair()\ng = tf.tensor_scatter_nd_update(g, [[0, 0]], [0.0])\nuse(g)"
+    )
+
+
+def test_a_new_statement_put_before_a_line_is_inserted_there() -> None:
+    cell = "def f(n):\n    out = start()\n    for i in n:\n        out = grow(out)\n    return out"
+    prose = "put `declare(out)` before line 4, as the first line of the loop's body."
+    assert audit.apply_fix(cell, 3, ["declare(out)"], prose)[0] == (
+        "def f(n):\n    out = start()\n    for i in n:\n        declare(out)\n"
+        "        out = grow(out)\n    return out"
+    )
+    # A line of another cell is not this cell's line.
+    other = "put `declare(out)` before line 4 of cell In[3], as the first line of the body."
+    assert audit.apply_fix(cell, 3, ["declare(out)"], other)[0] != (
+        "def f(n):\n    out = start()\n    for i in n:\n        declare(out)\n"
+        "        out = grow(out)\n    return out"
+    )
+
+
 def test_an_expression_replaces_the_part_of_the_failing_line_it_rewrites() -> None:
     assert audit.apply_fix("out = rate * steps + 1", 1, ["tf.cast(steps, tf.float32)"])[0] == (
         "out = rate * tf.cast(steps, tf.float32) + 1"

@@ -38,10 +38,17 @@ import types
 from dataclasses import dataclass, replace
 from typing import Any
 
-from jupyterlab_tfcoach.monitor.errors.context import ErrorContext, ParsedError, code
+from jupyterlab_tfcoach.monitor.errors.context import (
+    ErrorContext,
+    ParsedError,
+    code,
+    one_line_code,
+    rewrite,
+)
 from jupyterlab_tfcoach.monitor.errors.documented_shapes import MET, VIOLATED, ShapeCheck
 from jupyterlab_tfcoach.monitor.errors.failing_line import FailingLine
 from jupyterlab_tfcoach.monitor.errors.families_arguments import library_callable
+from jupyterlab_tfcoach.monitor.errors.family_record import tf_alias
 from jupyterlab_tfcoach.monitor.stored_state import class_attribute, is_library_class
 
 _MAX_PARAMETERS = 3
@@ -124,6 +131,9 @@ def _documented(parsed: ParsedError, line: FailingLine, context: ErrorContext) -
         if quote is not None:
             quoted.append((argument, quote))
     checks, shown = _checked(quoted, line)
+    swapped = _transposed(quoted, shown, line, context)
+    if swapped is not None:
+        return swapped
     named = [item for item in shown if _named_in(item[0].parameter, text) and item[2] != MET]
     violated = [item for item in shown if item[2] == VIOLATED]
     if violated:
@@ -186,15 +196,66 @@ def _checked(
 
 
 def _verdicts(
-    quoted: list[tuple[_Bound, str]], order: list[int], line: FailingLine
+    quoted: list[tuple[_Bound, str]],
+    order: list[int],
+    line: FailingLine,
+    shapes: dict[int, tuple[int | None, ...]] | None = None,
 ) -> tuple[ShapeCheck, list[str]]:
     checks = ShapeCheck()
     verdicts = []
     for index in order:
         argument, quote = quoted[index]
-        shape = _argument_shape(argument, line)
+        shape = (shapes or {}).get(index) or _argument_shape(argument, line)
         verdicts.append(checks.verdict(quote, shape, argument.source))
     return checks, verdicts
+
+
+def _transposed(
+    quoted: list[tuple[_Bound, str]],
+    shown: list[tuple[_Bound, str, str]],
+    line: FailingLine,
+    context: ErrorContext,
+) -> str | None:
+    """A 2-D argument written with its two axes the other way round (``indices`` (2, 430)
+    where the documentation says `[N, ndims]` and ``dense_shape`` makes ``ndims`` 2): the
+    one argument whose swapped shape makes every documented shape of the call agree. Told
+    with its documented shape and, for a named array or tensor, the call with it
+    transposed; None when no argument, or more than one, is set right by swapping."""
+    if not any(verdict == VIOLATED for _, _, verdict in shown):
+        return None
+    found = []
+    for index, (argument, quote) in enumerate(quoted):
+        shape = _argument_shape(argument, line)
+        if shape is None or len(shape) != 2 or None in shape or shape[0] == shape[1]:
+            continue
+        flipped = (shape[1], shape[0])
+        order = [i for i in range(len(quoted)) if i != index] + [index]
+        _, verdicts = _verdicts(quoted, order, line, {index: flipped})
+        if VIOLATED not in verdicts and verdicts[-1] == MET:
+            found.append((argument, quote, shape, flipped))
+    if len(found) != 1:
+        return None
+    argument, quote, shape, flipped = found[0]
+    said = (
+        f"{code(argument.source)} is {shape}, and the documentation of "
+        f"{code(argument.parameter)} says \u201c{quote}\u201d: with the call's other "
+        f"arguments that is {flipped}, the same two sizes the other way round, so its axes "
+        "are swapped (a stack or concatenation along the wrong axis gives this)"
+    )
+    operand = line.operand(argument.source)
+    kind = operand.kind if operand is not None else None
+    replacement = None
+    if kind == "array" and isinstance(argument.node, ast.Name):
+        replacement = f"{argument.source}.T"
+    elif kind in ("tensor", "variable") and isinstance(argument.node, ast.Name):
+        replacement = f"{tf_alias(context)}.transpose({argument.source})"
+    statement = line.frame.statement()
+    fixed = None
+    if replacement is not None and statement is not None and not hasattr(statement, "body"):
+        fixed = one_line_code(rewrite(line.frame, statement, argument.node, replacement))
+    if fixed is None:
+        return said + "."
+    return f"{said}. Fix: {fixed}."
 
 
 def _message_names(candidates: list[_Bound], text: str, line: FailingLine) -> str | None:

@@ -25,6 +25,9 @@ code, by theme: ``families_shapes.py``, ``families_keras.py``, ``families_tensor
 ``families_bytes_argument.py`` (a string tensor where Python wants bytes),
 ``families_lookup_key.py`` (a string missing from the learner's own lookup dict),
 ``families_segment_ids.py`` (unsorted segment ids given to a sorted segment reduction),
+``families_tensor_array.py`` (a TensorArray written past the size it was made with),
+``families_saved_model_folder.py`` (a SavedModel folder given to Keras 3's load_model),
+``families_scan_axis.py`` (tf.scan walking the batch axis where time was meant),
 ``families_size_entries.py`` (a size list with fewer entries than the value has axes),
 ``families_feature_lists.py`` (a tf.train Int64List/FloatList/BytesList given another kind),
 ``families_numpy_broadcast.py`` (NumPy arrays that cannot broadcast, in the user's line),
@@ -101,6 +104,8 @@ from jupyterlab_tfcoach.monitor.errors import (
     families_positional_inputs,
     families_results,
     families_sampling,
+    families_saved_model_folder,
+    families_scan_axis,
     families_schedule_rate,
     families_scores_as_classes,
     families_segment_ids,
@@ -110,6 +115,7 @@ from jupyterlab_tfcoach.monitor.errors import (
     families_skipped_embedding,
     families_string_join,
     families_summary_step,
+    families_tensor_array,
     families_tensors,
     families_text_to_ids,
     families_unpacking,
@@ -163,6 +169,8 @@ FAMILIES: tuple[ErrorFamily, ...] = (
     # Gradients applied to other variables than they were taken for (before the shape
     # families: the shapes clash because the pairs are wrong).
     families_gradient_sources.OTHER_VARIABLES,
+    # A scan walking the batch axis: its step meets shapes that cannot line up.
+    families_scan_axis.SCAN_AXIS,
     families_shapes.MATMUL,
     families_size_entries.SIZE_ENTRIES,
     families_shapes.BROADCAST,
@@ -207,6 +215,7 @@ FAMILIES: tuple[ErrorFamily, ...] = (
     families_data.UNEVEN_BATCH,
     families_data.LOOP_SHAPE,
     families_data.LOOP_DTYPE,
+    families_tensor_array.TENSOR_ARRAY_SIZE,
     families_data.CALL_ARGUMENTS,
     families_parse_example.FEATURE_SHAPE,
     # Ops that cut, pack and parse data: their numbers read from the message.
@@ -239,6 +248,7 @@ FAMILIES: tuple[ErrorFamily, ...] = (
     families_keras_api.NO_SUCH_LAYER,
     families_keras_api.STEP_RESULT,
     families_keras_api.SAVE_PATH,
+    families_saved_model_folder.SAVED_MODEL_FOLDER,
     families_keras_api.UNKNOWN_IDENTIFIER,
     # A tensor, array, shape or dataset used in the user's line as another kind.
     families_library_values.INDEX_PAST_END,

@@ -206,7 +206,14 @@ def _read_loop_shape(error: Recognised, line: FailingLine, context: ErrorContext
     fixed = (
         f"{tf}.autograph.experimental.set_loop_options(shape_invariants=[({name}, {invariant})])"
     )
-    fix = f"as the first line of the loop's body, write {code(fixed)}" if loop else None
+    fix = None
+    if isinstance(statement, (ast.For, ast.While)) and statement.body:
+        # Where it goes, by line number: the span alone is no edit a learner can place.
+        cell = re.search(r" of (this cell|cell In\[\d+\])", line.where)
+        place = f"line {statement.body[0].lineno}" + (
+            "" if cell is None or cell.group(1) == "this cell" else f" of {cell.group(1)}"
+        )
+        fix = f"put {code(fixed)} before {place}, as the first line of the loop's body"
     return Finding(rule + ".", fix)
 
 

@@ -345,21 +345,93 @@ def _read_not_compiled(
         return Finding(rule + ".", code(restored) if restored != loaded else None)
     # Another model's compile at the top of a cell (not ``self.compile`` in a method, whose
     # arguments may be the method's own names).
+    # Only a compile that gives what this call needs is copied: a loss (a distiller
+    # compiled with an optimizer alone computes its loss in its own train_step), and, when
+    # the result is unpacked (``loss, acc = m.evaluate(...)``), as many metrics as names.
+    wanted = _unpacked_names(line)
     others = [
-        found for found in compiled if found[2] not in (model, "self") and found[2].isidentifier()
+        found
+        for found in compiled
+        if found[2] not in (model, "self")
+        and found[2].isidentifier()
+        and _gives_results(found[1], wanted)
     ]
     if others:
         cell, node, other = others[0]
-        shown = one_line(cell.segment(node))
-        fixed = one_line(rewrite(cell_frame(cell), node, node.func.value, model))  # type: ignore[attr-defined]
+        shown = _compile_on_one_line(cell, node, other)
+        fixed = _compile_on_one_line(cell, node, model)
         if shown and fixed:
             rule += f"; {code(shown)} in {cell.label} compiled `{other}`, another object"
             return Finding(rule + ".", f"compile `{model}` itself, {code(fixed)}")
     loss = default_loss_for(call, line, context)
+    metrics = ""
+    if wanted == 2 and loss == "sparse_categorical_crossentropy":
+        metrics = ', metrics=["accuracy"]'
+    elif wanted is not None and wanted != 1:
+        loss = None  # which metrics the names stand for is the learner's to say
     if loss is None:
-        return Finding(rule + ": call it first with an optimizer and a loss for your labels.", None)
-    fix = f'{model}.compile(optimizer="adam", loss="{loss}")'
+        return Finding(
+            rule
+            + ": call it first with an optimizer, a loss for your labels"
+            + (" and the metrics the call's results are unpacked into" if wanted else "")
+            + ".",
+            None,
+        )
+    fix = f'{model}.compile(optimizer="adam", loss="{loss}"{metrics})'
     return Finding(rule + ".", f"compile it first (then run this line again), {code(fix)}")
+
+
+def _compile_on_one_line(cell: SourceCell, node: ast.Call, receiver: str) -> str | None:
+    """``<receiver>.compile(<the call's arguments as written>)`` on one line, whatever
+    lines the call was written over."""
+    parts: list[str] = []
+    for argument in node.args:
+        parts.append(_joined(cell.segment(argument)) or "")
+    for keyword in node.keywords:
+        value = _joined(cell.segment(keyword.value)) or ""
+        parts.append(f"{keyword.arg}={value}" if keyword.arg else f"**{value}")
+    if not all(parts) and parts:
+        return None
+    return f"{receiver}.compile({', '.join(parts)})"
+
+
+def _joined(text: str | None) -> str | None:
+    """A call written over several lines, on one (its arguments' line breaks and
+    indentation become spaces); None when a comment or a multi-line string is in it."""
+    if not text or "#" in text or '"""' in text or "'''" in text:
+        return None
+    joined = re.sub(r"([(\[{])\s*\n\s*", r"\1", text)
+    joined = re.sub(r"\s*\n\s*([)\]}])", r"\1", joined)
+    joined = re.sub(r"\s*\n\s*", " ", joined)
+    try:
+        ast.parse(joined)
+    except SyntaxError:
+        return None
+    return joined
+
+
+def _unpacked_names(line: FailingLine) -> int | None:
+    """How many names the failing statement unpacks the call's result into (``loss, acc =
+    m.evaluate(...)`` -> 2); None when it is not unpacked."""
+    statement = line.statement
+    if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
+        target = statement.targets[0]
+        if isinstance(target, (ast.Tuple, ast.List)):
+            return len(target.elts)
+    return None
+
+
+def _gives_results(compile_call: ast.AST, wanted: int | None) -> bool:
+    """Whether a ``compile(...)`` gives a loss, and the metrics ``wanted`` names need."""
+    if not isinstance(compile_call, ast.Call):
+        return False
+    keywords = {keyword.arg: keyword.value for keyword in compile_call.keywords}
+    if "loss" not in keywords and len(compile_call.args) < 2:
+        return False
+    if wanted is None or wanted == 1:
+        return True
+    metrics = keywords.get("metrics", compile_call.args[2] if len(compile_call.args) > 2 else None)
+    return isinstance(metrics, (ast.List, ast.Tuple)) and len(metrics.elts) + 1 == wanted
 
 
 def _loaded_without_compile(model: str, context: ErrorContext) -> str | None:

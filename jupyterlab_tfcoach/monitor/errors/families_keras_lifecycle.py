@@ -662,6 +662,22 @@ def _weights_instead(line: FailingLine) -> str | None:
     return fixed if fixed and "\n" not in fixed else None
 
 
+def _loads_later(line: FailingLine) -> bool:
+    """Whether a statement after the failing one in its cell loads a saved model
+    (``keras.models.load_model(...)``, ``keras.saving.load_model(...)``)."""
+    tree = line.frame.tree()
+    statement = line.statement
+    if tree is None or statement is None:
+        return False
+    end = statement.end_lineno or statement.lineno
+    return any(
+        isinstance(node, ast.Call)
+        and node.lineno > end
+        and (getattr(node.func, "attr", None) or getattr(node.func, "id", None)) == "load_model"
+        for node in ast.walk(tree)
+    )
+
+
 def _read_no_config(error: Recognised, line: FailingLine, context: ErrorContext) -> Finding | None:
     name = error.group("cls")
     cls = context.namespace.get(name)
@@ -697,8 +713,14 @@ def _read_no_config(error: Recognised, line: FailingLine, context: ErrorContext)
         ),
         None,
     )
-    # With no get_config to print, the weights-only save is the fix that runs.
-    otherwise = Finding(rule + ".", code(weights) if weights is not None else None)
+    # With no get_config to print, the weights-only save is the fix that runs, unless the
+    # cell goes on to load the saved file: that line needs the rebuilt model too, which
+    # one line cannot say (the route stays in the rule, not printed as the fix).
+    if weights is not None and _loads_later(line):
+        weights_fix = None
+    else:
+        weights_fix = code(weights) if weights is not None else None
+    otherwise = Finding(rule + ".", weights_fix)
     if stored is None or instance is None:
         return otherwise
     for _, attribute in stored:

@@ -20,7 +20,9 @@ from jupyterlab_tfcoach.monitor.errors.context import (
     ErrorContext,
     code,
     index_origin,
+    one_line_code,
     rewrite,
+    rewrite_all,
     value_kind,
 )
 from jupyterlab_tfcoach.monitor.errors.failing_line import (
@@ -649,9 +651,16 @@ def _read_unknown_dimension(
         and isinstance(node.value, ast.Attribute)
         and node.value.attr == "shape"
     ]
+    shape = error.match.groupdict().get("shape") if error.match is not None else None
+    if shape is None:
+        # "Expected int32, but got None" names no shape: the family's only when a static
+        # size read on the line is None, and the shape is that value's.
+        shape = _unknown_static_shape(static, line, context)
+        if shape is None:
+            return None
     rule = (
         f"While a function is traced (in fit, a tf.function or a dataset's map) the batch "
-        f"size is unknown, so a static shape holds None: ({error.group('shape')}). "
+        f"size is unknown, so a static shape holds None: ({shape}). "
         f"{code(f'{tf}.shape(x)')} gives the sizes when the graph runs"
     )
     whole = [
@@ -660,29 +669,72 @@ def _read_unknown_dimension(
         for node in ast.walk(part)
         if isinstance(node, ast.Attribute) and node.attr == "shape"
     ]
-    fix = None
-    if not static and whole:
-        owner = segment_of(line, whole[0].value)
-        if owner and "\n" not in owner:
-            fix = (
-                f"in place of {code(f'{owner}.shape')}, use the dynamic shape "
-                f"{code(f'{tf}.shape({owner})')}"
-            )
-    if static:
-        first = static[0]
-        owner = segment_of(line, first.value.value)  # type: ignore[attr-defined]
-        index = segment_of(line, first.slice)
-        if owner and index:
-            fix = (
-                f"use the dynamic shape: {code(f'{tf}.shape({owner})[{index}]')} instead of "
-                f"{code(f'{owner}.shape[{index}]')}"
-            )
-    return Finding(rule + ".", fix)
+    # The sizes the message says are None: a static subscript at another index (the 4 of
+    # ``x.shape[1]`` in (None, 4)) is known and stays as it is.
+    unknown = {
+        index
+        for index, size in enumerate(part.strip() for part in shape.split(","))
+        if size == "None"
+    }
+    replacements: list[tuple[ast.AST, str]] = []
+    for node in static:
+        owner = segment_of(line, node.value.value)  # type: ignore[attr-defined]
+        index = segment_of(line, node.slice)
+        position = node.slice.value if isinstance(node.slice, ast.Constant) else None
+        if not (owner and index) or (isinstance(position, int) and position not in unknown):
+            continue
+        replacements.append((node, f"{tf}.shape({owner})[{index}]"))
+    if not static:
+        for node in whole[:1]:
+            owner = segment_of(line, node.value)
+            if owner:
+                replacements.append((node, f"{tf}.shape({owner})"))
+    if not replacements:
+        return Finding(rule + ".", None)
+    # The whole statement rewritten, every unknown size in it at once: a span naming one
+    # part would leave ``x.shape[0]`` elsewhere on the line (or be applied to another part).
+    statement = line.frame.statement()
+    fixed = None
+    if statement is not None and not hasattr(statement, "body"):
+        fixed = one_line_code(rewrite_all(line.frame, statement, replacements))
+    if fixed is not None:
+        return Finding(rule + ".", f"use the dynamic shape, {fixed}")
+    said = ", ".join(code(text) for _, text in replacements)
+    return Finding(f"{rule}: use {said} on this line.", None)
 
+
+def _unknown_static_shape(
+    static: list[ast.Subscript], line: FailingLine, context: ErrorContext
+) -> str | None:
+    """``None, 5``: the shape of the first value whose ``.shape[k]`` the line reads and
+    finds None (a constant ``k``); None when every size it reads is known."""
+    for node in static:
+        index = node.slice.value if isinstance(node.slice, ast.Constant) else None
+        found, value = value_of(node.value.value, line.frame, context)  # type: ignore[attr-defined]
+        dims = _static_dims(value) if found else None
+        if dims is not None and isinstance(index, int) and -len(dims) <= index < len(dims):
+            if dims[index] is None:
+                return ", ".join("None" if size is None else str(size) for size in dims)
+    return None
+
+
+def _static_dims(value: Any) -> tuple[int | None, ...] | None:
+    shape = library_attribute(value, "shape")
+    try:
+        dims = tuple(shape)  # type: ignore[arg-type]
+    except Exception:
+        return None
+    if not all(size is None or type(size) is int for size in dims):
+        return None
+    return dims
+
+
+# ``tf.ones((x.shape[0], 4))`` while tracing: the None meets an int32 conversion.
+_NONE_INT = re.compile(r"Expected int(?:32|64), but got None of type 'NoneType'")
 
 UNKNOWN_DIMENSION = ErrorFamily(
     "None sizes while tracing",
-    messages=(Message(_NONE_DIMENSION), Message(_PARTIAL_SHAPE)),
+    messages=(Message(_NONE_DIMENSION), Message(_PARTIAL_SHAPE), Message(_NONE_INT)),
     read=_read_unknown_dimension,
     section=GENERAL_SECTION,
 )
