@@ -1,6 +1,6 @@
 """An epoch's mean computed from a running sum that does not sum that epoch.
 
-Three ways a hand-written average in a custom loop reports a wrong number, silently:
+Four ways a hand-written sum or average in a custom loop reports a wrong number, silently:
 
 - overwritten: ``epoch_loss = 0.0`` before the batch loop, ``epoch_loss = loss`` in it
   (``=`` where ``+=`` was meant), then ``epoch_loss / steps``: the "mean" is the last
@@ -9,6 +9,12 @@ Three ways a hand-written average in a custom loop reports a wrong number, silen
   loop, ``running / steps`` read in the epoch loop: each epoch's figure adds up every
   epoch so far and divides by one epoch's count, so it grows with the epochs even while
   the loss falls;
+- reset inside the loop it should span: ``acc = [tf.zeros_like(v) for v in
+  model.trainable_variables]`` (or ``total = 0.0``) as a statement of the loop's own body,
+  then ``acc = [a + g for a, g in zip(acc, grads)]`` (or ``total += loss``) later in the
+  same body, and ``acc`` read after the loop (``optimizer.apply_gradients(zip(acc,
+  ...))``): every pass starts the sum again, so after the loop it holds the last pass
+  alone (gradient accumulation that applies one micro-batch's gradient);
 - a wrong count: ``total += float(loss)`` once per batch, ``loss`` a batch mean
   (``tf.reduce_mean``, ``keras.ops.mean`` or a Keras loss object with its default
   reduction), then ``total / len(x_train)``: the number of examples, not of batches.
@@ -25,8 +31,13 @@ The wrong count needs the values: the batch loop iterates a ``tf.data`` dataset 
 notebook with a known finite cardinality (its passes), and the divisor (a name holding
 an int, ``len(x)`` or ``x.shape[0]`` of an array, tensor or dataset) holds another number;
 a per-batch sum (``tf.reduce_sum``) divided by the number of examples is right and is not
-told. The fix is the user's own statement: ``epoch_loss += loss``, the zero start moved
-to the first line of the epoch loop's body, or ``total / len(train_ds)``.
+told. The reset inside the loop is read from the source alone: the zero start (as above, or
+``zeros``/``zeros_like`` calls, a list of them or a comprehension over them) and the
+addition are both unconditional statements of the same loop body (directly or in a
+``with`` block), the addition after the start, and the name is read after the loop, in
+the loop's scope. The fix is the user's own statement: ``epoch_loss += loss``, the zero
+start moved to the first line of the epoch loop's body or before the loop, or ``total /
+len(train_ds)``.
 """
 
 from __future__ import annotations
@@ -43,6 +54,7 @@ from jupyterlab_tfcoach.monitor.stored_state import instance_dict, library_attri
 from jupyterlab_tfcoach.monitor.symptoms.loop_structure import (
     Loop,
     ParsedCell,
+    call_name,
     is_zero,
     iterations_ran,
     library_class_names,
@@ -393,6 +405,126 @@ def _wrong_count_text(
     )
 
 
+# ------------------------------------------------------- reset inside the summing loop
+_ZERO_CALLS = frozenset({"zeros", "zeros_like"})
+
+
+def _zero_start(node: ast.AST) -> bool:
+    """``0.0``, ``tf.zeros_like(v)``, ``np.zeros(3)``, and a list of them or a
+    comprehension making them (``[tf.zeros_like(v) for v in model.trainable_variables]``)."""
+    if is_zero(node):
+        return True
+    if isinstance(node, ast.Call):
+        return (call_name(node) or "") in _ZERO_CALLS
+    if isinstance(node, ast.ListComp):
+        return _zero_start(node.elt)
+    if isinstance(node, ast.List | ast.Tuple):
+        return bool(node.elts) and all(_zero_start(e) for e in node.elts)
+    return False
+
+
+def _body_statements(loop: Loop) -> list[ast.stmt]:
+    """The loop body's statements, those of its ``with`` blocks included: the ones that
+    run at every pass."""
+    found: list[ast.stmt] = []
+    pending = list(reversed(loop.body))
+    while pending:
+        statement = pending.pop()
+        found.append(statement)
+        if isinstance(statement, ast.With | ast.AsyncWith):
+            pending.extend(reversed(statement.body))
+    return found
+
+
+def _read_after(cell: ParsedCell, loop: Loop, name: str) -> ast.AST | None:
+    """The first statement after ``loop``, in its scope, that reads ``name``."""
+    end = getattr(loop, "end_lineno", None) or loop.lineno
+    root = _scope_root(cell, loop)
+    reads = [
+        node
+        for node in cell.walk(root)
+        if isinstance(node, ast.Name)
+        and node.id == name
+        and isinstance(node.ctx, ast.Load)
+        and node.lineno > end
+        and not cell.inside(node, loop)
+        and cell.enclosing_function(node) is cell.enclosing_function(loop)
+    ]
+    if not reads:
+        return None
+    first = min(reads, key=lambda node: (node.lineno, node.col_offset))
+    current: ast.AST | None = first
+    while current is not None and not isinstance(current, ast.stmt):
+        current = cell.parents.get(id(current))
+    return current
+
+
+def _reset_inside(cell: ParsedCell) -> list[Note]:
+    found: list[Note] = []
+    for loop in cell.loops:
+        statements = _body_statements(loop)
+        for index, start in enumerate(statements):
+            if not (
+                isinstance(start, ast.Assign)
+                and len(start.targets) == 1
+                and isinstance(start.targets[0], ast.Name)
+                and _zero_start(start.value)
+            ):
+                continue
+            name = start.targets[0].id
+            later = [
+                b
+                for b in statements[index + 1 :]
+                if isinstance(b, ast.Assign | ast.AugAssign)
+                and (
+                    (isinstance(b, ast.AugAssign) and isinstance(b.target, ast.Name))
+                    or (isinstance(b, ast.Assign) and len(b.targets) == 1)
+                )
+                and name in {t.id for t in _targets(b)}
+            ]
+            if not later or not _adds(cell, later[0], name):
+                continue
+            if isinstance(later[0], ast.AugAssign) and not isinstance(later[0].op, ast.Add):
+                continue
+            used = _read_after(cell, loop, name)
+            if used is None:
+                continue
+            found.append(
+                reports.note(_reset_inside_text(cell, loop, start, later[0], used), SECTION)
+            )
+            break
+        if found:
+            break
+    return found
+
+
+def _targets(binding: ast.Assign | ast.AugAssign) -> list[ast.Name]:
+    if isinstance(binding, ast.AugAssign):
+        return [binding.target] if isinstance(binding.target, ast.Name) else []
+    return [t for t in binding.targets if isinstance(t, ast.Name)]
+
+
+def _reset_inside_text(
+    cell: ParsedCell, loop: Loop, start: ast.Assign, added: ast.AST, used: ast.AST
+) -> str:
+    header = cell.header(loop)
+    statement = cell.text(start)
+    name = _targets(start)[0].id
+    return (
+        f"A sum started again at every pass: `{statement}` (line {start.lineno}) is in the "
+        f"body of `{header}` (line {loop.lineno}), so each pass sets `{name}` back to zero "
+        f"before `{cell.text(added)}` (line {added.lineno}) adds to it. After the loop "
+        f"`{name}` holds only the last pass's share, and `{cell.text(used)}` (line "
+        f"{used.lineno}) uses that as if it were the total; nothing raises. Start the sum "
+        f"once, before the loop: move `{statement}` to the line before `{header}`."
+    )
+
+
 def notes(cell: ParsedCell, namespace: Mapping[str, Any]) -> list[Note]:
-    found = _overwritten(cell) + _never_reset(cell, namespace) + _wrong_count(cell, namespace)
+    found = (
+        _overwritten(cell)
+        + _reset_inside(cell)
+        + _never_reset(cell, namespace)
+        + _wrong_count(cell, namespace)
+    )
     return found[:MAX_NOTES]

@@ -58,7 +58,7 @@ _WANTS = re.compile(
     r"(?i:(?<![a-z])(?:best|top|highest|largest|biggest|greatest|lowest|smallest|fewest"
     r"|bottom|worst|farthest|furthest|nearest|closest|most_?similar|similar|likely"
     r"|recommend|recs|relevant|favou?rite|prefer|confident|match|neighbo|knn|hardest"
-    r"|maximum|minimum|max_|min_))"
+    r"|maximum|minimum|max_|min_|anomal|outlier|unusual|suspicious))"
 )
 # Substrings that must be there before any regular expression runs.
 _RANK_TEXTS = ("sort", "argm", "top_k", "min(", "max(", "nanarg")
@@ -66,9 +66,10 @@ _WANT_TEXTS = (
     "best", "top", "high", "larg", "big", "great", "low", "small", "few", "bottom",
     "worst", "far", "near", "clos", "similar", "likely", "recommend", "recs", "relevant",
     "favo", "prefer", "confident", "match", "neighb", "knn", "hardest", "maximum",
-    "minimum", "max_", "min_",
+    "minimum", "max_", "min_", "anomal", "outlier", "unusual", "suspicious",
 )  # fmt: skip
 _SORTS = frozenset({"argsort", "sort", "sorted"})
+_PRINTED_LABEL = "the printed label"
 _EXTREMES = {
     "argmin": "smallest",
     "argmax": "largest",
@@ -127,6 +128,11 @@ _GOOD = frozenset(
     }
 )
 _BAD = frozenset({"worst", "farthest", "furthest", "dissimilar", "unlikely", "hardest"})
+# Words that ask for the unusual end: the largest of an error or distance (an anomaly
+# score's polarity is not told by its name, so only a cost quantity decides).
+_UNUSUAL = frozenset(
+    {"anomalous", "anomaly", "anomalies", "outlier", "outliers", "unusual", "suspicious"}
+)
 
 
 @dataclass
@@ -327,6 +333,8 @@ def _picks(value: ast.AST) -> list[Pick]:
 def _wanted_end(words: list[str], ranked: list[str]) -> tuple[str, str] | None:
     """The end the words ask for, and the word that says so; None when they do not tell."""
     polarity = quantity_polarity(ranked)
+    if polarity == "cost" and any(word in _UNUSUAL for word in words):
+        return "largest", next(word for word in words if word in _UNUSUAL)
     for index, word in enumerate(words):
         before = words[index - 1] if index else ""
         if word in _BAD or (word in _GOOD and before == "least"):
@@ -463,6 +471,34 @@ def _passed_on(value: ast.AST, names: set[str]) -> bool:
     return False
 
 
+def _telling(word: str) -> bool:
+    return word in _GOOD or word in _BAD or word in _HIGH or word in _LOW or word in _UNUSUAL
+
+
+def _label_words(label: str) -> list[str]:
+    """The words of a printed label that say an end by themselves: ``top`` and ``best``
+    there often name a measure (``top-1 accuracy``, ``best epoch``), not the pick."""
+    return [w for w in text_words(label) if w in _UNUSUAL or w in _HIGH or w in _LOW or w in _BAD]
+
+
+def _printed_under_telling_label(tree: ast.Module, statement: ast.AST) -> bool:
+    """Whether a later ``print`` shows the statement's name under a label with a word
+    that says which end is wanted."""
+    names = set(target_names(statement))
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and call_name(node) == "print" and names):
+            continue
+        if getattr(node, "lineno", 0) <= getattr(statement, "lineno", 0):
+            continue
+        if _label_words(label_text(node)) and any(
+            isinstance(n, ast.Name) and n.id in names
+            for value in printed_values(node)
+            for n in ast.walk(value)
+        ):
+            return True
+    return False
+
+
 def _statements(
     tree: ast.Module, wanted: set[int]
 ) -> list[tuple[ast.AST, ast.AST, list[str], str, ast.AST | None]]:
@@ -493,12 +529,43 @@ def _statements(
             value = node.value
         if value is None:
             continue
-        if not any(w in _GOOD or w in _BAD or w in _HIGH or w in _LOW for w in words):
-            if function is None or not _returned(node, function):
+        if not any(_telling(w) for w in words):
+            if function is not None and _returned(node, function):
+                words, whose = identifier_words(function.name), f"the function `{function.name}`"
+            elif _printed_under_telling_label(tree, node):
+                words, whose = [], _PRINTED_LABEL
+            else:
                 continue
-            words, whose = identifier_words(function.name), f"the function `{function.name}`"
         found.append((node, value, words, whose, function))
     return found
+
+
+def _printed_label_end(
+    tree: ast.Module, statement: ast.AST, ranked: list[str]
+) -> tuple[str, str] | None:
+    """The end asked for by the labels of the cell's prints that show the statement's
+    name (itself or indexed by it), when they all agree."""
+    names = set(target_names(statement))
+    if not names:
+        return None
+    ends: set[tuple[str, str]] = set()
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and call_name(node) == "print"):
+            continue
+        if getattr(node, "lineno", 0) <= getattr(statement, "lineno", 0):
+            continue
+        if not any(
+            isinstance(n, ast.Name) and n.id in names
+            for value in printed_values(node)
+            for n in ast.walk(value)
+        ):
+            continue
+        end = _wanted_end(_label_words(label_text(node)), ranked)
+        if end is not None:
+            ends.add(end)
+    if len({end for end, _ in ends}) != 1:
+        return None
+    return sorted(ends)[0]
 
 
 def notes(source: str, namespace: dict[str, Any]) -> list[Note]:
@@ -529,6 +596,11 @@ def notes(source: str, namespace: dict[str, Any]) -> list[Note]:
         if base_text is None:
             continue
         wanted = _wanted_end(words, identifier_words(base_text))
+        if wanted is None:
+            # The name alone does not tell (``top`` of errors): the label it is printed
+            # under may (``print("most anomalous readings:", top10)``).
+            wanted = _printed_label_end(tree, statement, identifier_words(base_text))
+            whose = _PRINTED_LABEL
         if wanted is None or wanted[0] == pick.keeps:
             continue
         end, word = wanted
@@ -541,7 +613,9 @@ def notes(source: str, namespace: dict[str, Any]) -> list[Note]:
         )
         polarity = quantity_polarity(identifier_words(base_text))
         reason = ""
-        if word not in _HIGH and word not in _LOW and polarity is not None:
+        if word in _UNUSUAL:
+            reason = f" (the unusual ones are those with the largest `{base_text}`)"
+        elif word not in _HIGH and word not in _LOW and polarity is not None:
             reason = (
                 f" (for `{base_text}` a larger value is better)"
                 if polarity == "score"

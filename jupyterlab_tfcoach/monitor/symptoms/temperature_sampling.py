@@ -16,11 +16,21 @@ is a renormalisation and stays silent), when the quotient (or the name bound to 
 reaches a sampling call (``categorical``, ``choice``, ``multinomial``), ``log`` or
 ``argmax``. ``p ** (1 / t)`` (a correct sharpening of probabilities) is not a division.
 The fix is the softmax of the scores divided by ``t``, written from the learner's line.
+
+The same slip the other way round: a temperature that multiplies the scores
+(``logits * temperature``) inverts it: ``temperature=0.5`` halves the scores and samples
+more randomly, a large temperature samples greedily. Read from the same scopes: a product
+``s * t`` (or ``t * s``) whose factor ``t`` is a name or attribute called a temperature
+(``temperature``, ``temp``, ``self.temperature``; an inverse temperature, ``inv_temp`` or
+``beta``, multiplies rightly and is not read) and whose other factor is not a number, when
+the product (or the name bound to it) reaches a sampling call, ``softmax`` or ``log``.
+Fix: ``s / t``.
 """
 
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -32,6 +42,13 @@ SECTION = "from-logits"
 MAX_CELL_CHARS = 50_000
 MAX_NOTES = 2
 _CONSUMERS = frozenset({"categorical", "choice", "multinomial", "log", "argmax"})
+# What a scaled score reaches to become a distribution or a sample.
+_SCORE_CONSUMERS = frozenset(
+    {"categorical", "choice", "multinomial", "softmax", "log_softmax", "Categorical"}
+)
+_TEMPERATURE_WORDS = frozenset({"temperature", "temp", "temperatures", "temps"})
+_INVERSE_WORDS = frozenset({"inv", "inverse", "beta", "reciprocal", "one"})
+_SCORE_WORDS = frozenset({"logit", "logits", "score", "scores", "energy", "energies"})
 
 
 def _softmax_call(node: ast.AST) -> ast.Call | None:
@@ -60,12 +77,17 @@ def _divisor(node: ast.AST) -> bool:
     )
 
 
-def _consumed(nodes: list[ast.AST], division: ast.BinOp, parents: dict[int, ast.AST]) -> bool:
+def _consumed(
+    nodes: list[ast.AST],
+    division: ast.BinOp,
+    parents: dict[int, ast.AST],
+    consumers: frozenset[str] = _CONSUMERS,
+) -> bool:
     """Whether the quotient reaches a sampling call, ``log`` or ``argmax``."""
     node: ast.AST | None = parents.get(id(division))
     bound: str | None = None
     while node is not None and not isinstance(node, ast.stmt):
-        if isinstance(node, ast.Call) and (call_name(node) or "") in _CONSUMERS:
+        if isinstance(node, ast.Call) and (call_name(node) or "") in consumers:
             return True
         node = parents.get(id(node))
     if (
@@ -80,7 +102,7 @@ def _consumed(nodes: list[ast.AST], division: ast.BinOp, parents: dict[int, ast.
     for other in nodes:
         if (
             isinstance(other, ast.Call)
-            and (call_name(other) or "") in _CONSUMERS
+            and (call_name(other) or "") in consumers
             and other.lineno >= division.lineno
             and any(
                 isinstance(n, ast.Name) and n.id == bound
@@ -90,6 +112,63 @@ def _consumed(nodes: list[ast.AST], division: ast.BinOp, parents: dict[int, ast.
         ):
             return True
     return False
+
+
+def _words(node: ast.AST) -> set[str]:
+    text = node.attr if isinstance(node, ast.Attribute) else getattr(node, "id", None)
+    if not isinstance(node, ast.Name | ast.Attribute) or not isinstance(text, str):
+        return set()
+    return {part.lower() for part in re.findall(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])", text)}
+
+
+def _temperature_name(node: ast.AST) -> bool:
+    """``temperature``, ``temp``, ``self.temperature``: not ``inv_temp`` or ``beta``."""
+    words = _words(node)
+    return bool(words & _TEMPERATURE_WORDS) and not words & _INVERSE_WORDS
+
+
+def _scores_named(node: ast.AST) -> bool:
+    """A factor whose names say scores (``last_logits``, ``scores[0]``)."""
+    return any(
+        _words(n) & _SCORE_WORDS for n in ast.walk(node) if isinstance(n, ast.Name | ast.Attribute)
+    )
+
+
+def _multiplied(node: ast.AST) -> tuple[ast.expr, ast.expr] | None:
+    """(scores, temperature) of ``scores * temperature`` or ``temperature * scores``; a
+    factor called only ``temp`` (often a temporary) counts when the other names scores."""
+    if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult)):
+        return None
+    for scores, factor in ((node.left, node.right), (node.right, node.left)):
+        if not _temperature_name(factor) or isinstance(scores, ast.Constant):
+            continue
+        if _temperature_name(scores):
+            continue
+        if "temperature" in _words(factor) or "temperatures" in _words(factor):
+            return scores, factor
+        if _scores_named(scores):
+            return scores, factor
+    return None
+
+
+def _multiplied_note(product: ast.BinOp, scores: ast.expr, factor: ast.expr, source: str) -> Note:
+    written = ast.get_source_segment(source, product) or ast.unparse(product)
+    scores_text = ast.get_source_segment(source, scores) or ast.unparse(scores)
+    factor_text = ast.get_source_segment(source, factor) or ast.unparse(factor)
+    wrapped = (
+        scores_text
+        if isinstance(scores, ast.Name | ast.Attribute | ast.Call | ast.Subscript)
+        else f"({scores_text})"
+    )
+    text = (
+        f"`{written}` (line {product.lineno} of this cell) multiplies the scores by the "
+        f"temperature `{factor_text}`. A temperature divides them: below 1 it sharpens the "
+        "distribution (more conservative samples), above 1 it flattens it. Multiplied, "
+        f"its meaning is inverted: `{factor_text}` = 0.5 halves the scores and samples more "
+        "randomly, a large one samples almost greedily, and nothing raises. Divide the "
+        f"scores: `{wrapped} / {factor_text}`."
+    )
+    return reports.note(text, SECTION)
 
 
 def _scope_notes(scope: ast.AST, source: str) -> list[Note]:
@@ -108,6 +187,11 @@ def _scope_notes(scope: ast.AST, source: str) -> list[Note]:
                 softmaxes[node.targets[0].id] = (node, bound)
             elif not isinstance(node.value, ast.BinOp):
                 softmaxes.pop(node.targets[0].id, None)
+        product = _multiplied(node)
+        if product is not None and isinstance(node, ast.BinOp):
+            if _consumed(nodes, node, parents, _SCORE_CONSUMERS):
+                found.append(_multiplied_note(node, product[0], product[1], source))
+            continue
         if not (
             isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div) and _divisor(node.right)
         ):
@@ -153,7 +237,10 @@ def _note(division: ast.BinOp, call: ast.Call, written: ast.Assign | None, sourc
 
 
 def notes(source: str, namespace: Mapping[str, Any]) -> list[Note]:
-    if not source or len(source) > MAX_CELL_CHARS or "softmax" not in source or "/" not in source:
+    if not source or len(source) > MAX_CELL_CHARS:
+        return []
+    divided = "softmax" in source and "/" in source
+    if not divided and not ("temp" in source.lower() and "*" in source):
         return []
     tree = parsed_source(source)
     if tree is None:

@@ -9,8 +9,14 @@ moving statistics). ``fit`` passes the flag itself; a custom loop must write it:
   moving statistics stay at their start (mean 0, variance 1), so the trained model
   normalizes test data with statistics it never learned;
 - ``model(x_test, training=True)`` outside any tape: predictions with random dropout
-  (two calls on the same input differ), and BatchNormalization normalizes with the test
-  batch's own statistics and moves its moving statistics toward the test data.
+  (two calls on the same input differ), BatchNormalization normalizes with the test
+  batch's own statistics and moves its moving statistics toward the test data, and
+  Keras's random augmentation layers (``RandomFlip``, ``RandomRotation``,
+  ``RandomContrast``..., ``MixUp``; nested in a ``Sequential`` too) alter the test inputs
+  at random (told for a model with weights: an augmentation pipeline alone is called in
+  training mode on purpose, to look at or make augmented images). Called with no flag
+  those layers already run as in training in Keras 3, so a tape's call without the flag
+  is not told for them.
 
 Read from the cell's source (``ast``, ``loop_structure``) and the values after the cell:
 a call ``<name>(x)`` (one argument, no ``training``) that runs while a tape records (in
@@ -38,6 +44,7 @@ from jupyterlab_tfcoach.monitor.stored_state import (
     instance_dict,
     keras_layers,
     keras_trainable_flag,
+    keras_variables,
     library_attribute,
 )
 from jupyterlab_tfcoach.monitor.symptoms.loop_structure import (
@@ -53,10 +60,14 @@ MAX_LAYERS = 500
 # SpatialDropout1D derives from Dropout).
 _MODE_LAYERS = ("Dropout", "GaussianDropout", "GaussianNoise", "AlphaDropout")
 _NORMALIZATION = "BatchNormalization"
+# Keras's random augmentation layers transform their input only in training mode (their
+# classes are ``RandomFlip``, ``RandomRotation``, ``RandomContrast``... and a few mixes).
+AUGMENTATION = "augmentation"
+_MIXES = frozenset({"MixUp", "CutMix", "AugMix", "RandAugment"})
 _UPDATES = frozenset({"apply_gradients", "apply", "minimize", "assign_sub"})
 
 
-def mode_layers(value: Any) -> list[str]:
+def mode_layers(value: Any, augmentation: bool = False) -> list[str]:
     """The kinds of mode-dependent layers a Keras layer or model holds, in order:
     ``["Dropout", "BatchNormalization"]``; empty for anything else."""
     if "Layer" not in library_class_names(value):
@@ -68,9 +79,24 @@ def mode_layers(value: Any) -> list[str]:
         if kind is not None and keras_trainable_flag(layer) is False:
             continue  # frozen: Keras runs it in inference mode whatever the flag
         kind = kind or next((name for name in _MODE_LAYERS if name in bases), None)
+        if kind is None and augmentation and _augments(layer):
+            kind = AUGMENTATION
         if kind is not None and kind not in kinds:
             kinds.append(kind)
+    if kinds == [AUGMENTATION] and not keras_variables(value, False, MAX_LAYERS):
+        # An augmentation pipeline alone (no weights: not a model that predicts), called
+        # in training mode on purpose to show or make augmented images.
+        return []
     return kinds
+
+
+def _augments(layer: Any) -> bool:
+    """A Keras random augmentation layer (``RandomFlip``, ``MixUp``...)."""
+    name = type(layer).__name__
+    module = str(getattr(type(layer), "__module__", ""))
+    if not module.startswith("keras"):
+        return False
+    return (name.startswith("Random") and name[6:7].isupper()) or name in _MIXES
 
 
 def moving_mean_untouched(value: Any) -> bool:
@@ -159,7 +185,9 @@ def notes(cell: ParsedCell, namespace: Mapping[str, Any]) -> list[Note]:
         name = node.func.id
         if (name, taped) in told:
             continue
-        kinds = mode_layers(namespace.get(name))
+        # Keras 3's random layers default to training mode when no flag reaches them,
+        # so only the explicit ``training=True`` outside a tape is told for them.
+        kinds = mode_layers(namespace.get(name), augmentation=not taped)
         if not kinds:
             continue
         told.add((name, taped))
@@ -174,12 +202,15 @@ def notes(cell: ParsedCell, namespace: Mapping[str, Any]) -> list[Note]:
 
 
 def _layers(kinds: list[str]) -> str:
-    return " and ".join(kinds) + " layers" if len(kinds) > 1 else f"a {kinds[0]} layer"
+    named = ["random augmentation" if kind == AUGMENTATION else kind for kind in kinds]
+    if len(named) > 1:
+        return " and ".join(named) + " layers"
+    return "random augmentation layers" if kinds[0] == AUGMENTATION else f"a {kinds[0]} layer"
 
 
 def _in_tape_text(cell: ParsedCell, call: ast.Call, name: str, kinds: list[str], model: Any) -> str:
     effects = []
-    if any(kind != _NORMALIZATION for kind in kinds):
+    if any(kind not in (_NORMALIZATION, AUGMENTATION) for kind in kinds):
         effects.append("dropout drops nothing")
     if _NORMALIZATION in kinds:
         effects.append(
@@ -200,8 +231,13 @@ def _in_tape_text(cell: ParsedCell, call: ast.Call, name: str, kinds: list[str],
 
 def _outside_tape_text(cell: ParsedCell, call: ast.Call, name: str, kinds: list[str]) -> str:
     effects = []
-    if any(kind != _NORMALIZATION for kind in kinds):
+    if any(kind not in (_NORMALIZATION, AUGMENTATION) for kind in kinds):
         effects.append("dropout zeroes random units, so two predictions of one input differ")
+    if AUGMENTATION in kinds:
+        effects.append(
+            "the augmentation layers flip, rotate or recolour the inputs at random, so the "
+            "model is scored on altered inputs and two runs give different figures"
+        )
     if _NORMALIZATION in kinds:
         effects.append(
             "BatchNormalization uses the batch's own statistics and moves its moving "
