@@ -58,7 +58,7 @@ WANTED = re.compile(
     r"|>=?\s*0(?![\w.])|(?<![\w.])0\s*<"
     # A loss or metric called by the learner's name for it, a layer taking codes.
     r"|(?i:loss|entropy|accura|update_state|metric|criterion|precision|recall|auc|bce|cce"
-    r"|encod|embed)"
+    r"|encod|embed|percentile)"
 )
 _SCOPES = (
     ast.FunctionDef,

@@ -7,8 +7,10 @@ accuracy averaged in an integer dtype (``integer_mean``), a loss or metric given
 model's output and the labels the wrong way round (``swapped_arguments``), category codes
 outside a one-hot depth or a layer's range (``category_codes``), probabilities compared
 with labels by equality (``probability_equality``) and data normalised over the wrong
-axis (``normalisation_axis``), and an AUC given thresholded 0/1 predictions
-(``ranking_scores``). A cell without the words they
+axis (``normalisation_axis``), an AUC given thresholded 0/1 predictions
+(``ranking_scores``), a Keras probability metric given values outside [0, 1]
+(``probability_metrics``) and a percentile asked for with a fraction
+(``quantile_scale``). A cell without the words they
 look for costs one regular-expression search; a cell seen before, one dictionary lookup
 for its parsed source, then a few namespace reads per candidate expression.
 """
@@ -25,6 +27,8 @@ from jupyterlab_tfcoach.monitor.symptoms.class_axis import class_axis_notes
 from jupyterlab_tfcoach.monitor.symptoms.integer_mean import integer_mean_notes
 from jupyterlab_tfcoach.monitor.symptoms.normalisation_axis import NormalisationAxisCheck
 from jupyterlab_tfcoach.monitor.symptoms.probability_equality import probability_equality_notes
+from jupyterlab_tfcoach.monitor.symptoms.probability_metrics import probability_metric_notes
+from jupyterlab_tfcoach.monitor.symptoms.quantile_scale import quantile_scale_notes
 from jupyterlab_tfcoach.monitor.symptoms.ranking_scores import ranking_score_notes
 from jupyterlab_tfcoach.monitor.symptoms.swapped_arguments import swapped_argument_notes
 from jupyterlab_tfcoach.monitor.symptoms.threshold_scores import threshold_notes
@@ -37,6 +41,8 @@ _CHECKS: tuple[Callable[[CellCode, dict[str, Any]], list[Note]], ...] = (
     category_code_notes,
     probability_equality_notes,
     ranking_score_notes,
+    probability_metric_notes,
+    quantile_scale_notes,
 )
 
 

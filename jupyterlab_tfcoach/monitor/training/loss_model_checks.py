@@ -5,7 +5,14 @@ extension runs each under its own ``try``)."""
 
 from __future__ import annotations
 
-from jupyterlab_tfcoach.monitor.symptoms import squashed_logits, temperature_sampling
+from jupyterlab_tfcoach.monitor.symptoms import (
+    causal_masks,
+    discarded_weights,
+    output_reach,
+    squashed_logits,
+    target_gradients,
+    temperature_sampling,
+)
 from jupyterlab_tfcoach.monitor.training import (
     checkpoint_selection,
     custom_gradients,
@@ -20,4 +27,8 @@ CHECKS = (
     schedule_arguments.notes,
     checkpoint_selection.notes,
     shared_metrics.notes,
+    output_reach.notes,
+    causal_masks.notes,
+    discarded_weights.notes,
+    target_gradients.notes,
 )

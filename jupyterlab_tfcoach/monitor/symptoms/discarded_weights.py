@@ -1,0 +1,216 @@
+"""Weights changed on the copies ``get_weights()`` returns: the network never moves.
+
+``model.get_weights()`` returns NumPy copies of the weights. A loop such as
+``for t_w, o_w in zip(target.get_weights(), online.get_weights()): t_w = 0.95 * t_w +
+0.05 * o_w`` rebinds the loop name to a new array (or ``t_w *= 0.9`` changes the copy in
+place) and drops it at the next step: neither the copy nor the network changes, so a
+target network's soft update, an exponential moving average or a weight decay written
+this way does nothing. Nothing raises.
+
+Told from the cell's source (after a completed cell holding ``get_weights``; nothing is
+run), in each scope (the cell's top level, each function): a ``for`` loop over
+``X.get_weights()`` (or a ``zip``/``enumerate`` of such calls) whose body rebinds a loop
+name (``name = ...`` or ``name op= ...``) and never reads the new value after that
+statement, in a scope that never calls ``set_weights`` (a list of new arrays written
+back with ``set_weights`` is right). The fix writes into the variables themselves: the
+loop over ``X.weights`` (Keras variables) and ``name.assign(...)`` for the rebinding.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+from typing import Any
+
+from jupyterlab_tfcoach.monitor import report as reports
+from jupyterlab_tfcoach.monitor.report import Note
+from jupyterlab_tfcoach.monitor.syntax import call_name, parsed_source
+
+SECTION = "variables"
+MAX_CELL_CHARS = 50_000
+MAX_NOTES = 1
+_CACHED_SOURCES = 64
+_OPERATORS = {
+    ast.Add: "+",
+    ast.Sub: "-",
+    ast.Mult: "*",
+    ast.Div: "/",
+}
+
+
+def _weights_calls(node: ast.AST) -> list[ast.Call]:
+    """The ``X.get_weights()`` calls a loop iterates over (directly, or zipped)."""
+    if isinstance(node, ast.Call) and call_name(node) == "get_weights" and not node.args:
+        return [node] if isinstance(node.func, ast.Attribute) else []
+    if isinstance(node, ast.Call) and call_name(node) in ("zip", "enumerate"):
+        found: list[ast.Call] = []
+        for argument in node.args:
+            found += _weights_calls(argument)
+        return found
+    return []
+
+
+def _loop_names(target: ast.AST) -> list[str]:
+    if isinstance(target, ast.Name):
+        return [target.id]
+    if isinstance(target, ast.Tuple | ast.List):
+        names: list[str] = []
+        for element in target.elts:
+            names += _loop_names(element)
+        return names
+    return []
+
+
+def _scopes(tree: ast.Module) -> list[ast.AST]:
+    return [tree] + [
+        node for node in ast.walk(tree) if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+    ]
+
+
+def _own_nodes(scope: ast.AST) -> list[ast.AST]:
+    found: list[ast.AST] = []
+    pending = list(ast.iter_child_nodes(scope))
+    while pending:
+        node = pending.pop()
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda):
+            continue
+        found.append(node)
+        pending.extend(ast.iter_child_nodes(node))
+    return found
+
+
+def _rebinding(loop: ast.For, names: list[str]) -> ast.Assign | ast.AugAssign | None:
+    """The body's statement rebinding a loop name whose new value is never read after."""
+    body = loop.body
+    for index, statement in enumerate(body):
+        name: str | None = None
+        if (
+            isinstance(statement, ast.Assign)
+            and len(statement.targets) == 1
+            and isinstance(statement.targets[0], ast.Name)
+        ):
+            name = statement.targets[0].id
+        elif isinstance(statement, ast.AugAssign) and isinstance(statement.target, ast.Name):
+            name = statement.target.id
+        if name is None or name not in names:
+            continue
+        later = [
+            node
+            for after in body[index + 1 :]
+            for node in ast.walk(after)
+            if isinstance(node, ast.Name) and node.id == name
+        ]
+        if not later:
+            return statement
+    return None
+
+
+def _owner_of(loop: ast.For, name: str, calls: list[ast.Call], source: str) -> str:
+    """The model whose copy ``name`` holds: the zip argument at the name's position."""
+    iterated = loop.iter
+    if (
+        isinstance(iterated, ast.Call)
+        and call_name(iterated) == "zip"
+        and isinstance(loop.target, ast.Tuple)
+        and len(loop.target.elts) == len(iterated.args)
+    ):
+        for element, argument in zip(loop.target.elts, iterated.args, strict=True):
+            if isinstance(element, ast.Name) and element.id == name and argument in calls:
+                return _owner_text(argument, source)
+    return " and ".join(_owner_text(call, source) for call in calls)
+
+
+def _owner_text(call: ast.Call, source: str) -> str:
+    owner = call.func.value if isinstance(call.func, ast.Attribute) else call.func
+    return f"`{ast.get_source_segment(source, owner)}`"
+
+
+def notes(source: str, namespace: dict[str, Any]) -> list[Note]:
+    if len(source) > MAX_CELL_CHARS or "get_weights" not in source:
+        return []
+    # A cell run again costs one lookup: what is told depends on its source alone.
+    return [reports.note(text, SECTION) for text in _texts(source)]
+
+
+@functools.lru_cache(maxsize=_CACHED_SOURCES)
+def _texts(source: str) -> tuple[str, ...]:
+    tree = parsed_source(source)
+    if tree is None:
+        return ()
+    found: list[str] = []
+    for scope in _scopes(tree):
+        nodes = _own_nodes(scope)
+        if any(isinstance(n, ast.Call) and call_name(n) == "set_weights" for n in nodes):
+            continue
+        for node in nodes:
+            if len(found) >= MAX_NOTES:
+                return tuple(found)
+            if not isinstance(node, ast.For):
+                continue
+            calls = _weights_calls(node.iter)
+            if not calls:
+                continue
+            statement = _rebinding(node, _loop_names(node.target))
+            if statement is None:
+                continue
+            note = _note(node, calls, statement, scope, source)
+            if note is not None:
+                found.append(note)
+    return tuple(found)
+
+
+def _note(
+    loop: ast.For,
+    calls: list[ast.Call],
+    statement: ast.Assign | ast.AugAssign,
+    scope: ast.AST,
+    source: str,
+) -> str | None:
+    header = ast.get_source_segment(source, loop.iter)
+    written = ast.get_source_segment(source, statement)
+    target = ast.get_source_segment(source, loop.target)
+    if header is None or written is None or target is None or "\n" in header + written:
+        return None
+    new_header = header
+    for call in calls:
+        text = ast.get_source_segment(source, call)
+        owner = (
+            ast.get_source_segment(source, call.func.value)
+            if isinstance(call.func, ast.Attribute)
+            else None
+        )
+        if text is None or owner is None:
+            return None
+        new_header = new_header.replace(text, f"{owner}.weights", 1)
+    if isinstance(statement, ast.Assign):
+        name = statement.targets[0]
+        value = ast.get_source_segment(source, statement.value)
+        if not isinstance(name, ast.Name) or value is None:
+            return None
+        assign = f"{name.id}.assign({value})"
+    else:
+        symbol = _OPERATORS.get(type(statement.op))
+        value = ast.get_source_segment(source, statement.value)
+        if symbol is None or value is None or not isinstance(statement.target, ast.Name):
+            return None
+        name = statement.target
+        assign = f"{name.id}.assign({name.id} {symbol} ({value}))"
+    where = ""
+    if isinstance(scope, ast.FunctionDef | ast.AsyncFunctionDef):
+        where = f", in `{scope.name}`"
+    owner = _owner_of(loop, name.id, calls, source)
+    fix = f"for {target} in {new_header}: {assign}"
+    text = (
+        f"`{written}` (line {statement.lineno} of this cell{where}) gives the loop name "
+        f"`{name.id}` a new value, but `{name.id}` is a NumPy copy that `get_weights()` "
+        f"made: the new array is dropped at the next step and the weights of {owner} never "
+        "change (nothing writes them back with `set_weights`). Nothing raises; the update "
+        "this loop means does nothing. Loop over the variables themselves (`.weights`) "
+        "and assign into them. "
+    )
+    if len(loop.body) == 1:
+        text += f"Fix: `{fix}`."
+    else:
+        # Other statements in the loop: the two changes are told, each as written.
+        text += f"The loop over `{new_header}`, and `{assign}` in place of `{written}`."
+    return text
