@@ -65,6 +65,45 @@ def test_recall_given_distances_is_cut_where_the_learner_cut_them(
     assert value_of(kernel, f"abs(r0 - {hand}) > 0.01") is True
 
 
+CUT_DATA = """score_rng = np.random.default_rng(5)
+is_spam = (score_rng.random(200) < 0.2).astype("float32")
+spam_score = (score_rng.random(200) * 3 + is_spam * 2).astype("float32")
+spam_threshold = 2.6
+raw_out = tf.constant(score_rng.normal(size=200) + 2 * is_spam - 1, tf.float32)
+"""
+
+
+def test_recall_given_scores_is_cut_at_the_learners_named_threshold(
+    kernel: KernelSession,
+) -> None:
+    """No ``V > T`` written yet: a name that says it is a cut, holding a number between
+    the values' extremes, is the cut the fix uses."""
+    run(kernel, DATA)
+    run(kernel, CUT_DATA)
+    cell = "spam_rec = keras.metrics.Recall()\nspam_rec.update_state(is_spam, spam_score)\n"
+    [text] = notes_about(cell, kernel, "Recall")
+    assert "`spam_score`" in text and "not probabilities" in text, text
+    fix = fix_in(text)
+    assert fix == "spam_rec.update_state(is_spam, spam_score > spam_threshold)"
+    fixed = f"spam_rec = keras.metrics.Recall()\n{fix}\n"
+    assert notes_about(fixed, kernel, "Recall") == []
+    hand = "float(np.sum((spam_score > spam_threshold) & (is_spam == 1)) / np.sum(is_spam == 1))"
+    assert value_of(kernel, f"abs(float(spam_rec.result()) - {hand}) < 1e-6") is True
+
+
+def test_precision_given_logits_is_cut_at_zero(kernel: KernelSession) -> None:
+    run(kernel, DATA)
+    run(kernel, CUT_DATA)
+    cell = "spam_prc = keras.metrics.Precision()\nspam_prc.update_state(is_spam, raw_out)\n"
+    [text] = notes_about(cell, kernel, "Precision")
+    fix = fix_in(text)
+    assert fix == "spam_prc.update_state(is_spam, raw_out > 0)"
+    fixed = f"spam_prc = keras.metrics.Precision()\n{fix}\n"
+    assert notes_about(fixed, kernel, "Precision") == []
+    hand = "float(np.sum((raw_out.numpy() > 0) & (is_spam == 1)) / np.sum(raw_out.numpy() > 0))"
+    assert value_of(kernel, f"abs(float(spam_prc.result()) - {hand}) < 1e-6") is True
+
+
 def test_binary_accuracy_called_on_raw_scores_is_cut_at_zero(kernel: KernelSession) -> None:
     run(kernel, DATA)
     cell = "acc = keras.metrics.BinaryAccuracy()\nscore = float(acc(labels, raw))"

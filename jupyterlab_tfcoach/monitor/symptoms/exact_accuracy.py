@@ -25,15 +25,6 @@ yes/no per column, so ``BinaryAccuracy``; rows with exactly one 1 are one-hot
 The predictions may be written as a selection of such a name (``tf.boolean_mask(p, m)``,
 ``tf.gather``, ``np.take``, ``p.numpy()``, ``p.reshape(-1)``) or as a ``sigmoid`` call
 (``tf.sigmoid(model(x))``: probabilities whatever the model gives; nothing is run again).
-
-The same kind of metric with a cut: ``Precision``, ``Recall`` and the four count metrics
-made without ``thresholds`` count a prediction above 0.5 as positive, so they expect
-probabilities. ``m.update_state(y, s)`` with ``s`` a name holding a float array or tensor
-with values outside [0, 1] (reconstruction errors, distances, logits) is told with its
-range; the fix for values below 0 (logits) is ``tf.sigmoid(s)``, for values above 1 the
-comparison with the learner's own cut when a name says so (``threshold``, ``cutoff``,
-``err_thresh``, ``cut_value``: one number between the values' extremes), ``(s >
-threshold).astype("float32")``; without such a name the note says it in words.
 """
 
 from __future__ import annotations
@@ -45,7 +36,6 @@ from typing import Any
 
 from jupyterlab_tfcoach.monitor import report as reports
 from jupyterlab_tfcoach.monitor.report import Note
-from jupyterlab_tfcoach.monitor.stored_state import instance_dict
 from jupyterlab_tfcoach.monitor.syntax import dotted_name, parsed_source
 
 SECTION = "labels-and-loss"
@@ -213,9 +203,6 @@ def notes(source: str, namespace: Mapping[str, Any]) -> list[Note]:
         ):
             metric = ""
         if metric is None:
-            threshold_note = _threshold_metric_note(node, tree, source, namespace)
-            if threshold_note is not None:
-                return [threshold_note]
             continue
         continuous = _continuous(node.args[1], namespace)
         if continuous is None:
@@ -229,127 +216,6 @@ def notes(source: str, namespace: Mapping[str, Any]) -> list[Note]:
             kind = _label_kind(namespace.get(labels), found[1])
         return [_note(node, metric, predictions, found, tree, source, labels, kind)]
     return []
-
-
-# ------------------------------------------- a 0.5 cut applied to values that are not probabilities
-_THRESHOLD_METRICS = frozenset(
-    {"Precision", "Recall", "TruePositives", "FalsePositives", "TrueNegatives", "FalseNegatives"}
-)
-_CUT_WORDS = frozenset({"threshold", "thresh", "thr", "cutoff", "cut"})
-
-
-def _threshold_metric(value: Any) -> bool:
-    """A Keras Precision/Recall/count metric made without ``thresholds`` (so 0.5)."""
-    cls = type(value)
-    if cls.__name__ not in _THRESHOLD_METRICS:
-        return False
-    if not str(getattr(cls, "__module__", "")).startswith("keras"):
-        return False
-    stored = instance_dict(value)
-    return stored is not None and "init_thresholds" in stored and stored["init_thresholds"] is None
-
-
-def _value_range(value: Any) -> tuple[float, float] | None:
-    """(min, max) of the finite values among the first ``MAX_VALUES`` of a float array or
-    tensor."""
-    module = str(getattr(type(value), "__module__", ""))
-    numpy = sys.modules.get("numpy")
-    if numpy is None or not module.startswith(("numpy", "tensorflow")):
-        return None
-    try:
-        if "float" not in str(getattr(value, "dtype", "")):
-            return None
-        shape = tuple(int(d) for d in value.shape)
-        if int(numpy.prod(shape)) > MAX_ELEMENTS or not shape:
-            return None
-        flat = numpy.asarray(value).reshape(-1)[:MAX_VALUES]
-        flat = flat[numpy.isfinite(flat)]
-        return (float(flat.min()), float(flat.max())) if flat.size else None
-    except Exception:
-        return None
-
-
-def _learner_cut(namespace: Mapping[str, Any], low: float, high: float) -> str | None:
-    """A name of the learner's (``threshold``, ``err_thresh``, ``cutoff``) holding one
-    number between the values' minimum and maximum: the cut they chose."""
-    for name, value in list(namespace.items())[:5_000]:
-        if type(name) is not str or name.startswith("_"):
-            continue
-        if not {word.lower() for word in name.split("_")} & _CUT_WORDS:
-            continue
-        module = str(getattr(type(value), "__module__", ""))
-        if type(value) not in (int, float) and not module.startswith("numpy"):
-            continue
-        try:
-            if getattr(value, "shape", ()) != ():
-                continue
-            number = float(value)
-        except Exception:
-            continue
-        if low < number < high:
-            return name
-    return None
-
-
-def _threshold_metric_note(
-    call: ast.Call, tree: ast.Module, source: str, namespace: Mapping[str, Any]
-) -> Note | None:
-    func = call.func
-    if not (isinstance(func, ast.Attribute) and func.attr == "update_state"):
-        return None
-    if not isinstance(func.value, ast.Name):
-        return None
-    metric = func.value.id
-    value = namespace.get(metric)
-    if not _threshold_metric(value):
-        return None
-    given = call.args[1]
-    if not isinstance(given, ast.Name):
-        return None
-    found = _value_range(namespace.get(given.id))
-    if found is None:
-        return None
-    low, high = found
-    if 0.0 <= low and high <= 1.0:
-        return None  # probabilities, or 0/1 predictions
-    kind = type(value).__name__
-    written = ast.get_source_segment(source, call) or ast.unparse(call)
-    labels = ast.get_source_segment(source, call.args[0]) or ast.unparse(call.args[0])
-    text = (
-        f"`{metric}` is a `keras.metrics.{kind}` made without `thresholds`, so it counts a "
-        f"prediction as positive when it is above 0.5: it expects probabilities. `{written}` "
-        f"(line {call.lineno} of this cell) feeds it `{given.id}`, which runs from "
-        f"{low:.4g} to {high:.4g}: not probabilities, so the cut at 0.5 is not the one the "
-        f"values mean and the {kind.lower()} describes an arbitrary decision. Nothing raises."
-    )
-    tensor = str(getattr(type(namespace.get(given.id)), "__module__", "")).startswith("tensorflow")
-    if low < 0.0:
-        squashed = f"tf.sigmoid({given.id})" if tensor or "tf" in namespace else None
-        if squashed is None:
-            return None
-        text += (
-            " Values below 0 are raw scores (logits): their probability is their sigmoid, "
-            f"whose 0.5 is a score of 0. Feed probabilities: "
-            f"`{metric}.update_state({labels}, {squashed})`."
-        )
-        return reports.note(text, SECTION)
-    cut = _learner_cut(namespace, low, high)
-    if cut is None:
-        text += (
-            f" Compare `{given.id}` with the cut you chose and feed the 0/1 decisions "
-            "to the metric."
-        )
-        return reports.note(text, SECTION)
-    decided = (
-        f"tf.cast({given.id} > {cut}, tf.float32)"
-        if tensor
-        else f'({given.id} > {cut}).astype("float32")'
-    )
-    text += (
-        f" The decision is `{given.id} > {cut}` (your cut, {float(namespace[cut]):.4g}): "
-        f"feed that: `{metric}.update_state({labels}, {decided})`."
-    )
-    return reports.note(text, SECTION)
 
 
 def _squashed(labels: ast.AST, namespace: Mapping[str, Any]) -> tuple[float, tuple[int, ...]]:

@@ -21,8 +21,10 @@ The fix keeps the metric and changes what it is given:
 - a threshold metric: when the learner cut the same values elsewhere (``V > T`` in this
   cell or one of the last ``HISTORY_CELLS`` cells), the predictions cut at that ``T``
   (``m.update_state(Y, V > T)``: a bool counts as 0/1); else, for values of both signs
-  (raw scores, logits: a score of 0 is a probability of 0.5), ``V > 0``; else (values
-  from 0 up, such as errors) the cut is the learner's to choose and is asked for in words;
+  (raw scores, logits: a score of 0 is a probability of 0.5), ``V > 0``; else at a name of
+  the learner's that says it is a cut (``threshold``, ``cutoff``) holding a number between
+  the values' extremes, when one such name is singled out; else (values from 0 up, such as
+  errors) the cut is the learner's to choose and is asked for in words;
 - a sweeping metric (AUC): ``tf.sigmoid(V)`` for values of both signs (what
   ``from_logits=True`` does), ``V / np.max(V)`` for values from 0 up: both keep the order of
   the values, which is all an AUC reads.
@@ -165,6 +167,31 @@ def _learner_cut(code: CellCode, text: str, namespace: dict[str, Any]) -> str | 
     return None
 
 
+_CUT_WORDS = frozenset({"threshold", "thresh", "thr", "cutoff", "cut"})
+MAX_NAMES = 5_000
+
+
+def _named_cut(namespace: dict[str, Any], text: str, low: float, high: float) -> str | None:
+    """A name of the learner's that says it is a cut (``threshold``, ``err_thresh``,
+    ``cutoff``) holding one number between the values' extremes: the cut they chose even
+    when no ``V > T`` was written yet. Of several, the one sharing a word with the values'
+    name (``score_cut`` for ``score``); when that does not single one out, none (a wrong
+    cut in a printed fix is worse than asking for it)."""
+    found: list[str] = []
+    for name, value in list(namespace.items())[:MAX_NAMES]:
+        if type(name) is not str or name.startswith("_") or not _is_number(value):
+            continue
+        if not {word.lower() for word in name.split("_")} & _CUT_WORDS:
+            continue
+        if low < float(value) < high:
+            found.append(name)
+    words = {word.lower() for word in text.replace(".", "_").split("_") if word}
+    sharing = [name for name in found if {w.lower() for w in name.split("_")} & words]
+    if len(sharing) == 1:
+        return sharing[0]
+    return found[0] if len(found) == 1 else None
+
+
 def _is_number(value: Any) -> bool:
     """A Python number or a NumPy scalar (what ``np.percentile`` returns)."""
     if type(value) in (int, float):
@@ -174,9 +201,14 @@ def _is_number(value: Any) -> bool:
 
 
 def _fix(
-    code: CellCode, sweeps: bool, text: str, low: float, namespace: dict[str, Any]
+    code: CellCode,
+    sweeps: bool,
+    text: str,
+    bounds: tuple[float, float],
+    namespace: dict[str, Any],
 ) -> tuple[str | None, str]:
     """(the predictions to give instead, why); None when the cut is the learner's to choose."""
+    low, high = bounds
     both_signs = low < -_TOLERANCE
     if not sweeps:
         cut = _learner_cut(code, text, namespace)
@@ -187,6 +219,9 @@ def _fix(
                 "raw scores cut at 0, which is where their probability is 0.5 "
                 "(or give the metric probabilities)"
             )
+        named = _named_cut(namespace, text, low, high)
+        if named is not None:
+            return f"{text} > {named}", f"the predictions cut at your `{named}`"
         return None, ""
     if both_signs:
         tf = _module_name(namespace, "tensorflow")
@@ -241,7 +276,7 @@ def probability_metric_notes(code: CellCode, namespace: dict[str, Any]) -> list[
         if call_text is None or owner_text is None:
             continue
         class_name, sweeps = kind
-        replacement, why = _fix(code, sweeps, text, low, namespace)
+        replacement, why = _fix(code, sweeps, text, (low, high), namespace)
         if not sweeps:
             threshold = (
                 "its `threshold`, 0.5 by default"
