@@ -111,6 +111,14 @@ def scope_nodes(scope: ast.AST) -> list[ast.AST]:
     return found
 
 
+def function_scopes(tree: ast.Module) -> list[ast.AST]:
+    """The cell itself and every ``def`` in it, nested ones too: the scopes a reading that
+    works per scope visits (with ``scope_nodes``)."""
+    return [tree] + [
+        node for node in ast.walk(tree) if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+    ]
+
+
 def outside_scopes(tree: ast.Module) -> list[ast.AST]:
     """The cell and every node of it outside ``def``/``class``/``lambda`` bodies, in source
     order: the code that runs when the cell runs (a body is read where it is called)."""

@@ -28,7 +28,7 @@ from typing import Any
 
 from jupyterlab_tfcoach.monitor import report as reports
 from jupyterlab_tfcoach.monitor.report import Note
-from jupyterlab_tfcoach.monitor.syntax import call_name, int_literal, parsed_source
+from jupyterlab_tfcoach.monitor.syntax import call_name, function_scopes, int_literal, parsed_source
 
 SECTION = "joining-indexing"
 MAX_CELL_CHARS = 50_000
@@ -54,14 +54,9 @@ def _triangle(call: ast.Call) -> tuple[int, int] | None:
     return (low, up) if low is not None and up is not None else None
 
 
-def _scopes(tree: ast.Module) -> list[ast.AST]:
-    return [tree] + [
-        node for node in ast.walk(tree) if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
-    ]
-
-
 def _own_nodes(scope: ast.AST) -> list[ast.AST]:
-    """The scope's nodes, not those of functions defined inside it."""
+    """The scope's nodes, not those of functions or classes defined inside it; unlike
+    ``syntax.scope_nodes`` a lambda's body is kept (a mask is often built in one)."""
     found: list[ast.AST] = []
     pending = list(ast.iter_child_nodes(scope))
     while pending:
@@ -119,7 +114,7 @@ def _texts(source: str) -> tuple[str, ...]:
     if tree is None:
         return ()
     found: list[str] = []
-    for scope in _scopes(tree):
+    for scope in function_scopes(tree):
         nodes = _own_nodes(scope)
         parents: dict[int, ast.AST] = {}
         for node in nodes:

@@ -24,7 +24,7 @@ from typing import Any
 
 from jupyterlab_tfcoach.monitor import report as reports
 from jupyterlab_tfcoach.monitor.report import Note
-from jupyterlab_tfcoach.monitor.syntax import call_name, parsed_source
+from jupyterlab_tfcoach.monitor.syntax import call_name, function_scopes, parsed_source, scope_nodes
 
 SECTION = "variables"
 MAX_CELL_CHARS = 50_000
@@ -59,24 +59,6 @@ def _loop_names(target: ast.AST) -> list[str]:
             names += _loop_names(element)
         return names
     return []
-
-
-def _scopes(tree: ast.Module) -> list[ast.AST]:
-    return [tree] + [
-        node for node in ast.walk(tree) if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
-    ]
-
-
-def _own_nodes(scope: ast.AST) -> list[ast.AST]:
-    found: list[ast.AST] = []
-    pending = list(ast.iter_child_nodes(scope))
-    while pending:
-        node = pending.pop()
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda):
-            continue
-        found.append(node)
-        pending.extend(ast.iter_child_nodes(node))
-    return found
 
 
 def _rebinding(loop: ast.For, names: list[str]) -> ast.Assign | ast.AugAssign | None:
@@ -138,8 +120,8 @@ def _texts(source: str) -> tuple[str, ...]:
     if tree is None:
         return ()
     found: list[str] = []
-    for scope in _scopes(tree):
-        nodes = _own_nodes(scope)
+    for scope in function_scopes(tree):
+        nodes = scope_nodes(scope)
         if any(isinstance(n, ast.Call) and call_name(n) == "set_weights" for n in nodes):
             continue
         for node in nodes:

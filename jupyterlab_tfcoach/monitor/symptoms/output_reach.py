@@ -37,7 +37,6 @@ written, the activation's range, the data and its range; fix: the last layer wit
 from __future__ import annotations
 
 import ast
-import math
 import re
 import sys
 from collections.abc import Mapping
@@ -47,7 +46,12 @@ from jupyterlab_tfcoach.monitor import report as reports
 from jupyterlab_tfcoach.monitor.errors.held_values import NUMBERS, held_array
 from jupyterlab_tfcoach.monitor.report import Note
 from jupyterlab_tfcoach.monitor.stored_state import contained_values, stored
-from jupyterlab_tfcoach.monitor.symptoms.unreachable_targets import _Ending, _is_model
+from jupyterlab_tfcoach.monitor.symptoms.unreachable_targets import (
+    MIN_SHARE,
+    _Ending,
+    _is_model,
+    outside_reach,
+)
 from jupyterlab_tfcoach.monitor.syntax import parsed_source
 from jupyterlab_tfcoach.monitor.training import user_code
 from jupyterlab_tfcoach.monitor.training.loss_agreement import (
@@ -66,11 +70,9 @@ HISTORY_CELLS = 20
 HISTORY_CHARS = 50_000
 MAX_VALUES = 10_000_000
 MAX_SAMPLE = 1_000
-MIN_SHARE = 0.05
 _MAKERS = frozenset({"gen", "generator", "decoder", "autoencoder"})
 _WORDS = re.compile(r"[A-Za-z][a-z]*|[A-Z]+(?![a-z])")
 _BUILDS = re.compile(r"\b(?:Sequential|Model)\s*\(|\.compile\s*\(")
-_OPEN_ENDS = ("sigmoid", "softmax", "tanh", "softplus", "exponential")
 
 
 def _words(name: str) -> set[str]:
@@ -195,16 +197,9 @@ def _note(name: str, source: str, namespace: Mapping[str, Any]) -> Note | None:
     data_name, values = _data(outputs, namespace, source)
     if values is None:
         return None
-    low, high, _reached = OUTPUT_RANGES[activation]
-    outside = values < low
-    if high != math.inf:
-        outside = outside | (values > high)
-    share = float(outside.mean())
+    share, reach = outside_reach(values, activation)
     if share < MIN_SHARE:
         return None
-    reach = f"[{low:g}, inf)" if high == math.inf else f"[{low:g}, {high:g}]"
-    if activation in _OPEN_ENDS:
-        reach = f"({low:g}, {high:g})" if high != math.inf else f"({low:g}, inf)"
     sources, _counts = user_code.cell_sources(namespace, source)
     written = _written_layer_node(sources, last, cast(Any, _Ending(units, activation)))
     layer_text = f"`{_segment(written[1], written[0])}`" if written else f"its last layer ({units})"

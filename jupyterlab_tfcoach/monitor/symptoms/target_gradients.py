@@ -30,7 +30,7 @@ from typing import Any
 
 from jupyterlab_tfcoach.monitor import report as reports
 from jupyterlab_tfcoach.monitor.report import Note
-from jupyterlab_tfcoach.monitor.syntax import call_name, parsed_source
+from jupyterlab_tfcoach.monitor.syntax import call_name, function_scopes, parsed_source, scope_nodes
 
 SECTION = "gradient-tape"
 MAX_CELL_CHARS = 50_000
@@ -42,24 +42,6 @@ _VARIABLE_LISTS = frozenset({"trainable_variables", "trainable_weights"})
 
 def _words(name: str) -> set[str]:
     return {part for part in re.split(r"[_\d]+", name.lower()) if part}
-
-
-def _scopes(tree: ast.Module) -> list[ast.AST]:
-    return [tree] + [
-        node for node in ast.walk(tree) if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
-    ]
-
-
-def _own_nodes(scope: ast.AST) -> list[ast.AST]:
-    found: list[ast.AST] = []
-    pending = list(ast.iter_child_nodes(scope))
-    while pending:
-        node = pending.pop()
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda):
-            continue
-        found.append(node)
-        pending.extend(ast.iter_child_nodes(node))
-    return found
 
 
 def _tape_name(statement: ast.With) -> str | None:
@@ -144,8 +126,8 @@ def _texts(source: str, tf: str) -> tuple[str, ...]:
     if tree is None:
         return ()
     found: list[str] = []
-    for scope in _scopes(tree):
-        nodes = _own_nodes(scope)
+    for scope in function_scopes(tree):
+        nodes = scope_nodes(scope)
         for block in nodes:
             if not isinstance(block, ast.With):
                 continue

@@ -65,6 +65,20 @@ MIN_SHARE = 0.05
 _OPEN_ENDS = ("sigmoid", "softmax", "tanh", "softplus", "exponential")
 
 
+def outside_reach(values: Any, activation: str) -> tuple[float, str]:
+    """(share of ``values`` outside what ``activation`` can output, that range as text:
+    open ends in parentheses)."""
+    low, high, _reached = OUTPUT_RANGES[activation]
+    outside = values < low
+    if high != math.inf:
+        outside = outside | (values > high)
+    if activation in _OPEN_ENDS:
+        reach = f"({low:g}, {high:g})" if high != math.inf else f"({low:g}, inf)"
+    else:
+        reach = f"[{low:g}, inf)" if high == math.inf else f"[{low:g}, {high:g}]"
+    return float(outside.mean()), reach
+
+
 def _is_model(value: Any) -> bool:
     try:
         kinds = {k.__name__ for k in type(value).__mro__}
@@ -215,16 +229,9 @@ def _note(
     values = _sample(namespace.get(target))
     if values is None:
         return None
-    low, high, _reached = OUTPUT_RANGES[activation]
-    outside = values < low
-    if high != math.inf:
-        outside = outside | (values > high)
-    share = float(outside.mean())
+    share, reach = outside_reach(values, activation)
     if share < MIN_SHARE:
         return None
-    reach = f"[{low:g}, inf)" if high == math.inf else f"[{low:g}, {high:g}]"
-    if activation in _OPEN_ENDS:
-        reach = f"({low:g}, {high:g})" if high != math.inf else f"({low:g}, inf)"
     segment = ast.get_source_segment(source, node) or ""
     place = f"`{segment}` (line {getattr(node, 'lineno', 1)})" if "\n" not in segment else ""
     if how == "fit":
