@@ -365,6 +365,23 @@ def _explain_dtype_mismatch(parsed: ParsedError, context: ErrorContext) -> tuple
     argument = _argument_of_dtype(context, dtypes[index], target, tf)
     if argument is not None:
         return f"{detail} {never} {argument}", "dtype-casting"
+    if located is None and {_is_int(d) for d in dtypes} == {True, False}:
+        floats = python_float_arguments(context)
+        if floats:
+            # The op is the library's own, on what the call was given: a cast "of the
+            # operand" names nothing the learner wrote; a Python float given where the
+            # library counts (a length, a step) is what mixed its arithmetic.
+            listed = " and ".join(
+                f"{code(written)} (use {code(f'int({value})')})" for written, value in floats
+            )
+            return (
+                f"{detail} Neither operand is on a line you wrote: the op is inside the "
+                f"library, computing with what your call gave it, and the call passes the "
+                f"Python float {listed}. A Python float becomes float32 where the library "
+                "works in whole numbers (lengths, steps, counts: int32), and the two meet "
+                "in one op. Pass a whole number.",
+                "dtype-casting",
+            )
     return (
         f"{detail} {never} Cast the {dtypes[index]} operand ({where}) to {target}: "
         f"{code(f'{tf}.cast(x, {tf}.{target})')} with x that operand.",
@@ -1219,3 +1236,34 @@ def loss_outside_tape(gradient: str, frame: CellFrame, holds: str = "is None") -
         f"step. Fix: move {code(line)} inside the {code(f'with ... as {tape}:')} block"
         f"{where}."
     )
+
+
+_MAX_FLOAT_ARGUMENTS = 3
+
+
+def python_float_arguments(context: ErrorContext) -> list[tuple[str, str]]:
+    """``[("frame_length=LENGTH", "LENGTH")]``: the keyword arguments of the calls on the
+    innermost failing line of the cells whose value is a Python float (a name holding one,
+    or a float literal), as written; [] when there are none."""
+    for frame in context.frames():
+        statement = frame.statement()
+        if statement is None:
+            continue
+        found: list[tuple[str, str]] = []
+        for node in ast.walk(statement):
+            if not isinstance(node, ast.Call):
+                continue
+            for keyword in node.keywords:
+                value = keyword.value
+                if keyword.arg is None or len(found) >= _MAX_FLOAT_ARGUMENTS:
+                    continue
+                if isinstance(value, ast.Name):
+                    known, held = context.lookup(value.id, frame)
+                    is_float = known and type(held) is float
+                else:
+                    is_float = isinstance(value, ast.Constant) and type(value.value) is float
+                written = frame.segment(value)
+                if is_float and written and "\n" not in written:
+                    found.append((f"{keyword.arg}={written}", written))
+        return found
+    return []

@@ -63,6 +63,7 @@ part in it (item assignment on an ``EagerTensor``, unpacking an empty gradient l
 
 from __future__ import annotations
 
+import ast
 import re
 from dataclasses import replace
 from typing import Any
@@ -366,6 +367,34 @@ def _dims_of(text: str) -> tuple[int | None, ...]:
     return tuple(None if part == "None" else int(part) for part in inner.split(",") if part)
 
 
+_WANTS_INTEGER = re.compile(r"must be an? integer|integer type|expected an int", re.IGNORECASE)
+
+
+def _converted_numbers(text: str, dtype: str, line: FailingLine) -> str | None:
+    """A message asking for an integer that names float32, on a line passing Python
+    floats: TensorFlow turned those floats into float32 tensors, so the float32 of the
+    message is one of them, not a float32 tensor beside them. Names the arguments they
+    were passed as (``frame_length=FRAME_LEN``)."""
+    if dtype != "float32" or not _WANTS_INTEGER.search(text) or line.call is None:
+        return None
+    floats = {o.source for o in line.operands if type(o.value) is float}
+    if not floats:
+        return None
+    passed: list[str] = []
+    call = line.call if isinstance(line.call, ast.Call) else None
+    for keyword in call.keywords if call is not None else ():
+        written = line.frame.segment(keyword.value) if keyword.arg else None
+        if written in floats and len(passed) < 3:
+            passed.append(f"{code(f'{keyword.arg}={written}')} (use {code(f'int({written})')})")
+    if not passed:
+        return None
+    return (
+        f"float32 is what TensorFlow made of the Python float passed as "
+        f"{' and '.join(passed)}: a Python float becomes a float32 tensor, and an "
+        "argument that counts whole things (samples, steps, items) must be an integer"
+    )
+
+
 def _message_links(parsed: ParsedError, line: FailingLine) -> str | None:
     """Which of the line's values the message's shapes and dtypes are: "In the message,
     (None, 6) is `feats`'s shape (10, 6) with its batch size left open; float64 is the
@@ -404,6 +433,10 @@ def _message_links(parsed: ParsedError, line: FailingLine) -> str | None:
         if dtype in seen or len(links) >= _MAX_LINKS:
             continue
         seen.add(dtype)
+        converted = _converted_numbers(text, dtype, line)
+        if converted:
+            links.append(converted)
+            continue
         holders = [
             code(o.source) for o in line.operands if o.dtype == dtype and o.shape is not None
         ]

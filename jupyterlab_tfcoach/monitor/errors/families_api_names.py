@@ -288,6 +288,9 @@ def _read_missing_name(
                 f"`.{new}`",
             )
         return Finding(rule + ".", fix, section=KERAS_SECTION)
+    unbuilt = _made_by_build(owner, name, node, line)
+    if unbuilt is not None:
+        return unbuilt
     close = _closest(name, _public_names(owner))
     what = (
         f"The module `{kind}`"
@@ -313,6 +316,63 @@ def _read_missing_name(
         fixed = _renamed_everywhere(line, statement, node, kind, close[0], context)
         fix = code(fixed) if fixed and "\n" not in fixed else None
     return Finding(rule + ".", fix, section=section)
+
+
+def _made_by_build(owner: Any, name: str, node: ast.Attribute, line: FailingLine) -> Finding | None:
+    """A layer of the learner's class whose ``build`` assigns ``self.<name>``, read before
+    Keras built it (``built`` still False): the name is missing because ``build`` has not
+    run yet, not because the API lacks it. Read from the class's source (``ast``)."""
+    if library_attribute(owner, "built", True) is not False:
+        return None
+    for cls in mro_of_class(type(owner)):
+        if (module_of_class(cls) or "").startswith(_LIBRARIES):
+            break
+        build = vars(cls).get("build")
+        if build is None:
+            continue
+        if not _assigns_self(build, name):
+            return None
+        holder = line.frame.segment(node.value) or "the layer"
+        layer = f"`{holder}`" if "\n" not in holder else "the layer"
+        rule = (
+            f"{layer} has no `{name}` yet: `{_type_name(cls)}.build` makes it "
+            f"(`self.{name} = ...`), and Keras runs `build` only when the layer is first "
+            f"called on data. Call {layer} on a batch of inputs first (or use it in a model "
+            f"and build that model), then read `{name}`"
+        )
+        return Finding(rule + ".", None, section=KERAS_SECTION)
+    return None
+
+
+def _assigns_self(function: Any, name: str) -> bool:
+    """Whether ``function`` (a plain ``def`` in the cells) assigns ``self.<name>``."""
+    import inspect
+    import textwrap
+    import types
+
+    if type(function) is not types.FunctionType:
+        return False
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(function)))
+    except Exception:
+        return False
+    for each in ast.walk(tree):
+        targets = (
+            each.targets
+            if isinstance(each, ast.Assign)
+            else [each.target]
+            if isinstance(each, ast.AnnAssign)
+            else []
+        )
+        for target in targets:
+            if (
+                isinstance(target, ast.Attribute)
+                and target.attr == name
+                and isinstance(target.value, ast.Name)
+                and target.value.id == "self"
+            ):
+                return True
+    return False
 
 
 def _renamed_everywhere(

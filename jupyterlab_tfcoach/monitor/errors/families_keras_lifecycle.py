@@ -24,9 +24,11 @@ from __future__ import annotations
 import ast
 import inspect
 import itertools
+import os
 import re
 import textwrap
 import types
+import zipfile
 
 from jupyterlab_tfcoach.monitor.errors.context import (
     ErrorContext,
@@ -108,6 +110,52 @@ def _loader_call(line: FailingLine) -> ast.Call | None:
     return None
 
 
+_CONFIG_CLASS = re.compile(r'"class_name": ?"(?P<name>\w+)"')
+_MAX_CLASSES = 50
+
+
+_MAX_CONFIG_BYTES = 5_000_000
+
+
+def _saved_class_names(line: FailingLine, context: ErrorContext) -> list[str]:
+    """The ``class_name`` entries of the ``config.json`` inside the ``.keras`` file the
+    loader was given (a zip archive Keras wrote), in order; [] when it cannot be read.
+    Keras's message quotes that config cut short, so the file is read instead."""
+    call = _loader_call(line)
+    if call is None or not call.args:
+        return []
+    written = call.args[0]
+    if isinstance(written, ast.Constant):
+        found, path = True, written.value  # a path written out in the call
+    else:
+        found, path = value_of(written, line.frame, context)
+    if not found or not isinstance(path, (str, os.PathLike)):
+        return []
+    try:
+        if not str(path).endswith(".keras") or not zipfile.is_zipfile(path):
+            return []
+        with zipfile.ZipFile(path) as archive:
+            info = archive.getinfo("config.json")
+            if info.file_size > _MAX_CONFIG_BYTES:
+                return []
+            text = archive.read(info).decode("utf-8", "replace")
+    except Exception:
+        return []
+    return [match.group("name") for match in itertools.islice(_CONFIG_CLASS.finditer(text), 5000)]
+
+
+def _other_user_classes(names: list[str], first: str, context: ErrorContext) -> list[str]:
+    """The other classes of the learner's own (Keras layers in the namespace) among the
+    class names the saved file holds, in the order it names them."""
+    found: list[str] = []
+    for each in names:
+        if each == first or each in found or len(found) >= _MAX_CLASSES:
+            continue
+        if class_in_namespace(each, context, ("layer",)):
+            found.append(each)
+    return found
+
+
 def _read_unknown_class(
     error: Recognised, line: FailingLine, context: ErrorContext
 ) -> Finding | None:
@@ -119,12 +167,27 @@ def _read_unknown_class(
         what, where = "function", f"`def {name}`"
     else:
         return None
-    rule = (
-        f"the saved file names the {what} `{name}`, and Keras rebuilds a model from such "
-        f"names: only {what}s it knows by name can be rebuilt. Register it by "
-        f"putting `@keras.saving.register_keras_serializable()` on {where} (then run "
-        f"that cell again, before loading), or pass it to the loader"
-    )
+    # Keras stops at the first class it cannot find; the config it quotes names every
+    # class the file needs, so the fix registers all of the learner's own, not one.
+    names = [name, *_other_user_classes(_saved_class_names(line, context), name, context)]
+    if len(names) > 1:
+        listed = ", ".join(f"`{each}`" for each in names)
+        what, where = "classes", "each `class` statement"
+        rule = (
+            f"the saved file names the classes {listed}, and Keras rebuilds a model from "
+            "such names: only classes it knows by name can be rebuilt, and it stops at the "
+            "first it does not know. Register every one of them by putting "
+            f"`@keras.saving.register_keras_serializable()` on {where} (then run those "
+            "cells again, before loading), or pass them all to the loader"
+        )
+    else:
+        rule = (
+            f"the saved file names the {what} `{name}`, and Keras rebuilds a model from such "
+            f"names: only {'classes' if what == 'class' else 'functions'} it knows by name "
+            "can be rebuilt. Register it by "
+            f"putting `@keras.saving.register_keras_serializable()` on {where} (then run "
+            f"that cell again, before loading), or pass it to the loader"
+        )
     call = _loader_call(line)
     if call is None or any(item.arg == "custom_objects" for item in call.keywords):
         return Finding(rule + ".", None)
@@ -133,7 +196,8 @@ def _read_unknown_class(
         return Finding(rule + ".", None)
     opened = written[:-1].rstrip()
     separator = "" if opened.endswith("(") else ", "
-    replacement = f'{opened.rstrip(",")}{separator}custom_objects={{"{name}": {name}}})'
+    entries = ", ".join(f'"{each}": {each}' for each in names)
+    replacement = f"{opened.rstrip(',')}{separator}custom_objects={{{entries}}})"
     statement = line.statement if line.statement is not None else call
     fixed = rewrite(line.frame, statement, call, replacement)
     if not fixed or "\n" in fixed:

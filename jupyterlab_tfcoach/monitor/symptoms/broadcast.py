@@ -33,6 +33,7 @@ Look-alikes stay silent: an operand widened on purpose (``a[:, None]``,
 from __future__ import annotations
 
 import ast
+import dataclasses
 import functools
 import linecache
 import os
@@ -141,6 +142,11 @@ class Broadcast:
     # parameter)`` when the operand is a parameter the function was given unchanged by a
     # call the learner wrote: the fix goes there, the shared function stays as it is.
     call_fix: tuple[str, str, str, str, str] | None = None
+    # Another operand of the same line with the ``(N, 1)`` shape (``log_var`` beside
+    # ``y - mu``) makes the squeezed fix broadcast again; one with ``(N,)``, the widened
+    # one (``other_operands``). A fix that would still broadcast is not offered.
+    column_elsewhere: str | None = None
+    flat_elsewhere: str | None = None
 
     def note(self) -> Note:
         return reports.note(broadcast_text(self), SECTION)
@@ -239,13 +245,74 @@ def broadcast_text(found: Broadcast) -> str:
     rewritten = fixes(found)
     assert rewritten is not None
     squeezed, widened = rewritten
-    return (
+    said = (
         f"`{expression.text}` ({found.where}) broadcasts `{column}`, {found.column_text}, "
         f"against `{flat}`, {found.flat_text}: the result is {result}, every element of "
         f"`{column}` against every element of `{flat}`, so the loss or metric computed from "
-        "it is a wrong number, without any error. Make the shapes agree: "
-        f"`{squeezed}` (both {flat_shape}), or `{widened}` (both {column_shape})."
+        "it is a wrong number, without any error."
     )
+    column_other, flat_other = found.column_elsewhere, found.flat_elsewhere
+    if column_other is None and flat_other is None:
+        return (
+            f"{said} Make the shapes agree: "
+            f"`{squeezed}` (both {flat_shape}), or `{widened}` (both {column_shape})."
+        )
+    if column_other is not None and flat_other is not None:
+        return (
+            f"{said} The same line also combines `{column_other}` ({column_shape}) and "
+            f"`{flat_other}` ({flat_shape}): reshaping one operand here would leave another "
+            f"pair broadcasting. Make every operand of the line one shape, all {flat_shape} "
+            f"(squeeze each {column_shape} one) or all {column_shape}."
+        )
+    if column_other is not None:
+        return (
+            f"{said} Make the shapes agree: `{widened}` (both {column_shape}); squeezing "
+            f"`{column}` alone would not do, as `{column_other}` on the same line is "
+            f"{column_shape} too and would broadcast against the {flat_shape} result."
+        )
+    return (
+        f"{said} Make the shapes agree: `{squeezed}` (both {flat_shape}); widening "
+        f"`{flat}` alone would not do, as `{flat_other}` on the same line is {flat_shape} "
+        f"too and would broadcast against the {column_shape} result."
+    )
+
+
+def other_operands(
+    line: str, expression: Expression, values: dict[str, Any], rows: int | None
+) -> tuple[str | None, str | None]:
+    """The names on ``line``, outside ``expression``, holding an ``(N, 1)`` and an ``(N,)``
+    value (the first of each, read as shapes only): what a fix of the one pair must also
+    change. N is the rows of the pair (None: any)."""
+    text = line.strip()
+    at = text.find(expression.text)
+    if at < 0:
+        return None, None
+    rest = f"{text[:at]}_{text[at + len(expression.text) :]}"
+    try:
+        tree = ast.parse(rest.removeprefix("return ").strip() or "_", mode="exec")
+    except SyntaxError:
+        return None, None
+    called = {
+        id(node.func)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+    }
+    column: str | None = None
+    flat: str | None = None
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Name) or id(node) in called or node.id == "_":
+            continue
+        if not isinstance(node.ctx, ast.Load):
+            continue
+        held = _operand(node.id, values)
+        shape = held.shape if held is not None else None
+        if not shape or (rows is not None and shape[0] not in (rows, None)):
+            continue
+        if len(shape) == 2 and shape[1] == 1 and column is None:
+            column = node.id
+        elif len(shape) == 1 and flat is None:
+            flat = node.id
+    return column, flat
 
 
 # ------------------------------------------------------ expressions on a line
@@ -585,6 +652,14 @@ class BroadcastFinder:
                 result_shape=_square(column.shape, flat.shape),
                 column_kind=column.kind,
             )
+            lines = source.splitlines()
+            if 0 < expression.line <= len(lines):
+                elsewhere = other_operands(
+                    lines[expression.line - 1], expression, namespace, column.shape[0]
+                )
+                self._found[key] = dataclasses.replace(
+                    self._found[key], column_elsewhere=elsewhere[0], flat_elsewhere=elsewhere[1]
+                )
 
     def take_notes(self) -> list[Note]:
         found, self._found = self._found, {}

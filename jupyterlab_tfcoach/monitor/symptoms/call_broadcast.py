@@ -38,6 +38,7 @@ for a ``reduce_sum`` over the batch axis in a function returning a scalar
 from __future__ import annotations
 
 import ast
+import dataclasses
 import linecache
 import sys
 from types import CodeType, FrameType, ModuleType
@@ -65,6 +66,7 @@ from jupyterlab_tfcoach.monitor.symptoms.broadcast import (
     broadcast_text,
     expressions_in,
     matrix_from_vectors,
+    other_operands,
     squeezed_operand,
     where_in_cells,
 )
@@ -337,6 +339,7 @@ class CallBroadcastWatch:
                 result_shape=(column.shape[0], flat.shape[0]),
                 column_kind=column.kind,
             )
+            found = _with_other_operands(found, code.co_filename, values)
             text = broadcast_text(found) + self._call_site(frame, found)
             self._found[key] = reports.note(text, SECTION)
         if symbolic:
@@ -505,3 +508,15 @@ def _call_on_line(line: str, name: str) -> tuple[ast.Call, str] | None:
         calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and call_name(n) == name]
         return (calls[0], candidate) if len(calls) == 1 else None
     return None
+
+
+def _with_other_operands(found: Broadcast, filename: str, values: Any) -> Broadcast:
+    """The finding with the line's other ``(N, 1)``/``(N,)`` operands, when it has any."""
+    expression = found.expression
+    if expression is None:
+        return found
+    line = linecache.getline(filename, expression.line)
+    column, flat = other_operands(line, expression, values, found.column_shape[0])
+    if column is None and flat is None:
+        return found
+    return dataclasses.replace(found, column_elsewhere=column, flat_elsewhere=flat)

@@ -108,6 +108,10 @@ def _followable(node: ast.AST, depth: int) -> bool:
     if isinstance(node, ast.Compare):
         other = _compared_with_number(node)
         return other is not None and _followable(other, depth + 1)
+    if isinstance(node, ast.Call) and _reshaped(node) is not None:
+        reshaped = _reshaped(node)
+        assert reshaped is not None
+        return _followable(reshaped[0], depth + 1)
     if isinstance(node, ast.Call):
         source = _call_source(node)
         return source is not None and (
@@ -140,6 +144,57 @@ def _call_source(call: ast.Call) -> ast.AST | None:
     if not call.args or any(isinstance(arg, ast.Starred) for arg in call.args):
         return None
     return call.args[0]  # softmax over any axis keeps the shape too
+
+
+def _int_literal(node: ast.AST) -> int | None:
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        inner = _int_literal(node.operand)
+        return -inner if inner is not None else None
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return node.value
+    return None
+
+
+def _reshaped(call: ast.Call) -> tuple[ast.AST, tuple[int, ...]] | None:
+    """``(x, (-1, 1))`` for ``x.reshape(-1, 1)``, ``x.reshape((-1, 1))``,
+    ``tf.reshape(x, [-1, 1])`` and ``np.reshape(x, (-1, 1))``: a reshape to a shape written
+    as whole-number literals, whose result's shape the value's size decides for sure."""
+    if call_name(call) != "reshape" or call.keywords or not isinstance(call.func, ast.Attribute):
+        return None
+    root = call.func.value
+    module = isinstance(root, ast.Name) and root.id in (*_NUMPY_NAMES, "tf", "tensorflow")
+    if module:
+        if len(call.args) != 2:
+            return None
+        value, written = call.args[0], [call.args[1]]
+    else:
+        value, written = root, list(call.args)
+    if len(written) == 1 and isinstance(written[0], (ast.Tuple, ast.List)):
+        written = list(written[0].elts)
+    dims = [_int_literal(item) for item in written]
+    if not dims or any(dim is None or dim < -1 for dim in dims) or dims.count(-1) > 1:
+        return None
+    return value, tuple(dim for dim in dims if dim is not None)
+
+
+def _new_shape(
+    shape: tuple[int | None, ...], target: tuple[int, ...]
+) -> tuple[int | None, ...] | None:
+    """The shape ``reshape(target)`` gives a value of ``shape``, None when not sure."""
+    if any(dim is None for dim in shape):
+        return None
+    size = 1
+    for dim in shape:
+        size *= int(dim)  # type: ignore[arg-type]
+    known = 1
+    for dim in target:
+        if dim != -1:
+            known *= dim
+    if -1 in target:
+        if known == 0 or size % known:
+            return None
+        return tuple(size // known if dim == -1 else dim for dim in target)
+    return target if known == size else None
 
 
 def _is_number(node: ast.AST) -> bool:
@@ -233,6 +288,14 @@ def _follow(
         other = _compared_with_number(node)
         found = _follow(other, namespace, depth + 1) if other is not None else None
         return (found[0], found[1], "bool") if found is not None else None
+    if isinstance(node, ast.Call) and _reshaped(node) is not None:
+        reshaped = _reshaped(node)
+        assert reshaped is not None
+        found = _follow(reshaped[0], namespace, depth + 1)
+        shape = _new_shape(found[1], reshaped[1]) if found is not None else None
+        if found is None or shape is None:
+            return None
+        return _library(node) or found[0], shape, found[2]
     if isinstance(node, ast.Call):
         source = _call_source(node)
         if source is None:

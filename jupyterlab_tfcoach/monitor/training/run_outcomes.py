@@ -598,9 +598,15 @@ def fit_notes(
             f"all {prediction.rows} rows it returned{held} are the same (the first output "
             f"is {_number(prediction.value)} in every row), though the rows of "
             f"{f'`{inputs}`' if inputs else 'its inputs'} differ: the output ignores the "
-            f"input, usually because the hidden units all died (ReLU stuck at 0) or "
-            f"saturated during training"
+            "input"
         )
+        if not (optimizer is None or steps == 0):
+            # Dead or saturated units are a cause training makes; with no step taken the
+            # entry says only what it measured and what it checked.
+            measured += (
+                ", usually because the hidden units all died (ReLU stuck at 0) or "
+                "saturated during training"
+            )
         notes.append(_entry(subject, "chance", measured, found))
     return notes
 
