@@ -354,8 +354,9 @@ def test_a_whole_static_shape_with_none_while_tracing(kernel: KernelSession) -> 
     )
     text = explained(kernel, cell, "shape-dtype-device", "(None, 3)")
     fix = fix_of(text)
-    assert fix == "tf.shape(batch)"
-    runs_cleanly(kernel, cell.replace("tf.zeros(batch.shape)", f"tf.zeros({fix})"))
+    # The whole statement, as the learner pastes it over the failing line.
+    assert fix == "return tf.zeros(tf.shape(batch))"
+    runs_cleanly(kernel, cell.replace("return tf.zeros(batch.shape)", fix))
 
 
 # ------------------------------------------------------------------ missing axes
