@@ -47,6 +47,8 @@ from jupyterlab_tfcoach.monitor.errors.held_values import NUMBERS, held_array
 from jupyterlab_tfcoach.monitor.report import Note
 from jupyterlab_tfcoach.monitor.stored_state import contained_values, stored
 from jupyterlab_tfcoach.monitor.symptoms.unreachable_targets import (
+    MAX_SAMPLE,
+    MAX_VALUES,
     MIN_SHARE,
     _Ending,
     _is_model,
@@ -68,8 +70,6 @@ SECTION = RANGE_SECTION
 MAX_CELL_CHARS = 50_000
 HISTORY_CELLS = 20
 HISTORY_CHARS = 50_000
-MAX_VALUES = 10_000_000
-MAX_SAMPLE = 1_000
 _MAKERS = frozenset({"gen", "generator", "decoder", "autoencoder"})
 _WORDS = re.compile(r"[A-Za-z][a-z]*|[A-Z]+(?![a-z])")
 _BUILDS = re.compile(r"\b(?:Sequential|Model)\s*\(|\.compile\s*\(")
