@@ -10,13 +10,20 @@ with labels by equality (``probability_equality``) and data normalised over the 
 axis (``normalisation_axis``), an AUC given thresholded 0/1 predictions
 (``ranking_scores``), a Keras probability metric given values outside [0, 1]
 (``probability_metrics``) and a percentile asked for with a fraction
-(``quantile_scale``). A cell without the words they
+(``quantile_scale``); and, each behind its own regular expression (their words are not
+the others'), repeated passes of a model with random layers that came out identical
+(``repeated_draws``), a between-bounds test joined with the wrong logical operator
+(``range_operators``), a variance used as a standard deviation or the reverse
+(``spread_statistics``), an argument passed to the learner's own function that its
+body never reads (``unused_arguments``) and ``evaluate`` results averaged with losses
+and metrics mixed (``evaluation_columns``). A cell without the words they
 look for costs one regular-expression search; a cell seen before, one dictionary lookup
 for its parsed source, then a few namespace reads per candidate expression.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -24,14 +31,26 @@ from jupyterlab_tfcoach.monitor.report import Note
 from jupyterlab_tfcoach.monitor.symptoms.category_codes import category_code_notes
 from jupyterlab_tfcoach.monitor.symptoms.cell_reading import CellCode, CellReader
 from jupyterlab_tfcoach.monitor.symptoms.class_axis import class_axis_notes
+from jupyterlab_tfcoach.monitor.symptoms.evaluation_columns import WANTED as MEAN_WORDS
+from jupyterlab_tfcoach.monitor.symptoms.evaluation_columns import evaluation_column_notes
 from jupyterlab_tfcoach.monitor.symptoms.integer_mean import integer_mean_notes
 from jupyterlab_tfcoach.monitor.symptoms.normalisation_axis import NormalisationAxisCheck
 from jupyterlab_tfcoach.monitor.symptoms.probability_equality import probability_equality_notes
 from jupyterlab_tfcoach.monitor.symptoms.probability_metrics import probability_metric_notes
 from jupyterlab_tfcoach.monitor.symptoms.quantile_scale import quantile_scale_notes
+from jupyterlab_tfcoach.monitor.symptoms.range_operators import (
+    WANTED as RANGE_WORDS,
+)
+from jupyterlab_tfcoach.monitor.symptoms.range_operators import range_operator_notes
 from jupyterlab_tfcoach.monitor.symptoms.ranking_scores import ranking_score_notes
+from jupyterlab_tfcoach.monitor.symptoms.repeated_draws import WANTED as DRAW_WORDS
+from jupyterlab_tfcoach.monitor.symptoms.repeated_draws import repeated_draw_notes
+from jupyterlab_tfcoach.monitor.symptoms.spread_statistics import WANTED as SPREAD_WORDS
+from jupyterlab_tfcoach.monitor.symptoms.spread_statistics import spread_statistic_notes
 from jupyterlab_tfcoach.monitor.symptoms.swapped_arguments import swapped_argument_notes
 from jupyterlab_tfcoach.monitor.symptoms.threshold_scores import threshold_notes
+from jupyterlab_tfcoach.monitor.symptoms.unused_arguments import WANTED as CALL_WORDS
+from jupyterlab_tfcoach.monitor.symptoms.unused_arguments import unused_argument_notes
 
 _CHECKS: tuple[Callable[[CellCode, dict[str, Any]], list[Note]], ...] = (
     threshold_notes,
@@ -43,6 +62,14 @@ _CHECKS: tuple[Callable[[CellCode, dict[str, Any]], list[Note]], ...] = (
     ranking_score_notes,
     probability_metric_notes,
     quantile_scale_notes,
+)
+# Checks whose words are not in ``cell_reading.WANTED``: each runs on a cell holding its own.
+_OWN_WORDS: tuple[tuple[re.Pattern[str], Callable[[CellCode, dict[str, Any]], list[Note]]], ...] = (
+    (DRAW_WORDS, repeated_draw_notes),
+    (RANGE_WORDS, range_operator_notes),
+    (SPREAD_WORDS, spread_statistic_notes),
+    (CALL_WORDS, unused_argument_notes),
+    (MEAN_WORDS, evaluation_column_notes),
 )
 
 
@@ -56,12 +83,19 @@ class HandMetricChecker:
     def notes(self, source: str, namespace: dict[str, Any]) -> list[Note]:
         # A normalisation waiting for a model is looked for in every later cell.
         code = self._reader.read(source, always=self._normalisations.pending)
-        if code is None:
-            return []
         notes: list[Note] = []
-        for check in (*_CHECKS, self._normalisations):
-            try:
-                notes.extend(check(code, namespace))
-            except Exception:
-                continue
+        if code is not None:
+            for check in (*_CHECKS, self._normalisations):
+                try:
+                    notes.extend(check(code, namespace))
+                except Exception:
+                    continue
+        own = [check for words, check in _OWN_WORDS if source and words.search(source)]
+        if own:
+            code = code or self._reader.read(source, always=True)
+            for check in own if code is not None else ():
+                try:
+                    notes.extend(check(code, namespace))
+                except Exception:
+                    continue
         return notes

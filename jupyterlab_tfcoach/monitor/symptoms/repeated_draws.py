@@ -1,0 +1,230 @@
+"""Repeated passes of a model with random layers that came out identical: Monte Carlo
+dropout run in inference mode.
+
+Monte Carlo dropout (and any sampling from a model with ``Dropout``, ``GaussianNoise``,
+``GaussianDropout`` or ``AlphaDropout``) calls the same model on the same inputs many times
+and reads the spread of the results. ``model.predict`` and a call without ``training``
+run the model in inference mode, where those layers pass their input through unchanged:
+every pass is the same, the spread is exactly 0, and the "uncertainty" drawn from it
+(a standard deviation, an interval) says the model is certain. Nothing raises.
+
+The symptom, read after a cell that completed (a cell without ``for NAME in range(``
+costs one regular-expression search): a value the cell assigned from
+``np.stack``/``np.array``/``tf.stack`` of repeated passes (a comprehension ``[F for _ in
+range(T)]``, or a top-level loop over ``range`` that appends ``F`` to a list then stacked
+or kept as the list), where ``F`` calls a Keras model or layer (``m.predict(x)``,
+``m.predict_on_batch(x)``, ``m(x)``, ``m(x, training=False)``) with arguments that do not
+use the loop's variable; the value (a NumPy array or eager tensor of at most
+``MAX_ELEMENTS`` values) has all its slices along the first axis equal, and the model holds
+at least one random layer (``training_mode.mode_layers``). A model without one gives
+identical passes by design and stays silent, as do passes with ``training=True``.
+
+The fix is the cell's statement with the call run in training mode:
+``m(x, training=True).numpy()`` for ``m.predict(x)`` (its other arguments dropped),
+``training=True`` added to (or set in) a direct call.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import sys
+from typing import Any
+
+from jupyterlab_tfcoach.monitor import report as reports
+from jupyterlab_tfcoach.monitor.report import Note
+from jupyterlab_tfcoach.monitor.symptoms.cell_reading import CellCode, held_array
+from jupyterlab_tfcoach.monitor.symptoms.training_mode import mode_layers
+from jupyterlab_tfcoach.monitor.syntax import call_name, held_at, reference_path
+
+SECTION = "training-argument"
+MAX_NOTES = 1
+MAX_ELEMENTS = 2_000_000
+MAX_LIST_ITEMS = 1_000
+# The words a cell needs: a loop over a range (a comprehension's or a statement's).
+WANTED = re.compile(r"\bfor\s+\w+\s+in\s+range\s*\(")
+_STACKS = frozenset({"stack", "array", "asarray", "convert_to_tensor"})
+_PREDICTS = frozenset({"predict", "predict_on_batch"})
+_RANDOM_KINDS = frozenset({"Dropout", "GaussianDropout", "GaussianNoise", "AlphaDropout"})
+
+
+def _loop_names(target: ast.AST) -> set[str]:
+    return {n.id for n in ast.walk(target) if isinstance(n, ast.Name)}
+
+
+def _uses(node: ast.AST, names: set[str]) -> bool:
+    return any(isinstance(n, ast.Name) and n.id in names for n in ast.walk(node))
+
+
+def _is_range(node: ast.AST) -> bool:
+    return isinstance(node, ast.Call) and call_name(node) == "range"
+
+
+def _model_call(
+    element: ast.AST, loop: set[str], namespace: dict[str, Any]
+) -> tuple[ast.Call, Any] | None:
+    """The call of a Keras model or layer in ``element`` run in inference mode with
+    arguments that do not change from pass to pass, and the model."""
+    for node in ast.walk(element):
+        if not isinstance(node, ast.Call) or _uses(node, loop):
+            continue
+        func = node.func
+        if isinstance(func, ast.Attribute) and func.attr in _PREDICTS:
+            holder = func.value
+        else:
+            holder = func
+            flag = next((k for k in node.keywords if k.arg == "training"), None)
+            if flag is not None and not (
+                isinstance(flag.value, ast.Constant) and flag.value.value is False
+            ):
+                continue
+        found, model = held_at(reference_path(holder), namespace)
+        if found and _RANDOM_KINDS.intersection(mode_layers(model)):
+            return node, model
+    return None
+
+
+def _identical(value: Any) -> int | None:
+    """The number of passes when every slice along the first axis equals the first."""
+    numpy = sys.modules.get("numpy")
+    if numpy is None:
+        return None
+    if isinstance(value, list) and 1 < len(value) <= MAX_LIST_ITEMS:
+        items = [held_array(item, MAX_ELEMENTS, ("float",)) for item in value]
+        if any(item is None for item in items):
+            return None
+        first = items[0]
+        same = all(item.shape == first.shape and numpy.array_equal(item, first) for item in items)
+        return len(items) if same else None
+    array = held_array(value, MAX_ELEMENTS, ("float",))
+    if array is None or array.ndim < 1 or array.shape[0] < 2:
+        return None
+    return int(array.shape[0]) if bool(numpy.all(array == array[:1])) else None
+
+
+def _fixed_call(code: CellCode, call: ast.Call) -> str | None:
+    func = call.func
+    if isinstance(func, ast.Attribute) and func.attr in _PREDICTS:
+        holder, inputs = (
+            code.segment(func.value),
+            (code.segment(call.args[0]) if call.args else None),
+        )
+        if holder is None or inputs is None:
+            return None
+        return f"{holder}({inputs}, training=True).numpy()"
+    text = code.segment(call)
+    holder = code.segment(func)
+    if text is None or holder is None:
+        return None
+    parts = [code.segment(a) for a in call.args]
+    parts += [
+        (f"{k.arg}={code.segment(k.value)}" if k.arg else f"**{code.segment(k.value)}")
+        for k in call.keywords
+        if k.arg != "training"
+    ]
+    if any(p is None for p in parts):
+        return None
+    return f"{holder}({', '.join(str(p) for p in [*parts, 'training=True'])})"
+
+
+def _replaced(code: CellCode, statement: ast.AST, call: ast.Call, fixed: str) -> str | None:
+    text, call_text = code.segment(statement), code.segment(call)
+    if text is None or call_text is None or call.lineno != statement.lineno:
+        return None
+    start = call.col_offset - statement.col_offset
+    if text[start : start + len(call_text)] != call_text:
+        return None
+    return text[:start] + fixed + text[start + len(call_text) :]
+
+
+def _candidates(code: CellCode) -> list[tuple[str, ast.AST, ast.AST, set[str], str]]:
+    """(name, statement, element, loop variables, count text) for each value the cell
+    builds from repeated passes."""
+    found: list[tuple[str, ast.AST, ast.AST, set[str], str]] = []
+    appended: dict[str, tuple[ast.AST, ast.AST, set[str], str]] = {}
+    for node in code.nodes:
+        if isinstance(node, ast.For) and _is_range(node.iter):
+            loop = _loop_names(node.target)
+            count = code.segment(node.iter) or "range(...)"
+            for inner in node.body:
+                value = inner.value if isinstance(inner, ast.Expr) else None
+                if (
+                    isinstance(value, ast.Call)
+                    and call_name(value) == "append"
+                    and isinstance(value.func, ast.Attribute)
+                    and isinstance(value.func.value, ast.Name)
+                    and len(value.args) == 1
+                ):
+                    appended[value.func.value.id] = (inner, value.args[0], loop, count)
+        if not (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+        ):
+            continue
+        value = node.value
+        if not (isinstance(value, ast.Call) and call_name(value) in _STACKS and value.args):
+            continue
+        built = value.args[0]
+        name = node.targets[0].id
+        if (
+            isinstance(built, ast.ListComp)
+            and len(built.generators) == 1
+            and _is_range(built.generators[0].iter)
+        ):
+            generator = built.generators[0]
+            count = code.segment(generator.iter) or "range(...)"
+            found.append((name, node, built.elt, _loop_names(generator.target), count))
+        elif isinstance(built, ast.Name) and built.id in appended:
+            statement, element, loop, count = appended[built.id]
+            found.append((name, statement, element, loop, count))
+    for name, (statement, element, loop, count) in appended.items():
+        found.append((name, statement, element, loop, count))
+    return found
+
+
+def repeated_draw_notes(code: CellCode, namespace: dict[str, Any]) -> list[Note]:
+    if WANTED.search(code.source) is None:
+        return []
+    notes: list[Note] = []
+    told: set[int] = set()
+    for name, statement, element, loop, count in _candidates(code):
+        if len(notes) >= MAX_NOTES or id(statement) in told:
+            break
+        if code.rebound_after((name,), statement.lineno) and not isinstance(statement, ast.Expr):
+            continue
+        if name not in namespace:
+            continue
+        passes = _identical(namespace[name])
+        if passes is None:
+            continue
+        called = _model_call(element, loop, namespace)
+        if called is None:
+            continue
+        call, model = called
+        fixed_call = _fixed_call(code, call)
+        call_text = code.segment(call)
+        if fixed_call is None or call_text is None:
+            continue
+        fixed = _replaced(code, statement, call, fixed_call)
+        if fixed is None:
+            continue
+        kinds = [k for k in mode_layers(model) if k in _RANDOM_KINDS]
+        holder = code.segment(call.func.value if call_name(call) in _PREDICTS else call.func)
+        how = (
+            f"`{holder}.{call_name(call)}` runs the model in inference mode"
+            if call_name(call) in _PREDICTS
+            else f"`{call_text}` without `training=True` runs the model in inference mode"
+        )
+        text = (
+            f"`{name}` holds {passes} passes of `{holder}` over the same inputs ({count}, "
+            f"line {statement.lineno} of this cell), and all {passes} are identical: their "
+            f"spread along the first axis is exactly 0. {how}, where its "
+            f"{' and '.join(kinds)} layers pass everything through unchanged, so every "
+            f"pass gives the same output and any standard deviation or interval read from "
+            f"`{name}` says the model is certain. Nothing raises. Keep the random layers "
+            f"on while sampling by calling the model with `training=True`. Fix: `{fixed}`."
+        )
+        told.add(id(statement))
+        notes.append(reports.note(text, SECTION))
+    return notes
