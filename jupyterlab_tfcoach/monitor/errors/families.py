@@ -24,6 +24,8 @@ code, by theme: ``families_shapes.py``, ``families_keras.py``, ``families_tensor
 ``families_positional_inputs.py`` (a layer or model given inputs as several arguments),
 ``families_bytes_argument.py`` (a string tensor where Python wants bytes),
 ``families_lookup_key.py`` (a string missing from the learner's own lookup dict),
+``families_container_index.py`` (a Python list indexed by a tensor of positions),
+``families_while_loop_shape.py`` (a tf.while_loop variable whose shape changes),
 ``families_segment_ids.py`` (unsorted segment ids given to a sorted segment reduction),
 ``families_tensor_array.py`` (a TensorArray written past the size it was made with),
 ``families_saved_model_folder.py`` (a SavedModel folder given to Keras 3's load_model),
@@ -77,6 +79,7 @@ from jupyterlab_tfcoach.monitor.errors import (
     families_callables,
     families_checkpoint_folder,
     families_compile,
+    families_container_index,
     families_data,
     families_data_ops,
     families_declared_structure,
@@ -120,6 +123,7 @@ from jupyterlab_tfcoach.monitor.errors import (
     families_tensors,
     families_text_to_ids,
     families_unpacking,
+    families_while_loop_shape,
 )
 from jupyterlab_tfcoach.monitor.errors.context import (
     CellFrame,
@@ -165,6 +169,7 @@ FAMILIES: tuple[ErrorFamily, ...] = (
     # A key a dict of tensors (predict's outputs, a dataset element) does not have.
     families_missing_keys.DICT_KEY,
     families_lookup_key.LOOKUP_KEY,
+    families_container_index.CONTAINER_INDEX,
     # A tf. function given a functional model's KerasTensors.
     families_keras_tensors.KERAS_TENSOR_IN_TF,
     # Gradients applied to other variables than they were taken for (before the shape
@@ -215,6 +220,7 @@ FAMILIES: tuple[ErrorFamily, ...] = (
     families_keras.DISCONNECTED,
     families_data.UNEVEN_BATCH,
     families_data.LOOP_SHAPE,
+    families_while_loop_shape.WHILE_LOOP_SHAPE,
     families_data.LOOP_DTYPE,
     families_tensor_array.TENSOR_ARRAY_SIZE,
     families_data.CALL_ARGUMENTS,

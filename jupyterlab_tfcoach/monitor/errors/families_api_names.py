@@ -291,6 +291,9 @@ def _read_missing_name(
     unbuilt = _made_by_build(owner, name, node, line)
     if unbuilt is not None:
         return unbuilt
+    nested = _in_submodules(owner, name)
+    if nested:
+        return _found_in_submodule(line, node, kind, name, nested, context)
     close = _closest(name, _public_names(owner))
     what = (
         f"The module `{kind}`"
@@ -314,6 +317,68 @@ def _read_missing_name(
     fix = None
     if len(close) == 1 and statement is not None:
         fixed = _renamed_everywhere(line, statement, node, kind, close[0], context)
+        fix = code(fixed) if fixed and "\n" not in fixed else None
+    return Finding(rule + ".", fix, section=section)
+
+
+# Submodules that hold old or duplicate copies of names: a name found only there is not
+# the one to point a learner at.
+_SKIPPED_SUBMODULES = frozenset({"compat", "v1", "v2", "experimental", "src", "backend"})
+_MAX_SUBMODULES = 200
+
+
+def _in_submodules(owner: Any, name: str) -> list[tuple[str, Any]]:
+    """The public submodules of the library module ``owner`` that define ``name``
+    (``tf`` has no ``reduce_std``; ``tf.math`` has it): ``[(submodule, value)]``, sorted.
+    Reads ``vars`` of modules already imported; nothing is imported or called."""
+    if not isinstance(owner, ModuleType):
+        return []
+    found: list[tuple[str, Any]] = []
+    try:
+        items = sorted(vars(owner).items())[: _MAX_SUBMODULES * 10]
+        for sub_name, sub in items:
+            if (
+                type(sub_name) is not str
+                or sub_name.startswith("_")
+                or sub_name in _SKIPPED_SUBMODULES
+                or not isinstance(sub, ModuleType)
+            ):
+                continue
+            if not str(vars(sub).get("__name__") or "").startswith(_LIBRARIES):
+                continue
+            inner = vars(sub)
+            if name in inner:
+                found.append((sub_name, inner[name]))
+    except Exception:
+        return []
+    return found
+
+
+def _found_in_submodule(
+    line: FailingLine,
+    node: ast.Attribute,
+    kind: str,
+    name: str,
+    nested: list[tuple[str, Any]],
+    context: ErrorContext,
+) -> Finding:
+    """The name lives one level down (``tf.math.reduce_std``): the fix spells that path.
+    Several submodules holding the same object (``tf.math.softplus`` is ``tf.nn.softplus``)
+    are one answer; different objects under one name are listed, with no fix."""
+    places = [f"`{kind}.{sub}.{name}`" for sub, _value in nested]
+    same = len({id(value) for _sub, value in nested}) == 1
+    where = places[0] if len(places) == 1 else " and ".join((", ".join(places[:-1]), places[-1]))
+    rule = (
+        f"The module `{kind}` has no `{name}` at its top level: the name lives in a "
+        f"submodule, {where}"
+    )
+    if len(places) > 1:
+        rule += " (the same function)" if same else " (different objects: pick the one meant)"
+    section = _section_of(kind, f"{nested[0][0]}.{name}" if same else None)
+    statement = line.statement
+    fix = None
+    if same and statement is not None:
+        fixed = _renamed_everywhere(line, statement, node, kind, f"{nested[0][0]}.{name}", context)
         fix = code(fixed) if fixed and "\n" not in fixed else None
     return Finding(rule + ".", fix, section=section)
 

@@ -703,7 +703,7 @@ def _read_refused_argument(
     if strength == 4:
         missing = _MISSING.search(text) is not None
         return _unknown_keyword(
-            argument, callee, parameters, site, shown, where, part, section, missing
+            argument, callee, parameters, site, shown, where, part, section, missing, context
         )
     requirement = _requirement(text, at)
     written = site.frame.segment(argument.keyword or argument.value) or ""
@@ -824,6 +824,7 @@ def _unknown_keyword(
     part: str,
     section: str,
     missing: bool,
+    context: ErrorContext,
 ) -> Finding | None:
     keyword = argument.keyword
     if keyword is None or keyword.arg is None:
@@ -842,7 +843,14 @@ def _unknown_keyword(
     names = _keywords(callee[0], parameters)
     renamed = _RENAMED_KEYWORDS.get(keyword.arg)
     close = renamed if renamed in names else _closest(keyword.arg, names)
+    if close is not None and _already_given(close, parameters, site.call):
+        # ``Conv1D(4, 3, pool_size=2)``: ``kernel_size`` is close but already given (the
+        # 3), so the keyword is not its misspelling.
+        close = None
     if close is None:
+        elsewhere = _keyword_owners(keyword.arg, callee[0], site, context)
+        if elsewhere:
+            return _keyword_of_other_class(rule, keyword, owner, elsewhere, site, section)
         listed = ", ".join(code(n) for n in names[:10])
         more = ", ..." if len(names) > 10 else ""
         rule += f"; the keywords of {code(owner)} are {listed}{more}" if names else ""
@@ -853,6 +861,104 @@ def _unknown_keyword(
         rule += f"; {code(owner)} takes {code(close)}"
     value = site.frame.segment(keyword.value)
     fixed = _fix(site, keyword, f"{close}={value}") if value else None
+    return Finding(rule + ".", fixed, section)
+
+
+_MAX_SIBLINGS = 400
+_MAX_OWNERS_SHOWN = 3
+
+
+def _keyword_owners(
+    keyword: str, refused: Any, site: _Site, context: ErrorContext
+) -> list[tuple[str, bool]]:
+    """The classes of the module the call reached the refused class through (``layers``
+    in ``layers.GRU(...)``) whose own ``__init__`` names ``keyword`` (``mask_zero``:
+    ``Embedding``): ``[(class name, used in the learner's cells)]``, those the cells use
+    first. Signatures only (``inspect``), over the classes the module already holds."""
+    func = site.call.func
+    if not isinstance(func, ast.Attribute):
+        return []
+    module = _module_at(func.value, site, context)
+    if module is None:
+        return []
+    written = " ".join(cell.source for cell in error_cells(context))
+    owners: list[tuple[str, bool]] = []
+    try:
+        items = sorted(vars(module).items())[:_MAX_SIBLINGS]
+    except Exception:
+        return []
+    for name, cls in items:
+        if not isinstance(cls, type) or cls is refused or name.startswith("_"):
+            continue
+        if not _library_module(cls) or refused in class_mro(cls):
+            continue
+        init = _type_dict(cls).get("__init__")
+        if not isinstance(init, types.FunctionType):
+            continue
+        parameters = _parameters(init, True) or []
+        if any(
+            p.name == keyword
+            and p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+            for p in parameters
+        ):
+            owners.append((name, re.search(rf"\b{re.escape(name)}\(", written) is not None))
+    owners.sort(key=lambda owner: not owner[1])
+    return owners
+
+
+def _already_given(name: str, parameters: list[inspect.Parameter], call: ast.Call) -> bool:
+    """Whether the call gives parameter ``name`` already, by keyword or by position."""
+    if any(keyword.arg == name for keyword in call.keywords):
+        return True
+    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    for index, parameter in enumerate(parameters):
+        if parameter.name == name:
+            return parameter.kind in positional and index < len(call.args)
+    return False
+
+
+def _module_at(node: ast.expr, site: _Site, context: ErrorContext) -> types.ModuleType | None:
+    """The module a dotted name written in the cell holds (``keras.layers``), read
+    through each module's own ``vars``; None for anything that is not a module."""
+    if isinstance(node, ast.Name):
+        found, value = context.lookup(node.id, site.frame)
+    elif isinstance(node, ast.Attribute):
+        owner = _module_at(node.value, site, context)
+        found, value = (owner is not None), (vars(owner).get(node.attr) if owner else None)
+    else:
+        return None
+    return value if found and isinstance(value, types.ModuleType) else None
+
+
+def _keyword_of_other_class(
+    rule: str,
+    keyword: ast.keyword,
+    owner: str,
+    elsewhere: list[tuple[str, bool]],
+    site: _Site,
+    section: str,
+) -> Finding:
+    """A keyword of another class of the same module (``mask_zero`` belongs to
+    ``Embedding``, not ``GRU``): said where it belongs; the fix is this call without it
+    (a keyword the class does not take does nothing here)."""
+    shown = [code(name) for name, _used in elsewhere[:_MAX_OWNERS_SHOWN]]
+    more = ", ..." if len(elsewhere) > _MAX_OWNERS_SHOWN else ""
+    which = " and ".join((", ".join(shown[:-1]), shown[-1])) if len(shown) > 1 else shown[0]
+    used = [name for name, is_used in elsewhere if is_used]
+    rule += (
+        f". {code(keyword.arg or '')} is a keyword of {which}{more}"
+        f"{' (which the cells use)' if used else ''}, not of {code(owner)}: it belongs "
+        f"on that class's call; {code(owner)} has no such setting, so drop it here"
+    )
+    if used:
+        rule += f" and give it to the {code(used[0])} layer or object where that is what was meant"
+    call = site.call
+    func = site.frame.segment(call.func)
+    parts = [site.frame.segment(argument) for argument in call.args]
+    parts += [site.frame.segment(other) for other in call.keywords if other is not keyword]
+    if not func or any(not part for part in parts):
+        return Finding(rule + ".", None, section)
+    fixed = _fix(site, call, f"{func}({', '.join(p for p in parts if p)})")
     return Finding(rule + ".", fixed, section)
 
 

@@ -417,7 +417,56 @@ def _read_missing_required(
             )
             if fixed and "\n" not in fixed:
                 return Finding(f"{rule}; {reason}.", code(fixed), section=section)
+    documented = _documented(callee, short, missing, parameters, call, line)
+    if documented is not None:
+        said, fix = documented
+        return Finding(f"{rule}{said}.", fix, section=section or GENERAL_SECTION)
     return Finding(rule + ".", None, section=section or GENERAL_SECTION)
+
+
+def _documented(
+    callee: object,
+    short: str,
+    missing: list[str],
+    parameters: list[object],
+    call: ast.Call,
+    line: FailingLine,
+) -> tuple[str, str | None] | None:
+    """The library's own example value of each missing parameter (its docstring's example
+    call): said as an example; printed as the fix only when every value is a device string,
+    which does not depend on the learner's data (``"/cpu:0"`` runs on any machine)."""
+    import inspect
+
+    from jupyterlab_tfcoach.monitor.errors.documented_examples import (
+        device_value,
+        documented_values,
+    )
+
+    positions = {
+        parameter.name: index
+        for index, parameter in enumerate(parameters)
+        if isinstance(parameter, inspect.Parameter)
+        and parameter.kind
+        in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    }
+    values = documented_values(callee, short, missing, positions)
+    if values is None:
+        return None
+    shown = ", ".join(f"{name}={value}" for name, value in values.items())
+    said = f"; its documentation shows it given as `{short}({shown})`"
+    devices = {name: device_value(value) for name, value in values.items()}
+    written = line.frame.segment(call) or ""
+    if any(value is None for value in devices.values()) or not written.endswith(")"):
+        return f"{said}, a value to adapt to the data", None
+    if any(devices[name] != values[name] for name in values):
+        said += ' (a GPU\'s name, for a machine that has one; `"/cpu:0"` exists on every machine)'
+    opened = written[:-1].rstrip()
+    separator = "" if opened.endswith("(") else ", "
+    given = ", ".join(f"{name}={devices[name]}" for name in values)
+    fixed = rewrite(line.frame, line.statement or call, call, f"{opened}{separator}{given})")
+    if not fixed or "\n" in fixed:
+        return said, None
+    return said, code(fixed)
 
 
 def _layer_call_missing(

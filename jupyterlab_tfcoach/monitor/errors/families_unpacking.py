@@ -17,7 +17,14 @@ nothing of what came back. The reading says it, from what the line unpacks:
   many through ``Bidirectional``), read from the constructor's keywords written on the line
   or from the layer object a name holds; or a TensorFlow op that returns a fixed tuple
   (``tf.math.top_k``, ``tf.unique``, ``tf.nn.moments``, ``tf.split`` with a count). The fix
-  unpacks as many names as the call returns, the user's names kept in order.
+  unpacks as many names as the call returns, the user's names kept in order;
+- a model (or its ``predict``) called on the line, whose one output has as many columns
+  as the line has names (``mean, log_var = model(x)`` on a ``(None, 2)`` output): one
+  tensor comes back and unpacking walks its rows; the fix takes the columns,
+  ``mean, log_var = tf.unstack(model(x), axis=-1)``;
+- a ``for`` whose target is a name then a tuple (``for step, (a, b) in ds``) over
+  elements with as many parts as the tuple: the first name asks for a counter the
+  elements do not hold; the fix numbers them, ``enumerate(ds)``.
 """
 
 from __future__ import annotations
@@ -41,6 +48,7 @@ from jupyterlab_tfcoach.monitor.errors.family_record import (
     Finding,
     Message,
     Recognised,
+    tf_alias,
 )
 from jupyterlab_tfcoach.monitor.stored_state import library_attribute, stored
 
@@ -521,12 +529,105 @@ def _call_finding(
     return Finding(rule + ".", code(fixed), section=section)
 
 
+def _element_parts(value: ast.expr, line: FailingLine, context: ErrorContext) -> int | None:
+    """How many parts each element of what a ``for`` walks has: a dataset's tuple
+    ``element_spec``, a ``zip`` of N iterables, a list or tuple of tuples (its first item)."""
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Name):
+        if value.func.id == "zip" and value.args and not value.keywords:
+            return len(value.args)
+        return None
+    found = _dataset_of(value, line, context)
+    if found is not None:
+        spec = library_attribute(found[1], "element_spec")
+        return len(spec) if type(spec) is tuple else None
+    if not isinstance(value, (ast.Name, ast.Attribute)):
+        return None
+    known, held = value_of(value, line.frame, context)
+    if known and type(held) in (list, tuple) and held and type(held[0]) is tuple:
+        return len(held[0])
+    return None
+
+
+def _counter_finding(
+    targets: ast.expr, value: ast.expr, line: FailingLine, context: ErrorContext
+) -> Finding | None:
+    """``for step, (a, b) in ds``: the elements are ``(a, b)``; ``step`` asks for a
+    counter, which ``enumerate`` gives."""
+    statement = line.statement
+    elts = targets.elts  # type: ignore[attr-defined]
+    if not isinstance(statement, ast.For) or len(elts) != 2:
+        return None
+    counter, inner = elts
+    if not isinstance(counter, ast.Name) or not isinstance(inner, (ast.Tuple, ast.List)):
+        return None
+    parts = _element_parts(value, line, context)
+    if parts is None or parts != len(inner.elts):
+        return None
+    walked = line.frame.segment(value)
+    target = line.frame.segment(targets)
+    if not walked or not target or "\n" in walked:
+        return None
+    rule = (
+        f"Each element of {code(walked)} has {parts} parts, which {code(target)} unpacks into "
+        f"its inner tuple; the name {code(counter.id)} before it asks for one more value, a "
+        f"step number, which the elements do not hold (Python then unpacks a part into the "
+        f"inner names). `enumerate` gives the number with each element: "
+        f"`for {target} in enumerate({walked}):`"
+    )
+    fix = code(f"enumerate({walked})")
+    if _dataset_of(value, line, context) is not None:
+        return Finding(rule + ".", fix, section="tf-data")
+    return Finding(rule + ".", fix, section=GENERAL_SECTION)
+
+
+_MODEL_CALLS = ("predict", "predict_on_batch", "__call__")
+
+
+def _model_columns_finding(
+    targets: ast.expr, value: ast.expr, line: FailingLine, context: ErrorContext
+) -> Finding | None:
+    """``a, b = model(x)`` on a model whose one output is ``(None, 2)``: Keras returns one
+    tensor (or array), which unpacking walks row by row; its columns are the parts."""
+    from jupyterlab_tfcoach.monitor.errors.families_model_data import _model_output_shape
+
+    if not isinstance(value, ast.Call) or not isinstance(line.statement, ast.Assign):
+        return None
+    func = value.func
+    if isinstance(func, ast.Attribute) and func.attr in _MODEL_CALLS:
+        owner_node: ast.expr = func.value
+    else:
+        owner_node = func
+    found, model = value_of(owner_node, line.frame, context)
+    owner = line.frame.segment(owner_node)
+    described = describe(owner or "", model) if found and owner else None
+    if described is None or described.kind not in ("model", "layer"):
+        return None
+    shape = _model_output_shape(model)
+    count = len(targets.elts)  # type: ignore[attr-defined]
+    if shape is None or len(shape) != 2 or shape[-1] != count:
+        return None
+    call_text = line.frame.segment(value)
+    target = line.frame.segment(targets)
+    if not call_text or not target or "\n" in call_text:
+        return None
+    rule = (
+        f"{code(owner)} has one output, of shape {show_shape(shape)}, so {code(call_text)} "
+        f"returns one tensor, not {count} values: unpacking it walks its rows (one per "
+        f"example), not its {count} columns. Take the columns apart instead (`[:, 0]` is "
+        f"the first column of every row)"
+    )
+    fix = code(f"{target} = {tf_alias(context)}.unstack({call_text}, axis=-1)")
+    return Finding(rule + ".", fix, section=GENERAL_SECTION)
+
+
 def _read_unpacking(error: Recognised, line: FailingLine, context: ErrorContext) -> Finding | None:
     found = _targets_and_value(line.statement)
     if found is None:
         return None
     targets, value = found
     readings = (
+        _counter_finding,
+        _model_columns_finding,
         _step_data_finding,
         _evaluate_finding,
         _dataset_finding,

@@ -14,6 +14,7 @@ from jupyterlab_tfcoach.monitor.errors.context import (
     code,
     kind_of,
 )
+from jupyterlab_tfcoach.monitor.stored_state import library_attribute
 
 _BRANCH = re.compile(r"'(?P<name>\w+)' must also be initialized in the (?P<branch>\w+) branch")
 _CALL_CLASS = re.compile(r"Exception encountered when calling (?P<cls>\w+)\.call\(\)")
@@ -178,6 +179,10 @@ def explain_escaped_tensor(parsed: ParsedError, context: ErrorContext) -> tuple[
         return None
     match = _ESCAPED_NAME.search(parsed.message)
     tensor = (match.group("a") or match.group("b")) if match else None
+    typed = re.search(r"<tf\.Tensor '[^']+' shape=[^>]* dtype=(?P<dtype>\w+)>", parsed.message)
+    collected = _loop_collector(tensor, context, typed.group("dtype") if typed else None)
+    if collected is not None:
+        return collected, "escaped-tensors"
     holder = _holder(tensor, context)
     what = f"The graph tensor {tensor}" if tensor else "A graph tensor"
     where = f", kept in {code(holder)}," if holder else ""
@@ -189,6 +194,91 @@ def explain_escaped_tensor(parsed: ParsedError, context: ErrorContext) -> tuple[
         f"`.assign()`; do not append graph tensors to Python lists or set them on `self`.",
         "escaped-tensors",
     )
+
+
+_MAX_LOOPS = 50
+
+
+def _appends_in(loop: ast.For | ast.While) -> list[tuple[str, ast.expr]]:
+    """``(list name, value)`` of each ``name.append(value)`` statement in a loop's body."""
+    found: list[tuple[str, ast.expr]] = []
+    for statement in loop.body:
+        for node in ast.walk(statement):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr == "append"
+                and isinstance(node.func.value, ast.Name)
+                and len(node.args) == 1
+                and not node.keywords
+            ):
+                found.append((node.func.value.id, node.args[0]))
+    return found
+
+
+def _loop_collector(tensor: str | None, context: ErrorContext, dtype: str | None) -> str | None:
+    """A tensor made in a graph loop's body (TensorFlow names it ``while/...``) that a
+    Python list of that loop collected (``states.append(h)`` in ``for t in tf.range(n)``):
+    AutoGraph traced the body once, so the list holds that trace's tensor, which lives in
+    the loop's graph only. The per-step values belong in a ``tf.TensorArray``."""
+    if not tensor or not tensor.split("/", 1)[0].startswith("while"):
+        return None
+    for frame in context.frames():
+        tree = frame.tree()
+        if tree is None:
+            continue
+        used = {
+            node.id
+            for part in frame.header()
+            for node in ast.walk(part)
+            if isinstance(node, ast.Name)
+        }
+        loops = [n for n in ast.walk(tree) if isinstance(n, (ast.For, ast.While))][:_MAX_LOOPS]
+        candidates = [
+            (loop, name, value)
+            for loop in loops
+            for name, value in _appends_in(loop)
+            if name in used
+        ]
+        if len(candidates) != 1:
+            continue
+        loop, name, value = candidates[0]
+        written = frame.segment(value)
+        if not written or "\n" in written:
+            continue
+        tf = context.module_alias("tensorflow", "tf")
+        # The message's dtype of the leaked tensor, else the frame's value; never a guess.
+        typed = f"{tf}.{dtype}" if dtype and dtype.isidentifier() else None
+        typed = typed or _dtype_of(value, frame, context) or "<the values' dtype>"
+        header = (
+            f"for ... in {frame.segment(loop.iter)}"
+            if isinstance(loop, ast.For)
+            else f"while {frame.segment(loop.test)}"
+        )
+        return (
+            f"The graph tensor {tensor} was made in the body of `{header}:` (line "
+            f"{loop.lineno}), which AutoGraph turns into a tf.while_loop inside the traced "
+            f"function: the body is traced once, so `{name}.append({written})` keeps the "
+            "tensor of that one traced step, which lives in the loop's graph and cannot be "
+            "used after the loop. Collect the values of every step in a tf.TensorArray "
+            f"instead: `{name} = {tf}.TensorArray({typed}, size=0, dynamic_size=True)` "
+            f"before the loop, `{name} = {name}.write({name}.size(), {written})` in place of "
+            f"the append, and `{name}.stack()` after the loop (steps on the first axis) "
+            "where the list was read."
+        )
+    return None
+
+
+def _dtype_of(node: ast.expr, frame: CellFrame, context: ErrorContext) -> str | None:
+    """``tf.float32`` for a value the frame holds as a tensor, in the user's spelling."""
+    found, value = context.resolve(node, frame)
+    if not found:
+        return None
+    held = library_attribute(value, "dtype") if kind_of(value) else None
+    dtype = library_attribute(held, "name") if held is not None else None
+    if type(dtype) is not str or not dtype.isidentifier():
+        return None
+    return f"{context.module_alias('tensorflow', 'tf')}.{dtype}"
 
 
 def _holder(tensor: str | None, context: ErrorContext) -> str | None:
