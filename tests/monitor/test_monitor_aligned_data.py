@@ -385,3 +385,45 @@ def alarm_loss(y_true, y_prob):
     # Look-alikes: the right ratio, and a share of negatives.
     quiet = "w_ok = n_quiet / n_alarm\nneg_weight = n_quiet / (n_alarm + n_quiet)\n"
     assert notes_in(kernel, quiet, LABELS) == []
+
+
+def test_positive_weights_per_label_converted_by_a_call(kernel: KernelSession) -> None:
+    """The ratio inside ``tf.constant(...)`` / ``np.asarray(...)``, one weight per label:
+    every weight below 1 is the inverted ratio all the same."""
+    run(
+        kernel,
+        "tags = (np.random.default_rng(2).random((500, 3)) < [0.4, 0.1, 0.03]).astype('f4')\n",
+    )
+    cell = (
+        "hits = tags.sum(axis=0)\n"
+        "misses = len(tags) - hits\n"
+        "tag_pos_weight = tf.constant(hits / misses, dtype=tf.float32)\n"
+    )
+    [text] = notes_in(kernel, cell, LABELS)
+    assert text.startswith(
+        "`tag_pos_weight = tf.constant(hits / misses, dtype=tf.float32)` (line 3) gives the "
+        "positive class weights from 0."
+    ), text
+    fix = spans(text)[-1]
+    assert fix == "tag_pos_weight = tf.constant(misses / hits, dtype=tf.float32)"
+    assert notes_in(kernel, cell.replace(cell.splitlines()[2], fix), LABELS) == []
+    # Balanced per label: each label's positives weigh as much as its negatives.
+    balance = "np.abs(tag_pos_weight.numpy() * hits / misses - 1).max()"
+    assert value_of(kernel, f"float({balance})") < 1e-5
+    other = "fg_w = np.asarray(hits[:2] / misses[:2]).astype('float32')\n"
+    [text] = notes_in(kernel, other, LABELS)
+    assert spans(text)[-1] == "fg_w = np.asarray(misses[:2] / hits[:2]).astype('float32')"
+    # A label whose positives are the majority gets a weight above 1 all the same.
+    run(kernel, "marks = (np.random.default_rng(7).random((400, 3)) < [0.7, 0.1, 0.03])\n")
+    mixed = "w_rare_pos = tf.constant(marks.sum(0) / (~marks).sum(0), dtype=tf.float32)\n"
+    [text] = notes_in(kernel, mixed, LABELS)
+    assert "below 1 for 2 of its 3 labels, the rarest smallest" in text, text
+    assert spans(text)[-1] == (
+        "w_rare_pos = tf.constant((~marks).sum(0) / marks.sum(0), dtype=tf.float32)"
+    )
+    # Look-alikes: the right ratio in the same call (also as a complement over the
+    # positives, whose majority label is below 1); a weight of the negatives.
+    right = "pos_w = tf.constant(misses / hits)\nneg_weight = np.asarray(hits / len(tags))\n"
+    assert notes_in(kernel, right, LABELS) == []
+    complement = "pos_w = np.asarray((len(marks) - marks.sum(0)) / marks.sum(0))\n"
+    assert notes_in(kernel, complement, LABELS) == []

@@ -144,6 +144,79 @@ def test_sorted_labels_split_alone_get_the_shuffle_in_words(kernel: KernelSessio
     ), text
 
 
+def test_the_held_out_tail_of_sorted_labels_read_with_a_computed_cut(
+    kernel: KernelSession,
+) -> None:
+    """The first slice of the labels holds every class; the second, cut at a point the
+    cell computes (``int(0.7 * len(...))``), holds one: every slice of a name is read."""
+    run(
+        kernel,
+        "gen = np.random.default_rng(4)\n"
+        "readings = gen.normal(size=(200, 6)).astype('float32')\n"
+        "grades = np.repeat([0, 1, 2], [60, 60, 80])\n",
+    )
+    cell = (
+        "cut = int(0.7 * len(grades))\n"
+        "r_fit, r_hold = readings[:cut], readings[cut:]\n"
+        "g_fit, g_hold = grades[:cut], grades[cut:]\n"
+    )
+    [text] = notes_in(kernel, cell, "keras-validation-data")
+    assert value_of(kernel, "sorted(set(g_hold.tolist()))") == [2]  # the symptom
+    assert text.startswith(
+        "`grades` is sorted by class, so `grades[cut:]` (line 3 of this cell) holds class 2 "
+        "only: classes 0 and 1 never appear in that part."
+    ), text
+    fix = last_code(text)
+    assert fix == (
+        "perm = np.random.permutation(len(grades)); readings, grades = readings[perm], grades[perm]"
+    )
+    assert notes_in(kernel, fix + "\n" + cell, "keras-validation-data") == []
+    assert value_of(kernel, "sorted(set(g_hold.tolist()))") == [0, 1, 2]
+    # Look-alike: labels that alternate (no run of a class) split the same way.
+    run(kernel, "grades = np.tile([0, 1, 2], 67)[:200]\n")
+    assert notes_in(kernel, cell, "keras-validation-data") == []
+
+
+OWNERS = (
+    "shop = np.random.default_rng(3)\n"
+    "owners, amounts = [], []\n"
+    "for who in ['kim', 'ola', 'raj', 'eve', 'tom', 'ann', 'bob', 'zoe', 'lee', 'max']:\n"
+    "    for _ in range(12):\n"
+    "        owners.append(who)\n"
+    "        amounts.append(shop.uniform(1, 50))\n"
+    "owners = np.array(owners)\n"
+    "amounts = np.array(amounts, dtype='float32')\n"
+)
+
+
+def test_a_split_of_rows_grouped_by_an_id_written_as_texts(kernel: KernelSession) -> None:
+    """Rows appended owner by owner (not sorted: ``kim`` before ``eve``), cut at ``-hold``:
+    the last owners are in the held-out part only."""
+    run(kernel, OWNERS)
+    cell = (
+        "hold = len(owners) // 5\n"
+        "own_tr, own_te = owners[:-hold], owners[-hold:]\n"
+        "amt_tr, amt_te = amounts[:-hold], amounts[-hold:]\n"
+    )
+    [text] = notes_in(kernel, cell, "keras-validation-data")
+    assert value_of(kernel, "sorted(set(own_te.tolist()) & set(own_tr.tolist()))") == []
+    assert text.startswith(
+        "`owners` keeps the rows of each value together, so `owners[:-hold]` (line 2 of this "
+        "cell) holds values "
+    ), text
+    assert "only: values lee and max never appear in that part." in text
+    fix = last_code(text)
+    assert fix == (
+        "perm = np.random.permutation(len(owners)); amounts, owners = amounts[perm], owners[perm]"
+    )
+    assert notes_in(kernel, fix + "\n" + cell, "keras-validation-data") == []
+    # The amounts moved with their owners, and the held-out owners are seen in training.
+    assert value_of(kernel, "len(set(own_te.tolist()) - set(own_tr.tolist()))") == 0
+    # Look-alike: one id per row (a counter), cut the same way.
+    run(kernel, "owners = np.array([f'o{i}' for i in range(len(amounts))])\n")
+    assert notes_in(kernel, cell, "keras-validation-data") == []
+
+
 # ------------------------------------------------------------------ shuffled predictions
 MODEL = (
     "feats = np.random.rand(64, 2).astype('float32')\n"

@@ -77,6 +77,41 @@ def test_overlapping_slices_of_one_array(kernel: KernelSession) -> None:
     assert notes_in(kernel, "X_train = table[:300]\nX_holdout = table[300:]") == []
 
 
+def test_slices_that_cross_on_data_of_few_distinct_rows(kernel: KernelSession) -> None:
+    """Rows of few distinct values repeat by chance, so comparing values proves nothing:
+    the slices' ranges, worked out from the cell's own bounds, do."""
+    run(kernel, "volumes = np.random.default_rng(5).integers(0, 2, (600, 2, 2)).astype('f4')")
+    cell = "n_fit = 480\nvol_train = volumes[:n_fit]\nvol_test = volumes[-n_fit:]\n"
+    [text] = notes_in(kernel, cell)
+    assert text.startswith(
+        "`vol_test = volumes[-n_fit:]` (line 3) leaves `vol_test` with 360 of its 480 rows "
+        "also in `vol_train`"
+    ), text
+    assert "`vol_train` takes the rows of `volumes` up to 480, and `vol_test` starts at 120" in (
+        text
+    )
+    fix = fix_of(text)
+    assert fix == "vol_test = volumes[n_fit:]"
+    assert notes_in(kernel, fix) == []
+    assert value_of(kernel, "len(vol_test)") == 120
+    # Look-alike: the cut the fix writes, from the start.
+    assert notes_in(kernel, "vol_train = volumes[:n_fit]\nvol_test = volumes[n_fit:]\n") == []
+
+
+def test_a_held_out_head_that_crosses_a_training_tail(kernel: KernelSession) -> None:
+    run(kernel, "frames = np.random.default_rng(6).integers(0, 3, (400, 5)).astype('int8')")
+    cell = "frames_tr, frames_val = frames[len(frames) // 4:], frames[:int(0.5 * len(frames))]\n"
+    [text] = notes_in(kernel, cell)
+    assert "leaves `frames_val` with 100 of its 200 rows also in `frames_tr`" in text, text
+    assert "`frames_tr` takes the rows of `frames` from 100, and `frames_val` ends at 200" in (text)
+    fix = fix_of(text)
+    assert fix == "frames_val = frames[:len(frames) // 4]"
+    assert notes_in(kernel, fix) == []
+    assert value_of(kernel, "len(frames_val) + len(frames_tr)") == 400
+    # Look-alike: a few rows of context shared at the cut (windows over a series).
+    assert notes_in(kernel, "frames_tr = frames[:300]\nframes_val = frames[290:400]\n") == []
+
+
 def test_permuted_indices_that_overlap_and_training_grown_with_test_rows(
     kernel: KernelSession,
 ) -> None:

@@ -338,6 +338,46 @@ def test_tf_logits_loss_on_a_sigmoid_model(kernel: KernelSession) -> None:
     assert value_of(kernel, "gap < 1e-4") is True
 
 
+def test_tf_logits_loss_on_predictions_asked_of_a_sigmoid_model(kernel: KernelSession) -> None:
+    """``model.predict`` and ``model.predict_on_batch`` give the last layer's output as a
+    call of the model does: probabilities for a sigmoid model."""
+    run(kernel, CRITIC_SETUP)
+    cell = (
+        "probs_np = critic.predict(rows, verbose=0)\n"
+        "held_bce = float(tf.reduce_mean(tf.nn.sigmoid_cross_entropy_with_logits(\n"
+        "    labels=marks, logits=probs_np)))\n"
+        "gap = abs(held_bce - reference)\n"
+    )
+    [text] = notes_in(checked_report(run(kernel, cell)), "from-logits")
+    assert text.startswith(
+        "`tf.nn.sigmoid_cross_entropy_with_logits(...)` (line 2 of this cell) takes raw "
+        "scores (logits) and applies its own sigmoid, but `probs_np` is the output of "
+        "`critic`, whose last layer already applies a sigmoid"
+    ), text
+    assert value_of(kernel, "gap > 0.05") is True
+    fix = "keras.ops.binary_crossentropy(marks, probs_np)"
+    assert f"Give the loss probabilities: `{fix}`" in text
+    fixed = cell.replace(
+        "tf.nn.sigmoid_cross_entropy_with_logits(\n    labels=marks, logits=probs_np)", fix
+    )
+    assert notes_in(checked_report(run(kernel, fixed)), "from-logits") == []
+    assert value_of(kernel, "gap < 1e-4") is True
+    batch = (
+        "first = critic.predict_on_batch(rows)[:, 0]\n"
+        "per_row = tf.nn.sigmoid_cross_entropy_with_logits(labels=marks[:, 0], logits=first)\n"
+    )
+    [text] = notes_in(checked_report(run(kernel, batch)), "from-logits")
+    assert "`first` is the output of `critic`" in text, text
+    # Look-alike: the scores of the model without an activation.
+    raw = (
+        "scores_np = plain.predict(rows, verbose=0)\n"
+        "raw_bce = float(tf.reduce_mean(tf.nn.sigmoid_cross_entropy_with_logits(\n"
+        "    labels=marks, logits=scores_np)))\n"
+    )
+    assert notes_in(checked_report(run(kernel, raw)), "from-logits") == []
+    assert abs(value_of(kernel, "raw_bce - reference")) < 1e-4
+
+
 KERAS_LOSS_CELL = """bce_raw = keras.losses.BinaryCrossentropy(from_logits=True)
 with tf.GradientTape() as tape:
     scores = tf.squeeze(critic(rows), axis=-1)

@@ -228,6 +228,49 @@ def test_learning_rate_schedule_that_decays_within_the_first_epoch(
     assert value_of(kernel, "run_log.history['loss'][-1]") < badly / 2
 
 
+STAIRS = """from keras.optimizers.schedules import ExponentialDecay
+keras.utils.set_random_seed(4)
+stairs = ExponentialDecay(0.05, decay_steps=4, decay_rate=0.5, staircase=True)
+plane = keras.Sequential([keras.Input((4,)), keras.layers.Dense(1)])
+plane.compile(optimizer=keras.optimizers.SGD(stairs), loss="mse")
+plane_log = plane.fit(points, prices, epochs=12, verbose=0)
+"""
+
+
+def test_schedule_counted_in_epochs_that_is_gone_by_half_way(kernel: KernelSession) -> None:
+    """``decay_steps=4`` meant as "every 4 epochs": 6% of the rate after the first epoch
+    (not at once), but nothing left by the middle of fit."""
+    [text] = notes_in(report_of(kernel, STAIRS), "stopped-learning")
+    assert text.startswith(
+        "`plane`'s learning rate follows `ExponentialDecay(0.05, "
+        "decay_steps=4, decay_rate=0.5, staircase=True)`, which counts optimizer steps "
+        "(batches), not epochs: it was 0.05 at fit's first step and "
+    ), text
+    assert "half-way through fit (step 114)" in text
+    assert "it fell under 0.1% of its start by half-way" in text
+    assert "If 4 was meant as epochs, it is 76 steps here (4 times 19 batches per epoch)" in text
+    fix = re.findall(r"model with `([^`]+)`", text)[-1]
+    assert fix == "ExponentialDecay(0.05, decay_steps=76, decay_rate=0.5, staircase=True)"
+    assert value_of(kernel, "float(plane.optimizer.learning_rate)") < 1e-6  # the symptom
+    fixed = STAIRS.replace(STAIRS.splitlines()[2].split(" = ")[1], fix)
+    assert notes_in(report_of(kernel, fixed), "stopped-learning") == []
+    assert value_of(kernel, "float(plane.optimizer.learning_rate)") > 0.005
+    # A second spelling (keywords, another optimizer and batch size): the same reading.
+    other = (
+        "keras.utils.set_random_seed(5)\n"
+        "halving = keras.optimizers.schedules.ExponentialDecay(\n"
+        "    initial_learning_rate=0.02, decay_steps=6, decay_rate=0.5)\n"
+        "ridge = keras.Sequential([keras.Input((4,)), keras.layers.Dense(1)])\n"
+        "ridge.compile(optimizer=keras.optimizers.RMSprop(halving), loss='mse')\n"
+        "ridge.fit(points, prices, epochs=10, batch_size=25, verbose=0)\n"
+    )
+    [text] = notes_in(report_of(kernel, other), "stopped-learning")
+    assert "If 6 was meant as epochs, it is 144 steps here (6 times 24 batches per epoch)" in text
+    # Look-alike: a schedule that halves over the whole run.
+    slow = other.replace("decay_steps=6", "decay_steps=240")
+    assert notes_in(report_of(kernel, slow), "stopped-learning") == []
+
+
 # ---------------------------------------------- one model fit again per setting
 SETTINGS = """keras.utils.set_random_seed(3)
 probe = keras.Sequential([keras.Input((4,)), keras.layers.Dense(8), keras.layers.Dense(1)])

@@ -102,6 +102,37 @@ def test_best_by_argmin_on_an_affinity_and_nearest_by_tail_of_distances(
     assert sorted(value_of(kernel, "nearest_two.tolist()")) == [0.1, 0.5]
 
 
+def test_best_items_mapped_by_a_comprehension_over_the_ranking(kernel: KernelSession) -> None:
+    """The pick is the iterator of a comprehension that maps positions to items: the items
+    come from the end the ranking was taken at."""
+    run(kernel, "titles = ['ant', 'bee', 'cat', 'dog', 'eel']\n" + DOCS)
+    cell = (
+        "def best_titles(q, n=2):\n"
+        "    affinity = (doc_vecs[:5] @ tf.reshape(q, (-1, 1)))[:, 0].numpy()\n"
+        "    return [titles[j] for j in np.argsort(affinity)[:n]]\n"
+        "picked = best_titles(doc_vecs[3])"
+    )
+    [text] = intent_notes(kernel, cell)
+    assert text.startswith(
+        "`return [titles[j] for j in np.argsort(affinity)[:n]]` (line 3 of this cell, in "
+        "`best_titles`) picks the smallest of `affinity`"
+    ), text
+    fixed = spans(text)[-1]
+    assert fixed == "return [titles[j] for j in np.argsort(-affinity)[:n]]"
+    assert intent_notes(kernel, with_line(cell, spans(text)[0], fixed)) == []
+    assert value_of(kernel, "picked[0]") == "dog"  # doc 3 is most like itself
+    # A second spelling: a generator given to ``list``, at the top level, over a tensor.
+    run(kernel, "match = tf.linalg.matvec(doc_vecs, query)")
+    other = "top_ids = list(int(i) for i in tf.argsort(match)[:3])"
+    [text] = intent_notes(kernel, other)
+    assert spans(text)[-1] == "top_ids = list(int(i) for i in tf.argsort(-match)[:3])"
+    run(kernel, spans(text)[-1])
+    assert value_of(kernel, "top_ids[0]") == 5
+    # Look-alike: the comprehension over the highest first.
+    right = "top_ids = [int(i) for i in tf.argsort(match, direction='DESCENDING')[:3]]"
+    assert intent_notes(kernel, right) == []
+
+
 def test_correct_rankings_stay_silent(kernel: KernelSession) -> None:
     run(kernel, DOCS)
     cell = (

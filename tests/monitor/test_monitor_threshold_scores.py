@@ -227,3 +227,48 @@ similar = (pair_dist < 0.5).astype(int)
 """
     report = checked_report(run(kernel, cell))
     assert threshold_notes(report) == []
+
+
+def test_own_sigmoid_cut_at_zero_inside_a_function(kernel: KernelSession) -> None:
+    """``tf.sigmoid`` written by the learner, then a cut at 0, inside a ``def`` (its
+    locals are gone after the cell: the source alone tells it)."""
+    run(kernel, DATA)
+    cell = """def rate(batch, labels):
+    odds = tf.math.sigmoid(tf.matmul(batch, rule * 0.8))
+    picked = tf.cast(odds[:, 0] > 0.0, tf.float32)
+    return float(tf.reduce_mean(tf.cast(picked == labels, tf.float32)))
+
+score = rate(feats, truth)
+"""
+    [text] = threshold_notes(checked_report(run(kernel, cell)))
+    assert text.startswith(
+        "`odds[:, 0] > 0.0` (line 3 of this cell, in `rate`) cuts `odds[:, 0]` at 0 as if "
+        "it held raw scores, but `odds` comes from `tf.math.sigmoid(tf.matmul(batch, rule * "
+        "0.8))`: probabilities, never below 0"
+    ), text
+    assert shown(kernel, "score") == shown(kernel, "float(truth.mean())")  # the symptom
+    fix = re.findall(r"`([^`]+)`", text)[-1]
+    assert fix == "odds[:, 0] > 0.5"
+    fixed = cell.replace("odds[:, 0] > 0.0", fix)
+    assert threshold_notes(checked_report(run(kernel, fixed))) == []
+    assert shown(kernel, "score == expected") == "True"
+    # Look-alike: the raw product cut at 0 (the right cut for scores).
+    raw = cell.replace("tf.math.sigmoid(", "(")
+    assert threshold_notes(checked_report(run(kernel, raw))) == []
+
+
+def test_own_softmax_cut_at_zero_at_the_top_level(kernel: KernelSession) -> None:
+    run(kernel, DATA)
+    cell = """shares = keras.ops.softmax(tf.concat([-scorer(feats), scorer(feats)], axis=1))
+chosen = keras.ops.cast(0 < shares[:, 1], "float32")
+"""
+    [text] = threshold_notes(checked_report(run(kernel, cell)))
+    assert "`shares` comes from `keras.ops.softmax(" in text, text
+    fix = re.findall(r"`([^`]+)`", text)[-1]
+    assert fix == "keras.ops.argmax(shares, axis=-1)"
+    run(kernel, f"chosen = {fix}")
+    matched = "float(np.mean(keras.ops.convert_to_numpy(chosen) == truth))"
+    assert shown(kernel, f"{matched} == expected") == "True"
+    # Look-alike: the class of the highest share, compared with the labels.
+    picked = "chosen = keras.ops.argmax(shares, axis=-1)\nhits = chosen == truth\n"
+    assert threshold_notes(checked_report(run(kernel, picked))) == []

@@ -32,6 +32,7 @@ from typing import Any
 
 from jupyterlab_tfcoach.monitor import report as reports
 from jupyterlab_tfcoach.monitor.report import Note
+from jupyterlab_tfcoach.monitor.symptoms.cell_reading import whole_number
 from jupyterlab_tfcoach.monitor.syntax import call_name, parsed_source
 
 SECTION = "labels-and-loss"
@@ -39,32 +40,8 @@ MAX_CELL_CHARS = 50_000
 _TIMESERIES = "timeseries_dataset_from_array"
 
 
-def _integer(node: ast.AST | None, names: Mapping[str, Any]) -> int | None:
-    """An integer expression of literals, ``int`` names and ``+ - * //``."""
-    if node is None:
-        return None
-    if isinstance(node, ast.Constant) and type(node.value) is int:
-        return node.value
-    if isinstance(node, ast.Name):
-        value = names.get(node.id)
-        return value if type(value) is int else None
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-        inner = _integer(node.operand, names)
-        return -inner if inner is not None else None
-    if isinstance(node, ast.BinOp) and isinstance(
-        node.op, ast.Add | ast.Sub | ast.Mult | ast.FloorDiv
-    ):
-        left, right = _integer(node.left, names), _integer(node.right, names)
-        if left is None or right is None:
-            return None
-        if isinstance(node.op, ast.Add):
-            return left + right
-        if isinstance(node.op, ast.Sub):
-            return left - right
-        if isinstance(node.op, ast.Mult):
-            return left * right
-        return left // right if right else None
-    return None
+# The split readers' reading of a whole number (``len(x) - k`` and ``int(...)`` too).
+_integer = whole_number
 
 
 def _base(node: ast.AST) -> str | None:

@@ -48,12 +48,16 @@ from jupyterlab_tfcoach.monitor.symptoms.repeated_draws import repeated_draw_not
 from jupyterlab_tfcoach.monitor.symptoms.spread_statistics import WANTED as SPREAD_WORDS
 from jupyterlab_tfcoach.monitor.symptoms.spread_statistics import spread_statistic_notes
 from jupyterlab_tfcoach.monitor.symptoms.swapped_arguments import swapped_argument_notes
-from jupyterlab_tfcoach.monitor.symptoms.threshold_scores import threshold_notes
+from jupyterlab_tfcoach.monitor.symptoms.threshold_scores import (
+    squashed_cut_notes,
+    threshold_notes,
+)
 from jupyterlab_tfcoach.monitor.symptoms.unused_arguments import WANTED as CALL_WORDS
 from jupyterlab_tfcoach.monitor.symptoms.unused_arguments import unused_argument_notes
 
 _CHECKS: tuple[Callable[[CellCode, dict[str, Any]], list[Note]], ...] = (
     threshold_notes,
+    squashed_cut_notes,
     class_axis_notes,
     integer_mean_notes,
     swapped_argument_notes,

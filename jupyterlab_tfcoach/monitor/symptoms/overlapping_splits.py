@@ -51,6 +51,7 @@ from jupyterlab_tfcoach.monitor.symptoms.adapt_leaks import (
     is_training_name,
     top_statements,
 )
+from jupyterlab_tfcoach.monitor.symptoms.cell_reading import row_count, slice_rows
 from jupyterlab_tfcoach.monitor.symptoms.dataset_order import (
     SKIP,
     TAKE,
@@ -152,6 +153,10 @@ def notes(source: str, namespace: dict[str, Any]) -> list[Note]:
             continue
         seen.add((held, training))
         shared = shared_rows(namespace.get(held), namespace.get(training))
+        if shared is None:
+            # Rows of few distinct values (small pictures, codes) repeat by chance, so
+            # their values prove nothing: two slices of one array whose ranges cross do.
+            shared = _slice_overlap(held, training, cell)
         if shared is not None:
             return [_note(held, training, shared, cell)]
         split = _dataset_overlap(namespace.get(held), namespace.get(training))
@@ -351,49 +356,106 @@ def _seed_fix(held: str, training: str, cell: _Cell) -> tuple[str, str] | None:
     return cause, code
 
 
-def _slice_bounds(node: ast.AST) -> tuple[str, int | None, int | None] | None:
-    """``A[a:b]`` with literal bounds: (``A``, a, b)."""
-    if not (
-        isinstance(node, ast.Subscript)
-        and isinstance(node.value, ast.Name)
-        and isinstance(node.slice, ast.Slice)
-        and node.slice.step is None
-    ):
+def _assigned_value(statement: ast.Assign, name: str) -> ast.expr | None:
+    """What ``name`` is given: the value of ``name = ...``, or its element of ``a, b =
+    x[:n], x[n:]``."""
+    if len(statement.targets) != 1:
         return None
-    bounds: list[int | None] = []
-    for bound in (node.slice.lower, node.slice.upper):
-        if bound is None:
-            bounds.append(None)
-        elif isinstance(bound, ast.Constant) and type(bound.value) is int and bound.value >= 0:
-            bounds.append(bound.value)
-        else:
-            return None
-    return node.value.id, bounds[0], bounds[1]
+    target, value = statement.targets[0], statement.value
+    if isinstance(target, ast.Name):
+        return value if target.id == name else None
+    if (
+        isinstance(target, ast.Tuple | ast.List)
+        and isinstance(value, ast.Tuple | ast.List)
+        and len(target.elts) == len(value.elts)
+    ):
+        for element, part in zip(target.elts, value.elts, strict=True):
+            if isinstance(element, ast.Name) and element.id == name:
+                return part
+    return None
 
 
-def _slice_fix(held: str, training: str, cell: _Cell) -> tuple[str, str] | None:
-    """``X_train = X[:800]``, ``X_val = X[700:900]``: the held-out slice from 800."""
+def _slices(
+    held: str, training: str, cell: _Cell
+) -> tuple[ast.Subscript, tuple[str, int, int, int], ast.Subscript, tuple[int, int], str] | None:
+    """The held-out and training names' slices of one array, with the rows each takes
+    (``cell_reading.slice_rows``) and the source the training slice is written in; None
+    unless both are slices of one name and still hold those rows."""
     found = cell.split_pair(held, training)
     if found is None:
         return None
-    held_at, trained, _ = found
-    if _targets(held_at) != [held] or _targets(trained) != [training]:
-        return None
-    held_slice, trained_slice = _slice_bounds(held_at.value), _slice_bounds(trained.value)
-    if held_slice is None or trained_slice is None or held_slice[0] != trained_slice[0]:
-        return None
-    base, start, stop = held_slice
-    if trained_slice[1] not in (None, 0) or trained_slice[2] is None:
-        return None
-    end = trained_slice[2]
-    if stop is not None and stop <= end:
-        return None
-    code = f"{held} = {base}[{end}:{'' if stop is None else stop}]"
-    cause = (
-        f"`{training}` takes the rows of `{base}` up to {end}, and `{held}` starts at "
-        f"{start or 0}, inside that range."
+    held_at, trained_at, trained_text = found
+    held_value, trained_value = (
+        _assigned_value(held_at, held),
+        _assigned_value(trained_at, training),
     )
-    return cause, code
+    if not isinstance(held_value, ast.Subscript) or not isinstance(trained_value, ast.Subscript):
+        return None
+    held_rows_at = slice_rows(held_value, cell.namespace)
+    trained_rows = slice_rows(trained_value, cell.namespace)
+    if held_rows_at is None or trained_rows is None or held_rows_at[0] != trained_rows[0]:
+        return None
+    # The names still hold those slices (no later statement changed them).
+    if row_count(cell.namespace.get(held)) != held_rows_at[2] - held_rows_at[1]:
+        return None
+    if row_count(cell.namespace.get(training)) != trained_rows[2] - trained_rows[1]:
+        return None
+    return held_value, held_rows_at, trained_value, trained_rows[1:3], trained_text
+
+
+def _slice_overlap(held: str, training: str, cell: _Cell) -> tuple[int, int] | None:
+    """(rows the held-out slice shares with the training slice, its rows) when a quarter
+    of it or more is training rows (a few rows of context, as windows over a series
+    take, are not told)."""
+    found = _slices(held, training, cell)
+    if found is None:
+        return None
+    _, (_, start, stop, _), _, (trained_start, trained_stop), _ = found
+    shared = min(stop, trained_stop) - max(start, trained_start)
+    total = stop - start
+    if shared <= 0 or shared * 4 < total:
+        return None
+    return shared, total
+
+
+def _slice_fix(held: str, training: str, cell: _Cell) -> tuple[str, str] | None:
+    """``X_train = X[:800]``, ``X_val = X[700:900]``: the held-out slice from 800 (and
+    ``X_train = X[200:]``, ``X_val = X[:300]``: the held-out slice up to 200), written
+    with the learner's own bound (``X[n_train:]``)."""
+    found = _slices(held, training, cell)
+    if found is None:
+        return None
+    held_value, (base, start, stop, rows), trained_value, trained_rows, trained_text = found
+    trained_start, trained_stop = trained_rows
+    held_cut, trained_cut = held_value.slice, trained_value.slice
+    assert isinstance(held_cut, ast.Slice) and isinstance(trained_cut, ast.Slice)
+
+    def written(node: ast.expr | None, text: str) -> str | None:
+        return "" if node is None else ast.get_source_segment(text, node)
+
+    if trained_start == 0 and trained_stop < rows and stop > trained_stop:
+        edge = written(trained_cut.upper, trained_text)
+        upper = written(held_cut.upper, cell.source)
+        if not edge or upper is None:
+            return None
+        code = f"{held} = {base}[{edge}:{upper}]"
+        cause = (
+            f"`{training}` takes the rows of `{base}` up to {trained_stop}, and `{held}` "
+            f"starts at {start}, inside that range."
+        )
+        return cause, code
+    if trained_stop == rows and trained_start > 0 and start < trained_start:
+        edge = written(trained_cut.lower, trained_text)
+        lower = written(held_cut.lower, cell.source)
+        if not edge or lower is None:
+            return None
+        code = f"{held} = {base}[{lower}:{edge}]"
+        cause = (
+            f"`{training}` takes the rows of `{base}` from {trained_start}, and `{held}` "
+            f"ends at {stop}, inside that range."
+        )
+        return cause, code
+    return None
 
 
 _DRAWS = ("permutation", "choice")
@@ -444,8 +506,8 @@ def _permutation_fix(held: str, training: str, cell: _Cell) -> tuple[str, str] |
     if not isinstance(drawn, ast.Name) or not isinstance(taken, ast.Subscript):
         return None
     order = taken.value.id if isinstance(taken.value, ast.Name) else None
-    bounds = _slice_bounds(taken)
-    if order is None or bounds is None or bounds[1] not in (None, 0) or bounds[2] is None:
+    bounds = slice_rows(taken, cell.namespace)
+    if order is None or bounds is None or bounds[1] != 0 or bounds[2] >= bounds[3]:
         return None
     draw_at = cell.assignment(drawn.id)
     order_at = cell.assignment(order)

@@ -9,10 +9,15 @@ Found after a cell that completed (a cell without a weight word costs a regular-
 search),
 from its top-level ``W = A / B`` statements: ``W`` a name with a weight word (``weight``,
 ``w``) and a positive word (``pos``, ``positive``, ``fg``, ``foreground``, ``minority``,
-``rare``), holding after the cell a Python or NumPy number in (0, 1); ``A`` not a
+``rare``), holding after the cell a Python or NumPy number in (0, 1), or a small array
+or tensor of positive numbers, most of them below 1 (a weight per label: the majority
+labels' are above 1 under the inverted ratio too; a complement ``n - pos`` on top is
+then the right ratio); the ratio written bare or
+inside calls that only convert it (``tf.constant(pos / neg, dtype=tf.float32)``,
+``np.asarray(...)``, ``.astype(...)``); ``A`` not a
 negatives' count or fraction (no ``neg``, ``background``, ``bg``, ``majority`` word, and
 not ``1 - x``). The note names the statement, its value and the functions of the cell
-that read ``W``; fix: ``W = B / A``.
+that read ``W``; fix: ``W = B / A`` (inside the same calls).
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from jupyterlab_tfcoach.monitor import report as reports
+from jupyterlab_tfcoach.monitor.errors.held_values import NUMBERS, held_array
 from jupyterlab_tfcoach.monitor.report import Note
 from jupyterlab_tfcoach.monitor.syntax import parsed_source
 
@@ -34,6 +40,14 @@ _WEIGHT_WRITTEN = re.compile(r"(?i)weight|(?<![a-z])wt?_|_wt?(?![a-z0-9])")
 _WEIGHT = frozenset({"weight", "weights", "w", "wt"})
 _POSITIVE = frozenset({"pos", "positive", "positives", "fg", "foreground", "minority", "rare"})
 _NEGATIVE = frozenset({"neg", "negative", "negatives", "bg", "background", "majority"})
+# Calls that only change a number's type or library, read through to the ratio inside.
+_CONVERSIONS = frozenset(
+    {"constant", "convert_to_tensor", "array", "asarray", "float", "float32", "float64", "cast"}
+)
+_METHOD_CONVERSIONS = frozenset({"astype", "numpy"})
+_MAX_WRAPPERS = 3
+# A weight per label: a short vector (read in full).
+MAX_WEIGHTS = 10_000
 
 
 def _words(text: str) -> set[str]:
@@ -67,23 +81,28 @@ def notes(source: str, namespace: Mapping[str, Any]) -> list[Note]:
             isinstance(statement, ast.Assign)
             and len(statement.targets) == 1
             and isinstance(statement.targets[0], ast.Name)
-            and isinstance(statement.value, ast.BinOp)
-            and isinstance(statement.value.op, ast.Div)
         ):
+            continue
+        division = _division(statement.value)
+        if division is None:
             continue
         name = statement.targets[0].id
         words = _words(name)
         if not (words & _WEIGHT and words & _POSITIVE):
             continue
-        value = _number(namespace.get(name))
-        if value is None or not 0 < value < 1:
+        value = _weights(namespace.get(name))
+        if value is None:
             continue
-        top, bottom = statement.value.left, statement.value.right
+        top, bottom = division.left, division.right
         top_text = ast.get_source_segment(source, top)
         bottom_text = ast.get_source_segment(source, bottom)
         if top_text is None or bottom_text is None:
             continue
         if _one_minus(top) or _words(top_text) & _NEGATIVE:
+            continue
+        # ``(len(y) - pos) / pos``: a complement on top is the negatives' count, the
+        # right ratio (its majority labels' weights below 1 are right too).
+        if value[3] > 1 and isinstance(top, ast.BinOp) and isinstance(top.op, ast.Sub):
             continue
         readers = [
             node.name
@@ -91,8 +110,50 @@ def notes(source: str, namespace: Mapping[str, Any]) -> list[Note]:
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
             and any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(node))
         ]
-        return [reports.note(_text(statement, name, value, top, bottom, source, readers), SECTION)]
+        text = _text(statement, division, name, value, source, readers)
+        return [reports.note(text, SECTION)]
     return []
+
+
+def _division(node: ast.expr) -> ast.BinOp | None:
+    """``A / B`` written bare or inside the calls that only change its type or library
+    (``tf.constant(pos / neg, dtype=tf.float32)``, ``np.float32(a / b)``,
+    ``(a / b).astype("float32")``, ``float(a / b)``)."""
+    for _ in range(_MAX_WRAPPERS + 1):
+        if isinstance(node, ast.BinOp):
+            return node if isinstance(node.op, ast.Div) else None
+        if not isinstance(node, ast.Call):
+            return None
+        func = node.func
+        name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+        if name in _METHOD_CONVERSIONS and isinstance(func, ast.Attribute):
+            node = func.value
+        elif name in _CONVERSIONS and node.args:
+            node = node.args[0]
+        else:
+            return None
+    return None
+
+
+def _weights(value: Any) -> tuple[float, float, int, int] | None:
+    """(smallest, largest, how many below 1, how many) of a weight held after the cell: a
+    number in (0, 1), or a small array or tensor of positive numbers (one weight per
+    label) most of which are below 1 (a label whose positives are the majority gets a
+    weight above 1 from the inverted ratio too: the rare labels are the ones below)."""
+    number = _number(value)
+    if number is not None:
+        return (number, number, 1, 1) if 0 < number < 1 else None
+    values = held_array(value, MAX_WEIGHTS, NUMBERS)
+    if values is None or values.size == 0:
+        return None
+    try:
+        low, high = float(values.min()), float(values.max())
+        below = int((values < 1).sum())
+    except Exception:
+        return None
+    if not (0 < low and high < float("inf")) or 2 * below <= values.size:
+        return None
+    return low, high, below, int(values.size)
 
 
 def _wrapped(node: ast.expr, text: str) -> str:
@@ -104,25 +165,47 @@ def _wrapped(node: ast.expr, text: str) -> str:
 
 def _text(
     statement: ast.Assign,
+    division: ast.BinOp,
     name: str,
-    value: float,
-    top: ast.expr,
-    bottom: ast.expr,
+    value: tuple[float, float, int, int],
     source: str,
     readers: list[str],
 ) -> str:
     written = ast.get_source_segment(source, statement) or name
+    top, bottom = division.left, division.right
     top_text = ast.get_source_segment(source, top) or ""
     bottom_text = ast.get_source_segment(source, bottom) or ""
-    fixed = f"{name} = {_wrapped(bottom, bottom_text)} / {_wrapped(top, top_text)}"
+    inverted = f"{_wrapped(bottom, bottom_text)} / {_wrapped(top, top_text)}"
+    if division is statement.value:
+        fixed = f"{name} = {inverted}"
+    else:
+        # The call around the ratio stays as written; only the ratio turns over.
+        fixed = _replaced(written, division, source, inverted)
     used = ""
     if readers:
         used = f" (`{readers[0]}` multiplies the positives' loss by it)"
+    low, high, below, count = value
+    if count == 1:
+        weight = f"the weight {low:.3g}{used}: below 1"
+    elif below == count:
+        weight = f"weights from {low:.3g} to {high:.3g}{used}: all below 1"
+    else:
+        weight = (
+            f"weights from {low:.3g} to {high:.3g}{used}: below 1 for {below} of its "
+            f"{count} labels, the rarest smallest"
+        )
     return (
-        f"`{written}` (line {statement.lineno}) gives the positive class the weight "
-        f"{value:.3g}{used}: below 1, so the rare positives count less than the "
+        f"`{written}` (line {statement.lineno}) gives the positive class {weight}, "
+        "so the rare positives count less than the "
         "negatives, and the imbalance it should correct grows (the model predicts the "
         "positive class even less; recall drops). The weight that balances them is the "
         "inverted ratio, negatives over positives. Nothing raises. "
         f"Invert it: `{fixed}`."
     )
+
+
+def _replaced(written: str, part: ast.expr, source: str, text: str) -> str:
+    """``written`` (the statement's source) with ``part``'s source replaced by ``text``
+    (the ratio holds a ``/`` the target name cannot, so its first match is the part)."""
+    segment = ast.get_source_segment(source, part) or ""
+    return written.replace(segment, text, 1) if segment else written

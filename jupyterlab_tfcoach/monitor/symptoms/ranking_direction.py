@@ -19,7 +19,8 @@ ratings) and the smallest for one where smaller is better (distances, errors, lo
 ``min``/``max``, ``top_k``, and a negated operand (``-scores``, ``1 - sims``) flips it.
 Only a statement with exactly one such pick, whose words and computation clearly
 disagree, is told; the fix is the statement with the operand negated, ``reverse=True``
-or ``argmin`` and ``argmax`` swapped. Source only: a function's body is read too.
+or ``argmin`` and ``argmax`` swapped. Source only: a function's body is read too, and a
+comprehension over a pick (``[vocab[i] for i in np.argsort(sims)[:k]]``) is that pick.
 """
 
 from __future__ import annotations
@@ -327,6 +328,14 @@ def _picks(value: ast.AST) -> list[Pick]:
             stack.extend(node.args)
             if isinstance(node.func, ast.Attribute) and not node.args:
                 stack.append(node.func.value)
+        elif (
+            isinstance(node, ast.ListComp | ast.GeneratorExp | ast.SetComp)
+            and len(node.generators) == 1
+            and not node.generators[0].ifs
+        ):
+            # ``[vocab[i] for i in np.argsort(sims)[:k]]`` maps each picked position to
+            # its item: the items come from the end the ranking was taken at.
+            stack.append(node.generators[0].iter)
     return found
 
 

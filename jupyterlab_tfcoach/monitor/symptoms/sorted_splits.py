@@ -7,18 +7,25 @@ the first classes only: the model never sees the rest, and the validation part s
 it on classes it could not learn. Shuffling the training part afterwards does not bring
 them back, and nothing raises.
 
+The same holds for rows stored grouped by an id (a loop that appends each user's
+interactions in turn): a split by position gives the last users to the test part only.
+
 After a cell that completed (a cell without a slice written with ``:`` in brackets costs
 one regular-expression search), each slice ``Y[a:b]`` of a plain name assigned by a top-
 level statement (a look such as ``print(Y[:5])`` is no split) and holding a tenth of the
-rows or more is read: ``Y`` holds, after the cell, a 1-D integer NumPy array or tensor
-(at most ``MAX_ROWS`` values, 2 to ``MAX_CLASSES`` distinct ones, each twice on average)
-sorted in either direction, and the slice lacks one of ``Y``'s classes. The note names
+rows or more is read, every slice of a name (``Y[:n]`` may hold every class while
+``Y[n:]`` lacks some): its bounds are whole numbers as ``cell_reading.slice_rows`` works
+them out (``n_test``, ``-n_test``, ``int(0.8 * len(Y))``); ``Y`` holds, after the cell,
+a 1-D NumPy array or tensor of whole numbers or texts (at most ``MAX_ROWS`` values, 2 to
+``MAX_CLASSES`` distinct ones, each twice on average) where each value fills one run of
+rows (sorted in either direction, or grouped), and the slice lacks one of ``Y``'s
+values. The note names
 the slice, the classes it holds and those it lacks; fix: shuffle ``Y`` and the arrays
 the cell slices the same way (``images[:384]``) by one permutation before the split, a
 line put first in the cell (in words when the cell slices no partner array: a shuffle of
 the labels alone would break every pair).
 
-Reads the labels' values only (one sort check and a count of the classes); nothing here
+Reads the labels' values only (one count of the runs, then a count of the classes); nothing here
 imports TensorFlow or prints.
 """
 
@@ -32,50 +39,45 @@ from typing import Any
 
 from jupyterlab_tfcoach.monitor import report as reports
 from jupyterlab_tfcoach.monitor.report import Note
-from jupyterlab_tfcoach.monitor.symptoms.cell_reading import integer_labels
+from jupyterlab_tfcoach.monitor.symptoms.cell_reading import INTEGERS, held_array, slice_rows
 from jupyterlab_tfcoach.monitor.syntax import numpy_name, parsed_source
 
 SECTION = "keras-validation-data"
 MAX_ROWS = 1_000_000
 MAX_CLASSES = 1000
 MAX_CELL_CHARS = 50_000
-_WANTED = re.compile(r"\w\[\s*[-\w]*\s*:")
+# A slice written in brackets, whatever its bounds (``y[:n]``, ``y[int(0.8 * len(y)):]``).
+_WANTED = re.compile(r"\w\[[^\]\n]*:")
 
 
-def _sorted(labels: Any) -> bool:
-    steps = labels[1:] - labels[:-1] if labels.dtype.kind == "i" else None
-    if steps is None:
-        numpy = sys.modules["numpy"]
-        steps = labels[1:].astype(numpy.int64) - labels[:-1].astype(numpy.int64)
-    return bool((steps >= 0).all() or (steps <= 0).all())
-
-
-def _bounds(node: ast.Slice, namespace: Mapping[str, Any]) -> tuple[int | None, int | None] | None:
-    """The slice's start and stop as ints (None where left out); None when another
-    expression than a whole number or a name holding one is written, or a step."""
-    if node.step is not None:
+def _grouped(labels: Any) -> tuple[Any, bool] | None:
+    """(the distinct values, whether they run in order) when each value of ``labels``
+    fills one run of rows (sorted either way, or grouped as ``np.repeat`` and a loop per
+    user build them) and values repeat (each twice on average); None otherwise."""
+    numpy = sys.modules["numpy"]
+    # One pass counts the runs: shuffled data has about as many runs as rows and stops
+    # here, before the sort in ``unique``.
+    runs = int(numpy.count_nonzero(labels[1:] != labels[:-1])) + 1
+    if not 2 <= runs <= min(MAX_CLASSES, labels.shape[0] // 2):
         return None
-    found: list[int | None] = []
-    for part in (node.lower, node.upper):
-        if part is None:
-            found.append(None)
-        elif isinstance(part, ast.Constant) and type(part.value) is int:
-            found.append(part.value)
-        elif (
-            isinstance(part, ast.UnaryOp)
-            and isinstance(part.op, ast.USub)
-            and isinstance(part.operand, ast.Constant)
-            and type(part.operand.value) is int
-        ):
-            found.append(-part.operand.value)
-        elif isinstance(part, ast.Name) and type(namespace.get(part.id)) is int:
-            found.append(namespace[part.id])
-        else:
-            return None
-    return found[0], found[1]
+    classes = numpy.unique(labels)
+    if classes.shape[0] != runs:
+        return None
+    if labels.dtype.kind in "iu":
+        steps = labels[1:].astype(numpy.int64) - labels[:-1].astype(numpy.int64)
+        ordered = bool((steps >= 0).all() or (steps <= 0).all())
+    else:
+        ordered = bool((labels[1:] >= labels[:-1]).all() or (labels[1:] <= labels[:-1]).all())
+    return classes, ordered
 
 
-def _listed(classes: list[int]) -> str:
+def _labels(value: Any) -> Any | None:
+    """A 1-D array or eager tensor of whole numbers or texts (ids, class names)."""
+    values = held_array(value, MAX_ROWS, (*INTEGERS, "str", "bytes"), ndim=1)
+    return values if values is not None and values.shape[0] > 1 else None
+
+
+def _listed(classes: list[Any]) -> str:
     shown = [str(c) for c in classes[:8]] + (["..."] if len(classes) > 8 else [])
     return shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " and " + shown[-1]
 
@@ -103,39 +105,51 @@ def notes(source: str, namespace: Mapping[str, Any]) -> list[Note]:
         and isinstance(node.value, ast.Name)
         and isinstance(node.slice, ast.Slice)
     ]
-    checked: set[str] = set()
+    read: dict[str, Any] = {}
     for node in slices:
         name = node.value.id  # type: ignore[attr-defined]
-        bounds = _bounds(node.slice, namespace)  # type: ignore[arg-type]
-        if bounds is None:
+        rows = slice_rows(node, namespace)
+        if rows is None:
             continue
-        labels = integer_labels(namespace.get(name), MAX_ROWS) if name not in checked else None
-        checked.add(name)
-        if labels is None:
+        # Each name's values are read once, and every slice of it checked (``labels[:n]``
+        # may hold all classes while ``labels[n:]`` lacks some).
+        if name not in read:
+            labels = _labels(namespace.get(name))
+            read[name] = _grouped(labels) if labels is not None else None
+            if read[name] is not None:
+                read[name] = (labels, *read[name])
+        found = read[name]
+        if found is None:
             continue
-        # One pass first: the sort in ``unique`` only for labels already in order.
-        if not _sorted(labels):
-            continue
-        classes = numpy.unique(labels)
-        # Labels repeat (at least twice per class on average): ids and counters do not.
-        if not 2 <= classes.shape[0] <= min(MAX_CLASSES, labels.shape[0] // 2):
-            continue
-        part = labels[bounds[0] : bounds[1]]
+        labels, classes, ordered = found
+        part = labels[rows[1] : rows[2]]
         # A part of the data (a tenth or more), not a peek at its first rows.
         if part.shape[0] < max(2, labels.shape[0] // 10):
             continue
         held = numpy.unique(part)
-        missing = [int(c) for c in classes if c not in held]
+        missing = [c.item() for c in classes[~numpy.isin(classes, held)]]
         if missing:
-            return [_note(node, name, [int(c) for c in held], missing, slices, source, namespace)]
+            return [
+                _note(
+                    node,
+                    name,
+                    [c.item() for c in held],
+                    missing,
+                    ordered,
+                    slices,
+                    source,
+                    namespace,
+                )
+            ]
     return []
 
 
 def _note(
     node: ast.Subscript,
     name: str,
-    held: list[int],
-    missing: list[int],
+    held: list[Any],
+    missing: list[Any],
+    ordered: bool,
     slices: list[ast.Subscript],
     source: str,
     namespace: Mapping[str, Any],
@@ -157,17 +171,22 @@ def _note(
             same_rows = False
         if same_rows:
             partners.append(partner)
-    one = "class" if len(missing) == 1 else "classes"
+    # Labels in order are classes; ids grouped row by row (a user's interactions) are
+    # values, which the split leaves out the same way.
+    noun, nouns = ("class", "classes") if ordered else ("value", "values")
+    order = "is sorted by class" if ordered else "keeps the rows of each value together"
     text = (
-        f"`{name}` is sorted by class, so `{written}` (line {node.lineno} of this cell) "
-        f"holds class{'es' if len(held) > 1 else ''} {_listed(held)} only: {one} "
+        f"`{name}` {order}, so `{written}` (line {node.lineno} of this cell) "
+        f"holds {nouns if len(held) > 1 else noun} {_listed(held)} only: "
+        f"{noun if len(missing) == 1 else nouns} "
         f"{_listed(missing)} never appear{'s' if len(missing) == 1 else ''} in that part. "
         "A split taken before shuffling keeps the order the data was built in; a model "
-        "trained on it never sees those classes, and shuffling the part afterwards does "
+        f"trained on it never sees those {nouns}, and shuffling the part afterwards does "
         "not bring them back. Nothing raises."
     )
     numpy = numpy_name(namespace)
-    if numpy is None or not partners:
+    # ``labels[perm]`` runs on NumPy arrays only (a tensor takes ``tf.gather``).
+    if numpy is None or not partners or type(namespace[name]).__name__ != "ndarray":
         # Without the arrays that pair with these labels, a printed shuffle of the labels
         # alone would break every pair: say it in words.
         return reports.note(

@@ -14,8 +14,9 @@ Told in the cell that writes it, from its source: after a completed cell holding
 ``logits`` or ``threshold`` (substring tests otherwise), in each scope of the cell (top
 level, each ``def``), the predictions given to such a loss or metric are followed back
 through the scope's assignments (and one level into a helper function of the learner's,
-from its source) to a call of a model in the namespace whose last layer has a sigmoid or
-softmax activation (``loss_agreement.model_ending``: Keras's stored layers, nothing run):
+from its source) to a call of a model in the namespace (``model(x)``, ``model.predict(x)``,
+``model.predict_on_batch(x)``) whose last layer has a sigmoid or softmax activation
+(``loss_agreement.model_ending``: Keras's stored layers, nothing run):
 
 - ``tf.nn.sigmoid_cross_entropy_with_logits`` and ``softmax``/``sparse_softmax`` ones:
   told always; fix, the same loss on probabilities, ``keras.ops.binary_crossentropy(labels,
@@ -64,6 +65,7 @@ _KERAS_LOSS_FUNCTIONS = frozenset(
 )
 _RESHAPES = frozenset({"squeeze", "reshape", "flatten", "ravel"})
 _PROBABILITY_ACTIVATIONS = ("sigmoid", "softmax")
+_PREDICTIONS = frozenset({"predict", "predict_on_batch", "__call__"})
 
 
 @dataclass(frozen=True)
@@ -96,13 +98,18 @@ class _Scope:
         name = call_name(node)
         if name in _RESHAPES and node.args:
             return self.origin(node.args[0], True)
-        if isinstance(node.func, ast.Name):
-            model = self.namespace.get(node.func.id)
+        # The model called (``model(x)``) or asked for predictions (``model.predict(x)``,
+        # ``model.predict_on_batch(x)``): both give its last layer's output.
+        func = node.func
+        if isinstance(func, ast.Attribute) and func.attr in _PREDICTIONS:
+            func = func.value
+        if isinstance(func, ast.Name):
+            model = self.namespace.get(func.id)
             if model is None or not _keras_model(model):
                 return None
             ending = model_ending(model)
             if ending is not None and ending[0] in _PROBABILITY_ACTIVATIONS:
-                return Origin(node.func.id, ending[0], reshaped)
+                return Origin(func.id, ending[0], reshaped)
         return None
 
     def learn(self, node: ast.AST) -> None:

@@ -30,6 +30,10 @@ The fix keeps the value's kind: the same comparison at the score whose sigmoid i
 the sigmoid (``tf.round(tf.sigmoid(scores))``, ``np.round(1 / (1 + np.exp(-scores)))``);
 for probabilities cut at 0, the cut at 0.5 (sigmoid) or the class of the highest
 probability (``np.argmax(probs, axis=-1)``, softmax over several units).
+The same cut at 0 is told, from the source alone, where the cell squashes the value
+itself: ``probs = tf.sigmoid(h @ w + b)`` (or ``softmax``, any module's spelling) then
+``probs[:, 0] > 0.0`` in the same scope, a ``def`` body too (its locals are gone after the
+cell, and a function that thresholds is as wrong as a top-level line).
 Cost: nothing for a cell without a threshold; the origin of a threshold's operand is one
 history scan (the newest cell assigning its name, parsed once) only for a candidate.
 """
@@ -52,7 +56,14 @@ from jupyterlab_tfcoach.monitor.symptoms.cell_reading import (
     value_kind_at,
     value_range,
 )
-from jupyterlab_tfcoach.monitor.syntax import held_at, history_assignments, source_segment
+from jupyterlab_tfcoach.monitor.syntax import (
+    function_scopes,
+    held_at,
+    history_assignments,
+    parsed_source,
+    scope_nodes,
+    source_segment,
+)
 from jupyterlab_tfcoach.monitor.training.loss_agreement import model_ending
 
 SECTION = "from-logits"
@@ -321,3 +332,133 @@ def _text(found: Threshold, held: str, described: str, why: str, kind: str) -> s
         f"{described}, {why}. For such scores {where_wrong}: the predictions and any "
         f"accuracy computed from them are wrong, without any error. {fix}"
     )
+
+
+# ------------------------------------------------- a cut at 0 of a sigmoid written in code
+# ``probs = tf.sigmoid(h @ w + b)`` then ``probs > 0``: the value's origin is a squashing
+# call the learner wrote, in any scope of the cell (a ``def`` too, whose locals are gone
+# after the cell: the source alone tells it, no value is read).
+_SQUASHES = frozenset({"sigmoid", "softmax"})
+
+
+@dataclass(frozen=True)
+class _SquashedCut:
+    node: ast.Compare
+    text: str
+    operand_text: str
+    squash: str  # the squashing call as written: ``tf.sigmoid(h_end @ W_out + b_out)``
+    kind: str  # ``sigmoid`` or ``softmax``
+    held: str  # the name holding it, or the call itself
+    scope: str | None  # the function it is in
+
+
+def _squash_of(node: ast.AST) -> ast.Call | None:
+    node = unwrap(node)
+    if isinstance(node, ast.Call) and call_name(node) in _SQUASHES and node.args:
+        return node
+    return None
+
+
+def _cut_at_zero(node: ast.AST) -> ast.expr | None:
+    """``x`` of ``x > 0``, ``x >= 0.0``, ``0 < x``, ``0.0 <= x``."""
+    if not (isinstance(node, ast.Compare) and len(node.ops) == 1):
+        return None
+    symbol = _OPERATORS.get(type(node.ops[0]))
+    if symbol in (">", ">=") and _zero(node.comparators[0]):
+        return node.left
+    if symbol in ("<", "<=") and _zero(node.left):
+        return node.comparators[0]
+    return None
+
+
+def _squashed_cuts(code: CellCode) -> list[_SquashedCut]:
+    found: list[_SquashedCut] = []
+    tree = parsed_source(code.source)
+    if tree is None:
+        return found
+    for scope in function_scopes(tree):
+        name = getattr(scope, "name", None)
+        # The last squashing call assigned to each name so far, in source order.
+        squashed: dict[str, ast.Call] = {}
+        for node in scope_nodes(scope):
+            if isinstance(node, ast.Assign) and len(node.targets) == 1:
+                target = node.targets[0]
+                if isinstance(target, ast.Name):
+                    call = _squash_of(node.value)
+                    if call is not None:
+                        squashed[target.id] = call
+                    else:
+                        squashed.pop(target.id, None)
+                continue
+            operand = _cut_at_zero(node)
+            if operand is None:
+                continue
+            held = unwrap(operand, reshapes=True)
+            while isinstance(held, ast.Subscript):
+                held = held.value
+            call = _squash_of(held)
+            held_text = code.segment(held)
+            if call is None and isinstance(held, ast.Name):
+                call = squashed.get(held.id)
+            text, operand_text = code.segment(node), code.segment(operand)
+            squash = code.segment(call) if call is not None else None
+            if call is None or None in (text, operand_text, squash, held_text):
+                continue
+            kind = call_name(call) or "sigmoid"
+            assert isinstance(node, ast.Compare)
+            found.append(
+                _SquashedCut(node, text, operand_text, squash, kind, held_text, name)  # type: ignore[arg-type]
+            )
+    return found
+
+
+def squashed_cut_notes(code: CellCode, namespace: dict[str, Any]) -> list[Note]:
+    """Notes for probabilities the cell's own sigmoid or softmax made, cut at 0."""
+    # A cell that writes no sigmoid or softmax has none of these: two substring tests.
+    if "sigmoid" not in code.source and "softmax" not in code.source:
+        return []
+    found = code.memo.get("squashed_cuts")
+    if found is None:
+        found = code.memo["squashed_cuts"] = _squashed_cuts(code)
+    notes: list[Note] = []
+    told: set[str] = set()
+    for cut in found:
+        if cut.text in told:
+            continue
+        told.add(cut.text)
+        where = f"line {cut.node.lineno} of this cell"
+        if cut.scope is not None:
+            where += f", in `{cut.scope}`"
+        origin = (
+            f"`{cut.held}` comes from `{cut.squash}`"
+            if cut.held != cut.squash
+            else f"`{cut.squash}` is"
+        )
+        if cut.kind == "softmax":
+            module = "tf" if cut.squash.startswith("tf.") else "keras.ops"
+            fix = (
+                "A softmax gives one probability per class: the predicted class is the one "
+                f"with the highest probability, `{module}.argmax({cut.held}, axis=-1)`."
+            )
+        else:
+            fixed = _at_one_half(cut)
+            fix = f"Cut the probabilities at 0.5: `{fixed}`."
+        text = (
+            f"`{cut.text}` ({where}) cuts `{cut.operand_text}` at 0 as if it held raw "
+            f"scores, but {origin}: probabilities, never below 0, so `{cut.text}` is True "
+            "for every example and the predictions and any accuracy computed from them are "
+            f"wrong, without any error. {fix}"
+        )
+        notes.append(reports.note(text, SECTION))
+        if len(notes) >= MAX_NOTES:
+            break
+    return notes
+
+
+def _at_one_half(cut: _SquashedCut) -> str:
+    """The comparison as written, its 0 replaced by 0.5."""
+    node = cut.node
+    symbol = _OPERATORS[type(node.ops[0])]
+    if _zero(node.comparators[0]):
+        return f"{cut.operand_text} {symbol} 0.5"
+    return f"0.5 {symbol} {cut.operand_text}"

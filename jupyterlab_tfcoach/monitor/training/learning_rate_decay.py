@@ -8,11 +8,14 @@ decay_steps=1, decay_rate=0.5)`` halves the rate at every batch, so after one ep
 The symptom, after a ``fit`` that stepped the optimizer: the optimizer's stored
 ``_learning_rate`` is a Keras ``LearningRateSchedule`` (a library class: its ``__call__``
 is Keras's, eager, no trace) whose rate at the end of fit's first epoch (at a tenth of
-fit's steps for a single epoch) is under ``FRACTION`` of its rate at fit's first step.
+fit's steps for a single epoch) is under ``FRACTION`` of its rate at fit's first step,
+or whose rate half-way through fit is under ``LATE_FRACTION`` of it (``decay_steps=5``
+written for "every 5 epochs": halved every 5 batches, it is gone by the middle of fit).
 The schedule is asked at three steps (fit's first, that early one, its last), each an
 eager op (~0.3 ms). The fix is the schedule's constructor as written in the cell with
 ``decay_steps`` set to the number of steps fit ran, so the rate decays over the whole
-run; a user's own schedule class is never called.
+run, or, for that slower fall, when the stored ``decay_steps`` is fewer than the epochs
+fit ran (a count of epochs), that many epochs' batches; a user's own schedule class is never called.
 
 Nothing here imports TensorFlow or prints; every failure leaves the note out.
 """
@@ -32,6 +35,9 @@ from jupyterlab_tfcoach.monitor.training.fit_watch import FitRun
 
 SECTION = "stopped-learning"  # weights that stop changing while training runs
 FRACTION = 0.01
+# The rate at half of fit's steps, against its start, under which the second half of the
+# run is told (decay far faster than the run, though not at once).
+LATE_FRACTION = 0.001
 MAX_HISTORY_CELLS = 50
 
 
@@ -117,8 +123,16 @@ def decay_notes(fits: list[FitRun], namespace: Mapping[str, Any], cell_source: s
             early = steps // epochs if epochs >= 2 else max(1, steps // 10)
             start = _rate(schedule, run.steps_before)
             at_early = _rate(schedule, run.steps_before + early)
-            if start is None or at_early is None or start <= 0 or at_early >= FRACTION * start:
+            if start is None or at_early is None or start <= 0:
                 continue
+            late = False
+            if at_early >= FRACTION * start:
+                # A slower fall that still leaves the second half of fit without a rate
+                # (``decay_steps=5`` meant as epochs, with 19 batches per epoch).
+                halfway = _rate(schedule, run.steps_before + steps // 2)
+                if halfway is None or steps // 2 <= early or halfway >= LATE_FRACTION * start:
+                    continue
+                early, at_early, late = steps // 2, halfway, True
             end = _rate(schedule, run.steps_after)
             told.add(run.model_id)
             notes.append(
@@ -132,6 +146,7 @@ def decay_notes(fits: list[FitRun], namespace: Mapping[str, Any], cell_source: s
                     (start, at_early, end),
                     namespace,
                     cell_source,
+                    late,
                 )
             )
         except Exception:
@@ -149,12 +164,18 @@ def _note(
     rates: tuple[float, float, float | None],
     namespace: Mapping[str, Any],
     cell_source: str,
+    late: bool = False,
 ) -> Note:
     start, at_early, end = rates
     class_name = type(schedule).__name__
     name = name_bound_to(id(model), namespace)
     who = f"`{name}`" if name else "the model"
-    moment = "after the first epoch" if epochs >= 2 else f"after {early} of its {steps} steps"
+    if late:
+        moment = "half-way through fit"
+    elif epochs >= 2:
+        moment = "after the first epoch"
+    else:
+        moment = f"after {early} of its {steps} steps"
     written = _written(_sources(namespace, cell_source), class_name)
     shown = (
         " ".join((ast.get_source_segment(written[0], written[1]) or "").split()) if written else ""
@@ -167,10 +188,35 @@ def _note(
     )
     if end is not None:
         text += f", {end:.3g} at the end (step {steps})"
-    text += (
-        ": it fell under 1% of its start almost at once, so the weights barely moved for "
-        "the rest of fit (no error: the loss just stops improving)."
+    if late:
+        text += (
+            ": it fell under 0.1% of its start by half-way, so the weights barely moved for "
+            "the second half of fit (no error: the loss just stops improving)."
+        )
+    else:
+        text += (
+            ": it fell under 1% of its start almost at once, so the weights barely moved for "
+            "the rest of fit (no error: the loss just stops improving)."
+        )
+    # A ``decay_steps`` smaller than the epochs run reads as a count of epochs: that many
+    # epochs' batches keeps the pace meant.
+    per_epoch = steps // epochs if epochs >= 2 else 0
+    written_steps = stored(schedule, "decay_steps")
+    meant = (
+        written_steps * per_epoch
+        if late and type(written_steps) is int and per_epoch and 1 <= written_steps < epochs
+        else None
     )
+    fix = None
+    if written and meant:
+        fix = _with_decay_steps(written[0], written[1], meant)
+        if fix:
+            text += (
+                f" If {written_steps} was meant as epochs, it is {meant} steps here "
+                f"({written_steps} times {per_epoch} batches per epoch): compile a fresh "
+                f"model with `{fix}` and fit again."
+            )
+            return reports.note(text, SECTION)
     fix = _with_decay_steps(written[0], written[1], steps) if written else None
     if fix:
         text += (
