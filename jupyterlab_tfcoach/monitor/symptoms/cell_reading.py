@@ -197,6 +197,27 @@ class CellCode:
             yield current
             current = self.parents.get(id(current))
 
+    def statement_of(self, node: ast.AST) -> ast.stmt | None:
+        """The innermost statement holding the node (where a printed fix is written)."""
+        for parent in self.ancestors(node):
+            if isinstance(parent, ast.stmt):
+                return parent
+        return None
+
+    def replaced_in(self, statement: ast.AST, node: ast.AST, new: str) -> str | None:
+        """The statement's one-line text with the node's text replaced by ``new``; None
+        when either spans several lines or they start on different lines."""
+        text, old = self.segment(statement), self.segment(node)
+        if text is None or old is None:
+            return None
+        # segment() gave text, so both nodes carry positions.
+        if getattr(node, "lineno", 0) != getattr(statement, "lineno", 0):
+            return None
+        start = getattr(node, "col_offset", 0) - getattr(statement, "col_offset", 0)
+        if text[start : start + len(old)] != old:
+            return None
+        return text[:start] + new + text[start + len(old) :]
+
 
 def parse_cell(source: str) -> CellCode | None:
     tree = parsed_source(source)

@@ -84,13 +84,6 @@ def _filled_by_evaluate(name: str, source: str, namespace: dict[str, Any]) -> bo
     return False
 
 
-def _statement(code: CellCode, node: ast.AST) -> ast.AST | None:
-    for parent in code.ancestors(node):
-        if isinstance(parent, ast.stmt):
-            return parent
-    return None
-
-
 def evaluation_column_notes(code: CellCode, namespace: dict[str, Any]) -> list[Note]:
     if WANTED.search(code.source) is None:
         return []
@@ -113,7 +106,7 @@ def evaluation_column_notes(code: CellCode, namespace: dict[str, Any]) -> list[N
         func_text = code.segment(node.func)
         if call_text is None or func_text is None:
             continue
-        statement = _statement(code, node)
+        statement = code.statement_of(node)
         target = None
         if (
             isinstance(statement, ast.Assign)

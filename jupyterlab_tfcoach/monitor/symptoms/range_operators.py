@@ -130,13 +130,6 @@ def _fixed_join(code: CellCode, node: ast.AST, kind: str) -> str | None:
     return text[:start] + between.replace(old, new) + text[stop:]
 
 
-def _statement(code: CellCode, node: ast.AST) -> ast.AST | None:
-    for parent in code.ancestors(node):
-        if isinstance(parent, ast.stmt):
-            return parent
-    return None
-
-
 def range_operator_notes(code: CellCode, namespace: dict[str, Any]) -> list[Note]:
     if WANTED.search(code.source) is None:
         return []
@@ -167,7 +160,7 @@ def range_operator_notes(code: CellCode, namespace: dict[str, Any]) -> list[Note
             continue
         assert join_text is not None and fixed_join is not None
         fixed = fixed_join
-        statement = _statement(code, node)
+        statement = code.statement_of(node)
         statement_text = code.segment(statement) if statement is not None else None
         if statement is not None and statement_text is not None and statement.lineno == node.lineno:
             start = node.col_offset - statement.col_offset

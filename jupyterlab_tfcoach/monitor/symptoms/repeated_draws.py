@@ -127,16 +127,6 @@ def _fixed_call(code: CellCode, call: ast.Call) -> str | None:
     return f"{holder}({', '.join(str(p) for p in [*parts, 'training=True'])})"
 
 
-def _replaced(code: CellCode, statement: ast.AST, call: ast.Call, fixed: str) -> str | None:
-    text, call_text = code.segment(statement), code.segment(call)
-    if text is None or call_text is None or call.lineno != statement.lineno:
-        return None
-    start = call.col_offset - statement.col_offset
-    if text[start : start + len(call_text)] != call_text:
-        return None
-    return text[:start] + fixed + text[start + len(call_text) :]
-
-
 def _candidates(code: CellCode) -> list[tuple[str, ast.AST, ast.AST, set[str], str]]:
     """(name, statement, element, loop variables, count text) for each value the cell
     builds from repeated passes."""
@@ -206,7 +196,7 @@ def repeated_draw_notes(code: CellCode, namespace: dict[str, Any]) -> list[Note]
         call_text = code.segment(call)
         if fixed_call is None or call_text is None:
             continue
-        fixed = _replaced(code, statement, call, fixed_call)
+        fixed = code.replaced_in(statement, call, fixed_call)
         if fixed is None:
             continue
         kinds = [k for k in mode_layers(model) if k in _RANDOM_KINDS]

@@ -177,16 +177,6 @@ def _numpy_prefix(namespace: dict[str, Any]) -> str:
     return "np."
 
 
-def _replaced(code: CellCode, statement: ast.AST, node: ast.AST, new: str) -> str | None:
-    text, old = code.segment(statement), code.segment(node)
-    if text is None or old is None or node.lineno != statement.lineno:
-        return None
-    start = node.col_offset - statement.col_offset
-    if text[start : start + len(old)] != old:
-        return None
-    return text[:start] + new + text[start + len(old) :]
-
-
 def _z_factor(node: ast.AST) -> ast.AST | None:
     """``S`` of ``z * S`` or ``S * z`` with ``z`` a normal quantile."""
     if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult)):
@@ -195,13 +185,6 @@ def _z_factor(node: ast.AST) -> ast.AST | None:
         if isinstance(factor, ast.Constant) and type(factor.value) in (int, float):
             if float(factor.value) in _Z_VALUES:
                 return other
-    return None
-
-
-def _statement(code: CellCode, node: ast.AST) -> ast.AST | None:
-    for parent in code.ancestors(node):
-        if isinstance(parent, ast.stmt):
-            return parent
     return None
 
 
@@ -233,7 +216,7 @@ def spread_statistic_notes(code: CellCode, namespace: dict[str, Any]) -> list[No
                 continue
             new = _converted(code, node.value, said, numpy_prefix)
             value_text = code.segment(node.value)
-            fixed = _replaced(code, node, node.value, new) if new is not None else None
+            fixed = code.replaced_in(node, node.value, new) if new is not None else None
             if fixed is None or value_text is None:
                 continue
             square = "its square root" if said == STD else "its square"
@@ -252,12 +235,12 @@ def spread_statistic_notes(code: CellCode, namespace: dict[str, Any]) -> list[No
             spread = _z_factor(side)
             if spread is None or reader.kind(spread) != VARIANCE:
                 continue
-            statement = _statement(code, node)
+            statement = code.statement_of(node)
             if statement is None or id(statement) in told:
                 break
             new = _converted(code, spread, STD, numpy_prefix)
             side_text, spread_text = code.segment(side), code.segment(spread)
-            fixed = _replaced(code, statement, spread, new) if new is not None else None
+            fixed = code.replaced_in(statement, spread, new) if new is not None else None
             if fixed is None or side_text is None or spread_text is None:
                 break
             told.add(id(statement))
