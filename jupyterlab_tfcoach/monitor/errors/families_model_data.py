@@ -906,7 +906,7 @@ def _known_dims(spec: Any) -> tuple[int | None, ...] | None:
     return dims if type(dims) is tuple else None
 
 
-def _model_output_shape(model: Any) -> tuple[int | None, ...] | None:
+def model_output_shape(model: Any) -> tuple[int | None, ...] | None:
     """The shape of a model's one output, from what Keras stores (``_outputs``)."""
     functional = stored(model, "_functional")
     outputs = stored(functional if functional is not None else model, "_outputs")
@@ -959,7 +959,7 @@ def _read_unknown_rank(
     if not unknown or not data_source or "\n" in data_source:
         return None
     inputs = model_input_shapes(model)
-    output = _model_output_shape(model)
+    output = model_output_shape(model)
     targets: dict[int, tuple[int | None, ...]] = {}
     if 0 in unknown and len(inputs) == 1:
         targets[0] = inputs[0]
@@ -1035,7 +1035,7 @@ def _read_label_structure(
     outputs = stored(functional if functional is not None else model, "_outputs")
     if type(outputs) is not list or len(outputs) != 1:
         return None
-    output = _model_output_shape(model)
+    output = model_output_shape(model)
     model_name = line.frame.segment(call.func.value) or "the model"  # type: ignore[attr-defined]
     one_output = (
         f"{code(model_name)} has one output"

@@ -42,6 +42,7 @@ from jupyterlab_tfcoach.monitor.errors.failing_line import (
     show_shape,
     value_of,
 )
+from jupyterlab_tfcoach.monitor.errors.families_model_data import model_output_shape
 from jupyterlab_tfcoach.monitor.errors.family_record import (
     GENERAL_SECTION,
     ErrorFamily,
@@ -588,8 +589,6 @@ def _model_columns_finding(
 ) -> Finding | None:
     """``a, b = model(x)`` on a model whose one output is ``(None, 2)``: Keras returns one
     tensor (or array), which unpacking walks row by row; its columns are the parts."""
-    from jupyterlab_tfcoach.monitor.errors.families_model_data import _model_output_shape
-
     if not isinstance(value, ast.Call) or not isinstance(line.statement, ast.Assign):
         return None
     func = value.func
@@ -602,7 +601,7 @@ def _model_columns_finding(
     described = describe(owner or "", model) if found and owner else None
     if described is None or described.kind not in ("model", "layer"):
         return None
-    shape = _model_output_shape(model)
+    shape = model_output_shape(model)
     count = len(targets.elts)  # type: ignore[attr-defined]
     if shape is None or len(shape) != 2 or shape[-1] != count:
         return None
