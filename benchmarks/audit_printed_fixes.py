@@ -216,7 +216,10 @@ def _apply_statement(cell: _Cell, span: str, parsed: ast.Module, prose: str = ""
         if len(set(targets)) > 1:
             # ``a, b = f([x, y])`` "in place of the two lines" that made ``a`` and ``b``.
             parts = [s for s in matches if set(_targets(s)) <= set(targets)]
-            if len(parts) > 1:
+            # Lines that each made one of the names, not one name made twice (``g = tape
+            # .gradient(...)`` then ``g = clip(g)``: only the later one is rewritten).
+            made = [name for part in parts for name in set(_targets(part))]
+            if len(parts) > 1 and len(made) == len(set(made)):
                 for extra in reversed(parts[1:]):
                     cell.replace(extra.lineno, extra.end_lineno or extra.lineno, [])
                 indent = re.match(r"\s*", cell.lines[parts[0].lineno - 1]).group(0)  # type: ignore[union-attr]
@@ -422,6 +425,54 @@ def _first_in_body(cell: _Cell, span: str, prose: str) -> bool:
     return False
 
 
+def _on_named_line(cell: _Cell, span: str, prose: str) -> bool:
+    """A statement the fix gives "on line N `...`" (the cell's other lines written the
+    same way): it replaces that one-line statement, with its indentation."""
+    named = re.search(rf"on line (\d+) `{re.escape(span)}`", prose)
+    tree = cell.tree()
+    if named is None or tree is None:
+        return False
+    number = int(named.group(1))
+    statement = _statement_at(tree, number)
+    if statement is None or statement.lineno != number or statement.end_lineno != number:
+        return False
+    indent = re.match(r"\s*", cell.lines[number - 1]).group(0)  # type: ignore[union-attr]
+    cell.replace(number, number, [indent + span])
+    return True
+
+
+def _renames_failing_call(cell: _Cell, span: str) -> bool:
+    """``tp.reset_state()`` for the failing ``tp.reset_states()``: the same object's method
+    respelled replaces the failing statement (not a new call run before it)."""
+    try:
+        parsed = ast.parse(span).body
+    except SyntaxError:
+        return False
+    tree = cell.tree()
+    failing = _statement_at(tree, cell.line) if tree is not None else None
+    if (
+        len(parsed) != 1
+        or not isinstance(parsed[0], ast.Expr)
+        or not isinstance(failing, ast.Expr)
+        or failing.lineno != failing.end_lineno
+    ):
+        return False
+    new, old = parsed[0].value, failing.value
+    if not (
+        isinstance(new, ast.Call)
+        and isinstance(old, ast.Call)
+        and isinstance(new.func, ast.Attribute)
+        and isinstance(old.func, ast.Attribute)
+        and ast.unparse(new.func.value) == ast.unparse(old.func.value)
+        and new.func.attr != old.func.attr
+        and _alike(new.func.attr, old.func.attr) > 0.8
+    ):
+        return False
+    indent = re.match(r"\s*", cell.lines[failing.lineno - 1]).group(0)  # type: ignore[union-attr]
+    cell.replace(failing.lineno, failing.lineno, [indent + span])
+    return True
+
+
 def _inserted_before(cell: _Cell, span: str, prose: str) -> bool:
     """A new statement the fix puts "before line N" of this cell (the first line of a
     loop's body), put there with that line's indentation; a statement the cell already
@@ -463,6 +514,9 @@ def apply_fix(source: str, line: int, spans: list[str], prose: str = "") -> tupl
     applied = False
     assigned: set[str] = set()
     for span in spans[:_MAX_SPANS]:
+        if _on_named_line(cell, span, prose) or _renames_failing_call(cell, span):
+            applied = True
+            continue
         try:
             parsed = ast.parse(span)
         except SyntaxError:

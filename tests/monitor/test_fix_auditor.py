@@ -66,6 +66,31 @@ def test_a_new_statement_put_before_a_line_is_inserted_there() -> None:
     )
 
 
+def test_a_statement_given_on_a_named_line_replaces_that_line() -> None:
+    cell = "with w.as_default():\n    log('a', 1)\n    log('b', 2)"
+    prose = "Fix: on line 3 `log('b', 2, step=s)`, and `log('a', 1, step=s)`."
+    spans = ["log('b', 2, step=s)", "log('a', 1, step=s)"]
+    assert audit.apply_fix(cell, 2, spans, prose)[0] == (
+        "with w.as_default():\n    log('a', 1, step=s)\n    log('b', 2, step=s)"
+    )
+
+
+def test_a_respelled_method_replaces_the_failing_call() -> None:
+    cell = "for s in splits:\n    tp.reset_states()\n    gap.reset_states()"
+    prose = "Fix: on line 3 `gap.reset_state()`, and `tp.reset_state()`."
+    spans = ["gap.reset_state()", "tp.reset_state()"]
+    assert audit.apply_fix(cell, 2, spans, prose)[0] == (
+        "for s in splits:\n    tp.reset_state()\n    gap.reset_state()"
+    )
+
+
+def test_two_assignments_of_one_name_are_not_merged_into_a_pair() -> None:
+    cell = "g = tape.gradient(l, v)\ng = clip(g, 1.0)\nopt.apply(zip(g, v))"
+    assert audit.apply_fix(cell, 3, ["g, norm = clip(g, 1.0)"])[0] == (
+        "g = tape.gradient(l, v)\ng, norm = clip(g, 1.0)\nopt.apply(zip(g, v))"
+    )
+
+
 def test_an_expression_replaces_the_part_of_the_failing_line_it_rewrites() -> None:
     assert audit.apply_fix("out = rate * steps + 1", 1, ["tf.cast(steps, tf.float32)"])[0] == (
         "out = rate * tf.cast(steps, tf.float32) + 1"

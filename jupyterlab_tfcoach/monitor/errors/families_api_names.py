@@ -21,6 +21,7 @@ import ast
 import difflib
 import re
 import sys
+import warnings
 from collections.abc import Callable
 from types import ModuleType
 from typing import Any
@@ -280,13 +281,21 @@ def _read_missing_name(
         if new is not None and statement is not None:
             fixed = _renamed_everywhere(line, statement, node, kind, new, context)
             fix = code(fixed) if fixed and "\n" not in fixed else None
+            renamed_too: list[str] = []
             rule += _used_again(
                 line,
                 lambda other: (
                     isinstance(other, ast.Attribute) and (other.attr == name and other is not node)
                 ),
                 f"`.{new}`",
+                lambda other_statement, other: (
+                    _renamed_everywhere(line, other_statement, other, kind, new, context)
+                    if isinstance(other, ast.Attribute)
+                    else None
+                ),
+                renamed_too,
             )
+            fix = with_other_lines(fix, renamed_too)
         return Finding(rule + ".", fix, section=KERAS_SECTION)
     unbuilt = _made_by_build(owner, name, node, line)
     if unbuilt is not None:
@@ -295,6 +304,10 @@ def _read_missing_name(
     if nested:
         return _found_in_submodule(line, node, kind, name, nested, context)
     close = _closest(name, _public_names(owner))
+    # A name with no close TensorFlow spelling that NumPy has: NumPy's, not a typo.
+    numpy_name = None if close else numpy_only_name(line, node, kind, name, context)
+    if numpy_name is not None:
+        return numpy_name
     what = (
         f"The module `{kind}`"
         if isinstance(owner, ModuleType)
@@ -319,6 +332,62 @@ def _read_missing_name(
         fixed = _renamed_everywhere(line, statement, node, kind, close[0], context)
         fix = code(fixed) if fixed and "\n" not in fixed else None
     return Finding(rule + ".", fix, section=section)
+
+
+# TensorFlow's modules -> the NumPy module a name missing there is looked for in.
+_NUMPY_TWINS = {"": "", "math": "", "linalg": "linalg", "random": "random"}
+# NumPy names whose TensorFlow computation is known (what to write instead, in words).
+_TF_WAYS = {
+    "cond": (
+        "in TensorFlow it is the largest singular value over the smallest "
+        "(`s = tf.linalg.svd(A, compute_uv=False)`, then `s[0] / s[-1]`)"
+    ),
+    "nanmean": (
+        "in TensorFlow, average the values that are not NaN "
+        "(`tf.boolean_mask(x, ~tf.math.is_nan(x))`, then `tf.reduce_mean`)"
+    ),
+    "mean": "TensorFlow's is `tf.reduce_mean`",
+    "sum": "TensorFlow's is `tf.reduce_sum`",
+}
+
+
+def numpy_only_name(
+    line: FailingLine, node: ast.Attribute, kind: str, name: str, context: ErrorContext
+) -> Finding | None:
+    """``tf.linalg.cond``, ``tf.math.nanmean``, ``tf.percentile``: a name TensorFlow does not
+    have but the matching NumPy module does. Said as NumPy's; the TensorFlow way only for
+    the few names it is known for; the fix, outside a traced function, calls NumPy on the
+    eager values (NumPy reads an eager tensor as an array)."""
+    if not kind.startswith("tensorflow"):
+        return None
+    place = kind.removeprefix("tensorflow").removeprefix("._api.v2").lstrip(".")
+    twin = _NUMPY_TWINS.get(place)
+    numpy = sys.modules.get("numpy")
+    if twin is None or numpy is None or name.startswith("_"):
+        return None
+    # NumPy warns when a deprecated name is read: the monitor prints nothing.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        module = getattr(numpy, twin, None) if twin else numpy
+        if module is None or not callable(getattr(module, name, None)):
+            return None
+    np = context.module_alias("numpy", "np")
+    numpy_written = f"{np}.{twin + '.' if twin else ''}{name}"
+    written = line.frame.segment(node) or name
+    rule = (
+        f"{code(numpy_written)} is NumPy's: TensorFlow has no {code(written)}, whatever its version"
+    )
+    way = _TF_WAYS.get(name)
+    if way is not None:
+        rule += f"; {way}"
+    statement = line.statement
+    # Inside a function the values may be symbolic (a tf.function, a loss): no NumPy fix.
+    if "(in `" in line.where or statement is None:
+        return Finding(rule + ".", None, section="numpy-in-graphs")
+    rule += ". Outside a tf.function, NumPy reads an eager tensor as an array"
+    fixed = rewrite(line.frame, statement, node, numpy_written)
+    fix = code(fixed) if fixed and "\n" not in fixed else None
+    return Finding(rule + ".", fix, section="numpy-in-graphs")
 
 
 # Submodules that hold old or duplicate copies of names: a name found only there is not
@@ -506,25 +575,12 @@ def _read_keras2_order(
         f"the name first, so {code(repr(call.args[0].value))} was read as a shape. Pass the "
         "arguments by keyword (a weight with no shape is a scalar)"
     )
-    parts: list[str] = []
-    for keyword_name, argument in zip(_KERAS2_ADD_WEIGHT, call.args, strict=False):
-        source = line.frame.segment(argument)
-        if not source:
-            return Finding(rule + ".", None, section=_WEIGHTS_SECTION)
-        parts.append(f"{keyword_name}={source}")
-    for keyword in call.keywords:
-        source = line.frame.segment(keyword)
-        if not source:
-            return Finding(rule + ".", None, section=_WEIGHTS_SECTION)
-        parts.append(source)
-    func = line.frame.segment(call.func)
     statement = line.statement
-    fixed = (
-        rewrite(line.frame, statement, call, f"{func}({', '.join(parts)})")
-        if func and statement is not None
-        else None
-    )
-    fix = code(fixed) if fixed and "\n" not in fixed else None
+    fixed = _by_keyword(line, statement, call) if statement is not None else None
+    if fixed is None:
+        return Finding(rule + ".", None, section=_WEIGHTS_SECTION)
+    fix = code(fixed) if "\n" not in fixed else None
+    fixed_too: list[str] = []
     rule += _used_again(
         line,
         lambda other: (
@@ -537,17 +593,51 @@ def _read_keras2_order(
             and type(other.args[0].value) is str
         ),
         "the arguments by keyword",
+        lambda other_statement, other: (
+            _by_keyword(line, other_statement, other) if isinstance(other, ast.Call) else None
+        ),
+        fixed_too,
     )
-    return Finding(rule + ".", fix, section=_WEIGHTS_SECTION)
+    return Finding(rule + ".", with_other_lines(fix, fixed_too), section=_WEIGHTS_SECTION)
+
+
+def _by_keyword(line: FailingLine, statement: ast.stmt, call: ast.Call) -> str | None:
+    """``statement`` with the ``add_weight`` call's positional arguments given by keyword
+    in tf.keras 2's order (name, shape, dtype, initializer)."""
+    if len(call.args) > len(_KERAS2_ADD_WEIGHT) or any(
+        isinstance(a, ast.Starred) for a in call.args
+    ):
+        return None
+    parts: list[str] = []
+    for keyword_name, argument in zip(_KERAS2_ADD_WEIGHT, call.args, strict=False):
+        source = line.frame.segment(argument)
+        if not source:
+            return None
+        parts.append(f"{keyword_name}={source}")
+    for keyword in call.keywords:
+        source = line.frame.segment(keyword)
+        if not source:
+            return None
+        parts.append(source)
+    func = line.frame.segment(call.func)
+    return rewrite(line.frame, statement, call, f"{func}({', '.join(parts)})") if func else None
 
 
 _MAX_AGAIN = 3
 _MAX_LINE = 120
 
 
-def _used_again(line: FailingLine, same: Callable[[ast.AST], bool], change: str) -> str:
+def _used_again(
+    line: FailingLine,
+    same: Callable[[ast.AST], bool],
+    change: str,
+    fixer: Callable[[ast.stmt, ast.AST], str | None] | None = None,
+    fixed_too: list[str] | None = None,
+) -> str:
     """The cell's other places written the same way (``gap_metric.reset_states()`` after
-    ``tp_metric.reset_states()``): the next error otherwise, once this line is fixed."""
+    ``tp_metric.reset_states()``): the next error otherwise, once this line is fixed.
+    With ``fixer`` (the statement and the node -> the statement fixed), each such line's
+    fix goes into ``fixed_too`` (``line 5: `...```), to be printed with the fix."""
     tree = line.frame.tree()
     if tree is None:
         return ""
@@ -567,9 +657,35 @@ def _used_again(line: FailingLine, same: Callable[[ast.AST], bool], change: str)
             written = line.frame.segment(node) or ""
         if written and "\n" not in written:
             shown.append(f"{code(written)} (line {number})")
+            statement = _statement_on(tree, node)
+            fixed = fixer(statement, node) if fixer is not None and statement else None
+            if fixed_too is not None and fixed and "\n" not in fixed:
+                fixed_too.append(f"on line {number} {code(fixed)}")
     if not shown:
         return ""
     return f"; this cell writes it again: {', '.join(shown)}, which needs {change} too"
+
+
+def _statement_on(tree: ast.Module, node: ast.AST) -> ast.stmt | None:
+    """The innermost simple statement holding ``node``."""
+    found: ast.stmt | None = None
+    for statement in ast.walk(tree):
+        if (
+            isinstance(statement, ast.stmt)
+            and not isinstance(statement, (ast.FunctionDef, ast.ClassDef, ast.If, ast.For))
+            and not isinstance(statement, (ast.While, ast.With, ast.Try, ast.AsyncFunctionDef))
+            and any(inner is node for inner in ast.walk(statement))
+        ):
+            found = statement
+    return found
+
+
+def with_other_lines(fix: str | None, fixed_too: list[str]) -> str | None:
+    """The fix, after the same fix of the cell's other lines (the fix of the failing line
+    stays the last code of the entry)."""
+    if fix is None or not fixed_too:
+        return fix
+    return f"{', '.join(fixed_too)}, and {fix}"
 
 
 _WEIGHTS_SECTION = "keras-weights-in-build"

@@ -15,7 +15,11 @@ import re
 import sys
 
 from jupyterlab_tfcoach.monitor.errors.calls import explain_call_arguments
-from jupyterlab_tfcoach.monitor.errors.cell_sources import assignments_in_cells, cell_frame
+from jupyterlab_tfcoach.monitor.errors.cell_sources import (
+    SourceCell,
+    assignments_in_cells,
+    cell_frame,
+)
 from jupyterlab_tfcoach.monitor.errors.context import (
     CellFrame,
     ErrorContext,
@@ -23,6 +27,7 @@ from jupyterlab_tfcoach.monitor.errors.context import (
     is_postfix_safe,
     one_line_code,
     rewrite,
+    rewrite_all,
     value_kind,
 )
 from jupyterlab_tfcoach.monitor.errors.failing_line import FailingLine, describe, show_shape
@@ -348,6 +353,16 @@ def _per_label_weights(
     y = operand_of(y_node, line, context)
     if not weights or not labels or y is None or not y.shape:
         return None
+    other = _built_from_other_rows(node, size, call, line, context)
+    if other is not None:
+        return other
+    if len(y.shape) == 1 and not _table_for_labels(y.value, size):
+        # Not one weight per class (some label has no entry): say only what is known.
+        rule = (
+            f"`sample_weight` gives each example (row of x) its own weight, so it needs "
+            f"{examples} entries, but {code(weights)} has {size}"
+        )
+        return Finding(rule + ".", None)
     rule = (
         f"`sample_weight` gives each example (row of x) its own weight, so it needs "
         f"{examples} entries, but {code(weights)} has {size}: one per "
@@ -374,6 +389,146 @@ def _per_label_weights(
         return Finding(rule + ".", None)
     fixed = rewrite(line.frame, line.statement or call, node, fixed_weights)
     return Finding(rule + ".", code(fixed) if fixed and "\n" not in fixed else None)
+
+
+_MAX_LABELS = 10_000_000
+_MAX_NAMES = 400
+
+
+def _table_for_labels(labels: object, size: int) -> bool:
+    """Whether a table of ``size`` weights can be indexed by every label (a NumPy array of
+    integer labels whose largest is below ``size``); a tensor is not read: True."""
+    numpy = sys.modules.get("numpy")
+    if numpy is None or type(labels) is not numpy.ndarray:
+        return True
+    try:
+        if labels.size == 0 or labels.size > _MAX_LABELS or labels.dtype.kind not in "iu":
+            return True
+        return int(labels.max()) < size
+    except Exception:
+        return True
+
+
+def _length(value: object) -> int | None:
+    """The first-axis length of a NumPy array or a tensor (shape read, nothing computed)."""
+    shape = (
+        getattr(value, "shape", None)
+        if type(value).__module__.startswith(("numpy", "tensorflow"))
+        else None
+    )
+    try:
+        return int(shape[0]) if shape is not None and len(shape) and shape[0] is not None else None
+    except Exception:
+        return None
+
+
+def _built_from_other_rows(
+    node: ast.expr, size: int, call: ast.Call, line: FailingLine, context: ErrorContext
+) -> Finding | None:
+    """Weights with as many entries as another of the learner's arrays (the validation
+    labels): built from those rows, not from the examples fit trains on. Read from the
+    statement that made the weights (``sw = table[y_va]``): the array of that length it
+    names, swapped for fit's own labels (or x) of the same kind in the fix."""
+    if not isinstance(node, ast.Name):
+        return None
+    found = _fit_call(line)
+    if found is None:
+        return None
+    _, x_node, y_node = found
+    for cell, statement in assignments_in_cells(node.id, context):
+        names = [n for n in ast.walk(statement.value) if isinstance(n, ast.Name)]
+        for name in names[:_MAX_NAMES]:
+            if name.id == node.id:
+                continue
+            present, value = context.lookup(name.id, None)
+            if not present or _length(value) != size:
+                continue
+            return _other_rows_finding(
+                node.id, name, value, size, x_node, y_node, cell, statement, line, context
+            )
+        return None
+    return None
+
+
+def _other_rows_finding(
+    weights: str,
+    source: ast.Name,
+    value: object,
+    size: int,
+    x_node: ast.expr,
+    y_node: ast.expr,
+    cell: SourceCell,
+    statement: ast.Assign,
+    line: FailingLine,
+    context: ErrorContext,
+) -> Finding:
+    x, y = segment_of(line, x_node), segment_of(line, y_node)
+    x_operand = operand_of(x_node, line, context)
+    examples = x_operand.shape[0] if x_operand is not None and x_operand.shape else None
+    written = cell.segment(statement) or ""
+    made = f" ({code(written)} in {cell.label})" if written and "\n" not in written else ""
+    rule = (
+        f"{code(weights)} has {size} entries, as many as {code(source.id)}: it was built "
+        f"from {code(source.id)}{made}, but fit trains on the {examples} examples of "
+        f"{code(x)} and {code(y)}, and `sample_weight` gives each of those its own weight"
+    )
+    replacement = None
+    y_value = operand_of(y_node, line, context)
+    x_value = x_operand
+    for candidate, operand in ((y_node, y_value), (x_node, x_value)):
+        if not isinstance(candidate, ast.Name) or operand is None or operand.shape is None:
+            continue
+        same_rank = len(operand.shape) == len(getattr(value, "shape", ()) or ())
+        if not same_rank or _dtype_kind(operand.value) != _dtype_kind(value):
+            continue
+        # Sure only when the two are the same data's splits: labels indexing a table of
+        # weights (``table[y_va]`` for ``y_tr``), or names of one stem (``y_va``, ``y_tr``).
+        indexed = any(
+            isinstance(n, ast.Subscript)
+            and isinstance(n.slice, ast.Name)
+            and n.slice.id == source.id
+            for n in ast.walk(statement.value)
+        )
+        if (indexed and _dtype_kind(value) == "int") or _same_stem(source.id, candidate.id):
+            replacement = candidate.id
+        break
+    if replacement is None:
+        return Finding(rule + f": build {code(weights)} from the training rows.", None)
+    frame = cell_frame(cell)
+    fixed = rewrite_all(
+        frame,
+        statement,
+        [
+            (n, replacement)
+            for n in ast.walk(statement.value)
+            if isinstance(n, ast.Name) and n.id == source.id
+        ],
+    )
+    if not fixed or "\n" in fixed:
+        return Finding(rule + f": build {code(weights)} from the training rows.", None)
+    rule += f": build it from {code(replacement)}, then run the fit again"
+    return Finding(rule + ".", code(fixed))
+
+
+def _same_stem(one: str, other: str) -> bool:
+    """``y_va`` and ``y_tr``, ``kinds_val`` and ``kinds_train``: one name, two splits."""
+    size = 0
+    for left, right in zip(one, other, strict=False):
+        if left != right:
+            break
+        size += 1
+    stem = one[:size]
+    return len(stem) >= 2 and stem.endswith("_") and one != other
+
+
+def _dtype_kind(value: object) -> str | None:
+    dtype = getattr(value, "dtype", None)
+    if dtype is None:
+        return None
+    name = getattr(dtype, "name", None) or str(dtype)
+    if type(name) is not str:
+        return None
+    return "int" if "int" in name else "float" if "float" in name else name
 
 
 def _one_hot_rows(value: object) -> bool:

@@ -522,7 +522,6 @@ def _init_def_fixed(cls: type) -> tuple[str, str, str] | None:
     if not arguments:
         return None
     written = f"def __init__({arguments}):"
-    fixed = f"def __init__({arguments}, **kwargs):"
     calls = [
         node
         for node in ast.walk(function)
@@ -535,9 +534,20 @@ def _init_def_fixed(cls: type) -> tuple[str, str, str] | None:
     if len(calls) != 1:
         return None
     inner = [ast.get_source_segment(source, a) or "" for a in calls[0].args]
-    inner += [ast.get_source_segment(source, k) or "" for k in calls[0].keywords]
-    if not all(inner) or any("\n" in part for part in inner):
+    parameters = {a.arg for a in function.args.args}
+    added: list[str] = []
+    for keyword in calls[0].keywords:
+        text = ast.get_source_segment(source, keyword) or ""
+        value = ast.get_source_segment(source, keyword.value) or ""
+        if keyword.arg in _KERAS_CONFIG_KEYWORDS and keyword.arg not in parameters and value:
+            # ``super().__init__(name="focal")``: the config gives ``name`` back too, so
+            # passing both would give it twice; it becomes a parameter with that default.
+            added.append(f"{keyword.arg}={value}")
+            text = f"{keyword.arg}={keyword.arg}"
+        inner.append(text)
+    if not all(inner) or any("\n" in part for part in [*inner, *added]):
         return None
+    fixed = f"def __init__({', '.join([arguments, *added, '**kwargs'])}):"
     super_call = f"super().__init__({', '.join([*inner, '**kwargs'])})"
     return written, fixed, super_call
 

@@ -132,7 +132,47 @@ def _read_no_step(error: Recognised, line: FailingLine, context: ErrorContext) -
     if not fixed or "\n" in fixed:
         return Finding(rule + ".", None)
     rule += f"; {why}, and every summary call of the block needs the same"
-    return Finding(rule + ".", code(fixed.strip()))
+    others = _other_summaries(blocks, call, step, line)
+    fix = code(fixed.strip())
+    if others:
+        fix = f"{', '.join(others)}, and {fix}"
+    return Finding(rule + ".", fix)
+
+
+_SUMMARY_WRITERS = frozenset({"scalar", "write", "histogram", "image", "text", "audio"})
+_MAX_OTHERS = 6
+
+
+def _other_summaries(
+    blocks: list[ast.AST], failing: ast.Call, step: str, line: FailingLine
+) -> list[str]:
+    """The block's other summary calls without a step, each fixed (``on line 6 `...```):
+    the next error once the failing one has its step."""
+    if not blocks:
+        return []
+    shown: list[str] = []
+    for statement in ast.walk(blocks[0]):
+        if not isinstance(statement, ast.Expr) or not isinstance(statement.value, ast.Call):
+            continue
+        other = statement.value
+        func = other.func
+        if (
+            other is failing
+            or not isinstance(func, ast.Attribute)
+            or func.attr not in _SUMMARY_WRITERS
+            or not (line.frame.segment(func.value) or "").endswith("summary")
+            or any(k.arg == "step" for k in other.keywords)
+        ):
+            continue
+        written = line.frame.segment(other)
+        fixed = (
+            rewrite(line.frame, statement, other, f"{written[:-1].rstrip()}, step={step})")
+            if written
+            else None
+        )
+        if fixed and "\n" not in fixed and len(shown) < _MAX_OTHERS:
+            shown.append(f"on line {statement.lineno} {code(fixed.strip())}")
+    return shown
 
 
 NO_SUMMARY_STEP = ErrorFamily(

@@ -426,6 +426,12 @@ def _created_in_body(context: ErrorContext) -> str | None:
     if function is None or not line or "\n" in line:
         return None
     name = statement.targets[0].id
+    local = _names_bound_inside(function, statement)
+    used = {n.id for n in ast.walk(statement.value) if isinstance(n, ast.Name)} & local
+    if used:
+        # Its value is made from the function's own names: moved out, the line would name
+        # something that does not exist there.
+        return _made_from_arguments(function, statement, name, line, sorted(used), frame)
     start = min([function.lineno, *(d.lineno for d in function.decorator_list)])
     return (
         f"{code(function.name)} creates {code(name)} with {code(line)} in its body, so every "
@@ -435,4 +441,96 @@ def _created_in_body(context: ErrorContext) -> str | None:
         f"({code(name + '.assign_add(...)')}). Fix: take the line out of "
         f"{code(function.name)}'s body and put it before line {start}, where the function's "
         f"definition starts: {code(line)}."
+    )
+
+
+def _names_bound_inside(
+    function: ast.FunctionDef | ast.AsyncFunctionDef, before: ast.stmt
+) -> set[str]:
+    """The function's parameters and the names it assigns before ``before``."""
+    arguments = function.args
+    names = {a.arg for a in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]}
+    names.update(a.arg for a in (arguments.vararg, arguments.kwarg) if a is not None)
+    for node in ast.walk(function):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            if node.lineno < before.lineno:
+                names.add(node.id)
+    return names
+
+
+def _gradient_tape(
+    function: ast.FunctionDef | ast.AsyncFunctionDef, name: str
+) -> tuple[ast.With, str] | None:
+    """The ``with tf.GradientTape() as tape:`` block of the function whose
+    ``tape.gradient(...)`` takes a gradient with respect to ``name``."""
+    for node in ast.walk(function):
+        if not isinstance(node, ast.With):
+            continue
+        for item in node.items:
+            call = item.context_expr
+            if not (
+                isinstance(call, ast.Call)
+                and isinstance(call.func, (ast.Attribute, ast.Name))
+                and (getattr(call.func, "attr", None) or getattr(call.func, "id", None))
+                == "GradientTape"
+                and isinstance(item.optional_vars, ast.Name)
+            ):
+                continue
+            tape = item.optional_vars.id
+            for inner in ast.walk(function):
+                if (
+                    isinstance(inner, ast.Call)
+                    and isinstance(inner.func, ast.Attribute)
+                    and inner.func.attr == "gradient"
+                    and isinstance(inner.func.value, ast.Name)
+                    and inner.func.value.id == tape
+                    and any(
+                        isinstance(n, ast.Name) and n.id == name
+                        for source in inner.args[1:2]
+                        for n in ast.walk(source)
+                    )
+                ):
+                    return node, tape
+    return None
+
+
+def _made_from_arguments(
+    function: ast.FunctionDef | ast.AsyncFunctionDef,
+    statement: ast.Assign,
+    name: str,
+    line: str,
+    used: list[str],
+    frame: CellFrame,
+) -> str:
+    """A variable made from the function's own values: the move-out fix would name them
+    where they do not exist. Made only to take a gradient with respect to it: a tensor is
+    watched by the tape instead."""
+    made_from = ", ".join(code(n) for n in used)
+    said = (
+        f"{code(function.name)} creates {code(name)} with {code(line)} on every call: a "
+        "tf.function allows variables only on its first trace. Its value comes from "
+        f"{made_from}, known only inside {code(function.name)}"
+    )
+    found = _gradient_tape(function, name)
+    value = statement.value
+    tf = ""
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute):
+        tf = frame.segment(value.func.value) or ""
+    if found is None or not tf or not isinstance(value, ast.Call) or len(value.args) != 1:
+        return (
+            said + ": create the variable once outside the function from a value of the "
+            f"same shape, and only {code(name + '.assign(...)')} inside."
+        )
+    block, tape = found
+    wrapped = frame.segment(value.args[0]) or ""
+    header = frame.segment(block.items[0].context_expr) or ""
+    if not wrapped or "\n" in wrapped or not header:
+        return said + "."
+    return (
+        f"{said}. It is a variable only so that {code(tape + '.gradient')} can take a "
+        "gradient with respect to it; a tape watches any tensor it is told to, so no "
+        f"variable is needed. Fix: write line {statement.lineno} as "
+        f"{code(f'{name} = {tf}.convert_to_tensor({wrapped})')} and put "
+        f"{code(f'{tape}.watch({name})')} before line {block.body[0].lineno}, the first line "
+        f"inside {code(f'with {header} as {tape}:')}."
     )
