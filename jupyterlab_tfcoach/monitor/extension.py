@@ -107,7 +107,10 @@ from jupyterlab_tfcoach.monitor.training.step_definitions import notes as step_d
 from jupyterlab_tfcoach.monitor.training.unit_softmax_layers import notes as unit_softmax_notes
 from jupyterlab_tfcoach.monitor.variables.attribute_hook import AttributeWatcher
 from jupyterlab_tfcoach.monitor.variables.kinds import TENSOR, VARIABLE_KINDS
-from jupyterlab_tfcoach.monitor.variables.left_out_sources import left_out_optimizer
+from jupyterlab_tfcoach.monitor.variables.left_out_sources import (
+    left_out_optimizer,
+    optimizer_remake,
+)
 from jupyterlab_tfcoach.monitor.variables.namespace_diff import VariableWatcher
 from jupyterlab_tfcoach.monitor.variables.rebind_entries import ReboundReporter
 from jupyterlab_tfcoach.monitor.variables.rebind_statements import cell_rebinds
@@ -719,11 +722,13 @@ class Monitor:
             )
             if self.gradients is not None:
                 # Variables the tape's loss read but no tape.gradient was given.
+                optimizer = left_out_optimizer(namespace, training.optimizer_ids)
                 entries.extend(
                     self.gradients.left_out.entries(
                         training.with_gradient | set(training.without_gradient),
-                        left_out_optimizer(namespace, training.optimizer_ids),
+                        optimizer,
                         explained,
+                        optimizer_remake(namespace, optimizer),
                     )
                 )
         return entries + changes, notes

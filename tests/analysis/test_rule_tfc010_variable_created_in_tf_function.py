@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from jupyterlab_tfcoach.analysis.testing import check, check_cells, span
+from tests.tf_runner import run_tensorflow
 
 CODE = "TFC010"
 
@@ -63,3 +64,61 @@ def test_guarded_or_outside_creation_is_silent():
             return v * x
         """
     assert check(source, CODE) == []
+
+
+WRAPPED_INPUT = """\
+    import tensorflow as tf
+
+    dense = tf.keras.layers.Dense(3)
+
+    @tf.function
+    def input_attribution(batch):
+        probe = tf.Variable(tf.cast(batch, tf.float32))
+        with tf.GradientTape() as recorder:
+            top = tf.reduce_max(dense(probe), axis=1)
+        return recorder.gradient(top, probe)
+
+    first = input_attribution(tf.ones([2, 4]))
+    second = input_attribution(tf.ones([5, 4]))
+    shape = list(second.shape)
+    """
+
+
+def test_a_variable_wrapping_the_argument_for_a_gradient_advises_tape_watch():
+    # ``batch`` exists only in the call: "create it outside" cannot be followed. The
+    # variable is there for a gradient with respect to the input: watch the input.
+    [finding] = check(WRAPPED_INPUT, CODE)
+    assert finding.message == (
+        "tf.Variable created in tf.function `input_attribution` on every trace: "
+        "`probe = tf.Variable(tf.cast(batch, tf.float32))` wraps the argument `batch`, new "
+        "at each call; to take a gradient with respect to `batch`, watch the argument "
+        "instead: `recorder.watch(batch)` at the top of the `with ... as recorder:` block, "
+        "with `batch` in place of `probe`"
+    )
+    repaired = (
+        WRAPPED_INPUT.replace("        probe = tf.Variable(tf.cast(batch, tf.float32))\n", "")
+        .replace(
+            "with tf.GradientTape() as recorder:\n",
+            "with tf.GradientTape() as recorder:\n            recorder.watch(batch)\n",
+        )
+        .replace("probe", "batch")
+    )
+    assert check(repaired, CODE) == []
+    broken, working = run_tensorflow(WRAPPED_INPUT, repaired, shape="shape")
+    assert broken.error == "ValueError"
+    assert working.error is None and working.probes["shape"] == [5, 4]
+
+
+def test_a_variable_wrapping_the_argument_without_a_tape():
+    source = """\
+        import tensorflow as tf
+
+        @tf.function
+        def running(total_in, step):
+            acc = tf.Variable(total_in)
+            acc.assign_add(step)
+            return acc.read_value()
+        """
+    [finding] = check(source, CODE)
+    assert "`acc = tf.Variable(total_in)` wraps the argument `total_in`" in finding.message
+    assert "create the variable once outside and `.assign(total_in)`" in finding.message

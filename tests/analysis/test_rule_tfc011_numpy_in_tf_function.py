@@ -543,3 +543,33 @@ def test_a_model_called_eagerly_or_predicted_eagerly_is_silent():
         "clf = Lookup()\nscores = clf.predict(np.ones((2, 3)))".replace("\n", "\n    ")
     )
     assert check(other, CODE) == []
+
+
+PYTHON_DEFAULTS = """\
+    import numpy as np
+    import tensorflow as tf
+
+    @tf.function
+    def jittered(img, spread=0.3, shift=(-1, 1), *, gain=2.0):
+        noise = np.random.normal(0, spread, size=img.shape).astype("float32")
+        lo, hi = shift
+        offset = np.random.uniform(lo, hi) * np.sqrt(gain)
+        return img + noise + offset, np.exp(img)
+
+    out, grown = jittered(tf.ones([2, 3]))
+    value = float(tf.reduce_sum(grown))
+    """
+
+
+def test_numpy_on_parameters_with_python_defaults_is_silent():
+    # ``spread``, ``shift`` and ``gain`` hold Python numbers in a call that leaves them out:
+    # NumPy gets no tensor there and the function runs (the draws are frozen at trace time,
+    # which TFC016 tells). Only ``np.exp(img)`` is given a tensor, and fails.
+    [finding] = check(PYTHON_DEFAULTS, CODE)
+    assert "`np.exp(img)`" in finding.message
+    repaired = fixed(PYTHON_DEFAULTS, finding)
+    assert check(repaired, CODE) == []
+    broken, working = run_tensorflow(PYTHON_DEFAULTS, repaired, value="value")
+    assert broken.error == "NotImplementedError"
+    assert working.error is None
+    assert working.probes["value"] > 6

@@ -276,3 +276,63 @@ def test_a_mask_made_on_the_spot_against_labels(kernel: KernelSession) -> None:
         report = checked_report(run(kernel, f"hit_rate = np.mean({fix})\n"))
         assert broadcast_notes(report) == [], fix
         assert shown(kernel, "hit_rate") == "1.0", fix
+
+
+def test_a_column_against_the_layers_own_parameter_vector_stays_silent(
+    kernel: KernelSession,
+) -> None:
+    """``(None, 1)`` against a ``(K,)`` vector built from a layer's weights (cut points of an
+    ordinal head, centres of radial features) is every example against every parameter
+    on purpose: no entry, where a per-example vector in the same place still gets one."""
+    cell = """class RankCuts(keras.layers.Layer):
+    def build(self, input_shape):
+        self.low = self.add_weight(shape=(1,), initializer="zeros", name="low")
+        self.steps = self.add_weight(shape=(4,), initializer="ones", name="steps")
+
+    def call(self, rating):
+        cuts = tf.concat([self.low, self.low + tf.cumsum(tf.abs(self.steps))], axis=0)
+        return rating - cuts
+
+class Bumps(keras.layers.Layer):
+    def build(self, input_shape):
+        self.centres = self.add_weight(shape=(6,), initializer="random_normal", name="c")
+
+    def call(self, height):
+        return tf.exp(-tf.square(height - self.centres))
+
+rng = np.random.default_rng(5)
+wines = rng.normal(size=(100, 4)).astype("float32")  # a last batch of 4: traced as None
+stars = rng.integers(0, 2, size=(100, 5)).astype("float32")
+inp = keras.Input((4,))
+ranker = keras.Model(inp, RankCuts()(keras.layers.Dense(1)(inp)))
+ranker.compile("adam", keras.losses.BinaryCrossentropy(from_logits=True))
+ranker.fit(wines, stars, batch_size=16, epochs=1, verbose=0)
+bumpy = keras.Sequential([keras.Input((4,)), keras.layers.Dense(1), Bumps(),
+                          keras.layers.Dense(1)])
+bumpy.compile("sgd", "mse")
+bumpy.fit(wines, wines[:, :1], batch_size=16, epochs=1, verbose=0)
+"""
+    assert broadcast_notes(checked_report(run(kernel, cell))) == []
+    # The same subtraction against a per-example vector fed by fit's batches is told.
+    told = """class Judge(keras.Model):
+    def __init__(self):
+        super().__init__()
+        self.out = keras.layers.Dense(1)
+
+    def call(self, inputs):
+        return self.out(inputs)
+
+    def train_step(self, data):
+        feats, marks = data
+        with tf.GradientTape() as tape:
+            err = tf.reduce_mean(tf.square(self(feats, training=True) - marks))
+        grads = tape.gradient(err, self.trainable_variables)
+        self.optimizer.apply_gradients(zip(grads, self.trainable_variables))
+        return {"err": err}
+
+judge = Judge()
+judge.compile(optimizer="sgd")
+judge.fit(wines, wines[:, 0], epochs=1, verbose=0)
+"""
+    [text] = broadcast_notes(checked_report(run(kernel, told)))
+    assert "self(feats, training=True) - marks" in text, text

@@ -341,3 +341,26 @@ apply(settings_b, tf.Variable([1.0, 2.0]))"""
     assert kinds["argument"] == "model"  # a Sequential, then a Settings object
     assert "a different `Settings` object" in settings["after"]
     assert len(texts) == 5
+
+
+def test_a_helper_retraced_inside_another_functions_trace_is_no_retrace(
+    kernel: KernelSession,
+) -> None:
+    """A tf.function called from inside another one's trace is inlined into that graph,
+    once per outer trace, whatever its input shapes: the input_signature the retrace advice
+    gives would change nothing, so no retrace is told for it (the outer's first trace is)."""
+    run_quiet(
+        kernel,
+        "@tf.function\ndef jitter(t):\n    return t + tf.random.normal(tf.shape(t))\n\n"
+        "jitter(tf.ones([4, 3]))\n",
+    )
+    report = run_quiet(
+        kernel,
+        "@tf.function\ndef smooth_pass(batch):\n    return tf.reduce_mean(jitter(batch) ** 2)\n\n"
+        "for rows in (tf.ones([16, 3]), tf.zeros([16, 3])):\n    smooth_pass(rows)\n",
+    )
+    assert [t["function"] for t in report["traces"] if t.get("retraces")] == []
+    assert trace_for(report, "smooth_pass")["new_traces"] == 1
+    # Called on its own with a new shape, it is a retrace as before.
+    report = run_quiet(kernel, "jitter(tf.ones([7, 3]))\n")
+    assert trace_for(report, "jitter")["retraces"] == 1

@@ -176,3 +176,46 @@ g = tape.gradient(l, price_net.trainable_variables)
     ]
     for cell in quiet:
         assert notes_of(checked_report(run(kernel, cell))) == [], cell
+
+
+def test_class_ids_for_a_softmax_over_several_units_stay_quiet(kernel: KernelSession) -> None:
+    """Class ids of shape (N,) or (N, 1) are not values a softmax over K units must output:
+    the learner's own loss (one_hot, a gather) turns them into probabilities to compare.
+    Before, their range (0..K-1) was read as out of (0, 1) and the note pushed
+    activation=None, which breaks the classifier. Targets with one value per unit still
+    get the note."""
+    setup = """rng = np.random.default_rng(21)
+leaves = rng.normal(size=(360, 7)).astype("float32")
+species = rng.integers(0, 3, size=360)
+grade = rng.integers(0, 5, size=(360, 1))
+def soft_ce(y_true, y_pred):
+    ids = tf.cast(tf.reshape(y_true, [-1]), tf.int32)
+    picked = tf.gather(y_pred, ids, axis=1, batch_dims=1)
+    return -tf.reduce_mean(tf.math.log(picked + 1e-6) * (1.0 - picked) ** 2)
+botanist = keras.Sequential([keras.Input((7,)), keras.layers.Dense(16, activation="relu"),
+                             keras.layers.Dense(3, activation="softmax")])
+botanist.compile(keras.optimizers.Adam(0.01), soft_ce)
+grader = keras.Sequential([keras.Input((7,)), keras.layers.Dense(5, activation="softmax")])
+sparse = keras.losses.SparseCategoricalCrossentropy()
+rms = keras.optimizers.RMSprop(0.01)
+counts = rng.integers(0, 9, size=(360, 3)).astype("float32")
+def gap(y_true, y_pred):
+    return tf.reduce_mean(tf.abs(y_true - y_pred))
+mixer = keras.Sequential([keras.Input((7,)), keras.layers.Dense(3, activation="softmax")])
+mixer.compile("adam", gap)
+"""
+    run(kernel, setup)
+    quiet = [
+        "botanist.fit(leaves, species, epochs=2, verbose=0)\n",
+        """for begin in range(0, 360, 90):
+    with tf.GradientTape() as tape:
+        cost = sparse(grade[begin:begin + 90], grader(leaves[begin:begin + 90]))
+    rms.apply_gradients(zip(tape.gradient(cost, grader.trainable_variables),
+                            grader.trainable_variables))
+""",
+    ]
+    for cell in quiet:
+        assert notes_of(checked_report(run(kernel, cell))) == [], cell
+    # One value per unit, outside (0, 1): still a target the softmax cannot output.
+    [text] = notes_of(checked_report(run(kernel, "mixer.fit(leaves, counts, verbose=0)\n")))
+    assert "activation 'softmax' only outputs values in (0, 1), and `counts` runs from" in text

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Iterator
 
 from jupyterlab_tfcoach.analysis.context import RuleContext
@@ -25,6 +26,12 @@ would be a new variable each time, so `tf.function` refuses it with
 Create variables once, outside the function (or in `__init__` / `build`), and update them with
 `assign`.
 
+A variable made from the function's own argument (`xv = tf.Variable(x)`) cannot move out: `x`
+exists only in the call. Made to take a gradient with respect to the input (a saliency map),
+it is not needed at all: `tape.watch(x)` inside the `GradientTape` block makes the tape record
+`x`, and `tape.gradient(score, x)` then returns the gradient. The finding says so when the
+function opens a `GradientTape`.
+
 ## Example
 ```python
 @tf.function
@@ -44,6 +51,15 @@ def step(x):
     return total
 ```
 
+```python
+@tf.function
+def saliency(x):
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        score = tf.reduce_max(model(x), axis=1)
+    return tape.gradient(score, x)
+```
+
 ## Course module
 Module 3, *Variables in tf.function* (`variables-in-functions`).
 """
@@ -58,9 +74,83 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
         # only a plain ``for`` body still runs the creation on every trace.
         if any(block.kind != "for" or block.branch != 0 for block in site.path):
             continue
+        label = function_label(function)
+        call = site.node
+        assert isinstance(call, ast.Call)
+        wrapped = _wrapped_parameter(call, function.node)
+        if wrapped is None:
+            yield ctx.finding(
+                CODE,
+                call,
+                f"tf.Variable created in tf.function {label} on every trace; "
+                "create it once outside the function (or guard it with `if ... is None:`)",
+            )
+            continue
+        # The variable holds the call's argument: outside the function that argument does
+        # not exist, so "create it outside" cannot be done as written.
+        held = _assigned_name(call, function.node)
+        shown = f"`{held} = {ctx.short(call)}`" if held else f"`{ctx.short(call)}`"
+        tape = _tape_name(function.node)
+        if tape is not None:
+            instead = f"`{held}`" if held else "the variable"
+            advice = (
+                f"to take a gradient with respect to `{wrapped}`, watch the argument "
+                f"instead: `{tape}.watch({wrapped})` at the top of the `with ... as {tape}:` "
+                f"block, with `{wrapped}` in place of {instead}"
+            )
+        else:
+            advice = (
+                f"to keep a value across calls, create the variable once outside and "
+                f"`.assign({wrapped})` to it in the function; otherwise use `{wrapped}` itself"
+            )
         yield ctx.finding(
             CODE,
-            site.node,
-            f"tf.Variable created in tf.function {function_label(function)} on every trace; "
-            "create it once outside the function (or guard it with `if ... is None:`)",
+            call,
+            f"tf.Variable created in tf.function {label} on every trace: {shown} wraps "
+            f"the argument `{wrapped}`, new at each call; {advice}",
         )
+
+
+def _wrapped_parameter(call: ast.Call, function: ast.AST) -> str | None:
+    """The function's parameter the variable's initial value reads (``tf.Variable(x)``,
+    ``tf.Variable(tf.cast(x, tf.float32))``), or None."""
+    arguments = getattr(function, "args", None)
+    if not isinstance(arguments, ast.arguments):
+        return None
+    names = {a.arg for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)} - {
+        "self",
+        "cls",
+    }
+    initial = call.args[0] if call.args else None
+    if initial is None:
+        initial = next((k.value for k in call.keywords if k.arg == "initial_value"), None)
+    if initial is None:
+        return None
+    read = [n.id for n in ast.walk(initial) if isinstance(n, ast.Name) and n.id in names]
+    return read[0] if read else None
+
+
+def _assigned_name(call: ast.Call, function: ast.AST) -> str | None:
+    for node in ast.walk(function):
+        if (
+            isinstance(node, ast.Assign)
+            and node.value is call
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+        ):
+            return node.targets[0].id
+    return None
+
+
+def _tape_name(function: ast.AST) -> str | None:
+    """``tape`` of a ``with tf.GradientTape() as tape:`` in the function's body."""
+    for node in ast.walk(function):
+        if not isinstance(node, ast.With):
+            continue
+        for item in node.items:
+            made = item.context_expr
+            callee = made.func if isinstance(made, ast.Call) else None
+            name = callee.attr if isinstance(callee, ast.Attribute) else getattr(callee, "id", None)
+            if name == "GradientTape" and isinstance(item.optional_vars, ast.Name):
+                return item.optional_vars.id
+    return None

@@ -38,12 +38,14 @@ tf.function method; one call deep). A nested function that is only handed to `tf
 
 In the same places it flags NumPy functions (`np.mean(x)`, `numpy.exp(x)`, or `mean(x)` after
 `from numpy import mean`) called on a tf.function's parameter or on a value known to be a
-tensor. NumPy on Python constants (`np.float32(0.5)`, `np.arange(3)`) is fine: it runs once
-while tracing and becomes a constant of the graph. A fix is offered where a TensorFlow op means
-the same: `mean` / `sum` / `max` / `min` / `prod` become `tf.reduce_*` (with at most `axis` and
-`keepdims`), `exp` / `sqrt` / `square` / `abs` / `tanh` / `maximum` / `minimum` / `matmul`
-become the `tf.*` op, `log` becomes `tf.math.log` (TensorFlow 2 has no `tf.log`), and
-`argmax` / `argmin` become `tf.argmax` / `tf.argmin` when an `axis` is given.
+tensor. A parameter with a Python constant as its default (`sigma=0.15`) is taken for that
+Python value: `np.random.normal(0, sigma, size=x.shape)` gets no tensor and runs (it draws while
+tracing only: TFC016 tells that). NumPy on Python constants (`np.float32(0.5)`, `np.arange(3)`)
+is fine: it runs once while tracing and becomes a constant of the graph. A fix is offered where
+a TensorFlow op means the same: `mean` / `sum` / `max` / `min` / `prod` become `tf.reduce_*`
+(with at most `axis` and `keepdims`), `exp` / `sqrt` / `square` / `abs` / `tanh` / `maximum` /
+`minimum` / `matmul` become the `tf.*` op, `log` becomes `tf.math.log` (TensorFlow 2 has no
+`tf.log`), and `argmax` / `argmin` become `tf.argmax` / `tf.argmin` when an `axis` is given.
 
 The fix is not offered (the finding stays, saying "use TensorFlow ops instead") for a NumPy
 function without such an op (`np.std`), for `argmax` / `argmin` without an `axis` (NumPy
@@ -217,7 +219,11 @@ def _tensor_argument(
         ):
             bindings = resolution.bindings
             if all(binding.kind == "param" for binding in bindings):
-                return True
+                # ``sigma=0.15``: a parameter with a Python default holds that Python value
+                # in the calls that leave it out; NumPy on it never meets a tensor.
+                return not any(
+                    _python_default(reach.function.node, binding.node) for binding in bindings
+                )
             if depth < _MAX_ARITHMETIC_DEPTH and all(
                 binding.kind == "assign"
                 and isinstance(binding.value, (ast.BinOp, ast.UnaryOp))
@@ -226,6 +232,32 @@ def _tensor_argument(
             ):
                 return True
     return ctx.value(argument, site).is_tensor_like
+
+
+def _python_default(function: ast.AST, parameter: ast.AST) -> bool:
+    """Whether ``parameter`` (an ``ast.arg`` of ``function``) has a Python constant as its
+    default (``0.15``, ``-1``, ``(3, 3)``, ``None``, ``"same"``)."""
+    arguments = getattr(function, "args", None)
+    if not isinstance(arguments, ast.arguments):
+        return False
+    positional = [*arguments.posonlyargs, *arguments.args]
+    defaults: list[ast.expr | None] = [None] * (len(positional) - len(arguments.defaults))
+    pairs = [
+        *zip(positional, [*defaults, *arguments.defaults], strict=False),
+        *zip(arguments.kwonlyargs, arguments.kw_defaults, strict=False),
+    ]
+    default = next((d for a, d in pairs if a is parameter), None)
+    return default is not None and _constant(default)
+
+
+def _constant(node: ast.expr) -> bool:
+    if isinstance(node, ast.Constant):
+        return True
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
+        return _constant(node.operand)
+    if isinstance(node, ast.Tuple | ast.List):
+        return all(_constant(element) for element in node.elts)
+    return False
 
 
 # How far ``_tensor_argument`` follows operators and local names (``e = exp(z)`` with

@@ -27,7 +27,10 @@ its other callers.
 
 Look-alikes stay silent: an operand widened on purpose (``a[:, None]``,
 ``tf.expand_dims``, a reshape of the other operand: pairwise differences), a bias
-``(N, 1) + (1,)``, and equal shapes.
+``(N, 1) + (1,)``, equal shapes, and in graphs a ``(K,)`` vector of the model's own
+parameters (``score - thresholds`` in a layer's ``call``, the thresholds built from its
+weights: no batch data flows into them), which is every example against every
+parameter on purpose.
 """
 
 from __future__ import annotations
@@ -435,6 +438,41 @@ def _widened_on_purpose(column: Any, flat: Any) -> bool:
     return False
 
 
+_LINEAGE_OPS = 64
+
+
+def _parameter_vector(flat: Any, column: Any) -> bool:
+    """Whether the ``(K,)`` operand is a vector of the model's own (a layer's weights, or
+    values computed from them and constants: thresholds, per-class offsets), not one value
+    per example: nothing of the batch flows into it. ``(N, 1)`` against such a vector is
+    every example against every parameter, meant (cut points of an ordinal head, a
+    per-class bias), unlike two per-example vectors. Read backwards through the ops that
+    built it (at most ``_LINEAGE_OPS``), stopping at weight reads: a placeholder (an
+    argument, a captured tensor) or a dataset iterator reached is data, and the vector is
+    then per example as far as this reading can tell. A constant-only vector counts when
+    the batch size is unknown (``(None, 1)``): its fixed length cannot be the batch's."""
+    seen: set[str] = set()
+    frontier = [flat.op]
+    variable = False
+    while frontier:
+        op = frontier.pop()
+        if op.name in seen:
+            continue
+        seen.add(op.name)
+        if len(seen) > _LINEAGE_OPS:
+            return False
+        kind = op.type
+        if kind in ("ReadVariableOp", "ResourceGather"):
+            variable = True  # a weight's value: its handle is not followed
+            continue
+        if kind == "Placeholder" or "Iterator" in kind or "Optional" in kind:
+            # An argument, a captured tensor, or a batch out of fit's dataset iterator.
+            return False
+        frontier.extend(tensor.op for tensor in op.inputs)
+    column_shape = _dims(column)
+    return variable or (column_shape is not None and column_shape[0] is None)
+
+
 def _reduced(op: Any) -> bool:
     """Whether the op's result flows into a reduction (a loss, a metric) through
     element-wise ops."""
@@ -558,6 +596,8 @@ class BroadcastFinder:
                 continue
             column, flat = (first, second) if column_index == 0 else (second, first)
             if _widened_on_purpose(column, flat) or not _reduced(op):
+                continue
+            if _parameter_vector(flat, column):
                 continue
             if roots is None:
                 roots = library_roots()

@@ -19,7 +19,10 @@ and ``Y`` (a name, or a slice of one: its whole array is read); or ``M.fit(X, Y)
 model compiled with a loss Keras does not know (``loss_identity`` None). ``M``'s last
 layer and activation are read from what Keras stores (``loss_agreement._output_of``);
 ``Y`` (a NumPy array or an eager tensor of at most ``MAX_VALUES`` values) is sampled evenly
-at ``MAX_SAMPLE`` values. When ``MIN_SHARE`` of the sample lies outside the activation's
+at ``MAX_SAMPLE`` values, only when it holds one value per output unit (its last axis is
+the head's units; any shape for a one-unit head): class ids of shape (N,) or (N, 1) against
+a softmax over K units are labels the learner's loss turns into one-hot or gathers, not
+values the outputs must reach. When ``MIN_SHARE`` of the sample lies outside the activation's
 range, the note names the comparison, the layer as written, the activation, the targets'
 range and share. Fix: for targets of two values with a sigmoid or softmax head, the
 targets as 0/1 (``(Y == high).astype("float32")``, ``tf.cast(Y == high, tf.float32)``);
@@ -87,14 +90,21 @@ def _is_model(value: Any) -> bool:
     return "Model" in kinds and "Layer" in kinds
 
 
-def _sample(value: Any) -> Any | None:
-    """At most ``MAX_SAMPLE`` of the values, evenly spaced, as a 1-D NumPy float array."""
+def _sample(value: Any, units: int) -> Any | None:
+    """At most ``MAX_SAMPLE`` of the values, evenly spaced, as a 1-D NumPy float array;
+    None unless the targets hold one value per output unit (their last axis is ``units``,
+    or they are one column for a one-unit head)."""
     numpy = sys.modules.get("numpy")
     if numpy is None:
         return None
     if type(value) is not numpy.ndarray:
         value = held_array(value, MAX_VALUES // 10, NUMBERS)
     if value is None or value.size == 0 or value.size > MAX_VALUES or value.dtype.kind not in "iuf":
+        return None
+    if units != 1 and (value.ndim < 2 or value.shape[-1] != units):
+        # Targets that are not one value per output (class ids against a softmax over
+        # ``units`` classes, read by the learner's loss through one_hot or a gather) are
+        # labels in some other encoding: their range says nothing about the head's.
         return None
     flat = value.reshape(-1)
     return flat[:: max(1, flat.size // MAX_SAMPLE)][:MAX_SAMPLE].astype("float64")
@@ -226,7 +236,7 @@ def _note(
     last, index, units, activation = output
     if activation not in OUTPUT_RANGES:
         return None
-    values = _sample(namespace.get(target))
+    values = _sample(namespace.get(target), units)
     if values is None:
         return None
     share, reach = outside_reach(values, activation)

@@ -14,6 +14,11 @@ For a new trace we read ``fn._function_cache.values()`` (trace order, never
 traces; ``pretty_printed_concrete_signatures`` would) and keep only plain
 strings of each trace's argument types, then diff against the closest earlier
 trace of the same function object.
+
+A user's function traced again while another tf.function traces (``augment(x)`` called
+in a ``train_step``) is not told as a retrace: its graph is inlined into the caller's, made
+once per trace of the caller whatever the shapes, so an ``input_signature`` on it would
+change nothing (the caller's retraces are told). Its signature is kept as history.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from __future__ import annotations
 import gc
 import itertools
 import linecache
+import sys
 import threading
 import weakref
 from collections.abc import Callable
@@ -131,6 +137,22 @@ def _count_the_trace_once(reasons: list[RetraceReason]) -> None:
         if counted:
             reason["count"] = 0
         counted = True
+
+
+_CONTEXT_MODULE = "tensorflow.python.eager.context"
+
+
+def _executing_eagerly() -> bool:
+    """TensorFlow's own test, read from the module the user's import loaded (True when it
+    cannot be read: the call is then treated as a plain eager call)."""
+    context = sys.modules.get(_CONTEXT_MODULE)
+    check = getattr(context, "executing_eagerly", None) if context is not None else None
+    if check is None:
+        return True
+    try:
+        return bool(check())
+    except Exception:
+        return True
 
 
 class TraceRegistry:
@@ -283,6 +305,16 @@ class TraceRegistry:
             state = self._states.get(id(function))
             if state is None or state.ref() is not function:
                 state = self._register(function, read_existing=False)
+            if state.read_traces > 0 and not _executing_eagerly():
+                # Called while another tf.function traces: this new trace is inlined into
+                # that one's graph and made once per trace of it, whatever its input
+                # shapes. The outer function's own retraces are what cost, and they are
+                # told; an input_signature here would change nothing. Kept as history.
+                if state.identity is None:
+                    state.identity = identify(function, self._locator)
+                if state.identity.origin == USER:
+                    self._read_new_traces(function, state, call_site=call_site, record=False)
+                    return
             # The call as the user wrote it (`train_step(x_train, y_train)`), for advice.
             self._call_line = calling_line(frame)
             try:

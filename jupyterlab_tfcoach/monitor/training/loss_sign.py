@@ -43,6 +43,7 @@ from jupyterlab_tfcoach.monitor.names import name_bound_to
 from jupyterlab_tfcoach.monitor.report import Note
 from jupyterlab_tfcoach.monitor.stored_state import instance_dict, is_library_class
 from jupyterlab_tfcoach.monitor.syntax import call_name, parsed_source
+from jupyterlab_tfcoach.monitor.training import inverted_weights
 
 SECTION = "labels-and-loss"
 # The last sample past this many times the first's magnitude, below zero: a fall, not noise.
@@ -314,6 +315,11 @@ def fit_notes(
         head += ': training made the predictions worse while the loss "improved".'
         if unsigned is not None:
             notes.append(reports.note(head + cause_text(unsigned), SECTION))
+            continue
+        inverted = inverted_weights.inverted_weight(loss) if loss is not None else None
+        if inverted is not None:
+            cause = inverted_weights.cause_text(inverted)
+            notes.append(reports.note(f"{head} {cause[0].upper()}{cause[1:]}.", SECTION))
             continue
         if accuracy is None and math.isfinite(losses[-1]):
             continue  # a negative loss alone may be meant (a density's log-likelihood)

@@ -59,7 +59,7 @@ from jupyterlab_tfcoach.monitor.stored_state import (
     library_attribute,
     stored,
 )
-from jupyterlab_tfcoach.monitor.training import user_code
+from jupyterlab_tfcoach.monitor.training import inverted_weights, user_code
 from jupyterlab_tfcoach.monitor.training.loss_agreement import EXPECTS, findings
 
 SECTION = "stopped-learning"  # training that runs and learns nothing
@@ -562,6 +562,10 @@ def fit_notes(
         told.add(id(model))
         kind, measured = symptom
         found = Diagnosis()
+        if kind in ("chance", "flat"):
+            inverted = _inverted_loss(model)
+            if inverted is not None:
+                found.causes.append(inverted_weights.cause_text(inverted))
         diagnoser.labels(setup, kind, found)
         diagnoser.inputs(model, trained_range(model), found)
         optimizer = stored(model, "optimizer")
@@ -609,6 +613,18 @@ def fit_notes(
             )
         notes.append(_entry(subject, "chance", measured, found))
     return notes
+
+
+def _inverted_loss(model: Any) -> inverted_weights.InvertedWeight | None:
+    """The learner's compiled loss function read for an inverted focal weight."""
+    compiled = stored(model, "_compile_loss")
+    user = stored(compiled, "_user_loss") if compiled is not None else None
+    if user is None or not callable(user):
+        return None
+    try:
+        return inverted_weights.inverted_weight(user)
+    except Exception:
+        return None
 
 
 # Models a fit ran on, weakly: fine-tuning compiles the same model again (a new optimizer,
