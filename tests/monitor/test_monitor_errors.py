@@ -133,7 +133,7 @@ optimizer.apply_gradients([(None, weight)])
     error = failing(kernel, code)["error"]
     assert error["type"] == "ValueError"
     assert error["message"].startswith("No gradients provided for any variable")
-    assert error["course"]["section"] == "trainable-weights"
+    assert error["course"]["section"] == "stopped-learning"
 
 
 def test_augmented_assignment_on_variable(kernel: KernelSession) -> None:

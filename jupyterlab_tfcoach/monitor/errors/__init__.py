@@ -298,7 +298,7 @@ def _no_gradients(parsed: ParsedError, context: ErrorContext) -> Explanation | N
         "the trainable variables it was given. Typical causes: a variable rebound to a tensor "
         "(`w = w - ...` or `self.w = self.w - ...`), the computation done outside the "
         "GradientTape, or a conversion through NumPy that cuts the graph.",
-        "trainable-weights",
+        "stopped-learning",  # the section that shows this error, next to the None warning
     )
 
 
