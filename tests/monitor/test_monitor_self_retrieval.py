@@ -76,3 +76,27 @@ np.fill_diagonal(own, -np.inf)
 other = own.argmax(axis=1)
 """
     assert self_notes(checked_report(run(kernel, cell))) == []
+
+
+def test_an_argmax_converted_to_numpy(kernel: KernelSession) -> None:
+    """The argmax read through ``.numpy()`` or ``np.asarray`` is the same pick."""
+    run(kernel, DATA)
+    cell = """codes = tf.math.l2_normalize(tf.constant(vecs) * 3.0, axis=1)
+gram = tf.matmul(codes, codes, transpose_b=True)
+match_ids = tf.argmax(gram, axis=1).numpy()
+print("kind kept:", np.mean(kinds[match_ids] == kinds))
+"""
+    notes = self_notes(checked_report(run(kernel, cell)))
+    assert len(notes) == 1, notes
+    assert notes[0].startswith("`match_ids = tf.argmax(gram, axis=1).numpy()` (line 3")
+    fix = fix_of(notes[0])
+    fixed = cell.replace("match_ids = ", f"{fix}\nmatch_ids = ")
+    assert self_notes(checked_report(run(kernel, fixed))) == []
+    checked_report(run(kernel, "assert not np.any(match_ids == np.arange(30))"))
+    second = """pts = vecs[:, ::-1].copy()
+near = np.dot(pts, pts.T)
+hits = np.asarray(np.argmax(near, axis=-1))
+"""
+    notes = self_notes(checked_report(run(kernel, second)))
+    assert len(notes) == 1, notes
+    assert fix_of(notes[0]) == "np.fill_diagonal(near, -np.inf)"

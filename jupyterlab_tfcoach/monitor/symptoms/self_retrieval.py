@@ -8,15 +8,15 @@ Nothing raises. Leaving the query out means masking the diagonal before the argm
 
 After a completed cell holding ``argmax`` and a matrix product (``matmul``, ``dot``, ``@``;
 substring tests otherwise), its top-level statements ``R = argmax(S, axis=1)``
-(``S.argmax(axis=1)``, ``np.argmax``, ``tf.argmax``, ``keras.ops.argmax``; axis 1 or -1)
-are read, where ``S`` is a name the cell bound earlier to a product of one operand with
-its own transpose (``A @ A.T``, ``tf.matmul(A, A, transpose_b=True)``,
-``np.dot(A, A.T)``, ``tf.matmul(A, tf.transpose(A))``, under ``.numpy()``). The symptom,
-measured on ``R`` as the namespace holds it after the cell (a 1-D integer array or eager
-tensor of at most ``MAX_VALUES`` values): at least ``SELF_SHARE`` of its entries (and 2) are their
-own row index, far above the one in N of chance. The fix is a line before the argmax
-that fills the diagonal with -inf (``np.fill_diagonal`` for a NumPy matrix,
-``tf.linalg.set_diag`` for a tensor).
+(``S.argmax(axis=1)``, ``np.argmax``, ``tf.argmax``, ``keras.ops.argmax``; axis 1 or -1;
+under ``.numpy()`` or ``np.asarray`` too) are read, where ``S`` is a name the cell bound
+earlier to a product of one operand with its own transpose (``A @ A.T``,
+``tf.matmul(A, A, transpose_b=True)``, ``np.dot(A, A.T)``, ``tf.matmul(A,
+tf.transpose(A))``, under ``.numpy()``). The symptom, measured on ``R`` as the namespace
+holds it after the cell (a 1-D integer array or eager tensor of at most ``MAX_VALUES``
+values): at least ``SELF_SHARE`` of its entries (and 2) are their own row index, far above
+the one in N of chance. The fix is a line before the argmax that fills the diagonal with
+-inf (``np.fill_diagonal`` for a NumPy matrix, ``tf.linalg.set_diag`` for a tensor).
 """
 
 from __future__ import annotations
@@ -84,7 +84,15 @@ def _self_product(node: ast.AST) -> str | None:
 
 
 def _argmax_of(node: ast.AST) -> str | None:
-    """``S`` for ``S.argmax(axis=1)`` or ``argmax(S, axis=1)`` (axis 1 or -1)."""
+    """``S`` for ``S.argmax(axis=1)`` or ``argmax(S, axis=1)`` (axis 1 or -1), also under
+    a conversion to NumPy (``tf.argmax(S, axis=1).numpy()``, ``np.asarray(...)``)."""
+    while isinstance(node, ast.Call) and call_name(node) in ("numpy", "asarray", "array"):
+        if isinstance(node.func, ast.Attribute) and call_name(node) == "numpy" and not node.args:
+            node = node.func.value
+        elif call_name(node) != "numpy" and node.args:
+            node = node.args[0]
+        else:
+            return None
     if not isinstance(node, ast.Call) or call_name(node) != "argmax":
         return None
     axis: ast.AST | None = None
