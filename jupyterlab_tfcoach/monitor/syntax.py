@@ -119,6 +119,19 @@ def function_scopes(tree: ast.Module) -> list[ast.AST]:
     ]
 
 
+def scope_statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+    """A scope's statements in source order, those in its ``if``/``for``/``with``/``try``
+    blocks included, nested ``def``/``class`` bodies left out (they are scopes of their own)."""
+    for statement in body:
+        if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            continue
+        yield statement
+        for field in ("body", "orelse", "finalbody"):
+            inner = getattr(statement, field, None)
+            if isinstance(inner, list):
+                yield from scope_statements(inner)
+
+
 def outside_scopes(tree: ast.Module) -> list[ast.AST]:
     """The cell and every node of it outside ``def``/``class``/``lambda`` bodies, in source
     order: the code that runs when the cell runs (a body is read where it is called)."""

@@ -20,12 +20,18 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from jupyterlab_tfcoach.monitor import report as reports
 from jupyterlab_tfcoach.monitor.report import Note
-from jupyterlab_tfcoach.monitor.syntax import call_name, dotted_name, parsed_source
+from jupyterlab_tfcoach.monitor.syntax import (
+    call_name,
+    dotted_name,
+    function_scopes,
+    parsed_source,
+    scope_statements,
+)
 
 SECTION = "preprocessing-adapt"
 MAX_CELL_CHARS = 30_000
@@ -78,23 +84,9 @@ def _is_lowered(node: ast.expr, lowered: set[str]) -> bool:
     return isinstance(node, ast.Call) and call_name(node) in _LOWERS
 
 
-def _statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
-    for statement in body:
-        if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            continue
-        yield statement
-        for field in ("body", "orelse", "finalbody"):
-            inner = getattr(statement, field, None)
-            if isinstance(inner, list):
-                yield from _statements(inner)
-
-
 def _scopes(tree: ast.Module) -> list[tuple[str | None, list[ast.stmt]]]:
-    found: list[tuple[str | None, list[ast.stmt]]] = [(None, tree.body)]
-    for node in ast.walk(tree):
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-            found.append((node.name, node.body))
-    return found
+    """The cell's top level (no name) and each ``def`` in it: (its name, its body)."""
+    return [(getattr(scope, "name", None), scope.body) for scope in function_scopes(tree)]
 
 
 def _lowers(node: ast.AST) -> list[ast.Call]:
@@ -111,7 +103,7 @@ def notes(source: str, namespace: Mapping[str, Any]) -> list[Note]:
     if tree is None:
         return []
     for function, body in _scopes(tree):
-        statements = list(_statements(body))
+        statements = list(scope_statements(body))
         # Each statement's lower-casing calls, read once (a later one is looked up per
         # replacement).
         lowers = [_lowers(statement) for statement in statements]

@@ -24,12 +24,17 @@ for a mask written ``1 - E``, else ``s - 1e9 * (1.0 - m)``. Source only.
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from jupyterlab_tfcoach.monitor import report as reports
 from jupyterlab_tfcoach.monitor.report import Note
-from jupyterlab_tfcoach.monitor.syntax import call_name, parsed_source
+from jupyterlab_tfcoach.monitor.syntax import (
+    call_name,
+    function_scopes,
+    parsed_source,
+    scope_statements,
+)
 
 SECTION = "from-logits"
 MAX_CELL_CHARS = 30_000
@@ -86,24 +91,9 @@ def _product(node: ast.expr, masks: Mapping[str, ast.expr]) -> tuple[ast.expr, a
     return None
 
 
-def _statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
-    """A scope's statements in order, nested blocks included, nested ``def``s left out."""
-    for statement in body:
-        if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            continue
-        yield statement
-        for field in ("body", "orelse", "finalbody"):
-            inner = getattr(statement, field, None)
-            if isinstance(inner, list):
-                yield from _statements(inner)
-
-
 def _scopes(tree: ast.Module) -> list[tuple[str | None, list[ast.stmt]]]:
-    found: list[tuple[str | None, list[ast.stmt]]] = [(None, tree.body)]
-    for node in ast.walk(tree):
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-            found.append((node.name, node.body))
-    return found
+    """The cell's top level (no name) and each ``def`` in it: (its name, its body)."""
+    return [(getattr(scope, "name", None), scope.body) for scope in function_scopes(tree)]
 
 
 def notes(source: str, namespace: Mapping[str, Any]) -> list[Note]:
@@ -131,7 +121,7 @@ def _scope_note(
     source: str, function: str | None, body: list[ast.stmt], masks: dict[str, ast.expr]
 ) -> Note | None:
     masked: dict[str, tuple[ast.stmt, ast.expr, ast.expr]] = {}
-    for statement in _statements(body):
+    for statement in scope_statements(body):
         consumer = _consumer(statement, masked, masks)
         if consumer is not None:
             call, name, product = consumer

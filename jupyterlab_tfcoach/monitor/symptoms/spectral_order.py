@@ -30,7 +30,13 @@ from typing import Any
 from jupyterlab_tfcoach.monitor import report as reports
 from jupyterlab_tfcoach.monitor.report import Note
 from jupyterlab_tfcoach.monitor.symptoms.intent_words import identifier_words
-from jupyterlab_tfcoach.monitor.syntax import call_name, dotted_name, int_literal, parsed_source
+from jupyterlab_tfcoach.monitor.syntax import (
+    call_name,
+    dotted_name,
+    function_scopes,
+    int_literal,
+    parsed_source,
+)
 
 SECTION = "indexing-slicing"
 MAX_CELL_CHARS = 30_000
@@ -247,11 +253,8 @@ def _wanted(names: list[str]) -> tuple[str, str] | None:
 
 
 def _scopes(tree: ast.Module) -> list[list[ast.stmt]]:
-    found: list[list[ast.stmt]] = [tree.body]
-    for node in ast.walk(tree):
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-            found.append(node.body)
-    return found
+    """The bodies of the cell's top level and of each ``def`` in it."""
+    return [scope.body for scope in function_scopes(tree)]
 
 
 def notes(source: str, namespace: Mapping[str, Any]) -> list[Note]:

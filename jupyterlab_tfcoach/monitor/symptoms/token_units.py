@@ -25,7 +25,12 @@ from typing import Any
 from jupyterlab_tfcoach.monitor import report as reports
 from jupyterlab_tfcoach.monitor.report import Note
 from jupyterlab_tfcoach.monitor.symptoms.intent_words import identifier_words
-from jupyterlab_tfcoach.monitor.syntax import call_name, dotted_name, parsed_source
+from jupyterlab_tfcoach.monitor.syntax import (
+    call_name,
+    dotted_name,
+    function_scopes,
+    parsed_source,
+)
 
 SECTION = "preprocessing-adapt"
 MAX_CELL_CHARS = 30_000
@@ -59,11 +64,8 @@ def _split_unit(node: ast.expr, bound: Mapping[str, ast.Call]) -> tuple[str, ast
 
 
 def _scopes(tree: ast.Module) -> list[tuple[str | None, list[ast.stmt]]]:
-    found: list[tuple[str | None, list[ast.stmt]]] = [(None, tree.body)]
-    for node in ast.walk(tree):
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-            found.append((node.name, node.body))
-    return found
+    """The cell's top level (no name) and each ``def`` in it: (its name, its body)."""
+    return [(getattr(scope, "name", None), scope.body) for scope in function_scopes(tree)]
 
 
 def notes(source: str, namespace: Mapping[str, Any]) -> list[Note]:
