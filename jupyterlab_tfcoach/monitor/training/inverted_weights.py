@@ -18,17 +18,11 @@ entropy term, ``p * log(p)``, has no power and is not read).
 from __future__ import annotations
 
 import ast
-import inspect
-import textwrap
-import types
 from dataclasses import dataclass
 from typing import Any
 
-from jupyterlab_tfcoach.monitor.stored_state import is_library_class
-from jupyterlab_tfcoach.monitor.syntax import parsed_source
+from jupyterlab_tfcoach.monitor.training.user_code import loss_return
 
-_MAX_SOURCE = 20_000
-_LIBRARIES = ("tensorflow", "keras", "tf_keras", "numpy")
 _LOGS = frozenset({"log", "log1p"})
 
 
@@ -91,32 +85,14 @@ def _inverted_power(expression: ast.AST) -> ast.BinOp | None:
 
 
 def inverted_weight(function: Any) -> InvertedWeight | None:
-    label = getattr(function, "__name__", None)
-    if not isinstance(function, types.FunctionType | types.MethodType):
-        cls = type(function)
-        if is_library_class(cls):
-            return None
-        call = getattr(cls, "call", None)
-        if not isinstance(call, types.FunctionType):
-            return None
-        label, function = f"{cls.__name__}.call", call
-    module = getattr(function, "__module__", None) or ""
-    if module.split(".")[0] in _LIBRARIES or getattr(function, "__code__", None) is None:
+    found = loss_return(function)
+    if found is None:
         return None
-    try:
-        source = textwrap.dedent(inspect.getsource(function))
-    except (OSError, TypeError):
+    label, source, returned = found
+    if returned.lineno != returned.end_lineno:
         return None
-    if len(source) > _MAX_SOURCE:
-        return None
-    tree = parsed_source(source)
-    if tree is None:
-        return None
-    returns = [n for n in ast.walk(tree) if isinstance(n, ast.Return) and n.value is not None]
-    if len(returns) != 1 or returns[0].lineno != returns[0].end_lineno:
-        return None
-    power = _inverted_power(returns[0])
-    statement = ast.get_source_segment(source, returns[0])
+    power = _inverted_power(returned)
+    statement = ast.get_source_segment(source, returned)
     factor = ast.get_source_segment(source, power) if power is not None else None
     if power is None or statement is None or factor is None:
         return None

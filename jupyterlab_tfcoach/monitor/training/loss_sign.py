@@ -27,10 +27,8 @@ told as the symptom with what to check, unless the loss is Keras's own and staye
 from __future__ import annotations
 
 import ast
-import inspect
 import itertools
 import math
-import textwrap
 import types
 import weakref
 from collections.abc import Mapping
@@ -42,8 +40,9 @@ from jupyterlab_tfcoach.monitor.errors.cell_sources import last_assignment
 from jupyterlab_tfcoach.monitor.names import name_bound_to
 from jupyterlab_tfcoach.monitor.report import Note
 from jupyterlab_tfcoach.monitor.stored_state import instance_dict, is_library_class
-from jupyterlab_tfcoach.monitor.syntax import call_name, parsed_source
+from jupyterlab_tfcoach.monitor.syntax import call_name
 from jupyterlab_tfcoach.monitor.training import inverted_weights
+from jupyterlab_tfcoach.monitor.training.user_code import loss_return
 
 SECTION = "labels-and-loss"
 # The last sample past this many times the first's magnitude, below zero: a fall, not noise.
@@ -54,7 +53,6 @@ _LOGS = frozenset(
 )
 _REDUCTIONS = frozenset({"reduce_mean", "reduce_sum", "mean", "sum", "nanmean", "average"})
 _LOG, _NEGATED, _PLAIN, _MINUS_PLAIN = "log", "negated", "plain", "minus-plain"
-_MAX_SOURCE = 20_000
 _LIBRARIES = frozenset({"keras", "tensorflow", "numpy", "tf_keras", "jax", "torch"})
 
 
@@ -202,32 +200,11 @@ def _unsigned_statement(source: str, statement: ast.Return | ast.Assign) -> tupl
 def function_unsigned(function: Any) -> UnsignedLoss | None:
     """A notebook function (or a ``Loss`` subclass's ``call``) whose last ``return`` is a
     log-likelihood without its minus."""
-    label = getattr(function, "__name__", None)
-    if not isinstance(function, types.FunctionType | types.MethodType):
-        cls = type(function)
-        if is_library_class(cls):
-            return None
-        call = getattr(cls, "call", None)
-        if not isinstance(call, types.FunctionType):
-            return None
-        label = f"{cls.__name__}.call"
-        function = call
-    module = getattr(function, "__module__", None) or ""
-    if module.split(".")[0] in _LIBRARIES or getattr(function, "__code__", None) is None:
+    read = loss_return(function)
+    if read is None:
         return None
-    try:
-        source = textwrap.dedent(inspect.getsource(function))
-    except (OSError, TypeError):
-        return None
-    if len(source) > _MAX_SOURCE:
-        return None
-    tree = parsed_source(source)
-    if tree is None:
-        return None
-    returns = [n for n in ast.walk(tree) if isinstance(n, ast.Return) and n.value is not None]
-    if len(returns) != 1:
-        return None
-    found = _unsigned_statement(source, returns[0])
+    label, source, returned = read
+    found = _unsigned_statement(source, returned)
     if found is None:
         return None
     return UnsignedLoss(found[0], found[1], f"in `{label}`")

@@ -14,8 +14,11 @@ import ast
 import inspect
 import linecache
 import textwrap
+import types
 from dataclasses import dataclass, field
 from typing import Any
+
+from jupyterlab_tfcoach.monitor.stored_state import is_library_class
 
 MAX_SOURCE = 100_000
 MAX_CACHED = 256
@@ -40,6 +43,42 @@ def parse(source: str) -> ast.Module | None:
         _parsed.clear()
     _parsed[source] = tree
     return tree
+
+
+# A loss the learner wrote lives in the notebook, never in these packages.
+_LOSS_LIBRARIES = frozenset({"keras", "tensorflow", "numpy", "tf_keras", "jax", "torch"})
+_MAX_LOSS_SOURCE = 20_000
+
+
+def loss_return(function: Any) -> tuple[str, str, ast.Return] | None:
+    """(its label, its source, its one ``return``) for a loss the notebook defines: a
+    function, or a ``Loss`` subclass instance (its ``call``); None for a library's loss, a
+    source that cannot be read or is long, or more than one ``return`` with a value."""
+    label = getattr(function, "__name__", None)
+    if not isinstance(function, types.FunctionType | types.MethodType):
+        cls = type(function)
+        if is_library_class(cls):
+            return None
+        call = getattr(cls, "call", None)
+        if not isinstance(call, types.FunctionType):
+            return None
+        label, function = f"{cls.__name__}.call", call
+    module = getattr(function, "__module__", None) or ""
+    if module.split(".")[0] in _LOSS_LIBRARIES or getattr(function, "__code__", None) is None:
+        return None
+    try:
+        source = textwrap.dedent(inspect.getsource(function))
+    except (OSError, TypeError):
+        return None
+    if len(source) > _MAX_LOSS_SOURCE:
+        return None
+    tree = parse(source)
+    if tree is None:
+        return None
+    returns = [n for n in ast.walk(tree) if isinstance(n, ast.Return) and n.value is not None]
+    if len(returns) != 1:
+        return None
+    return str(label), source, returns[0]
 
 
 def _text(source: str, node: ast.AST) -> str:
