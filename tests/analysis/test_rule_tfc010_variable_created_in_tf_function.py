@@ -122,3 +122,21 @@ def test_a_variable_wrapping_the_argument_without_a_tape():
     [finding] = check(source, CODE)
     assert "`acc = tf.Variable(total_in)` wraps the argument `total_in`" in finding.message
     assert "create the variable once outside and `.assign(total_in)`" in finding.message
+
+
+def test_the_tape_is_found_under_an_imported_alias():
+    # The tape is resolved through the file's imports, like the variable: ``GT`` is
+    # GradientTape here, so the advice names its tape.
+    source = """\
+        import tensorflow as tf
+        from tensorflow import GradientTape as GT
+
+        @tf.function
+        def sensitivity(images):
+            frozen = tf.Variable(images)
+            with GT() as tape:
+                score = tf.reduce_sum(frozen * 2.0)
+            return tape.gradient(score, frozen)
+        """
+    [finding] = check(source, CODE)
+    assert "watch the argument instead: `tape.watch(images)`" in finding.message

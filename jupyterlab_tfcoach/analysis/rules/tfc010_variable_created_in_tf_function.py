@@ -7,6 +7,7 @@ from collections.abc import Iterator
 
 from jupyterlab_tfcoach.analysis.context import RuleContext
 from jupyterlab_tfcoach.analysis.findings import Finding, Severity
+from jupyterlab_tfcoach.analysis.model import Scope
 from jupyterlab_tfcoach.analysis.rules._common import function_label
 
 CODE = "TFC010"
@@ -90,7 +91,7 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
         # not exist, so "create it outside" cannot be done as written.
         held = _assigned_name(call, function.node)
         shown = f"`{held} = {ctx.short(call)}`" if held else f"`{ctx.short(call)}`"
-        tape = _tape_name(function.node)
+        tape = _tape_name(ctx, function)
         if tape is not None:
             instead = f"`{held}`" if held else "the variable"
             advice = (
@@ -142,15 +143,15 @@ def _assigned_name(call: ast.Call, function: ast.AST) -> str | None:
     return None
 
 
-def _tape_name(function: ast.AST) -> str | None:
-    """``tape`` of a ``with tf.GradientTape() as tape:`` in the function's body."""
-    for node in ast.walk(function):
-        if not isinstance(node, ast.With):
-            continue
-        for item in node.items:
-            made = item.context_expr
-            callee = made.func if isinstance(made, ast.Call) else None
-            name = callee.attr if isinstance(callee, ast.Attribute) else getattr(callee, "id", None)
-            if name == "GradientTape" and isinstance(item.optional_vars, ast.Name):
-                return item.optional_vars.id
+def _tape_name(ctx: RuleContext, function: Scope) -> str | None:
+    """``tape`` of a ``with tf.GradientTape() as tape:`` in the function's own body, the
+    tape call resolved through the file's imports like every other TF name."""
+    tapes = {id(site.node) for site in ctx.calls_to("tf.GradientTape") if site.scope is function}
+    if not tapes:
+        return None
+    for node in ast.walk(function.node):
+        if isinstance(node, ast.With):
+            for item in node.items:
+                if id(item.context_expr) in tapes and isinstance(item.optional_vars, ast.Name):
+                    return item.optional_vars.id
     return None
