@@ -91,6 +91,14 @@ format: install
 # a hub, megabyte inputs and timing) one test at a time, as their budgets assume.
 HEAVY := kernel or tensorflow or browser or editor or hub or slow
 
+# Every test kernel imports the monitor (about 350 modules of ours) and TensorFlow. Where the
+# environment sets PYTHONDONTWRITEBYTECODE (as container images often do), each of those
+# imports compiled our sources again (0.5 s of CPU per kernel; the import-order test
+# imports the monitor once per module). Tests keep compiled files in one folder of ours
+# instead, outside the source tree and the learner's folders.
+test-fast pytest: export PYTHONPYCACHEPREFIX := $(abspath $(STAMPS))/pycache
+test-fast pytest: export PYTHONDONTWRITEBYTECODE :=
+
 test-fast: install
 	$(PY) -m pytest -n 2 -q -m "not ($(HEAVY))" $(PYTEST_ARGS)
 
