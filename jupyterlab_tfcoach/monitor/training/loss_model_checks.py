@@ -6,9 +6,12 @@ extension runs each under its own ``try``)."""
 from __future__ import annotations
 
 from jupyterlab_tfcoach.monitor.symptoms import (
+    accumulated_means,
+    batch_log_dets,
     causal_masks,
     discarded_weights,
     output_reach,
+    pretape_terms,
     squashed_logits,
     target_gradients,
     temperature_sampling,
@@ -17,6 +20,7 @@ from jupyterlab_tfcoach.monitor.training import (
     checkpoint_selection,
     custom_gradients,
     schedule_arguments,
+    schedule_units,
     shared_metrics,
 )
 
@@ -25,10 +29,14 @@ CHECKS = (
     custom_gradients.notes,
     temperature_sampling.notes,
     schedule_arguments.notes,
+    schedule_units.notes,
     checkpoint_selection.notes,
     shared_metrics.notes,
     output_reach.notes,
     causal_masks.notes,
     discarded_weights.notes,
     target_gradients.notes,
+    pretape_terms.notes,
+    accumulated_means.notes,
+    batch_log_dets.notes,
 )

@@ -15,6 +15,7 @@ come from what TensorFlow and Keras store in the instances (``stored_state``).
 
 from __future__ import annotations
 
+import ast
 import itertools
 import operator
 import re
@@ -35,6 +36,7 @@ from jupyterlab_tfcoach.monitor.stored_state import (
     stored,
     trainable_flag_in,
 )
+from jupyterlab_tfcoach.monitor.syntax import call_name, parsed_source
 from jupyterlab_tfcoach.monitor.tftypes import TfTypes
 from jupyterlab_tfcoach.monitor.variables.kinds import (
     HOLDER_KINDS,
@@ -54,6 +56,7 @@ MAX_LAYERS_PER_MODEL = 2000
 # attributes it is not counted, as that would run after every cell.
 MAX_MODULE_ITEMS = 2000
 MAX_LAYER_WEIGHTS = 1000
+_GRADIENT_CALLS = frozenset({"gradient", "jacobian", "batch_jacobian"})
 
 
 @dataclass
@@ -284,7 +287,7 @@ class VariableWatcher:
                 if baseline and known is not None and kind == TENSOR:
                     if known[1] in VARIABLE_KINDS:
                         changes.append(self._rebound(name, known[1]))  # type: ignore[arg-type]
-                elif baseline and kind == TF_VARIABLE:
+                elif baseline and kind == TF_VARIABLE and self._gradient_source(name):
                     untrainable = self._untrainable_variable_note(name, value)
                     if untrainable:
                         notes.append(untrainable)
@@ -327,6 +330,32 @@ class VariableWatcher:
         return variable_change(
             name, "rebound_to_tensor", before, TENSOR, text, "rebinding-variables"
         )
+
+    def _gradient_source(self, name: str) -> bool:
+        """Whether the cell that is ending gives ``name`` to a tape as a source
+        (``tape.gradient(loss, [w, name])``): only then is an untrainable variable news. An
+        accumulator slot or a step counter is created with trainable=False on purpose."""
+        history = self._namespace.get("In")
+        try:
+            source = history[-1] if isinstance(history, list) and history else ""
+        except Exception:
+            return False
+        if not isinstance(source, str) or name not in source or "gradient" not in source:
+            return False
+        tree = parsed_source(source)
+        if tree is None:
+            return False
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Call) or call_name(node) not in _GRADIENT_CALLS:
+                continue
+            sources = [*node.args[1:], *(k.value for k in node.keywords if k.arg == "sources")]
+            if any(
+                isinstance(read, ast.Name) and read.id == name
+                for given in sources
+                for read in ast.walk(given)
+            ):
+                return True
+        return False
 
     @staticmethod
     def _untrainable_variable_note(name: str, value: Any) -> Note | None:

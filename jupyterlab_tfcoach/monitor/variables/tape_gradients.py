@@ -56,6 +56,7 @@ _MAX_SOURCE_CHARS = 200_000
 _MAX_HELPERS = 8
 # A call of a bare name (`my_loss(`), not of an attribute (`tf.square(`).
 _CALLED_NAME = re.compile(r"(?<![\w.])([A-Za-z_]\w*)\s*\(")
+_JACOBIAN_CALL = re.compile(r"\.(batch_jacobian|jacobian)\s*\(")
 # The reason given when the code shows nothing more precise (the cell's error may say more).
 NOT_CONNECTED = "the loss does not depend on it inside the tape"
 
@@ -242,11 +243,15 @@ class _PendingNote:
     why: str
     section: str
     members: list[tuple[str, int]]  # (label, id of the source)
+    # The tape method the learner's line calls: batch_jacobian runs gradient inside and
+    # gives zeros, not None, where a gradient is missing.
+    call: str = "gradient"
 
     def __eq__(self, other: object) -> bool:
         return (
             isinstance(other, _PendingNote)
-            and (self.where, self.why, self.section) == (other.where, other.why, other.section)
+            and (self.where, self.why, self.section, self.call)
+            == (other.where, other.why, other.section, other.call)
             and [label for label, _ in self.members] == [label for label, _ in other.members]
         )
 
@@ -318,8 +323,12 @@ class GradientWatcher:
             why = item.why
             if members[0].startswith("`") and "tape.watch(x)" in why:
                 why = why.replace("tape.watch(x)", f"tape.watch({members[0].strip('`')})")
+            returned = "zeros (no gradient path)" if item.call == "batch_jacobian" else "None"
             notes.append(
-                note(f"tape.gradient{item.where} returned None for {shown}: {why}", item.section)
+                note(
+                    f"tape.{item.call}{item.where} returned {returned} for {shown}: {why}",
+                    item.section,
+                )
             )
         return notes
 
@@ -383,6 +392,7 @@ class GradientWatcher:
         frame = caller_frame(2)
         call_site = self._locator.call_site(frame)
         where = f" at {call_site}" if call_site else ""
+        call = self._tape_method(frame)
         block = tape_block_source(frame, tape, self._block_sources)
         outside = target_outside_block(frame, tape) if block is not None else None
         single = len(flat_sources) == 1
@@ -398,11 +408,25 @@ class GradientWatcher:
             labelled = [
                 (self._label(source, position, single), id(source)) for position, source in members
             ]
-            pending = _PendingNote(where, why, section, labelled)
+            pending = _PendingNote(where, why, section, labelled, call)
             with self._lock:
                 if len(self._notes) < MAX_NOTES_PER_CELL and pending not in self._notes:
                     self._notes.append(pending)
         return flat_sources
+
+    def _tape_method(self, frame: Any) -> str:
+        """``jacobian`` or ``batch_jacobian`` when the learner's outermost cell line calls
+        it (each runs ``gradient`` inside), else ``gradient``."""
+        files = self._locator.cell_files()
+        outermost: tuple[str, int] | None = None
+        while frame is not None:
+            if frame.f_code.co_filename in files:
+                outermost = (frame.f_code.co_filename, frame.f_lineno)
+            frame = frame.f_back
+        if outermost is None:
+            return "gradient"
+        found = _JACOBIAN_CALL.search(linecache.getline(*outermost))
+        return found.group(1) if found else "gradient"
 
     def _label(self, source: Any, position: int, single: bool) -> str:
         """`w` when the source is bound to a name in the namespace, else its position."""
