@@ -31,3 +31,24 @@ def name_bound_to(object_id: int | None, namespace: Any) -> str | None:
     except Exception:
         return None
     return None
+
+
+MAX_LISTED = 100
+
+
+def name_or_item_bound_to(object_id: int | None, namespace: Any) -> str | None:
+    """``name_bound_to``, else ``models[0]`` for an object held as an item of a plain list or
+    tuple that a public name holds (at most ``MAX_LISTED`` items read per list)."""
+    found = name_bound_to(object_id, namespace)
+    if found is not None or object_id is None or type(namespace) is not dict:
+        return found
+    try:
+        for name, value in list(namespace.items())[:MAX_NAMES]:
+            if type(name) is not str or name.startswith("_") or type(value) not in (list, tuple):
+                continue
+            for index, item in enumerate(value[:MAX_LISTED]):
+                if id(item) == object_id:
+                    return f"{name}[{index}]"
+    except Exception:
+        return None
+    return None

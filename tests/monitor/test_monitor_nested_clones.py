@@ -56,3 +56,29 @@ def test_clone_inside_another_model(kernel: KernelSession) -> None:
     fixed = CELL.replace("probe = ", f"{fix}\nprobe = ")
     assert clone_notes(checked_report(run(kernel, fixed))) == []
     assert abs(value_of(kernel, "probe_loss") - trained_loss) < 1e-5
+
+
+def test_clone_of_one_model_of_a_list(kernel: KernelSession) -> None:
+    """The source is an item of a list (an ensemble's member): the fix names it so."""
+    run(kernel, SETUP)
+    members_cell = """members = []
+for width in (6, 4):
+    member = keras.Sequential([keras.Input((5,)), keras.layers.Dense(width, activation="relu"),
+                               keras.layers.Dense(2, activation="softmax")])
+    member.compile(optimizer=keras.optimizers.Adam(1e-2), loss="sparse_categorical_crossentropy")
+    member.fit(grid, side, epochs=5, verbose=0)
+    members.append(member)
+del member
+"""
+    run(kernel, members_cell)
+    cell = """spare = keras.models.clone_model(members[0])
+spare.compile(loss="sparse_categorical_crossentropy")
+spare_loss = spare.evaluate(grid, side, verbose=0)
+"""
+    [text] = clone_notes(checked_report(run(kernel, cell)))
+    fix = "spare.set_weights(members[0].get_weights())"
+    assert f"`{fix}`" in text, text
+    trained_loss = value_of(kernel, "members[0].evaluate(grid, side, verbose=0)")
+    fixed = cell.replace("spare.compile", f"{fix}\nspare.compile")
+    assert clone_notes(checked_report(run(kernel, fixed))) == []
+    assert abs(value_of(kernel, "spare_loss") - trained_loss) < 1e-5

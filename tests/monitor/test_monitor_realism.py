@@ -124,6 +124,47 @@ for epoch in range(2):
     assert run_quiet(kernel, again)["traces"] == []
 
 
+def test_partial_batch_with_one_dimensional_labels(kernel: KernelSession) -> None:
+    """Integer class labels are 1-D: in an ``(x, y)`` batch they shrink with the inputs'
+    rows, to the same size, and the partial batch is still told as information. A 1-D
+    tensor that shrinks alone (a sequence) keeps the usual advice."""
+    code = """pairs_ds = tf.data.Dataset.from_tensor_slices(
+    (np.ones((50, 3), "float32"), np.arange(50) % 2)
+).batch(16)
+head = keras.Sequential([keras.Input((3,)), keras.layers.Dense(2)])
+head_opt = keras.optimizers.SGD(0.01)
+ce = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+
+
+@tf.function
+def class_step(xb, yb):
+    with tf.GradientTape() as tape:
+        loss = ce(yb, head(xb, training=True))
+    grads = tape.gradient(loss, head.trainable_variables)
+    head_opt.apply_gradients(zip(grads, head.trainable_variables))
+    return loss
+
+
+for epoch in range(2):
+    for xb, yb in pairs_ds:
+        class_step(xb, yb)"""
+    trace = trace_for(run_quiet(kernel, code), "class_step")
+    kinds = [reason["kind"] for reason in trace["reasons"]]
+    assert kinds == ["first_trace", "last_batch"], trace["reasons"]
+    last = trace["reasons"][1]
+    assert (last["before"], last["after"]) == ("(16, 3)", "(2, 3)")
+    assert "xb" in last["text"] and "yb" in last["text"]
+    assert trace["retraces"] == 0
+    alone = """@tf.function
+def running_total(seq):
+    return tf.reduce_sum(seq)
+
+for length in (10, 7):
+    running_total(tf.ones((length,)))"""
+    kinds = [r["kind"] for r in trace_for(run_quiet(kernel, alone), "running_total")["reasons"]]
+    assert "last_batch" not in kinds, kinds
+
+
 def test_partial_batch_then_another_size_gets_the_signature_advice(
     kernel: KernelSession,
 ) -> None:

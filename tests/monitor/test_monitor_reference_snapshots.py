@@ -185,3 +185,88 @@ def test_live_handles_and_real_copies_stay_silent(kernel: KernelSession) -> None
         "self.model.set_weights(self.lowest_state)",
     )
     assert reference_notes(checked_report(run(kernel, DATA + cell))) == []
+
+
+# A list of snapshots filled with references: every entry holds the same live variables.
+TRAJECTORY = """aff = Affine()
+trajectory = []
+sgd = keras.optimizers.SGD(0.05)
+for _ in range(6):
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_mean(tf.square(aff(inputs) - targets))
+    grads = tape.gradient(loss, aff.trainable_variables)
+    sgd.apply_gradients(zip(grads, aff.trainable_variables))
+    trajectory.append(aff.trainable_variables)
+drift = float(np.abs(np.asarray(trajectory[0][0]) - np.asarray(trajectory[-1][0])).max())
+"""
+EPOCH_KEEPER = """class EveryOtherEpoch(keras.callbacks.Callback):
+    def __init__(self):
+        super().__init__()
+        self.kept = []
+
+    def on_epoch_end(self, epoch, logs=None):
+        if epoch % 2 == 1:
+            self.kept.append(self.model.weights)
+
+
+keeper = EveryOtherEpoch()
+reg = keras.Sequential([keras.Input((3,)), keras.layers.Dense(2)])
+reg.compile(optimizer=keras.optimizers.SGD(0.05), loss="mse")
+reg.fit(inputs, targets, epochs=6, batch_size=16, verbose=0, callbacks=[keeper])
+spread = max(
+    float(np.abs(np.asarray(a) - np.asarray(b)).max())
+    for a, b in zip(keeper.kept[0], keeper.kept[-1])
+)
+"""
+
+
+def fix_in_note(text: str) -> str:
+    return re.findall(r"`([^`]+)`", text)[-1]
+
+
+def test_snapshots_appended_by_reference(kernel: KernelSession) -> None:
+    run(kernel, DATA)
+    [text] = reference_notes(checked_report(run(kernel, TRAJECTORY)))
+    assert text.startswith(
+        "`trajectory.append(aff.trainable_variables)` (this cell) appends a reference, not a "
+        "copy: `aff.trainable_variables` is a list of the live variables"
+    ), text
+    assert "all 6 entries of `trajectory` hold the very same variables" in text
+    assert value_of(kernel, "drift") == 0.0
+    fix = fix_in_note(text)
+    assert fix == "trajectory.append([v.numpy().copy() for v in aff.trainable_variables])"
+    fixed = TRAJECTORY.replace("trajectory.append(aff.trainable_variables)", fix)
+    assert reference_notes(checked_report(run(kernel, fixed))) == []
+    assert value_of(kernel, "drift > 0") is True
+    # A Keras callback keeping the model's weights every other epoch.
+    [kept_text] = reference_notes(checked_report(run(kernel, EPOCH_KEEPER)))
+    assert kept_text.startswith(
+        "`self.kept.append(self.model.weights)` (in `EveryOtherEpoch.on_epoch_end`) appends "
+        "a reference, not a copy"
+    ), kept_text
+    assert "all 3 entries of `keeper.kept` hold the very same variables" in kept_text
+    assert value_of(kernel, "spread") == 0.0
+    kept_fix = fix_in_note(kept_text)
+    assert kept_fix == "self.kept.append(self.model.get_weights())"
+    fixed_keeper = EPOCH_KEEPER.replace("self.kept.append(self.model.weights)", kept_fix)
+    assert reference_notes(checked_report(run(kernel, fixed_keeper))) == []
+    assert value_of(kernel, "spread > 0") is True
+
+
+def test_groups_of_variables_kept_on_purpose_stay_silent(kernel: KernelSession) -> None:
+    run(kernel, DATA)
+    # One entry per model: groups of variables for two optimizers, not snapshots.
+    cell = """first_part, second_part = Affine(), Affine()
+groups = []
+groups.append(first_part.trainable_variables)
+groups.append(second_part.trainable_variables)
+opts = [keras.optimizers.SGD(0.05), keras.optimizers.SGD(0.01)]
+for _ in range(3):
+    with tf.GradientTape() as tape:
+        hidden = first_part(inputs) @ tf.ones((2, 3))
+        loss = tf.reduce_mean(tf.square(second_part(hidden) - targets))
+    grads = tape.gradient(loss, groups[0] + groups[1])
+    opts[0].apply_gradients(zip(grads[:2], groups[0]))
+    opts[1].apply_gradients(zip(grads[2:], groups[1]))
+"""
+    assert reference_notes(checked_report(run(kernel, cell))) == []

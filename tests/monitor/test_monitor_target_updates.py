@@ -163,3 +163,49 @@ def test_in_place_decay_on_copies_and_written_back_copies(kernel: KernelSession)
         "frozen_critic.set_weights(halved)\n"
     )
     assert notes_with(fine, kernel, "get_weights()") == []
+
+
+# The name rebound walks a list the user keeps (a Polyak average kept beside the model);
+# the copies of get_weights() are only read. Another spelling than a callback's.
+KEPT_AVERAGE = """polyak_avg = [np.zeros_like(v) for v in frozen_critic.get_weights()]
+
+
+def polyak_step(tau=0.5):
+    for slot, cur in zip(polyak_avg, frozen_critic.get_weights()):
+        slot = tau * slot + (1 - tau) * cur
+"""
+
+
+def test_moving_average_kept_in_a_list_of_its_own(kernel: KernelSession) -> None:
+    run(kernel, DATA)
+    [text] = notes_with(KEPT_AVERAGE, kernel, "gives the loop name")
+    assert text.startswith(
+        "`slot = tau * slot + (1 - tau) * cur` (line 6 of this cell, in `polyak_step`) "
+        "gives the loop name `slot` a new value, but `slot` only walks the entries of "
+        "`polyak_avg`: rebinding it leaves `polyak_avg` as it was"
+    ), text
+    assert "(`frozen_critic.get_weights()` is only read here)" in text
+    assert "the weights of" not in text  # the model is not what this loop means to change
+    run(kernel, "polyak_step()")
+    assert value_of(kernel, "all(not a.any() for a in polyak_avg)") is True
+    fix = fix_in(text)
+    assert fix == (
+        "for i, (slot, cur) in enumerate(zip(polyak_avg, frozen_critic.get_weights())): "
+        "polyak_avg[i] = tau * slot + (1 - tau) * cur"
+    )
+    fixed = KEPT_AVERAGE.replace(
+        "    for slot, cur in zip(polyak_avg, frozen_critic.get_weights()):\n"
+        "        slot = tau * slot + (1 - tau) * cur\n",
+        f"    {fix}\n",
+    )
+    assert notes_with(fixed, kernel, "gives the loop name") == []
+    run(kernel, "polyak_step()")
+    assert value_of(
+        kernel,
+        "bool(np.allclose(polyak_avg[0], 0.5 * frozen_critic.get_weights()[0]))",
+    )
+    # An in-place update changes each kept array itself: silent.
+    in_place = KEPT_AVERAGE.replace(
+        "slot = tau * slot + (1 - tau) * cur", "slot *= tau\n        slot += (1 - tau) * cur"
+    )
+    assert notes_with(in_place, kernel, "gives the loop name") == []

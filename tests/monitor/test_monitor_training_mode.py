@@ -188,3 +188,66 @@ saliency = tape.gradient(score, inputs)
     assert notes_of(kernel, saliency) == []
     # Inference mode outside the tape.
     assert notes_of(kernel, "preds = normed(feats)\n") == []
+
+
+# Sampling through the random layers on purpose (Monte Carlo dropout): several passes over
+# the same inputs in training mode, gathered and measured. Another model, another layer
+# (GaussianDropout), other spellings (tf.stack and reduce_std, a loop that appends).
+NOISY_SETUP = """noisy = keras.Sequential([
+    keras.Input((3,)),
+    keras.layers.Dense(8, activation="relu"),
+    keras.layers.GaussianDropout(0.4),
+    keras.layers.Dense(2),
+])
+probe = np.random.default_rng(8).normal(size=(12, 3)).astype("float32")
+"""
+SAMPLED_STACK = """draws = tf.stack([noisy(probe, training=True) for i in range(25)])
+spread = float(tf.reduce_mean(tf.math.reduce_std(draws, axis=0)))
+"""
+SAMPLED_LOOP = """passes = []
+for k in range(10):
+    passes.append(noisy(probe, training=True).numpy())
+centre = np.mean(passes, axis=0)
+"""
+SAMPLED_SPREAD = """for k in range(5):
+    last = noisy(probe, training=True)
+band = np.percentile(last, [5, 95])
+"""
+SINGLE = """scores = noisy(probe, training=True)
+twice_equal = bool(np.array_equal(scores, noisy(probe, training=False)))
+"""
+PER_BATCH = """batch_scores = []
+for chunk in np.split(probe, 3):
+    batch_scores.append(noisy(chunk, training=True).numpy())
+"""
+
+
+def test_monte_carlo_sampling_stays_silent_a_single_pass_is_told(kernel: KernelSession) -> None:
+    run(kernel, NOISY_SETUP)
+    assert notes_of(kernel, SAMPLED_STACK) == []
+    assert value_of(kernel, "spread > 0") is True  # the random layer is on in every pass
+    assert notes_of(kernel, SAMPLED_LOOP) == []
+    assert value_of(kernel, "len(passes)") == 10
+    assert notes_of(kernel, SAMPLED_SPREAD) == []
+    # One prediction in training mode is still the mistake.
+    [text] = notes_of(kernel, SINGLE)
+    assert text.startswith(
+        "A model evaluated in training mode: `noisy(probe, training=True)` (line 1)"
+    ), text
+    assert "`noisy` holds a GaussianDropout layer" in text
+    assert value_of(kernel, "twice_equal") is False
+    fix = fix_of(text)
+    assert fix == "scores = noisy(probe, training=False)"
+    fixed = SINGLE.replace("scores = noisy(probe, training=True)", fix)
+    assert notes_of(kernel, fixed) == []
+    assert value_of(kernel, "twice_equal") is True
+    # So is a loop over the data's batches: each batch is predicted once.
+    [batch_text] = notes_of(kernel, PER_BATCH)
+    assert "`noisy(chunk, training=True)` (line 3)" in batch_text
+    batch_fix = fix_of(batch_text)
+    assert batch_fix == "batch_scores.append(noisy(chunk, training=False).numpy())"
+    fixed_batches = PER_BATCH.replace(
+        "batch_scores.append(noisy(chunk, training=True).numpy())", batch_fix
+    )
+    assert notes_of(kernel, fixed_batches) == []
+    assert value_of(kernel, "bool(np.allclose(np.concatenate(batch_scores), noisy(probe)))")

@@ -14,6 +14,14 @@ name (``name = ...`` or ``name op= ...``) and never reads the new value after th
 statement, in a scope that never calls ``set_weights`` (a list of new arrays written
 back with ``set_weights`` is right). The fix writes into the variables themselves: the
 loop over ``X.weights`` (Keras variables) and ``name.assign(...)`` for the rebinding.
+
+The name rebound is the one told about: in ``for avg, w in zip(self.avg,
+model.get_weights()): avg = d * avg + (1 - d) * w`` the copy of the weights is only read,
+and the name rebound walks a list the user keeps (a moving average kept in a callback).
+Rebinding it leaves that list's entries as they were, so the note names the list and its
+fix writes each new value back into it by index (``enumerate`` over the same loop,
+``self.avg[i] = ...``); an in-place ``avg *= d`` changes an array entry itself and is not
+told there.
 """
 
 from __future__ import annotations
@@ -87,6 +95,29 @@ def _rebinding(loop: ast.For, names: list[str]) -> ast.Assign | ast.AugAssign | 
     return None
 
 
+def _source_of(loop: ast.For, name: str) -> ast.AST | None:
+    """The iterable a loop name walks: the zip argument at its position, or the loop's
+    iterable for a plain ``for name in ...``."""
+    iterated = loop.iter
+    if isinstance(loop.target, ast.Name):
+        return iterated if loop.target.id == name else None
+    if (
+        isinstance(iterated, ast.Call)
+        and call_name(iterated) == "zip"
+        and isinstance(loop.target, ast.Tuple)
+        and len(loop.target.elts) == len(iterated.args)
+    ):
+        for element, argument in zip(loop.target.elts, iterated.args, strict=True):
+            if isinstance(element, ast.Name) and element.id == name:
+                return argument
+    return None
+
+
+def _kept_list(node: ast.AST | None) -> bool:
+    """A list the user keeps (a name, an attribute, an item): not a call's fresh result."""
+    return isinstance(node, ast.Name | ast.Attribute | ast.Subscript)
+
+
 def _owner_of(loop: ast.For, name: str, calls: list[ast.Call], source: str) -> str:
     """The model whose copy ``name`` holds: the zip argument at the name's position."""
     iterated = loop.iter
@@ -135,7 +166,13 @@ def _texts(source: str) -> tuple[str, ...]:
             statement = _rebinding(node, _loop_names(node.target))
             if statement is None:
                 continue
-            note = _note(node, calls, statement, scope, source)
+            rebound = _rebound_name(statement)
+            walked = _source_of(node, rebound) if rebound is not None else None
+            if walked is not None and walked not in calls:
+                # The copy is only read; the name rebound walks another list.
+                note = _list_note(node, walked, calls[0], statement, scope, source)
+            else:
+                note = _note(node, calls, statement, scope, source)
             if note is not None:
                 found.append(note)
     return tuple(found)
@@ -195,4 +232,65 @@ def _note(
     else:
         # Other statements in the loop: the two changes are told, each as written.
         text += f"The loop over `{new_header}`, and `{assign}` in place of `{written}`."
+    return text
+
+
+def _rebound_name(statement: ast.Assign | ast.AugAssign) -> str | None:
+    target = statement.targets[0] if isinstance(statement, ast.Assign) else statement.target
+    return target.id if isinstance(target, ast.Name) else None
+
+
+def _index_name(loop: ast.For) -> str:
+    used = {n.id for n in ast.walk(loop) if isinstance(n, ast.Name)}
+    return next(name for name in ("i", "k", "index", "position", "slot_index") if name not in used)
+
+
+def _list_note(
+    loop: ast.For,
+    walked: ast.AST,
+    copied: ast.Call,
+    statement: ast.Assign | ast.AugAssign,
+    scope: ast.AST,
+    source: str,
+) -> str | None:
+    """The rebound name walks a list the user keeps: its entries never change."""
+    if not _kept_list(walked) or not isinstance(statement, ast.Assign):
+        return None  # ``name op= ...`` on an array entry changes the entry in place
+    name = statement.targets[0]
+    kept = ast.get_source_segment(source, walked)
+    header = ast.get_source_segment(source, loop.iter)
+    target = ast.get_source_segment(source, loop.target)
+    written = ast.get_source_segment(source, statement)
+    value = ast.get_source_segment(source, statement.value)
+    read = ast.get_source_segment(source, copied)
+    if (
+        kept is None
+        or header is None
+        or target is None
+        or written is None
+        or value is None
+        or read is None
+        or not isinstance(name, ast.Name)
+        or "\n" in header + written
+    ):
+        return None
+    where = ""
+    if isinstance(scope, ast.FunctionDef | ast.AsyncFunctionDef):
+        where = f", in `{scope.name}`"
+    index = _index_name(loop)
+    new_target = f"({target})" if isinstance(loop.target, ast.Tuple) else target
+    new_header = f"for {index}, {new_target} in enumerate({header}):"
+    write_back = f"{kept}[{index}] = {value}"
+    text = (
+        f"`{written}` (line {statement.lineno} of this cell{where}) gives the loop name "
+        f"`{name.id}` a new value, but `{name.id}` only walks the entries of `{kept}`: "
+        f"rebinding it leaves `{kept}` as it was, and the new value is dropped at the next "
+        f"step, so `{kept}` keeps its first values (`{read}` is only read here). "
+        "Nothing raises; the update this loop means does nothing. Write each new value "
+        f"back into `{kept}` by its index. "
+    )
+    if len(loop.body) == 1:
+        text += f"Fix: `{new_header} {write_back}`."
+    else:
+        text += f"The loop `{new_header}`, and `{write_back}` in place of `{written}`."
     return text

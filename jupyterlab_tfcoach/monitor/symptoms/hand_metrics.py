@@ -30,13 +30,29 @@ from typing import Any
 from jupyterlab_tfcoach.monitor.report import Note
 from jupyterlab_tfcoach.monitor.symptoms.category_codes import category_code_notes
 from jupyterlab_tfcoach.monitor.symptoms.cell_reading import CellCode, CellReader
+from jupyterlab_tfcoach.monitor.symptoms.censored_rows import WANTED as SURVIVAL_WORDS
+from jupyterlab_tfcoach.monitor.symptoms.censored_rows import censored_row_notes
 from jupyterlab_tfcoach.monitor.symptoms.class_axis import class_axis_notes
+from jupyterlab_tfcoach.monitor.symptoms.concordance_direction import (
+    WANTED as CONCORDANCE_WORDS,
+)
+from jupyterlab_tfcoach.monitor.symptoms.concordance_direction import concordance_notes
+from jupyterlab_tfcoach.monitor.symptoms.constant_seeds import WANTED as MAP_WORDS
+from jupyterlab_tfcoach.monitor.symptoms.constant_seeds import constant_seed_notes
+from jupyterlab_tfcoach.monitor.symptoms.dropped_offsets import WANTED as SUM_WORDS
+from jupyterlab_tfcoach.monitor.symptoms.dropped_offsets import dropped_offset_notes
 from jupyterlab_tfcoach.monitor.symptoms.evaluation_columns import WANTED as MEAN_WORDS
 from jupyterlab_tfcoach.monitor.symptoms.evaluation_columns import evaluation_column_notes
 from jupyterlab_tfcoach.monitor.symptoms.integer_mean import integer_mean_notes
+from jupyterlab_tfcoach.monitor.symptoms.integral_length import WANTED as INTEGRAL_WORDS
+from jupyterlab_tfcoach.monitor.symptoms.integral_length import integral_notes
+from jupyterlab_tfcoach.monitor.symptoms.log_parameters import WANTED as EXP_WORDS
+from jupyterlab_tfcoach.monitor.symptoms.log_parameters import log_parameter_notes
 from jupyterlab_tfcoach.monitor.symptoms.normalisation_axis import NormalisationAxisCheck
 from jupyterlab_tfcoach.monitor.symptoms.probability_equality import probability_equality_notes
 from jupyterlab_tfcoach.monitor.symptoms.probability_metrics import probability_metric_notes
+from jupyterlab_tfcoach.monitor.symptoms.probability_names import WANTED as PROBABILITY_WORDS
+from jupyterlab_tfcoach.monitor.symptoms.probability_names import probability_name_notes
 from jupyterlab_tfcoach.monitor.symptoms.quantile_scale import quantile_scale_notes
 from jupyterlab_tfcoach.monitor.symptoms.range_operators import (
     WANTED as RANGE_WORDS,
@@ -54,6 +70,8 @@ from jupyterlab_tfcoach.monitor.symptoms.threshold_scores import (
 )
 from jupyterlab_tfcoach.monitor.symptoms.unused_arguments import WANTED as CALL_WORDS
 from jupyterlab_tfcoach.monitor.symptoms.unused_arguments import unused_argument_notes
+from jupyterlab_tfcoach.monitor.symptoms.zero_log_terms import WANTED as LOG_WORDS
+from jupyterlab_tfcoach.monitor.symptoms.zero_log_terms import zero_log_notes
 
 _CHECKS: tuple[Callable[[CellCode, dict[str, Any]], list[Note]], ...] = (
     threshold_notes,
@@ -74,6 +92,14 @@ _OWN_WORDS: tuple[tuple[re.Pattern[str], Callable[[CellCode, dict[str, Any]], li
     (SPREAD_WORDS, spread_statistic_notes),
     (CALL_WORDS, unused_argument_notes),
     (MEAN_WORDS, evaluation_column_notes),
+    (LOG_WORDS, zero_log_notes),
+    (CONCORDANCE_WORDS, concordance_notes),
+    (PROBABILITY_WORDS, probability_name_notes),
+    (MAP_WORDS, constant_seed_notes),
+    (EXP_WORDS, log_parameter_notes),
+    (INTEGRAL_WORDS, integral_notes),
+    (SUM_WORDS, dropped_offset_notes),
+    (SURVIVAL_WORDS, censored_row_notes),
 )
 
 

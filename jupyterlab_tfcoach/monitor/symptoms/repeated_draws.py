@@ -33,6 +33,7 @@ from typing import Any
 
 from jupyterlab_tfcoach.monitor import report as reports
 from jupyterlab_tfcoach.monitor.report import Note
+from jupyterlab_tfcoach.monitor.symptoms import identical_draws
 from jupyterlab_tfcoach.monitor.symptoms.cell_reading import CellCode, held_array
 from jupyterlab_tfcoach.monitor.symptoms.training_mode import mode_layers
 from jupyterlab_tfcoach.monitor.syntax import call_name, held_at, reference_path
@@ -89,6 +90,13 @@ def _identical(value: Any) -> int | None:
     numpy = sys.modules.get("numpy")
     if numpy is None:
         return None
+    if type(value) is list and 1 < len(value) <= MAX_LIST_ITEMS and type(value[0]) is float:
+        # Python numbers, one per pass (``accs.append(float(...))``): equal up to the
+        # rounding of a sum taken in another order (a relative 1e-6).
+        first = value[0]
+        tolerance = 1e-6 * max(1.0, abs(first))
+        same = all(type(item) is float and abs(item - first) <= tolerance for item in value)
+        return len(value) if same else None
     if isinstance(value, list) and 1 < len(value) <= MAX_LIST_ITEMS:
         items = [held_array(item, MAX_ELEMENTS, ("float",)) for item in value]
         if any(item is None for item in items):
@@ -190,6 +198,10 @@ def repeated_draw_notes(code: CellCode, namespace: dict[str, Any]) -> list[Note]
             continue
         called = _model_call(element, loop, namespace)
         if called is None:
+            note = _other_cause(code, name, statement, element, passes, count, namespace)
+            if note is not None:
+                told.add(id(statement))
+                notes.append(note)
             continue
         call, model = called
         fixed_call = _fixed_call(code, call)
@@ -218,3 +230,40 @@ def repeated_draw_notes(code: CellCode, namespace: dict[str, Any]) -> list[Note]
         told.add(id(statement))
         notes.append(reports.note(text, SECTION))
     return notes
+
+
+def _loop_body(code: CellCode, statement: ast.AST) -> list[ast.stmt]:
+    """The body of the top-level ``for`` loop holding ``statement`` (an ``append``)."""
+    for node in code.nodes:
+        if isinstance(node, ast.For) and any(s is statement for s in node.body):
+            return list(node.body)
+    return []
+
+
+def _other_cause(
+    code: CellCode,
+    name: str,
+    statement: ast.AST,
+    element: ast.AST,
+    passes: int,
+    count: str,
+    namespace: dict[str, Any],
+) -> Note | None:
+    """Identical random passes with no model in them: randomness reset in each pass, or a
+    permutation under an order-blind statistic (``identical_draws.py``)."""
+    if not identical_draws.spread_read(code, name):
+        return None
+    body = _loop_body(code, statement) if isinstance(statement, ast.Expr) else []
+    cause = identical_draws.reset_text(code, name, element, body, namespace)
+    section = identical_draws.RESET_SECTION
+    if cause is None:
+        cause = identical_draws.permutation_text(code, element, body, namespace)
+        section = identical_draws.PERMUTATION_SECTION
+    if cause is None:
+        return None
+    text = (
+        f"`{name}` holds {passes} random passes ({count}, line {statement.lineno} of this "
+        f"cell), and all {passes} are identical: their spread is exactly 0, so any standard "
+        f"deviation or interval read from `{name}` is 0 too. Nothing raises. Here {cause}"
+    )
+    return reports.note(text, section)

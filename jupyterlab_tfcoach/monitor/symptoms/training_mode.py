@@ -30,6 +30,16 @@ False, runs in inference mode whatever the flag): a model without them behaves t
 in both modes and stays silent. The note names the model, the call and its line, the
 layers, and for BatchNormalization after a training step its moving mean still all
 zeros when so; the fix is the user's call with the right flag.
+
+Sampling on purpose stays silent: Monte Carlo dropout (or any sampling through the
+model's random layers) calls it with ``training=True`` on the same inputs several times
+and stacks, averages or measures the spread of the passes. A ``training=True`` call
+outside a tape is such a pass when it repeats over inputs that do not change (inside a
+comprehension or a ``for`` loop whose names its arguments do not use, in a loop that
+trains nothing) and its results are collected (the comprehension, or ``append``/``+=``
+in the loop) or a spread (``std``, ``var``, ``percentile``...) is read from them later
+in the cell. A single prediction in training mode, or one per batch of a loop over the
+data, is still told.
 """
 
 from __future__ import annotations
@@ -65,6 +75,25 @@ _NORMALIZATION = "BatchNormalization"
 AUGMENTATION = "augmentation"
 _MIXES = frozenset({"MixUp", "CutMix", "AugMix", "RandAugment"})
 _UPDATES = frozenset({"apply_gradients", "apply", "minimize", "assign_sub"})
+# A loop that trains the model in its body is an epoch loop, not repeated sampling.
+_TRAINS = _UPDATES | {"fit", "train_on_batch"}
+# What gathers repeated passes (in a loop's body) and what reads their spread.
+_GATHERS = frozenset({"append", "extend"})
+_SPREADS = frozenset(
+    {
+        "std",
+        "var",
+        "nanstd",
+        "nanvar",
+        "reduce_std",
+        "reduce_variance",
+        "percentile",
+        "quantile",
+        "nanpercentile",
+        "nanquantile",
+        "moments",
+    }
+)
 
 
 def mode_layers(value: Any, augmentation: bool = False) -> list[str]:
@@ -160,6 +189,71 @@ def _with_flag(cell: ParsedCell, call: ast.Call, flag: bool) -> str:
     return new_call
 
 
+def _names_in(node: ast.AST, cell: ParsedCell) -> set[str]:
+    return {n.id for n in cell.walk(node) if isinstance(n, ast.Name)}
+
+
+def _assigned_names(cell: ParsedCell, node: ast.AST) -> set[str]:
+    """The names the statement holding ``node`` (or the loop's gathering list) binds."""
+    current: ast.AST | None = node
+    while current is not None and not isinstance(current, ast.stmt):
+        current = cell.parents.get(id(current))
+    names: set[str] = set()
+    if isinstance(current, ast.Assign):
+        for target in current.targets:
+            names |= _names_in(target, cell)
+    elif isinstance(current, ast.AugAssign | ast.AnnAssign):
+        names |= _names_in(current.target, cell)
+    elif isinstance(current, ast.Expr) and isinstance(current.value, ast.Call):
+        func = current.value.func
+        if isinstance(func, ast.Attribute) and func.attr in _GATHERS:
+            names |= _names_in(func.value, cell)
+    return names
+
+
+def _spread_read(cell: ParsedCell, names: set[str], after: int) -> bool:
+    """A spread (``std``, ``var``, ``percentile``...) read from one of ``names`` on a line
+    from ``after`` on."""
+    for node in cell.walk(cell.tree):
+        if not (isinstance(node, ast.Call) and call_name(node) in _SPREADS):
+            continue
+        if getattr(node, "lineno", 0) >= after and names & _names_in(node, cell):
+            return True
+    return False
+
+
+def _deliberate_sampling(cell: ParsedCell, call: ast.Call) -> bool:
+    """``call`` is one of several passes over the same inputs whose results are gathered
+    or measured: Monte Carlo sampling through the random layers, on purpose."""
+    arguments: set[str] = set()
+    for argument in [*call.args, *(k.value for k in call.keywords)]:
+        arguments |= _names_in(argument, cell)
+    current = cell.parents.get(id(call))
+    while current is not None and not isinstance(
+        current, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
+    ):
+        if isinstance(current, ast.ListComp | ast.GeneratorExp | ast.SetComp):
+            loop_names: set[str] = set()
+            for generator in current.generators:
+                loop_names |= _names_in(generator.target, cell)
+            if not arguments & loop_names:
+                return True  # the comprehension gathers the passes
+        elif isinstance(current, ast.For) and not arguments & _names_in(current.target, cell):
+            body = [n for statement in current.body for n in cell.walk(statement)]
+            if any(isinstance(n, ast.Call) and call_name(n) in _TRAINS for n in body):
+                return False  # an epoch loop: the model trains between the calls
+            gathered = any(
+                isinstance(n, ast.AugAssign)
+                or (isinstance(n, ast.Call) and call_name(n) in _GATHERS)
+                for n in body
+            )
+            names = _assigned_names(cell, call)
+            if gathered or (names and _spread_read(cell, names, call.lineno)):
+                return True
+        current = cell.parents.get(id(current))
+    return False
+
+
 def notes(cell: ParsedCell, namespace: Mapping[str, Any]) -> list[Note]:
     found: list[Note] = []
     told: set[tuple[str, bool]] = set()  # (model, in a tape): one note each
@@ -180,6 +274,7 @@ def notes(cell: ParsedCell, namespace: Mapping[str, Any]) -> list[Note]:
             and isinstance(keyword.value, ast.Constant)
             and keyword.value.value is True
             and not _takes_a_tape(cell, node)
+            and not _deliberate_sampling(cell, node)
         ):
             continue
         name = node.func.id

@@ -129,6 +129,14 @@ def _is_smaller_batch(before: str | None, after: str | None) -> bool:
     return old[0].isdigit() and new[0].isdigit() and int(new[0]) < int(old[0])
 
 
+def _is_shorter_vector(before: str | None, after: str | None) -> bool:
+    """A 1-D tensor that got shorter (read as a batch only beside a batch of rows)."""
+    old, new = _dimensions(before), _dimensions(after)
+    if not old or not new or len(old) != 1 or len(new) != 1:
+        return False
+    return old[0].isdigit() and new[0].isdigit() and int(new[0]) < int(old[0])
+
+
 def last_batch_reason(
     found: list[sig.Difference],
     call_site: str | None,
@@ -142,16 +150,23 @@ def last_batch_reason(
     traces. That is normal, so nothing is to change (an input_signature or
     ``drop_remainder`` would only save one trace). Only when it is the function's first
     retrace on a shape and every argument that changed lost rows on its first axis alone,
-    to the same size; a second new shape gets the usual advice."""
+    to the same size; a second new shape gets the usual advice. A 1-D argument (the
+    labels of an ``(x, y)`` batch) that got shorter to that same size counts too, beside at
+    least one argument of two or more dimensions that lost rows alone."""
     if shape_retraces != 1 or not found:
         return None
-    if any(d.kind != "shape" or not _is_smaller_batch(d.before, d.after) for d in found):
+    if any(d.kind != "shape" for d in found):
+        return None
+    batches = [d for d in found if _is_smaller_batch(d.before, d.after)]
+    if not batches:
+        return None
+    if any(d not in batches and not _is_shorter_vector(d.before, d.after) for d in found):
         return None
     sizes = {(_dimensions(d.before) or [""])[0] for d in found}
     new_sizes = {(_dimensions(d.after) or [""])[0] for d in found}
     if len(sizes) != 1 or len(new_sizes) != 1:
         return None
-    first = found[0]
+    first = batches[0]
     named = " and ".join(_named(d.argument, written) for d in found)
     text = (
         f"Traced once more{at_site(call_site)} for a smaller batch: {named} went from "

@@ -45,7 +45,7 @@ from typing import Any
 
 from jupyterlab_tfcoach.monitor import report as reports
 from jupyterlab_tfcoach.monitor.hooks import MethodHooks
-from jupyterlab_tfcoach.monitor.names import name_bound_to
+from jupyterlab_tfcoach.monitor.names import name_bound_to, name_or_item_bound_to
 from jupyterlab_tfcoach.monitor.report import Note, VariableChange, variable_change
 from jupyterlab_tfcoach.monitor.stored_state import (
     contained_values,
@@ -725,7 +725,8 @@ class _Entries:
     # ------------------------------------------------------------ clones
     def clone(self, record: CloneRecord) -> None:
         clone = self.name(record.clone_id)
-        source = self.name(record.source_id)
+        # The source may be one model of a list (an ensemble's ``models[0]``).
+        source = name_or_item_bound_to(record.source_id, self.namespace)
         if clone is None:
             return
         fix = (

@@ -27,6 +27,15 @@ never found. The fix is in the learner's names: ``w_before = tf.identity(reg.w)`
 ``.numpy().copy()`` for a Keras variable), ``self.best_weights =
 self.model.get_weights()`` restored with ``self.model.set_weights(self.best_weights)``.
 
+A list of snapshots filled by ``snaps.append(self.model.weights)`` (one per epoch, per
+cycle) is the same mistake repeated: each entry is the list of the live variables, so
+every entry holds the same objects and shows the latest values, and an ensemble or an
+average built from them is one model. Such a list (of lists holding trained variables,
+a name or a user object's attribute) is told when the learner's source appends a plain
+reference to it (``X.append(model.weights)``) and at least two entries hold the very same
+variables (one entry could be a group of variables kept on purpose); the fix appends
+``model.get_weights()`` (or copies of the values).
+
 Cost: nothing after a cell without training; after one, one pass over the namespace
 (ids, list lengths) and the ``__dict__`` of at most ``MAX_INSTANCES`` user objects; the
 sources are parsed only for a binding found.
@@ -99,6 +108,10 @@ class Binding:
     keras: bool  # the variables are Keras 3 variables
     instance: Any = None  # the user's object whose attribute it is
     value_id: int = 0  # id of what it is bound to (the variable, the list)
+    # A list of snapshots whose entries hold trained variables (``snaps.append(...)``):
+    # how many entries hold the very variables of the first one.
+    same_entries: int = 0
+    entries: int = 0
 
 
 def _bound_to_trained(value: Any, trained: set[int]) -> tuple[bool, bool] | None:
@@ -111,6 +124,25 @@ def _bound_to_trained(value: Any, trained: set[int]) -> tuple[bool, bool] | None
             if id(item) in trained:
                 return True, _is_keras(item)
     return None
+
+
+def _appended_snapshots(value: Any, trained: set[int]) -> tuple[bool, int, int] | None:
+    """(keras, entries holding the first entry's variables, entries) when ``value`` is a
+    plain list whose entries are lists/tuples holding trained variables; None otherwise."""
+    if type(value) is not list or not 0 < len(value) <= MAX_LIST:
+        return None
+    first = value[0]
+    if type(first) not in (list, tuple) or not 0 < len(first) <= MAX_LIST:
+        return None
+    held = [id(item) for item in first]
+    found = next((item for item in first if id(item) in trained), None)
+    if found is None:
+        return None
+    same = 0
+    for entry in value:
+        if type(entry) in (list, tuple) and [id(item) for item in entry] == held:
+            same += 1
+    return _is_keras(found), same, len(value)
 
 
 def _is_keras(variable: Any) -> bool:
@@ -137,6 +169,11 @@ def find_bindings(trained: set[int], namespace: dict[str, Any]) -> list[Binding]
         if found is not None:
             bindings.append(Binding(name, name, found[0], found[1], None, id(value)))
             continue
+        appended = _appended_snapshots(value, trained)
+        if appended is not None:
+            keras, same, entries = appended
+            bindings.append(Binding(name, name, True, keras, None, id(value), same, entries))
+            continue
         if instances >= MAX_INSTANCES or not _user_class(value):
             continue
         instances += 1
@@ -149,9 +186,16 @@ def find_bindings(trained: set[int], namespace: dict[str, Any]) -> list[Binding]
             if type(attribute) is not str or attribute.startswith("_"):
                 continue
             found = _bound_to_trained(stored, trained)
+            label = f"{name}.{attribute}"
             if found is not None:
-                label = f"{name}.{attribute}"
                 bindings.append(Binding(label, attribute, found[0], found[1], value, id(stored)))
+                continue
+            appended = _appended_snapshots(stored, trained)
+            if appended is not None:
+                keras, same, entries = appended
+                bindings.append(
+                    Binding(label, attribute, True, keras, value, id(stored), same, entries)
+                )
     return bindings
 
 
@@ -381,6 +425,8 @@ def _binding_text(
     binding: Binding, namespace: dict[str, Any], cell_source: str, single: set[str]
 ) -> tuple[str, str] | None:
     """The statement that bound it and the note's text, or None."""
+    if binding.entries:
+        return _appended_text(binding, namespace, cell_source)
     if not _may_be_meant_as_snapshot(binding, cell_source):
         return None
     if binding.instance is None:
@@ -537,3 +583,84 @@ def _fix(
         values = ", ".join(copied(v) if t in single else v for t, v in statement.parts)
         return f"`{targets} = {values}`"
     return f"`{left} = {copied(reference)}`"
+
+
+# ------------------------------------------------------------- snapshots appended to a list
+def _append_of(tree: ast.AST, source: str, spelled: str) -> tuple[str, str, ast.AST] | None:
+    """``spelled.append(reference)`` in ``tree``: the statement, the list's text and the
+    reference appended (a plain reference: ``model.weights``, ``list(model.weights)``)."""
+    for node in ast.walk(tree):
+        if not (
+            isinstance(node, ast.Expr)
+            and isinstance(node.value, ast.Call)
+            and isinstance(node.value.func, ast.Attribute)
+            and node.value.func.attr == "append"
+            and len(node.value.args) == 1
+            and _spelled(node.value.func.value) == spelled
+        ):
+            continue
+        reference = _reference(node.value.args[0])
+        text = ast.get_source_segment(source, node)
+        if reference is None or text is None or "\n" in text:
+            continue
+        return text, spelled, reference
+    return None
+
+
+def _appended_text(
+    binding: Binding, namespace: dict[str, Any], cell_source: str
+) -> tuple[str, str] | None:
+    """The note for a list of snapshots filled with references, or None."""
+    if binding.same_entries < 2:
+        # One entry could be a group of variables kept on purpose (one per optimizer);
+        # two holding the same variables are snapshots that cannot differ.
+        return None
+    found: tuple[str, str, ast.AST, str, str] | None = None  # + source, place
+    if binding.instance is None:
+        for source, where in _sources(namespace, cell_source):
+            if f"{binding.target}.append" not in source:
+                continue
+            tree = parse(source)
+            match = _append_of(tree, source, binding.target) if tree is not None else None
+            if match is not None:
+                found = (*match, source, where)
+                break
+    else:
+        for function, owner in _methods_of(type(binding.instance)):
+            method = method_source(function)
+            if method is None or f".{binding.target}.append" not in method.source:
+                continue
+            body = method.tree.body
+            if not body or not isinstance(body[0], ast.FunctionDef) or not body[0].args.args:
+                continue
+            this = body[0].args.args[0].arg
+            match = _append_of(method.tree, method.source, f"{this}.{binding.target}")
+            if match is not None:
+                found = (*match, method.source, f"in `{owner}.{function.__name__}`")
+                break
+    if found is None:
+        return None
+    statement, kept, reference, source, where = found
+    reference_text = ast.get_source_segment(source, reference)
+    if reference_text is None:
+        return None
+    if isinstance(reference, ast.Attribute) and reference.attr == "weights":
+        owner = ast.get_source_segment(source, reference.value)
+        copy = f"{owner}.get_weights()"
+    else:
+        copy = f"[v.numpy().copy() for v in {reference_text}]"
+    same = (
+        f"all {binding.entries}"
+        if binding.same_entries == binding.entries
+        else f"{binding.same_entries} of the {binding.entries}"
+    )
+    text = (
+        f"`{statement}` ({where}) appends a reference, not a copy: `{reference_text}` is a "
+        f"list of the live variables, which training keeps updating in place, so each "
+        f"snapshot in `{binding.label}` shows the current values, not those of its "
+        f"moment: {same} entries of `{binding.label}` hold the very same variables. "
+        f"Every difference between two snapshots is 0, and an average or an "
+        f"ensemble built from them is the last model alone. Nothing raises. Append a copy "
+        f"of the values instead: `{kept}.append({copy})`."
+    )
+    return statement, text
