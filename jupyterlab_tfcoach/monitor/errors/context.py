@@ -337,6 +337,7 @@ _CLASSES: dict[str, tuple[str, str]] = {
     "model": ("keras.src.models.model", "Model"),
     "module": ("tensorflow.python.module.module", "Module"),
     "dataset": ("tensorflow.python.data.ops.dataset_ops", "DatasetV2"),
+    "schedule": ("keras.src.optimizers.schedules.learning_rate_schedule", "LearningRateSchedule"),
 }
 _KIND_ORDER = (
     ("variable", "variable"),

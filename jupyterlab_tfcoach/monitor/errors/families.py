@@ -47,6 +47,10 @@ taken for),
 ``families_sparse_duplicates.py`` (a sparse tensor holding a position twice, made dense),
 ``families_string_join.py`` (Python's ``str.join`` given tensors),
 ``families_argmax_axis.py`` (classes taken with argmax over the examples' axis),
+``families_reduced_whole.py`` (a statistic taken over every axis where one was meant),
+``families_weight_lists.py`` (several models' weight lists averaged as one array),
+``families_metric_kind.py`` (class scores given to the plain Accuracy metric),
+``families_numpy_random.py`` (NumPy's random draws inside a traced function),
 ``families_lookup_vocabulary.py`` (a value a lookup layer never saw, no OOV index),
 ``families_summary_step.py`` (a TensorBoard summary written without a step),
 ``families_lambda_loading.py`` (a saved Lambda layer refused by load_model),
@@ -107,15 +111,18 @@ from jupyterlab_tfcoach.monitor.errors import (
     families_lookup_key,
     families_lookup_vocabulary,
     families_lost_batch_axis,
+    families_metric_kind,
     families_missing_keys,
     families_model_data,
     families_numpy_broadcast,
+    families_numpy_random,
     families_ops,
     families_overrides,
     families_pair_results,
     families_parse_example,
     families_positional_inputs,
     families_ragged_rows,
+    families_reduced_whole,
     families_refused_dtype,
     families_results,
     families_return_order,
@@ -137,6 +144,7 @@ from jupyterlab_tfcoach.monitor.errors import (
     families_text_to_ids,
     families_unpacking,
     families_vector_as_matrix,
+    families_weight_lists,
     families_while_loop_shape,
 )
 from jupyterlab_tfcoach.monitor.errors.context import (
@@ -166,6 +174,8 @@ FAMILIES: tuple[ErrorFamily, ...] = (
     # One example given to a model built on batches, failing inside the learner's call:
     # the cause is the running cell's argument, not the op that met it.
     families_lost_batch_axis.LOST_BATCH_AXIS,
+    # NumPy's random draws in a traced function (a TypeError about None while tracing).
+    families_numpy_random.NUMPY_RANDOM_TRACED,
     # What a model's fit/predict or a layer's adapt was given, read from the call.
     families_model_data.FEATURE_COUNT,
     families_text_to_ids.TEXT_TO_IDS,
@@ -187,6 +197,8 @@ FAMILIES: tuple[ErrorFamily, ...] = (
     # A tf. function given a functional model's KerasTensors.
     families_keras_tensors.KERAS_TENSOR_IN_TF,
     families_layer_as_tensor.LAYER_AS_TENSOR,
+    # Class scores given to the plain Accuracy metric (its `equal` meets the shapes).
+    families_metric_kind.ACCURACY_OF_SCORES,
     # Gradients applied to other variables than they were taken for (before the shape
     # families: the shapes clash because the pairs are wrong).
     families_gradient_sources.OTHER_VARIABLES,
@@ -232,6 +244,7 @@ FAMILIES: tuple[ErrorFamily, ...] = (
     families_sampling.CATEGORICAL_ROW,
     families_string_join.STRING_JOIN,
     families_data.UNEVEN_XY,
+    families_weight_lists.WEIGHT_LISTS,
     families_data.RAGGED_LISTS,
     families_declared_structure.GENERATOR_NESTING,
     families_data.DATASET_AS_LIST,
@@ -281,6 +294,7 @@ FAMILIES: tuple[ErrorFamily, ...] = (
     # A tensor, array, shape or dataset used in the user's line as another kind.
     families_library_values.INDEX_PAST_END,
     families_library_values.TENSOR_SLICE_PAST_END,
+    families_reduced_whole.REDUCED_WHOLE,
     families_library_values.AXIS_PAST_RANK,
     families_library_values.VALUE_CALLED,
     families_library_values.NOT_ITERABLE,

@@ -830,6 +830,10 @@ def _unknown_keyword(
     if keyword is None or keyword.arg is None:
         return None
     owner = str(getattr(callee[0], "__name__", "")) if callee is not None else ""
+    if keyword.arg == "training" and owner in _INFERENCE_ONLY:
+        found = _training_in_predict(keyword, owner, site)
+        if found is not None:
+            return found
     if part == "Python" and owner:
         # Python refused the call before the library's code ran: the signature says why.
         rule = f"{code(owner)} takes no keyword argument {code(keyword.arg)} ({code(shown)})"
@@ -862,6 +866,36 @@ def _unknown_keyword(
     value = site.frame.segment(keyword.value)
     fixed = _fix(site, keyword, f"{close}={value}") if value else None
     return Finding(rule + ".", fixed, section)
+
+
+# Keras methods that always run the model in inference mode (no ``training`` keyword).
+_INFERENCE_ONLY = ("predict", "predict_on_batch")
+
+
+def _training_in_predict(keyword: ast.keyword, owner: str, site: _Site) -> Finding | None:
+    """``model.predict(x, training=True)`` (dropout kept on for Monte Carlo dropout):
+    predict has no ``training`` keyword and always runs in inference mode; calling the
+    model itself takes it. The fix keeps what predict gave, a NumPy array (``.numpy()``),
+    so the rest of the line (``.ravel()``, NumPy functions) still works."""
+    call = site.call
+    if not isinstance(call.func, ast.Attribute):
+        return None
+    model = site.frame.segment(call.func.value)
+    inputs = (
+        call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "x"), None)
+    )
+    value = site.frame.segment(keyword.value)
+    data = site.frame.segment(inputs) if inputs is not None else None
+    if not model or not value or not data:
+        return None
+    rule = (
+        f"`{owner}` always runs the model in inference mode and takes no `training` "
+        f"keyword. To run its layers in training mode (Dropout kept on), call the model "
+        f"itself, `{model}({data}, training={value})`: it returns a tensor, and `.numpy()` "
+        f"makes it the NumPy array `{owner}` would give (in one batch)"
+    )
+    called = f"{model}({data}, training={value}).numpy()"
+    return Finding(rule + ".", _fix(site, call, called), section="training-argument")
 
 
 _MAX_SIBLINGS = 400

@@ -29,6 +29,7 @@ import re
 import textwrap
 import types
 import zipfile
+from typing import Any
 
 from jupyterlab_tfcoach.monitor.errors.context import (
     ErrorContext,
@@ -407,9 +408,114 @@ def _weights_source(line: FailingLine, context: ErrorContext) -> tuple[ast.expr,
     return None
 
 
+def _weight_shapes_of_layer(layer: object) -> list[tuple[int, ...]] | None:
+    weights = library_attribute(layer, "weights")
+    if type(weights) is not list:
+        return None
+    shapes = []
+    for weight in weights:
+        try:
+            shapes.append(tuple(int(size) for size in library_attribute(weight, "shape")))
+        except Exception:
+            return None
+    return shapes
+
+
+def _keras_value(node: ast.expr, line: FailingLine, context: ErrorContext) -> tuple[bool, Any]:
+    """``value_of``, and ``model.layers[i]`` read through Keras's own ``layers``."""
+    if (
+        isinstance(node, ast.Subscript)
+        and isinstance(node.value, ast.Attribute)
+        and node.value.attr == "layers"
+        and isinstance(node.slice, ast.Constant)
+        and type(node.slice.value) is int
+    ):
+        found, model = value_of(node.value.value, line.frame, context)
+        layers = library_attribute(model, "layers") if found else None
+        if type(layers) is list and -len(layers) <= node.slice.value < len(layers):
+            return True, layers[node.slice.value]
+        return False, None
+    return value_of(node, line.frame, context)
+
+
+def _layer_given_a_models_weights(line: FailingLine, context: ErrorContext) -> Finding | None:
+    """``model_b.layers[0].set_weights(model_a.get_weights())``: one layer given the whole
+    model's list (every layer's weights in order). The fix takes the weights of the
+    source's layer whose weights have the target's shapes: the one at the same index of
+    ``layers`` when the target is written ``x.layers[i]`` and it matches, else the only
+    one that matches."""
+    for node in ast.walk(line.statement) if line.statement is not None else ():
+        if not (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "set_weights"
+            and len(node.args) == 1
+            and isinstance(node.args[0], ast.Call)
+            and isinstance(node.args[0].func, ast.Attribute)
+            and node.args[0].func.attr == "get_weights"
+            and not node.args[0].args
+        ):
+            continue
+        target_node, source_node = node.func.value, node.args[0].func.value
+        found_target, target = _keras_value(target_node, line, context)
+        found_source, source = _keras_value(source_node, line, context)
+        if not (found_target and found_source):
+            return None
+        if library_attribute(target, "layers") is not None:
+            return None  # a model: the architectures family's reading
+        layers = library_attribute(source, "layers")
+        wanted = _weight_shapes_of_layer(target)
+        if type(layers) is not list or not wanted:
+            return None
+        matching = [
+            index
+            for index, layer in enumerate(layers[:_MAX_LAYERS])
+            if _weight_shapes_of_layer(layer) == wanted
+        ]
+        target_name, source_name = segment_of(line, target_node), segment_of(line, source_node)
+        if not matching or not target_name or not source_name:
+            return None
+        index = None
+        if (
+            isinstance(target_node, ast.Subscript)
+            and isinstance(target_node.value, ast.Attribute)
+            and target_node.value.attr == "layers"
+            and isinstance(target_node.slice, ast.Constant)
+            and target_node.slice.value in matching
+        ):
+            index = target_node.slice.value
+        elif len(matching) == 1:
+            index = matching[0]
+        total = sum(len(_weight_shapes_of_layer(layer) or []) for layer in layers[:_MAX_LAYERS])
+        shapes = ", ".join(str(shape) for shape in wanted)
+        rule = (
+            f"`{target_name}` is one layer, with {len(wanted)} weights ({shapes}), and "
+            f"`{source_name}.get_weights()` is the whole model's list, {total} arrays, every "
+            f"layer's weights in order: a layer's `set_weights` takes its own weights only, "
+            f"from the matching layer of `{source_name}`"
+        )
+        if index is None:
+            return Finding(rule + ".", None)
+        statement = line.statement
+        fixed = (
+            rewrite(line.frame, statement, source_node, f"{source_name}.layers[{index}]")
+            if statement is not None
+            else None
+        )
+        return Finding(
+            rule + f", `{source_name}.layers[{index}]`.",
+            code(fixed) if fixed and "\n" not in fixed else None,
+        )
+    return None
+
+
 def _read_other_weights(
     error: Recognised, line: FailingLine, context: ErrorContext
 ) -> Finding | None:
+    if error.matched(_WEIGHT_COUNT) or error.matched(_WEIGHT_SHAPE):
+        layer = _layer_given_a_models_weights(line, context)
+        if layer is not None:
+            return layer
     located = _weights_source(line, context)
     if located is None:
         return None
@@ -669,6 +775,10 @@ _NO_CONFIG = re.compile(
     r"Object (?P<cls>\w+) was created by passing\s+non-serializable argument values in\s+"
     r"`__init__\(\)`"
 )
+# A learning-rate schedule of the learner's class, saved with the model's optimizer.
+_SCHEDULE_CONFIG = re.compile(
+    r"Learning rate schedule '(?P<cls>\w+)' must override `get_config\(\)`"
+)
 # Values a config may hold as they are (JSON's kinds).
 _PLAIN = (int, float, str, bool, type(None))
 
@@ -755,6 +865,8 @@ def _loads_later(line: FailingLine) -> bool:
 def _read_no_config(error: Recognised, line: FailingLine, context: ErrorContext) -> Finding | None:
     name = error.group("cls")
     cls = context.namespace.get(name)
+    if error.matched(_SCHEDULE_CONFIG):
+        return _schedule_without_config(name, cls, line, context)
     if not isinstance(cls, type) or not class_in_namespace(name, context, ("layer",)):
         return None
     rule = (
@@ -806,9 +918,60 @@ def _read_no_config(error: Recognised, line: FailingLine, context: ErrorContext)
     return Finding(rule + ".", f"add to `class {name}` the method {code(method)}")
 
 
+def _schedule_in_optimizer(line: FailingLine, context: ErrorContext, cls: type) -> object:
+    """The schedule instance of class ``cls`` the saved model's optimizer holds (a schedule
+    written inline, ``Adam(StepDecay(...))``, has no name in the namespace)."""
+    call = line.call
+    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)):
+        return None
+    found, model = value_of(call.func.value, line.frame, context)
+    optimizer = library_attribute(model, "optimizer") if found else None
+    if optimizer is None:
+        return None
+    held, schedule = instance_attribute(optimizer, "_learning_rate")
+    return schedule if held and type(schedule) is cls else None
+
+
+def _schedule_without_config(
+    name: str, cls: object, line: FailingLine, context: ErrorContext
+) -> Finding | None:
+    """A ``LearningRateSchedule`` subclass without ``get_config``, met when the model (and
+    with it its optimizer) is saved: its constructor arguments, read from ``__init__``,
+    make the method."""
+    if not isinstance(cls, type) or not class_in_namespace(name, context, ("schedule",)):
+        return None
+    rule = (
+        f"Saving a model saves its optimizer too, and the optimizer's learning-rate schedule "
+        f"as its class name and a config, the arguments that rebuild it (`{name}(**config)`). "
+        f"`{name}` derives from `LearningRateSchedule`, whose `get_config` only raises: a "
+        f"schedule you write must return its constructor arguments from its own "
+        f'`get_config` (then load the file with `custom_objects={{"{name}": {name}}}`)'
+    )
+    stored = _stored_arguments(cls)
+    instance = next(
+        (
+            value
+            for value in itertools.islice(context.namespace.values(), _MAX_NAMES_READ)
+            if type(value) is cls
+        ),
+        None,
+    )
+    if instance is None:
+        instance = _schedule_in_optimizer(line, context, cls)
+    if stored is None or instance is None:
+        return Finding(rule + ".", None)
+    for _, attribute in stored:
+        found, value = instance_attribute(instance, attribute)
+        if not found or not _plain(value):
+            return Finding(rule + ".", None)
+    entries = ", ".join(f'"{parameter}": self.{attribute}' for parameter, attribute in stored)
+    method = f"def get_config(self): return {{{entries}}}"
+    return Finding(rule + ".", f"add to `class {name}` the method {code(method)}")
+
+
 NO_CONFIG = ErrorFamily(
-    "a model or layer of a user class saved without get_config",
-    messages=(Message(_NO_CONFIG),),
+    "a model, layer or learning-rate schedule of a user class saved without get_config",
+    messages=(Message(_NO_CONFIG), Message(_SCHEDULE_CONFIG)),
     exception_type="NotImplementedError",
     read=_read_no_config,
     section="keras-saving",

@@ -23,7 +23,7 @@ import inspect
 import re
 
 from jupyterlab_tfcoach.monitor.errors.calls import library_callee
-from jupyterlab_tfcoach.monitor.errors.context import ErrorContext, code, rewrite
+from jupyterlab_tfcoach.monitor.errors.context import ErrorContext, code, rewrite, rewrite_all
 from jupyterlab_tfcoach.monitor.errors.failing_line import FailingLine
 from jupyterlab_tfcoach.monitor.errors.family_record import (
     ErrorFamily,
@@ -33,6 +33,7 @@ from jupyterlab_tfcoach.monitor.errors.family_record import (
     operand_of,
     tf_alias,
 )
+from jupyterlab_tfcoach.monitor.errors.origins import origin_sentence
 
 _PARAMETER = re.compile(
     r"Value passed to parameter '(?P<param>\w+)' has DataType (?P<dtype>\w+) not in list "
@@ -135,18 +136,26 @@ def _read_refused_dtype(
     error: Recognised, line: FailingLine, context: ErrorContext
 ) -> Finding | None:
     call = line.call
-    if not isinstance(call, ast.Call) or line.statement is None:
+    if line.statement is None:
         return None
     refused = _ALIASES.get(error.group("dtype"), error.group("dtype"))
     allowed = _allowed(error.group("allowed"))
     if refused in allowed:
         return None
+    if not isinstance(call, ast.Call):
+        # An operator (``mask * scores - offset``): the one name of the statement holding
+        # the refused dtype.
+        return _name_inside(line.statement, refused, allowed, line, context)
     named = _parameter_node(call, error, line, context)
     holding = []
     for node in [named] if named is not None else _arguments(call):
         operand = operand_of(node, line, context)
         if operand is not None and operand.dtype == refused:
             holding.append((node, operand))
+    if not holding and named is None:
+        # ``tf.math.lgamma(counts + 1)``: the argument is an expression; the one name read
+        # in the arguments that holds the refused dtype.
+        return _name_inside(call, refused, allowed, line, context)
     # Only a single argument of that dtype is surely the one refused.
     if len(holding) != 1:
         return None
@@ -179,6 +188,76 @@ def _read_refused_dtype(
     fixed = rewrite(line.frame, line.statement, node, cast)
     fix = code(fixed) if fixed and "\n" not in fixed else None
     return Finding(rule + ".", fix)
+
+
+def _enclosing_function(line: FailingLine, name: str) -> str | None:
+    """The function the failing line is in, when ``name`` is one of its parameters."""
+    tree = line.frame.tree()
+    at = line.frame.position.line
+    best: ast.FunctionDef | ast.AsyncFunctionDef | None = None
+    for node in ast.walk(tree) if tree is not None else ():
+        if (
+            isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+            and node.lineno <= at <= (node.end_lineno or node.lineno)
+            and (best is None or node.lineno > best.lineno)
+        ):
+            best = node
+    if best is None:
+        return None
+    parameters = [a.arg for a in (*best.args.posonlyargs, *best.args.args, *best.args.kwonlyargs)]
+    return best.name if name in parameters else None
+
+
+def _name_inside(
+    part: ast.AST, refused: str, allowed: set[str], line: FailingLine, context: ErrorContext
+) -> Finding | None:
+    """The refused value read inside an expression: the one name in ``part`` that holds the
+    refused dtype, cast where it enters. A parameter of the function the line is in is cast
+    as the function's first statement (every later use of it then has the accepted dtype);
+    any other name is cast at each place the failing statement reads it."""
+    statement = line.statement
+    if statement is None:
+        return None
+    places: dict[str, list[ast.Name]] = {}
+    described = {}
+    for node in ast.walk(part):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            if node.id not in described:
+                described[node.id] = operand_of(node, line, context)
+            operand = described[node.id]
+            if operand is not None and operand.dtype == refused:
+                places.setdefault(node.id, []).append(node)
+    target = _target(refused, allowed)
+    if len(places) != 1 or target is None:
+        return None
+    name, nodes = next(iter(places.items()))
+    operand = described[name]
+    if operand is None:
+        return None
+    tf = tf_alias(context)
+    cast = f"{tf}.cast({name}, {tf}.{target})"
+    shown = ", ".join(sorted(allowed)[:8])
+    called = line.frame.segment(part.func) if isinstance(part, ast.Call) else None
+    subject = code(called) if called and "\n" not in called else "This operation"
+    rule = (
+        f"{subject} accepts only {shown}, and {code(name)} is {operand.description}: "
+        "TensorFlow never converts a dtype by itself"
+    )
+    function = _enclosing_function(line, name)
+    if function is not None:
+        rule += (
+            f"; {code(name)} is a parameter of {code(function)}: cast it where it enters, "
+            f"so that every use of it in the function has the {target} dtype"
+        )
+        return Finding(
+            rule + ".",
+            f"as the first statement of {code(function)}: {code(f'{name} = {cast}')}",
+        )
+    made = origin_sentence(nodes[0], line.frame, context)
+    rule += f"; cast it to {target} where the statement reads it.{made}"
+    fixed = rewrite_all(line.frame, statement, [(node, cast) for node in nodes])
+    fix = code(fixed) if fixed and "\n" not in fixed else None
+    return Finding(rule, fix)
 
 
 REFUSED_DTYPE = ErrorFamily(

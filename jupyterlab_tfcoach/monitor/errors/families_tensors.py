@@ -24,6 +24,7 @@ from jupyterlab_tfcoach.monitor.errors.context import (
     code,
     one_line_code,
     rewrite,
+    rewrite_all,
 )
 from jupyterlab_tfcoach.monitor.errors.failing_line import (
     TRACKED_ATTRIBUTES,
@@ -43,6 +44,7 @@ from jupyterlab_tfcoach.monitor.errors.family_record import (
     shape_list,
     tf_alias,
 )
+from jupyterlab_tfcoach.monitor.errors.origins import newest_assignment
 
 # ------------------------------------------------------------------ immutable tensors
 _ITEM_ASSIGNMENT = re.compile(
@@ -126,6 +128,9 @@ _UNPACK = re.compile(r"not enough values to unpack \(expected (?P<expected>\d+),
 def _read_empty_unpack(
     error: Recognised, line: FailingLine, context: ErrorContext
 ) -> Finding | None:
+    copied = _variables_copied_before_build(line, context)
+    if copied is not None:
+        return copied
     statement = line.statement
     if not isinstance(statement, ast.Assign):
         return None
@@ -159,6 +164,77 @@ def _read_empty_unpack(
             )
             fix = _variable_fix(plain, context)
     return Finding(rule + ".", fix)
+
+
+_MAX_REWRITTEN = 6
+
+
+def _variables_copied_before_build(line: FailingLine, context: ErrorContext) -> Finding | None:
+    """``params = net.trainable_variables`` read before ``net``'s first call: Keras makes a
+    layer's weights when it first runs, so the name holds the empty list of that moment
+    (a copy), while ``net.trainable_variables`` holds the variables now. The gradients
+    asked for that empty list are empty too, and unpacking their pairs fails. Every line
+    of the cell that reads the name below its assignment is printed reading the
+    attribute itself."""
+    statement, tree = line.statement, line.frame.tree()
+    if statement is None or tree is None:
+        return None
+    for node in ast.walk(statement):
+        if not (isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)):
+            continue
+        found, value = context.lookup(node.id, line.frame)
+        if not found or type(value) not in (list, tuple) or value:
+            continue
+        made = newest_assignment(node.id, line.frame, context)
+        read = made.assignment.value if made is not None else None
+        if made is None or not (
+            isinstance(read, ast.Attribute) and read.attr in TRACKED_ATTRIBUTES
+        ):
+            continue
+        attribute = made.cell.segment(read)
+        owner = made.cell.segment(read.value)
+        found_now, now = value_of(read, line.frame, context)
+        if not attribute or not owner or not found_now or type(now) not in (list, tuple):
+            continue
+        if not now:
+            return None  # still no variables: another cause
+        after = made.assignment.lineno if made.where.endswith("of this cell") else 0
+        rewritten: list[tuple[int, str]] = []
+        for other in ast.walk(tree):
+            if not isinstance(other, (ast.Assign, ast.AugAssign, ast.Expr, ast.Return)):
+                continue
+            if other.lineno <= after or other.lineno != other.end_lineno:
+                continue
+            places = [
+                (name, attribute)
+                for name in ast.walk(other)
+                if isinstance(name, ast.Name)
+                and name.id == node.id
+                and isinstance(name.ctx, ast.Load)
+            ]
+            if not places:
+                continue
+            fixed = rewrite_all(line.frame, other, places)
+            if not fixed or "\n" in fixed or "`" in fixed:
+                return None
+            rewritten.append((other.lineno, fixed))
+        failing = [text for number, text in rewritten if number == statement.lineno]
+        others = [(number, text) for number, text in rewritten if number != statement.lineno]
+        rule = (
+            f"`{node.id}` was set by {code(made.statement)} ({made.where}), before `{owner}` "
+            f"had run: Keras makes a layer's weights on its first call, so that list was empty "
+            f"and stays empty (a copy of that moment), while {code(attribute)} now holds "
+            f"{len(now)} variables. The gradients asked for `{node.id}` are empty too. Read "
+            f"{code(attribute)} itself after the first call (or call `{owner}` once on a batch "
+            f"before the assignment)"
+        )
+        if not failing or len(others) > _MAX_REWRITTEN:
+            return Finding(rule + ".", None)
+        fix = code(failing[0]) + "".join(
+            f" and on line {number} {code(text)}" for number, text in others
+        )
+        return Finding(rule + ".", fix)
+    return None
 
 
 def _mentions_variables(node: ast.expr) -> bool:
@@ -607,7 +683,73 @@ def _read_python_number(
         if integer is not None
         else None
     )
+    if fix is not None and integer is not None:
+        # The same integer meeting floats on other lines fails there next: each such line
+        # is printed cast too, or the fix moves the error one line down.
+        again = _floats_met_again(integer.source, line, context, f"{tf}.cast", f"{tf}.float32")
+        if again:
+            rule += f"; {code(integer.source)} meets a float again on " + ", ".join(
+                f"line {number}" for number, _ in again
+            )
+            fix += "".join(f" and on line {number} {code(text)}" for number, text in again)
     return Finding(rule + ".", fix)
+
+
+_MAX_AGAIN = 6
+
+
+def _floats_met_again(
+    source: str, line: FailingLine, context: ErrorContext, cast: str, float_dtype: str
+) -> list[tuple[int, str]]:
+    """Other one-line statements of the failing line's function (or cell) where ``source``
+    is an operand of arithmetic whose other side is a Python float (a literal, or a name or
+    attribute holding one where the error stopped): each statement with ``source`` cast."""
+    tree = line.frame.tree()
+    failing = line.frame.position.line
+    if tree is None:
+        return []
+    scope: ast.AST = tree
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+            and node.lineno <= failing <= (node.end_lineno or node.lineno)
+            and (scope is tree or node.lineno > getattr(scope, "lineno", 0))
+        ):
+            scope = node
+    found: list[tuple[int, str]] = []
+    for statement in ast.walk(scope):
+        if not isinstance(statement, (ast.Assign, ast.AugAssign, ast.Expr, ast.Return)):
+            continue
+        if statement.lineno == failing or statement.lineno != statement.end_lineno:
+            continue
+        places = []
+        for node in ast.walk(statement):
+            if not isinstance(node, ast.BinOp):
+                continue
+            for mine, other in ((node.left, node.right), (node.right, node.left)):
+                if line.frame.segment(mine) == source and _python_float(other, line, context):
+                    places.append((mine, f"{cast}({source}, {float_dtype})"))
+        if not places:
+            continue
+        fixed = rewrite_all(line.frame, statement, places)
+        if not fixed or "\n" in fixed or "`" in fixed:
+            return []
+        found.append((statement.lineno, fixed))
+        if len(found) > _MAX_AGAIN:
+            return []
+    return sorted(found)
+
+
+def _python_float(node: ast.expr, line: FailingLine, context: ErrorContext) -> bool:
+    if isinstance(node, ast.Constant):
+        return type(node.value) is float
+    if isinstance(node, (ast.Name, ast.Attribute)):
+        try:
+            found, value = value_of(node, line.frame, context)
+        except Exception:
+            return False
+        return found and type(value) is float
+    return False
 
 
 _ASSIGNS = ("assign", "assign_add", "assign_sub")

@@ -122,6 +122,33 @@ def value_origin(operand: ast.expr, frame: CellFrame, context: ErrorContext) -> 
     return None
 
 
+@dataclass(frozen=True)
+class Assignment:
+    """The newest top-level ``name = value`` the failing line reads ``name`` from."""
+
+    name: str
+    statement: str  # its source, on one line
+    where: str  # "line 2 of this cell", "cell In[4]"
+    cell: SourceCell
+    assignment: ast.Assign
+
+
+def newest_assignment(name: str, frame: CellFrame, context: ErrorContext) -> Assignment | None:
+    """Where ``name`` got the value the failing line read: its newest top-level assignment
+    in the running cell above the failing line, else in the cells before (the statement a
+    teacher reads back to when the value is wrong, not the op that met it)."""
+    running = frame.source()
+    for cell, assignment in assignments_in_cells(name, context):
+        if cell.source == running and assignment.lineno >= frame.position.line:
+            continue
+        statement = cell.segment(assignment)
+        if not statement or "\n" in statement:
+            return None
+        where = f"line {assignment.lineno} of this cell" if cell.source == running else cell.label
+        return Assignment(name, statement, where, cell, assignment)
+    return None
+
+
 def rewrite_origin(origin: Origin, replacement: str) -> str | None:
     """The origin's assignment with the part that reads the source array replaced by
     ``replacement`` (an expression, parenthesised where the place needs it)."""

@@ -38,8 +38,9 @@ outside a tape is such a pass when it repeats over inputs that do not change (in
 comprehension or a ``for`` loop whose names its arguments do not use, in a loop that
 trains nothing) and its results are collected (the comprehension, or ``append``/``+=``
 in the loop) or a spread (``std``, ``var``, ``percentile``...) is read from them later
-in the cell. A single prediction in training mode, or one per batch of a loop over the
-data, is still told.
+in the cell; so is a call repeated over ``range(...)`` whose counter it never reads. A
+model holding BatchNormalization is still told (such passes move its moving statistics),
+and so are a single prediction in training mode and one per batch of a loop over the data.
 """
 
 from __future__ import annotations
@@ -274,12 +275,17 @@ def notes(cell: ParsedCell, namespace: Mapping[str, Any]) -> list[Note]:
             and isinstance(keyword.value, ast.Constant)
             and keyword.value.value is True
             and not _takes_a_tape(cell, node)
-            and not _deliberate_sampling(cell, node)
         ):
             continue
         name = node.func.id
         if (name, taped) in told:
             continue
+        if not taped and (_deliberate_sampling(cell, node) or _repeated_samples(cell, node)):
+            # Monte Carlo dropout: the same input passed again and again in training
+            # mode, on purpose, to sample predictions (told below only with a
+            # BatchNormalization, whose moving statistics such calls would move).
+            if _NORMALIZATION not in mode_layers(namespace.get(name)):
+                continue
         # Keras 3's random layers default to training mode when no flag reaches them,
         # so only the explicit ``training=True`` outside a tape is told for them.
         kinds = mode_layers(namespace.get(name), augmentation=not taped)
@@ -294,6 +300,37 @@ def notes(cell: ParsedCell, namespace: Mapping[str, Any]) -> list[Note]:
         if len(found) >= MAX_NOTES:
             break
     return found
+
+
+_REPEATS = (ast.ListComp, ast.GeneratorExp, ast.SetComp, ast.For)
+
+
+def _repeated_samples(cell: ParsedCell, call: ast.Call) -> bool:
+    """Whether ``call`` is repeated over ``range(...)`` (a comprehension or a ``for``
+    loop) whose counter its arguments never read: the same input sampled many times."""
+    read = {
+        inner.id
+        for argument in [*call.args, *(k.value for k in call.keywords)]
+        for inner in ast.walk(argument)
+        if isinstance(inner, ast.Name)
+    }
+    node: ast.AST | None = cell.parents.get(id(call))
+    while node is not None:
+        if isinstance(node, _REPEATS):
+            loops = node.generators if not isinstance(node, ast.For) else [node]
+            for loop in loops:
+                counter = {
+                    inner.id for inner in ast.walk(loop.target) if isinstance(inner, ast.Name)
+                }
+                if (
+                    isinstance(loop.iter, ast.Call)
+                    and isinstance(loop.iter.func, ast.Name)
+                    and loop.iter.func.id == "range"
+                    and not counter & read
+                ):
+                    return True
+        node = cell.parents.get(id(node))
+    return False
 
 
 def _layers(kinds: list[str]) -> str:
