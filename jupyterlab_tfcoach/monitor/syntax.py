@@ -18,7 +18,7 @@ import linecache
 import re
 import types
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import Any, TypeGuard
 
 from jupyterlab_tfcoach.monitor.errors.cell_sources import top_assignments
 from jupyterlab_tfcoach.monitor.errors.context import instance_attribute
@@ -156,6 +156,29 @@ def call_name(call: ast.Call) -> str | None:
     return None
 
 
+def tape_names(statement: ast.With) -> list[str]:
+    """The names a ``with tf.GradientTape() as tape:`` statement binds its tapes to, in
+    order (``["outer", "inner"]`` for two tapes in one ``with``); empty for another block."""
+    return [
+        item.optional_vars.id
+        for item in statement.items
+        if isinstance(item.context_expr, ast.Call)
+        and call_name(item.context_expr) == "GradientTape"
+        and isinstance(item.optional_vars, ast.Name)
+    ]
+
+
+def is_tape_gradient(node: ast.AST, tape: str) -> TypeGuard[ast.Call]:
+    """``node`` is a call ``<tape>.gradient(...)`` of the tape named ``tape``."""
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "gradient"
+        and isinstance(node.func.value, ast.Name)
+        and node.func.value.id == tape
+    )
+
+
 def reference_path(node: ast.AST) -> tuple[str, ...] | None:
     """``("model", "out")`` for ``model.out``; None for anything but a name or attributes."""
     chain: list[str] = []
@@ -205,6 +228,36 @@ def int_literal(node: ast.expr) -> int | None:
     ):
         return -int(node.operand.value)
     return None
+
+
+def number_literal(node: ast.AST | None) -> float | None:
+    """The number written as ``2``, ``0.5`` or ``-1.5`` (a bound, a constant), as a float;
+    None for anything else."""
+    if isinstance(node, ast.Constant) and type(node.value) in (int, float):
+        return float(node.value)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        inner = number_literal(node.operand)
+        return -inner if inner is not None else None
+    return None
+
+
+# Reductions that read a spread from repeated values: a standard deviation, a variance, a
+# percentile or quantile (NumPy, TensorFlow, their NaN-ignoring forms, ``tf.nn.moments``).
+SPREAD_REDUCTIONS = frozenset(
+    {
+        "std",
+        "var",
+        "nanstd",
+        "nanvar",
+        "reduce_std",
+        "reduce_variance",
+        "percentile",
+        "quantile",
+        "nanpercentile",
+        "nanquantile",
+        "moments",
+    }
+)
 
 
 def held_at(path: tuple[str, ...] | None, namespace: dict[str, Any]) -> tuple[bool, Any]:

@@ -130,12 +130,9 @@ def _read_layer_input(
     return Finding(rule + ".", None)
 
 
-def _indexed_layer(
-    node: ast.expr, line: FailingLine, context: ErrorContext
-) -> tuple[ast.Subscript, CellFrame, ast.AST] | None:
-    """``m.layers[1]`` as written in the call, or the ``m.layers[1]`` a name called was
-    assigned from in the cells (``layer = m.layers[1]``): (the subscript, a frame over
-    where it is written, the statement to rewrite there)."""
+def layers_item(node: ast.expr) -> tuple[ast.expr, int] | None:
+    """(``m``, ``1``) for ``m.layers[1]``, a model's layer picked with an int literal; None
+    for anything else."""
     if (
         isinstance(node, ast.Subscript)
         and isinstance(node.value, ast.Attribute)
@@ -143,6 +140,17 @@ def _indexed_layer(
         and isinstance(node.slice, ast.Constant)
         and type(node.slice.value) is int
     ):
+        return node.value.value, node.slice.value
+    return None
+
+
+def _indexed_layer(
+    node: ast.expr, line: FailingLine, context: ErrorContext
+) -> tuple[ast.Subscript, CellFrame, ast.AST] | None:
+    """``m.layers[1]`` as written in the call, or the ``m.layers[1]`` a name called was
+    assigned from in the cells (``layer = m.layers[1]``): (the subscript, a frame over
+    where it is written, the statement to rewrite there)."""
+    if isinstance(node, ast.Subscript) and layers_item(node) is not None:
         return node, line.frame, line.statement or node
     if isinstance(node, ast.Name):
         for cell, assignment in assignments_in_cells(node.id, context):

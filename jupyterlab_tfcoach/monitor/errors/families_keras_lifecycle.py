@@ -38,6 +38,7 @@ from jupyterlab_tfcoach.monitor.errors.context import (
     rewrite,
 )
 from jupyterlab_tfcoach.monitor.errors.failing_line import FailingLine, value_of
+from jupyterlab_tfcoach.monitor.errors.families_keras import layers_item
 from jupyterlab_tfcoach.monitor.errors.families_keras_api import class_in_namespace
 from jupyterlab_tfcoach.monitor.errors.family_record import (
     ErrorFamily,
@@ -423,17 +424,13 @@ def _weight_shapes_of_layer(layer: object) -> list[tuple[int, ...]] | None:
 
 def _keras_value(node: ast.expr, line: FailingLine, context: ErrorContext) -> tuple[bool, Any]:
     """``value_of``, and ``model.layers[i]`` read through Keras's own ``layers``."""
-    if (
-        isinstance(node, ast.Subscript)
-        and isinstance(node.value, ast.Attribute)
-        and node.value.attr == "layers"
-        and isinstance(node.slice, ast.Constant)
-        and type(node.slice.value) is int
-    ):
-        found, model = value_of(node.value.value, line.frame, context)
+    picked = layers_item(node)
+    if picked is not None:
+        model_node, index = picked
+        found, model = value_of(model_node, line.frame, context)
         layers = library_attribute(model, "layers") if found else None
-        if type(layers) is list and -len(layers) <= node.slice.value < len(layers):
-            return True, layers[node.slice.value]
+        if type(layers) is list and -len(layers) <= index < len(layers):
+            return True, layers[index]
         return False, None
     return value_of(node, line.frame, context)
 
@@ -783,6 +780,19 @@ _SCHEDULE_CONFIG = re.compile(
 _PLAIN = (int, float, str, bool, type(None))
 
 
+def _instance_of(cls: object, context: ErrorContext) -> object:
+    """The first value of class ``cls`` (exactly) among the namespace's first names, or
+    None: the instance whose stored attributes fill a ``get_config``."""
+    return next(
+        (
+            value
+            for value in itertools.islice(context.namespace.values(), _MAX_NAMES_READ)
+            if type(value) is cls
+        ),
+        None,
+    )
+
+
 def _stored_arguments(cls: type) -> list[tuple[str, str]] | None:
     """(parameter, attribute) for each ``__init__`` parameter kept as ``self.attribute =
     parameter``, read from the class's source (``inspect``, no user code runs); None when
@@ -891,14 +901,7 @@ def _read_no_config(error: Recognised, line: FailingLine, context: ErrorContext)
             "once on a batch and `load_weights` the file"
         )
     stored = _stored_arguments(cls)
-    instance = next(
-        (
-            value
-            for value in itertools.islice(context.namespace.values(), _MAX_NAMES_READ)
-            if type(value) is cls
-        ),
-        None,
-    )
+    instance = _instance_of(cls, context)
     # With no get_config to print, the weights-only save is the fix that runs, unless the
     # cell goes on to load the saved file: that line needs the rebuilt model too, which
     # one line cannot say (the route stays in the rule, not printed as the fix).
@@ -948,14 +951,7 @@ def _schedule_without_config(
         f'`get_config` (then load the file with `custom_objects={{"{name}": {name}}}`)'
     )
     stored = _stored_arguments(cls)
-    instance = next(
-        (
-            value
-            for value in itertools.islice(context.namespace.values(), _MAX_NAMES_READ)
-            if type(value) is cls
-        ),
-        None,
-    )
+    instance = _instance_of(cls, context)
     if instance is None:
         instance = _schedule_in_optimizer(line, context, cls)
     if stored is None or instance is None:

@@ -463,32 +463,19 @@ def _gradient_tape(
 ) -> tuple[ast.With, str] | None:
     """The ``with tf.GradientTape() as tape:`` block of the function whose
     ``tape.gradient(...)`` takes a gradient with respect to ``name``."""
+    # Imported here: ``syntax`` imports this package (``errors.cell_sources``), whose
+    # ``__init__`` imports this module.
+    from jupyterlab_tfcoach.monitor.syntax import is_tape_gradient, tape_names
+
     for node in ast.walk(function):
         if not isinstance(node, ast.With):
             continue
-        for item in node.items:
-            call = item.context_expr
-            if not (
-                isinstance(call, ast.Call)
-                and isinstance(call.func, (ast.Attribute, ast.Name))
-                and (getattr(call.func, "attr", None) or getattr(call.func, "id", None))
-                == "GradientTape"
-                and isinstance(item.optional_vars, ast.Name)
-            ):
-                continue
-            tape = item.optional_vars.id
+        for tape in tape_names(node):
             for inner in ast.walk(function):
-                if (
-                    isinstance(inner, ast.Call)
-                    and isinstance(inner.func, ast.Attribute)
-                    and inner.func.attr == "gradient"
-                    and isinstance(inner.func.value, ast.Name)
-                    and inner.func.value.id == tape
-                    and any(
-                        isinstance(n, ast.Name) and n.id == name
-                        for source in inner.args[1:2]
-                        for n in ast.walk(source)
-                    )
+                if is_tape_gradient(inner, tape) and any(
+                    isinstance(n, ast.Name) and n.id == name
+                    for source in inner.args[1:2]
+                    for n in ast.walk(source)
                 ):
                     return node, tape
     return None

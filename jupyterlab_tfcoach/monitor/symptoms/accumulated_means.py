@@ -40,9 +40,11 @@ from jupyterlab_tfcoach.monitor.stored_state import library_attribute, mro_of_cl
 from jupyterlab_tfcoach.monitor.syntax import (
     call_name,
     function_scopes,
+    is_tape_gradient,
     parsed_source,
     scope_nodes,
     source_segment,
+    tape_names,
 )
 
 SECTION = "training-loop"
@@ -60,22 +62,10 @@ def _tape_loss(loop: ast.AST) -> tuple[str, str, ast.Assign] | None:
     for node in ast.walk(loop):
         if not isinstance(node, ast.With):
             continue
-        for item in node.items:
-            context = item.context_expr
-            if not (
-                isinstance(context, ast.Call)
-                and call_name(context) == "GradientTape"
-                and isinstance(item.optional_vars, ast.Name)
-            ):
-                continue
-            tape = item.optional_vars.id
+        for tape in tape_names(node):
             for inner in ast.walk(loop):
                 if (
-                    isinstance(inner, ast.Call)
-                    and isinstance(inner.func, ast.Attribute)
-                    and inner.func.attr == "gradient"
-                    and isinstance(inner.func.value, ast.Name)
-                    and inner.func.value.id == tape
+                    is_tape_gradient(inner, tape)
                     and inner.args
                     and isinstance(inner.args[0], ast.Name)
                 ):
@@ -97,14 +87,7 @@ def _tape_loss(loop: ast.AST) -> tuple[str, str, ast.Assign] | None:
 def _gradient_names(loop: ast.AST, tape: str) -> set[str]:
     names: set[str] = set()
     for node in ast.walk(loop):
-        if (
-            isinstance(node, ast.Assign)
-            and isinstance(node.value, ast.Call)
-            and isinstance(node.value.func, ast.Attribute)
-            and node.value.func.attr == "gradient"
-            and isinstance(node.value.func.value, ast.Name)
-            and node.value.func.value.id == tape
-        ):
+        if isinstance(node, ast.Assign) and is_tape_gradient(node.value, tape):
             for target in node.targets:
                 if isinstance(target, ast.Name):
                     names.add(target.id)
@@ -114,13 +97,7 @@ def _gradient_names(loop: ast.AST, tape: str) -> set[str]:
 def _is_gradients(node: ast.expr, tape: str, names: set[str]) -> bool:
     if isinstance(node, ast.Name):
         return node.id in names
-    return (
-        isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Attribute)
-        and node.func.attr == "gradient"
-        and isinstance(node.func.value, ast.Name)
-        and node.func.value.id == tape
-    )
+    return is_tape_gradient(node, tape)
 
 
 def _accumulation(loop: ast.AST, tape: str) -> tuple[str, ast.stmt, str, str] | None:

@@ -98,9 +98,15 @@ def _rebinding(loop: ast.For, names: list[str]) -> ast.Assign | ast.AugAssign | 
 def _source_of(loop: ast.For, name: str) -> ast.AST | None:
     """The iterable a loop name walks: the zip argument at its position, or the loop's
     iterable for a plain ``for name in ...``."""
-    iterated = loop.iter
     if isinstance(loop.target, ast.Name):
-        return iterated if loop.target.id == name else None
+        return loop.iter if loop.target.id == name else None
+    return _zip_argument(loop, name)
+
+
+def _zip_argument(loop: ast.For, name: str) -> ast.expr | None:
+    """``b`` when ``name`` is ``y`` in ``for x, y in zip(a, b):``; None when the loop does not
+    unpack a ``zip`` into ``name``."""
+    iterated = loop.iter
     if (
         isinstance(iterated, ast.Call)
         and call_name(iterated) == "zip"
@@ -120,16 +126,9 @@ def _kept_list(node: ast.AST | None) -> bool:
 
 def _owner_of(loop: ast.For, name: str, calls: list[ast.Call], source: str) -> str:
     """The model whose copy ``name`` holds: the zip argument at the name's position."""
-    iterated = loop.iter
-    if (
-        isinstance(iterated, ast.Call)
-        and call_name(iterated) == "zip"
-        and isinstance(loop.target, ast.Tuple)
-        and len(loop.target.elts) == len(iterated.args)
-    ):
-        for element, argument in zip(loop.target.elts, iterated.args, strict=True):
-            if isinstance(element, ast.Name) and element.id == name and argument in calls:
-                return _owner_text(argument, source)
+    argument = _zip_argument(loop, name)
+    if isinstance(argument, ast.Call) and argument in calls:
+        return _owner_text(argument, source)
     return " and ".join(_owner_text(call, source) for call in calls)
 
 

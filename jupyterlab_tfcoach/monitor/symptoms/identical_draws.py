@@ -38,6 +38,7 @@ from typing import Any
 from jupyterlab_tfcoach.monitor.stored_state import instance_dict
 from jupyterlab_tfcoach.monitor.symptoms.cell_reading import CellCode
 from jupyterlab_tfcoach.monitor.syntax import (
+    SPREAD_REDUCTIONS,
     call_name,
     function_definition,
     parsed_source,
@@ -51,22 +52,8 @@ MAX_FUNCTION_CHARS = 200_000
 _SEEDED_MAKERS = frozenset({"from_seed", "default_rng", "RandomState", "SeedGenerator"})
 _SEED_SETTERS = frozenset({"set_seed", "seed", "set_random_seed", "manual_seed"})
 _PERMUTATIONS = frozenset({"shuffle", "permutation", "random_shuffle"})
-_SPREADS = frozenset(
-    {
-        "std",
-        "var",
-        "nanstd",
-        "nanvar",
-        "reduce_std",
-        "reduce_variance",
-        "percentile",
-        "quantile",
-        "nanpercentile",
-        "nanquantile",
-        "moments",
-        "ptp",
-    }
-)
+# A peak-to-peak range read from the repetitions is a spread here too.
+_SPREADS = SPREAD_REDUCTIONS | {"ptp"}
 _EQUALITIES = frozenset({"array_equal", "allclose", "assert_allclose", "assert_array_equal"})
 
 

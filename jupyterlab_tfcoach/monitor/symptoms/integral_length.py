@@ -24,20 +24,11 @@ from typing import Any
 from jupyterlab_tfcoach.monitor import report as reports
 from jupyterlab_tfcoach.monitor.report import Note
 from jupyterlab_tfcoach.monitor.symptoms.cell_reading import CellCode
-from jupyterlab_tfcoach.monitor.syntax import call_name
+from jupyterlab_tfcoach.monitor.syntax import call_name, number_literal
 
 SECTION = "reducing-tensors"
 WANTED = re.compile(r"(?i)integra(?:l|te|tion)")
 _MEANS = frozenset({"reduce_mean", "mean"})
-
-
-def _number(node: ast.AST | None) -> float | None:
-    if isinstance(node, ast.Constant) and type(node.value) in (int, float):
-        return float(node.value)
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-        inner = _number(node.operand)
-        return -inner if inner is not None else None
-    return None
 
 
 def _bounds(call: ast.Call) -> tuple[ast.AST, ast.AST] | None:
@@ -61,7 +52,7 @@ def _bounds(call: ast.Call) -> tuple[ast.AST, ast.AST] | None:
             low = call.args[1]
         if high is None and len(call.args) >= 3:
             high = call.args[2]
-    if low is None or high is None or _number(low) is None or _number(high) is None:
+    if low is None or high is None or number_literal(low) is None or number_literal(high) is None:
         return None
     return low, high
 
@@ -75,7 +66,7 @@ def integral_notes(code: CellCode, namespace: dict[str, Any]) -> list[Note]:
         if isinstance(value, ast.Call):
             bounds = _bounds(value)
             if bounds is not None:
-                low, high = _number(bounds[0]), _number(bounds[1])
+                low, high = number_literal(bounds[0]), number_literal(bounds[1])
                 if low is not None and high is not None and high - low != 1.0 and high > low:
                     draws[name] = (bounds[0], bounds[1], line)
     if not draws:
@@ -116,7 +107,7 @@ def _note(
     fixed = code.replaced_in(statement, mean, f"{length} * {mean_text}")
     if fixed is None:
         return None
-    size = (_number(draw[1]) or 0.0) - (_number(draw[0]) or 0.0)
+    size = (number_literal(draw[1]) or 0.0) - (number_literal(draw[0]) or 0.0)
     drawn_at = next(
         (s for s in code.nodes if isinstance(s, ast.Assign) and s.lineno == draw[2]), None
     )

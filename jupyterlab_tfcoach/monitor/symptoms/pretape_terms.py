@@ -40,9 +40,11 @@ from jupyterlab_tfcoach.monitor.syntax import (
     call_name,
     dotted_name,
     function_scopes,
+    is_tape_gradient,
     parsed_source,
     scope_nodes,
     source_segment,
+    tape_names,
 )
 
 SECTION = "gradient-tape"
@@ -66,16 +68,6 @@ _REDUCTIONS = frozenset(
 )
 
 
-def _tape_name(statement: ast.With) -> str | None:
-    for item in statement.items:
-        context = item.context_expr
-        if isinstance(context, ast.Call) and call_name(context) == "GradientTape":
-            variable = item.optional_vars
-            if isinstance(variable, ast.Name):
-                return variable.id
-    return None
-
-
 def _assigned_names(statement: ast.AST) -> set[str]:
     targets: list[ast.expr] = []
     if isinstance(statement, ast.Assign):
@@ -90,11 +82,7 @@ def _gradient_calls(nodes: list[ast.AST], tape: str) -> list[tuple[str, ast.expr
     found: list[tuple[str, ast.expr]] = []
     for node in nodes:
         if (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Attribute)
-            and node.func.attr == "gradient"
-            and isinstance(node.func.value, ast.Name)
-            and node.func.value.id == tape
+            is_tape_gradient(node, tape)
             and len(node.args) >= 2
             and isinstance(node.args[0], ast.Name)
         ):
@@ -184,7 +172,7 @@ def _candidates(source: str) -> tuple[tuple[str, bool, str], ...]:
         for block in nodes:
             if not isinstance(block, ast.With):
                 continue
-            tape = _tape_name(block)
+            tape = next(iter(tape_names(block)), None)
             if tape is not None:
                 found.extend(_block_candidates(block, tape, nodes, scope, source))
     return tuple(found[:_MAX_CANDIDATES])

@@ -31,7 +31,7 @@ from typing import Any
 from jupyterlab_tfcoach.monitor import report as reports
 from jupyterlab_tfcoach.monitor.report import Note
 from jupyterlab_tfcoach.monitor.symptoms.cell_reading import CellCode, held_array
-from jupyterlab_tfcoach.monitor.syntax import call_name, held_at, reference_path
+from jupyterlab_tfcoach.monitor.syntax import call_name, held_at, number_literal, reference_path
 
 SECTION = "reducing-tensors"
 MAX_NOTES = 2
@@ -54,27 +54,18 @@ def _sides(node: ast.AST) -> list[tuple[str, str, ast.AST, bool, ast.AST]]:
     direction = "above" if isinstance(op, _ABOVE) else "below"
     flipped = "below" if direction == "above" else "above"
     readings = []
-    if _number(left) is None:
+    if number_literal(left) is None:
         readings.append((ast.dump(left), direction, right, strict, left))
-    if _number(right) is None:
+    if number_literal(right) is None:
         readings.append((ast.dump(right), flipped, left, strict, right))
     return readings
-
-
-def _number(node: ast.AST) -> float | None:
-    if isinstance(node, ast.Constant) and type(node.value) in (int, float):
-        return float(node.value)
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-        inner = _number(node.operand)
-        return -inner if inner is not None else None
-    return None
 
 
 def _values(node: ast.AST, namespace: dict[str, Any]) -> Any | None:
     numpy = sys.modules.get("numpy")
     if numpy is None:
         return None
-    number = _number(node)
+    number = number_literal(node)
     if number is not None:
         return numpy.asarray(number)
     found, value = held_at(reference_path(node), namespace)

@@ -30,7 +30,14 @@ from typing import Any
 
 from jupyterlab_tfcoach.monitor import report as reports
 from jupyterlab_tfcoach.monitor.report import Note
-from jupyterlab_tfcoach.monitor.syntax import call_name, function_scopes, parsed_source, scope_nodes
+from jupyterlab_tfcoach.monitor.syntax import (
+    call_name,
+    function_scopes,
+    is_tape_gradient,
+    parsed_source,
+    scope_nodes,
+    tape_names,
+)
 
 SECTION = "gradient-tape"
 MAX_CELL_CHARS = 50_000
@@ -44,28 +51,11 @@ def _words(name: str) -> set[str]:
     return {part for part in re.split(r"[_\d]+", name.lower()) if part}
 
 
-def _tape_name(statement: ast.With) -> str | None:
-    for item in statement.items:
-        context = item.context_expr
-        if isinstance(context, ast.Call) and call_name(context) == "GradientTape":
-            variable = item.optional_vars
-            if isinstance(variable, ast.Name):
-                return variable.id
-    return None
-
-
 def _differentiated(nodes: list[ast.AST], tape: str) -> set[str]:
     """The models ``M`` of ``tape.gradient(..., M.trainable_variables)`` in the scope."""
     models: set[str] = set()
     for node in nodes:
-        if not (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Attribute)
-            and node.func.attr == "gradient"
-            and isinstance(node.func.value, ast.Name)
-            and node.func.value.id == tape
-            and len(node.args) >= 2
-        ):
+        if not (is_tape_gradient(node, tape) and len(node.args) >= 2):
             continue
         sources = node.args[1]
         if (
@@ -131,7 +121,7 @@ def _texts(source: str, tf: str) -> tuple[str, ...]:
         for block in nodes:
             if not isinstance(block, ast.With):
                 continue
-            tape = _tape_name(block)
+            tape = next(iter(tape_names(block)), None)
             if tape is None:
                 continue
             models = _differentiated(nodes, tape)

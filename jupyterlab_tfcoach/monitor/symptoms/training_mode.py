@@ -63,6 +63,7 @@ from jupyterlab_tfcoach.monitor.symptoms.loop_structure import (
     call_name,
     library_class_names,
 )
+from jupyterlab_tfcoach.monitor.syntax import SPREAD_REDUCTIONS
 
 SECTION = "training-argument"
 MAX_NOTES = 2
@@ -78,23 +79,8 @@ _MIXES = frozenset({"MixUp", "CutMix", "AugMix", "RandAugment"})
 _UPDATES = frozenset({"apply_gradients", "apply", "minimize", "assign_sub"})
 # A loop that trains the model in its body is an epoch loop, not repeated sampling.
 _TRAINS = _UPDATES | {"fit", "train_on_batch"}
-# What gathers repeated passes (in a loop's body) and what reads their spread.
+# What gathers repeated passes in a loop's body (``SPREAD_REDUCTIONS`` read their spread).
 _GATHERS = frozenset({"append", "extend"})
-_SPREADS = frozenset(
-    {
-        "std",
-        "var",
-        "nanstd",
-        "nanvar",
-        "reduce_std",
-        "reduce_variance",
-        "percentile",
-        "quantile",
-        "nanpercentile",
-        "nanquantile",
-        "moments",
-    }
-)
 
 
 def mode_layers(value: Any, augmentation: bool = False) -> list[str]:
@@ -216,7 +202,7 @@ def _spread_read(cell: ParsedCell, names: set[str], after: int) -> bool:
     """A spread (``std``, ``var``, ``percentile``...) read from one of ``names`` on a line
     from ``after`` on."""
     for node in cell.walk(cell.tree):
-        if not (isinstance(node, ast.Call) and call_name(node) in _SPREADS):
+        if not (isinstance(node, ast.Call) and call_name(node) in SPREAD_REDUCTIONS):
             continue
         if getattr(node, "lineno", 0) >= after and names & _names_in(node, cell):
             return True
