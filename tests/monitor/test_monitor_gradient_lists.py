@@ -43,7 +43,9 @@ def test_gradients_added_to_a_list_with_plus_equals(kernel: KernelSession) -> No
     assert text.startswith("`accum += grads` (line 12 of this cell) does not add the gradients")
     assert "it now holds 20 items" in text
     assert value_of(kernel, MOVED) == 0.0  # the zeros were applied: nothing moved
-    fix = "accum = [a + g for a, g in zip(accum, grads)]"
+    # Each micro-batch's loss is a mean: the sum is averaged as it is made (a plain sum
+    # would be 4 times the whole batch's gradient, itself told).
+    fix = "accum = [a + g / 4 for a, g in zip(accum, grads)]"
     assert f"`{fix}`" in text
     assert loop_notes(kernel, SETUP + ACCUMULATE.replace("accum += grads", fix)) == []
     assert value_of(kernel, MOVED) > 0.0

@@ -369,17 +369,35 @@ def _loop_accumulation(
     )
 
 
-def _text(found: _Accumulation, mean: str, count_text: str, count: int | None) -> str | None:
+def averaged(source: str, namespace: Mapping[str, Any], written: str) -> str:
+    """``written``, a one-line statement of ``source`` that adds up gradients, as it must
+    be written when the loss it adds up is a mean over each micro-batch: each gradient
+    divided by the loop's count; else ``written`` as it is. Another check's fix that
+    builds such a sum passes through here, so that, applied, it is not told again."""
+    for found in _accumulations(source):
+        if found.written != written or _mean_loss(found.loss_value, namespace) is None:
+            continue
+        count_text, _count_value = _count(found.loop, namespace)
+        # With no count to divide by, the plain sum is printed (no placeholder to run).
+        return _averaged_statement(found, count_text) if count_text else written
+    return written
+
+
+def _averaged_statement(found: _Accumulation, count_text: str) -> str:
     statement, slot, gradient, written = found.statement, found.slot, found.gradient, found.written
-    times = f"{count} times" if count else "as many times as there are micro-batches"
     divisor = count_text or "<number of micro-batches>"
     if isinstance(statement, ast.Assign):
         fixed = written.replace(f"{slot} + {gradient}", f"{slot} + {gradient} / {divisor}")
-        fixed = fixed.replace(f"{gradient} + {slot}", f"{gradient} / {divisor} + {slot}")
-    elif isinstance(statement, ast.AugAssign):
-        fixed = f"{slot} += {gradient} / {divisor}"
-    else:
-        fixed = f"{slot}.assign_add({gradient} / {divisor})"
+        return fixed.replace(f"{gradient} + {slot}", f"{gradient} / {divisor} + {slot}")
+    if isinstance(statement, ast.AugAssign):
+        return f"{slot} += {gradient} / {divisor}"
+    return f"{slot}.assign_add({gradient} / {divisor})"
+
+
+def _text(found: _Accumulation, mean: str, count_text: str, count: int | None) -> str | None:
+    statement, written = found.statement, found.written
+    times = f"{count} times" if count else "as many times as there are micro-batches"
+    fixed = _averaged_statement(found, count_text)
     if fixed == written:
         return None
     loss = found.loss

@@ -7,7 +7,8 @@ call:
 - ``accum += grads`` where ``accum`` holds a Python list after the cell: ``+=`` on a list
   appends the gradients after the old items instead of adding them, so a later
   ``zip(accum, model.trainable_variables)`` pairs the variables with the first items
-  only. Fix: ``accum = [a + g for a, g in zip(accum, grads)]``.
+  only. Fix: ``accum = [a + g for a, g in zip(accum, grads)]``, with ``g / n`` when the
+  loss is a mean over each of ``n`` micro-batches (``accumulated_means.averaged``).
 - a processed copy of the gradients (``clipped, norm = tf.clip_by_global_norm(grads,
   ...)``, ``clip_by_norm``, ``clip_by_value``, a list comprehension over them) that the
   rest of the cell never reads, while an ``apply_gradients``/``apply`` call after it is
@@ -27,6 +28,7 @@ from typing import Any
 
 from jupyterlab_tfcoach.monitor import report as reports
 from jupyterlab_tfcoach.monitor.report import Note
+from jupyterlab_tfcoach.monitor.symptoms.accumulated_means import averaged
 from jupyterlab_tfcoach.monitor.syntax import parsed_source
 
 SECTION = "training-loop"
@@ -87,6 +89,9 @@ def _concatenated(
         total, grads = node.target.id, node.value.id
         written = ast.get_source_segment(source, node) or f"{total} += {grads}"
         fix = f"{total} = [a + g for a, g in zip({total}, {grads})]"
+        # A sum of mean losses' gradients is itself told (``accumulated_means``): the fix
+        # printed here is the one that check would leave alone.
+        fix = averaged(source.replace(written, fix, 1), namespace, fix)
         text = (
             f"`{written}` (line {node.lineno} of this cell) does not add the gradients: "
             f"`{total}` is a Python list, and `+=` on a list appends `{grads}`'s items "
