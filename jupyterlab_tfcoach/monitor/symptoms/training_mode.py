@@ -234,11 +234,21 @@ def _deliberate_sampling(cell: ParsedCell, call: ast.Call) -> bool:
                 or (isinstance(n, ast.Call) and call_name(n) in _GATHERS)
                 for n in body
             )
+            if gathered or _over_range(current):
+                return True  # the passes are kept, or repeated over range(...) on purpose
             names = _assigned_names(cell, call)
-            if gathered or (names and _spread_read(cell, names, call.lineno)):
+            if names and _spread_read(cell, names, call.lineno):
                 return True
         current = cell.parents.get(id(current))
     return False
+
+
+def _over_range(loop: ast.For) -> bool:
+    return (
+        isinstance(loop.iter, ast.Call)
+        and isinstance(loop.iter.func, ast.Name)
+        and loop.iter.func.id == "range"
+    )
 
 
 def notes(cell: ParsedCell, namespace: Mapping[str, Any]) -> list[Note]:
@@ -266,7 +276,7 @@ def notes(cell: ParsedCell, namespace: Mapping[str, Any]) -> list[Note]:
         name = node.func.id
         if (name, taped) in told:
             continue
-        if not taped and (_deliberate_sampling(cell, node) or _repeated_samples(cell, node)):
+        if not taped and _deliberate_sampling(cell, node):
             # Monte Carlo dropout: the same input passed again and again in training
             # mode, on purpose, to sample predictions (told below only with a
             # BatchNormalization, whose moving statistics such calls would move).
@@ -286,37 +296,6 @@ def notes(cell: ParsedCell, namespace: Mapping[str, Any]) -> list[Note]:
         if len(found) >= MAX_NOTES:
             break
     return found
-
-
-_REPEATS = (ast.ListComp, ast.GeneratorExp, ast.SetComp, ast.For)
-
-
-def _repeated_samples(cell: ParsedCell, call: ast.Call) -> bool:
-    """Whether ``call`` is repeated over ``range(...)`` (a comprehension or a ``for``
-    loop) whose counter its arguments never read: the same input sampled many times."""
-    read = {
-        inner.id
-        for argument in [*call.args, *(k.value for k in call.keywords)]
-        for inner in ast.walk(argument)
-        if isinstance(inner, ast.Name)
-    }
-    node: ast.AST | None = cell.parents.get(id(call))
-    while node is not None:
-        if isinstance(node, _REPEATS):
-            loops = node.generators if not isinstance(node, ast.For) else [node]
-            for loop in loops:
-                counter = {
-                    inner.id for inner in ast.walk(loop.target) if isinstance(inner, ast.Name)
-                }
-                if (
-                    isinstance(loop.iter, ast.Call)
-                    and isinstance(loop.iter.func, ast.Name)
-                    and loop.iter.func.id == "range"
-                    and not counter & read
-                ):
-                    return True
-        node = cell.parents.get(id(node))
-    return False
 
 
 def _layers(kinds: list[str]) -> str:
