@@ -110,6 +110,39 @@ def test_predict_fit_and_evaluate_results(kernel: KernelSession) -> None:
     runs_cleanly(kernel, fix)
 
 
+def test_a_key_the_dict_of_evaluate_does_not_have(kernel: KernelSession) -> None:
+    """``evaluate(..., return_dict=True)`` names its values as fit logs them, without
+    ``val_``: a short older name or a ``val_`` key gets the key the dict has."""
+    runs_cleanly(
+        kernel,
+        """grader = keras.Sequential([keras.Input(shape=(5,)), keras.layers.Dense(4)])
+grader.compile(optimizer="sgd", loss=keras.losses.SparseCategoricalCrossentropy(
+    from_logits=True), metrics=["accuracy"])
+feats = np.random.rand(40, 5).astype("float32")
+kinds = np.random.randint(0, 4, size=40)""",
+    )
+    cell = "scores = grader.evaluate(feats, kinds, verbose=0, return_dict=True)\n"
+    cell += 'hit = scores["acc"]'
+    text = failing(kernel, cell)["explanation"]
+    assert "`scores` is the dict `evaluate(..., return_dict=True)` returned" in text
+    assert 'its keys are "accuracy", "loss"' in text
+    assert "Keras 3 returns `'accuracy'`" in text
+    fix = fix_of(text)
+    assert fix == 'hit = scores["accuracy"]'
+    runs_cleanly(kernel, fix)
+    assert 0.0 <= value_of(kernel, "hit") <= 1.0
+    text = failing(kernel, "held_out = scores['val_loss']")["explanation"]
+    assert "evaluate names its values without `val_`" in text
+    fix = fix_of(text)
+    assert fix == "held_out = scores['loss']"
+    runs_cleanly(kernel, fix)
+    # The learner's own dict with the same names, and the right key, get no entry.
+    execution = kernel.execute('mine = {"loss": 0.5}\nmine["acc"]')
+    assert execution.reply["status"] == "error"
+    assert execution.report["error"] is None, execution.report["error"]
+    runs_cleanly(kernel, 'hit = scores["accuracy"]')
+
+
 def test_the_same_errors_on_the_learners_own_values_get_no_entry(
     kernel: KernelSession,
 ) -> None:

@@ -77,6 +77,46 @@ for xb, yb in batches_u:
     runs_cleanly(kernel, "for xb, yb, wb in batches_u:\n    pass")
 
 
+def test_nested_elements_unpacked_into_flat_names(kernel: KernelSession) -> None:
+    """Elements ``((a, b), c)`` (a dataset built from a nested tuple, or a ``zip`` of
+    datasets), read through ``take``/``shuffle``: the entry shows the nesting and the fix
+    nests the learner's names the same way."""
+    runs_cleanly(
+        kernel,
+        """ids_u = np.arange(40)
+paired_u = tf.data.Dataset.from_tensor_slices(((rows_u, ids_u), labels_u)).batch(5)""",
+    )
+    cell = "for feats, idx, target in paired_u.shuffle(8).take(2):\n    total = idx + 1"
+    error = failing(kernel, cell)
+    text = error["explanation"]
+    assert "Each element of `paired_u.shuffle(8).take(2)` is nested: `(((None, 4) float32," in text
+    assert "unpacking it into 3 flat names fails" in text
+    assert error["course"]["section"] == "tf-data"
+    header = re.findall(r"Fix: `([^`]+)`", text)[-1]
+    assert header == "for (feats, idx), target in paired_u.shuffle(8).take(2):"
+    runs_cleanly(kernel, header + "\n    total = idx + 1")
+    assert value_of(kernel, "total.shape[0]") == 5
+    # A zip of two datasets, read with next(iter(...)): the assignment nested the same way.
+    runs_cleanly(
+        kernel,
+        "zipped_u = tf.data.Dataset.zip((paired_u, tf.data.Dataset.range(8)))",
+    )
+    text = failing(kernel, "a_u, b_u, c_u, d_u = next(iter(zipped_u))")["explanation"]
+    assert (
+        "is nested: `((((None, 4) float32, (None,) int64), (None, 1) float32), () int64)`" in text
+    )
+    fix = re.findall(r"Fix: `([^`]+)`", text)[-1]
+    assert fix == "((a_u, b_u), c_u), d_u = next(iter(zipped_u))"
+    runs_cleanly(kernel, fix)
+    # Fewer names than the leaves: the nesting is named, no fix is printed.
+    text = failing(kernel, "for a_u, b_u, c_u in zipped_u.take(1):\n    pass")["explanation"]
+    assert "unpacking it into 3 flat names fails" in text
+    assert "Fix:" not in text
+    # The correct nested loop, and a flat dataset looped with the right count, stay quiet.
+    runs_cleanly(kernel, "for (feats, idx), target in paired_u.take(1):\n    pass")
+    runs_cleanly(kernel, "for ((f_u, i_u), t_u), n_u in zipped_u.take(1):\n    pass")
+
+
 def test_a_dataset_of_single_tensors_unpacked_into_two(kernel: KernelSession) -> None:
     cell = """only_rows = tf.data.Dataset.from_tensor_slices(rows_u).batch(8)
 for xb, yb in only_rows:

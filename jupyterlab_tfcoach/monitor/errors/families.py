@@ -30,6 +30,8 @@ code, by theme: ``families_shapes.py``, ``families_keras.py``, ``families_tensor
 ``families_tensor_array.py`` (a TensorArray written past the size it was made with),
 ``families_saved_model_folder.py`` (a SavedModel folder given to Keras 3's load_model),
 ``families_scan_axis.py`` (tf.scan walking the batch axis where time was meant),
+``families_norm_axes.py`` (tf.norm asked for one norm over three or more axes),
+``families_loss_order.py`` (a Keras loss given the predictions first, the labels second),
 ``families_size_entries.py`` (a size list with fewer entries than the value has axes),
 ``families_feature_lists.py`` (a tf.train Int64List/FloatList/BytesList given another kind),
 ``families_numpy_broadcast.py`` (NumPy arrays that cannot broadcast, in the user's line),
@@ -110,10 +112,12 @@ from jupyterlab_tfcoach.monitor.errors import (
     families_library_values,
     families_lookup_key,
     families_lookup_vocabulary,
+    families_loss_order,
     families_lost_batch_axis,
     families_metric_kind,
     families_missing_keys,
     families_model_data,
+    families_norm_axes,
     families_numpy_broadcast,
     families_numpy_random,
     families_ops,
@@ -204,6 +208,8 @@ FAMILIES: tuple[ErrorFamily, ...] = (
     families_gradient_sources.OTHER_VARIABLES,
     # A scan walking the batch axis: its step meets shapes that cannot line up.
     families_scan_axis.SCAN_AXIS,
+    # A Keras loss called (predictions, labels): the shapes it then refuses are swapped.
+    families_loss_order.LOSS_ORDER,
     families_return_order.RETURN_ORDER,
     families_vector_as_matrix.VECTOR_AS_MATRIX,
     families_shapes.MATMUL,
@@ -324,6 +330,8 @@ FAMILIES: tuple[ErrorFamily, ...] = (
     families_keras_lifecycle.OTHER_WEIGHTS,
     families_keras_lifecycle.LOAD_UNBUILT,
     families_keras_lifecycle.NO_CONFIG,
+    # tf.norm over more axes than a pair: the reduction that computes that norm.
+    families_norm_axes.NORM_AXES,
     # Classes taken with argmax over the examples, met by another op than a broadcast
     # (which the broadcast family explains): a confusion matrix, a gather.
     families_argmax_axis.ARGMAX_AXIS,

@@ -12,7 +12,9 @@ TensorFlow 2 call it now) or the closest public names the module or class does h
 fix is the statement with the name replaced, when that is one unambiguous edit, in every
 place of the statement whose owner is of the same kind (``g_opt.lr, d_opt.lr``: Python
 stops at the first, a fix of that one alone fails again at the second). A method missing
-on an object ``tf.saved_model.load`` restored is told by ``saved_functions.py``.
+on an object ``tf.saved_model.load`` restored is told by ``saved_functions.py``; a call
+Keras 3 removed with no new name (``keras.backend.set_value``, an optimizer's ``minimize``)
+by ``families_keras3_calls.py``, which writes it the Keras 3 way.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from typing import Any
 
 from jupyterlab_tfcoach.monitor.errors.context import ErrorContext, code, rewrite, rewrite_all
 from jupyterlab_tfcoach.monitor.errors.failing_line import FailingLine, value_of
+from jupyterlab_tfcoach.monitor.errors.families_keras3_calls import removed_call
 from jupyterlab_tfcoach.monitor.errors.family_record import (
     GENERAL_SECTION,
     ErrorFamily,
@@ -273,6 +276,9 @@ def _read_missing_name(
         return _reduction(line, node)
     if kind.startswith("keras.layers") and name == "experimental":
         return _experimental(line, node)
+    removed = removed_call(kind, node, line, context)
+    if removed is not None:
+        return removed
     statement = line.statement
     known = _RENAMED.get((kind, name))
     if known is not None:

@@ -15,7 +15,10 @@ reading finds the expression the failing attribute or item was read from (its
   value of that type;
 - or a dict Keras filled with logged values: the ``history`` dict of a ``History`` (a
   name holding that very dict counts too), or the ``logs`` a Keras callback method was
-  given (the traceback went through Keras's fit).
+  given (the traceback went through Keras's fit);
+- or the dict a Keras model's ``evaluate(..., return_dict=True)`` returned, the name's
+  newest assignment in the cells: keyed as fit logs, without ``val_`` (its values are of
+  the data it was given), so ``res["val_loss"]`` means ``res["loss"]``.
 
 For a missing key the entry lists the keys the dict has (only ``str`` keys, bounded in
 number and length), the nearest one by ``difflib``, and why a key is missing: the keys
@@ -356,6 +359,8 @@ def _missing_key(
     what = (
         f"{code(shown)} is the dict of values fit logged (the History's `.history`)"
         if kind == "history"
+        else f"{code(shown)} is the dict `evaluate(..., return_dict=True)` returned"
+        if kind == "evaluate"
         else f"{code(shown)} is the dict of values Keras passed to the callback"
     )
     rule = (
@@ -364,7 +369,23 @@ def _missing_key(
         '`keras.metrics.BinaryAccuracy()` is logged as "binary_accuracy"), not under the '
         "name of the quantity."
     )
-    section = _SECTION if kind == "history" else _LOGS_SECTION
+    section = _LOGS_SECTION if kind == "logs" else _SECTION
+    renamed = _KERAS2_LOG_KEYS.get(wanted)
+    if kind == "evaluate":
+        # evaluate's values are of the data it was given: no ``val_`` prefix, and a
+        # tf.keras 2 short name is read as the name Keras 3 returns.
+        bare = wanted[4:] if wanted.startswith("val_") and wanted[4:] in keys else None
+        meant = bare or (renamed if renamed in keys else None)
+        if bare:
+            rule += (
+                f" evaluate names its values without `val_`: they are of the data it was "
+                f"given, so {code(repr(wanted))} is {code(repr(bare))}."
+            )
+        elif meant:
+            older = code(repr(wanted))
+            rule += f" {older} is an older Keras's name; Keras 3 returns {code(repr(meant))}."
+        nearest = [meant] if meant else difflib.get_close_matches(wanted, keys, n=1, cutoff=0.5)
+        return _key_fix(rule, wanted, nearest, bare is None and meant is None, asked, line, section)
     if wanted.startswith("val_") and wanted[4:] in keys:
         rule = (
             f"{what}; its keys are {listed}, and no `val_` key: Keras logs `val_` values only "
@@ -373,7 +394,6 @@ def _missing_key(
         )
         fix = _fit_with_validation(receiver, kind, line, context)
         return Finding(rule, fix, section)
-    renamed = _KERAS2_LOG_KEYS.get(wanted)
     if renamed is not None and renamed in keys:
         # The rule is the rename, not metric naming: tf.keras 2 logged the short name.
         rule = (
@@ -383,6 +403,20 @@ def _missing_key(
         nearest = [renamed]
     else:
         nearest = difflib.get_close_matches(wanted, keys, n=1, cutoff=0.5)
+    said_nearest = renamed is None or renamed not in keys
+    return _key_fix(rule, wanted, nearest, said_nearest, asked, line, section)
+
+
+def _key_fix(
+    rule: str,
+    wanted: str,
+    nearest: list[str],
+    say_nearest: bool,
+    asked: Asked,
+    line: FailingLine,
+    section: str,
+) -> Finding:
+    """The finding with the failing line rewritten to read the key meant."""
     if not nearest:
         return Finding(rule, None, section)
     quote = line.frame.segment(asked.node.slice)
@@ -392,7 +426,7 @@ def _missing_key(
         if statement is not None
         else None
     )
-    if renamed is None or renamed not in keys:
+    if say_nearest:
         rule += f" The nearest key to {code(repr(wanted))} is {code(repr(nearest[0]))}."
     return Finding(rule, code(fixed) if fixed and "\n" not in fixed else None, section)
 
@@ -409,6 +443,8 @@ def _logged_kind(
         found, owner = value_of(receiver.value, line.frame, context)
         if found and _is_history(owner):
             return "history"
+    if _evaluated_dict(receiver, context):
+        return "evaluate"
     if not isinstance(receiver, ast.Name):
         return None
     function = _enclosing_def(line)
@@ -428,6 +464,33 @@ def _logged_kind(
             if found and held is logged:
                 return "history"
     return None
+
+
+def _evaluate_with_dict(call: ast.AST | None) -> bool:
+    """``<x>.evaluate(..., return_dict=True)`` as written."""
+    return (
+        isinstance(call, ast.Call)
+        and isinstance(call.func, ast.Attribute)
+        and call.func.attr == "evaluate"
+        and any(
+            k.arg == "return_dict" and isinstance(k.value, ast.Constant) and k.value.value is True
+            for k in call.keywords
+        )
+    )
+
+
+def _evaluated_dict(receiver: ast.expr, context: ErrorContext) -> bool:
+    """The receiver is a name whose newest assignment in the cells is a Keras model's
+    ``evaluate(..., return_dict=True)``."""
+    if not isinstance(receiver, ast.Name):
+        return False
+    newest = next(iter(assignments_in_cells(receiver.id, context)), None)
+    call = newest[1].value if newest is not None else None
+    if not _evaluate_with_dict(call) or not isinstance(call, ast.Call):
+        return False
+    assert isinstance(call.func, ast.Attribute)
+    found, owner = context.resolve(call.func.value, None)
+    return found and value_kind(owner) == "model"
 
 
 def _enclosing_def(line: FailingLine) -> ast.FunctionDef | None:

@@ -8,8 +8,11 @@ nothing of what came back. The reading says it, from what the line unpacks:
 - ``<model>.evaluate(...)`` (and ``test_on_batch``): one value per name of the model's
   ``metrics_names`` (the loss first), read through Keras's own property only (a user's
   override is never called); the fix unpacks every one, the extra names taken from Keras's;
-- a ``for`` over a ``tf.data`` dataset (or ``next(iter(ds))``): what each element is, from
-  its ``element_spec``;
+- a ``for`` over a ``tf.data`` dataset (or ``next(iter(ds))``, or either through ``take``,
+  ``shuffle`` and the other methods that keep the elements as they are): what each element
+  is, from its ``element_spec``; when the element is nested (``((x, y), u)``, a ``zip`` of
+  datasets) and the line has one name per tensor, the fix nests the names the same way,
+  ``for (x, y), u in ds:``;
 - a name holding a tuple, a list or a tensor: how many values unpacking it gives
   (a tensor unpacks along its first axis);
 - a call whose result was never kept: a recurrent layer called with ``return_state=True``
@@ -175,6 +178,11 @@ def _call_arguments(call: ast.Call, line: FailingLine) -> list[str]:
     return parts
 
 
+# Dataset methods whose elements have the receiver's structure and shapes (``batch`` and
+# ``map`` change them): ``for a, b in ds.take(1)`` unpacks elements of ``ds``.
+_SAME_ELEMENTS = ("take", "skip", "shuffle", "prefetch", "repeat", "cache", "as_numpy_iterator")
+
+
 def _dataset_of(
     value: ast.expr, line: FailingLine, context: ErrorContext
 ) -> tuple[str, Any] | None:
@@ -194,10 +202,17 @@ def _dataset_of(
         and node.args
     ):
         node = node.args[0]
+    walked = line.frame.segment(node)
+    while (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr in _SAME_ELEMENTS
+    ):
+        node = node.func.value
     if not isinstance(node, (ast.Name, ast.Attribute)):
         return None
     found, dataset = value_of(node, line.frame, context)
-    source = line.frame.segment(node)
+    source = walked if walked and "\n" not in walked else None
     if not found or not source:
         return None
     kind = describe(source, dataset)
@@ -219,6 +234,10 @@ def _dataset_finding(
     except Exception:
         return None
     count = len(targets.elts)  # type: ignore[attr-defined]
+    if isinstance(element, tuple) and any(type(part) in (tuple, dict) for part in element):
+        nested = _nested_finding(targets, value, source, element, line)
+        if nested is not None:
+            return nested
     if isinstance(element, tuple):
         shown = "; ".join(_spec_text(part) for part in element[:_MAX_NAMES])
         rule = (
@@ -243,6 +262,55 @@ def _dataset_finding(
         )
         return Finding(rule + ".", None, section="tf-data")
     return None
+
+
+def _leaves(structure: Any) -> int | None:
+    """How many tensors a nested tuple of specs holds (None past a dict or a long tuple)."""
+    if type(structure) is tuple:
+        if len(structure) > _MAX_NAMES:
+            return None
+        counts = [_leaves(part) for part in structure]
+        return None if None in counts else sum(c for c in counts if c is not None)
+    return None if type(structure) is dict else 1
+
+
+def _structure_text(structure: Any, names: list[str] | None) -> str:
+    """``((x, y), u)``: the nesting of an element, each tensor as its spec, or as the next
+    of ``names`` (consumed in order) when they are given."""
+    if type(structure) is tuple:
+        inner = ", ".join(_structure_text(part, names) for part in structure)
+        return f"({inner},)" if len(structure) == 1 else f"({inner})"
+    if type(structure) is dict:
+        return "{" + ", ".join(f'"{key}": ...' for key in list(structure)[:_MAX_NAMES]) + "}"
+    return names.pop(0) if names else _spec_text(structure)
+
+
+def _nested_finding(
+    targets: ast.expr, value: ast.expr, walked: str, element: tuple[Any, ...], line: FailingLine
+) -> Finding | None:
+    """``for a, b, c in ds`` over elements ``((a, b), c)`` (a ``zip`` of datasets, a
+    dataset of ``((features...), label)``): the parts are nested, so the flat names do not
+    match; the fix nests the learner's names as the element is nested."""
+    names = [part.id for part in targets.elts if isinstance(part, ast.Name)]  # type: ignore[attr-defined]
+    if len(names) != len(targets.elts):  # type: ignore[attr-defined]
+        return None
+    if _leaves(element) is None:
+        return None
+    shape = _structure_text(element, None)
+    if len(shape) > 300:
+        return None
+    rule = (
+        f"Each element of {code(walked)} is nested: {code(shape)}, a tuple of "
+        f"{len(element)} whose parts are themselves tuples, so unpacking it into "
+        f"{len(names)} flat names fails: the names must be nested as the element is"
+    )
+    walked_source = line.frame.segment(value)
+    if _leaves(element) != len(names) or not walked_source or "\n" in walked_source:
+        return Finding(rule + ".", None, section="tf-data")
+    nested = _structure_text(element, list(names))[1:-1]
+    if isinstance(line.statement, ast.For):
+        return Finding(rule + ".", code(f"for {nested} in {walked_source}:"), section="tf-data")
+    return Finding(rule + ".", code(f"{nested} = {walked_source}"), section="tf-data")
 
 
 def _spec_text(spec: Any) -> str:
