@@ -37,6 +37,7 @@ from jupyterlab_tfcoach.monitor.symptoms.evaluation_loops import (
     VALIDATION_WORDS,
 )
 from jupyterlab_tfcoach.monitor.syntax import parsed_source
+from jupyterlab_tfcoach.monitor.training.held_out_pairs import held_out_pair, with_held_out
 from jupyterlab_tfcoach.monitor.training.validation_copies import with_split
 
 SECTION = "keras-validation-data"
@@ -185,6 +186,20 @@ def _validated_on_trained_rows(
         "new data, and hide overfitting (EarlyStopping and checkpoints chosen on them "
         "choose wrongly). Nothing raises."
     )
+    labels = given.elts[1] if len(given.elts) > 1 else None
+    pair = (
+        held_out_pair(held.id, labels.id, names[0], namespace)
+        if isinstance(labels, ast.Name)
+        else None
+    )
+    held_out = with_held_out(source, call, pair) if pair is not None else None
+    if held_out is not None:
+        # Rows the notebook keeps apart, labelled: the last fifth of the training input
+        # (``validation_split``) may be rows of another kind (pseudo-labelled, augmented).
+        return reports.note(
+            f"{text} Validate on the held-out labelled data the notebook has: `{held_out}`.",
+            SECTION,
+        )
     fixed = with_split(source, call)
     if fixed is not None:
         text += (

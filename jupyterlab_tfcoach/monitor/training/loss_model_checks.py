@@ -17,11 +17,15 @@ from jupyterlab_tfcoach.monitor.symptoms import (
     temperature_sampling,
 )
 from jupyterlab_tfcoach.monitor.training import (
+    batch_axis_helpers,
     checkpoint_selection,
     custom_gradients,
+    model_aliases,
     schedule_arguments,
     schedule_units,
+    self_bounded_clips,
     shared_metrics,
+    unused_loop_names,
 )
 
 CHECKS = (
@@ -39,4 +43,8 @@ CHECKS = (
     pretape_terms.notes,
     accumulated_means.notes,
     batch_log_dets.notes,
+    self_bounded_clips.notes,
+    unused_loop_names.notes,
+    batch_axis_helpers.notes,
+    model_aliases.notes,
 )

@@ -149,7 +149,9 @@ def nested_flips(snapshot: HolderSnapshot, flipped: set[int]) -> set[int]:
     if holder is None or len(flipped) < 2:
         return set()
     inside: set[int] = set()
-    for layer in keras_layers(holder, MAX_LAYERS_PER_MODEL)[1:]:
+    # The holder itself counts: ``clf.trainable = False`` on the model flips every layer
+    # under it, and that is one cause, told on ``clf``.
+    for layer in keras_layers(holder, MAX_LAYERS_PER_MODEL):
         if id(layer) in flipped and id(layer) not in inside:
             inside.update(id(sub) for sub in keras_layers(layer, MAX_LAYERS_PER_MODEL)[1:])
     return inside & flipped

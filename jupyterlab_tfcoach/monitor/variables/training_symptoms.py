@@ -54,7 +54,7 @@ from typing import Any
 from jupyterlab_tfcoach.monitor.report import Note, note
 from jupyterlab_tfcoach.monitor.stored_state import instance_dict, keras_layers, library_attribute
 from jupyterlab_tfcoach.monitor.traces.definitions import loop_told_recreating, told_recreating
-from jupyterlab_tfcoach.monitor.training import loss_sign, run_outcomes
+from jupyterlab_tfcoach.monitor.training import loss_sign, maximised_targets, run_outcomes
 from jupyterlab_tfcoach.monitor.variables import (
     constant_parameters,
     loss_reduction,
@@ -364,6 +364,12 @@ class TrainingSymptoms:
         for site in sites.values():
             if site.calls < 2:
                 continue
+            maximised = self._maximised_note(site, cell_source, where)
+            if maximised is not None:
+                # The fall is the optimizer doing its job on the wrong sign: not a
+                # divergence for the loop's outcome to blame on the learning rate.
+                found.append(maximised)
+                continue
             if len(site.losses) >= 2 and len(self.finished) < MAX_SITES:
                 # Whether the variables changed matters only to a loss that stayed level,
                 # and the line is named only for a loop with a symptom: both cost.
@@ -507,6 +513,24 @@ class TrainingSymptoms:
         rate = causes.learning_rate_name(namespace)
         text = loss_reduction.summed_loss_note_text(call, at, how, summed, rate)
         return note(text, loss_reduction.SECTION)
+
+    def _maximised_note(
+        self, site: _Site, cell_source: str, where: Callable[[str, int], tuple[str, bool]]
+    ) -> Note | None:
+        """A quantity to maximise (a likelihood, a score) that fell as the optimizer,
+        given its gradient unchanged, minimised it."""
+        how = maximised_targets.fell(site.losses)
+        if how is None:
+            return None
+        at, scope, call = self._scope(site, cell_source, where)
+        if scope is None or call is None:
+            return None
+        found = maximised_targets.maximised_target(
+            scope.source, scope.tree, call.target, call.statement, call.results, self.namespace()
+        )
+        if found is None:
+            return None
+        return note(maximised_targets.note_text(found, at, how), maximised_targets.SECTION)
 
     def _unsigned_loss_note(
         self, site: _Site, cell_source: str, where: Callable[[str, int], tuple[str, bool]]
