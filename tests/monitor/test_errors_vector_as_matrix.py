@@ -49,3 +49,24 @@ def test_a_solve_of_a_computed_vector_makes_it_a_column(kernel: KernelSession) -
     runs_cleanly(kernel, "chol = tf.linalg.cholesky(spd)\n" + fix)
     assert value_of(kernel, "np.round(coef.numpy(), 4).tolist()") == [1.0, 2.0]
     runs_cleanly(kernel, "w = tf.linalg.solve(spd, loads[:, None])")
+
+
+def test_a_column_taken_out_by_an_integer_index_is_kept_with_a_slice(
+    kernel: KernelSession,
+) -> None:
+    runs_cleanly(kernel, DATA)
+    # A NumPy matrix of right-hand sides, one taken out with an integer index inside a
+    # call whose other argument is itself computed (TensorFlow's trace holds no frame).
+    runs_cleanly(kernel, 'sides = np.array([[4.0, 1.0], [3.0, 0.0], [7.0, 2.0]], "float32")')
+    cell = "picked = tf.linalg.triangular_solve(tf.linalg.band_part(lower, -1, 0), sides[:, 0])"
+    text = failing(kernel, cell)["explanation"]
+    assert "`sides[:, 0]` is a vector of shape (3,): the integer index took the column" in text
+    assert "Keep the column with a slice (`sides[:, 0:1]`)" in text
+    fix = fix_of(text)
+    assert fix == (
+        "picked = tf.linalg.triangular_solve(tf.linalg.band_part(lower, -1, 0), sides[:, 0:1])"
+    )
+    runs_cleanly(kernel, fix)
+    assert value_of(kernel, "np.round(picked.numpy(), 4).tolist()") == [[2.0], [1.0], [4.0]]
+    # The column sliced already: no entry.
+    runs_cleanly(kernel, "kept = tf.linalg.solve(spd, tf.constant(sides[:2, 1:2]))")

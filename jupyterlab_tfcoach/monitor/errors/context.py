@@ -22,7 +22,13 @@ from jupyterlab_tfcoach.monitor.stored_state import instance_dict, is_library_cl
 from jupyterlab_tfcoach.monitor.tftypes import loaded_class
 
 # Frames TensorFlow lists in an "in user code:" message: ``File "<path>", line <n>, in <fn>``.
-_USER_CODE_FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+), in ', re.MULTILINE)
+_USER_CODE_FRAME = re.compile(
+    r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<function>[\w<>]*)', re.MULTILINE
+)
+# AutoGraph's generated copy of a traced function: its frame holds the function's locals
+# under the learner's names (``tf__head`` for ``head``).
+_CONVERTED_FILE = "__autograph_generated_file"
+_CONVERTED_PREFIX = "tf__"
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 # Cells longer than this are not parsed: an explanation must stay cheap.
 _MAX_CELL_CHARS = 100_000
@@ -150,6 +156,40 @@ class CellFrame:
     def segment(self, node: ast.AST) -> str | None:
         return ast.get_source_segment(self.source(), node)
 
+    def enclosing_functions(self) -> list[ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda]:
+        """The functions (and lambdas) of the cell whose body holds the failing line."""
+        tree = self.tree()
+        if tree is None:
+            return []
+        line = self.position.line
+        return [
+            node
+            for node in ast.walk(tree)
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
+            and node.lineno <= line <= (node.end_lineno or node.lineno)
+        ]
+
+    def function_bound_names(self) -> set[str]:
+        """Names the enclosing functions bind (parameters, assignments): where the frame's
+        locals are unknown (a traced function known from TensorFlow's message), the
+        namespace's value of such a name is not the one the line used."""
+        names: set[str] = set()
+        for function in self.enclosing_functions():
+            arguments = function.args
+            for argument in (
+                *arguments.posonlyargs,
+                *arguments.args,
+                *arguments.kwonlyargs,
+                arguments.vararg,
+                arguments.kwarg,
+            ):
+                if argument is not None:
+                    names.add(argument.arg)
+            for inner in ast.walk(function):
+                if isinstance(inner, ast.Name) and isinstance(inner.ctx, ast.Store):
+                    names.add(inner.id)
+        return names
+
     def at_position(self, node: ast.AST) -> bool:
         """Whether ``node`` is exactly the expression the failing instruction belongs to."""
         position = self.position
@@ -204,9 +244,14 @@ class ErrorContext:
         if not files:
             return []
         frames: list[CellFrame] = []
+        converted: list[tuple[str, Any]] = []
         traceback: TracebackType | None = self._exception.__traceback__
         while traceback is not None:
             code = traceback.tb_frame.f_code
+            if _CONVERTED_FILE in code.co_filename and code.co_name.startswith(_CONVERTED_PREFIX):
+                converted.append(
+                    (code.co_name[len(_CONVERTED_PREFIX) :], traceback.tb_frame.f_locals)
+                )
             if code.co_filename in files:
                 frames.append(
                     CellFrame(
@@ -221,9 +266,9 @@ class ErrorContext:
         if self._parsed.inside_tf_function:
             for match in _USER_CODE_FRAME.finditer(self._parsed.full_message):
                 if match.group("file") in files:
-                    frames.append(
-                        CellFrame(match.group("file"), Position(int(match.group("line"))))
-                    )
+                    frame = CellFrame(match.group("file"), Position(int(match.group("line"))))
+                    frame.local_names = _converted_locals(frame, match.group("function"), converted)
+                    frames.append(frame)
         frames.reverse()
         return frames
 
@@ -231,6 +276,14 @@ class ErrorContext:
         """The value ``name`` has where ``frame`` runs: its locals, else the namespace."""
         if frame is not None and frame.local_names is not None and name in frame.local_names:
             return True, frame.local_names[name]
+        if frame is not None and frame.local_names is None and frame.position.line:
+            # A traced function's frame whose locals were not found: a name the function
+            # binds is its own local, never the namespace's value of the same name.
+            try:
+                if name in frame.function_bound_names():
+                    return False, None
+            except Exception:
+                return False, None
         if name in self.namespace:
             return True, self.namespace[name]
         return False, None
@@ -268,6 +321,29 @@ class ErrorContext:
             ):
                 return True, value[index]
         return False, None
+
+
+def _converted_locals(frame: CellFrame, function: str, converted: list[tuple[str, Any]]) -> Any:
+    """The locals of AutoGraph's copy of the traced function the message frame ran in:
+    the innermost copy of that name whose locals hold every parameter the cell's
+    function declares; None when none does (a lambda, a function AutoGraph left as is)."""
+    if not function or not converted:
+        return None
+    try:
+        enclosing = frame.enclosing_functions()
+        inner = max(enclosing, key=lambda node: node.lineno) if enclosing else None
+        if not isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef)) or inner.name != function:
+            return None
+        arguments = inner.args
+        parameters = {
+            a.arg for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)
+        }
+        for name, local_names in reversed(converted):
+            if name == function and type(local_names) is dict and parameters <= set(local_names):
+                return local_names
+    except Exception:
+        return None
+    return None
 
 
 def _position(traceback: TracebackType) -> Position:

@@ -2,7 +2,10 @@
 
 The dtype fix names the operand to cast, found in the failing line by the op the message
 names (``Sub`` is ``-`` or ``tf.subtract``), and always casts towards the float side:
-integers go to the float dtype, float64 goes to float32, never a float down to an int.
+integers go to the float dtype, float64 goes to float32, never a float down to an int;
+but a float32 side made only by TensorFlow constructors left at their default dtype
+(``1e-6 * tf.eye(n)`` beside a float64 kernel, in cells that spell float64) is widened with
+``dtype=`` instead, since the learner made that tensor and chose float64 for the data.
 An operand that is a name read more than once is cast where it gets its value (a
 parameter as the first line of its function, a name of the cells where it is assigned):
 a cast at the failing place alone would move the error to the next use. Another operand
@@ -316,6 +319,20 @@ def _explain_dtype_mismatch(parsed: ParsedError, context: ErrorContext) -> tuple
             where = f"the {('first', 'second')[index]} argument"
         node_source, operand_source = frame.segment(node), frame.segment(operand)
         other_source = frame.segment((left, right)[1 - index])
+        widened = _widened_constructors(
+            frame, context, (left, right)[1 - index], operand, dtypes[1 - index], dtypes[index], tf
+        )
+        if widened is not None and node_source and "\n" not in node_source:
+            made, fix = widened
+            return (
+                f"In {code(node_source)}, {code(operand_source or '')} ({where}) is "
+                f"{dtypes[index]} while {code(other_source or '')} is {dtypes[1 - index]}. "
+                f"{never} {made} makes {dtypes[1 - index]} unless given a dtype: make it "
+                f"{dtypes[index]} like {code(operand_source or '')} (casting "
+                f"{code(operand_source or '')} down to {dtypes[1 - index]} would drop the "
+                f"precision the rest of the computation keeps). Fix: {code(fix)}.",
+                "dtype-casting",
+            )
         variable = _integer_variable(operand, frame, context, dtypes[index], target)
         if variable is not None:
             return (
@@ -387,6 +404,103 @@ def _explain_dtype_mismatch(parsed: ParsedError, context: ErrorContext) -> tuple
         f"{code(f'{tf}.cast(x, {tf}.{target})')} with x that operand.",
         "dtype-casting",
     )
+
+
+# TensorFlow constructors that make float32 unless given ``dtype=``, with how many
+# positional arguments may come before ``dtype`` (a call with more already names it).
+_FLOAT32_CONSTRUCTORS = {
+    "eye": 3,
+    "linalg.eye": 3,
+    "ones": 1,
+    "zeros": 1,
+    "random.normal": 3,
+    "random.uniform": 3,
+    "random.truncated_normal": 3,
+}
+
+
+def _chosen_dtype(context: ErrorContext, dtype: str) -> bool:
+    """Whether the cells spell ``dtype`` (``tf.float64``, ``"float64"``, ``tf.double``):
+    the learner computes in it on purpose, so its data is not to be cast down."""
+    from jupyterlab_tfcoach.monitor.errors.cell_sources import error_cells
+
+    spelled = re.compile(rf"\b{dtype}\b" + (r"|\bdouble\b" if dtype == "float64" else ""))
+    try:
+        return any(spelled.search(cell.source) for cell in error_cells(context))
+    except Exception:
+        return False
+
+
+def _widened_constructors(
+    frame: CellFrame,
+    context: ErrorContext,
+    narrow: ast.expr,
+    wide: ast.expr,
+    narrow_dtype: str,
+    wide_dtype: str,
+    tf: str,
+) -> tuple[str, str] | None:
+    """(the constructors named, the failing statement with ``dtype=`` given to each) when
+    the narrower float operand's dtype comes only from TensorFlow constructors left at their
+    float32 default (``1e-6 * tf.eye(n)`` meeting a float64 kernel): the user made that
+    tensor, so it is the one to widen; casting the float64 data (a name holding a float64
+    tensor or array, read in the other operand, where the cells spell float64: chosen, not
+    NumPy's default) down would drop precision
+    the rest of the computation keeps. None when a name in the operand holds anything but a
+    Python number (a variable of weights: widening the constructor would not end the clash)."""
+    if (narrow_dtype, wide_dtype) != ("float32", "float64"):
+        return None
+    if not any(
+        isinstance(node, ast.Name) and _dtype_of(node, frame, context) == wide_dtype
+        for node in ast.walk(wide)
+    ):
+        return None  # no float64 data the learner holds: both sides made here, cast as ever
+    if not _chosen_dtype(context, wide_dtype):
+        return None  # float64 only by NumPy's default: the data goes to float32 as ever
+    statement = frame.statement()
+    if statement is None or statement.lineno != statement.end_lineno:
+        return None
+    calls: list[ast.Call] = []
+    inside: set[int] = set()
+    for node in ast.walk(narrow):
+        if not isinstance(node, ast.Call):
+            continue
+        function = ast.unparse(node.func)
+        prefix = f"{tf}."
+        name = function[len(prefix) :] if function.startswith(prefix) else None
+        before_dtype = _FLOAT32_CONSTRUCTORS.get(name or "")
+        if before_dtype is None:
+            continue
+        if len(node.args) > before_dtype or any(k.arg in (None, "dtype") for k in node.keywords):
+            return None  # its dtype is written (or passed on): not the default
+        if any(isinstance(a, ast.Starred) for a in node.args):
+            return None
+        calls.append(node)
+        inside.update(id(n) for n in ast.walk(node))
+    if not calls:
+        return None
+    for node in ast.walk(narrow):
+        if id(node) in inside or not isinstance(node, ast.expr):
+            continue
+        if isinstance(node, ast.Call):
+            return None  # another call's result: its dtype is not the constructor's
+        if isinstance(node, (ast.Name, ast.Attribute, ast.Subscript)):
+            found, value = context.resolve(node, frame)
+            if not found or type(value) not in (int, float):
+                return None  # values of its own (a variable, a tensor): float32 too
+    replacements: list[tuple[ast.AST, str]] = []
+    for call in calls:
+        written = frame.segment(call)
+        if not written or not written.endswith(")"):
+            return None
+        body = written[:-1].rstrip()
+        joiner = " " if body.endswith(",") else ", "
+        replacements.append((call, f"{body}{joiner}dtype={tf}.{wide_dtype})"))
+    fixed = rewrite_all(frame, statement, replacements)
+    if fixed is None or "\n" in fixed:
+        return None
+    made = " and ".join(code(frame.segment(call) or "") for call in calls)
+    return made, fixed
 
 
 _LOGICAL = ("LogicalAnd", "LogicalOr")

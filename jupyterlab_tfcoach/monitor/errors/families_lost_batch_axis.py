@@ -10,11 +10,19 @@ called, and the line calls a built Keras model or layer with one positional argu
 whose shape is the built input shape without its first axis, the argument is named as a
 single example and given its batch axis back where it is written (``x_val[0]`` ->
 ``x_val[0:1]``, anything else ``arg[None]``), the layer left as it is.
+
+The same loss happens with a function of the learner's own that takes rows of points
+(``kernel(x_train, x_test[60])``): when the error is about shapes or axes and one argument
+is ``x[i]`` (written inline, or a name the running cell assigned so) whose array has the
+same shape past its first axis as exactly one sibling argument, the integer index is named
+as what dropped the axis, and the fix slices instead (``x_test[60:61]``) where it is
+written, the function left as it is.
 """
 
 from __future__ import annotations
 
 import ast
+import re
 from typing import Any
 
 from jupyterlab_tfcoach.monitor.errors.context import ErrorContext, code, rewrite, value_kind
@@ -90,7 +98,8 @@ def _shape_of(node: ast.expr, frame: Any, context: ErrorContext) -> tuple[int | 
 def _read_lost_batch_axis(
     error: Recognised, line: FailingLine, context: ErrorContext
 ) -> Finding | None:
-    del error  # recognised by the reading: any error inside the called code
+    # Recognised by the reading: any error inside the called code (for a function of the
+    # learner's, one about shapes or axes).
     frames = context.frames()
     if len(frames) < 2 or frames[-1] is line.frame:
         return None
@@ -124,6 +133,140 @@ def _read_lost_batch_axis(
             fixed = rewrite(outer, statement, argument, batched)
             fix = code(fixed) if fixed and "\n" not in fixed else None
             return Finding(rule + ".", fix)
+    if _SHAPE_WORDS.search(error.parsed.message):
+        for part in outer.header():
+            for node in ast.walk(part):
+                if isinstance(node, ast.Call):
+                    found_here = _indexed_beside_sibling(node, outer, statement, context)
+                    if found_here is not None:
+                        return found_here
+    return None
+
+
+# An error about shapes, ranks or axes: what an operand one axis short meets inside.
+_SHAPE_WORDS = re.compile(r"rank|ndims|dimension|axis|axes|shape|Shape|Dimension")
+
+
+def _own_function(target: Any) -> bool:
+    """A plain Python function of the learner's (not the library's, not a model)."""
+    if type(target).__name__ != "function":
+        return False
+    module = getattr(target, "__module__", None)
+    return type(module) is str and not module.startswith(("tensorflow", "keras", "numpy"))
+
+
+def _index_assignment(
+    name: str, frame: Any, before: int
+) -> tuple[ast.Assign, ast.Subscript] | None:
+    """The running cell's last ``name = x[i]`` (a constant integer index) before line
+    ``before``; None when ``name`` is assigned otherwise after it."""
+    tree = frame.tree()
+    if tree is None:
+        return None
+    found: tuple[ast.Assign, ast.Subscript] | None = None
+    for statement in tree.body:
+        if statement.lineno >= before:
+            break
+        if not isinstance(statement, ast.Assign) or len(statement.targets) != 1:
+            if any(
+                isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)
+                for n in ast.walk(statement)
+            ):
+                found = None
+            continue
+        target = statement.targets[0]
+        if not (isinstance(target, ast.Name) and target.id == name):
+            continue
+        value = statement.value
+        if (
+            isinstance(value, ast.Subscript)
+            and isinstance(value.slice, ast.Constant)
+            and type(value.slice.value) is int
+        ):
+            found = (statement, value)
+        else:
+            found = None
+    return found
+
+
+def _array_shape(
+    node: ast.expr, frame: Any, context: ErrorContext
+) -> tuple[int | None, ...] | None:
+    source = frame.segment(node)
+    found, value = value_of(node, frame, context)
+    if not found or not source or value_kind(value) not in ("array", "tensor", "variable"):
+        return None
+    operand = describe(source, value)
+    return tuple(operand.shape) if operand is not None and operand.shape is not None else None
+
+
+def _indexed_beside_sibling(
+    call: ast.Call, frame: Any, statement: ast.stmt, context: ErrorContext
+) -> Finding | None:
+    """A call of the learner's own function given ``x[i]`` (inline, or a name the running
+    cell assigned so), one axis short of a sibling argument that has the same shape past
+    its first axis as ``x`` (``rbf(x_train, x_test[60])``, x_train (30, 1), x_test
+    (120, 1)): the integer index dropped the axis the function reads the points along."""
+    found, target = value_of(call.func, frame, context)
+    if not found or not _own_function(target):
+        return None
+    arguments = [*call.args, *(k.value for k in call.keywords if k.arg)]
+    if any(isinstance(a, ast.Starred) for a in call.args) or len(arguments) < 2:
+        return None
+    shapes = {id(a): _array_shape(a, frame, context) for a in arguments}
+    for argument in arguments:
+        assignment = None
+        indexed: ast.expr = argument
+        if isinstance(argument, ast.Name):
+            assignment = _index_assignment(argument.id, frame, statement.lineno)
+            if assignment is None:
+                continue
+            indexed = assignment[1]
+        if not (
+            isinstance(indexed, ast.Subscript)
+            and isinstance(indexed.slice, ast.Constant)
+            and type(indexed.slice.value) is int
+        ):
+            continue
+        whole = _array_shape(indexed.value, frame, context)
+        if whole is None or len(whole) < 2:
+            continue
+        siblings = [
+            other
+            for other in arguments
+            if other is not argument
+            and (shape := shapes[id(other)]) is not None
+            and len(shape) == len(whole)
+            and shape[1:] == whole[1:]
+        ]
+        if len(siblings) != 1:
+            continue
+        sibling = siblings[0]
+        sibling_shape = shapes[id(sibling)]
+        indexed_source = frame.segment(indexed)
+        argument_source = frame.segment(argument)
+        whole_source = frame.segment(indexed.value)
+        callee = frame.segment(call.func)
+        if not (indexed_source and argument_source and whole_source and callee):
+            return None
+        kept = _with_batch_axis(indexed, indexed_source)
+        named = (
+            code(argument_source)
+            if assignment is None
+            else f"{code(argument_source)} ({code(indexed_source)})"
+        )
+        rule = (
+            f"{named} is {show_shape(whole[1:])}: the integer index dropped the first axis "
+            f"of {code(whole_source)} {show_shape(whole)}, while {code(callee)} is given "
+            f"{code(frame.segment(sibling) or '')} as {show_shape(sibling_shape or ())}, one "
+            f"row per point. The code inside meets a tensor one axis short and fails there "
+            f"(it is right for rows: leave it as it is). Keep the axis with a slice, "
+            f"{code(kept)} {show_shape((1, *whole[1:]))}"
+        )
+        where = assignment[0] if assignment is not None else statement
+        fixed = rewrite(frame, where, indexed, kept)
+        fix = code(fixed) if fixed and "\n" not in fixed else None
+        return Finding(rule + ".", fix)
     return None
 
 

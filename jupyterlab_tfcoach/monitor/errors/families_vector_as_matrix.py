@@ -9,7 +9,8 @@ its ``Args:`` entry gives the argument a shape whose last two axes are named
 finds the argument of rank 1 whose documented shape ends in two axes, says it is a vector
 where a matrix (a column) is documented, and makes it a column in the call; the result is
 then a column too, so the fix takes its only column back (``[:, 0]``) to keep the vector
-the learner meant.
+the learner meant. A vector made by taking one column out of a matrix (``y[:, 0]``) is
+kept a column with a slice instead (``y[:, 0:1]``), and the result stays a column.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from jupyterlab_tfcoach.monitor.errors.family_record import (
     Recognised,
     operand_of,
 )
+from jupyterlab_tfcoach.monitor.errors.shapes import indexed_shape
 
 _RANK_MESSAGES = re.compile(
     r"All input tensors must have the same rank|ndims must be >= 2|rank >= 2|"
@@ -97,6 +99,29 @@ def _ends_in_matrix(shape: str) -> bool:
     return len(dims) >= 2 and all(_DIM.match(dim) for dim in dims[-2:])
 
 
+def _kept_column(
+    node: ast.expr, line: FailingLine, context: ErrorContext
+) -> tuple[str, str] | None:
+    """(the indexed array's source, the index rewritten to keep its axis) for
+    ``y[:, 0]`` of a 2-D ``y``: the vector came from taking one column out, and the slice
+    ``y[:, 0:1]`` keeps it a column. None for any other expression."""
+    if not isinstance(node, ast.Subscript) or not isinstance(node.slice, ast.Tuple):
+        return None
+    items = node.slice.elts
+    if len(items) != 2 or not isinstance(items[0], ast.Slice):
+        return None
+    last = items[1]
+    if items[0].lower or items[0].upper or items[0].step:
+        return None
+    if not (isinstance(last, ast.Constant) and type(last.value) is int and last.value >= 0):
+        return None
+    base = indexed_shape(node.value, line.frame, context)
+    taken = line.frame.segment(node.value)
+    if base is None or len(base) != 2 or not taken or not is_postfix_safe(node.value):
+        return None
+    return taken, f"{taken}[:, {last.value}:{last.value + 1}]"
+
+
 def _read_vector_as_matrix(
     error: Recognised, line: FailingLine, context: ErrorContext
 ) -> Finding | None:
@@ -130,6 +155,11 @@ def _read_vector_as_matrix(
             if not source or "\n" in source:
                 continue
             if received is None:
+                # A constant index of a named array (``y[:, 0]``), worked out from its
+                # shape (TensorFlow's trimmed traceback may hold no library frame).
+                indexed = indexed_shape(node, line.frame, context)
+                received = tuple(indexed) if indexed is not None else None
+            if received is None:
                 unread.append((parameter, node, Operand(source, "tensor", "", (None,)), shape))
                 continue
             operand = Operand(source, "tensor", "", received)
@@ -143,6 +173,17 @@ def _read_vector_as_matrix(
         return None
     parameter, node, operand, shape = vectors[0]
     called = line.frame.segment(call.func) or "the call"
+    kept = _kept_column(node, line, context)
+    if kept is not None:
+        taken, column = kept
+        rule = (
+            f"{code(operand.source)} is a vector{_of_shape(operand.shape)}: the integer index "
+            f"took the column out of {code(taken)}. {code(called)} documents its "
+            f"`{parameter}` as `[{shape}]`: a matrix, one column per right-hand side. Keep "
+            f"the column with a slice ({code(column)}); the result is then a column too"
+        )
+        inner = rewrite(line.frame, line.statement, node, column)
+        return Finding(rule + ".", code(inner) if inner and "\n" not in inner else None)
     rule = (
         f"{code(operand.source)} is a vector{_of_shape(operand.shape)}, but "
         f"{code(called)} documents its `{parameter}` as `[{shape}]`: a matrix, one column "

@@ -85,6 +85,7 @@ from jupyterlab_tfcoach.monitor import report as reports
 from jupyterlab_tfcoach.monitor.names import name_bound_to
 from jupyterlab_tfcoach.monitor.report import Note
 from jupyterlab_tfcoach.monitor.stored_state import (
+    class_namespace_lookup,
     contained_values,
     instance_dict,
     is_library_class,
@@ -280,12 +281,26 @@ def _output_of(model: Any) -> tuple[Any, int | None, int | None, str | None] | N
         activation: str | None = "softmax"
     else:
         activation = activation_name(attributes.get("activation"))
-    units = output_width(attributes)
+    units = layer_output_width(last)
     if type(units) is not int and len(layers) > 1 and ("Activation" in kind or "Softmax" in kind):
-        units = output_width(instance_dict(layers[-2]) or {})
+        units = layer_output_width(layers[-2])
     if type(units) is not int:
         return None
     return last, index, units, activation
+
+
+def layer_output_width(layer: Any) -> int | None:
+    """``output_width`` of a layer whose ``call`` is the library's own (a Dense, a Conv2D,
+    a subclass that only changes ``build``); None for a layer whose ``call`` the user wrote:
+    its ``units`` may be a hidden width (experts of 16 units summed to one value), so what
+    it returns is not told by any attribute."""
+    try:
+        _, defining = class_namespace_lookup(type(layer), "call")
+    except Exception:
+        return None
+    if defining is None or not is_library_class(defining):
+        return None
+    return output_width(instance_dict(layer) or {})
 
 
 def output_width(attributes: Mapping[str, Any]) -> int | None:

@@ -37,7 +37,7 @@ from jupyterlab_tfcoach.monitor.training import user_code
 from jupyterlab_tfcoach.monitor.training.loss_agreement import (
     LABELS_SECTION,
     activation_name,
-    output_width,
+    layer_output_width,
 )
 from jupyterlab_tfcoach.monitor.training.unit_softmax_layers import (
     _bound_names,
@@ -131,7 +131,7 @@ def notes(source: str, namespace: Mapping[str, Any]) -> list[Note]:
         if not layers:
             continue
         attributes = instance_dict(layers[-1]) or {}
-        width = output_width(attributes)
+        width = layer_output_width(layers[-1])
         if activation_name(attributes.get("activation")) != "softmax" or not width or width < 2:
             continue
         labels = _labels(namespace, width)

@@ -42,7 +42,7 @@ from jupyterlab_tfcoach.monitor.training import compile_agreement, user_code
 from jupyterlab_tfcoach.monitor.training.loss_agreement import (
     RANGE_SECTION,
     activation_name,
-    output_width,
+    layer_output_width,
 )
 
 SECTION = RANGE_SECTION
@@ -93,7 +93,7 @@ def _softmax_layer(layers: list[Any]) -> tuple[Any, str] | None:
             axis = attributes.get("axis", -1)
             if axis != -1 and axis != [-1]:
                 activation = None  # another axis than the last: its size is unknown here
-        width = output_width(attributes)
+        width = layer_output_width(layer)
         if activation in _SOFTMAXES:
             own = width if width is not None else None
             if own is None and ("Activation" in kinds or "Softmax" in kinds):
