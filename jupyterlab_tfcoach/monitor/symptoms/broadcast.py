@@ -124,6 +124,8 @@ class Expression:
     # ``text`` with a placeholder for each operand, so either can be rewritten.
     template: str
     line: int
+    # The name the expression is assigned to, when a reduction reads it only later.
+    target: str | None = None
 
 
 @dataclass(frozen=True)
@@ -150,6 +152,9 @@ class Broadcast:
     # one (``other_operands``). A fix that would still broadcast is not offered.
     column_elsewhere: str | None = None
     flat_elsewhere: str | None = None
+    # Where those operands are: on the broadcasting line, or later in the cell, combined
+    # with the name the expression is assigned to (``f[:, 0] >= lo``).
+    elsewhere_where: str = "on the same line"
 
     def note(self) -> Note:
         return reports.note(broadcast_text(self), SECTION)
@@ -248,9 +253,10 @@ def broadcast_text(found: Broadcast) -> str:
     rewritten = fixes(found)
     assert rewritten is not None
     squeezed, widened = rewritten
+    kept = f" (kept in `{expression.target}`)" if expression.target else ""
     said = (
         f"`{expression.text}` ({found.where}) broadcasts `{column}`, {found.column_text}, "
-        f"against `{flat}`, {found.flat_text}: the result is {result}, every element of "
+        f"against `{flat}`, {found.flat_text}: the result is {result}{kept}, every element of "
         f"`{column}` against every element of `{flat}`, so the loss or metric computed from "
         "it is a wrong number, without any error."
     )
@@ -262,22 +268,30 @@ def broadcast_text(found: Broadcast) -> str:
         )
     if column_other is not None and flat_other is not None:
         return (
-            f"{said} The same line also combines `{column_other}` ({column_shape}) and "
-            f"`{flat_other}` ({flat_shape}): reshaping one operand here would leave another "
+            f"{said} {_sentence_start(found.elsewhere_where)} also combines `{column_other}` "
+            f"({column_shape}) and `{flat_other}` ({flat_shape}): reshaping one operand here "
+            "would leave another "
             f"pair broadcasting. Make every operand of the line one shape, all {flat_shape} "
             f"(squeeze each {column_shape} one) or all {column_shape}."
         )
     if column_other is not None:
         return (
             f"{said} Make the shapes agree: `{widened}` (both {column_shape}); squeezing "
-            f"`{column}` alone would not do, as `{column_other}` on the same line is "
+            f"`{column}` alone would not do, as `{column_other}` {found.elsewhere_where} is "
             f"{column_shape} too and would broadcast against the {flat_shape} result."
         )
     return (
         f"{said} Make the shapes agree: `{squeezed}` (both {flat_shape}); widening "
-        f"`{flat}` alone would not do, as `{flat_other}` on the same line is {flat_shape} "
+        f"`{flat}` alone would not do, as `{flat_other}` {found.elsewhere_where} is {flat_shape} "
         f"too and would broadcast against the {column_shape} result."
     )
+
+
+def _sentence_start(where: str) -> str:
+    """``The same line`` for ``on the same line``, ``Line 3 of this cell`` for ``on line 3
+    of this cell, beside `lo`,``."""
+    place = where.removeprefix("on ").split(",")[0]
+    return place[:1].upper() + place[1:]
 
 
 def other_operands(
@@ -692,6 +706,7 @@ class BroadcastFinder:
                 result_shape=_square(column.shape, flat.shape),
                 column_kind=column.kind,
             )
+            elsewhere: tuple[str | None, str | None] = (None, None)
             lines = source.splitlines()
             if 0 < expression.line <= len(lines):
                 elsewhere = other_operands(
@@ -700,6 +715,15 @@ class BroadcastFinder:
                 self._found[key] = dataclasses.replace(
                     self._found[key], column_elsewhere=elsewhere[0], flat_elsewhere=elsewhere[1]
                 )
+            if expression.target is not None and elsewhere == (None, None):
+                later = target_partners(source, expression, namespace, column.shape, flat.shape)
+                if later is not None:
+                    self._found[key] = dataclasses.replace(
+                        self._found[key],
+                        column_elsewhere=later[0],
+                        flat_elsewhere=later[1],
+                        elsewhere_where=later[2],
+                    )
 
     def take_notes(self) -> list[Note]:
         found, self._found = self._found, {}
@@ -850,6 +874,9 @@ def expressions_in(source: str, statements: list[ast.stmt]) -> list[Expression]:
     read by ``call_broadcast.py`` as well as a cell's top level)."""
     reduced_names: set[str] = set()
     candidates: list[tuple[ast.AST, bool, str | None]] = []
+    # target -> the names its assignments read: a name feeding a reduced name is reduced
+    # too (``lo = a - b``, ``inside = y >= lo``, ``tf.reduce_mean(inside)``).
+    feeds: dict[str, set[str]] = {}
 
     def visit(node: ast.AST, in_reduction: bool, target: str | None) -> None:
         if isinstance(node, _SCOPES) or isinstance(node, _COMPREHENSIONS):
@@ -857,6 +884,10 @@ def expressions_in(source: str, statements: list[ast.stmt]) -> list[Expression]:
         if isinstance(node, ast.Assign):
             single = node.targets[0] if len(node.targets) == 1 else None
             target = single.id if isinstance(single, ast.Name) else None
+            if target is not None:
+                feeds.setdefault(target, set()).update(
+                    name.id for name in ast.walk(node.value) if isinstance(name, ast.Name)
+                )
         if isinstance(node, ast.Call) and _call_name(node) in _REDUCE_NAMES:
             for name in ast.walk(node):
                 if isinstance(name, ast.Name):
@@ -869,6 +900,12 @@ def expressions_in(source: str, statements: list[ast.stmt]) -> list[Expression]:
 
     for statement in statements:
         visit(statement, False, None)
+    pending = list(reduced_names)
+    while pending:
+        for name in feeds.get(pending.pop(), ()):
+            if name not in reduced_names:
+                reduced_names.add(name)
+                pending.append(name)
     found: list[Expression] = []
     for node, in_reduction, target in candidates:
         if not (in_reduction or (target is not None and target in reduced_names)):
@@ -879,8 +916,51 @@ def expressions_in(source: str, statements: list[ast.stmt]) -> list[Expression]:
         operands = _operand_nodes(node)
         if operands is None or not all(followable(operand) for operand in operands):
             continue
+        if target is not None and not in_reduction:
+            expression = dataclasses.replace(expression, target=target)
         found.append(expression)
     return found
+
+
+def target_partners(
+    source: str,
+    expression: Expression,
+    namespace: dict[str, Any],
+    column_shape: tuple[int | None, ...],
+    flat_shape: tuple[int | None, ...],
+) -> tuple[str | None, str | None, str] | None:
+    """What the name a broadcasting expression is assigned to meets on a later line of
+    the cell (``inside = f[:, 0] >= lo``): the first operand combined with it that is
+    ``(N, 1)`` and the first that is ``(N,)``, and where. A fix that gives the name the
+    other shape would broadcast there again."""
+    tree = parsed_source(source)
+    target = expression.target
+    if tree is None or target is None:
+        return None
+    column: str | None = None
+    flat: str | None = None
+    line = 0
+    for statement in tree.body:
+        if statement.lineno <= expression.line:
+            continue
+        for node in ast.walk(statement):
+            operands = _operand_nodes(node) if isinstance(node, (ast.BinOp, ast.Compare)) else None
+            if operands is None:
+                continue
+            for mine, other in (operands, operands[::-1]):
+                if not (isinstance(mine, ast.Name) and mine.id == target):
+                    continue
+                text = _segment(source, other)
+                held = _operand(text, namespace) if text and followable(other) else None
+                if held is None:
+                    continue
+                if held.shape == column_shape and column is None:
+                    column, line = text, line or statement.lineno
+                elif held.shape == flat_shape and flat is None:
+                    flat, line = text, line or statement.lineno
+    if column is None and flat is None:
+        return None
+    return column, flat, f"on line {line} of this cell, beside `{target}`,"
 
 
 def _operand_nodes(node: ast.AST) -> tuple[ast.AST, ast.AST] | None:

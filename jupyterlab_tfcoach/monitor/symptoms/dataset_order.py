@@ -29,7 +29,15 @@ is traced) and looks for orders measured to go wrong on TensorFlow 2.21:
   two shuffles of one source (pairs drawn at random on purpose, as in mixup). The fix
   zips first and shuffles once, the learner's statement rewritten when the shuffles are
   written inside the ``zip`` call. A counter or a ``Dataset.random`` seed stream zipped beside
-  shuffled rows pairs nothing with an order, and stays quiet.
+  shuffled rows pairs nothing with an order, and stays quiet; so do sources of different
+  lengths (a small labelled set beside a large unlabelled one is paired at random on
+  purpose);
+- ``Dataset.zip((small_ds, large_ds))`` of different sources whose lengths (read from
+  the source's rows and the batch/take/skip/repeat counts the links store) are known,
+  finite, and one at least twice another: zip stops when the shortest runs out, and most
+  of the longer data is never read in a pass. The fix repeats the shorter dataset, the
+  learner's zip statement rewritten when it names it. Silent: a repeated (infinite) side,
+  a counter or a seed stream, two links of one source (``zip((ds, ds.skip(1)))``).
 
 ``.repeat()`` before ``.shuffle()``/``.batch()`` only blurs epoch boundaries (a batch may
 mix two epochs), a documented trade-off rather than a mistake: it is not reported.
@@ -125,7 +133,9 @@ BATCH_THEN_SHUFFLE, SHUFFLE_THEN_CACHE, BUFFER_OF_ONE, RESHUFFLED_SPLIT, SHUFFLE
     "shuffled-apart",
 )
 RANDOM_MAP_THEN_CACHE = "random-map-then-cache"
+SHORTER_ZIP = "shorter-zip"
 MAX_ZIPPED = 8  # components of a zip looked at
+MIN_LENGTH_RATIO = 2  # a zip's longest side this many times its shortest is reported
 
 
 def operation(dataset: Any) -> str | None:
@@ -182,6 +192,70 @@ def _scalar(dataset: Any, name: str) -> int | bool | None:
         return None
 
 
+def _source_rows(chain: list[Any]) -> int | None:
+    """The first dimension of a ``from_tensor_slices`` source (the chain's last link)."""
+    source = chain[-1] if chain else None
+    if type(source).__name__ != "_TensorSliceDataset":
+        return None
+    tensors = (instance_dict(source) or {}).get("_tensors")
+    if type(tensors) not in (list, tuple) or not tensors:
+        return None
+    shape = library_attribute(tensors[0], "shape")
+    try:
+        rows = int(shape[0])
+    except Exception:
+        return None
+    return rows if rows > 0 else None
+
+
+INFINITE = -1
+
+
+def cardinality(chain: list[Any]) -> int | None:
+    """How many elements one pass over ``chain[0]`` yields, read from the numbers the
+    links store (``from_tensor_slices`` rows, batch sizes, take/skip/repeat counts);
+    ``INFINITE`` for a ``repeat()`` with no count; None when a link (a filter, an
+    unbatch, a zip) makes it unknown. Nothing runs: tf.data's own ``cardinality()`` is
+    an op."""
+    count = _source_rows(chain)
+    if count is None:
+        return None
+    for link in reversed(chain[:-1]):
+        kind = operation(link)
+        if kind in _ONE_FOR_ONE or kind == SHUFFLE:
+            continue
+        if count == INFINITE:
+            if kind in (BATCH, SKIP, REPEAT):
+                continue
+            if kind != TAKE:
+                return None
+        if kind == BATCH:
+            size = _number(_scalar(link, "_batch_size"))
+            if size is None or size < 1:
+                return None
+            whole = _scalar(link, "_drop_remainder") is True
+            count = count // size if whole else -(-count // size)
+        elif kind == TAKE:
+            taken = _number(_scalar(link, "_count"))
+            if taken is None:
+                return None
+            if taken >= 0:  # take(-1) takes everything
+                count = taken if count == INFINITE else min(count, taken)
+        elif kind == SKIP:
+            skipped = _number(_scalar(link, "_count"))
+            if skipped is None:
+                return None
+            count = 0 if skipped < 0 else max(0, count - skipped)
+        elif kind == REPEAT:
+            times = _number(_scalar(link, "_count"))
+            if times is None:
+                return None
+            count = INFINITE if times < 0 else count * times
+        else:
+            return None
+    return count
+
+
 def _rows(chain: list[Any], below: int) -> int | None:
     """How many rows reach ``chain[below]``: a ``from_tensor_slices`` source's first
     dimension, through one-for-one transformations only."""
@@ -218,6 +292,8 @@ class Finding:
     batch_size: int | None = None
     drop_remainder: bool = False
     partner: str | None = None  # the other split's name
+    # A zip's components (weakly) and how many elements each yields (SHORTER_ZIP).
+    parts: list[tuple[weakref.ReferenceType[Any] | None, int]] | None = None
 
 
 def findings_in(chain: list[Any]) -> list[Finding]:
@@ -273,6 +349,12 @@ def findings_in(chain: list[Any]) -> list[Finding]:
             found.append(Finding(SHUFFLED_APART, at, -1))
             break
     for at, kind in enumerate(kinds):
+        if kind == ZIP:
+            lengths = shorter_zip(chain[at])
+            if lengths is not None:
+                found.append(Finding(SHORTER_ZIP, at, -1, parts=lengths))
+                break
+    for at, kind in enumerate(kinds):
         if kind in (TAKE, SKIP):
             shuffle_at = _split_shuffle(chain, kinds, at)
             if shuffle_at is not None:
@@ -322,6 +404,36 @@ def _is_seed_stream(chain: list[Any]) -> bool:
     return type(chain[-1]).__name__ == "_RandomDataset"
 
 
+def shorter_zip(zipped: Any) -> list[tuple[weakref.ReferenceType[Any] | None, int]] | None:
+    """The components of a zip and their lengths when data from different sources is
+    zipped with known, different, finite lengths: ``Dataset.zip`` stops at the end of the
+    shortest, and the rest of the longer ones is never read. Silent: a counter or a seed
+    stream beside the data, two links of one source (``zip((ds, ds.skip(1)))``, pairs of
+    neighbours), a repeated (infinite) side, any length not known."""
+    components = _zipped(zipped)
+    if len(components) < 2:
+        return None
+    parts: list[tuple[weakref.ReferenceType[Any] | None, int]] = []
+    sources: set[int] = set()
+    for component in components:
+        chain = chain_of(component)
+        if not chain or _is_counter(chain) or _is_seed_stream(chain):
+            continue
+        length = cardinality(chain)
+        if length is None:
+            return None
+        sources.add(id(chain[-1]))
+        parts.append((_weak(component), length))
+    lengths = [length for _, length in parts]
+    if len(parts) < 2 or len(sources) < len(parts) or INFINITE in lengths:
+        return None
+    # Twice as long at least: lengths a few elements apart are more often rows and their
+    # labels that disagree in count, where repeating one side would be the wrong fix.
+    if min(lengths) < 1 or max(lengths) < MIN_LENGTH_RATIO * min(lengths):
+        return None
+    return parts
+
+
 def _shuffled_apart(zipped: Any) -> bool:
     """Whether a zip pairs datasets from different sources that were shuffled in
     different orders (features and labels shuffled each on its own): the pairs no longer
@@ -333,6 +445,7 @@ def _shuffled_apart(zipped: Any) -> bool:
         return False
     orders: list[tuple[tuple[Any, ...], ...]] = []
     sources: set[int] = set()
+    source_rows: set[int | None] = set()
     data_components = 0
     for component in components:
         chain = chain_of(component)
@@ -344,6 +457,7 @@ def _shuffled_apart(zipped: Any) -> bool:
             continue
         data_components += 1
         sources.add(id(chain[-1]))
+        source_rows.add(_source_rows(chain))
         orders.append(
             tuple(
                 (
@@ -356,6 +470,10 @@ def _shuffled_apart(zipped: Any) -> bool:
             )
         )
     if data_components < 2 or len(sources) < data_components or not any(orders):
+        return False
+    # Sources of different lengths are not rows and their labels: a small labelled set
+    # beside a large unlabelled one is paired at random on purpose.
+    if None not in source_rows and len(source_rows) > 1:
         return False
     # tf.data stores (0, 0) for a shuffle given no seed: the kernel then draws its own.
     seeded = all(
@@ -785,6 +903,8 @@ def _note_text(
         )
         zipped = zip_first_statement(name, sources) if name else None
         return _with_fix(text, "Dataset.zip((...)).shuffle(...)", zipped)
+    if kind == SHORTER_ZIP:
+        return _shorter_zip_text(finding, called, name, names, sources)
     if kind == BATCH_THEN_SHUFFLE:
         wrong = _batch_call(finding) + _shuffle_call(finding.buffer)
         size = finding.batch_size
@@ -848,6 +968,93 @@ def _note_text(
     )
     right = ".shuffle(..., reshuffle_each_iteration=False)"
     return _with_fix(text, right, statement)
+
+
+def _shorter_zip_text(
+    finding: Finding, called: str, name: str | None, names: dict[int, str], sources: list[str]
+) -> str:
+    parts: list[tuple[str | None, int, str]] = []
+    for reference, length in finding.parts or []:
+        component = reference() if reference is not None else None
+        label = names.get(id(component)) if component is not None else None
+        unit = "batches" if component is not None and is_batched(component) else "elements"
+        parts.append((label, length, unit))
+    shortest = min(length for _, length, _ in parts)
+    longest = max(length for _, length, _ in parts)
+    described = [
+        f"`{label}` ({length} {unit})" if label else f"a dataset of {length} {unit}"
+        for label, length, unit in parts
+    ]
+    longer = [label for label, length, _ in parts if length == longest]
+    lost = f"`{longer[0]}`" if len(longer) == 1 and longer[0] else "the longest"
+    text = (
+        f"{called} zips {' with '.join(described)}: `Dataset.zip` stops as soon as its "
+        f"shortest dataset runs out, so one pass over it yields {shortest} elements and "
+        f"the other {longest - shortest} of {lost} are never read, silently. Repeat the "
+        "shorter dataset so that the longest sets the length of a pass"
+    )
+    shorter = [label for label, length, _ in parts if length < longest]
+    statement = None
+    if name is not None and shorter and all(shorter):
+        statement = zip_repeated_statement(name, [s for s in shorter if s], sources)
+    fragment = f"{shorter[0]}.repeat()" if len(shorter) == 1 and shorter[0] else ".repeat()"
+    return _with_fix(text, fragment, statement)
+
+
+def zip_repeated_statement(name: str, shorter: list[str], sources: list[str]) -> str | None:
+    """The last one-line ``name = ...zip(...)`` whose zip names every dataset of
+    ``shorter`` as a plain argument, each written ``d.repeat()`` instead."""
+    for source in sources:
+        if type(source) is not str or name not in source or len(source) > MAX_SOURCE:
+            continue
+        try:
+            tree = ast.parse(source)
+        except (SyntaxError, ValueError, RecursionError):
+            continue
+        found: str | None = None
+        for node in ast.walk(tree):
+            if not (
+                isinstance(node, ast.Assign)
+                and len(node.targets) == 1
+                and isinstance(node.targets[0], ast.Name)
+                and node.targets[0].id == name
+            ):
+                continue
+            written = ast.get_source_segment(source, node)
+            if not written or "\n" in written:
+                continue
+            fixed = _repeated_in_zip(node, written, shorter)
+            if fixed is not None:
+                found = fixed
+        if found is not None:
+            return found
+    return None
+
+
+def _repeated_in_zip(statement: ast.Assign, written: str, shorter: list[str]) -> str | None:
+    start = statement.col_offset
+    for call in ast.walk(statement.value):
+        if not (
+            isinstance(call, ast.Call)
+            and isinstance(call.func, ast.Attribute)
+            and call.func.attr == "zip"
+            and call.args
+        ):
+            continue
+        single = len(call.args) == 1 and isinstance(call.args[0], (ast.Tuple, ast.List))
+        elements = call.args[0].elts if single else call.args  # type: ignore[attr-defined]
+        targets = [e for e in elements if isinstance(e, ast.Name) and e.id in shorter]
+        if len({e.id for e in targets}) != len(set(shorter)) or len(targets) != len(shorter):
+            continue
+        fixed = written
+        for element in sorted(targets, key=lambda e: e.col_offset, reverse=True):
+            begin = element.col_offset - start
+            end = (element.end_col_offset or 0) - start
+            if begin < 0 or fixed[begin:end] != element.id:
+                return None
+            fixed = f"{fixed[:end]}.repeat(){fixed[end:]}"
+        return fixed
+    return None
 
 
 def _with_fix(text: str, fragment: str, statement: str | None) -> str:

@@ -16,7 +16,9 @@ the others'), repeated passes of a model with random layers that came out identi
 (``range_operators``), a variance used as a standard deviation or the reverse
 (``spread_statistics``), an argument passed to the learner's own function that its
 body never reads (``unused_arguments``) and ``evaluate`` results averaged with losses
-and metrics mixed (``evaluation_columns``). A cell without the words they
+and metrics mixed (``evaluation_columns``), and a value the cell made that holds NaN or
+infinity, with the op that made it (``nan_sources``), and a per-example gather without
+``batch_dims`` (``gather_batch``). A cell without the words they
 look for costs one regular-expression search; a cell seen before, one dictionary lookup
 for its parsed source, then a few namespace reads per candidate expression.
 """
@@ -43,11 +45,15 @@ from jupyterlab_tfcoach.monitor.symptoms.dropped_offsets import WANTED as SUM_WO
 from jupyterlab_tfcoach.monitor.symptoms.dropped_offsets import dropped_offset_notes
 from jupyterlab_tfcoach.monitor.symptoms.evaluation_columns import WANTED as MEAN_WORDS
 from jupyterlab_tfcoach.monitor.symptoms.evaluation_columns import evaluation_column_notes
+from jupyterlab_tfcoach.monitor.symptoms.gather_batch import WANTED as GATHER_WORDS
+from jupyterlab_tfcoach.monitor.symptoms.gather_batch import gather_batch_notes
 from jupyterlab_tfcoach.monitor.symptoms.integer_mean import integer_mean_notes
 from jupyterlab_tfcoach.monitor.symptoms.integral_length import WANTED as INTEGRAL_WORDS
 from jupyterlab_tfcoach.monitor.symptoms.integral_length import integral_notes
 from jupyterlab_tfcoach.monitor.symptoms.log_parameters import WANTED as EXP_WORDS
 from jupyterlab_tfcoach.monitor.symptoms.log_parameters import log_parameter_notes
+from jupyterlab_tfcoach.monitor.symptoms.nan_sources import WANTED as NAN_WORDS
+from jupyterlab_tfcoach.monitor.symptoms.nan_sources import nan_source_notes
 from jupyterlab_tfcoach.monitor.symptoms.normalisation_axis import NormalisationAxisCheck
 from jupyterlab_tfcoach.monitor.symptoms.probability_equality import probability_equality_notes
 from jupyterlab_tfcoach.monitor.symptoms.probability_metrics import probability_metric_notes
@@ -93,6 +99,8 @@ _OWN_WORDS: tuple[tuple[re.Pattern[str], Callable[[CellCode, dict[str, Any]], li
     (CALL_WORDS, unused_argument_notes),
     (MEAN_WORDS, evaluation_column_notes),
     (LOG_WORDS, zero_log_notes),
+    (NAN_WORDS, nan_source_notes),
+    (GATHER_WORDS, gather_batch_notes),
     (CONCORDANCE_WORDS, concordance_notes),
     (PROBABILITY_WORDS, probability_name_notes),
     (MAP_WORDS, constant_seed_notes),

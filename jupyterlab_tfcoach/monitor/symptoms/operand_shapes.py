@@ -6,9 +6,12 @@ the broadcast just as well. After the cell ran only the names are left, so such 
 is followed through what cannot change a shape: a cast or an element-wise function of one
 value (``tf.cast``, ``tf.abs``, ``np.float32``, ``x.astype(...)``, ``tf.nn.sigmoid``...), a
 sign, arithmetic with a number, a comparison with a number (``scores < 0.5``: a mask of
-the same shape), and a tensor or array built from a literal list. Anything
-else (a squeeze, an index, a model call) is not followed: its shape is not known for sure,
-and the expression is left alone.
+the same shape), and a tensor or array built from a literal list. An index of whole
+slices and whole numbers (``fit[:, 0]`` drops an axis) and arithmetic of two values, one
+a scalar (``fit[:, 0] + offset`` with ``offset`` a number) or both of one shape, are
+followed too. Anything else (a squeeze, an index with ``None`` or a partial slice, a model
+call, two values that broadcast) is not followed: its shape is not known for sure, and the
+expression is left alone.
 """
 
 from __future__ import annotations
@@ -104,7 +107,12 @@ def _followable(node: ast.AST, depth: int) -> bool:
         if left_number != right_number:
             other = node.right if left_number else node.left
             return _followable(other, depth + 1)
+        if not left_number and isinstance(node.op, _ARITHMETIC):
+            # Two values: followed when the names say one is a scalar or both are alike.
+            return _followable(node.left, depth + 1) and _followable(node.right, depth + 1)
         return False
+    if isinstance(node, ast.Subscript):
+        return _index_items(node) is not None and _followable(node.value, depth + 1)
     if isinstance(node, ast.Compare):
         other = _compared_with_number(node)
         return other is not None and _followable(other, depth + 1)
@@ -118,6 +126,69 @@ def _followable(node: ast.AST, depth: int) -> bool:
             _literal_dims(source) is not None or _followable(source, depth + 1)
         )
     return False
+
+
+_ARITHMETIC = (ast.Add, ast.Sub, ast.Mult, ast.Div)
+
+
+def _index_items(node: ast.Subscript) -> list[str] | None:
+    """``[":", "int"]`` for ``x[:, 0]``: an index of whole slices and whole numbers only,
+    whose result's shape is sure (``x[:, 0]`` drops an axis, ``x[:, :]`` keeps them). A
+    partial slice, ``None`` (an axis added, often on purpose), ``...`` or an array of
+    indices is not followed."""
+    index = node.slice
+    items = list(index.elts) if isinstance(index, ast.Tuple) else [index]
+    kinds: list[str] = []
+    for item in items:
+        if isinstance(item, ast.Slice) and item.lower is None and item.upper is None:
+            if item.step is not None:
+                return None
+            kinds.append(":")
+        elif _int_literal(item) is not None:
+            kinds.append("int")
+        else:
+            return None
+    return kinds
+
+
+def _scalar_name(node: ast.AST, namespace: dict[str, Any]) -> bool:
+    """Whether ``node`` names a Python or NumPy number (a mean kept from the data, say)."""
+    path = reference_path(node)
+    if path is None:
+        return False
+    found, value = held_at(path, namespace)
+    cls = type(value)
+    if not found or cls is bool:
+        return False
+    return cls in (int, float) or (
+        cls.__module__ == "numpy" and cls.__name__.startswith(("float", "int"))
+    )
+
+
+def _follow_pair(
+    node: ast.BinOp, namespace: dict[str, Any], depth: int
+) -> tuple[str, tuple[int | None, ...], str] | None:
+    """``a + b`` of two values: the other's shape when one is a scalar (a number held by
+    a name, a rank-0 tensor), the common shape when both are alike; None when they
+    broadcast (that result's shape is the question, not an answer)."""
+    if not isinstance(node.op, _ARITHMETIC):
+        return None
+    sides = [node.left, node.right]
+    for index, side in enumerate(sides):
+        if _scalar_name(side, namespace):
+            found = _follow(sides[1 - index], namespace, depth + 1)
+            return (found[0], found[1], "") if found is not None else None
+    left = _follow(node.left, namespace, depth + 1)
+    right = _follow(node.right, namespace, depth + 1)
+    if left is None or right is None:
+        return None
+    if right[1] == ():
+        return left[0], left[1], ""
+    if left[1] == ():
+        return right[0], right[1], ""
+    if left[1] == right[1] and None not in left[1]:
+        return left[0], left[1], left[2] if left[2] == right[2] else ""
+    return None
 
 
 def _compared_with_number(node: ast.Compare) -> ast.AST | None:
@@ -277,8 +348,10 @@ def _follow(
         return _follow(node.operand, namespace, depth + 1)
     if isinstance(node, ast.BinOp):
         left_number, right_number = _is_number(node.left), _is_number(node.right)
-        if left_number == right_number:
+        if left_number and right_number:
             return None
+        if not left_number and not right_number:
+            return _follow_pair(node, namespace, depth)
         found = _follow(node.right if left_number else node.left, namespace, depth + 1)
         if found is None:
             return None
@@ -288,6 +361,13 @@ def _follow(
         other = _compared_with_number(node)
         found = _follow(other, namespace, depth + 1) if other is not None else None
         return (found[0], found[1], "bool") if found is not None else None
+    if isinstance(node, ast.Subscript):
+        items = _index_items(node)
+        found = _follow(node.value, namespace, depth + 1) if items is not None else None
+        if found is None or items is None or len(items) > len(found[1]):
+            return None
+        kept = [dim for dim, item in zip(found[1], items, strict=False) if item == ":"]
+        return found[0], (*kept, *found[1][len(items) :]), found[2]
     if isinstance(node, ast.Call) and _reshaped(node) is not None:
         reshaped = _reshaped(node)
         assert reshaped is not None

@@ -19,7 +19,9 @@ them out (``n_test``, ``-n_test``, ``int(0.8 * len(Y))``); ``Y`` holds, after th
 a 1-D NumPy array or tensor of whole numbers or texts (at most ``MAX_ROWS`` values, 2 to
 ``MAX_CLASSES`` distinct ones, each twice on average) where each value fills one run of
 rows (sorted in either direction, or grouped), and the slice lacks one of ``Y``'s
-values. The note names
+values. A slice under a tenth of the rows is told when it holds one value only, has at
+least ``MIN_SUBSET_ROWS`` rows and its inputs are sliced the same way beside it (a small
+labelled subset, ``x_lab, y_lab = x_pool[:30], y_pool[:30]``). The note names
 the slice, the classes it holds and those it lacks; fix: shuffle ``Y`` and the arrays
 the cell slices the same way (``images[:384]``) by one permutation before the split, a
 line put first in the cell (in words when the cell slices no partner array: a shuffle of
@@ -46,6 +48,8 @@ SECTION = "keras-validation-data"
 MAX_ROWS = 1_000_000
 MAX_CLASSES = 1000
 MAX_CELL_CHARS = 50_000
+# The fewest rows of a one-class labelled subset told when it is under a tenth of the data.
+MIN_SUBSET_ROWS = 5
 # A slice written in brackets, whatever its bounds (``y[:n]``, ``y[int(0.8 * len(y)):]``).
 _WANTED = re.compile(r"\w\[[^\]\n]*:")
 
@@ -105,6 +109,7 @@ def notes(source: str, namespace: Mapping[str, Any]) -> list[Note]:
         and isinstance(node.value, ast.Name)
         and isinstance(node.slice, ast.Slice)
     ]
+    targets = _slice_targets(tree)
     read: dict[str, Any] = {}
     for node in slices:
         name = node.value.id  # type: ignore[attr-defined]
@@ -123,10 +128,16 @@ def notes(source: str, namespace: Mapping[str, Any]) -> list[Note]:
             continue
         labels, classes, ordered = found
         part = labels[rows[1] : rows[2]]
-        # A part of the data (a tenth or more), not a peek at its first rows.
-        if part.shape[0] < max(2, labels.shape[0] // 10):
-            continue
         held = numpy.unique(part)
+        # A part of the data (a tenth or more), not a peek at its first rows; a smaller
+        # part of one class only, cut with its inputs (``x_pool[:30], y_pool[:30]``), is
+        # a labelled subset that can teach one class.
+        if part.shape[0] < max(2, labels.shape[0] // 10) and not (
+            held.shape[0] == 1
+            and part.shape[0] >= MIN_SUBSET_ROWS
+            and _partners(node, name, slices, source, namespace)
+        ):
+            continue
         missing = [c.item() for c in classes[~numpy.isin(classes, held)]]
         if missing:
             return [
@@ -139,22 +150,40 @@ def notes(source: str, namespace: Mapping[str, Any]) -> list[Note]:
                     slices,
                     source,
                     namespace,
+                    targets,
                 )
             ]
     return []
 
 
-def _note(
+def _slice_targets(tree: ast.Module) -> dict[int, str]:
+    """The name each top-level assigned slice is kept in (``y_lab`` for ``y_pool[:30]``
+    in ``x_lab, y_lab = x_pool[:30], y_pool[:30]``), by the slice node's id."""
+    found: dict[int, str] = {}
+    for statement in tree.body:
+        if not isinstance(statement, ast.Assign) or len(statement.targets) != 1:
+            continue
+        target, value = statement.targets[0], statement.value
+        pairs = (
+            zip(target.elts, value.elts, strict=False)
+            if isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple)
+            else [(target, value)]
+        )
+        for name, node in pairs:
+            if isinstance(name, ast.Name) and isinstance(node, ast.Subscript):
+                found[id(node)] = name.id
+    return found
+
+
+def _partners(
     node: ast.Subscript,
     name: str,
-    held: list[Any],
-    missing: list[Any],
-    ordered: bool,
     slices: list[ast.Subscript],
     source: str,
     namespace: Mapping[str, Any],
-) -> Note:
-    written = ast.get_source_segment(source, node) or f"{name}[...]"
+) -> list[str]:
+    """The NumPy arrays of ``name``'s length that the cell slices with the same bounds as
+    written (``x_pool[:n]`` beside ``y_pool[:n]``): the rows that pair with the labels."""
     cut = ast.get_source_segment(source, node.slice)
     rows = len(namespace[name])
     partners: list[str] = []
@@ -171,6 +200,32 @@ def _note(
             same_rows = False
         if same_rows:
             partners.append(partner)
+    return partners
+
+
+def _note(
+    node: ast.Subscript,
+    name: str,
+    held: list[Any],
+    missing: list[Any],
+    ordered: bool,
+    slices: list[ast.Subscript],
+    source: str,
+    namespace: Mapping[str, Any],
+    targets: dict[int, str],
+) -> Note:
+    written = ast.get_source_segment(source, node) or f"{name}[...]"
+    partners = _partners(node, name, slices, source, namespace)
+    cut = ast.get_source_segment(source, node.slice)
+    kept = [targets[id(node)]] if id(node) in targets else []
+    kept += [
+        targets[id(other)]
+        for other in slices
+        if other is not node
+        and id(other) in targets
+        and other.value.id in partners  # type: ignore[attr-defined]
+        and ast.get_source_segment(source, other.slice) == cut
+    ]
     # Labels in order are classes; ids grouped row by row (a user's interactions) are
     # values, which the split leaves out the same way.
     noun, nouns = ("class", "classes") if ordered else ("value", "values")
@@ -184,6 +239,9 @@ def _note(
         f"trained on it never sees those {nouns}, and shuffling the part afterwards does "
         "not bring them back. Nothing raises."
     )
+    if kept:
+        listed = " and ".join(f"`{k}`" for k in dict.fromkeys(kept))
+        text += f" That part is {listed}."
     numpy = numpy_name(namespace)
     # ``labels[perm]`` runs on NumPy arrays only (a tensor takes ``tf.gather``).
     if numpy is None or not partners or type(namespace[name]).__name__ != "ndarray":

@@ -1,0 +1,144 @@
+"""A value the cell made holds NaN or infinity (issue #25, silent bugs): the first such
+name whose inputs are finite is where it was made, and its statement says why. A
+Cholesky factor of a matrix that is not numerically positive definite, the log of a
+name holding zeros, a division by a name holding zeros: the note names the value, the
+line, the op and the values behind it, and the fix, which the test runs and shows
+finite. Look-alikes stay silent: the factor with jitter, a deliberate minus-infinity
+mask, a NaN carried in from an earlier cell, and a ``p * log(p)`` product (told by
+``zero_log_terms``)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+
+from tests.harness import KernelSession, KernelSetup, checked_report, run, value_of
+
+pytestmark = [pytest.mark.kernel, pytest.mark.timeout(300)]
+
+KERNEL = KernelSetup(
+    before_load="import numpy as np\nimport tensorflow as tf\nimport keras\n", after_load=""
+)
+
+SECTION = "nan-inf"
+DATA = """grid = tf.linspace(0.0, 2.0, 80)
+def smooth(a, b):
+    return tf.exp(-tf.square(a[:, None] - b[None, :]) / 0.5)
+"""
+
+
+def nan_notes(report: dict[str, Any]) -> list[str]:
+    return [
+        note["text"]
+        for note in report["notes"]
+        if (note.get("course") or {}).get("section") == SECTION
+    ]
+
+
+def fix_of(text: str) -> str:
+    return re.findall(r"`([^`]+)`", text.split("Fix: ", 1)[1])[0]
+
+
+def test_cholesky_of_a_singular_kernel_matrix(kernel: KernelSession) -> None:
+    run(kernel, DATA)
+    cell = (
+        "gram = smooth(grid, grid)\n"
+        "chol = tf.linalg.cholesky(gram)\n"
+        "draws = tf.matmul(chol, tf.random.normal((80, 4)))\n"
+        "bad = int(tf.reduce_sum(tf.cast(tf.math.is_nan(draws), tf.int32)))\n"
+    )
+    notes = nan_notes(checked_report(run(kernel, cell)))
+    assert value_of(kernel, "bad") > 0  # the symptom
+    assert len(notes) == 1, notes
+    text = notes[0]
+    assert text.startswith("`chol` (line 2 of this cell) is not finite: "), text
+    assert "`tf.linalg.cholesky(gram)` returns NaN when `gram` is not positive definite" in text
+    assert "`draws`, computed from it, is not finite either" in text
+    fix = fix_of(text)
+    assert fix == "chol = tf.linalg.cholesky(gram + 1e-4 * tf.eye(80, dtype=tf.float32))"
+    fixed = checked_report(run(kernel, cell.replace(cell.splitlines()[1], fix)))
+    assert nan_notes(fixed) == []
+    assert value_of(kernel, "bad") == 0
+
+
+def test_log_of_zeros_and_a_division_by_zeros(kernel: KernelSession) -> None:
+    run(kernel, DATA)
+    cell = "counts = np.array([3.0, 0.0, 5.0, 0.0])\nlog_counts = np.log(counts)\n"
+    notes = nan_notes(checked_report(run(kernel, cell)))
+    assert len(notes) == 1, notes
+    assert "`np.log(counts)` is minus infinity where `counts` is 0 (2 values)" in notes[0]
+    fix = fix_of(notes[0])
+    assert fix == "log_counts = np.log(np.maximum(counts, 1e-12))"
+    assert nan_notes(checked_report(run(kernel, cell.replace(cell.splitlines()[1], fix)))) == []
+    assert value_of(kernel, "bool(np.isfinite(log_counts).all())") is True
+
+    cell = (
+        "hits = tf.constant([2.0, 0.0, 1.0])\n"
+        "tries = tf.constant([4.0, 0.0, 2.0])\n"
+        "rate = hits / tries\n"
+    )
+    notes = nan_notes(checked_report(run(kernel, cell)))
+    assert len(notes) == 1, notes
+    assert "`hits / tries` divides by `tries`, which is 0 in 1 place:" in notes[0]
+    fix = fix_of(notes[0])
+    assert fix == "rate = tf.math.divide_no_nan(hits, tries)"
+    assert nan_notes(checked_report(run(kernel, cell.replace("rate = hits / tries", fix)))) == []
+    assert value_of(kernel, "rate.numpy().tolist()") == [0.5, 0.0, 0.5]
+
+
+def test_look_alikes_stay_silent(kernel: KernelSession) -> None:
+    run(kernel, DATA)
+    cell = (
+        "gram = smooth(grid, grid)\n"
+        "chol = tf.linalg.cholesky(gram + 1e-4 * tf.eye(80))\n"
+        "causal = tf.where(tf.range(5)[:, None] >= tf.range(5)[None, :], 0.0, -np.inf)\n"
+        "attn = tf.nn.softmax(tf.ones((5, 5)) / 2.0 + causal)\n"
+        "probs = np.array([0.5, 0.5, 0.0])\n"
+        "entropy = -np.sum(probs * np.log(probs))\n"
+    )
+    notes = nan_notes(checked_report(run(kernel, cell)))
+    assert all("is not finite" not in n for n in notes), notes
+    run(kernel, "broken = tf.constant([1.0, float('nan')])\n")
+    carried = checked_report(run(kernel, "halved = broken / 2.0\nlogged = tf.math.log(broken)\n"))
+    assert nan_notes(carried) == []
+
+
+def test_sqrt_of_a_variance_rounded_below_zero(kernel: KernelSession) -> None:
+    """A variance computed as a difference: the constant column comes out a hair below 0,
+    its square root NaN; the negatives are rounding against the other column's scale, so
+    the fix clamps at 0."""
+    cell = (
+        "cols = np.stack([np.linspace(0, 4, 50), np.full(50, 0.7)], axis=1).astype('float32')\n"
+        "second = np.mean(cols * cols, axis=0)\n"
+        "first = np.mean(cols, axis=0)\n"
+        "var_est = second - first * first\n"
+        "sd_est = np.sqrt(var_est)\n"
+    )
+    notes = nan_notes(checked_report(run(kernel, cell)))
+    assert len(notes) == 1, notes
+    assert notes[0].startswith("`sd_est` (line 5 of this cell) is not finite: 1 of its 2 values")
+    assert "`np.sqrt(var_est)` is NaN where `var_est` is negative (1 value," in notes[0]
+    fix = fix_of(notes[0])
+    assert fix == "sd_est = np.sqrt(np.maximum(var_est, 0.0))"
+    assert nan_notes(checked_report(run(kernel, cell.replace(cell.splitlines()[4], fix)))) == []
+    assert value_of(kernel, "bool(np.isfinite(sd_est).all())") is True
+
+
+def test_exp_overflow_in_a_hand_written_softmax(kernel: KernelSession) -> None:
+    """No rewrite of a bare exp keeps its value: the remedy is said in words, and the
+    library's softmax it names is finite on the same scores."""
+    cell = (
+        "raw = tf.constant([[10.0, 120.0, 3.0], [1.0, 2.0, 3.0]])\n"
+        "weights = tf.exp(raw) / tf.reduce_sum(tf.exp(raw), axis=-1, keepdims=True)\n"
+    )
+    notes = nan_notes(checked_report(run(kernel, cell)))
+    assert len(notes) == 1, notes
+    text = notes[0]
+    assert text.startswith("`weights` (line 2 of this cell) is not finite"), text
+    assert "`tf.exp(raw)` overflows to infinity where `raw` is above 88.72 (1 value," in text
+    assert "`tf.nn.softmax`" in text and "Fix:" not in text
+    fixed = "weights = tf.nn.softmax(raw, axis=-1)\n"
+    assert nan_notes(checked_report(run(kernel, fixed))) == []
+    assert value_of(kernel, "bool(tf.reduce_all(tf.math.is_finite(weights)))") is True
