@@ -19,12 +19,15 @@ from jupyterlab_tfcoach.monitor.symptoms import (
 from jupyterlab_tfcoach.monitor.training import (
     batch_axis_helpers,
     checkpoint_selection,
+    clip_ranges,
     custom_gradients,
     model_aliases,
+    pseudo_label_selection,
     schedule_arguments,
     schedule_units,
     self_bounded_clips,
     shared_metrics,
+    uncentred_predictions,
     unused_loop_names,
 )
 
@@ -44,7 +47,10 @@ CHECKS = (
     accumulated_means.notes,
     batch_log_dets.notes,
     self_bounded_clips.notes,
+    clip_ranges.notes,
     unused_loop_names.notes,
+    uncentred_predictions.notes,
+    pseudo_label_selection.notes,
     batch_axis_helpers.notes,
     model_aliases.notes,
 )
