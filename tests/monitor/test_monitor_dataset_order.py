@@ -117,6 +117,47 @@ first_states = [int(s[0]) for _, s in mixed.take(3)]
     assert min(value_of(kernel, "batch_kinds")) >= 2
 
 
+def test_small_shuffle_buffer_over_sorted_labels(kernel: KernelSession) -> None:
+    # Text labels stored in runs (30 rows of each machine state), a buffer of 8 rows,
+    # and a training loop that iterates the dataset itself (not fit).
+    run(kernel, READINGS + 'modes = np.array(["idle", "run", "fault"])[states]\n')
+    cell = (
+        "drift_ds = tf.data.Dataset.from_tensor_slices((readings, modes))"
+        ".shuffle(8, seed=5).batch(10)\n"
+        "per_batch = [len(set(s.numpy().tolist())) for _, s in drift_ds]\n"
+    )
+    report = checked_report(run(kernel, cell))
+    # The symptom: the first batch, and about half of them, hold a single state.
+    per_batch = value_of(kernel, "per_batch")
+    assert per_batch[0] == 1 and sum(k == 1 for k in per_batch) >= 4
+    notes = order_notes(report)
+    assert len(notes) == 1, report["notes"]
+    text = notes[0]
+    assert text.startswith(
+        "`drift_ds` shuffles 90 rows whose labels are stored sorted (3 labels, each in one "
+        "run of 30 rows or more) with a buffer of 8 (`.shuffle(8)`)"
+    ), text
+    fix = last_code(text)
+    assert fix == (
+        "drift_ds = tf.data.Dataset.from_tensor_slices((readings, modes))"
+        ".shuffle(90, seed=5).batch(10)"
+    )
+    fixed = cell.replace(cell.splitlines()[0], fix)
+    assert order_notes(checked_report(run(kernel, fixed))) == []
+    assert min(value_of(kernel, "per_batch")) >= 2
+    # Look-alikes: the same small buffer over labels already mixed, and over an index
+    # whose values never repeat, stay quiet.
+    mixed = """order = np.random.default_rng(1).permutation(90)
+mixed_ds = tf.data.Dataset.from_tensor_slices((readings[order], states[order])).shuffle(8).batch(10)
+for _ in mixed_ds:
+    pass
+ids_ds = tf.data.Dataset.from_tensor_slices(np.arange(90)).shuffle(8).batch(10)
+for _ in ids_ds:
+    pass
+"""
+    assert order_notes(checked_report(run(kernel, mixed))) == []
+
+
 def test_take_skip_split_of_a_reshuffling_dataset(kernel: KernelSession) -> None:
     run(kernel, READINGS + "row_index = np.arange(90)\n")
     cell = """pool = tf.data.Dataset.from_tensor_slices((readings, row_index)).shuffle(90)

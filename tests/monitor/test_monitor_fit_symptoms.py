@@ -326,6 +326,31 @@ shifted = keras.Sequential([keras.Input((5,)), Shifted(name="shifted_layer")])
     assert len(entries) == 1 and entries[0]["course"]["section"] == "stopped-learning"
 
 
+def test_zero_biases_of_a_layer_no_gradient_reaches_stay_quiet(kernel: KernelSession) -> None:
+    # Attention over a single key: the softmax is 1 whatever the query and key say, so
+    # their kernels (random) and biases (zeros, two-dimensional) get a zero gradient. The
+    # zeros are not why they stay put, so the zeros initializer is not blamed.
+    code = """tok = keras.Input((5,))
+seq = keras.layers.Reshape((1, 5))(tok)
+attended = keras.layers.MultiHeadAttention(num_heads=2, key_dim=3, name="attend")(seq, seq)
+pooled = keras.layers.Flatten()(attended)
+one_token = keras.Model(tok, keras.layers.Dense(1)(pooled))
+q_before = one_token.get_layer("attend").get_weights()
+""" + trained("one_token", ADAM_MSE, epochs=2)
+    report = report_of(kernel, code)
+    assert changes_of(report, "stopped_learning") == [], report["variables"]
+    assert not any(
+        (e["course"] or {}).get("section") == "zero-initialization"
+        for e in [*report["variables"], *report["notes"]]
+    )
+    # The premise: the attention's query weights (kernel random, bias zeros) never moved.
+    moved = (
+        "[bool(np.any(a != b)) for a, b in "
+        "zip(q_before, one_token.get_layer('attend').get_weights())]"
+    )
+    assert value_of(kernel, moved)[:2] == [False, False]
+
+
 NO_LOSS = (
     custom_step_model(
         "Scorer",

@@ -132,3 +132,78 @@ reproducible = all(np.array_equal(r, repeats[0]) for r in repeats)
         "made_once = np.random.default_rng(11)\n\n\ndef sample_noise(k):\n    rng = made_once\n",
     )
     assert notes_about(once, kernel, "identical") == []
+
+
+# Two noisy copies of a batch of signals, made by the learner's NumPy helper from one draw.
+JITTER = """signals = np.random.default_rng(4).normal(size=(6, 20))
+
+
+def jitter_pair(batch, scale=0.1):
+    eps = np.random.normal(0.0, scale, size=batch.shape)
+    return batch * (1 + eps), batch * (1 + eps)
+
+
+left, right = jitter_pair(signals)
+gap = float(np.mean((left - right) ** 2))
+"""
+
+
+def test_two_views_from_one_draw_in_a_helper(kernel: KernelSession) -> None:
+    [text] = notes_about(JITTER, kernel, "single random draw")
+    assert text.startswith(
+        "`left` and `right` hold the same values (all 120 of them equal): `jitter_pair` "
+        "returns `batch * (1 + eps), batch * (1 + eps)`, and both read `eps`, a single "
+        "random draw (`eps = np.random.normal(0.0, scale, size=batch.shape)`)"
+    ), text
+    assert value_of(kernel, "gap") == 0.0  # the symptom: a consistency loss of exactly 0
+    fix = fix_in(text)
+    assert fix == (
+        "return batch * (1 + np.random.normal(0.0, scale, size=batch.shape)), "
+        "batch * (1 + np.random.normal(0.0, scale, size=batch.shape))"
+    )
+    fixed = JITTER.replace("    return batch * (1 + eps), batch * (1 + eps)", "    " + fix)
+    assert notes_about(fixed, kernel, "single random draw") == []
+    assert value_of(kernel, "gap > 1e-4") is True
+    assert "reproducibility" in sections_of(JITTER, kernel)
+
+
+def test_two_views_from_one_draw_in_the_cell(kernel: KernelSession) -> None:
+    # TensorFlow, the views written in the cell's own tuple.
+    cell = """frames = tf.random.uniform((3, 8, 8))
+shake = tf.random.normal(tf.shape(frames), stddev=0.05)
+view_a, view_b = frames + shake, frames + shake
+agree = float(tf.reduce_mean(tf.square(view_a - view_b)))
+"""
+    [text] = notes_about(cell, kernel, "single random draw")
+    assert "`view_a` and `view_b` hold the same values (all 192 of them equal)" in text, text
+    fix = fix_in(text)
+    assert fix == (
+        "view_a, view_b = frames + tf.random.normal(tf.shape(frames), stddev=0.05), "
+        "frames + tf.random.normal(tf.shape(frames), stddev=0.05)"
+    )
+    fixed = cell.replace("view_a, view_b = frames + shake, frames + shake", fix)
+    assert notes_about(fixed, kernel, "single random draw") == []
+    assert value_of(kernel, "agree > 1e-5") is True
+
+
+def test_views_drawn_apart_or_equal_on_purpose_stay_silent(kernel: KernelSession) -> None:
+    # Two draws: the views differ.
+    apart = """def noisy_views(batch):
+    first = batch + tf.random.normal(tf.shape(batch), stddev=0.2)
+    second = batch + tf.random.normal(tf.shape(batch), stddev=0.2)
+    return first, second
+
+
+p1, p2 = noisy_views(tf.ones((4, 5)))
+"""
+    assert notes_about(apart, kernel, "single random draw") == []
+    # One draw used with opposite signs (antithetic noise): the two differ on purpose.
+    mirrored = """jolt = np.random.normal(size=(4, 5))
+plus, minus = 1.0 + jolt, 1.0 - jolt
+"""
+    assert notes_about(mirrored, kernel, "single random draw") == []
+    # The same values with no draw behind them: an input and its copy.
+    copies = """base = np.linspace(0.0, 1.0, 12).reshape(3, 4)
+kept, spare = base, base.copy()
+"""
+    assert notes_about(copies, kernel, "single random draw") == []

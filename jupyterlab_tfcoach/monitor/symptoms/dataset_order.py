@@ -16,6 +16,13 @@ is traced) and looks for orders measured to go wrong on TensorFlow 2.21:
 - ``.shuffle(k).cache()`` with no shuffle above the cache: the cache keeps the first
   pass's order and replays it, so every epoch sees the rows in the same order;
 - ``.shuffle(1)``: a buffer of one element returns the rows in their original order;
+- ``.shuffle(k)`` of rows whose labels are stored sorted (data built class by class), with
+  ``k`` smaller than the shortest run of one label: shuffle draws from the next ``k`` rows
+  only, so nearly every batch holds one class and each epoch walks through the classes in
+  order (the model chases the class it saw last). The labels are a 1-D whole-number or
+  text component of the ``from_tensor_slices`` source (read once per dataset and cell,
+  only when the buffer is smaller than the row count); silent for labels already mixed,
+  for a buffer that spans a run, and for values that never repeat (an index);
 - ``.take(n)`` and ``.skip(n)`` of the same ``.shuffle(k)`` (which reshuffles on every
   pass by default) as training and validation splits: each split draws from its own
   permutation, so they overlap and some rows are in neither (measured: 20 of 120 rows
@@ -54,6 +61,7 @@ scalars only.
 from __future__ import annotations
 
 import ast
+import sys
 import weakref
 from dataclasses import dataclass
 from typing import Any
@@ -134,6 +142,8 @@ BATCH_THEN_SHUFFLE, SHUFFLE_THEN_CACHE, BUFFER_OF_ONE, RESHUFFLED_SPLIT, SHUFFLE
 )
 RANDOM_MAP_THEN_CACHE = "random-map-then-cache"
 SHORTER_ZIP = "shorter-zip"
+SMALL_BUFFER_SORTED = "small-buffer-on-sorted-labels"
+MAX_LABEL_ROWS = 1_000_000  # labels longer than this are not read
 MAX_ZIPPED = 8  # components of a zip looked at
 MIN_LENGTH_RATIO = 2  # a zip's longest side this many times its shortest is reported
 
@@ -277,6 +287,53 @@ def _rows(chain: list[Any], below: int) -> int | None:
 
 
 @dataclass
+class LabelRuns:
+    """Labels stored in runs of one value each: how many values, the shortest run."""
+
+    classes: int
+    shortest: int
+
+
+def _label_runs(values: Any) -> LabelRuns | None:
+    """The runs of a 1-D labels array when each value fills one run of rows and values
+    repeat (each twice on average); None for mixed labels or values that never repeat."""
+    numpy = sys.modules.get("numpy")
+    if numpy is None or values.shape[0] < 4:
+        return None
+    # One pass finds the boundaries: mixed labels have about as many runs as rows and
+    # stop here, before the sort in ``unique``.
+    boundaries = numpy.flatnonzero(values[1:] != values[:-1]) + 1
+    runs = int(boundaries.shape[0]) + 1
+    if not 2 <= runs <= values.shape[0] // 2:
+        return None
+    if int(numpy.unique(values).shape[0]) != runs:
+        return None
+    edges = numpy.concatenate([[0], boundaries, [values.shape[0]]])
+    return LabelRuns(runs, int(numpy.diff(edges).min()))
+
+
+def _sorted_labels(chain: list[Any], rows: int) -> LabelRuns | None:
+    """The runs of the first component of the chain's ``from_tensor_slices`` source that
+    holds sorted labels (a 1-D whole-number or text tensor of ``rows`` values)."""
+    # Imported here: the error families import this module.
+    from jupyterlab_tfcoach.monitor.errors.held_values import INTEGERS, held_array
+
+    if rows > MAX_LABEL_ROWS:
+        return None
+    tensors = (instance_dict(chain[-1]) or {}).get("_tensors")
+    if type(tensors) not in (list, tuple):
+        return None
+    for tensor in tensors[:MAX_ZIPPED]:
+        values = held_array(tensor, rows, (*INTEGERS, "str", "bytes"), ndim=1)
+        if values is None or values.shape[0] != rows:
+            continue
+        runs = _label_runs(values)
+        if runs is not None:
+            return runs
+    return None
+
+
+@dataclass
 class Finding:
     """One wrong order, with the numbers its text needs (read when the dataset was used:
     a temporary such as ``ds.take(3)`` is gone by the end of the cell)."""
@@ -294,6 +351,7 @@ class Finding:
     partner: str | None = None  # the other split's name
     # A zip's components (weakly) and how many elements each yields (SHORTER_ZIP).
     parts: list[tuple[weakref.ReferenceType[Any] | None, int]] | None = None
+    labels: LabelRuns | None = None  # sorted labels under a small shuffle buffer
 
 
 def findings_in(chain: list[Any]) -> list[Finding]:
@@ -307,6 +365,12 @@ def findings_in(chain: list[Any]) -> list[Finding]:
         if buffer == 1:
             found.append(Finding(BUFFER_OF_ONE, at, -1, _rows(chain, at), 1))
             continue
+        rows = _rows(chain, at) if type(buffer) is int and buffer > 1 else None
+        if rows is not None and type(buffer) is int and buffer < rows:
+            runs = _sorted_labels(chain, rows)
+            if runs is not None and buffer < runs.shortest:
+                found.append(Finding(SMALL_BUFFER_SORTED, at, -1, rows, buffer, labels=runs))
+                continue
         below = _batch_below(kinds, at)
         # A batch above the shuffle batches its elements again: the batch below made
         # examples (windows of a text's ids batched into sequences), and shuffling
@@ -705,7 +769,7 @@ def fixed_statement(finding: Finding, chain: Chain) -> str | None:
         # Before the first map: a deterministic map above the random one stays uncached,
         # which is slower but right; the random one then runs every epoch.
         calls.insert(maps[0], calls.pop(cache))
-    elif finding.kind == BUFFER_OF_ONE:
+    elif finding.kind in (BUFFER_OF_ONE, SMALL_BUFFER_SORTED):
         shuffle = _index(calls, "shuffle")
         if shuffle is None or finding.rows is None:
             return None
@@ -946,6 +1010,18 @@ def _note_text(
         )
         if finding.rows is None:
             return text + "."
+        return _with_fix(text, _shuffle_call(finding.rows), statement)
+    if kind == SMALL_BUFFER_SORTED and finding.labels is not None:
+        runs = finding.labels
+        text = (
+            f"{called} shuffles {finding.rows} rows whose labels are stored sorted "
+            f"({runs.classes} labels, each in one run of {runs.shortest} rows or more) with "
+            f"a buffer of {finding.buffer} (`.shuffle({finding.buffer})`): shuffle draws "
+            f"each row from the next {finding.buffer} rows only, so nearly every batch holds "
+            "a single label and each epoch walks through the labels in order; the model "
+            "follows whichever label it saw last, silently. Use a buffer as large as the "
+            "dataset"
+        )
         return _with_fix(text, _shuffle_call(finding.rows), statement)
     # The learner's name for the split: the take/skip itself or a dataset built on it
     # (``holdout = pairs.take(4).batch(2)`` names the batch above the take).

@@ -12,7 +12,8 @@ axis (``normalisation_axis``), an AUC given thresholded 0/1 predictions
 (``probability_metrics``) and a percentile asked for with a fraction
 (``quantile_scale``); and, each behind its own regular expression (their words are not
 the others'), repeated passes of a model with random layers that came out identical
-(``repeated_draws``), a between-bounds test joined with the wrong logical operator
+(``repeated_draws``), two views of one input made from one random draw
+(``identical_draws``), a between-bounds test joined with the wrong logical operator
 (``range_operators``), a variance used as a standard deviation or the reverse
 (``spread_statistics``), an argument passed to the learner's own function that its
 body never reads (``unused_arguments``) and ``evaluate`` results averaged with losses
@@ -47,6 +48,8 @@ from jupyterlab_tfcoach.monitor.symptoms.evaluation_columns import WANTED as MEA
 from jupyterlab_tfcoach.monitor.symptoms.evaluation_columns import evaluation_column_notes
 from jupyterlab_tfcoach.monitor.symptoms.gather_batch import WANTED as GATHER_WORDS
 from jupyterlab_tfcoach.monitor.symptoms.gather_batch import gather_batch_notes
+from jupyterlab_tfcoach.monitor.symptoms.identical_draws import WANTED as VIEW_WORDS
+from jupyterlab_tfcoach.monitor.symptoms.identical_draws import shared_draw_notes
 from jupyterlab_tfcoach.monitor.symptoms.integer_mean import integer_mean_notes
 from jupyterlab_tfcoach.monitor.symptoms.integral_length import WANTED as INTEGRAL_WORDS
 from jupyterlab_tfcoach.monitor.symptoms.integral_length import integral_notes
@@ -94,6 +97,7 @@ _CHECKS: tuple[Callable[[CellCode, dict[str, Any]], list[Note]], ...] = (
 # Checks whose words are not in ``cell_reading.WANTED``: each runs on a cell holding its own.
 _OWN_WORDS: tuple[tuple[re.Pattern[str], Callable[[CellCode, dict[str, Any]], list[Note]]], ...] = (
     (DRAW_WORDS, repeated_draw_notes),
+    (VIEW_WORDS, shared_draw_notes),
     (RANGE_WORDS, range_operator_notes),
     (SPREAD_WORDS, spread_statistic_notes),
     (CALL_WORDS, unused_argument_notes),

@@ -112,6 +112,12 @@ def written_layer_name(layer: Any, source: str) -> str | None:
     return None
 
 
+def _layer_path(weight: WeightOutcome) -> str | None:
+    """The path of the layer holding ``weight`` ("encoder/dense/bias" -> "encoder/dense")."""
+    layer, _, _ = weight.path.rpartition("/")
+    return layer or None
+
+
 def _is_input_layer(layer: Any) -> bool:
     return getattr(type(layer), "__name__", "") == "InputLayer"
 
@@ -400,7 +406,9 @@ class FitSymptoms:
         )
 
     def _zero_started(self, run: FitRun, model: Any, naming: _Naming) -> None:
-        stuck = zero_start.stuck_at_zero(run.weights, lambda w: w.variable_id in self.explained)
+        stuck = zero_start.stuck_at_zero(
+            run.weights, lambda w: w.variable_id in self.explained, _layer_path
+        )
         if not stuck or not self._once("zeros", run.model_id):
             return
         references = [naming.weight(w) for w in stuck]
