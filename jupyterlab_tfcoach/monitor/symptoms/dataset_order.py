@@ -63,6 +63,7 @@ from __future__ import annotations
 import ast
 import sys
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -552,6 +553,14 @@ def zip_first_statement(name: str, sources: list[str]) -> str | None:
     """``pairs = tf.data.Dataset.zip((a.shuffle(64), b.shuffle(64))).batch(8)`` written
     as ``pairs = tf.data.Dataset.zip((a, b)).shuffle(64).batch(8)``: the last statement
     assigning ``name`` whose ``zip`` call has shuffles written on its arguments."""
+    return _last_rewritten(name, sources, _zip_rewritten)
+
+
+def _last_rewritten(
+    name: str, sources: list[str], rewrite: Callable[[ast.Assign, str], str | None]
+) -> str | None:
+    """The newest source's last ``name = ...`` statement that ``rewrite`` rewrites, rewritten
+    (sources newest first; a source that does not parse is passed over)."""
     for source in sources:
         if type(source) is not str or name not in source or len(source) > MAX_SOURCE:
             continue
@@ -568,7 +577,7 @@ def zip_first_statement(name: str, sources: list[str]) -> str | None:
                 and node.targets[0].id == name
             ):
                 continue
-            fixed = _zip_rewritten(node, source)
+            fixed = rewrite(node, source)
             if fixed is not None:
                 found = fixed
         if found is not None:
@@ -1080,31 +1089,14 @@ def _shorter_zip_text(
 def zip_repeated_statement(name: str, shorter: list[str], sources: list[str]) -> str | None:
     """The last one-line ``name = ...zip(...)`` whose zip names every dataset of
     ``shorter`` as a plain argument, each written ``d.repeat()`` instead."""
-    for source in sources:
-        if type(source) is not str or name not in source or len(source) > MAX_SOURCE:
-            continue
-        try:
-            tree = ast.parse(source)
-        except (SyntaxError, ValueError, RecursionError):
-            continue
-        found: str | None = None
-        for node in ast.walk(tree):
-            if not (
-                isinstance(node, ast.Assign)
-                and len(node.targets) == 1
-                and isinstance(node.targets[0], ast.Name)
-                and node.targets[0].id == name
-            ):
-                continue
-            written = ast.get_source_segment(source, node)
-            if not written or "\n" in written:
-                continue
-            fixed = _repeated_in_zip(node, written, shorter)
-            if fixed is not None:
-                found = fixed
-        if found is not None:
-            return found
-    return None
+
+    def repeated(node: ast.Assign, source: str) -> str | None:
+        written = ast.get_source_segment(source, node)
+        if not written or "\n" in written:
+            return None
+        return _repeated_in_zip(node, written, shorter)
+
+    return _last_rewritten(name, sources, repeated)
 
 
 def _repeated_in_zip(statement: ast.Assign, written: str, shorter: list[str]) -> str | None:
