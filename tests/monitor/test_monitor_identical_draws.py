@@ -207,3 +207,13 @@ plus, minus = 1.0 + jolt, 1.0 - jolt
 kept, spare = base, base.copy()
 """
     assert notes_about(copies, kernel, "single random draw") == []
+    # Two different computations of one draw that agree: a comparison, not two views.
+    compared = """import tensorflow as tf
+inputs = tf.random.normal([5, 3])
+weights = tf.random.normal([3, 2])
+def plain(a, b):
+    return tf.matmul(a, b)
+staged = tf.function(plain)
+eager_out, staged_out = plain(inputs, weights), staged(inputs, weights)
+"""
+    assert notes_about(compared, kernel, "single random draw") == []

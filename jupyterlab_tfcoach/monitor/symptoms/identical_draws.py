@@ -428,6 +428,11 @@ def _shared_draw_note(
     if not draws:
         return None
     for i, j, count in equal:
+        # Views are one expression written twice in the hope of two draws; two different
+        # computations of one draw (``dense_step(x, w), graph_step(x, w)``) agreeing is
+        # what a comparison is for.
+        if ast.dump(built.elts[i]) != ast.dump(built.elts[j]):
+            continue
         shared = [
             n
             for n in sorted(_names(built.elts[i]) & _names(built.elts[j]))
