@@ -175,19 +175,7 @@ class CellFrame:
         namespace's value of such a name is not the one the line used."""
         names: set[str] = set()
         for function in self.enclosing_functions():
-            arguments = function.args
-            for argument in (
-                *arguments.posonlyargs,
-                *arguments.args,
-                *arguments.kwonlyargs,
-                arguments.vararg,
-                arguments.kwarg,
-            ):
-                if argument is not None:
-                    names.add(argument.arg)
-            for inner in ast.walk(function):
-                if isinstance(inner, ast.Name) and isinstance(inner.ctx, ast.Store):
-                    names.add(inner.id)
+            names |= bound_names(function)
         return names
 
     def at_position(self, node: ast.AST) -> bool:
@@ -618,3 +606,27 @@ def _indexed_assignment(
     start = index.value
     kept = f"{base}[{start}:{start + 1}]"
     return IndexOrigin(f"{name} = {item}", item, kept, f"{name} = {kept}")
+
+
+def bound_names(
+    function: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda,
+) -> set[str]:
+    """The names a function binds: its parameters and every name assigned in its body."""
+    arguments = function.args
+    names = {
+        argument.arg
+        for argument in (
+            *arguments.posonlyargs,
+            *arguments.args,
+            *arguments.kwonlyargs,
+            arguments.vararg,
+            arguments.kwarg,
+        )
+        if argument is not None
+    }
+    names.update(
+        inner.id
+        for inner in ast.walk(function)
+        if isinstance(inner, ast.Name) and isinstance(inner.ctx, ast.Store)
+    )
+    return names

@@ -32,6 +32,7 @@ from typing import Any
 from jupyterlab_tfcoach.monitor.errors.context import (
     CellFrame,
     ErrorContext,
+    bound_names,
     class_mro,
     code,
     instance_attribute,
@@ -204,19 +205,7 @@ def _function_bound_names(frame: CellFrame) -> set[str]:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) and (
             node.lineno <= line <= (node.end_lineno or node.lineno)
         ):
-            arguments = node.args
-            for argument in (
-                *arguments.posonlyargs,
-                *arguments.args,
-                *arguments.kwonlyargs,
-                arguments.vararg,
-                arguments.kwarg,
-            ):
-                if argument is not None:
-                    names.add(argument.arg)
-            for inner in ast.walk(node):
-                if isinstance(inner, ast.Name) and isinstance(inner.ctx, ast.Store):
-                    names.add(inner.id)
+            names |= bound_names(node)
     return names
 
 

@@ -273,18 +273,7 @@ def _rows(chain: list[Any], below: int) -> int | None:
     for link in chain[below + 1 : -1]:
         if operation(link) not in _ONE_FOR_ONE:
             return None
-    source = chain[-1]
-    if type(source).__name__ != "_TensorSliceDataset":
-        return None
-    tensors = (instance_dict(source) or {}).get("_tensors")
-    if type(tensors) not in (list, tuple) or not tensors:
-        return None
-    shape = library_attribute(tensors[0], "shape")
-    try:
-        rows = int(shape[0])
-    except Exception:
-        return None
-    return rows if rows > 0 else None
+    return _source_rows(chain)
 
 
 @dataclass
