@@ -87,9 +87,12 @@ format: install
 	$(VENV)/bin/ruff check --fix .
 
 # Tiers (markers in pyproject.toml, added from what a test uses in tests/conftest.py): the
-# fast tier runs on both cores; the rest (real kernels with TensorFlow, browsers, editors,
-# a hub, megabyte inputs and timing) one test at a time, as their budgets assume.
-HEAVY := kernel or tensorflow or browser or editor or hub or slow
+# fast tier runs on both cores; so do the kernel tests, one test file per worker (each file
+# starts its kernel once, and while one kernel computes the other worker's kernel can use
+# the second core); browsers, editors, a hub, megabyte inputs and timing run one test at a
+# time, as their budgets assume.
+SERIAL := browser or editor or hub or slow
+HEAVY := kernel or tensorflow or $(SERIAL)
 
 # Every test kernel imports the monitor (about 350 modules of ours) and TensorFlow. Where the
 # environment sets PYTHONDONTWRITEBYTECODE (as container images often do), each of those
@@ -105,7 +108,8 @@ test-fast: install
 pytest: install system-deps
 ifeq ($(PYTEST_ARGS),)
 	$(PY) -m pytest -n 2 -m "not ($(HEAVY))"
-	$(PY) -m pytest -m "$(HEAVY)"
+	$(PY) -m pytest -n 2 --dist loadfile -m "(kernel or tensorflow) and not ($(SERIAL))"
+	$(PY) -m pytest -m "$(SERIAL)"
 else
 	$(PY) -m pytest $(PYTEST_ARGS)
 endif
