@@ -39,6 +39,26 @@ def parsed_source(source: str) -> ast.Module | None:
         return None
 
 
+def last_assignment_before(
+    tree: ast.Module, name: str, line: int, *, one_line: bool = False
+) -> ast.Assign | None:
+    """The cell's last top-level ``name = ...`` that starts before ``line`` (only one-line
+    statements with ``one_line``, for checks that print the statement back)."""
+    found = None
+    for statement in tree.body:
+        if statement.lineno >= line:
+            break
+        if (
+            isinstance(statement, ast.Assign)
+            and len(statement.targets) == 1
+            and isinstance(statement.targets[0], ast.Name)
+            and statement.targets[0].id == name
+            and (not one_line or statement.lineno == statement.end_lineno)
+        ):
+            found = statement
+    return found
+
+
 # Each parsed cell's nodes in ``ast.walk`` order, listed once: a dozen checks walk the whole
 # tree of an edited cell, and a list read is several times cheaper than a walk. Keyed by the
 # tree's id with the tree kept beside it (an id is only reused once its tree is gone), for

@@ -28,7 +28,7 @@ from typing import Any
 from jupyterlab_tfcoach.monitor import report as reports
 from jupyterlab_tfcoach.monitor.report import Note
 from jupyterlab_tfcoach.monitor.stored_state import library_attribute
-from jupyterlab_tfcoach.monitor.syntax import call_name, parsed_source
+from jupyterlab_tfcoach.monitor.syntax import call_name, last_assignment_before, parsed_source
 
 SECTION = "tf-data"
 MAX_CELL_CHARS = 50_000
@@ -85,22 +85,6 @@ def _names_read(node: ast.AST) -> list[str]:
     return [n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)]
 
 
-def _assignment_before(tree: ast.Module, name: str, line: int) -> ast.expr | None:
-    """The value of the cell's last top-level ``name = ...`` before ``line``."""
-    found = None
-    for statement in tree.body:
-        if statement.lineno >= line:
-            break
-        if (
-            isinstance(statement, ast.Assign)
-            and len(statement.targets) == 1
-            and isinstance(statement.targets[0], ast.Name)
-            and statement.targets[0].id == name
-        ):
-            found = statement.value
-    return found
-
-
 def _rebound(tree: ast.Module, name: str, line: int) -> bool:
     """Whether a top-level statement of the cell at or after ``line`` assigns ``name``."""
     return any(
@@ -120,7 +104,10 @@ def _data_ranges(
     for name in _names_read(clipped):
         # A name the clip's statement (or a later one) rebinds holds the clipped result
         # after the cell: its data is what the cell's assignment before the clip read.
-        origin = _assignment_before(tree, name, line) if _rebound(tree, name, line) else None
+        assignment = None
+        if _rebound(tree, name, line):
+            assignment = last_assignment_before(tree, name, line)
+        origin = None if assignment is None else assignment.value
         sources = [name] if origin is None else _names_read(origin)
         for source in sources:
             if source in seen:

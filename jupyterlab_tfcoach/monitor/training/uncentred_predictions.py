@@ -31,7 +31,7 @@ from typing import Any
 
 from jupyterlab_tfcoach.monitor import report as reports
 from jupyterlab_tfcoach.monitor.report import Note
-from jupyterlab_tfcoach.monitor.syntax import call_name, parsed_source
+from jupyterlab_tfcoach.monitor.syntax import call_name, last_assignment_before, parsed_source
 from jupyterlab_tfcoach.monitor.training.clip_ranges import float_values
 
 SECTION = "preprocessing-adapt"
@@ -158,23 +158,6 @@ def _restoring(
     return None
 
 
-def _assignment(tree: ast.Module, name: str, line: int) -> ast.Assign | None:
-    """The cell's last top-level one-line ``name = ...`` before ``line``."""
-    found = None
-    for statement in tree.body:
-        if statement.lineno >= line:
-            break
-        if (
-            isinstance(statement, ast.Assign)
-            and len(statement.targets) == 1
-            and isinstance(statement.targets[0], ast.Name)
-            and statement.targets[0].id == name
-            and statement.lineno == statement.end_lineno
-        ):
-            found = statement
-    return found
-
-
 def _note(
     source: str,
     tree: ast.Module,
@@ -191,7 +174,7 @@ def _note(
     restored = f"* {scale} + {offset}" if scale else f"+ {offset}"
     statistics = f"`{scale}` and `{offset}`" if scale else f"`{offset}`"
     scale_said = "standardised" if scale else "centred"
-    assignment = _assignment(tree, pred, node.lineno)
+    assignment = last_assignment_before(tree, pred, node.lineno, one_line=True)
     if assignment is not None:
         value = ast.get_source_segment(source, assignment.value)
         if not value:
