@@ -534,6 +534,60 @@ series_net.fit(readings[..., None], levels, epochs=1, verbose=0)
     runs_cleanly(kernel, "ok_net = keras.Sequential([keras.Input((20, 1)), keras.layers.GRU(4)])")
 
 
+def test_a_sequence_layer_on_an_input_declared_as_one_step_of_the_data(
+    kernel: KernelSession,
+) -> None:
+    """The data says an example is (steps, features): the Input declared one step of it.
+    The fix declares the whole example, read from the arrays or a dataset's element_spec;
+    a table of rows of the same width brings back the unit-axis reading."""
+    runs_cleanly(
+        kernel,
+        "tracks = np.random.rand(30, 12, 2).astype('float32')\n"
+        "moved = np.random.rand(30, 1).astype('float32')\n"
+        "first_track = tracks[0]",
+    )
+    cell = """step_in = keras.Input(shape=(2,))
+conv = keras.layers.Conv1D(8, 3, activation="relu")(step_in)
+"""
+    error = failing(kernel, cell)
+    assert error["course"]["section"] == "batch-dimension"
+    text = error["explanation"]
+    assert "`keras.Input(shape=(2,))` declares each example as (2,)" in text
+    assert "`tracks` is (30, 12, 2), 12 steps of 2 features each" in text
+    assert "(2, 1)" not in text
+    fix = fix_of(text)
+    assert fix == "step_in = keras.Input(shape=(12, 2))"
+    model = """pooled = keras.layers.GlobalMaxPooling1D()(conv)
+track_net = keras.Model(step_in, keras.layers.Dense(1)(pooled))
+track_net.compile(optimizer="adam", loss="mse")
+track_net.fit(tracks, moved, epochs=1, verbose=0)
+"""
+    runs_cleanly(kernel, cell.replace("step_in = keras.Input(shape=(2,))", fix) + model)
+    # Only a dataset says it: batches of (None, 7, 11) inputs, an LSTM in a Sequential.
+    runs_cleanly(
+        kernel,
+        "walk_ds = tf.data.Dataset.from_tensor_slices(\n"
+        "    (np.random.rand(10, 7, 11).astype('float32'), np.zeros((10, 1), 'float32'))\n"
+        ").batch(4)",
+    )
+    stacked = "walk_net = keras.Sequential([keras.Input((11,)), keras.layers.LSTM(3)])"
+    error = failing(kernel, stacked)
+    assert "`walk_ds` is (None, 7, 11)" in error["explanation"], error["explanation"]
+    fix = fix_of(error["explanation"])
+    assert fix == "keras.Input((7, 11))"
+    runs_cleanly(
+        kernel,
+        stacked.replace("keras.Input((11,))", fix)
+        + "\nwalk_net.add(keras.layers.Dense(1))\nwalk_net.compile('adam', 'mse')"
+        + "\nwalk_net.fit(walk_ds, epochs=1, verbose=0)",
+    )
+    # A table of rows 2 wide beside the tracks: each row could be a sequence of 2 values,
+    # so the unit-axis reading comes back.
+    runs_cleanly(kernel, "waypoints = np.random.rand(40, 2).astype('float32')")
+    error = failing(kernel, cell)
+    assert fix_of(error["explanation"]) == "step_in = keras.Input(shape=(2, 1))"
+
+
 def test_a_functional_models_layer_index_off_by_one(kernel: KernelSession) -> None:
     runs_cleanly(
         kernel,

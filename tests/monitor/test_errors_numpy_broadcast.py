@@ -167,3 +167,55 @@ def test_an_inline_minimum_over_the_odd_axis(kernel: KernelSession) -> None:
     assert value_of(kernel, "[float(v) for v in unit.min(axis=0)]") == [0.0, 0.0, 0.0]
     assert value_of(kernel, "bool(np.allclose(unit.max(axis=0), 1.0))") is True
     runs_cleanly(kernel, "fine = (scores - scores.min(0)) / (scores.max(0) - scores.min(0))")
+
+
+def test_an_argmin_over_the_examples_axis_compared_with_labels(kernel: KernelSession) -> None:
+    """An argmin over the examples' axis meets one label per example: the axis is named and
+    rewritten, and no every-pair comparison is printed."""
+    runs_cleanly(
+        kernel,
+        "gen = np.random.default_rng(11)\n"
+        "costs = gen.uniform(size=(45, 4))\n"
+        "cheapest = costs.argmin(axis=1)",
+    )
+    error = failing(kernel, "agree = (costs.argmin(axis=0) == cheapest).mean()")
+    text = error["explanation"]
+    assert "`costs.argmin(axis=0)` is taken over axis 0 of `costs` (45, 4)" in text
+    assert "`cheapest` (45,) is `costs`'s shape without axis 1" in text
+    assert "[None, :]" not in text and "[:, None]" not in text
+    fix = fix_of(text)
+    assert fix == "agree = (costs.argmin(axis=1) == cheapest).mean()"
+    runs_cleanly(kernel, fix)
+    assert value_of(kernel, "float(agree)") == 1.0
+    # The argmin assigned first in the cell: the fix is that assignment.
+    cell = "guess = costs.argmin(axis=0)\nhits = int(np.sum(guess == cheapest))"
+    error = failing(kernel, cell)
+    text = error["explanation"]
+    assert "`guess` is `costs.argmin(axis=0)`, taken over axis 0 of `costs` (45, 4)" in text
+    fix = fix_of(text)
+    assert fix == "guess = costs.argmin(axis=1)"
+    runs_cleanly(kernel, cell.replace("guess = costs.argmin(axis=0)", fix))
+    assert value_of(kernel, "hits") == 45
+    # Two label vectors of different lengths compared: no every-pair fix either.
+    error = failing(kernel, "same = np.mean(cheapest == cheapest[:40][::-1][:7])")
+    assert "[None, :]" not in error["explanation"], error["explanation"]
+    assert "one entry per example" in error["explanation"]
+    # The correct look-alike stays quiet.
+    runs_cleanly(kernel, "agree = float(np.mean(np.argmin(costs, axis=-1) == cheapest))")
+
+
+def test_a_sum_over_the_rows_divided_by_one_value_per_row(kernel: KernelSession) -> None:
+    """A statistic (not an argmax) over the axis the other operand keeps one entry per."""
+    runs_cleanly(
+        kernel,
+        "minutes = np.random.default_rng(2).integers(0, 60, size=(24, 5)).astype(float)\n"
+        "allowance = np.full(24, 300.0)",
+    )
+    error = failing(kernel, "used = np.sum(minutes, axis=0) / allowance")
+    text = error["explanation"]
+    assert "`np.sum(minutes, axis=0)` is taken over axis 0 of `minutes` (24, 5)" in text
+    fix = fix_of(text)
+    assert fix == "used = np.sum(minutes, axis=1) / allowance"
+    runs_cleanly(kernel, fix)
+    assert value_of(kernel, "list(used.shape)") == [24]
+    runs_cleanly(kernel, "used = minutes.sum(axis=1) / allowance")

@@ -70,3 +70,74 @@ def test_look_alikes_stay_silent(kernel: KernelSession) -> None:
         "total = float(tf.reduce_sum(chosen) + tf.reduce_sum(rows) + tf.reduce_sum(some))\n"
     )
     assert gather_notes(checked_report(run(kernel, cell))) == []
+
+
+FUNCTION_DATA = """picker_net = keras.Sequential([keras.Input((6,)), keras.layers.Dense(4)])
+obs = np.random.rand(20, 6).astype("float32")
+choice = np.random.randint(0, 4, size=20)
+keep = np.array([0, 3])
+"""
+
+
+def test_a_function_of_the_cell_gathering_one_index_per_example(kernel: KernelSession) -> None:
+    """The gather sits in a function the cell defines and calls: its operands are what the
+    call passed, a model's output (rows of its input, the model's width) and one index
+    per row; the note names the function, the call and the fixed line."""
+    run(kernel, FUNCTION_DATA)
+    cell = (
+        "def chosen_scores(all_scores, which):\n"
+        "    return tf.gather(all_scores, which, axis=1)\n"
+        "\n"
+        "picked = chosen_scores(picker_net(obs), choice)\n"
+        "gap = tf.reduce_mean(tf.square(picked - tf.ones(20)))\n"
+    )
+    notes = gather_notes(checked_report(run(kernel, cell)))
+    assert value_of(kernel, "picked.shape.as_list()") == [20, 20]  # the symptom
+    assert len(notes) == 1, notes
+    text = notes[0]
+    assert text.startswith(
+        "`tf.gather(all_scores, which, axis=1)` in `chosen_scores` (line 2 of this cell), "
+        "called as `chosen_scores(picker_net(obs), choice)`, gives every row of "
+        "`all_scores`, a (20, 4) tensor from `picker_net`, all 20 indices of `which`, a "
+        "(20,) int64 NumPy array"
+    ), text
+    fix = re.findall(r"`([^`]+)`", text)[-1]
+    assert fix == "return tf.gather(all_scores, which, axis=1, batch_dims=1)"
+    fixed_cell = cell.replace("return tf.gather(all_scores, which, axis=1)", fix)
+    assert gather_notes(checked_report(run(kernel, fixed_cell))) == []
+    assert value_of(kernel, "picked.shape.as_list()") == [20]
+    own = "bool(np.isclose(float(picked[5]), float(picker_net(obs)[5, int(choice[5])])))"
+    assert value_of(kernel, own) is True
+    # Keywords, names held in the namespace, and the result assigned in the function.
+    run(kernel, DATA)
+    cell = (
+        "def per_row(table, idx):\n"
+        "    out = tf.gather(table, idx, 1)\n"
+        "    return out\n"
+        "\n"
+        "spread = float(tf.math.reduce_std(per_row(idx=pick, table=scores)))\n"
+    )
+    notes = gather_notes(checked_report(run(kernel, cell)))
+    assert len(notes) == 1, notes
+    fix = re.findall(r"`([^`]+)`", notes[0])[-1]
+    assert fix == "out = tf.gather(table, idx, 1, batch_dims=1)"
+    fixed_cell = cell.replace("out = tf.gather(table, idx, 1)", fix)
+    assert gather_notes(checked_report(run(kernel, fixed_cell))) == []
+    assert value_of(kernel, "per_row(scores, pick).shape.as_list()") == [16, 3]
+
+
+def test_functions_gathering_columns_on_purpose_stay_silent(kernel: KernelSession) -> None:
+    run(kernel, FUNCTION_DATA)
+    cell = (
+        "def columns(all_scores, which):\n"
+        "    return tf.gather(all_scores, which, axis=1)\n"
+        "\n"
+        "def own_pick(all_scores, which):\n"
+        "    return tf.gather(all_scores, which, axis=1, batch_dims=1)\n"
+        "\n"
+        "two = columns(picker_net(obs), keep)\n"
+        "mine = own_pick(picker_net(obs), choice)\n"
+        "first = columns(picker_net(obs[:4]), choice)\n"
+        "total = float(tf.reduce_sum(two) + tf.reduce_sum(mine) + tf.reduce_sum(first))\n"
+    )
+    assert gather_notes(checked_report(run(kernel, cell))) == []

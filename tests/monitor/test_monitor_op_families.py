@@ -265,6 +265,38 @@ def test_columns_picked_by_a_tensor_of_indices(kernel: KernelSession) -> None:
     runs_cleanly(kernel, "chosen = board[board[:, 0] > 0]")
 
 
+def test_one_index_per_row_is_picked_with_batch_dims(kernel: KernelSession) -> None:
+    # One expert per sample (7 samples, 4 experts): the per-row pick, not every row's
+    # picks for every row; the fix is checked to give one value per sample.
+    cell = (
+        "gate_out = tf.random.normal((7, 4))\n"
+        "expert_of = np.array([3, 0, 1, 1, 2, 0, 3], dtype='int64')\n"
+        "routed = gate_out[:, expert_of]"
+    )
+    text = explained(
+        kernel,
+        cell,
+        JOINING,
+        "one per row of `gate_out` (7 indices for 7 rows)",
+        "`gate_out[i, expert_of[i]]`",
+        "batch_dims=1 (shape (7,))",
+    )
+    fix = fix_of(text)
+    assert fix == "tf.gather(gate_out, expert_of, axis=1, batch_dims=1)"
+    runs_cleanly(
+        kernel,
+        cell.replace("gate_out[:, expert_of]", fix)
+        + "\nassert routed.shape == (7,)"
+        + "\nassert np.allclose(routed, gate_out.numpy()[np.arange(7), expert_of])",
+    )
+    # NumPy's own per-row pick written for the tensor: the same gather.
+    cell = cell.replace("gate_out[:, expert_of]", "gate_out[np.arange(7), expert_of]")
+    text = explained(
+        kernel, cell, JOINING, "pairs each row number of `gate_out`", "batch_dims=1 (shape (7,))"
+    )
+    assert fix_of(text) == "tf.gather(gate_out, expert_of, axis=1, batch_dims=1)"
+
+
 # ------------------------------------------------------------------ variables
 def test_assign_of_another_shape_makes_a_new_variable(kernel: KernelSession) -> None:
     cell = "state = tf.Variable(tf.zeros((4, 1)))\nstate.assign(tf.ones((1, 4)))"

@@ -30,7 +30,11 @@ from jupyterlab_tfcoach.monitor.errors.family_record import (
     Recognised,
     operand_of,
 )
-from jupyterlab_tfcoach.monitor.errors.reduced_axis import reduced_shape, wrong_axis
+from jupyterlab_tfcoach.monitor.errors.reduced_axis import (
+    batch_axis_reduced,
+    reduced_shape,
+    wrong_axis,
+)
 
 _BROADCAST_SECTION = "broadcasting"
 _NUMPY_BROADCAST = re.compile(
@@ -163,6 +167,8 @@ def _read(error: Recognised, line: FailingLine, context: ErrorContext) -> Findin
     if statement is None or not written[0] or not written[1]:
         return Finding(rule, None, section=_BROADCAST_SECTION)
     reduced = _reduced_axis(line, context, left_node, right_node, a, b)
+    if reduced is None:
+        reduced = _batch_axis(line, context, (left_node, left), (right_node, right), a, b)
     if reduced is not None:
         cause, fixed = reduced
         found = rule + cause + "."
@@ -184,6 +190,13 @@ def _read(error: Recognised, line: FailingLine, context: ErrorContext) -> Findin
         replaced = (
             f"{_indexed(left_node, left_text, '[:, None, :]')} {symbol} "
             f"{_indexed(right_node, right_text, '[None, :, :]')}"
+        )
+    elif len(a) == len(b) == 1 and symbol in ("==", "!="):
+        # Two vectors of different lengths compared: predictions against labels, almost
+        # always, where an every-pair comparison would run and mean nothing.
+        rule += (
+            f" An element-wise comparison pairs entry i of {code(left.source)} with entry i "
+            f"of {code(right.source)}: both must hold one entry per example."
         )
     elif len(a) == len(b) == 1 and a[0] != b[0] and 1 not in (a[0], b[0]):
         rule += (
@@ -231,6 +244,25 @@ def _reduced_axis(
         return None
     text, fixed, _ = min(found, key=lambda reading: reading[2])
     return text, fixed
+
+
+def _batch_axis(
+    line: FailingLine,
+    context: ErrorContext,
+    left: tuple[ast.expr, Operand],
+    right: tuple[ast.expr, Operand],
+    a: tuple[int, ...],
+    b: tuple[int, ...],
+) -> tuple[str, str | None] | None:
+    """A side that is a statistic or an argmax over the axis the other side keeps one entry
+    per (``reduced_axis.batch_axis_reduced``); when both sides could be, neither is named."""
+    found = [
+        reading
+        for (stat_node, _), (_, other), other_shape in ((right, left, a), (left, right, b))
+        if (reading := batch_axis_reduced(line, context, stat_node, other_shape, other.source))
+        is not None
+    ]
+    return found[0] if len(found) == 1 else None
 
 
 NUMPY_BROADCAST = ErrorFamily(

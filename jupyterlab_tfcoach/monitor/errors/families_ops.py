@@ -818,6 +818,19 @@ def _read_tensor_index(
     position, _node, index = found
     parts = subscript.slice.elts if isinstance(subscript.slice, ast.Tuple) else [subscript.slice]
     indexed = segment_of(line, subscript.value)
+    paired = _row_numbers_then_index(subscript, parts, line, context)
+    if paired is not None:
+        # ``x[np.arange(n), idx]``: NumPy's per-row pick, written for a tensor.
+        index, rows, kept = paired
+        rule = (
+            f"Square brackets on a tensor take integers, slices and scalar integer tensors "
+            f"only; {code(segment_of(line, subscript.slice))} pairs each row number of "
+            f"{code(indexed)} with one entry of {code(index.source)}, {index.description}: "
+            f"one index per row ({rows} rows), which tf.gather takes along axis 1 with "
+            f"batch_dims=1 (shape {show_shape(kept)})"
+        )
+        fix = code(f"{tf}.gather({indexed}, {index.source}, axis=1, batch_dims=1)")
+        return Finding(rule + ".", fix, section=JOINING_SECTION)
     rule = (
         f"Square brackets on a tensor take integers, slices and scalar integer tensors only; "
         f"{code(index.source)} is {index.description}"
@@ -829,9 +842,59 @@ def _read_tensor_index(
     fix = None
     if len(parts) == position + 1 and earlier_full and "\n" not in index.source:
         axis = f", axis={position}" if position else ""
-        rule += f", several indices: pick them along axis {position} with tf.gather"
-        fix = f"{code(f'{tf}.gather({indexed}, {index.source}{axis})')}"
+        per_row = _one_index_per_row(subscript.value, position, index, line, context)
+        if per_row is not None:
+            rows, kept = per_row
+            rule += (
+                f", one per row of {code(indexed)} ({rows} indices for {rows} rows): "
+                f"to pick {code(f'{indexed}[i, {index.source}[i]]')} for each row, gather "
+                f"along axis {position} with batch_dims=1 (shape {show_shape(kept)}); "
+                f"without batch_dims, tf.gather gives every row all {rows} indices"
+            )
+            fix = f"{code(f'{tf}.gather({indexed}, {index.source}{axis}, batch_dims=1)')}"
+        else:
+            rule += f", several indices: pick them along axis {position} with tf.gather"
+            fix = f"{code(f'{tf}.gather({indexed}, {index.source}{axis})')}"
     return Finding(rule + ".", fix, section=JOINING_SECTION)
+
+
+def _row_numbers_then_index(
+    subscript: ast.Subscript, parts: list[ast.expr], line: FailingLine, context: ErrorContext
+) -> tuple[Operand, int, tuple[int | None, ...]] | None:
+    """(the index, rows, the pick's shape) for ``x[np.arange(n), idx]`` (``tf.range``,
+    ``range``) with ``idx`` one integer per row of ``x``."""
+    if len(parts) != 2 or not isinstance(parts[0], ast.Call):
+        return None
+    func = parts[0].func
+    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+    if name not in ("arange", "range") or len(parts[0].args) != 1 or parts[0].keywords:
+        return None
+    index = operand_of(parts[1], line, context)
+    if index is None or "\n" in index.source:
+        return None
+    per_row = _one_index_per_row(subscript.value, 1, index, line, context)
+    return (index, *per_row) if per_row is not None else None
+
+
+def _one_index_per_row(
+    indexed: ast.expr, position: int, index: Operand, line: FailingLine, context: ErrorContext
+) -> tuple[int, tuple[int | None, ...]] | None:
+    """(rows, the per-row pick's shape) when ``x[:, idx]`` has one integer index per row of
+    ``x``: ``idx`` (n,) and ``x`` (n, k, ...) with k != n. A NumPy habit reads such a line
+    as "row i takes column idx[i]"; the plain gather would give an (n, n) result instead.
+    A square axis (k == n) leaves the intent open, so it is not read."""
+    if position < 1 or index.shape is None or len(index.shape) != 1:
+        return None
+    if not (index.dtype or "").startswith(("int", "uint")):
+        return None
+    held = operand_of(indexed, line, context)
+    shape = held.shape if held is not None else None
+    if shape is None or len(shape) <= position:
+        return None
+    rows = shape[0]
+    if rows is None or rows < 2 or index.shape[0] != rows or shape[position] in (rows, None):
+        return None
+    return rows, (*shape[:position], *shape[position + 1 :])
 
 
 TENSOR_INDEX = ErrorFamily(

@@ -46,6 +46,9 @@ _REDUCTIONS = frozenset(
         "reduce_min",
     }
 )
+# Calls that pick, along one axis, the position of a value: one position per entry of the
+# other axes, like a statistic (``np.argmax(scores, axis=1)``: a class per example).
+_PICKS = frozenset({"argmax", "argmin"})
 # Module names that mark the function form ``np.std(x, axis=...)`` rather than ``x.std(...)``.
 _MODULES = frozenset({"np", "numpy", "tf", "math", "jnp"})
 
@@ -68,10 +71,12 @@ def _module_form(func: ast.Attribute) -> bool:
     return isinstance(owner, ast.Attribute) and owner.attr in _MODULES
 
 
-def _reduction_call(node: ast.AST, assignment: ast.stmt | None) -> Reduction | None:
+def _reduction_call(
+    node: ast.AST, assignment: ast.stmt | None, picks: bool = False
+) -> Reduction | None:
     if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
         return None
-    if node.func.attr not in _REDUCTIONS:
+    if node.func.attr not in _REDUCTIONS and not (picks and node.func.attr in _PICKS):
         return None
     keywords = {keyword.arg: keyword.value for keyword in node.keywords}
     if "keepdims" in keywords:
@@ -96,12 +101,13 @@ def _assigned(name: str, line: FailingLine) -> ast.Assign | None:
     return last_assignment(tree, name, statement.lineno)
 
 
-def reduction_of(node: ast.AST, line: FailingLine) -> Reduction | None:
-    """The statistic ``node`` holds: an inline reduction, or a name the cell assigned one."""
+def reduction_of(node: ast.AST, line: FailingLine, picks: bool = False) -> Reduction | None:
+    """The statistic ``node`` holds: an inline reduction, or a name the cell assigned one
+    (with ``picks``, an argmax or argmin too)."""
     if isinstance(node, ast.Name):
         assignment = _assigned(node.id, line)
-        return _reduction_call(assignment.value, assignment) if assignment else None
-    return _reduction_call(node, None)
+        return _reduction_call(assignment.value, assignment, picks) if assignment else None
+    return _reduction_call(node, None, picks)
 
 
 def _dims_of(node: ast.expr, line: FailingLine, context: ErrorContext) -> tuple[int, ...] | None:
@@ -205,4 +211,56 @@ def _explain(
     )
     outer = stat.assignment or line.statement
     fixed = rewrite(frame, outer, stat.axis_node, str(right)) if outer is not None else None
+    return text, fixed
+
+
+def batch_axis_reduced(
+    line: FailingLine,
+    context: ErrorContext,
+    stat_node: ast.expr,
+    other_shape: tuple[int, ...],
+    other_source: str,
+) -> tuple[str, str | None] | None:
+    """(explanation, fixed statement) when ``stat_node`` is a statistic or an argmax taken
+    over axis k of an array X whose other operand in the clash has exactly X's shape without
+    another axis j: ``np.argmax(scores, axis=0) == labels`` with ``scores`` (N, C) and
+    ``labels`` (N,). The other operand holds one entry per row of X, so the reduction was
+    meant to keep that axis and collapse axis j; adding axes to make the two broadcast
+    would run and compare every prediction with every label. Only one such j may exist."""
+    statement = line.statement
+    stat = reduction_of(stat_node, line, picks=True)
+    if stat is None or statement is None:
+        return None
+    dims = _dims_of(stat.array, line, context)
+    if not dims or len(dims) < 2:
+        return None
+    wrong = _normal(stat.axis, len(dims))
+    if wrong is None:
+        return None
+    left = tuple(size for index, size in enumerate(dims) if index != wrong)
+    if _broadcasts(left, other_shape):
+        return None
+    meant = [
+        axis
+        for axis in range(len(dims))
+        if axis != wrong and tuple(s for i, s in enumerate(dims) if i != axis) == other_shape
+    ]
+    if len(meant) != 1:
+        return None
+    right = meant[0]
+    frame = line.frame
+    array = frame.segment(stat.array) or "the array"
+    name = frame.segment(stat_node) or "the statistic"
+    made = f" is {code(frame.segment(stat.call) or name)}," if stat.assignment else " is"
+    text = (
+        f" {code(name)}{made} taken over axis {stat.axis} of {code(array)} "
+        f"{show_shape(dims)}: one value per entry of its other axes, {show_shape(left)}. "
+        f"{code(other_source)} {show_shape(other_shape)} is {code(array)}'s shape without "
+        f"axis {right}: one entry for each of the {dims[wrong]} entries along axis {wrong}, "
+        f"so axis {wrong} is the one to keep and the axis of {code(name)} is the mistake "
+        "(adding axes to make the two broadcast would run and pair every value with every "
+        f"other). Take it over axis {right} where it is computed"
+    )
+    outer = stat.assignment or statement
+    fixed = rewrite(frame, outer, stat.axis_node, str(right))
     return text, fixed

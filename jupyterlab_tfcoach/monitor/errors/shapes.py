@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Iterator
+from typing import Any
 
 from jupyterlab_tfcoach.monitor.errors.context import (
     CellFrame,
@@ -27,6 +28,7 @@ from jupyterlab_tfcoach.monitor.errors.context import (
     strip_ansi,
 )
 from jupyterlab_tfcoach.monitor.errors.failing_line import show_shape, value_of
+from jupyterlab_tfcoach.monitor.stored_state import library_attribute
 from jupyterlab_tfcoach.monitor.symptoms.dataset_order import is_batched
 
 # Keras 3 (``InputSpec`` of a model built from ``keras.Input``).
@@ -563,6 +565,16 @@ def _input_definition(
             else _data_of_shape(shape, context)
         )
         if sequence:
+            points = _steps_in_data(shape, context)
+            if points is not None and isinstance(shape_node, ast.Tuple):
+                features = ", ".join(input_frame.segment(item) or "" for item in shape_node.elts)
+                with_steps = rewrite(
+                    input_frame, statement, shape_node, f"({points[1]}, {features})"
+                )
+                if with_steps and "\n" not in with_steps and all(shape_node.elts):
+                    return _steps_definition(
+                        match.group("given"), layer_class, input_source, shape, points, with_steps
+                    )
             return _sequence_definition(
                 match.group("given"), layer_class, input_source, shape, data_name, fixed, context
             )
@@ -611,6 +623,78 @@ def _sequence_definition(
         f"from the model's definition.{data} Fix: {code(fixed)}.",
         "batch-dimension",
     )
+
+
+def _steps_definition(
+    given: str,
+    layer_class: str,
+    input_source: str,
+    shape: tuple[int, ...],
+    points: tuple[str, int, tuple[int | None, ...]],
+    fixed: str,
+) -> tuple[str, str]:
+    name, steps, dims = points
+    return (
+        f"{code(input_source)} declares each example as {show_shape(shape)}, so "
+        f"{code(layer_class)} gets ({given}) but reads (batch, steps, features). The data "
+        f"says what an example is: {code(name)} is {show_shape(dims)}, {steps} steps of "
+        f"{shape[0]} features each, so one example is {show_shape((steps, shape[0]))} and the "
+        f"Input describes a single step of it. Declare the whole example. Fix: {code(fixed)}.",
+        "batch-dimension",
+    )
+
+
+def _leading_spec(dataset: Any) -> tuple[int | None, ...] | None:
+    """The shape of a dataset's first input (the first leaf of ``element_spec``)."""
+    spec = library_attribute(dataset, "element_spec")
+    for _ in range(3):
+        if type(spec) not in (tuple, list) or not spec:
+            break
+        spec = spec[0]
+    dims = library_attribute(spec, "shape")
+    try:
+        return tuple(None if d is None else int(d) for d in dims) if dims is not None else None
+    except (TypeError, ValueError):
+        return None
+
+
+def _steps_in_data(
+    shape: tuple[int, ...], context: ErrorContext
+) -> tuple[str, int, tuple[int | None, ...]] | None:
+    """(name, steps, its shape) when the learner's data holds sequences of examples of
+    ``shape`` features: arrays (N, T, F), or datasets whose inputs are (T, F) per element
+    or (None, T, F) per batch, all agreeing on T, with F the one axis declared. Rows of F
+    values, (N, F) with N != T (and not a square transform), make it a table: not read."""
+    if len(shape) != 1 or context.namespace is None:
+        return None
+    features = shape[0]
+    found: list[tuple[str, int, tuple[int | None, ...]]] = []
+    table_rows: set[int] = set()
+    for name, dims in _namespace_arrays(context):
+        if len(dims) == 2 and dims[1] == features and dims[0] != features:
+            table_rows.add(dims[0])
+        if len(dims) == 3 and dims[-1] == features and dims[1] > 1:
+            found.append((name, dims[1], dims))
+    for count, (name, value) in enumerate(context.namespace.items()):
+        if count > 5000 or len(found) > 8:
+            break
+        if type(name) is not str or name.startswith("_") or kind_of(value) != "dataset":
+            continue
+        spec = _leading_spec(value)
+        if spec is None or spec[-1:] != (features,):
+            continue
+        steps = spec[-2] if len(spec) in (2, 3) and not (len(spec) == 3 and spec[0]) else None
+        if len(spec) == 2 and is_batched(value):
+            continue  # batches of rows: a table
+        if steps is not None and steps > 1:
+            found.append((name, steps, spec))
+    if not found or len({each[1] for each in found}) != 1:
+        return None
+    # A (T, F) array is one example of the sequences (a cloud, a clip); other row counts
+    # are a table of F values per row, the reading with a unit axis.
+    if table_rows - {found[0][1]}:
+        return None
+    return found[0]
 
 
 def _declares_integers(call: ast.Call) -> bool:
