@@ -25,6 +25,7 @@ from jupyterlab_tfcoach.monitor.symptoms import (
     case_order,
     class_weights,
     compiled_axis,
+    complex_casts,
     copied_targets,
     dtype_names,
     evaluation_pipelines,
@@ -111,8 +112,14 @@ from jupyterlab_tfcoach.monitor.training.history_reads import notes as history_r
 from jupyterlab_tfcoach.monitor.training.loss_model_checks import CHECKS as LOSS_MODEL_CHECKS
 from jupyterlab_tfcoach.monitor.training.loss_parameters import swapped_loss_class_notes
 from jupyterlab_tfcoach.monitor.training.multilabel_heads import notes as multilabel_head_notes
+from jupyterlab_tfcoach.monitor.training.split_after_scaling import (
+    notes as split_after_scaling_notes,
+)
 from jupyterlab_tfcoach.monitor.training.step_definitions import notes as step_definition_notes
 from jupyterlab_tfcoach.monitor.training.unit_softmax_layers import notes as unit_softmax_notes
+from jupyterlab_tfcoach.monitor.training.unprocessed_test_data import (
+    notes as unprocessed_test_notes,
+)
 from jupyterlab_tfcoach.monitor.variables.attribute_hook import AttributeWatcher
 from jupyterlab_tfcoach.monitor.variables.kinds import TENSOR, VARIABLE_KINDS
 from jupyterlab_tfcoach.monitor.variables.left_out_sources import (
@@ -621,6 +628,7 @@ class Monitor:
             dtype_names.notes,
             spectral_order.notes,
             multiplied_masks.notes,
+            complex_casts.notes,
             case_order.notes,
             uncentred_pca.notes,
             batch_minmax.notes,
@@ -628,6 +636,8 @@ class Monitor:
             token_units.notes,
             label_masks.notes,
             whole_data_statistics.notes,
+            split_after_scaling_notes,
+            unprocessed_test_notes,
             sampling_noise.notes,
             paired_randomness.notes,
             inverse_scaling.notes,

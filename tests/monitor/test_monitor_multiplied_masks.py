@@ -100,3 +100,54 @@ probs = tf.nn.softmax(sims) * (1.0 - tf.eye(6))
 probs = probs / tf.reduce_sum(probs, axis=1, keepdims=True)
 """
     assert mask_notes(checked_report(run(kernel, cell))) == []
+
+
+def test_a_padding_mask_made_from_a_condition(kernel: KernelSession) -> None:
+    run(kernel, DATA)
+    cell = """def choice_loss(picks, scores, valid_n):
+    live = tf.cast(tf.sequence_mask(valid_n, 5), tf.float32)
+    scores = scores * live
+    return tf.nn.sparse_softmax_cross_entropy_with_logits(labels=picks, logits=scores)
+
+menu = tf.constant([[1.0, 2.0, -1.0, 0.0, 0.0], [0.5, 3.0, 0.0, 0.0, 0.0]])
+choice = choice_loss(tf.constant([0, 1]), menu, tf.constant([3, 2]))
+"""
+    notes = mask_notes(checked_report(run(kernel, cell)))
+    assert len(notes) == 1, notes
+    assert notes[0].startswith(
+        "`scores = scores * live` (line 3 in `choice_loss`) masks by multiplying with `live`"
+    )
+    fix = fix_of(notes[0])
+    assert fix == "scores = scores - 1e9 * (1.0 - live)"
+    fixed = cell.replace("scores = scores * live", fix)
+    assert mask_notes(checked_report(run(kernel, fixed))) == []
+    check = """first = -np.log(np.exp(1.0) / np.exp([1.0, 2.0, -1.0]).sum())
+second = -np.log(np.exp(3.0) / np.exp([0.5, 3.0]).sum())
+assert np.allclose(choice.numpy(), [first, second], atol=1e-5), choice
+"""
+    checked_report(run(kernel, check))
+    inline = """tok = np.array([[4, 9, 0, 0]])
+att = np.array([[-1.0, -2.0, 0.5, 0.5]], dtype="float32")
+share = keras.ops.softmax(att * (tok != 0).astype("float32"))
+"""
+    notes = mask_notes(checked_report(run(kernel, inline)))
+    assert len(notes) == 1, notes
+    assert notes[0].startswith(
+        'The product with `(tok != 0).astype("float32")` given to `keras.ops.softmax` (line 3'
+    )
+    assert '`att - 1e9 * (1.0 - (tok != 0).astype("float32"))` in its place' in notes[0]
+
+
+def test_padding_masks_applied_after_the_softmax_stay_silent(kernel: KernelSession) -> None:
+    run(kernel, DATA)
+    cell = """def padded_losses(picks, scores, valid_n):
+    live = tf.cast(tf.sequence_mask(valid_n, 5), tf.float32)
+    per_item = tf.nn.softmax_cross_entropy_with_logits(labels=picks, logits=scores)
+    mean_loss = tf.reduce_sum(per_item * live) / tf.reduce_sum(live)
+    probs = tf.nn.softmax(scores) * live
+    total = tf.reduce_sum(scores * live, axis=-1)
+    kept = tf.nn.softmax(tf.where(live > 0, scores, -1e9))
+    added = tf.nn.log_softmax(scores + (1.0 - live) * -1e9)
+    return mean_loss, probs, total, kept, added
+"""
+    assert mask_notes(checked_report(run(kernel, cell))) == []

@@ -11,7 +11,10 @@ adding a very large negative number where the mask is 0.
 Read from each scope of a completed cell (its top level, each ``def``), in order: a mask
 is an expression built from ``eye``, ``band_part``, ``tril`` or ``triu`` (``1 - tf.eye(n)``,
 ``tf.linalg.band_part(tf.ones((t, t)), -1, 0)``, ``np.tril(np.ones(...))``, a cast of
-one), inline or through a name the scope bound to it. A name bound to a product of a
+one), or a cast of a condition made from data (a padding mask: ``tf.cast(y >= 0,
+tf.float32)``, ``tf.cast(tf.sequence_mask(n, t), tf.float32)``, ``(ids != 0).astype(...)``,
+or a cast of a name the scope bound to a comparison), inline or through a name the scope
+bound to it. A name bound to a product of a
 value and a mask (``s = s * m``, ``s *= m``) is told when the same scope later gives it
 (or a product written inline) to ``softmax``, ``log_softmax``, a softmax cross-entropy
 (``sparse_softmax_cross_entropy_with_logits``, ``softmax_cross_entropy_with_logits``,
@@ -57,15 +60,51 @@ _MASK_HELPERS = frozenset(
     {"cast", "ones", "ones_like", "constant", "astype", "logical_not", "shape", "range",
      "convert_to_tensor", "float32", "float64"}
 )  # fmt: skip
+# Calls whose result is a condition (booleans): cast to numbers, a padding mask.
+_CONDITIONS = frozenset(
+    {"sequence_mask", "equal", "not_equal", "greater", "greater_equal", "less", "less_equal",
+     "logical_not", "logical_and", "logical_or", "is_finite"}
+)  # fmt: skip
 # Substring tests before the parse (a regular expression scans a long cell slowly).
-_NEEDED = ("eye", "band_part", "tril", "triu")
+_NEEDED = ("eye", "band_part", "tril", "triu", "cast", "astype")
 _CONSUMERS = ("softmax", "logsumexp", "exp(", "crossentropy")
 
 
+def _is_condition(node: ast.AST, masks: Mapping[str, ast.expr]) -> bool:
+    """A boolean expression: a comparison, a condition-making call, ``~c``, ``a & b``, or a
+    name the scope bound to one."""
+    if isinstance(node, ast.Compare):
+        return True
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Invert):
+        return _is_condition(node.operand, masks)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitAnd | ast.BitOr):
+        return _is_condition(node.left, masks) and _is_condition(node.right, masks)
+    if isinstance(node, ast.Call):
+        return call_name(node) in _CONDITIONS
+    if isinstance(node, ast.Name) and node.id in masks:
+        bound = masks[node.id]
+        return not isinstance(bound, ast.Name) and _is_condition(bound, {})
+    return False
+
+
+def _is_cast_condition(node: ast.AST, masks: Mapping[str, ast.expr]) -> bool:
+    """A condition made numbers: ``tf.cast(c, tf.float32)``, ``c.astype("float32")``."""
+    if not isinstance(node, ast.Call):
+        return False
+    if call_name(node) == "cast" and node.args:
+        return _is_condition(node.args[0], masks)
+    if call_name(node) == "astype" and isinstance(node.func, ast.Attribute):
+        return _is_condition(node.func.value, masks)
+    return False
+
+
 def _is_mask(node: ast.AST, masks: Mapping[str, ast.expr]) -> bool:
-    """An expression made of a structural 0/1 matrix (or a name bound to one)."""
+    """An expression made of a structural 0/1 matrix or a cast condition (or a name bound
+    to one)."""
     if isinstance(node, ast.Name):
-        return node.id in masks
+        return node.id in masks and not _is_condition(masks[node.id], {})
+    if _is_cast_condition(node, masks):
+        return True
     if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.MatMult, ast.Div)):
         return False
     found = False
@@ -142,8 +181,8 @@ def _scope_note(
         product = _product(statement.value, masks)
         if product is not None:
             masked[name] = (statement, product[0], product[1])
-        elif _is_mask(statement.value, masks):
-            masks[name] = statement.value
+        elif _is_mask(statement.value, masks) or _is_condition(statement.value, {}):
+            masks[name] = statement.value  # a condition is kept for the cast that reads it
     return None
 
 

@@ -456,3 +456,7 @@ def _own_statistics(tree: ast.Module, source: str, namespace: dict[str, Any]) ->
         f"`{fixed}`.",
         SECTION,
     )
+
+
+# The reading ``split_after_scaling.py`` shares: the data a statistic over rows reads.
+over_rows = _over_rows
