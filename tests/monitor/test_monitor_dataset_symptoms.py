@@ -141,6 +141,39 @@ firsts = [float(f[0]) for f, _ in jolted]
     )
 
 
+def test_scalar_conversion_around_a_draw_goes_with_the_draw(kernel: KernelSession) -> None:
+    # ``np.float32(np.random.normal(...))`` / ``float(...)``: kept around a TensorFlow draw,
+    # the conversion would turn a symbolic tensor into a NumPy or Python number and fail
+    # while map traces, so the printed statement drops it (its dtype goes to the draw).
+    cell = """def tilt(vals, tag):
+    gain = np.float64(np.random.normal(1.0, 0.3))
+    return tf.cast(vals, tf.float64) * gain, tag
+
+flat = tf.data.Dataset.from_tensor_slices((np.ones((5, 2), "float32"), np.arange(5)))
+tilted = flat.map(tilt)
+gains = [float(v[0]) for v, _ in tilted]
+"""
+    text = notes_in(checked_report(run(kernel, cell)), "side-effects")[0]
+    assert "`gain` is drawn once" in text
+    fix = last_code(text)
+    assert fix == "gain = tf.random.normal([], 1.0, 0.3, dtype=tf.float64)"
+    fixed = cell.replace("gain = np.float64(np.random.normal(1.0, 0.3))", fix)
+    assert notes_in(checked_report(run(kernel, fixed)), "side-effects") == []
+    run(kernel, "again = [float(v[0]) for v, _ in tilted]")
+    first, second = value_of(kernel, "gains"), value_of(kernel, "again")
+    assert len(set(first)) > 1 and first != second  # a new draw per element and per pass
+    plain = cell.replace(
+        "np.float64(np.random.normal(1.0, 0.3))", "float(np.random.uniform(0.5, 2))"
+    )
+    plain = plain.replace("tf.cast(vals, tf.float64) * gain", "vals * gain")
+    fix = last_code(notes_in(checked_report(run(kernel, plain)), "side-effects")[0])
+    assert fix == "gain = tf.random.uniform([], 0.5, 2)"
+    fixed = plain.replace("gain = float(np.random.uniform(0.5, 2))", fix)
+    report = checked_report(run(kernel, fixed))
+    assert notes_in(report, "side-effects") == []
+    assert len(set(value_of(kernel, "gains"))) > 1
+
+
 def test_python_random_and_print_in_dataset_functions(kernel: KernelSession) -> None:
     run(kernel, TABLE)
     cell = """def keep_some(feats, marks):

@@ -30,6 +30,7 @@ from jupyterlab_tfcoach.monitor.errors.context import (
     value_kind,
 )
 from jupyterlab_tfcoach.monitor.errors.families_signatures import is_graph_function_input
+from jupyterlab_tfcoach.monitor.errors.float64_sources import made_earlier
 from jupyterlab_tfcoach.monitor.errors.loop_accumulators import accumulator_start
 from jupyterlab_tfcoach.monitor.errors.origins import origin_sentence, read_again
 
@@ -64,6 +65,9 @@ _OPS: dict[str, tuple[type[ast.operator], str, tuple[str, ...]]] = {
     "LogicalAnd": (ast.BitAnd, "&", ("logical_and",)),
     "LogicalOr": (ast.BitOr, "|", ("logical_or",)),
 }
+# Ops whose input #0 is a condition, bool whatever the other inputs are
+# (families_dtype_contract.py).
+_CONDITION_OPS = ("SelectV2", "Select")
 # Graph ops name their inputs; the first one is the left operand.
 _FIRST_INPUTS = ("x", "a")
 _LABEL_NAMES = re.compile(r"(^|_)(y|labels?|y_true|targets?|classes|ys)($|_|\[)")
@@ -120,8 +124,8 @@ def _parse(parsed: ParsedError) -> tuple[str, tuple[str, str], str] | None:
     if eager:
         op, index = _op_name(eager.group("op")), int(eager.group("index"))
         expected, actual = _dtype(eager.group("expected")), _dtype(eager.group("actual"))
-        if index not in (0, 1):
-            return None
+        if index not in (0, 1) or (op in _CONDITION_OPS and index == 0):
+            return None  # a where's condition is bool by the op's contract: a family's
         other = 1 - index
         dtypes = (actual, expected) if index == 0 else (expected, actual)
         detail = (
@@ -339,6 +343,18 @@ def _explain_dtype_mismatch(parsed: ParsedError, context: ErrorContext) -> tuple
                 f"In {code(node_source or '')}, {code(operand_source or '')} ({where}) is "
                 f"{dtypes[index]} while {code(other_source or '')} is {dtypes[1 - index]}. "
                 f"{never} {variable}",
+                "dtype-casting",
+            )
+        earlier = (
+            made_earlier(frame, context, operand, dtypes[index], target, tf)
+            if _is_float(dtypes[index]) and _is_float(target)
+            else None
+        )
+        if earlier is not None and node_source and "\n" not in node_source:
+            return (
+                f"In {code(node_source)}, {code(operand_source or '')} ({where}) is "
+                f"{dtypes[index]} while {code(other_source or '')} is {dtypes[1 - index]}. "
+                f"{never} {earlier}",
                 "dtype-casting",
             )
         at_source = _cast_at_source(frame, context, operand, dtypes[index], target, tf)

@@ -41,6 +41,10 @@ code, by theme: ``families_shapes.py``, ``families_keras.py``, ``families_tensor
 taken for),
 ``families_sampling.py`` (a categorical sampler given one row of scores),
 ``families_refused_dtype.py`` (a value of a dtype an op has no kernel for, cast in the call),
+``families_spectrum_bins.py`` (a spectrogram's N // 2 + 1 bins met by a matrix made for
+another number),
+``families_dtype_contract.py`` (a where condition that is not bool, integer samples given
+to a tf.signal transform),
 ``families_layer_as_tensor.py`` (a layer given where its `.output` is needed),
 ``families_return_order.py`` (results unpacked in another order than documented),
 ``families_vector_as_matrix.py`` (a vector where the callee documents a matrix),
@@ -96,6 +100,7 @@ from jupyterlab_tfcoach.monitor.errors import (
     families_data,
     families_data_ops,
     families_declared_structure,
+    families_dtype_contract,
     families_feature_lists,
     families_gradient_sources,
     families_header_line,
@@ -142,6 +147,7 @@ from jupyterlab_tfcoach.monitor.errors import (
     families_size_entries,
     families_skipped_embedding,
     families_sparse_duplicates,
+    families_spectrum_bins,
     families_string_join,
     families_summary_step,
     families_tensor_array,
@@ -213,6 +219,8 @@ FAMILIES: tuple[ErrorFamily, ...] = (
     families_loss_order.LOSS_ORDER,
     families_return_order.RETURN_ORDER,
     families_vector_as_matrix.VECTOR_AS_MATRIX,
+    # A spectrogram's N // 2 + 1 bins met by a matrix made for N // 2 or N.
+    families_spectrum_bins.SPECTRUM_BINS,
     families_shapes.MATMUL,
     families_size_entries.SIZE_ENTRIES,
     families_shapes.BROADCAST,
@@ -242,6 +250,7 @@ FAMILIES: tuple[ErrorFamily, ...] = (
     families_ops.ONE_HOT,
     families_bool_values.BOOL_REDUCTION,
     families_refused_dtype.REFUSED_DTYPE,
+    families_dtype_contract.DTYPE_CONTRACT,
     families_ops.TOP_K,
     families_list_lengths.LIST_LENGTHS,
     families_ops.TRANSPOSE,

@@ -44,6 +44,7 @@ from jupyterlab_tfcoach.monitor.errors.family_record import (
     shape_list,
     tf_alias,
 )
+from jupyterlab_tfcoach.monitor.errors.integer_quantities import quantity_cast
 from jupyterlab_tfcoach.monitor.errors.origins import newest_assignment
 
 # ------------------------------------------------------------------ immutable tensors
@@ -651,6 +652,9 @@ def _read_python_number(
     tf = tf_alias(context)
     if error.matched(_FLOAT_FOR_INT):
         return _whole_number_argument(None, line)
+    quantity = quantity_cast(error.group("value"), error.group("dtype"), line, tf)
+    if quantity is not None:
+        return Finding(*quantity)
     whole = _whole_number_argument(error.group("value"), line)
     if whole is not None:
         return whole

@@ -520,6 +520,17 @@ def random_fix(
         ):
             replaced = grand
             dtype = _dtype_name(grand.args[0])
+        elif (
+            isinstance(parent, ast.Call)
+            and len(parent.args) == 1
+            and not parent.keywords
+            and _float_constructor(parent.func) is not None
+        ):
+            # ``np.float32(np.random.uniform(...))`` converts the draw to a NumPy scalar; kept
+            # around a TensorFlow draw it would convert a symbolic tensor and fail while
+            # tracing, so the wrapper goes and its dtype becomes the draw's.
+            replaced = parent
+            dtype = _float_constructor(parent.func)
         statement = node
         while statement in parents and not isinstance(statement, ast.stmt):
             statement = parents[statement]
@@ -534,6 +545,27 @@ def random_fix(
                 replacement = f"{replacement[:-1]}, dtype=tf.{dtype})"
             fixed = statement_text.replace(replaced_text, replacement, 1)
         return node.lineno, statement_text, fixed, target
+    return None
+
+
+_FLOAT_CONSTRUCTORS = {
+    "float": "float32",  # a Python float of a draw: the TensorFlow draw's default is enough
+    "float16": "float16",
+    "float32": "float32",
+    "float64": "float64",
+    "single": "float32",
+    "double": "float64",
+    "half": "float16",
+}
+
+
+def _float_constructor(node: ast.AST) -> str | None:
+    """The float dtype a scalar conversion around a draw asks for: ``float32`` for
+    ``np.float32(...)``, ``float64`` for ``np.float64(...)``; None for any other call."""
+    if isinstance(node, ast.Name) and node.id == "float":
+        return _FLOAT_CONSTRUCTORS["float"]
+    if isinstance(node, ast.Attribute) and node.attr != "float":
+        return _FLOAT_CONSTRUCTORS.get(node.attr)
     return None
 
 
