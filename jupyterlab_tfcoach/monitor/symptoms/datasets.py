@@ -57,6 +57,7 @@ ITERATOR_MODULE = "tensorflow.python.data.ops.iterator_ops"
 STRUCTURED_FUNCTION_MODULE = "tensorflow.python.data.ops.structured_function"
 ITERATOR_SECTION = "tf-data"
 TRACING_SECTION = "side-effects"
+DRAW_SECTION = "tf-data"  # module 5's map example shows a NumPy draw frozen by the trace
 MAX_NOTES = 4
 MAX_FROZEN = 64
 FROZEN_SECTION = "frozen-python-values"
@@ -268,7 +269,7 @@ class DatasetWatcher:
             self._traced_notes.append(
                 reports.note(
                     _traced_text(func, effect, transformation, map_line, self.locator),
-                    TRACING_SECTION,
+                    DRAW_SECTION if effect.action == fx.RANDOM else TRACING_SECTION,
                 )
             )
 
@@ -298,7 +299,7 @@ class DatasetWatcher:
                     reports.note(
                         f"{owner} calls `{chain[0]}`{via}, so its Python runs while "
                         f"{transformation} traces {owner}: {text}",
-                        TRACING_SECTION,
+                        DRAW_SECTION if effect.action == fx.RANDOM else TRACING_SECTION,
                     )
                 )
 
