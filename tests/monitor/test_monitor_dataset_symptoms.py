@@ -153,12 +153,13 @@ flat = tf.data.Dataset.from_tensor_slices((np.ones((5, 2), "float32"), np.arange
 tilted = flat.map(tilt)
 gains = [float(v[0]) for v, _ in tilted]
 """
-    text = notes_in(checked_report(run(kernel, cell)), "side-effects")[0]
+    text = notes_in(checked_report(run(kernel, cell)), "tf-data")[0]
     assert "`gain` is drawn once" in text
     fix = last_code(text)
     assert fix == "gain = tf.random.normal([], 1.0, 0.3, dtype=tf.float64)"
     fixed = cell.replace("gain = np.float64(np.random.normal(1.0, 0.3))", fix)
-    assert notes_in(checked_report(run(kernel, fixed)), "side-effects") == []
+    report = checked_report(run(kernel, fixed))
+    assert notes_in(report, "tf-data") == [] and notes_in(report, "side-effects") == []
     run(kernel, "again = [float(v[0]) for v, _ in tilted]")
     first, second = value_of(kernel, "gains"), value_of(kernel, "again")
     assert len(set(first)) > 1 and first != second  # a new draw per element and per pass
@@ -166,11 +167,11 @@ gains = [float(v[0]) for v, _ in tilted]
         "np.float64(np.random.normal(1.0, 0.3))", "float(np.random.uniform(0.5, 2))"
     )
     plain = plain.replace("tf.cast(vals, tf.float64) * gain", "vals * gain")
-    fix = last_code(notes_in(checked_report(run(kernel, plain)), "side-effects")[0])
+    fix = last_code(notes_in(checked_report(run(kernel, plain)), "tf-data")[0])
     assert fix == "gain = tf.random.uniform([], 0.5, 2)"
     fixed = plain.replace("gain = float(np.random.uniform(0.5, 2))", fix)
     report = checked_report(run(kernel, fixed))
-    assert notes_in(report, "side-effects") == []
+    assert notes_in(report, "tf-data") == [] and notes_in(report, "side-effects") == []
     assert len(set(value_of(kernel, "gains"))) > 1
 
 
