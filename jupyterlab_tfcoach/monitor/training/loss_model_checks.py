@@ -17,10 +17,13 @@ from jupyterlab_tfcoach.monitor.symptoms import (
     temperature_sampling,
 )
 from jupyterlab_tfcoach.monitor.training import (
+    ascent_updates,
     batch_axis_helpers,
+    bootstrap_masks,
     checkpoint_selection,
     clip_ranges,
     custom_gradients,
+    epsilon_greedy,
     model_aliases,
     pseudo_label_selection,
     schedule_arguments,
@@ -29,6 +32,7 @@ from jupyterlab_tfcoach.monitor.training import (
     shared_metrics,
     uncentred_predictions,
     unused_loop_names,
+    weight_copies,
 )
 
 CHECKS = (
@@ -53,4 +57,8 @@ CHECKS = (
     pseudo_label_selection.notes,
     batch_axis_helpers.notes,
     model_aliases.notes,
+    ascent_updates.notes,
+    weight_copies.notes,
+    bootstrap_masks.notes,
+    epsilon_greedy.notes,
 )

@@ -18,7 +18,7 @@ import types
 from dataclasses import dataclass, field
 from typing import Any
 
-from jupyterlab_tfcoach.monitor.stored_state import is_library_class
+from jupyterlab_tfcoach.monitor.stored_state import instance_dict, is_library_class
 
 MAX_SOURCE = 100_000
 MAX_CACHED = 256
@@ -521,3 +521,20 @@ def enclosing_statement(tree: ast.Module, inner: ast.AST) -> ast.stmt | None:
             if any(child is inner for child in ast.walk(node)):
                 found = node
     return found
+
+
+# ---------------------------------------------------------------- called functions
+MAX_CALLED_FUNCTIONS = 8
+
+
+def notebook_function(value: Any) -> types.FunctionType | None:
+    """The Python function of a notebook function or ``tf.function`` (read from the
+    ``Function``'s ``__dict__``, no attribute hook); None for anything else, or a function
+    not defined in the notebook (its ``__module__`` is not ``__main__``)."""
+    function: Any = value
+    if type(value) is not types.FunctionType:
+        attributes = instance_dict(value) if "Function" in type(value).__name__ else None
+        function = attributes.get("_python_function") if attributes is not None else None
+    if type(function) is not types.FunctionType or function.__module__ != "__main__":
+        return None
+    return function
