@@ -142,3 +142,117 @@ def test_exp_overflow_in_a_hand_written_softmax(kernel: KernelSession) -> None:
     fixed = "weights = tf.nn.softmax(raw, axis=-1)\n"
     assert nan_notes(checked_report(run(kernel, fixed))) == []
     assert value_of(kernel, "bool(tf.reduce_all(tf.math.is_finite(weights)))") is True
+
+
+BANDS = """bands = tf.concat(
+    [tf.random.uniform((240, 30, 24), 0.1, 2.0), tf.zeros((240, 6, 24))], axis=1
+)
+"""
+
+
+def test_log_of_a_large_tensor_with_silent_frames(kernel: KernelSession) -> None:
+    # 207,360 values: above the old reading cap, a batch of padded spectrograms.
+    run(kernel, BANDS)
+    cell = (
+        "decibels = 10.0 * tf.experimental.numpy.log10(bands)\nlevel = tf.reduce_mean(decibels)\n"
+    )
+    notes = nan_notes(checked_report(run(kernel, cell)))
+    assert len(notes) == 1, notes
+    text = notes[0]
+    assert text.startswith(
+        "`decibels` (line 1 of this cell) is not finite: 34560 of its 207360 values are infinite"
+    ), text
+    assert (
+        "`tf.experimental.numpy.log10(bands)` is minus infinity where `bands` is 0 (34560 values)"
+        in text
+    )
+    fix = fix_of(text)
+    assert fix == "decibels = 10.0 * tf.experimental.numpy.log10(tf.maximum(bands, 1e-12))"
+    fixed = cell.replace(cell.splitlines()[0], fix)
+    assert nan_notes(checked_report(run(kernel, fixed))) == []
+    assert value_of(kernel, "bool(tf.reduce_all(tf.math.is_finite(decibels)))") is True
+    # Reading an earlier cell's infinite values (a mean of them) is not where they were made.
+    run(kernel, "decibels = 10.0 * tf.experimental.numpy.log10(bands)\n")
+    carried = checked_report(run(kernel, "spread = tf.math.reduce_std(decibels)\n"))
+    assert nan_notes(carried) == []
+
+
+def test_division_by_a_sum_that_is_zero_for_a_row(kernel: KernelSession) -> None:
+    run(kernel, "votes = tf.constant([[2.0, 1.0, 1.0], [0.0, 0.0, 0.0], [0.0, 3.0, 1.0]])\n")
+    cell = "shares = tf.cast(votes, tf.float32) / tf.reduce_sum(votes, axis=1, keepdims=True)\n"
+    notes = nan_notes(checked_report(run(kernel, cell)))
+    assert len(notes) == 1, notes
+    text = notes[0]
+    assert text.startswith(
+        "`shares` (line 1 of this cell) is not finite: 3 of its 9 values are NaN"
+    ), text
+    assert "`tf.reduce_sum(votes, axis=1, keepdims=True)` is 0 for some values" in text
+    fix = fix_of(text)
+    assert fix == (
+        "shares = tf.math.divide_no_nan(tf.cast(votes, tf.float32), "
+        "tf.reduce_sum(votes, axis=1, keepdims=True))"
+    )
+    assert nan_notes(checked_report(run(kernel, fix + "\n"))) == []
+    assert value_of(kernel, "shares.numpy()[1].tolist()") == [0.0, 0.0, 0.0]
+    # Look-alikes: a deliberate minus-infinity fill and NaN sentinel stay silent.
+    cell = (
+        "blocked = tf.fill((4, 4), -np.inf)\n"
+        "gaps = np.full(5, float('nan')) / 2.0\n"
+        "means = tf.reduce_sum(votes, axis=1) / 3.0\n"
+    )
+    notes = nan_notes(checked_report(run(kernel, cell)))
+    assert notes == [], notes
+
+
+def test_a_bound_result_of_a_helper_dividing_by_a_zero_row_sum(kernel: KernelSession) -> None:
+    helper = "def row_shares(table):\n    return table / table.sum(axis=1, keepdims=True)\n"
+    run(kernel, "tally = np.array([[1.0, 3.0], [0.0, 0.0], [2.0, 2.0]])\n" + helper)
+    notes = nan_notes(checked_report(run(kernel, "mix = row_shares(tally)\n")))
+    assert len(notes) == 1, notes
+    text = notes[0]
+    assert text.startswith(
+        "`mix` (line 1 of this cell) is not finite: 2 of its 6 values are NaN"
+    ), text
+    assert (
+        "`row_shares`, line 2 of its definition, computes "
+        "`table / table.sum(axis=1, keepdims=True)`: the sum is 0 for a row" in text
+    ), text
+    fix = fix_of(text)
+    assert fix == (
+        "np.divide(table, table.sum(axis=1, keepdims=True), out=np.zeros_like(table), "
+        "where=table.sum(axis=1, keepdims=True) != 0)"
+    ), fix
+    run(kernel, helper.replace("table / table.sum(axis=1, keepdims=True)", fix))
+    assert nan_notes(checked_report(run(kernel, "mix = row_shares(tally)\n"))) == []
+    assert value_of(kernel, "mix.tolist()") == [[0.25, 0.75], [0.0, 0.0], [0.5, 0.5]]
+    # A helper normalising exps (a softmax by hand) is not blamed for an overflow's NaN.
+    run(kernel, "def by_hand(z):\n    e = np.exp(z)\n    return e / e.sum(axis=1, keepdims=True)\n")
+    notes = nan_notes(checked_report(run(kernel, "odds = by_hand(tally * 400.0)\n")))
+    assert all("by_hand" not in n for n in notes), notes
+
+
+def test_negatives_under_a_log_followed_to_a_complex_cast(kernel: KernelSession) -> None:
+    run(
+        kernel,
+        "tones = tf.random.normal((12, 512))\n"
+        "spectrum = tf.signal.rfft(tones)\n"
+        "amplitude = tf.cast(spectrum, tf.float32)\n",
+    )
+    run(kernel, "banded = tf.matmul(amplitude, tf.ones((257, 16)) / 257.0)\n")
+    cell = "log_banded = tf.math.log(banded)\n"
+    notes = nan_notes(checked_report(run(kernel, cell)))
+    assert len(notes) == 1, notes
+    text = notes[0]
+    assert (
+        "`tf.math.log(banded)` is NaN (and minus infinity at its zeros) where `banded` is negative"
+        in text
+    )
+    assert (
+        "`amplitude` was made by `amplitude = tf.cast(spectrum, tf.float32)`: a cast of the "
+        "complex `spectrum` to a float keeps only its real part"
+    ) in text, text
+    fix = fix_of(text)
+    assert fix == "amplitude = tf.abs(spectrum)"
+    run(kernel, fix + "\nbanded = tf.matmul(amplitude, tf.ones((257, 16)) / 257.0)\n")
+    assert nan_notes(checked_report(run(kernel, cell))) == []
+    assert value_of(kernel, "bool(tf.reduce_all(tf.math.is_finite(log_banded)))") is True

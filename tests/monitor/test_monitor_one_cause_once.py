@@ -207,7 +207,11 @@ gm, gc = rec.gradient(cost, [m, c])
     [note] = note_texts(run_quiet(kernel, cell))
     assert note.startswith("tape.gradient at line 8 returned None for `m`, `c`: ")
     assert "NumPy" not in note
-    assert "outside the `with tf.GradientTape()` block" in note
+    # The value computed before the tape is named (more precise than "outside the block").
+    assert (
+        "`cost` is computed inside the block from `guess`, but `guess` is computed at line 5 "
+        "(`guess = m * px + c`), before the block began"
+    ) in note, note
     # The same cell with the prediction inside the tape: silent.
     fixed = cell.replace(
         "guess = m * px + c\nwith tf.GradientTape() as rec:\n",

@@ -334,7 +334,10 @@ def _loss_outside_the_tape(context: ErrorContext) -> str | None:
     gradients = _gradients_given(line.call)
     if gradients is None:
         return None
-    return loss_outside_tape(gradients, line.frame, holds="holds only None")
+    frame = line.frame
+    return loss_outside_tape(
+        gradients, frame, holds="holds only None", lookup=lambda name: context.lookup(name, frame)
+    )
 
 
 def _augmented_assignment(parsed: ParsedError, context: ErrorContext) -> Explanation | None:

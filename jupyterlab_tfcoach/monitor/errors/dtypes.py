@@ -31,6 +31,7 @@ from jupyterlab_tfcoach.monitor.errors.context import (
 )
 from jupyterlab_tfcoach.monitor.errors.families_signatures import is_graph_function_input
 from jupyterlab_tfcoach.monitor.errors.float64_sources import made_earlier
+from jupyterlab_tfcoach.monitor.errors.function_reads import Lookup, reads_through_calls
 from jupyterlab_tfcoach.monitor.errors.loop_accumulators import accumulator_start
 from jupyterlab_tfcoach.monitor.errors.origins import origin_sentence, read_again
 
@@ -1102,7 +1103,7 @@ def explain_none_gradient(parsed: ParsedError, context: ErrorContext) -> tuple[s
         f"variable rebound to a plain tensor in an earlier step (`w = w - lr * g` makes `w` "
         f"a tensor the tape does not watch), or a variable that takes no part in the loss."
     )
-    outside = loss_outside_tape(gradient, frame)
+    outside = loss_outside_tape(gradient, frame, lookup=lambda name: context.lookup(name, frame))
     rebinding = _rebinding(statement, frame)
     if outside is not None:
         return outside, "gradient-tape"
@@ -1276,7 +1277,9 @@ def _assignment_between(tree: ast.Module, name: str, after: int, before: int) ->
     return found
 
 
-def loss_outside_tape(gradient: str, frame: CellFrame, holds: str = "is None") -> str | None:
+def loss_outside_tape(
+    gradient: str, frame: CellFrame, holds: str = "is None", lookup: Lookup | None = None
+) -> str | None:
     """``preds`` computed before ``with tf.GradientTape() as g:`` and the loss computed
     from it inside, or the loss computed after the block ended: the tape never saw the
     variables used, so its gradients are None. ``holds``: what is said of ``gradient``
@@ -1285,7 +1288,9 @@ def loss_outside_tape(gradient: str, frame: CellFrame, holds: str = "is None") -
     Read from the cell: the statement that bound the None gradient from
     ``g.gradient(loss, sources)``, the ``with ... as g:`` block before it, the loss's
     assignment there and, among the names it reads (through the block's own
-    assignments), one that was assigned before the block from a source variable.
+    assignments), one that was assigned before the block from a source variable, or from
+    a call of the learner's function that reads one (``omega = params()``; with ``lookup``,
+    the namespace the cell runs in: ``function_reads.py``).
     """
     tree = frame.tree()
     if tree is None:
@@ -1326,6 +1331,7 @@ def loss_outside_tape(gradient: str, frame: CellFrame, holds: str = "is None") -
     # The names the loss depends on, followed through the block's own assignments.
     wanted, seen, outside = [target.id], set(), None
     loss_statement = None
+    called: tuple[str, list[str]] | None = None
     while wanted and outside is None:
         name = wanted.pop()
         if name in seen:
@@ -1342,8 +1348,14 @@ def loss_outside_tape(gradient: str, frame: CellFrame, holds: str = "is None") -
             continue
         earlier = _assignment_before(tree, name, block.lineno, block)
         value = getattr(earlier, "value", None)
-        if earlier is not None and value is not None and _read_names(value) & source_names:
+        if earlier is None or value is None:
+            continue
+        if _read_names(value) & source_names:
             outside = (name, earlier)
+        elif lookup is not None:
+            through = reads_through_calls(value, source_names, lookup)
+            if through is not None:
+                outside, called = (name, earlier), through
     if outside is None:
         return None
     name, earlier = outside
@@ -1358,9 +1370,13 @@ def loss_outside_tape(gradient: str, frame: CellFrame, holds: str = "is None") -
         else f"the loss {code(target.id)} is computed inside {code(f'with ... as {tape}:')} from "
         f"{code(name)}, but {code(name)} was computed"
     )
+    reads = ""
+    if called is not None:
+        function, variables = called
+        reads = f", and {code(function)} reads {', '.join(code(v) for v in variables)}"
     return (
         f"{code(gradient)} {holds}: {subject} before the block (line {earlier.lineno}: "
-        f"{code(line)}), so the tape {code(tape)} never recorded how {code(shown_sources)} "
+        f"{code(line)}{reads}), so the tape {code(tape)} never recorded how {code(shown_sources)} "
         f"produced it, and {code(f'{tape}.gradient(...)')} returns None for them. Every "
         f"step from the variables to the loss must run inside the tape, on every training "
         f"step. Fix: move {code(line)} inside the {code(f'with ... as {tape}:')} block"

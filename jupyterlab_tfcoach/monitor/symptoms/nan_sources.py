@@ -7,20 +7,29 @@ fills its factor with NaN; ``sqrt`` of a negative is NaN; ``log`` of 0 is minus 
 and of a negative NaN; ``0 / 0`` is NaN and ``x / 0`` infinite. Samples, losses and
 predictions built on such a value are all NaN, often several cells later.
 
-The symptom, read after a cell that completed (a cell without one of these words or a
-``/`` costs one regular expression search): a name the cell assigns at its top level
-holds a float NumPy array or eager tensor of at most ``MAX_ELEMENTS`` values with NaN or
-infinity in it. The first such name, in the cell's order, whose inputs (the names its
-statement reads, when they hold arrays or tensors) are all finite is where the NaN was
-made; its statement is read for the cause:
+The symptom, read after a cell that completed (a cell without one of these words, a
+``/`` or a name bound from a call of a plain name costs one regular expression search): a
+name the cell assigns at its top level holds a float NumPy array or eager tensor of at
+most ``MAX_ELEMENTS`` values with NaN or infinity in it. The first such name, in the
+cell's order, whose inputs (the names its statement reads, when they hold arrays or
+tensors) are all finite is where the NaN was made; its statement is read for the cause:
 
 - a ``cholesky`` call of a tensor: the matrix is not positive definite as computed; fix,
   the call with a small jitter on the diagonal (``A + 1e-6 * tf.eye(n, dtype=...)``);
-- ``sqrt``/``log`` of a name holding negatives (or zeros for ``log``): tiny negatives
-  are rounding (a variance computed as a difference) and the fix clamps at 0; zeros under
-  a ``log`` are clamped to a tiny positive number; larger negatives are named, no fix;
+- ``sqrt``/``log`` (``log10``, ``log2``) of a name holding negatives (or zeros for a log):
+  tiny negatives are rounding (a variance computed as a difference) and the fix clamps at
+  0; zeros under a log are clamped to a tiny positive number; larger negatives are followed
+  back through the history's assignments to where they were made (a ``cast`` of a complex
+  STFT or FFT to a float: its fix is ``tf.abs``), else named, no fix;
 - ``a / b`` of two names, ``b`` holding zeros: ``tf.math.divide_no_nan(a, b)`` (a tensor)
   or NumPy's ``divide`` with ``where=b != 0``;
+- a statement of one division whose other operations keep finite values finite (``+``,
+  ``-``, ``*``, sums, counts, ``where``, casts, ...) holding a tensor: the divisor, whatever
+  expression it is (``tf.reduce_sum(rel, axis=-1, keepdims=True)``: a row of zeros), is 0
+  somewhere, as nothing else on the line can make NaN from finite inputs; the fix is
+  ``tf.math.divide_no_nan`` of the two sides as written;
+- a call of the learner's function that divides by a sum that can be 0 (its source read by
+  ``training/loss_divisions.py``): that line in the function, with its fix;
 - ``exp`` of a name holding values past the largest finite exp of its dtype (88.7 in
   float32): the fix is said in words (subtract the largest value first when the exps are
   normalised, or ``tf.nn.softmax``/``tf.reduce_logsumexp``), as no rewrite of a bare
@@ -43,17 +52,69 @@ from jupyterlab_tfcoach.monitor import report as reports
 from jupyterlab_tfcoach.monitor.errors.failing_line import describe
 from jupyterlab_tfcoach.monitor.report import Note
 from jupyterlab_tfcoach.monitor.symptoms.cell_reading import CellCode, held_array
-from jupyterlab_tfcoach.monitor.syntax import call_name, dotted_name, numpy_name
+from jupyterlab_tfcoach.monitor.syntax import (
+    call_name,
+    dotted_name,
+    history_assignments,
+    numpy_name,
+)
+from jupyterlab_tfcoach.monitor.training import loss_divisions
 
 SECTION = "nan-inf"
-MAX_ELEMENTS = 100_000
+MAX_ELEMENTS = 1_000_000  # a batch of spectrograms, images or embeddings
 MAX_NAMES = 8  # assigned names read per cell
-WANTED = re.compile(r"cholesky|\blog\w*\s*\(|\bsqrt\s*\(|\bexp\s*\(|/|\bdivide\b")
+# The ops read below, and a name bound from a call of a plain name (``d = helper(x)``).
+WANTED = re.compile(
+    r"cholesky|\blog\w*\s*\(|\bsqrt\s*\(|\bexp\s*\(|/|\bdivide\b"
+    r"|^[ \t]*[\w, ]+=[ \t]*[A-Za-z_]\w*\(",
+    re.MULTILINE,
+)
 # The largest argument whose exp is finite, per float type.
 _EXP_LIMIT = {"float16": 11.09, "bfloat16": 88.72, "float32": 88.72, "float64": 709.78}
 # A negative this small against the values' scale is rounding (a variance as a difference).
 ROUNDING = 1e-6
 _HELD_KINDS = ("tensor", "array")
+_ORIGIN_HOPS = 3  # names followed back for where negatives under a log come from
+_ORIGIN_ELEMENTS = 10_000_000
+_HISTORY_CELLS = 30
+_HISTORY_CHARS = 20_000
+_LOGS = frozenset({"log", "log10", "log2"})
+_ROOT_OR_LOG = _LOGS | {"sqrt"}
+# Calls that keep finite values finite: on a line of these and one division, a NaN or an
+# infinity made from finite inputs comes from that division's denominator being 0.
+_FINITE_CALLS = frozenset(
+    {
+        "reduce_sum",
+        "sum",
+        "reduce_mean",
+        "mean",
+        "reduce_max",
+        "max",
+        "count_nonzero",
+        "norm",
+        "cast",
+        "astype",
+        "abs",
+        "square",
+        "where",
+        "maximum",
+        "minimum",
+        "reshape",
+        "expand_dims",
+        "squeeze",
+        "transpose",
+        "float32",
+        "float64",
+        "constant",
+        "convert_to_tensor",
+        "asarray",
+        "array",
+        "len",
+        "float",
+        "size",
+        "shape",
+    }
+)
 
 
 def _values(value: Any) -> Any | None:
@@ -171,11 +232,7 @@ def _cause(
         if isinstance(node, ast.Call) and call_name(node) == "cholesky" and len(node.args) == 1:
             return _cholesky(code, name, node, statement, array, namespace)
     for node in ast.walk(value):
-        if (
-            isinstance(node, ast.Call)
-            and call_name(node) in ("sqrt", "log")
-            and len(node.args) == 1
-        ):
+        if isinstance(node, ast.Call) and call_name(node) in _ROOT_OR_LOG and len(node.args) == 1:
             found = _root_or_log(code, name, node, statement, namespace)
             if found is not None:
                 return found
@@ -195,7 +252,9 @@ def _cause(
             found = _division(code, name, node, node.args[0], node.args[1], statement, namespace)
             if found is not None:
                 return found
-    return None
+    return _only_division(code, name, value, statement, namespace) or _helper_division(
+        value, namespace
+    )
 
 
 def _rewritten(code: CellCode, name: str, statement: str, node: ast.AST, new: str) -> str | None:
@@ -249,7 +308,7 @@ def _root_or_log(
     kind = call_name(call)
     if kind == "sqrt" and not negatives:
         return None
-    if kind == "log" and not negatives and not zeros:
+    if kind in _LOGS and not negatives and not zeros:
         return None
     held = argument.id
     library = function.rsplit(".", 1)[0]
@@ -270,6 +329,9 @@ def _root_or_log(
             return cause + ".", _rewritten(
                 code, name, statement, call, f"{function}({clamp}({held}, 0.0))"
             )
+        origin = _negative_origin(held, namespace)
+        if origin is not None:
+            return cause + " " + origin[0], origin[1]
         return cause + f" Find what makes `{held}` negative before taking its {kind}.", None
     cause = (
         f"`{written}` is minus infinity where `{held}` is 0 ({_many(zeros)}). Keep the "
@@ -347,3 +409,126 @@ def _division(
             f"where={bottom.id} != 0)"
         )
     return cause + ".", _rewritten(code, name, statement, node, fix)
+
+
+def _only_division(
+    code: CellCode, name: str, value: ast.expr, statement: str, namespace: dict[str, Any]
+) -> tuple[str, str | None] | None:
+    """``rel / tf.reduce_sum(rel, axis=-1, keepdims=True)``: a statement of one division
+    whose other operations (``+``, ``-``, ``*``, ``_FINITE_CALLS``) keep finite values
+    finite. Its inputs being finite, the NaN (0 / 0) or infinity (x / 0) it holds can only
+    come from the denominator being 0, for some row, whatever expression it is."""
+    divisions: list[tuple[ast.AST, ast.expr, ast.expr]] = []
+    for node in ast.walk(value):
+        if isinstance(node, ast.BinOp):
+            if isinstance(node.op, ast.Div):
+                divisions.append((node, node.left, node.right))
+            elif not isinstance(node.op, ast.Add | ast.Sub | ast.Mult):
+                return None
+        elif isinstance(node, ast.Call):
+            called = call_name(node)
+            if called in ("divide", "truediv") and len(node.args) == 2:
+                divisions.append((node, node.args[0], node.args[1]))
+            elif called not in _FINITE_CALLS:
+                return None
+    if len(divisions) != 1:
+        return None
+    node, top, bottom = divisions[0]
+    written, above, below = code.segment(node), code.segment(top), code.segment(bottom)
+    if written is None or above is None or below is None or "\n" in written:
+        return None
+    result = describe("", namespace[name])
+    if result is None or result.kind != "tensor" or "tf" not in namespace:
+        return None
+    cause = (
+        f"The line's inputs are finite and its only operation that can make NaN is "
+        f"`{written}`: `{below}` is 0 for some values (a row or group whose values are all "
+        "0), and 0 / 0 is NaN, a number over 0 infinite. Where the divisor is 0, set the "
+        "result to 0"
+    )
+    fix = f"tf.math.divide_no_nan({above}, {below})"
+    return cause + ".", _rewritten(code, name, statement, node, fix)
+
+
+def _helper_division(value: ast.expr, namespace: dict[str, Any]) -> tuple[str, str | None] | None:
+    """``dist = target_dist(y)``: a call of the learner's function (or one it calls) that
+    divides by a sum that can be 0 (``training/loss_divisions.py``, read from source)."""
+    for node in ast.walk(value):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)):
+            continue
+        found = loss_divisions.zero_sum_division(namespace.get(node.func.id), namespace)
+        if found is not None:
+            cause = (
+                f"{loss_divisions.where_text(found)}: the sum is 0 for a row whose values are "
+                "all 0, and 0 / 0 is NaN. Where the sum is 0, set the result to 0 (in the "
+                "function)."
+            )
+            return cause, found.fix
+    return None
+
+
+def _newest_assignment(name: str, namespace: dict[str, Any]) -> tuple[ast.Assign, str] | None:
+    """The last top-level ``name = ...`` of the newest cell of the history assigning it."""
+    newest: tuple[ast.Assign, str] | None = None
+    for statement, source in history_assignments(name, namespace, _HISTORY_CELLS, _HISTORY_CHARS):
+        if newest is not None and source is not newest[1]:
+            break
+        if newest is None or statement.lineno > newest[0].lineno:
+            newest = statement, source
+    return newest
+
+
+def _negative_origin(name: str, namespace: dict[str, Any]) -> tuple[str, str | None] | None:
+    """Where the negatives under a ``log``/``sqrt`` come from, followed back through the
+    newest assignments of the history (``_ORIGIN_HOPS`` names): the statement whose
+    inputs hold no negatives. A ``cast`` of a complex tensor to a float there (an STFT or
+    FFT cast as if it were a magnitude) keeps the real part, negative by its phase: its
+    fix is the magnitude, ``tf.abs``."""
+    numpy = sys.modules.get("numpy")
+    current = name
+    for _ in range(_ORIGIN_HOPS):
+        found = _newest_assignment(current, namespace)
+        if found is None or numpy is None:
+            return None
+        statement, source = found
+        written = " ".join((ast.get_source_segment(source, statement) or "").split())
+        value = statement.value
+        if not written or len(written) > 120:
+            return None
+        if (
+            isinstance(value, ast.Call)
+            and call_name(value) == "cast"
+            and value.args
+            and isinstance(value.args[0], ast.Name)
+            and value.args[0].id in namespace
+        ):
+            cast = describe("", namespace[value.args[0].id])
+            root = (dotted_name(value.func) or "").split(".", 1)[0]
+            if cast is not None and (cast.dtype or "").startswith("complex") and root:
+                made = value.args[0].id
+                return (
+                    f"`{current}` was made by `{written}`: a cast of the complex `{made}` to "
+                    f"a float keeps only its real part, which is negative wherever its phase "
+                    f"says so, not its magnitude. Take the magnitude where `{current}` is made "
+                    "(then run the cells after it again).",
+                    f"{current} = {root}.abs({made})",
+                )
+        negative = None
+        for read in dict.fromkeys(_read_names(value)):
+            if read == current or read not in namespace:
+                continue
+            # Read only once a NaN was found (the explaining budget): larger arrays too.
+            values = held_array(namespace[read], _ORIGIN_ELEMENTS, ("float",))
+            if values is not None and bool((values < 0).any()):
+                negative = read
+                break
+        if negative is None:
+            if current == name:
+                return None
+            return (
+                f"The negatives come from `{current}`, made by `{written}`. Find why it is "
+                f"negative before taking the log of what is computed from it.",
+                None,
+            )
+        current = negative
+    return None

@@ -28,11 +28,12 @@ the model: the optimizer's learning rate at the end of the run (a schedule asked
 optimizer's last step, a library schedule only) against the usual range of its kind, the
 range of the inputs trained on (``input_ranges.py``) with no normalising layer in the
 model, labels that hold a single value, regression targets far from unit scale, a Dropout
-rate that drops most units, labels mostly of one class. The entry says the symptom with
-its numbers, each cause found with its fix in the learner's names (the optimizer's
-constructor as written with the usual rate, the inputs or targets divided by their largest
-value); with no cause, the symptom and what was checked and found in order, so the
-learner knows where to look next.
+rate that drops most units, labels mostly of one class, and, for a loss gone NaN, a
+division in the learner's loss function by a sum that can be 0 (``loss_divisions.py``).
+The entry says the symptom with its numbers, each cause found with its fix in the
+learner's names (the optimizer's constructor as written with the usual rate, the inputs or
+targets divided by their largest value); with no cause, the symptom and what was checked
+and found in order, so the learner knows where to look next.
 
 Only told when no other entry of the cell's report explains it (``extension.py`` asks
 only then), once per model or call site. Runs only after a cell in which ``fit``,
@@ -54,12 +55,13 @@ from jupyterlab_tfcoach.monitor import report as reports
 from jupyterlab_tfcoach.monitor.names import name_bound_to
 from jupyterlab_tfcoach.monitor.report import Note
 from jupyterlab_tfcoach.monitor.stored_state import (
+    instance_dict,
     is_library_class,
     keras_layers,
     library_attribute,
     stored,
 )
-from jupyterlab_tfcoach.monitor.training import inverted_weights, user_code
+from jupyterlab_tfcoach.monitor.training import inverted_weights, loss_divisions, user_code
 from jupyterlab_tfcoach.monitor.training.loss_agreement import EXPECTS, findings
 
 SECTION = "stopped-learning"  # training that runs and learns nothing
@@ -566,6 +568,12 @@ def fit_notes(
             inverted = _inverted_loss(model)
             if inverted is not None:
                 found.causes.append(inverted_weights.cause_text(inverted))
+        if kind == "diverged" and _nonfinite(run.history):
+            division = loss_divisions.zero_sum_division(
+                (instance_dict(model) or {}).get("loss"), namespace
+            )
+            if division is not None:
+                found.causes.append(loss_divisions.cause_text(division))
         diagnoser.labels(setup, kind, found)
         diagnoser.inputs(model, trained_range(model), found)
         optimizer = stored(model, "optimizer")

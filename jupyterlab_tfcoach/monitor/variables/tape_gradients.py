@@ -27,6 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from jupyterlab_tfcoach.monitor.errors.function_reads import reads_through_calls
 from jupyterlab_tfcoach.monitor.hooks import MethodHooks
 from jupyterlab_tfcoach.monitor.locations import CellLocator, caller_frame
 from jupyterlab_tfcoach.monitor.report import Note, note
@@ -120,6 +121,12 @@ class TargetOutsideBlock:
     with_line: int
     after: bool  # assigned after the block ended (else before it began)
     opening: str  # the block's first line as written: "with tf.GradientTape() as tape:"
+    # When the target itself is computed inside the block: the target, and ``target``
+    # above is the value it reads that was computed before the block from the sources.
+    loss: str | None = None
+    # (the learner's function called in that statement, the sources it reads).
+    through: tuple[str, list[str]] | None = None
+    reads: frozenset[str] = frozenset()  # the source names that statement reads
 
 
 def target_outside_block(frame: Any, tape: Any) -> TargetOutsideBlock | None:
@@ -141,6 +148,7 @@ def target_outside_block(frame: Any, tape: Any) -> TargetOutsideBlock | None:
         target: str | None = None
         tape_name = ""
         opened_by: ast.withitem | None = None
+        sources: ast.expr | None = None
         for node in ast.walk(tree):
             if isinstance(node, ast.With) and node.lineno <= line:
                 for item in node.items:
@@ -159,6 +167,7 @@ def target_outside_block(frame: Any, tape: Any) -> TargetOutsideBlock | None:
                 and isinstance(node.args[0], ast.Name)
             ):
                 target = node.args[0].id
+                sources = node.args[1] if len(node.args) > 1 else None
         if block is None or target is None:
             return None
         assignment: ast.stmt | None = None
@@ -174,11 +183,23 @@ def target_outside_block(frame: Any, tape: Any) -> TargetOutsideBlock | None:
         if assignment is None:
             return None
         end = block.end_lineno or block.lineno
-        if block.lineno <= assignment.lineno <= end:
-            return None
-        statement = ast.get_source_segment(source, assignment) or target
         made = ast.get_source_segment(source, opened_by.context_expr) if opened_by else None
         opening = f"with {' '.join((made or '...').split())} as {tape_name}:"
+        loss: str | None = None
+        through: tuple[str, list[str]] | None = None
+        reads: frozenset[str] = frozenset()
+        if block.lineno <= assignment.lineno <= end:
+            if sources is None:
+                return None
+            found = _input_before_block(tree, block, target, sources, frame)
+            if found is None:
+                return None
+            loss, (target, assignment, through) = target, found
+            value = getattr(assignment, "value", None)
+            reads = frozenset(through[1]) if through is not None else frozenset()
+            if value is not None:
+                reads |= _loaded(value)
+        statement = ast.get_source_segment(source, assignment) or target
         return TargetOutsideBlock(
             target,
             assignment.lineno,
@@ -187,9 +208,79 @@ def target_outside_block(frame: Any, tape: Any) -> TargetOutsideBlock | None:
             block.lineno,
             assignment.lineno > end,
             opening,
+            loss,
+            through,
+            reads,
         )
     except Exception:
         return None
+
+
+def _stored(node: ast.AST) -> set[str]:
+    return {
+        n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+    }
+
+
+def _loaded(node: ast.AST) -> set[str]:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+
+
+def _input_before_block(
+    tree: ast.Module, block: ast.With, target: str, sources: ast.expr, frame: Any
+) -> tuple[str, ast.stmt, tuple[str, list[str]] | None] | None:
+    """A name the target is computed from inside ``block`` (through the block's own
+    assignments) that was assigned before the block from the sources: directly
+    (``pred = x @ w``) or through a call of the learner's function that reads them
+    (``omega, zeta = params()``, ``function_reads.py``). (the name, its assignment, the
+    function and the sources it reads when through a call)."""
+    source_names = _loaded(sources)
+    inside = [
+        node
+        for child in block.body
+        for node in ast.walk(child)
+        if isinstance(node, ast.Assign | ast.AnnAssign | ast.AugAssign)
+    ]
+    inside_ids = {id(node) for node in ast.walk(block)}
+
+    def lookup(name: str) -> tuple[bool, Any]:
+        for names in (frame.f_locals, frame.f_globals):
+            if name in names:
+                return True, names[name]
+        return False, None
+
+    wanted, seen = [target], set()
+    while wanted:
+        name = wanted.pop()
+        if name in seen or name in source_names:
+            continue
+        seen.add(name)
+        bound = [node for node in inside if name in _stored(node)]
+        if bound:
+            for node in bound:
+                if node.value is not None:
+                    wanted.extend(_loaded(node.value))
+            continue
+        earlier = [
+            node
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Assign | ast.AnnAssign | ast.AugAssign)
+            and id(node) not in inside_ids
+            and node.lineno < block.lineno
+            and name in _stored(node)
+        ]
+        if not earlier:
+            continue
+        assignment = max(earlier, key=lambda node: node.lineno)
+        value = assignment.value
+        if value is None:
+            continue
+        if _loaded(value) & source_names:
+            return name, assignment, None
+        through = reads_through_calls(value, source_names, lookup)
+        if through is not None:
+            return name, assignment, through
+    return None
 
 
 def _with_called_functions(block: str, frame: Any) -> str:
@@ -401,7 +492,11 @@ class GradientWatcher:
         for position, (source, gradient) in enumerate(zip(flat_sources, flat_result, strict=True)):
             if gradient is None:
                 why = self._why(source, block)
-                if outside is not None and why[0].startswith(NOT_CONNECTED):
+                if (
+                    outside is not None
+                    and why[0].startswith(NOT_CONNECTED)
+                    and self._explains(outside, source)
+                ):
                     why = self._outside(outside, why[1])
                 groups.setdefault(why, []).append((position, source))
         for (why, section), members in groups.items():
@@ -466,10 +561,32 @@ class GradientWatcher:
                 )
         return self._not_connected(block)
 
+    def _explains(self, found: TargetOutsideBlock, source: Any) -> bool:
+        """A value computed before the block explains a named source's None gradient only
+        when that statement reads the source (a source known by no name: assumed)."""
+        if found.loss is None:
+            return True
+        name = self.name_of(source) if self.name_of is not None else None
+        return name is None or name in found.reads
+
     @staticmethod
     def _outside(found: TargetOutsideBlock, section: str) -> tuple[str, str]:
         """The target was computed outside the tape's block: name the line and the move."""
         when = "after the block ended" if found.after else "before the block began"
+        if found.loss is not None:
+            reads = ""
+            if found.through is not None:
+                function, variables = found.through
+                reads = f", and `{function}` reads {', '.join(f'`{v}`' for v in variables)}"
+            return (
+                f"{NOT_CONNECTED}: `{found.loss}` is computed inside the block from "
+                f"`{found.target}`, but `{found.target}` is computed at line {found.line} "
+                f"(`{found.statement}`{reads}), before the block began (`{found.opening}` at "
+                f"line {found.with_line}), so `{found.tape}` recorded none of how the "
+                f"variables made it. Move that line inside the `with` block of `{found.tape}` "
+                f"(indent it under line {found.with_line}, before the loss).",
+                section,
+            )
         return (
             f"{NOT_CONNECTED}: `{found.target}` is computed at line {found.line} "
             f"(`{found.statement}`), {when} (`{found.opening}` at line "
