@@ -36,6 +36,7 @@ from jupyterlab_tfcoach.monitor.syntax import (
     parsed_source,
     scope_statements,
     source_segment,
+    walk_nodes,
 )
 
 SECTION = "dtype-casting"
@@ -107,23 +108,36 @@ def notes(source: str, namespace: Mapping[str, Any]) -> list[Note]:
     tree = parsed_source(source)
     if tree is None:
         return []
+    # The lines of the cell's casts to a real dtype: a statement without one has nothing
+    # to tell, and most cells have none.
+    cast_lines = [
+        node.lineno
+        for node in walk_nodes(tree)
+        if isinstance(node, ast.Call) and _cast_parts(node) is not None
+    ]
+    if not cast_lines:
+        return []
     for scope in function_scopes(tree):
         top_level = scope is tree
         where = "" if top_level else f" in `{getattr(scope, 'name', '')}`"
         made: dict[str, str] = {}  # name -> the complex-making call it was bound to
         statements = list(scope_statements(getattr(scope, "body", [])))
         for index, statement in enumerate(statements):
-            # A name bound again later in the cell held something else at the cast.
-            rebound = {
-                target.id
-                for later in statements[index + 1 :]
-                if isinstance(later, ast.Assign | ast.AugAssign | ast.AnnAssign)
-                for target in ast.walk(later)
-                if isinstance(target, ast.Name) and isinstance(target.ctx, ast.Store)
-            }
-            note = _statement_note(source, statement, made, rebound, where, namespace)
-            if note is not None:
-                return [note]
+            last = statement.end_lineno or statement.lineno
+            if any(statement.lineno <= line <= last for line in cast_lines):
+                # A name bound again later in the cell held something else at the cast.
+                # Read only for a statement that casts: the walk over the later
+                # statements would otherwise be repeated for every statement of the cell.
+                rebound = {
+                    target.id
+                    for later in statements[index + 1 :]
+                    if isinstance(later, ast.Assign | ast.AugAssign | ast.AnnAssign)
+                    for target in ast.walk(later)
+                    if isinstance(target, ast.Name) and isinstance(target.ctx, ast.Store)
+                }
+                note = _statement_note(source, statement, made, rebound, where, namespace)
+                if note is not None:
+                    return [note]
             if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
                 target = statement.targets[0]
                 if isinstance(target, ast.Name):
