@@ -630,3 +630,14 @@ def bound_names(
         if isinstance(inner, ast.Name) and isinstance(inner.ctx, ast.Store)
     )
     return names
+
+
+def innermost_function(tree: ast.AST, line: int) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    """The innermost function of the cell whose body holds ``line``."""
+    found = None
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
+            if node.body[0].lineno <= line <= (node.end_lineno or node.lineno):
+                if found is None or node.lineno > found.lineno:
+                    found = node
+    return found

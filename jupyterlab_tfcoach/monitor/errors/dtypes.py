@@ -23,6 +23,7 @@ from jupyterlab_tfcoach.monitor.errors.context import (
     ErrorContext,
     ParsedError,
     code,
+    innermost_function,
     is_postfix_safe,
     kind_of,
     rewrite,
@@ -533,7 +534,7 @@ def _cast_everywhere(frame: CellFrame, operand: ast.expr, cast: str) -> dict[int
     if tree is None or statement is None or isinstance(operand, ast.Name):
         return None  # a name read again is cast where it is made (``_cast_at_source``)
     wanted = ast.dump(operand)
-    function = _enclosing_function(tree, frame.position.line)
+    function = innermost_function(tree, frame.position.line)
     scope: ast.AST = function if function is not None else tree
     end = statement.end_lineno or statement.lineno
     found: dict[int, str] = {}
@@ -661,19 +662,6 @@ def _uses(scope: ast.AST, name: str) -> int:
     )
 
 
-def _enclosing_function(
-    tree: ast.Module, line: int
-) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
-    """The innermost function of the cell whose body holds ``line``."""
-    found = None
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
-            if node.body[0].lineno <= line <= (node.end_lineno or node.lineno):
-                if found is None or node.lineno > found.lineno:
-                    found = node
-    return found
-
-
 def _cast_at_source(
     frame: CellFrame,
     context: ErrorContext,
@@ -695,7 +683,7 @@ def _cast_at_source(
     tree, statement = frame.tree(), frame.statement()
     if tree is None or statement is None:
         return None
-    function = _enclosing_function(tree, frame.position.line)
+    function = innermost_function(tree, frame.position.line)
     scope: ast.AST = function if function is not None else statement
     uses = _uses(scope, name)
     # A name the cell reads again below the failing line fails there next (or carries the

@@ -24,6 +24,7 @@ from jupyterlab_tfcoach.monitor.errors.context import (
     CellFrame,
     ErrorContext,
     code,
+    innermost_function,
     is_postfix_safe,
     kind_of,
 )
@@ -42,16 +43,7 @@ def _dtype_name(value: object) -> str | None:
 
 def _function(frame: CellFrame) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
     tree = frame.tree()
-    if tree is None:
-        return None
-    line = frame.position.line
-    found = None
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
-            if node.body[0].lineno <= line <= (node.end_lineno or node.lineno):
-                if found is None or node.lineno > found.lineno:
-                    found = node
-    return found
+    return None if tree is None else innermost_function(tree, frame.position.line)
 
 
 def _parameters(function: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:

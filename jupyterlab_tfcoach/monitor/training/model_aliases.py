@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import ast
 import weakref
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -136,18 +136,7 @@ class ModelAliasCheck:
     def _remember_shared(self, tree: ast.Module, source: str, namespace: Mapping[str, Any]) -> None:
         history = namespace.get("In")
         count = len(history) - 1 if type(history) is list and history else None
-        for statement in tree.body:
-            if not (
-                isinstance(statement, ast.Assign)
-                and len(statement.targets) == 1
-                and isinstance(statement.targets[0], ast.Name)
-                and isinstance(statement.value, ast.Name)
-            ):
-                continue
-            new, old = statement.targets[0].id, statement.value.id
-            model = namespace.get(new)
-            if new == old or model is None or namespace.get(old) is not model:
-                continue
+        for statement, new, old, model in _name_aliases(tree, namespace):
             if not weight_copies.keras_model(model):
                 continue
             try:
@@ -187,18 +176,7 @@ class ModelAliasCheck:
         return []
 
     def _remember(self, tree: ast.Module, source: str, namespace: Mapping[str, Any]) -> None:
-        for statement in tree.body:
-            if not (
-                isinstance(statement, ast.Assign)
-                and len(statement.targets) == 1
-                and isinstance(statement.targets[0], ast.Name)
-                and isinstance(statement.value, ast.Name)
-            ):
-                continue
-            new, old = statement.targets[0].id, statement.value.id
-            model = namespace.get(new)
-            if new == old or model is None or namespace.get(old) is not model:
-                continue
+        for statement, new, old, model in _name_aliases(tree, namespace):
             if not _trained_keras_model(model):
                 continue
             # The History must be from a fit before the second name: a cell that trains
@@ -212,6 +190,25 @@ class ModelAliasCheck:
             text = ast.get_source_segment(source, statement) or f"{new} = {old}"
             self._aliases = [a for a in self._aliases if a.new != new][-MAX_KEPT + 1 :]
             self._aliases.append(_Alias(new, old, reference, text))
+
+
+def _name_aliases(
+    tree: ast.Module, namespace: Mapping[str, Any]
+) -> Iterator[tuple[ast.Assign, str, str, Any]]:
+    """(statement, new, old, the object) for each top-level ``new = old`` of the cell after
+    which both names hold one object."""
+    for statement in tree.body:
+        if not (
+            isinstance(statement, ast.Assign)
+            and len(statement.targets) == 1
+            and isinstance(statement.targets[0], ast.Name)
+            and isinstance(statement.value, ast.Name)
+        ):
+            continue
+        new, old = statement.targets[0].id, statement.value.id
+        model = namespace.get(new)
+        if new != old and model is not None and namespace.get(old) is model:
+            yield statement, new, old, model
 
 
 def _note(alias: _Alias) -> Note:
