@@ -50,7 +50,7 @@ adam.apply_gradients(zip(steps, [log_rate, raw_level]))
     text = error["explanation"]
     assert error["course"]["section"] == "gradient-tape"
     assert (
-        "but `k` was computed before the block (line 1: `k, level = positive_params()`, and "
+        "but `level` was computed before the block (line 1: `k, level = positive_params()`, and "
         "`positive_params` reads `log_rate`, `raw_level`)"
     ) in text, text
     assert "the tape `recorder` never recorded" in text

@@ -32,7 +32,11 @@ from jupyterlab_tfcoach.monitor.errors.context import (
 )
 from jupyterlab_tfcoach.monitor.errors.families_signatures import is_graph_function_input
 from jupyterlab_tfcoach.monitor.errors.float64_sources import made_earlier
-from jupyterlab_tfcoach.monitor.errors.function_reads import Lookup, reads_through_calls
+from jupyterlab_tfcoach.monitor.errors.function_reads import (
+    Lookup,
+    names_in_source_order,
+    reads_through_calls,
+)
 from jupyterlab_tfcoach.monitor.errors.loop_accumulators import accumulator_start
 from jupyterlab_tfcoach.monitor.errors.origins import origin_sentence, read_again
 
@@ -1330,7 +1334,10 @@ def loss_outside_tape(
             if name == target.id:
                 loss_statement = bound[-1]
             for node in bound:
-                wanted.extend(_read_names(node.value) if node.value is not None else set())  # type: ignore[attr-defined]
+                if node.value is not None:  # type: ignore[attr-defined]
+                    # First written, first followed (``pop`` takes from the end): a set's
+                    # order changes with the hash seed, and so would the name told.
+                    wanted.extend(reversed(names_in_source_order(node.value)))  # type: ignore[attr-defined]
             continue
         if name in source_names:
             continue

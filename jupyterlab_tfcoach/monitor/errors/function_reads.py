@@ -72,6 +72,13 @@ def _definition(function: Any) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
     return found[1] if found is not None else None
 
 
+def names_in_source_order(node: ast.AST) -> list[str]:
+    """The names ``node`` reads, each once, in the order they are written."""
+    loads = [n for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)]
+    loads.sort(key=lambda n: (n.lineno, n.col_offset))
+    return list(dict.fromkeys(n.id for n in loads))
+
+
 def reads_through_calls(
     expression: ast.AST, wanted: Collection[str], lookup: Lookup
 ) -> tuple[str, list[str]] | None:

@@ -27,7 +27,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from jupyterlab_tfcoach.monitor.errors.function_reads import reads_through_calls
+from jupyterlab_tfcoach.monitor.errors.function_reads import (
+    names_in_source_order,
+    reads_through_calls,
+)
 from jupyterlab_tfcoach.monitor.hooks import MethodHooks
 from jupyterlab_tfcoach.monitor.locations import CellLocator, caller_frame
 from jupyterlab_tfcoach.monitor.report import Note, note
@@ -259,7 +262,9 @@ def _input_before_block(
         if bound:
             for node in bound:
                 if node.value is not None:
-                    wanted.extend(_loaded(node.value))
+                    # First written, first followed: a set's order changes with the hash
+                    # seed, and so would the name the note tells.
+                    wanted.extend(reversed(names_in_source_order(node.value)))
             continue
         earlier = [
             node
