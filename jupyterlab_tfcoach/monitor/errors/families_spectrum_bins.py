@@ -28,6 +28,7 @@ from jupyterlab_tfcoach.monitor.errors.family_record import (
     Recognised,
     shape_list,
 )
+from jupyterlab_tfcoach.monitor.errors.written_numbers import whole_number
 
 _MATMUL_EAGER = re.compile(
     r"Matrix size-incompatible: In\[0\]: \[(?P<a>[\d,]*)\], In\[1\]: \[(?P<b>[\d,]*)\]"
@@ -82,29 +83,6 @@ def _called(node: ast.Call) -> str:
     return func.id if isinstance(func, ast.Name) else ""
 
 
-def _evaluate(node: ast.expr, namespace: dict[str, object]) -> int | None:
-    """A whole-number expression written with literals, names holding ints and + - * //."""
-    if isinstance(node, ast.Constant) and type(node.value) is int:
-        return node.value
-    if isinstance(node, ast.Name):
-        value = namespace.get(node.id)
-        return value if type(value) is int else None
-    if isinstance(node, ast.BinOp) and isinstance(
-        node.op, (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv)
-    ):
-        left, right = _evaluate(node.left, namespace), _evaluate(node.right, namespace)
-        if left is None or right is None:
-            return None
-        if isinstance(node.op, ast.Add):
-            return left + right
-        if isinstance(node.op, ast.Sub):
-            return left - right
-        if isinstance(node.op, ast.Mult):
-            return left * right
-        return left // right if right else None
-    return None
-
-
 def _corrected(written: str, node: ast.expr, value: int, length: int) -> str:
     """The learner's expression for the bins, corrected: ``512 // 2`` -> ``512 // 2 + 1``,
     ``fft_size`` (the length) -> ``fft_size // 2 + 1``, a bare 256 -> ``512 // 2 + 1``."""
@@ -149,7 +127,7 @@ def _read_bins(error: Recognised, line: FailingLine, context: ErrorContext) -> F
                 continue
             spectral = True
             if node.arg == _BINS_KEYWORD and argument is None:
-                value = _evaluate(node.value, namespace)
+                value = whole_number(node.value, namespace)
                 written = cell.segment(node.value)
                 holder = _statement_of(tree, node)
                 if value == other and written and "\n" not in written and holder is not None:
