@@ -100,6 +100,7 @@ from jupyterlab_tfcoach.monitor.tftypes import TfTypes, tensorflow_module
 from jupyterlab_tfcoach.monitor.traces.definitions import DefinitionChecker
 from jupyterlab_tfcoach.monitor.traces.registry import TraceRegistry
 from jupyterlab_tfcoach.monitor.training import run_outcomes
+from jupyterlab_tfcoach.monitor.training.accumulator_resets import notes as accumulator_notes
 from jupyterlab_tfcoach.monitor.training.callback_keys import CallbackKeyCheck
 from jupyterlab_tfcoach.monitor.training.checkpoint_restores import CheckpointRestoreWatcher
 from jupyterlab_tfcoach.monitor.training.detached_restores import notes as detached_restore_notes
@@ -111,7 +112,9 @@ from jupyterlab_tfcoach.monitor.training.frozen_parameters import FrozenParamete
 from jupyterlab_tfcoach.monitor.training.history_reads import notes as history_read_notes
 from jupyterlab_tfcoach.monitor.training.loss_model_checks import CHECKS as LOSS_MODEL_CHECKS
 from jupyterlab_tfcoach.monitor.training.loss_parameters import swapped_loss_class_notes
+from jupyterlab_tfcoach.monitor.training.loss_scaling_steps import notes as loss_scaling_notes
 from jupyterlab_tfcoach.monitor.training.multilabel_heads import notes as multilabel_head_notes
+from jupyterlab_tfcoach.monitor.training.schedule_calls import notes as schedule_call_notes
 from jupyterlab_tfcoach.monitor.training.split_after_scaling import (
     notes as split_after_scaling_notes,
 )
@@ -650,6 +653,9 @@ class Monitor:
             metric_reuse.notes,
             exact_accuracy.notes,
             step_definition_notes,
+            accumulator_notes,
+            loss_scaling_notes,
+            schedule_call_notes,
             detached_restore_notes,
             zero_matrix_notes,
             mask_polarity.notes,

@@ -27,6 +27,8 @@ from jupyterlab_tfcoach.monitor.errors.family_record import Finding, tf_alias
 _SECTION = "keras-model-api"
 _LOOP_SECTION = "training-loop"
 _TRAINING_SECTION = "training-argument"
+# Module 8's section on float16 compute and loss scaling.
+_SCALING_SECTION = "mixed-precision"
 _VARIABLE_KINDS = ("variable", "keras_variable")
 _VALUE_KINDS = ("variable", "keras_variable", "tensor")
 _MAX_LISTED = 400
@@ -212,6 +214,93 @@ def _minimize(
     return Finding(rule + ".", fix, section=_LOOP_SECTION)
 
 
+# tf.keras 2's LossScaleOptimizer methods -> how Keras 3 writes the same work.
+_KERAS2_SCALING = ("get_scaled_loss", "get_unscaled_gradients")
+
+
+def _scaling_fixed(statement: ast.stmt, call: ast.Call, line: FailingLine) -> str | None:
+    """``name = opt.get_scaled_loss(loss)`` -> ``name = opt.scale_loss(loss)``;
+    ``name = opt.get_unscaled_gradients(grads)`` -> ``name = grads`` (``apply_gradients``
+    unscales). Only a single-name assignment of the call itself is rewritten."""
+    if not (
+        isinstance(statement, ast.Assign)
+        and len(statement.targets) == 1
+        and isinstance(statement.targets[0], ast.Name)
+        and statement.value is call
+        and isinstance(call.func, ast.Attribute)
+        and len(call.args) == 1
+        and not call.keywords
+    ):
+        return None
+    owner = line.frame.segment(call.func.value)
+    argument = line.frame.segment(call.args[0])
+    if not _one_line(owner) or not _one_line(argument):
+        return None
+    target = statement.targets[0].id  # type: ignore[attr-defined]
+    if call.func.attr == "get_scaled_loss":
+        return f"{target} = {owner}.scale_loss({argument})"
+    return f"{target} = {argument}"
+
+
+def _statement_of(tree: ast.AST, node: ast.AST) -> ast.stmt | None:
+    """The innermost statement holding ``node``."""
+    found: ast.stmt | None = None
+    for statement in ast.walk(tree):
+        if isinstance(statement, ast.stmt) and not isinstance(
+            statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.With, ast.For)
+        ):
+            if any(part is node for part in ast.walk(statement)):
+                found = statement
+    return found
+
+
+def _loss_scaling(
+    node: ast.Attribute, call: ast.Call | None, line: FailingLine, context: ErrorContext
+) -> Finding:
+    del context  # the rewrite is read from the cell's source alone
+    owner = line.frame.segment(node.value) or "opt"
+    owner = owner if _one_line(owner) and len(owner) <= 40 else "opt"
+    rule = (
+        f"{code(owner + '.' + node.attr)} is tf.keras 2's: Keras 3's `LossScaleOptimizer` has "
+        "no `get_scaled_loss` and no `get_unscaled_gradients`. Under the tape the loss is "
+        f"scaled with {code(owner + '.scale_loss(loss)')}, the tape's gradients of that "
+        f"scaled loss go to {code(owner + '.apply_gradients')} as they are, and it divides "
+        "them by the scale itself (and skips a step whose gradients overflowed)"
+    )
+    tree = line.frame.tree()
+    if call is None or tree is None:
+        return Finding(rule + ".", None, section=_SCALING_SECTION)
+    statement = _statement_of(tree, call)
+    fixed = _scaling_fixed(statement, call, line) if statement is not None else None
+    if fixed is None:
+        return Finding(rule + ".", None, section=_SCALING_SECTION)
+    # The cell's other tf.keras 2 scaling calls fail next once this one is fixed.
+    others: list[str] = []
+    for other in sorted(
+        (
+            n
+            for n in ast.walk(tree)
+            if isinstance(n, ast.Call)
+            and n is not call
+            and isinstance(n.func, ast.Attribute)
+            and n.func.attr in _KERAS2_SCALING
+        ),
+        key=lambda n: (n.lineno, n.col_offset),
+    ):
+        other_statement = _statement_of(tree, other)
+        other_fixed = (
+            _scaling_fixed(other_statement, other, line) if other_statement is not None else None
+        )
+        if other_fixed is None or other_statement is None:
+            return Finding(rule + ".", None, section=_SCALING_SECTION)
+        others.append(f"on line {other_statement.lineno} {code(other_fixed)}")
+    where = f"on line {statement.lineno} " if statement.lineno == line.frame.position.line else ""
+    fix = f"{where}{code(fixed)}"
+    if others:
+        fix = f"{', '.join(others)}, and {fix}"
+    return Finding(rule + ".", fix, section=_SCALING_SECTION)
+
+
 Reading = Callable[[ast.Attribute, ast.Call | None, FailingLine, ErrorContext], Finding]
 
 # (the kind of owner, as ``families_api_names`` names it; the missing name) -> the reading.
@@ -223,6 +312,8 @@ REMOVED_CALLS: dict[tuple[str, str], Reading] = {
     ("keras.backend", "set_learning_phase"): _learning_phase,
     ("keras.backend", "learning_phase"): _learning_phase,
     ("optimizer", "minimize"): _minimize,
+    ("optimizer", "get_scaled_loss"): _loss_scaling,
+    ("optimizer", "get_unscaled_gradients"): _loss_scaling,
 }
 
 

@@ -199,7 +199,9 @@ def _attribute_set(error: Recognised, line: FailingLine, context: ErrorContext) 
         f"{': ' + key if key else ''}"
     )
     if "LearningRateSchedule" in text:
-        scheduled = _scheduled(owner, attribute, value, context)
+        scheduled = _scheduled(owner, attribute, value, context) or _separate_optimizer(
+            owner, attribute, value, context
+        )
         if scheduled is not None:
             return Finding(rule + scheduled[0], scheduled[1])
     made = _construction(owner, attribute, context)
@@ -260,6 +262,55 @@ def _scheduled(
             code(fixed),
         )
     return None
+
+
+def _separate_optimizer(
+    owner: str, attribute: str, value: str, context: ErrorContext
+) -> tuple[str, str] | None:
+    """An optimizer built on a schedule somewhere inside its construction (wrapped, as
+    ``LossScaleOptimizer(SGD(learning_rate=sched, momentum=0.9))``, or written over
+    several lines), given a float rate for a new phase. The schedule is evaluated at the
+    optimizer's step count, so the rate is not the optimizer's to set; the fix is a
+    separate optimizer made as the old one was with the float in the schedule's place,
+    bound to the same name so the learner's code that reads it applies it."""
+    made = next(iter(assignments_in_cells(owner, context)), None)
+    if made is None or not isinstance(made[1].value, ast.Call):
+        return None
+    cell, node = made
+    keywords = [
+        k
+        for k in ast.walk(node.value)
+        if isinstance(k, ast.keyword)
+        and k.arg == attribute
+        and not isinstance(k.value, ast.Constant)
+    ]
+    if len(keywords) != 1:
+        return None
+    schedule = keywords[0].value
+    schedule_text = cell.segment(schedule) or ""
+    try:
+        # The float is put in as a name so that it reads as the learner wrote it.
+        keywords[0].value = ast.Name(id=value, ctx=ast.Load())
+        fixed = f"{owner} = {ast.unparse(node.value)}"
+    except Exception:
+        return None
+    finally:
+        keywords[0].value = schedule
+    if len(fixed) > _MAX_SHOWN or "\n" in fixed:
+        return None
+    shown = f" {code(schedule_text)}" if 0 < len(schedule_text) <= 40 else ""
+    return (
+        f". {code(owner)} was built on the learning-rate schedule{shown}, which Keras "
+        f"evaluates at the optimizer's step count ({code(owner + '.iterations')}) before "
+        f"every update: the rate is the schedule's, not a value the optimizer holds, so "
+        f"there is none to set, and a float in its place would end the schedule. For a "
+        f"new phase at {code(value)} (fine-tuning), use a separate optimizer made as "
+        f"{code(owner)} was, with {code(value)} in place of the schedule; bound to "
+        f"{code(owner)}, the code that reads {code(owner)} applies it (a model compiled "
+        f"with the old one must be compiled again, and a `tf.function` traced with it "
+        f"defined again).",
+        f"in place of {code(f'{owner}.{attribute} = {value}')}, {code(fixed)}",
+    )
 
 
 def _construction(owner: str, attribute: str, context: ErrorContext) -> tuple[str, str, str] | None:
