@@ -88,3 +88,42 @@ out = weigh(tf.ones(2))
 def test_float32_made_already_gets_no_entry(kernel: KernelSession) -> None:
     runs_cleanly(kernel, SOLVER)
     runs_cleanly(kernel, "end = run_steps(tf.Variable(2.0), tf.constant([0.5, 1.0]), 3)")
+
+
+MLP = """def mlp_out(params, inputs):
+    z = tf.convert_to_tensor(inputs)
+    for k in range(0, len(params) - 2, 2):
+        z = tf.tanh(z @ params[k] + params[k + 1])
+    return z @ params[-2] + params[-1]
+
+params = [tf.Variable(tf.ones((2, 8))), tf.Variable(tf.zeros(8)),
+          tf.Variable(tf.ones((8, 1))), tf.Variable(tf.zeros(1))]
+"""
+
+
+def test_numpy_data_the_cell_passes_is_made_float32_not_cast_in_the_function(
+    kernel: KernelSession,
+) -> None:
+    """The learner's function is right; the cell passes an array NumPy made float64 by
+    default (``np.random.normal``): the fix makes the data float32 where it is made, not a
+    cast inside the function."""
+    runs_cleanly(kernel, MLP)
+    cell = """probe = np.random.normal(size=(30, 2))
+scores = mlp_out(params, probe)
+"""
+    text = failing(kernel, cell)["explanation"]
+    assert "The float64 comes from `probe`" in text
+    assert "(NumPy's `normal` makes float64 unless told otherwise)" in text
+    fix = fix_of(text)
+    assert fix == "probe = np.random.normal(size=(30, 2)).astype(np.float32)"
+    runs_cleanly(kernel, cell.replace("probe = np.random.normal(size=(30, 2))", fix))
+    assert value_of(kernel, "scores.dtype.name") == "float32"
+    # A tensor made from np.linspace in an earlier cell: given a dtype where it is made.
+    runs_cleanly(kernel, "sweep = tf.constant(np.linspace(-1, 1, 40).reshape(-1, 2))")
+    text = failing(kernel, "curve = mlp_out(params, sweep)")["explanation"]
+    assert "(NumPy's `linspace` makes float64 unless told otherwise)" in text
+    fix = fix_of(text)
+    assert fix == "sweep = tf.constant(np.linspace(-1, 1, 40).reshape(-1, 2), dtype=tf.float32)"
+    runs_cleanly(kernel, f"{fix}\ncurve = mlp_out(params, sweep)")
+    # Look-alike: the data made float32 at its source gets no entry.
+    runs_cleanly(kernel, "curve = mlp_out(params, np.random.normal(size=(5, 2)).astype('float32'))")

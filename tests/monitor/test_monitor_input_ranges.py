@@ -171,3 +171,26 @@ def test_validation_data_left_raw_while_training_data_was_standardised(
     held_out = "est.evaluate((sizes[200:] - mid) / width, cost[200:], verbose=0)"
     check = f"print(abs(log.history['val_loss'][-1] - {held_out}) < 1e-4)"
     assert run(kernel, check).stdout.strip() == "True"
+
+
+def test_a_cast_of_uint8_pixels_is_rescaled_where_it_is_made(kernel: KernelSession) -> None:
+    """The inputs come from ``tf.cast`` of uint8 pixels two steps back: the fix is that
+    cast made a ``convert_image_dtype`` (which also rescales everything else computed from
+    it), not only the model's input."""
+    run(kernel, PIPELINE + model("sorter") + "sorter.fit(train_ds, epochs=3, verbose=0)")
+    cell = """as_float = tf.cast(test_pix, tf.float32)
+batch_in = tf.reshape(as_float, (-1, 6, 6, 1))
+brightness = tf.reduce_mean(as_float)
+votes = sorter.predict(batch_in, verbose=0)
+"""
+    [text] = notes_of(kernel, cell)
+    assert (
+        "The scale comes from `as_float = tf.cast(test_pix, tf.float32)` (line 1 of this cell)"
+    ) in text
+    assert "(`as_float`, `batch_in`, `brightness`)" in text
+    assert "inside the model" not in text  # the targets made from the cast stay on 0..255
+    fix = fix_of(text, "as_float = tf.image")
+    assert fix == "as_float = tf.image.convert_image_dtype(test_pix, tf.float32)"
+    assert notes_of(kernel, cell.replace("as_float = tf.cast(test_pix, tf.float32)", fix)) == []
+    assert value_of(kernel, "float(tf.reduce_max(batch_in))") <= 1.0
+    assert value_of(kernel, "float(brightness)") < 1.0

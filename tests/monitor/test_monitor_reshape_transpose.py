@@ -79,3 +79,62 @@ swapped = tf.reshape(temp, (6, 4))
 temp = swapped
 """
     assert reshape_notes(checked_report(run(kernel, cell))) == []
+
+
+TILES = """def tiles_of(batch, edge):
+    flat = tf.image.extract_patches(batch, sizes=[1, edge, edge, 1], strides=[1, edge, edge, 1],
+                                    rates=[1, 1, 1, 1], padding="VALID")
+    flat = tf.reshape(flat, [-1, batch.shape[-1], edge, edge])
+    return tf.transpose(flat, [0, 2, 3, 1])
+"""
+
+
+def patch_notes(report: dict[str, Any]) -> list[str]:
+    return [n["text"] for n in report["notes"] if "from `extract_patches`" in n["text"]]
+
+
+def test_extracted_patches_reshaped_channels_first(kernel: KernelSession) -> None:
+    """Told from the source when the function is defined (it runs in a later cell); the
+    fix, applied, gives the image's own pieces; the right order is silent."""
+    [text] = patch_notes(checked_report(run(kernel, TILES)))
+    assert text.startswith(
+        "`flat = tf.reshape(flat, [-1, batch.shape[-1], edge, edge])` (line 4 of this cell, "
+        "in `tiles_of`) cuts the last axis of `flat` (from `extract_patches`) into "
+        "(batch.shape[-1], edge, edge)"
+    )
+    assert "The `tf.transpose(flat, [0, 2, 3, 1])` after it only moves the scrambled" in text
+    fix = last_code(text)
+    assert fix == "flat = tf.reshape(flat, [-1, edge, edge, batch.shape[-1]])"
+    fixed = TILES.replace(
+        "    flat = tf.reshape(flat, [-1, batch.shape[-1], edge, edge])", f"    {fix}"
+    )
+    fixed = fixed.replace("return tf.transpose(flat, [0, 2, 3, 1])", "return flat")
+    assert patch_notes(checked_report(run(kernel, fixed))) == []
+    check = (
+        "pic = tf.reshape(tf.range(2 * 4 * 4 * 3, dtype=tf.float32), (2, 4, 4, 3))\n"
+        "print(bool(tf.reduce_all(tiles_of(pic, 2)[1] == pic[0, :2, 2:, :])))"
+    )
+    assert run(kernel, check).stdout.strip() == "True"
+    # At the top level with written sizes; one channel, or the right order, is silent.
+    cell = """photo = tf.random.uniform((1, 6, 6, 4))
+cut = tf.image.extract_patches(photo, sizes=[1, 3, 3, 1], strides=[1, 3, 3, 1],
+                               rates=[1, 1, 1, 1], padding="VALID")
+pieces = tf.reshape(cut, (-1, 4, 3, 3))
+"""
+    [text] = patch_notes(checked_report(run(kernel, cell)))
+    assert last_code(text) == "pieces = tf.reshape(cut, (-1, 3, 3, 4))"
+    fixed = cell.replace("pieces = tf.reshape(cut, (-1, 4, 3, 3))", last_code(text))
+    assert patch_notes(checked_report(run(kernel, fixed))) == []
+    assert (
+        patch_notes(
+            checked_report(
+                run(
+                    kernel,
+                    cell.replace("(-1, 4, 3, 3)", "(-1, 1, 3, 3)").replace(
+                        "(1, 6, 6, 4)", "(1, 6, 6, 1)"
+                    ),
+                )
+            )
+        )
+        == []
+    )

@@ -41,6 +41,8 @@ code, by theme: ``families_shapes.py``, ``families_keras.py``, ``families_tensor
 taken for),
 ``families_sampling.py`` (a categorical sampler given one row of scores),
 ``families_refused_dtype.py`` (a value of a dtype an op has no kernel for, cast in the call),
+``families_image_ops.py`` (an image op's window larger than the images, depth_to_space
+given channels its block size does not divide),
 ``families_spectrum_bins.py`` (a spectrogram's N // 2 + 1 bins met by a matrix made for
 another number),
 ``families_dtype_contract.py`` (a where condition that is not bool, integer samples given
@@ -104,6 +106,7 @@ from jupyterlab_tfcoach.monitor.errors import (
     families_feature_lists,
     families_gradient_sources,
     families_header_line,
+    families_image_ops,
     families_keras,
     families_keras_api,
     families_keras_arguments,
@@ -220,6 +223,9 @@ FAMILIES: tuple[ErrorFamily, ...] = (
     families_loss_order.LOSS_ORDER,
     families_return_order.RETURN_ORDER,
     families_vector_as_matrix.VECTOR_AS_MATRIX,
+    # Image ops refused by a window or a block size read from the signature and shapes.
+    families_image_ops.WINDOW_SIZE,
+    families_image_ops.DEPTH_TO_SPACE_CHANNELS,
     # A spectrogram's N // 2 + 1 bins met by a matrix made for N // 2 or N.
     families_spectrum_bins.SPECTRUM_BINS,
     families_shapes.MATMUL,

@@ -468,11 +468,59 @@ def _read_missing_required(
             )
             if fixed and "\n" not in fixed:
                 return Finding(f"{rule}; {reason}.", code(fixed), section=section)
+    if missing == ["max_val"]:
+        ranged = _range_of_images(call, line)
+        if ranged is not None:
+            said, value = ranged
+            written_call = written[:-1].rstrip()
+            separator = "" if written_call.endswith("(") else ", "
+            fixed = rewrite(
+                line.frame,
+                line.statement or call,
+                call,
+                f"{written_call}{separator}max_val={value})",
+            )
+            if fixed and "\n" not in fixed:
+                return Finding(f"{rule}; {said}.", code(fixed), section=section or GENERAL_SECTION)
     documented = _documented(callee, short, missing, parameters, call, line)
     if documented is not None:
         said, fix = documented
         return Finding(f"{rule}{said}.", fix, section=section or GENERAL_SECTION)
     return Finding(rule + ".", None, section=section or GENERAL_SECTION)
+
+
+def _range_of_images(call: ast.Call, line: FailingLine) -> tuple[str, str] | None:
+    """(the sentence, the value) for an image metric's missing ``max_val``: the dynamic range
+    of the images the call gives, read from their values (1.0 for images in [0, 1], 255.0
+    for pixels in [0, 255], 2.0 for [-1, 1]); None when they are not read or fit none."""
+    from jupyterlab_tfcoach.monitor.training.clip_ranges import value_range
+
+    ranges = []
+    for argument in call.args[:2]:
+        operand = line.operand(line.frame.segment(argument) or "")
+        found = value_range(operand.value) if operand is not None else None
+        if operand is None or found is None:
+            return None
+        ranges.append((operand.source, *found))
+    if not ranges:
+        return None
+    lowest = min(low for _, low, _ in ranges)
+    highest = max(high for _, _, high in ranges)
+    if lowest >= 0.0 and highest <= 1.0:
+        value, scale = "1.0", "[0, 1]"
+    elif lowest >= 0.0 and 2.0 < highest <= 255.0:
+        value, scale = "255.0", "[0, 255]"
+    elif -1.0 <= lowest < 0.0 and highest <= 1.0:
+        value, scale = "2.0", "[-1, 1]"
+    else:
+        return None
+    held = " and ".join(f"{code(name)} from {low:.3g} to {high:.3g}" for name, low, high in ranges)
+    return (
+        f"`max_val` is the images' dynamic range (the largest possible value minus the "
+        f"smallest), read from the data, not a fixed number: {held}, images in {scale}, so "
+        f"{value} (255 only for raw pixels)",
+        value,
+    )
 
 
 def _documented(

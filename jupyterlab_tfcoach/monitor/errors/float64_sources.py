@@ -29,6 +29,21 @@ from jupyterlab_tfcoach.monitor.errors.context import (
     kind_of,
 )
 
+# NumPy functions that make float64 unless told otherwise: from Python floats, or always.
+_NUMPY_FLOAT64_MAKERS = frozenset(
+    {
+        "array",
+        "asarray",
+        "linspace",
+        "uniform",
+        "normal",
+        "rand",
+        "randn",
+        "random",
+        "standard_normal",
+    }
+)
+
 
 def _dtype_name(value: object) -> str | None:
     if kind_of(value) not in ("tensor", "array"):
@@ -128,6 +143,37 @@ def _passed_from_cell(
     return None
 
 
+def _passed_directly(
+    cell: CellFrame,
+    function: ast.FunctionDef | ast.AsyncFunctionDef,
+    context: ErrorContext,
+    dtype: str,
+) -> tuple[str, CellFrame] | None:
+    """The one name of ``dtype`` the running cell's failing statement gives, as it is, as
+    an argument of its call of ``function`` (``forward(weights, x_grid)``); an expression
+    (``wave(tf.constant(xs))``) is left to the cast where the parameter comes in."""
+    statement = cell.statement()
+    if statement is None:
+        return None
+    names = set()
+    for node in ast.walk(statement):
+        if not isinstance(node, ast.Call):
+            continue
+        called = node.func
+        if not (
+            (isinstance(called, ast.Name) and called.id == function.name)
+            or (isinstance(called, ast.Attribute) and called.attr == function.name)
+        ):
+            continue
+        for argument in (*node.args, *(keyword.value for keyword in node.keywords)):
+            if (
+                isinstance(argument, ast.Name)
+                and _dtype_name(context.lookup(argument.id, cell)[1]) == dtype
+            ):
+                names.add(argument.id)
+    return (names.pop(), cell) if len(names) == 1 else None
+
+
 def made_earlier(
     frame: CellFrame, context: ErrorContext, operand: ast.expr, dtype: str, target: str, tf: str
 ) -> str | None:
@@ -144,13 +190,21 @@ def made_earlier(
         return None
     passed = None
     if _from_parameter(operand, function):
-        if index + 1 >= len(frames) or frames[index + 1].local_names is None:
-            # Called by the cell itself: one cast where the parameter comes in fixes the
-            # whole call (``_cast_at_source``); deeper, the callers compute in float64 too.
+        if index + 1 >= len(frames):
             return None
-        passed = _passed_from_cell(frames, index, context, dtype)
+        if frames[index + 1].local_names is None:
+            # Called by the cell itself: one cast where the parameter comes in fixes the
+            # whole call (``_cast_at_source``), unless the cell passes a name NumPy made
+            # float64 by default (``np.linspace``, ``np.random``): the function is right
+            # and the data is made in the wrong dtype, so it is fixed where it is made.
+            passed = _passed_directly(frames[index + 1], function, context, dtype)
+            numpy_only = True
+        else:
+            passed = _passed_from_cell(frames, index, context, dtype)
+            numpy_only = False
         how = "a {dtype} value that {statement} ({where}) passes down to {function}"
     else:
+        numpy_only = False
         name = _global_of_dtype(operand, function, frame, context, dtype)
         passed = (name, frames[-1]) if name is not None else None
         how = "a {dtype} value {function} reads from the notebook"
@@ -161,6 +215,8 @@ def made_earlier(
     if made is None:
         return None
     written, fixed, where, numpy_default = made
+    if numpy_only and not (numpy_default and dtype == "float64"):
+        return None
     statement = outer.statement()
     shown = outer.segment(statement) if statement is not None else None
     called = code(shown) if shown and "\n" not in shown and len(shown) <= 100 else "the call"
@@ -171,7 +227,13 @@ def made_earlier(
         dtype=dtype,
     )
     numpy_made = numpy_default and dtype == "float64" and "float64" not in written
-    because = " (NumPy makes float64 from Python floats)" if numpy_made else ""
+    because = ""
+    if numpy_made:
+        because = (
+            " (NumPy makes float64 from Python floats)"
+            if numpy_default in ("array", "asarray")
+            else f" (NumPy's {code(numpy_default or '')} makes float64 unless told otherwise)"
+        )
     return (
         f"The {dtype} comes from {code(name)}, {origin}{because}; every value computed from "
         f"it is {dtype} too, so a cast at this line would only move the error to the next "
@@ -182,9 +244,10 @@ def made_earlier(
 
 def _assignment_fix(
     name: str, outer: CellFrame, context: ErrorContext, target: str, tf: str
-) -> tuple[str, str, str, bool] | None:
-    """(the assignment, it making ``target``, where, whether NumPy's default made the
-    dtype) for the newest assignment of ``name`` in the cells above the running line."""
+) -> tuple[str, str, str, str | None] | None:
+    """(the assignment, it making ``target``, where, the NumPy function whose default made
+    the dtype or None) for the newest assignment of ``name`` in the cells above the running
+    line."""
     running = outer.source()
     for cell, assignment in assignments_in_cells(name, context):
         if cell.source == running and assignment.lineno >= outer.position.line:
@@ -208,9 +271,13 @@ def _assignment_fix(
             fixed = f"{name} = {value[:-1].rstrip()}, dtype={tf}.{target})"
         else:
             fixed = f"{name} = {tf}.cast({value}, {tf}.{target})"
-        numpy_default = any(
-            isinstance(n, ast.Attribute) and n.attr in ("array", "asarray", "linspace")
-            for n in ast.walk(node)
+        numpy_default = next(
+            (
+                n.attr
+                for n in ast.walk(node)
+                if isinstance(n, ast.Attribute) and n.attr in _NUMPY_FLOAT64_MAKERS
+            ),
+            None,
         )
         return written, fixed, f"line {assignment.lineno} of {cell.label}", numpy_default
     return None

@@ -18,6 +18,15 @@ the learner called (``tf.transpose(src, [0, 2, 1])``; a positional permutation w
 for TensorFlow, NumPy and ``keras.ops``) or the array's own ``src.transpose(0, 2, 1)``.
 The statements are found once per cell source (cached); a cell costs a cached lookup
 and a few shape reads.
+
+Patches cut by ``tf.image.extract_patches`` are laid out (height, width, channels) in the
+last axis: ``tf.reshape(p, (-1, C, size, size))`` followed by a transpose to channels-last
+reads neighbouring pixels as channels. Found from the source alone (the function that does
+it may run in a later cell): in one body (the cell's or a function's), a reshape of a name
+assigned from ``extract_patches(..., sizes=[1, H, W, 1])`` whose last three sizes are
+written (C, H, W), the patch's own H and W as written and C another expression (not the
+literal 1). The fix is the same statement with the sizes in the order (H, W, C); a
+transpose of its result that follows is said to be no longer needed.
 """
 
 from __future__ import annotations
@@ -112,11 +121,158 @@ def transpose_order(
     return order
 
 
+@dataclass(frozen=True)
+class PatchReshape:
+    """``tf.reshape(patches, (..., C, S, S))`` of ``tf.image.extract_patches``' result."""
+
+    statement: str
+    fixed: str
+    patches: str
+    sizes: tuple[str, str]
+    channels: str
+    line: int
+    function: str | None
+    transposed: str | None  # a transpose of the reshape's result that follows it
+
+
+def _patch_sizes(call: ast.Call, source: str) -> tuple[str, str] | None:
+    """The written height and width of ``extract_patches(images, sizes=[1, H, W, 1])``."""
+    sizes = next((k.value for k in call.keywords if k.arg == "sizes"), None)
+    if sizes is None and len(call.args) >= 2:
+        sizes = call.args[1]
+    if not isinstance(sizes, (ast.List, ast.Tuple)) or len(sizes.elts) != 4:
+        return None
+    ends = sizes.elts[0], sizes.elts[3]
+    if not all(isinstance(e, ast.Constant) and e.value == 1 for e in ends):
+        return None
+    height = source_segment(source, sizes.elts[1])
+    width = source_segment(source, sizes.elts[2])
+    return (height, width) if height and width else None
+
+
+def patch_reshapes(source: str) -> list[PatchReshape]:
+    """Reshapes, in one body (the cell's or a function's), of a name assigned from
+    ``extract_patches`` whose last three sizes are (channels, height, width) of the patch:
+    the patch's values are laid out height, width, channels (channels fastest)."""
+    tree = parsed_source(source)
+    if tree is None:
+        return []
+    bodies: list[tuple[str | None, list[ast.stmt]]] = [(None, tree.body)]
+    bodies += [
+        (node.name, node.body)
+        for node in walk_nodes(tree)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+    ]
+    found: list[PatchReshape] = []
+    for function, body in bodies:
+        patches: dict[str, tuple[str, str]] = {}
+        for index, statement in enumerate(body):
+            if not (
+                isinstance(statement, ast.Assign)
+                and len(statement.targets) == 1
+                and isinstance(statement.targets[0], ast.Name)
+                and isinstance(statement.value, ast.Call)
+            ):
+                continue
+            target, call = statement.targets[0].id, statement.value
+            func = call.func
+            name = func.attr if isinstance(func, ast.Attribute) else None
+            if name == "extract_patches":
+                sizes = _patch_sizes(call, source)
+                if sizes is not None:
+                    patches[target] = sizes
+                else:
+                    patches.pop(target, None)
+                continue
+            reshape = _patch_reshape(statement, source, patches, function, body[index + 1 :])
+            if reshape is not None:
+                found.append(reshape)
+            patches.pop(target, None)
+    return found
+
+
+def _patch_reshape(
+    statement: ast.Assign,
+    source: str,
+    patches: dict[str, tuple[str, str]],
+    function: str | None,
+    after: list[ast.stmt],
+) -> PatchReshape | None:
+    call = statement.value
+    if not isinstance(call, ast.Call) or not isinstance(call.func, ast.Attribute):
+        return None
+    if call.func.attr != "reshape" or len(call.args) != 2:
+        return None
+    patch, shape = call.args
+    if not isinstance(patch, ast.Name) or patch.id not in patches:
+        return None
+    if not isinstance(shape, (ast.List, ast.Tuple)) or len(shape.elts) < 4:
+        return None
+    written = [source_segment(source, e) for e in shape.elts[-3:]]
+    height, width = patches[patch.id]
+    channels = written[0]
+    if written[1:] != [height, width] or not channels or channels in (height, width):
+        return None
+    if isinstance(shape.elts[-3], ast.Constant) and shape.elts[-3].value == 1:
+        return None  # one channel: both orders are the same
+    text = source_segment(source, statement)
+    shape_text = source_segment(source, shape)
+    if not text or not shape_text or "\n" in text:
+        return None
+    head = [source_segment(source, e) for e in shape.elts[:-3]]
+    if not all(head):
+        return None
+    opened, closed = ("[", "]") if isinstance(shape, ast.List) else ("(", ")")
+    reordered = f"{opened}{', '.join([*head, height, width, channels])}{closed}"  # type: ignore[list-item]
+    fixed = text.replace(shape_text, reordered, 1)
+    target = statement.targets[0]
+    name = target.id if isinstance(target, ast.Name) else ""
+    transposed = None
+    for later in after[:3]:
+        later_call = getattr(later, "value", None)
+        if (
+            isinstance(later_call, ast.Call)
+            and isinstance(later_call.func, ast.Attribute)
+            and later_call.func.attr == "transpose"
+            and later_call.args
+            and isinstance(later_call.args[0], ast.Name)
+            and later_call.args[0].id == name
+        ):
+            transposed = source_segment(source, later_call)
+            break
+    return PatchReshape(
+        text, fixed, patch.id, (height, width), channels, statement.lineno, function, transposed
+    )
+
+
+def _patch_text(reshape: PatchReshape) -> str:
+    height, width = reshape.sizes
+    where = f"line {reshape.line} of this cell" + (
+        f", in `{reshape.function}`" if reshape.function else ""
+    )
+    then = (
+        f" The `{reshape.transposed}` after it only moves the scrambled values: with the "
+        "reshape in that order it is not needed."
+        if reshape.transposed
+        else ""
+    )
+    return (
+        f"`{reshape.statement}` ({where}) cuts the last axis of `{reshape.patches}` (from "
+        f"`extract_patches`) into ({reshape.channels}, {height}, {width}), but "
+        "`extract_patches` lays each patch out row by row, each pixel's channels together "
+        f"(height, width, channels: channels fastest). Read in the order ({reshape.channels}, "
+        f"{height}, {width}), the values of neighbouring pixels become channels, and the "
+        "patches are not pieces of the image, without any error (unless the images have "
+        f"one channel).{then} Reshape in the layout the values have: `{reshape.fixed}`."
+    )
+
+
 class ReshapeChecker:
     """After each completed cell: its reshapes whose result is a reordering of the input."""
 
     def __init__(self) -> None:
         self._statements: dict[str, list[Reshape]] = {}
+        self._patches: dict[str, list[PatchReshape]] = {}
 
     def _cell_statements(self, source: str) -> list[Reshape]:
         found = self._statements.get(source)
@@ -131,6 +287,14 @@ class ReshapeChecker:
         if not source or len(source) > MAX_CELL_CHARS or "reshape" not in source:
             return []
         notes: list[Note] = []
+        if "extract_patches" in source:
+            patched = self._patches.get(source)
+            if patched is None:
+                patched = patch_reshapes(source)
+                if len(self._patches) >= _CACHE_SIZE:
+                    self._patches.pop(next(iter(self._patches)))
+                self._patches[source] = patched
+            notes += [reports.note(_patch_text(r), SECTION) for r in patched[:MAX_NOTES]]
         for reshape in self._cell_statements(source):
             if reshape.source not in namespace or reshape.target not in namespace:
                 continue

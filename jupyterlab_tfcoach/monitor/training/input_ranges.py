@@ -427,6 +427,79 @@ def _scaled_copy(namespace: Mapping[str, Any], record: Mismatch) -> str | None:
     return None
 
 
+_MAX_STEPS_BACK = 3
+
+
+def _uint8(value: Any) -> bool:
+    """Whether ``value`` is a uint8 NumPy array or tensor (its dtype read, nothing run)."""
+    if value is None:
+        return False
+    dtype = value.dtype if _is_ndarray(value) else library_attribute(value, "dtype")
+    name = getattr(dtype, "name", None) if dtype is not None else None
+    return name == "uint8"
+
+
+def _unscaled_cast(source: str, data: str, namespace: Mapping[str, Any], tf: str) -> str | None:
+    """The sentence and fix when ``data`` comes (through at most ``_MAX_STEPS_BACK``
+    assignments of the cell, each reading one earlier name) from ``Y = tf.cast(X, ...)`` of
+    uint8 ``X``: ``tf.cast`` keeps 0..255 where ``tf.image.convert_image_dtype`` scales to
+    [0, 1], so the cast is fixed where it is made, and with it every name computed from it
+    (the targets as well as the inputs)."""
+    tree = parsed_source(source)
+    if tree is None:
+        return None
+    assigned = {
+        statement.targets[0].id: statement
+        for statement in tree.body
+        if isinstance(statement, ast.Assign)
+        and len(statement.targets) == 1
+        and isinstance(statement.targets[0], ast.Name)
+    }
+    name = data
+    for _ in range(_MAX_STEPS_BACK):
+        statement = assigned.get(name)
+        if statement is None:
+            return None
+        value = statement.value
+        if (
+            isinstance(value, ast.Call)
+            and isinstance(value.func, ast.Attribute)
+            and value.func.attr == "cast"
+            and value.args
+            and isinstance(value.args[0], ast.Name)
+            and _uint8(namespace.get(value.args[0].id))
+        ):
+            raw = value.args[0].id
+            written = ast.get_source_segment(source, statement)
+            if written is None or "\n" in written:
+                return None
+            readers = sorted(
+                {
+                    other.targets[0].id  # type: ignore[attr-defined]
+                    for other in assigned.values()
+                    if other.lineno > statement.lineno
+                    and any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(other.value))
+                }
+                | {name}
+            )
+            fixed = f"{name} = {tf}.image.convert_image_dtype({raw}, {tf}.float32)"
+            uses = ", ".join(f"`{reader}`" for reader in readers)
+            return (
+                f"The scale comes from `{written}` (line {statement.lineno} of this cell): "
+                f"`{tf}.cast` turns the uint8 pixels of `{raw}` into floats from 0 to 255 "
+                f"without rescaling, where `{tf}.image.convert_image_dtype` also divides by "
+                f"255 to give [0, 1]. Every value computed from `{name}` is on the 0..255 "
+                f"scale ({uses}), targets as well as inputs, so rescale it once, where it "
+                f"is made, not only the model's input: "
+                f"`{fixed}` (or `{tf}.cast({raw}, {tf}.float32) / 255.0`)."
+            )
+        names = [n.id for n in ast.walk(value) if isinstance(n, ast.Name) and n.id in assigned]
+        if len(set(names)) != 1:
+            return None
+        name = names[0]
+    return None
+
+
 def mismatch_note(record: Mismatch, namespace: Mapping[str, Any], source: str) -> Note | None:
     model = name_bound_to(record.model_id, namespace)
     if model is None:
@@ -461,10 +534,14 @@ def mismatch_note(record: Mismatch, namespace: Mapping[str, Any], source: str) -
     # same preprocessing is asked for in words.
     eight_bit = factor == "255.0" and larger and trained.low >= 0 and given.low >= 0
     copy = _scaled_copy(namespace, record) if not eight_bit and written is not None else None
+    cast = None
     if written is not None and eight_bit:
         tf = _module_name(namespace, "tensorflow")
         scaled = _scaled(data, given, factor, larger, tf) if data else ""
-        if scaled:
+        cast = _unscaled_cast(source, data, namespace, tf) if data and tf else None
+        if cast is not None:
+            text += f" {cast}"
+        elif scaled:
             call_text, argument = written
             fixed = call_text.replace(f"({argument}", f"({scaled}", 1)
             text += f" Apply the same scaling: `{fixed}`."
@@ -480,6 +557,9 @@ def mismatch_note(record: Mismatch, namespace: Mapping[str, Any], source: str) -
             f" Apply the preprocessing you applied{source_name} (the same statistics, "
             "computed on the training data) to these inputs."
         )
+    if cast is not None:
+        # Scaling inside the model would leave the targets made from the cast on 0..255.
+        return reports.note(text, RANGE_SECTION)
     inside = (
         f"a `{keras}.layers.Rescaling(1 / 255)` or an adapted `Normalization`"
         if eight_bit
@@ -540,3 +620,13 @@ def range_notes(cell: CellRanges | None, namespace: Mapping[str, Any], source: s
         if note is not None:
             notes.append(note)
     return notes
+
+
+def cheap_to_read(dataset: Any) -> bool:
+    """Whether one batch of ``dataset`` can be read without running the user's Python or
+    filling a large buffer (``_cheap_to_read`` of its chain), for other checks that read
+    a dataset's first batch."""
+    try:
+        return _cheap_to_read(chain_of(dataset))
+    except Exception:
+        return False
