@@ -13,7 +13,12 @@ reports in words of its own (and more of the same kind below):
   the same class recorded;
 - ``save`` of a model or layer of a user class whose ``__init__`` takes arguments, with
   no ``get_config``: the fix is the method, written from the arguments ``__init__`` keeps
-  as attributes (when their values are plain numbers and strings).
+  as attributes (when their values are plain numbers and strings);
+- one optimizer object given to several models ("Unknown variable"): named with the
+  model it was built for (another model in the namespace owning those variables) or the
+  loop or function that compiles a new model with it each time round; the fix is the
+  compile call given a new optimizer, made as the learner made the shared one
+  (``explain_shared_optimizer``, called by ``keras.py``).
 
 Read from the message and the failing line (``ast``), and the namespace's classes by
 their names (``type``'s own slots): no user code runs.
@@ -972,3 +977,193 @@ NO_CONFIG = ErrorFamily(
     read=_read_no_config,
     section="keras-saving",
 )
+
+
+# ------------------------------------------------------------------ one optimizer, two models
+_MAX_OPTIMIZER_VARIABLES = 5000
+_MAX_MODELS_SEARCHED = 200
+_TRAINING_CALLS = ("fit", "train_on_batch")
+_STEP_CALLS = ("apply_gradients", "apply", "minimize")
+_LOOPS = (ast.For, ast.AsyncFor, ast.While, ast.ListComp, ast.SetComp, ast.DictComp)
+_BODIES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+
+
+def _is_optimizer(value: Any) -> bool:
+    from jupyterlab_tfcoach.monitor.errors.context import class_mro
+    from jupyterlab_tfcoach.monitor.tftypes import loaded_class
+
+    base = loaded_class("keras.src.optimizers.base_optimizer", "BaseOptimizer")
+    return base is not None and base in class_mro(value)
+
+
+def _model_variable_ids(model: Any) -> set[int] | None:
+    from jupyterlab_tfcoach.monitor.stored_state import keras_trainable_variables
+
+    variables = keras_trainable_variables(model, _MAX_OPTIMIZER_VARIABLES)
+    return {id(variable) for variable in variables} if variables else None
+
+
+def _trained_here(line: FailingLine, context: ErrorContext) -> tuple[Any, Any, str] | None:
+    """(optimizer, model, model's name) of the failing line: ``model.fit(...)`` with the
+    optimizer model.compile stored, or ``opt.apply_gradients(zip(g, model.trainable_...))``."""
+    from jupyterlab_tfcoach.monitor.errors.context import value_kind
+
+    for part in line.frame.header():
+        for node in ast.walk(part):
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+                continue
+            receiver = node.func.value
+            found, owner = value_of(receiver, line.frame, context)
+            shown = line.frame.segment(receiver)
+            if not found or not shown:
+                continue
+            if node.func.attr in _TRAINING_CALLS and value_kind(owner) == "model":
+                has, optimizer = instance_attribute(owner, "optimizer")
+                if has and _is_optimizer(optimizer):
+                    return optimizer, owner, shown
+            if node.func.attr in _STEP_CALLS and _is_optimizer(owner):
+                for inner in ast.walk(node):
+                    if isinstance(inner, ast.Attribute) and inner.attr in (
+                        "trainable_variables",
+                        "trainable_weights",
+                    ):
+                        has, model = value_of(inner.value, line.frame, context)
+                        named = line.frame.segment(inner.value)
+                        if has and value_kind(model) in ("model", "layer") and named:
+                            return owner, model, named
+    return None
+
+
+def _enclosing(tree: ast.AST, target: ast.AST) -> list[ast.AST]:
+    """The loops and function bodies around ``target`` in ``tree``, outermost first."""
+    path: list[ast.AST] = []
+
+    def visit(node: ast.AST, around: list[ast.AST]) -> bool:
+        if node is target:
+            path.extend(around)
+            return True
+        inner = [*around, node] if isinstance(node, _LOOPS + _BODIES) else around
+        return any(visit(child, inner) for child in ast.iter_child_nodes(node))
+
+    visit(tree, [])
+    return path
+
+
+def _compile_with(
+    optimizer_name: str, context: ErrorContext
+) -> tuple[Any, ast.Call, ast.Name] | None:
+    """The newest ``<model>.compile(optimizer=<optimizer_name>, ...)`` in the cells (any
+    depth): its cell, the call and the optimizer's name node in it."""
+    from jupyterlab_tfcoach.monitor.errors.cell_sources import nodes_in_cells
+
+    for cell, node in nodes_in_cells(context):
+        if not (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "compile"
+        ):
+            continue
+        given = [k.value for k in node.keywords if k.arg == "optimizer"] + node.args[:1]
+        for value in given:
+            if isinstance(value, ast.Name) and value.id == optimizer_name:
+                return cell, node, value
+    return None
+
+
+def explain_shared_optimizer(parsed: Any, context: ErrorContext) -> tuple[str, str] | None:
+    """One Keras 3 optimizer object given to a second model: it was built for the first
+    model's variables and refuses the second's ("Unknown variable"). Told when another
+    model in the namespace owns the variables the optimizer was built for, or when the
+    cells give the optimizer, made once, to ``compile`` inside a loop or a function (a
+    new model each time round)."""
+    from jupyterlab_tfcoach.monitor.errors.cell_sources import assignments_in_cells, cell_frame
+    from jupyterlab_tfcoach.monitor.errors.context import value_kind
+    from jupyterlab_tfcoach.monitor.errors.failing_line import read_failing_line
+    from jupyterlab_tfcoach.monitor.names import name_bound_to
+
+    line = read_failing_line(context)
+    trained = _trained_here(line, context) if line is not None else None
+    if line is None or trained is None:
+        return None
+    optimizer, model, model_name = trained
+    from jupyterlab_tfcoach.monitor.stored_state import contained_values
+
+    has, stored_list = instance_attribute(optimizer, "_trainable_variables")
+    # TensorFlow's tracking keeps the list as a ``ListWrapper``.
+    built_for = contained_values(stored_list, sequences_only=True) if has else None
+    if not built_for:
+        return None
+    if len(built_for) > _MAX_OPTIMIZER_VARIABLES:
+        return None
+    known = {id(variable) for variable in built_for}
+    own = _model_variable_ids(model)
+    if own is None or own & known:
+        return None  # some of the model's own variables are the optimizer's: another cause
+    optimizer_name = name_bound_to(id(optimizer), context.namespace)
+    if optimizer_name is None:
+        return None
+    first: str | None = None
+    for count, (name, value) in enumerate(list(context.namespace.items())):
+        if count > _MAX_MODELS_SEARCHED * 50:
+            break
+        if value is model or type(name) is not str or name.startswith("_"):
+            continue
+        if value_kind(value) == "model":
+            ids = _model_variable_ids(value)
+            if ids and ids <= known:
+                first = name
+                break
+    compiled = _compile_with(optimizer_name, context)
+    repeated = False
+    if compiled is not None:
+        cell, call, _ = compiled
+        tree = cell.tree()
+        around = _enclosing(tree, call) if tree is not None else []
+        made_once = next(iter(assignments_in_cells(optimizer_name, context)), None) is not None
+        # A new model each time round: the model's name is assigned in the same loop or
+        # function body (a model compiled again in a loop is one model, another cause).
+        root = model_name.split(".", 1)[0].split("[", 1)[0]
+        repeated = (
+            bool(around)
+            and made_once
+            and any(
+                isinstance(node, ast.Assign)
+                and any(isinstance(t, ast.Name) and t.id == root for t in node.targets)
+                for node in ast.walk(around[-1])
+            )
+        )
+    if first is None and not repeated:
+        return None
+    kind = type(optimizer).__name__
+    trained_first = (
+        f"`{first}`" if first is not None else "a model made earlier that no name holds now"
+    )
+    rule = (
+        f"`{optimizer_name}` (one {kind} optimizer) is shared by several models. A Keras 3 "
+        f"optimizer is built for the variables of the first model it trains, here "
+        f"{trained_first}, and refuses any other model's; `{model_name}` is another model "
+        f"with variables of its own"
+    )
+    if compiled is not None and repeated:
+        written = compiled[0].segment(compiled[1]) or ""
+        short = written if "\n" not in written and len(written) <= 120 else None
+        rule += (
+            f", given the same `{optimizer_name}` by "
+            + (code(short) if short else f"`.compile(optimizer={optimizer_name}, ...)`")
+            + " each time round"
+        )
+    rule += ". Give each model an optimizer of its own, made where the model is compiled"
+    made = next(iter(assignments_in_cells(optimizer_name, context)), None)
+    maker = made[0].segment(made[1].value) if made is not None else None
+    if maker and "\n" not in maker and isinstance(made[1].value, ast.Call):  # type: ignore[index]
+        fix = f"`optimizer={maker}`"
+        if compiled is not None:
+            cell, call, name_node = compiled
+            fixed = rewrite(cell_frame(cell), call, name_node, maker)
+            if fixed and "\n" not in fixed:
+                fix = code(fixed)
+        return (
+            f"{rule} (a new `{maker}` for each model). Fix: {fix}.",
+            "keras-model-api",
+        )
+    return (f"{rule}: a new optimizer object per model, not one made once.", "keras-model-api")

@@ -20,6 +20,13 @@ reading finds the expression the failing attribute or item was read from (its
   newest assignment in the cells: keyed as fit logs, without ``val_`` (its values are of
   the data it was given), so ``res["val_loss"]`` means ``res["loss"]``.
 
+A list ``evaluate``, ``test_on_batch`` or ``train_on_batch`` returned (the loss, then each
+compiled metric: the loss alone is a float only for a model compiled without metrics),
+used as one number (formatted with ``:.3f``, in arithmetic, compared, given to
+``float()``/``round()``), gets the call, the metrics the model was compiled with (its
+stored compile arguments, a flat list), each index, and the index the line's words name
+(``accuracy`` in a printed label) as the fix; unpacking and ``return_dict=True`` are told.
+
 For a missing key the entry lists the keys the dict has (only ``str`` keys, bounded in
 number and length), the nearest one by ``difflib``, and why a key is missing: the keys
 are the names the metrics are logged under, ``val_`` ones only when fit had validation
@@ -98,7 +105,19 @@ _RETURNS: dict[str, Returned] = {
         ("model",),
     ),
     "get_config": Returned(("dict",), "a dict of the constructor's arguments"),
+    "test_on_batch": Returned(
+        ("float", "list"),
+        "the loss as a float, or a list [loss, metric, ...] when the model has metrics",
+        ("model",),
+    ),
+    "train_on_batch": Returned(
+        ("float", "list"),
+        "the loss as a float, or a list [loss, metric, ...] when the model has metrics",
+        ("model",),
+    ),
 }
+# The calls whose result is one number or a list of numbers, by how the model was compiled.
+_SCORE_CALLS = ("evaluate", "test_on_batch", "train_on_batch")
 
 
 @dataclass(frozen=True)
@@ -232,6 +251,8 @@ def _from_assignment(name: str, context: ErrorContext) -> Provenance | None:
 
 
 def _read_result(error: Recognised, line: FailingLine, context: ErrorContext) -> Finding | None:
+    if error.parsed.type == "TypeError" and _NUMBER_USE.search(error.parsed.message):
+        return _list_as_number(error.parsed, line, context)
     asked_and_type = _asked(error, line)
     if asked_and_type is None:
         return None
@@ -322,6 +343,174 @@ def _assignment_with(provenance: Provenance, keyword: str) -> str | None:
         return None
     fixed = rewrite(cell_frame(cell), node, node.value, _with_keyword(provenance.call, keyword))
     return fixed if fixed and "\n" not in fixed else None
+
+
+# ------------------------------------------------------------------ a list used as a number
+# Python's messages for a list where a number was meant: formatted with a number's format,
+# in arithmetic, compared, or given to float()/round().
+_NUMBER_USE = re.compile(
+    r"^(?:unsupported format string passed to list\.__format__"
+    r"|unsupported operand type\(s\) for .{1,3}: '(?:list' and '\w+|\w+' and 'list)'"
+    r"|can't multiply sequence by non-int of type '(?:float|numpy\.\w+)'"
+    r"|can only concatenate list \(not \"(?:int|float|numpy\.\w+)\"\) to list"
+    r"|'[<>=]{1,2}' not supported between instances of '(?:list' and '\w+|\w+' and 'list)'"
+    r"|(?:float|int)\(\) argument must be a string or a (?:real )?number, not 'list'"
+    r"|type list doesn't define __round__ method"
+    r"|bad operand type for unary [-+]: 'list')"
+)
+_NUMBER_FUNCTIONS = ("float", "int", "round", "abs")
+_MAX_SCORES = 20
+
+
+def _number_places(line: FailingLine) -> list[ast.expr]:
+    """The expressions the failing line uses as one number: a formatted value with a
+    format spec, an operand of arithmetic or of a comparison, the argument of float(),
+    int(), round() or abs()."""
+    places: list[ast.expr] = []
+    for part in line.frame.header():
+        for node in ast.walk(part):
+            if isinstance(node, ast.FormattedValue) and node.format_spec is not None:
+                places.append(node.value)
+            elif isinstance(node, ast.BinOp):
+                places += [node.left, node.right]
+            elif isinstance(node, ast.Compare):
+                places += [node.left, *node.comparators]
+            elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
+                places.append(node.operand)
+            elif (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Name)
+                and node.func.id in _NUMBER_FUNCTIONS
+                and node.args
+            ):
+                places.append(node.args[0])
+    return places
+
+
+def _metric_names(model: Any) -> list[str] | None:
+    """The metrics the model was compiled with, by the names Keras logs them under; None
+    when they are not a flat list (one output)."""
+    found, config = instance_attribute(model, "_compile_config")
+    found_dict, settings = instance_attribute(config, "config") if found else (False, None)
+    if not found_dict or type(settings) is not dict:
+        return None
+    metrics = settings.get("metrics")
+    if type(metrics) not in (list, tuple) or len(metrics) > _MAX_SCORES:
+        return None
+    names: list[str] = []
+    for metric in metrics:
+        if type(metric) is str:
+            names.append(metric)
+            continue
+        has_name, name = instance_attribute(metric, "name")
+        if not has_name or type(name) is not str or len(name) > _MAX_KEY_CHARS:
+            return None
+        names.append(name)
+    return names
+
+
+def _words(text: str) -> set[str]:
+    return {word for word in re.split(r"[^a-z0-9]+", text.lower()) if word}
+
+
+def _meant_index(line_text: str, names: list[str]) -> int | None:
+    """Which of [loss, *metrics] the line's words name: the one whose name words it has,
+    when exactly one does (``acc`` reads as accuracy)."""
+    said = _words(line_text)
+    if said & {"acc", "accuracy"}:
+        said |= {"acc", "accuracy"}
+    hits = [index for index, name in enumerate(["loss", *names]) if _words(name) <= said]
+    return hits[0] if len(hits) == 1 else None
+
+
+def _list_as_number(
+    parsed: ParsedError, line: FailingLine, context: ErrorContext
+) -> Finding | None:
+    """A list ``evaluate``/``test_on_batch``/``train_on_batch`` returned, used as the
+    one number it returns for a model compiled without metrics."""
+    for place in _number_places(line):
+        provenance = _from_call(place, line, context)
+        if provenance is not None:
+            owner_node = place.func.value if isinstance(place, ast.Call) else None
+            assert isinstance(owner_node, ast.expr)
+            found, model = value_of(owner_node, line.frame, context)
+            count = None
+        elif isinstance(place, ast.Name):
+            found, held = value_of(place, line.frame, context)
+            if not found or type(held) is not list:
+                continue
+            provenance = _from_assignment(place.id, context)
+            assign = provenance.assignment_node if provenance else None
+            if assign is None or not isinstance(assign.value, ast.Call):
+                continue
+            assert isinstance(assign.value.func, ast.Attribute)
+            found, model = context.resolve(assign.value.func.value, None)
+            count = len(held)
+        else:
+            continue
+        if provenance is None or provenance.method not in _SCORE_CALLS or not found:
+            continue
+        names = _metric_names(model)
+        if not names or (count is not None and count != len(names) + 1):
+            continue
+        return _score_list_finding(place, provenance, names, parsed, line)
+    return None
+
+
+def _score_list_finding(
+    place: ast.expr,
+    provenance: Provenance,
+    names: list[str],
+    parsed: ParsedError,
+    line: FailingLine,
+) -> Finding | None:
+    shown = line.frame.segment(place)
+    statement = line.statement
+    if not shown or statement is None:
+        return None
+    method = provenance.method
+    listed = ", ".join(code(name) for name in names)
+    plural = "metric" if len(names) == 1 else "metrics"
+    holds = (
+        f"{code(shown)} holds what {code(provenance.call)} returned"
+        if provenance.assignment
+        else f"{code(shown)} returns"
+    )
+    rule = (
+        f"{holds}: a list of {len(names) + 1} numbers, the loss then {listed} (the {plural} "
+        f"the model was compiled with), not one number. `{method}()` returns the loss alone, "
+        "a float, only for a model compiled without metrics; with metrics it returns "
+        "[loss, metric, ...], and Python cannot use a list as a number"
+        f" ({parsed.message.rstrip('.')})."
+    )
+    indexes = "; ".join(
+        f"{code(f'{shown}[{index}]')} is {'the loss' if index == 0 else code(name)}"
+        for index, name in enumerate(["loss", *names])
+    )
+    rule += f" Take the number meant: {indexes}."
+    unpacked = ", ".join(_unpacked_name(name) for name in ["loss", *names])
+    if provenance.assignment and provenance.assignment_node is not None:
+        rule += (
+            f" Or unpack it where it is made, {code(unpacked + ' = ' + provenance.call)}, or "
+            "give that call `return_dict=True` and read the value by name "
+            f"({code(shown + '[' + repr(names[0]) + ']')})."
+        )
+    else:
+        rule += " Or give the call `return_dict=True` and read the value by name."
+    text = line.frame.segment(statement) or ""
+    index = _meant_index(text, names)
+    if index is None:
+        return Finding(rule, None)
+    subscripted = f"({shown})[{index}]" if not isinstance(place, ast.Name | ast.Call) else None
+    fixed = rewrite(line.frame, statement, place, subscripted or f"{shown}[{index}]")
+    if not fixed or "\n" in fixed:
+        return Finding(rule, None)
+    return Finding(rule, code(fixed))
+
+
+def _unpacked_name(metric: str) -> str:
+    name = re.sub(r"\W", "_", metric)
+    return name if name.isidentifier() else "metric"
 
 
 # ------------------------------------------------------------------ logged values

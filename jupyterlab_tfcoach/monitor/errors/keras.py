@@ -57,6 +57,13 @@ def explain_unknown_variable(parsed: ParsedError, context: ErrorContext) -> tupl
         parsed.full_message
     ):
         return None
+    from jupyterlab_tfcoach.monitor.errors.families_keras_lifecycle import (
+        explain_shared_optimizer,
+    )
+
+    shared = explain_shared_optimizer(parsed, context)
+    if shared is not None:
+        return shared
     return (
         "The optimizer was built for the variables it saw first, and now gets different "
         "variable objects. Usually the model creates its variables again on every call "

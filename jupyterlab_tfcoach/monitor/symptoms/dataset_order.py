@@ -23,6 +23,12 @@ is traced) and looks for orders measured to go wrong on TensorFlow 2.21:
   text component of the ``from_tensor_slices`` source (read once per dataset and cell,
   only when the buffer is smaller than the row count); silent for labels already mixed,
   for a buffer that spans a run, and for values that never repeat (an index);
+- no ``.shuffle`` at all in a batched chain that ``fit`` trains on, over rows whose
+  labels are stored sorted (each label one run, read as above): every epoch walks
+  through the labels in order and most batches hold one label. Told once per cell, only
+  when ``fit`` is on the stack of the iterator's creation (evaluating or predicting on
+  sorted rows is right), and once per kernel for the same rows (a helper that rebuilds
+  the dataset for every fit);
 - ``.take(n)`` and ``.skip(n)`` of the same ``.shuffle(k)`` (which reshuffles on every
   pass by default) as training and validation splits: each split draws from its own
   permutation, so they overlap and some rows are in neither (measured: 20 of 120 rows
@@ -144,6 +150,8 @@ BATCH_THEN_SHUFFLE, SHUFFLE_THEN_CACHE, BUFFER_OF_ONE, RESHUFFLED_SPLIT, SHUFFLE
 RANDOM_MAP_THEN_CACHE = "random-map-then-cache"
 SHORTER_ZIP = "shorter-zip"
 SMALL_BUFFER_SORTED = "small-buffer-on-sorted-labels"
+UNSHUFFLED_SORTED = "unshuffled-sorted-labels"
+MAX_STACK = 60  # frames looked at for a Keras fit above a new iterator
 MAX_LABEL_ROWS = 1_000_000  # labels longer than this are not read
 MAX_ZIPPED = 8  # components of a zip looked at
 MIN_LENGTH_RATIO = 2  # a zip's longest side this many times its shortest is reported
@@ -785,6 +793,16 @@ def fixed_statement(finding: Finding, chain: Chain) -> str | None:
     return chain.text(calls)
 
 
+def _unshuffled_fixed(chain: Chain, finding: Finding) -> str | None:
+    """The learner's statement with ``.shuffle(rows)`` before its batch."""
+    calls = list(chain.calls)
+    batch = _index(calls, "batch")
+    if batch is None or _index(calls, "shuffle") is not None or finding.rows is None:
+        return None
+    calls.insert(batch, ("shuffle", str(finding.rows)))
+    return chain.text(calls)
+
+
 def _batch_call(finding: Finding) -> str:
     size = finding.batch_size if finding.batch_size is not None else "..."
     extra = ", drop_remainder=True" if finding.drop_remainder else ""
@@ -806,6 +824,22 @@ class _Used:
     findings: list[Finding]
 
 
+def _in_keras_fit() -> bool:
+    """Whether a Keras ``fit`` is on the stack (the iterator is made to train)."""
+    try:
+        frame = sys._getframe(2)
+    except ValueError:
+        return False
+    for _ in range(MAX_STACK):
+        if frame is None:
+            return False
+        code = frame.f_code
+        if code.co_name == "fit" and "keras" in code.co_filename:
+            return True
+        frame = frame.f_back
+    return False
+
+
 def _weak(link: Any) -> weakref.ReferenceType[Any] | None:
     try:
         return weakref.ref(link)
@@ -821,6 +855,7 @@ class OrderChecker:
         self._seen: set[int] = set()
         self._used: list[_Used] = []
         self._reported: dict[tuple[int, str], weakref.ReferenceType[Any]] = {}
+        self._unshuffled_told: set[tuple[int, int, int]] = set()
 
     def begin_cell(self) -> None:
         self._seen = set()
@@ -837,9 +872,42 @@ class OrderChecker:
         if len(chain) < 2 and not (chain and operation(chain[0]) == ZIP):
             return
         findings = findings_in(chain)
+        unshuffled = self._unshuffled_sorted(chain)
+        if unshuffled is not None:
+            findings.append(unshuffled)
         if findings:
             kinds = [operation(link) for link in chain]
             self._used.append(_Used([_weak(link) for link in chain], kinds, findings))
+
+    def _unshuffled_sorted(self, chain: list[Any]) -> Finding | None:
+        """A batched chain with no shuffle over labels stored sorted, that a Keras
+        ``fit`` is about to train on; one per cell."""
+        if any(f.kind == UNSHUFFLED_SORTED for used in self._used for f in used.findings):
+            return None
+        kinds = [operation(link) for link in chain]
+        if SHUFFLE in kinds or BATCH not in kinds:
+            return None
+        rows = _source_rows(chain)
+        if rows is None or not _in_keras_fit():
+            return None
+        runs = _sorted_labels(chain, rows)
+        if runs is None:
+            return None
+        # The same data rebuilt by a helper for every fit (a new dataset object each time)
+        # is told once per kernel: its rows, labels and shortest run identify it.
+        signature = (rows, runs.classes, runs.shortest)
+        if signature in self._unshuffled_told or len(self._unshuffled_told) >= MAX_REPORTED:
+            return None
+        self._unshuffled_told.add(signature)
+        at = kinds.index(BATCH)
+        return Finding(
+            UNSHUFFLED_SORTED,
+            at,
+            -1,
+            rows,
+            batch_size=_number(_scalar(chain[at], "_batch_size")),
+            labels=runs,
+        )
 
     def assigned(self, namespace: dict[str, Any], cell_source: str) -> None:
         """The take/skip splits and the cached pipelines this cell's top-level statements
@@ -1009,6 +1077,19 @@ def _note_text(
         if finding.rows is None:
             return text + "."
         return _with_fix(text, _shuffle_call(finding.rows), statement)
+    if kind == UNSHUFFLED_SORTED and finding.labels is not None:
+        runs = finding.labels
+        batch = f".batch({finding.batch_size})" if finding.batch_size else ".batch(...)"
+        text = (
+            f"fit trains on {called}, which batches {finding.rows} rows whose labels are "
+            f"stored sorted ({runs.classes} labels, each in one run of rows) and never "
+            "shuffles them (fit does not shuffle a tf.data dataset): every epoch walks "
+            "through the labels in order, most batches hold a single label, and the model "
+            "follows whichever label it saw last, silently. Shuffle the rows before "
+            "batching, with a buffer as large as the dataset"
+        )
+        fixed = _unshuffled_fixed(written, finding) if written is not None else None
+        return _with_fix(text, f".shuffle({finding.rows}){batch}", fixed)
     if kind == SMALL_BUFFER_SORTED and finding.labels is not None:
         runs = finding.labels
         text = (

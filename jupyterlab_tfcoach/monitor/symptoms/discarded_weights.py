@@ -22,12 +22,23 @@ Rebinding it leaves that list's entries as they were, so the note names the list
 fix writes each new value back into it by index (``enumerate`` over the same loop,
 ``self.avg[i] = ...``); an in-place ``avg *= d`` changes an array entry itself and is not
 told there.
+
+New weights computed and never written back (``unwritten_notes``): a cell that assigns a
+name a list of NumPy arrays shaped like a model's weights (the same shapes, as many),
+different from the model's current values (a snapshot ``w0 = m.get_weights()`` equals
+them), never reads that name again, never calls ``set_weights``/``load_weights`` or
+``assign``, and then scores the model (``M.evaluate``/``predict``/``test_on_batch``/
+``predict_on_batch`` after the assignment): the averaged or updated weights of a
+federated round or a hand-written update are dropped, and the score is of the old
+weights. Read after a completed cell from its top-level scope (loops included) and the
+values the names hold; the fix is ``M.set_weights(name)`` after the assignment.
 """
 
 from __future__ import annotations
 
 import ast
 import functools
+import sys
 from typing import Any
 
 from jupyterlab_tfcoach.monitor import report as reports
@@ -138,10 +149,13 @@ def _owner_text(call: ast.Call, source: str) -> str:
 
 
 def notes(source: str, namespace: dict[str, Any]) -> list[Note]:
-    if len(source) > MAX_CELL_CHARS or "get_weights" not in source:
+    if len(source) > MAX_CELL_CHARS:
         return []
+    unwritten = unwritten_notes(source, namespace)
+    if "get_weights" not in source:
+        return unwritten
     # A cell run again costs one lookup: what is told depends on its source alone.
-    return [reports.note(text, SECTION) for text in _texts(source)]
+    return [reports.note(text, SECTION) for text in _texts(source)] or unwritten
 
 
 @functools.lru_cache(maxsize=_CACHED_SOURCES)
@@ -293,3 +307,154 @@ def _list_note(
     else:
         text += f"The loop `{new_header}`, and `{write_back}` in place of `{written}`."
     return text
+
+
+# ------------------------------------------------------------------ new weights never set
+UNWRITTEN_SECTION = "keras-model-api"
+_SCORING = ("evaluate", "predict", "test_on_batch", "predict_on_batch")
+_WRITES = ("set_weights", "load_weights", "assign", "assign_add", "assign_sub", "set_value")
+_MAX_ARRAYS = 500
+_MAX_COMPARED = 2_000_000
+
+
+def _scored_models(nodes: list[ast.AST]) -> list[tuple[str, ast.Call]]:
+    """``(name, call)`` for each ``name.evaluate(...)``-like call of the scope."""
+    found: list[tuple[str, ast.Call]] = []
+    for node in nodes:
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in _SCORING
+            and isinstance(node.func.value, ast.Name)
+        ):
+            found.append((node.func.value.id, node))
+    return found
+
+
+def _arrays(value: Any) -> list[Any] | None:
+    """The arrays of a list or tuple of at least two NumPy arrays, else None."""
+    numpy = sys.modules.get("numpy")
+    ndarray = getattr(numpy, "ndarray", None) if numpy is not None else None
+    if ndarray is None or type(value) not in (list, tuple) or not 2 <= len(value) <= _MAX_ARRAYS:
+        return None
+    return list(value) if all(type(item) is ndarray for item in value) else None
+
+
+def _variable_values(model: Any, count: int) -> list[Any] | None:
+    """The model's weights (``model.weights``' variables) as NumPy arrays, when it has
+    ``count`` of them and they are small enough to compare."""
+    from jupyterlab_tfcoach.monitor.stored_state import keras_variables, library_attribute
+
+    variables = keras_variables(model, with_seed_state=False, limit=_MAX_ARRAYS)
+    if len(variables) != count:
+        return None
+    values = []
+    total = 0
+    for variable in variables:
+        backing = library_attribute(variable, "value")
+        numpy = library_attribute(backing if backing is not None else variable, "numpy")
+        if numpy is None:
+            return None
+        array = numpy()
+        total += int(getattr(array, "size", 0))
+        if total > _MAX_COMPARED:
+            return None
+        values.append(array)
+    return values
+
+
+def _same_weights(arrays: list[Any], current: list[Any]) -> bool | None:
+    """Whether ``arrays`` hold the model's current values (matched by shape, in order);
+    None when their shapes are not the model's."""
+    if sorted(tuple(a.shape) for a in arrays) != sorted(tuple(c.shape) for c in current):
+        return None
+    pending = list(current)
+    same = True
+    for array in arrays:
+        match = next((c for c in pending if tuple(c.shape) == tuple(array.shape)), None)
+        if match is None:
+            return None
+        pending.pop(next(i for i, c in enumerate(pending) if c is match))
+        try:
+            if array.dtype.kind not in "fiu" or not (array == match).all():
+                same = False
+        except Exception:
+            return None
+    return same
+
+
+def unwritten_notes(source: str, namespace: dict[str, Any]) -> list[Note]:
+    if not any(f".{call}(" in source for call in _SCORING):
+        return []
+    if any(write in source for write in _WRITES):
+        return []
+    tree = parsed_source(source)
+    if tree is None:
+        return []
+    from jupyterlab_tfcoach.monitor.training.weight_copies import keras_model
+
+    nodes = scope_nodes(tree)
+    scored = _scored_models(nodes)
+    if not scored:
+        return []
+    read = {
+        node.id
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Store)
+    }
+    for node in nodes:
+        if not (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+        ):
+            continue
+        name = node.targets[0].id
+        if name in read:
+            continue
+        arrays = _arrays(namespace.get(name))
+        if arrays is None:
+            continue
+        for model_name, call in scored:
+            if call.lineno <= node.lineno:
+                continue
+            model = namespace.get(model_name)
+            if not keras_model(model):
+                continue
+            current = _variable_values(model, len(arrays))
+            if current is None or _same_weights(arrays, current) is not False:
+                continue
+            note = _unwritten_note(node, name, model_name, call, arrays, source)
+            if note is not None:
+                return [reports.note(note, UNWRITTEN_SECTION)]
+    return []
+
+
+def _unwritten_note(
+    statement: ast.Assign,
+    name: str,
+    model: str,
+    call: ast.Call,
+    arrays: list[Any],
+    source: str,
+) -> str | None:
+    written = ast.get_source_segment(source, statement)
+    scored = ast.get_source_segment(source, call)
+    if not written or not scored:
+        return None
+    if "\n" in written or len(written) > 120:
+        written = f"{name} = ..."
+    if "\n" in scored or len(scored) > 120:
+        scored = f"{model}.{call.func.attr}(...)" if isinstance(call.func, ast.Attribute) else model
+    shapes = ", ".join(str(tuple(array.shape)) for array in arrays[:6])
+    if len(arrays) > 6:
+        shapes += ", ..."
+    return (
+        f"`{written}` (line {statement.lineno} of this cell) computes {len(arrays)} arrays "
+        f"shaped like `{model}`'s weights ({shapes}), different from the weights `{model}` "
+        f"holds, and nothing writes them into it: this cell never calls "
+        f"`{model}.set_weights({name})` and never reads `{name}` again, so `{scored}` "
+        f"(line {call.lineno}) scores `{model}`'s old weights and the new ones are dropped. "
+        "Nothing raises. "
+        f"Fix: `{model}.set_weights({name})` on the line after line {statement.lineno}."
+    )

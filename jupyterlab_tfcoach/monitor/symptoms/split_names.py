@@ -15,6 +15,11 @@ Told only when every such training name has a counterpart of the wanted split in
 namespace (``x_train`` -> ``x_val``/``x_valid``/``x_test``...): the fix is the statement
 with the counterparts in their place. Slices and splits of the training data
 (``x_val = x_train[-200:]``) evaluate nothing and stay silent.
+
+A function the cell defines whose name or docstring says validation or test ("held-out"
+and "held out" read as test) and not train, whose body evaluates on training names and on
+no held-out name, is told the same way (``_function_notes``): each body line that reads a
+training name, with the counterparts in their place.
 """
 
 from __future__ import annotations
@@ -39,7 +44,7 @@ SECTION = "keras-validation-data"
 MAX_NOTES = 1
 MAX_CELL_CHARS = 30_000
 _TRAIN_TEXTS = ("train", "_tr", "tr_", "Train")
-_HELD_TEXTS = ("val", "test", "Val", "Test", "VAL", "TEST", "dev", "holdout", "heldout")
+_HELD_TEXTS = ("val", "test", "Val", "Test", "VAL", "TEST", "dev", "holdout", "heldout", "held")
 _TRAIN = frozenset({"train", "tr", "training", "trn"})
 _SPLITS = {
     "validation": ("val", "valid", "validation", "dev", "va"),
@@ -101,9 +106,70 @@ def _counterpart(name: str, split: str, namespace: dict[str, Any]) -> str | None
     return None
 
 
+_HELD_OUT_PHRASE = re.compile(r"(?i)\bheld[- ]out\b")
+
+
+def _said_words(text: str) -> list[str]:
+    """A label's or docstring's words, "held-out" and "held out" read as one word."""
+    return text_words(_HELD_OUT_PHRASE.sub("heldout", text))
+
+
+def _function_notes(tree: ast.Module, lines: list[str], namespace: dict[str, Any]) -> list[Note]:
+    """A function named or documented as measuring held-out data that reads training
+    names."""
+    for function in ast.walk(tree):
+        if not isinstance(function, ast.FunctionDef):
+            continue
+        docstring = ast.get_docstring(function) or ""
+        words = identifier_words(function.name) + _said_words(docstring)
+        split = _split_of(words)
+        if split is None:
+            continue
+        body = function.body[1:] if docstring else function.body
+        read = [n for statement in body for n in ast.walk(statement) if isinstance(n, ast.Name)]
+        if any(_split_of(identifier_words(n.id)) for n in read):
+            continue
+        training = [n for n in read if set(identifier_words(n.id)) & _TRAIN and n.id in namespace]
+        if not training or not any(_evaluates(statement, namespace) for statement in body):
+            continue
+        swaps = {n.id: _counterpart(n.id, split, namespace) for n in training}
+        if any(v is None for v in swaps.values()):
+            continue
+        fixed_lines: dict[int, bytes] = {}
+        for node in sorted(training, key=lambda n: (n.lineno, -n.col_offset)):
+            raw = fixed_lines.get(node.lineno, lines[node.lineno - 1].encode("utf-8"))
+            swapped = (swaps[node.id] or node.id).encode("utf-8")
+            fixed_lines[node.lineno] = (
+                raw[: node.col_offset] + swapped + raw[node.end_col_offset or 0 :]
+            )
+        fixes = " and ".join(
+            f"`{raw.decode('utf-8').strip()}` (line {number})"
+            for number, raw in sorted(fixed_lines.items())
+        )
+        used = ", ".join(f"`{n}`" for n in dict.fromkeys(n.id for n in training))
+        documented = _split_of(_said_words(docstring)) if docstring else None
+        whose = "its docstring says" if documented == split else "its name says"
+        return [
+            reports.note(
+                f"`{function.name}` (defined in this cell): {whose} {split} data, but it "
+                f"measures the model on {used}, the training data: the model was fitted to "
+                "those rows, so the number is a training figure that says nothing about "
+                "unseen data and hides overfitting, without any error. Measure it on the "
+                f"{split} data: {fixes}.",
+                SECTION,
+            )
+        ]
+    return []
+
+
 def notes(source: str, namespace: dict[str, Any]) -> list[Note]:
     if not source or len(source) > MAX_CELL_CHARS:
         return []
+    if "def " in source and any(t in source for t in _TRAIN_TEXTS):
+        tree = parsed_source(source)
+        told = _function_notes(tree, cell_lines(source), namespace) if tree else []
+        if told:
+            return told
     if not any(t in source for t in _TRAIN_TEXTS) or not any(t in source for t in _HELD_TEXTS):
         return []
     tree = parsed_source(source)
@@ -123,7 +189,7 @@ def notes(source: str, namespace: dict[str, Any]) -> list[Note]:
             and isinstance(statement.value, ast.Call)
             and call_name(statement.value) == "print"
         ):
-            words = text_words(label_text(statement.value))
+            words = _said_words(label_text(statement.value))
             whose = "the printed label"
         else:
             continue

@@ -16,6 +16,7 @@ from jupyterlab_tfcoach.monitor.symptoms import (
     squashed_logits,
     target_gradients,
     temperature_sampling,
+    weighted_averages,
 )
 from jupyterlab_tfcoach.monitor.training import (
     ascent_updates,
@@ -23,6 +24,7 @@ from jupyterlab_tfcoach.monitor.training import (
     bootstrap_masks,
     checkpoint_selection,
     clip_ranges,
+    clone_copies,
     custom_gradients,
     epsilon_greedy,
     model_aliases,
@@ -59,6 +61,8 @@ CHECKS = (
     pseudo_label_selection.notes,
     batch_axis_helpers.notes,
     model_aliases.notes,
+    clone_copies.notes,
+    weighted_averages.notes,
     ascent_updates.notes,
     weight_copies.notes,
     bootstrap_masks.notes,
