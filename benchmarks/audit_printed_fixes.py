@@ -16,6 +16,7 @@ cell the way a learner would apply it, and the fixed cell runs:
 - a span that is an expression replaces the sub-expression of the failing line it
   rewrites: the same call, else the largest part of the line it wraps (``x`` in
   ``tf.cast(x, tf.float32)``), else the most alike part of the same kind;
+- a span the prose gives "on line N" or "in place of lines N-M" replaces those lines;
 - anything else (prose in code quotes, placeholders such as ``f(...)``) is not applicable.
 
 The fixed cell's outcome is one of: ``fixed`` (it no longer raises), ``same error`` (the
@@ -441,6 +442,21 @@ def _on_named_line(cell: _Cell, span: str, prose: str) -> bool:
     return True
 
 
+def _in_place_of_lines(cell: _Cell, span: str, prose: str) -> bool:
+    """A statement the fix gives "in place of lines N-M `...`": it replaces those whole
+    lines (a loop written as one line), at the first one's indentation."""
+    named = re.search(rf"in place of lines? (\d+)(?:-(\d+))? `{re.escape(span)}`", prose)
+    if named is None:
+        return False
+    first = int(named.group(1))
+    last = int(named.group(2) or first)
+    if not 1 <= first <= last <= len(cell.lines):
+        return False
+    indent = re.match(r"\s*", cell.lines[first - 1]).group(0)  # type: ignore[union-attr]
+    cell.replace(first, last, [indent + span])
+    return True
+
+
 def _renames_failing_call(cell: _Cell, span: str) -> bool:
     """``tp.reset_state()`` for the failing ``tp.reset_states()``: the same object's method
     respelled replaces the failing statement (not a new call run before it)."""
@@ -514,7 +530,11 @@ def apply_fix(source: str, line: int, spans: list[str], prose: str = "") -> tupl
     applied = False
     assigned: set[str] = set()
     for span in spans[:_MAX_SPANS]:
-        if _on_named_line(cell, span, prose) or _renames_failing_call(cell, span):
+        if (
+            _on_named_line(cell, span, prose)
+            or _in_place_of_lines(cell, span, prose)
+            or _renames_failing_call(cell, span)
+        ):
             applied = True
             continue
         try:

@@ -451,3 +451,47 @@ FIX_CASES = (
         "a tape per iteration, a gradient per variable",
     ),
 )
+
+
+# -- a loop that changes what the tape recorded: the tape belongs in the loop ----------------
+
+RECORDED_BEFORE_THE_LOOP = """\
+    import tensorflow as tf
+
+    params = [tf.constant(1.0), tf.constant(-2.0)]
+    with tf.GradientTape() as tape:
+        tape.watch(params)
+        err = (params[0] * 3.0 + params[1]) ** 2
+    for k in range(4):
+        steps = tape.gradient(err, params)
+        params = [p - 0.01 * s for p, s in zip(params, steps)]
+    """
+
+
+def test_a_loop_that_rebinds_the_sources_moves_the_tape_in():
+    [finding] = check(RECORDED_BEFORE_THE_LOOP, CODE)
+    assert "recorded the forward pass once, before the loop" in finding.message
+    assert "the loop changes `params`" in finding.message
+    assert "Move the `with` block that creates `tape` into the loop" in finding.message
+    assert finding.fix is None  # persistent=True would leave None gradients
+    lines = RECORDED_BEFORE_THE_LOOP.splitlines()
+    block, loop = lines[3:6], lines[6:]
+    moved = "\n".join(lines[:3] + [loop[0]] + ["    " + line for line in block] + loop[1:] + [""])
+    assert check(moved, CODE) == []
+    persistent = RECORDED_BEFORE_THE_LOOP.replace("GradientTape()", "GradientTape(persistent=True)")
+    broken, repaired = run_tensorflow(persistent, moved, params="[float(p) for p in params]")
+    assert broken.error == "TypeError"  # the rebound tensors were never recorded
+    assert repaired.error is None
+    updates = """\
+    import tensorflow as tf
+
+    w = tf.Variable(1.0)
+    with tf.GradientTape() as tape:
+        err = (w * 3.0 - 1.0) ** 2
+    for k in range(4):
+        g = tape.gradient(err, w)
+        w.assign_sub(0.01 * g)
+    """
+    [finding] = check(updates, CODE)
+    assert "the loop changes the variables (`assign_sub`)" in finding.message
+    assert finding.fix is None

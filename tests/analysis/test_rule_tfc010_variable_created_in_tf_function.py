@@ -140,3 +140,26 @@ def test_the_tape_is_found_under_an_imported_alias():
         """
     [finding] = check(source, CODE)
     assert "watch the argument instead: `tape.watch(images)`" in finding.message
+
+
+def test_a_per_call_copy_of_outside_weights_is_told_to_be_tensors():
+    source = """\
+        import tensorflow as tf
+
+        layers_w = [tf.Variable(tf.ones((2, 2))), tf.Variable(tf.zeros((2,)))]
+
+        @tf.function
+        def probe(x, y):
+            tmp = [tf.Variable(v) for v in layers_w]
+            with tf.GradientTape() as tape:
+                err = tf.reduce_sum((x @ tmp[0] + tmp[1] - y) ** 2)
+            return tape.gradient(err, tmp)
+        """
+    [finding] = check(source, CODE)
+    assert "a copy of `layers_w` made as new variables at each call" in finding.message
+    assert "`tmp = list(layers_w)`" in finding.message
+    assert "create it once outside" not in finding.message
+    # A comprehension over the function's own argument is not a copy of outside weights.
+    own = source.replace("for v in layers_w]", "for v in x]")
+    [finding] = check(own, CODE)
+    assert "a copy of" not in finding.message

@@ -75,6 +75,20 @@ def test_a_statement_given_on_a_named_line_replaces_that_line() -> None:
     )
 
 
+def test_a_statement_given_in_place_of_lines_replaces_them() -> None:
+    cell = (
+        "def f(ws):\n    c = make(ws)\n    for a, b in zip(c, gs):\n        a.sub(b)\n    return c"
+    )
+    prose = (
+        "Fix: on line 2 `c = list(ws)`, and in place of lines 3-4 "
+        "`c = [a - b for a, b in zip(c, gs)]`."
+    )
+    spans = ["c = list(ws)", "c = [a - b for a, b in zip(c, gs)]"]
+    assert audit.apply_fix(cell, 2, spans, prose)[0] == (
+        "def f(ws):\n    c = list(ws)\n    c = [a - b for a, b in zip(c, gs)]\n    return c"
+    )
+
+
 def test_a_respelled_method_replaces_the_failing_call() -> None:
     cell = "for s in splits:\n    tp.reset_states()\n    gap.reset_states()"
     prose = "Fix: on line 3 `gap.reset_state()`, and `tp.reset_state()`."

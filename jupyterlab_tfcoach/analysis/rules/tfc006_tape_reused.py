@@ -30,6 +30,11 @@ the gradient computations that function makes on it: `grads_for(tape, loss_a, lo
 is reported when `grads_for` calls `tape.gradient` twice, or once after the caller already did.
 A gradient call in a loop that the tape was created outside of (`for v in variables:
 tape.gradient(loss, v)`) is reported too: its second iteration is the second computation.
+When that loop also changes what the tape recorded (it rebinds a name the gradient call
+reads, `ws = [w - lr * g ...]`, or updates variables with `assign_sub` or
+`apply_gradients`), the message says to move the tape's `with` block into the loop, and
+no fix is offered: a persistent tape would keep differentiating the loss recorded before
+the loop (and tensors rebound after it have no gradient).
 
 The fix creates the tape with `persistent=True`. A persistent tape at module (or notebook)
 level keeps what it recorded until it is deleted (TFC007), so there the fix also adds
@@ -147,6 +152,9 @@ class _TapeUse:
     description: str  # ``tape.gradient(...)``, or the helper call that computes
     repeats: bool  # a helper that computes twice on the tape by itself
     in_loop: bool = False  # in a loop that does not create the tape: runs again next time
+    # What that loop changes of the recorded computation (``ws`` rebound): the tape
+    # belongs in the loop, and persistent=True is no fix.
+    loop_changes: str | None = None
 
 
 def _repeats_in_loop(call: Path, tape: Path) -> bool:
@@ -162,6 +170,47 @@ def _repeats_in_loop(call: Path, tape: Path) -> bool:
             return False  # a ``break`` somewhere in the loop may end it after one gradient
         return not any(inner.exits or inner.leaves_iteration for inner in call[index:])
     return False
+
+
+# Calls that change variables in place: after one, what the tape recorded is stale.
+_UPDATES = frozenset({"assign", "assign_add", "assign_sub", "apply_gradients", "minimize"})
+
+
+def _loop_changes(call: Path, tape: Path, gradient: ast.Call) -> str | None:
+    """What the loop around ``gradient`` (a loop the tape was made outside of) changes
+    of the recorded computation: a name the call reads that its body binds again
+    (``ws = [w - lr * g ...]``), or an update of variables (``v.assign_sub(...)``)."""
+    read = {
+        n.id for argument in gradient.args for n in ast.walk(argument) if isinstance(n, ast.Name)
+    }
+    for block in call:
+        if block in tape or not block.is_loop_body:
+            continue
+        loop = block.owner
+        assert isinstance(loop, (ast.For, ast.AsyncFor, ast.While))
+        if isinstance(loop, (ast.For, ast.AsyncFor)) and any(
+            isinstance(n, ast.Name) and n.id in read for n in ast.walk(loop.target)
+        ):
+            return None  # ``for v in ws: tape.gradient(loss, v)``: one recording, per item
+        for statement in loop.body:
+            for node in ast.walk(statement):
+                targets: list[ast.AST] = []
+                if isinstance(node, ast.Assign):
+                    targets = list(node.targets)
+                elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+                    targets = [node.target]
+                for target in targets:
+                    for name in ast.walk(target):
+                        if isinstance(name, ast.Name) and name.id in read:
+                            return f"`{name.id}`"
+                if (
+                    isinstance(node, ast.Call)
+                    and isinstance(node.func, ast.Attribute)
+                    and node.func.attr in _UPDATES
+                ):
+                    return f"the variables (`{node.func.attr}`)"
+        return None
+    return None
 
 
 def _in_comprehension(site: Site) -> bool:
@@ -196,6 +245,9 @@ def _uses(ctx: RuleContext) -> dict[int, list[_TapeUse]]:
                     repeats=False,
                     in_loop=_in_comprehension(tape_call.site)
                     or _repeats_in_loop(tape_call.site.path, tape_call.binding.path),
+                    loop_changes=_loop_changes(
+                        tape_call.site.path, tape_call.binding.path, tape_call.call
+                    ),
                 )
             )
     for use in helper_tape_uses(ctx, _GRADIENT_METHODS):
@@ -219,6 +271,19 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
         uses.sort(key=lambda u: (u.node.lineno, u.node.col_offset))
         for index, later in enumerate(uses):
             tape_name = later.tape_name
+            if later.in_loop and later.loop_changes is not None:
+                yield ctx.finding(
+                    CODE,
+                    later.node,
+                    f"{later.description} runs on every iteration of its loop, but the "
+                    f"non-persistent GradientTape `{tape_name}` recorded the forward pass "
+                    f"once, before the loop, and the loop changes {later.loop_changes}: "
+                    "the second iteration fails, and a persistent tape would still "
+                    "differentiate the first step's loss. Move the `with` block that "
+                    f"creates `{tape_name}` into the loop, before the gradient",
+                    None,
+                )
+                continue
             if later.in_loop:
                 message = (
                     f"{later.description} runs on every iteration of its loop, but the "

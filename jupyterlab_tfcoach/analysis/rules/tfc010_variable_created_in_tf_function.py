@@ -27,6 +27,11 @@ would be a new variable each time, so `tf.function` refuses it with
 Create variables once, outside the function (or in `__init__` / `build`), and update them with
 `assign`.
 
+A list comprehension copying weights made outside the function into new variables
+(`fast = [tf.Variable(w) for w in weights]`) is a per-call copy: made once outside, it would
+keep the previous call's updates. The finding says to copy as plain tensors,
+`fast = list(weights)`, stepped with new tensors (`w - lr * g`) rather than `assign`.
+
 A variable made from the function's own argument (`xv = tf.Variable(x)`) cannot move out: `x`
 exists only in the call. Made to take a gradient with respect to the input (a saliency map),
 it is not needed at all: `tape.watch(x)` inside the `GradientTape` block makes the tape record
@@ -79,6 +84,22 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
         call = site.node
         assert isinstance(call, ast.Call)
         wrapped = _wrapped_parameter(call, function.node)
+        copied = _copied_weights(site.scope, call)
+        if wrapped is None and copied is not None:
+            # A fresh copy of weights made outside, each call: made once outside, it would
+            # keep the previous call's updates.
+            held = _assigned_name(site.scope.node, function.node) or "copy"
+            yield ctx.finding(
+                CODE,
+                call,
+                f"tf.Variable created in tf.function {label} on every trace: a copy of "
+                f"`{copied}` made as new variables at each call. Made once outside, the copy "
+                f"would keep the previous call's updates; a per-call copy of weights is plain "
+                f"tensors, `{held} = list({copied})`, stepped with new tensors "
+                f"(`{held} = [w - lr * g for w, g in zip({held}, grads)]`) rather than "
+                "`assign`",
+            )
+            continue
         if wrapped is None:
             yield ctx.finding(
                 CODE,
@@ -131,7 +152,50 @@ def _wrapped_parameter(call: ast.Call, function: ast.AST) -> str | None:
     return read[0] if read else None
 
 
-def _assigned_name(call: ast.Call, function: ast.AST) -> str | None:
+def _copied_weights(scope: Scope, call: ast.Call) -> str | None:
+    """``E`` of ``[tf.Variable(w) for w in E]`` in a tf.function, ``E`` a name or
+    attribute chain (``weights``, ``model.trainable_variables``) that the function does not
+    bind: weights made outside, copied at each call."""
+    comprehension = scope.node
+    if not (
+        scope.kind == "comprehension"
+        and isinstance(comprehension, ast.ListComp)
+        and comprehension.elt is call
+        and len(comprehension.generators) == 1
+        and len(call.args) == 1
+        and not call.keywords
+    ):
+        return None
+    generator = comprehension.generators[0]
+    if not (
+        isinstance(generator.target, ast.Name)
+        and isinstance(call.args[0], ast.Name)
+        and call.args[0].id == generator.target.id
+        and not generator.ifs
+    ):
+        return None
+    chain = generator.iter
+    while isinstance(chain, ast.Attribute):
+        chain = chain.value
+    if not isinstance(chain, ast.Name):
+        return None
+    function = scope.parent
+    while function is not None and function.kind == "comprehension":
+        function = function.parent
+    bound = {
+        n.id
+        for n in ast.walk(function.node if function is not None else comprehension)
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+    }
+    arguments = getattr(function.node, "args", None) if function is not None else None
+    if isinstance(arguments, ast.arguments):
+        bound |= {a.arg for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)}
+    if chain.id in bound:
+        return None
+    return ast.unparse(generator.iter)
+
+
+def _assigned_name(call: ast.AST, function: ast.AST) -> str | None:
     for node in ast.walk(function):
         if (
             isinstance(node, ast.Assign)

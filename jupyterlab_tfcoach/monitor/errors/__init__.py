@@ -18,6 +18,10 @@ section)`` or None. The others, by what went wrong:
 - ``keras.py``: where Keras weights live (read-only weights, an optimizer meeting new
   variables, state added to a built layer);
 - ``shapes.py``: a missing batch or channel axis;
+- ``variable_copies.py``: weights copied into new tf.Variables on every call of a
+  tf.function (the copy is plain tensors, not variables made once outside);
+- ``tape_loops.py``: a tape recorded once before a loop that changes the weights and
+  takes a gradient at every step (the tape belongs in the loop, not ``persistent=True``);
 - ``failing_line.py``: the failing line read as a teacher reads it (the call, what each
   value named there holds), and ``families.py``: the last explainer, which gives every
   TensorFlow/Keras error raised through the user's code an entry naming them, with the
@@ -66,6 +70,7 @@ from jupyterlab_tfcoach.monitor.errors.keras import (
 from jupyterlab_tfcoach.monitor.errors.numpy_calls import NumpyLine, numpy_on_traced_tensors
 from jupyterlab_tfcoach.monitor.errors.runnable_fixes import runnable
 from jupyterlab_tfcoach.monitor.errors.shapes import explain_missing_axis
+from jupyterlab_tfcoach.monitor.errors.tape_loops import recorded_before_loop
 from jupyterlab_tfcoach.monitor.locations import CellLocator
 from jupyterlab_tfcoach.monitor.report import ErrorEntry, error_entry
 
@@ -182,6 +187,9 @@ def _one_gradient_call(context: ErrorContext) -> str | None:
                 f"{code(tape)}. Fix: ask for both gradients in one call, in place of the "
                 f"two lines: {code(joined)}."
             )
+    looped = recorded_before_loop(frame, tape, call)
+    if looped is not None:
+        return looped
     tf = context.module_alias("tensorflow", "tf")
     return (
         f"{code(tape)} was already used for a gradient. Pass all sources to one gradient() "

@@ -14,6 +14,7 @@ from jupyterlab_tfcoach.monitor.errors.context import (
     code,
     kind_of,
 )
+from jupyterlab_tfcoach.monitor.errors.variable_copies import per_call_copy
 from jupyterlab_tfcoach.monitor.stored_state import library_attribute
 
 _BRANCH = re.compile(r"'(?P<name>\w+)' must also be initialized in the (?P<branch>\w+) branch")
@@ -330,6 +331,9 @@ def explain_new_variables(parsed: ParsedError, context: ErrorContext) -> tuple[s
         "body, or an object that creates variables on first use (a new optimizer or model) "
         "was passed to a function that was already traced."
     )
+    copied = per_call_copy(context)
+    if copied is not None:
+        return copied, "variables-in-functions"
     created = _created_in_body(context)
     if created is not None:
         return created, "variables-in-functions"

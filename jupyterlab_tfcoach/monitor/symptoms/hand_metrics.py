@@ -70,6 +70,8 @@ from jupyterlab_tfcoach.monitor.symptoms.range_operators import range_operator_n
 from jupyterlab_tfcoach.monitor.symptoms.ranking_scores import ranking_score_notes
 from jupyterlab_tfcoach.monitor.symptoms.repeated_draws import WANTED as DRAW_WORDS
 from jupyterlab_tfcoach.monitor.symptoms.repeated_draws import repeated_draw_notes
+from jupyterlab_tfcoach.monitor.symptoms.reseeded_loops import WANTED as SEED_WORDS
+from jupyterlab_tfcoach.monitor.symptoms.reseeded_loops import reseeded_loop_notes
 from jupyterlab_tfcoach.monitor.symptoms.spread_statistics import WANTED as SPREAD_WORDS
 from jupyterlab_tfcoach.monitor.symptoms.spread_statistics import spread_statistic_notes
 from jupyterlab_tfcoach.monitor.symptoms.swapped_arguments import swapped_argument_notes
@@ -108,6 +110,7 @@ _OWN_WORDS: tuple[tuple[re.Pattern[str], Callable[[CellCode, dict[str, Any]], li
     (CONCORDANCE_WORDS, concordance_notes),
     (PROBABILITY_WORDS, probability_name_notes),
     (MAP_WORDS, constant_seed_notes),
+    (SEED_WORDS, reseeded_loop_notes),
     (EXP_WORDS, log_parameter_notes),
     (INTEGRAL_WORDS, integral_notes),
     (SUM_WORDS, dropped_offset_notes),

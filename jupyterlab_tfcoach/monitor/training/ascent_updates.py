@@ -19,6 +19,13 @@ over its result, or ``grads[i]``), the update is ``X.assign_add(c * g)`` /
 - a list of at least three numbers the cell bound at its top level rose from its first to
   its last element (or ended non-finite): the symptom, quoted in the note.
 
+The same step written functionally, as MAML's differentiable inner loop writes it, is
+read too: ``fast = [w + c * g for w, g in zip(fast, grads)]`` (or ``w_new = w + c * g``),
+new tensors made from the very sources given to ``tape.gradient``; ``c`` may be a
+parameter of the function, read from its default (``lr=INNER_LR``). Its fix keeps the
+functional form (``w - c * g``, no ``assign``), so that an outer tape still differentiates
+through the step; a tensor made from an input (``x``, ``image``...) is left alone.
+
 Silent for ascent written on purpose: ``T`` named as a quantity to maximise (a reward, a
 likelihood, a score: ``maximised_targets``), the update of an input (the variable is an
 argument of a call inside the tape, or named as an image, input, perturbation or noise:
@@ -83,6 +90,10 @@ _INPUT_WORDS = frozenset(
     }
 )
 
+# A new tensor made from an input (``x2 = x + eps * g``) is more often an adversarial or
+# visualisation step, on purpose, than a weight update.
+_FUNCTIONAL_INPUT_WORDS = _INPUT_WORDS | {"x", "xs", "inp", "pixels", "sample", "samples"}
+
 
 def _words(name: str) -> set[str]:
     return {part for part in re.split(r"[_\d.]+", name.lower()) if part}
@@ -103,6 +114,11 @@ class Ascent:
     sources: str  # ``[log_omega, raw_zeta]``
     function: str | None  # the scope's function name, None for the cell's top level
     fed_to: tuple[str, ...]  # names called with the variable in the tape: a model's input?
+    # A new tensor bound (``fast = [w + lr * g for ...]``), no variable assigned: a
+    # functional update, whose fix keeps that form.
+    functional: bool = False
+    # ``step`` is a parameter of the function: its default's text (``INNER_LR``, ``0.1``).
+    step_default: str | None = None
 
 
 def _segment(source: str, node: ast.AST) -> str:
@@ -201,6 +217,168 @@ def _computed_by(nodes: list[ast.AST], target: str) -> str | None:
     return None
 
 
+def _parameter_defaults(scope: ast.AST) -> dict[str, ast.expr]:
+    """The defaults of a function scope's parameters (``lr=INNER_LR``)."""
+    arguments = getattr(scope, "args", None)
+    if not isinstance(arguments, ast.arguments):
+        return {}
+    positional = [*arguments.posonlyargs, *arguments.args]
+    found: dict[str, ast.expr] = {}
+    for parameter, default in zip(
+        positional[len(positional) - len(arguments.defaults) :], arguments.defaults, strict=True
+    ):
+        found[parameter.arg] = default
+    for parameter, keyword_default in zip(arguments.kwonlyargs, arguments.kw_defaults, strict=True):
+        if keyword_default is not None:
+            found[parameter.arg] = keyword_default
+    return found
+
+
+def _step_default(source: str, step: ast.AST, scope: ast.AST) -> str | None:
+    """The default of the parameter ``step`` names, when it is a number or a name."""
+    if not isinstance(step, ast.Name):
+        return None
+    default = _parameter_defaults(scope).get(step.id)
+    if default is None:
+        return None
+    if isinstance(default, ast.Name) or number_literal(default) is not None:
+        return _segment(source, default)
+    return None
+
+
+def _zip_pairs(
+    generator: ast.comprehension, lists: dict[str, tuple[str, str, str]]
+) -> tuple[str, str, str, str] | None:
+    """``for w, g in zip(fast, grads)`` with ``grads`` a gradient list: (``w``, ``g``,
+    ``fast``, ``grads``)."""
+    iterated = generator.iter
+    target = generator.target
+    if not (
+        isinstance(iterated, ast.Call)
+        and call_name(iterated) == "zip"
+        and len(iterated.args) == 2
+        and isinstance(target, ast.Tuple)
+        and len(target.elts) == 2
+        and all(isinstance(e, ast.Name) for e in target.elts)
+    ):
+        return None
+    (weight, gradient), (weights, gradients) = target.elts, iterated.args
+    assert isinstance(weight, ast.Name) and isinstance(gradient, ast.Name)
+    weights_name, gradients_name = dotted_name(weights), dotted_name(gradients)
+    if weights_name is None or gradients_name is None:
+        return None
+    if gradients_name in lists and weights_name not in lists:
+        return weight.id, gradient.id, weights_name, gradients_name
+    if weights_name in lists and gradients_name not in lists:
+        return gradient.id, weight.id, gradients_name, weights_name
+    return None
+
+
+def _added_step(
+    value: ast.AST, weight: str, gradients: set[str], lists: set[str]
+) -> tuple[ast.AST, ast.AST] | None:
+    """``(c, c * g)`` of ``weight + c * g`` (either order), or None."""
+    if not (isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add)):
+        return None
+    for kept, term in ((value.left, value.right), (value.right, value.left)):
+        if isinstance(kept, ast.Name) and kept.id == weight:
+            step = _scaled_gradient(term, gradients, lists)
+            if step is not None:
+                return step, term
+    return None
+
+
+def _functional_ascents(
+    source: str,
+    scope: ast.AST,
+    nodes: list[ast.AST],
+    singles: dict[str, tuple[str, str, str]],
+    lists: dict[str, tuple[str, str, str]],
+    inputs: dict[str, set[str]],
+) -> list[Ascent]:
+    """``fast = [w + lr * g for w, g in zip(fast, grads)]`` and ``new_w = w + lr * g_w``:
+    new tensors that add the gradient, as MAML's inner loop writes its step."""
+    function = getattr(scope, "name", None)
+    found: list[Ascent] = []
+    for node in nodes:
+        if not (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+        ):
+            continue
+        bound = node.targets[0].id
+        value = node.value
+        if isinstance(value, ast.Call) and call_name(value) in ("list", "tuple") and value.args:
+            value = value.args[0]
+        element: ast.AST
+        if isinstance(value, ast.ListComp | ast.GeneratorExp) and len(value.generators) == 1:
+            pairs = _zip_pairs(value.generators[0], lists)
+            if pairs is None or value.generators[0].ifs:
+                continue
+            weight, gradient, weights, gradient_list = pairs
+            element = value.elt
+            added = _added_step(element, weight, {gradient}, set())
+            if added is None:
+                continue
+            made = lists[gradient_list]
+            receiver = weights
+        elif isinstance(value, ast.BinOp):
+            # ``g = tape.gradient(loss, w)`` of one source is one gradient too.
+            one = {
+                **singles,
+                **{name: made for name, made in lists.items() if made[2].isidentifier()},
+            }
+            element = value
+            weight = ""
+            for side in (value.left, value.right):
+                if isinstance(side, ast.Name) and side.id not in one:
+                    weight = side.id
+            added = _added_step(element, weight, set(one), set(lists)) if weight else None
+            made_by = _made_by(added[1], one, lists) if added is not None else None
+            if added is None or made_by is None:
+                continue
+            made = made_by
+            receiver = weight
+        else:
+            continue
+        step, term = added
+        if not (isinstance(step, ast.Name) or number_literal(step) is not None):
+            continue
+        target, gradients, sources = made
+        if receiver != sources:
+            continue  # the gradient of other tensors added: not read as a step
+        if (_words(receiver) | _words(bound) | _words(weight)) & _FUNCTIONAL_INPUT_WORDS:
+            continue
+        computed = _computed_by(nodes, target)
+        target_words = _words(target) | (_words(computed) if computed else set())
+        if target_words & _MAXIMISED:
+            continue
+        statement = _segment(source, node)
+        element_text = _segment(source, element)
+        if not statement or not element_text or element_text not in statement:
+            continue
+        fix = statement.replace(element_text, f"{weight} - {_segment(source, term)}", 1)
+        found.append(
+            Ascent(
+                statement=statement,
+                fix=fix,
+                line=node.lineno,
+                step=_segment(source, step),
+                step_value=number_literal(step),
+                target=target,
+                loss_named=bool(target_words & _LOSS_WORDS),
+                gradients=gradients,
+                sources=sources,
+                function=function,
+                fed_to=tuple(sorted(inputs.get(receiver, ()))),
+                functional=True,
+                step_default=_step_default(source, step, scope),
+            )
+        )
+    return found
+
+
 def _scope_ascents(source: str, scope: ast.AST) -> list[Ascent]:
     nodes = scope_nodes(scope)
     singles, lists = _gradient_bindings(nodes)
@@ -208,7 +386,7 @@ def _scope_ascents(source: str, scope: ast.AST) -> list[Ascent]:
         return []
     inputs = _inputs_of_calls(nodes)
     function = getattr(scope, "name", None)
-    found: list[Ascent] = []
+    found: list[Ascent] = _functional_ascents(source, scope, nodes, singles, lists, inputs)
     for node in nodes:
         if not (
             isinstance(node, ast.Call)
@@ -271,6 +449,7 @@ def _scope_ascents(source: str, scope: ast.AST) -> list[Ascent]:
                 sources=sources,
                 function=function,
                 fed_to=tuple(sorted(inputs.get(receiver.split(".")[0], ()))),
+                step_default=_step_default(source, step, scope),
             )
         )
     return found
@@ -316,10 +495,21 @@ def _keras_layer(value: Any) -> bool:
     )
 
 
+def _literal(text: str) -> float | None:
+    try:
+        return number_literal(ast.parse(text, mode="eval").body)
+    except Exception:
+        return None
+
+
 def _positive(ascent: Ascent, namespace: Mapping[str, Any]) -> bool:
     if ascent.step_value is not None:
         return ascent.step_value > 0
     value = namespace.get(ascent.step)
+    if value is None and ascent.step_default is not None:
+        # A parameter of the function: its default (``lr=INNER_LR``), as written.
+        default = _literal(ascent.step_default)
+        value = default if default is not None else namespace.get(ascent.step_default)
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         return False
     try:
@@ -391,7 +581,7 @@ class AscentCheck:
         if tree is None:
             return []
         ascents: list[tuple[Ascent, str | None]] = []
-        if "assign" in source and ".gradient(" in source:
+        if ".gradient(" in source:
             # A function defined here is told where it runs: here, or in a later cell.
             called = _called_names(source)
             ascents.extend(
@@ -403,9 +593,7 @@ class AscentCheck:
             for name in sorted(_called_names(source))[: 4 * MAX_CALLED_FUNCTIONS]:
                 function = notebook_function(namespace.get(name))
                 method = method_source(function) if function is not None else None
-                if method is None or "assign" not in method.source:
-                    continue
-                if ".gradient(" not in method.source:
+                if method is None or ".gradient(" not in method.source:
                     continue
                 ascents.extend((a, name) for a in _source_ascents(method.source))
         if not ascents:
@@ -444,6 +632,16 @@ def _text(
         if risen
         else ": the loss grows at every step instead of shrinking"
     )
+    if ascent.functional:
+        return (
+            f"Gradient ascent: `{ascent.statement}`{where} adds `{ascent.step}` times the "
+            f"gradient of `{ascent.target}` (`{ascent.gradients}` from `tape.gradient("
+            f"{ascent.target}, {ascent.sources})`) to the weights. A gradient points where "
+            f"the loss increases, so each step moves them uphill{symptom}. Nothing raises. "
+            f"Gradient descent steps against the gradient: {fixes}. Keep this functional "
+            "form (new tensors, no `assign`), so that an outer tape can still "
+            "differentiate through the step."
+        )
     return (
         f"Gradient ascent: `{ascent.statement}`{where} adds `{ascent.step}` times the "
         f"gradient of `{ascent.target}` (`{ascent.gradients}` from `tape.gradient("

@@ -16,7 +16,9 @@ The causes of "nothing trained", in the order they are looked for:
 - ``helper_rebind``: a helper given the gradients rebinds its parameter
   (``def sgd(v, g): v = v - lr * g``), so the caller's variable never changes;
 - ``new_name``: the gradients only build new tensors bound to other names
-  (``new_w = w - lr * dw``);
+  (``new_w = w - lr * dw``); unless those tensors are returned, or read or computed in a
+  ``with tf.GradientTape()`` block: a functional update (MAML's inner loop,
+  ``functional``), where no cause is told;
 - ``unused``: the gradients are never read, except to be printed;
 - ``discarded``: ``tape.gradient(...)`` is a statement of its own, its result unused.
 
@@ -37,6 +39,7 @@ from typing import Any
 
 from jupyterlab_tfcoach.monitor.errors.cell_sources import last_assignment
 from jupyterlab_tfcoach.monitor.syntax import call_name as _call_name
+from jupyterlab_tfcoach.monitor.syntax import tape_names
 from jupyterlab_tfcoach.monitor.variables.rebind_statements import update_fixes
 
 MAX_SOURCE_CHARS = 200_000
@@ -75,7 +78,7 @@ class GradientCall:
 
 @dataclass
 class Cause:
-    kind: str  # loop_rebind, helper_rebind, new_name, unused
+    kind: str  # loop_rebind, helper_rebind, new_name, unused, functional
     statement: str = ""  # the user's statement, one line
     fix: str = ""  # code to run instead
     names: list[str] = field(default_factory=list)  # extra names to mention
@@ -266,6 +269,33 @@ def _new_name(statement: ast.Assign, gradient_names: set[str], source: str) -> C
     return None
 
 
+def _functional_update(tree: ast.AST, cause: Cause) -> bool:
+    """Whether the tensors a ``new_name`` statement binds are used as weights on
+    purpose: returned from the function, read inside a ``with tf.GradientTape()`` block,
+    or computed inside one (an outer tape records the update, to differentiate
+    through it)."""
+    new = cause.names[0] if cause.names else ""
+    if not new:
+        return False
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Return) and node.value is not None and _reads(node.value, {new}):
+            return True
+        if not (isinstance(node, ast.With) and tape_names(node)):
+            continue
+        end = getattr(node, "end_lineno", None) or node.lineno
+        if cause.line is not None and node.lineno <= cause.line <= end:
+            return True
+        for statement in node.body:
+            for inner in ast.walk(statement):
+                if (
+                    isinstance(inner, ast.Name)
+                    and inner.id == new
+                    and isinstance(inner.ctx, ast.Load)
+                ):
+                    return True
+    return False
+
+
 def _helper_rebind(
     call: ast.Call, gradient_names: set[str], source: str, namespace: Mapping[str, Any]
 ) -> Cause | None:
@@ -374,6 +404,10 @@ def nothing_trained_cause(
             found = _new_name(node, gradient_names, source)
             if found is not None:
                 made.append(found)
+    if any(_functional_update(scope.tree, cause) for cause in made):
+        # ``fast = [w - lr * g for ...]`` returned, or run through a tape: the new
+        # tensors are the point (MAML's inner loop); ``assign`` would break it.
+        return Cause("functional")
     if made:
         # ``new_w = w - lr * dw`` and ``new_b = b - lr * db``: one cause, every fix.
         made.sort(key=lambda cause: cause.line or 0)

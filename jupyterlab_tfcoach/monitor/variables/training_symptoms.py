@@ -21,7 +21,10 @@ log2(n) reads for n steps), for the divergence of a loss summed over the batch
 
 After the cell (``notes``), these symptoms are told, each once per call site:
 
-- nothing trained: the site ran at least twice, and none of its variables changed;
+- nothing trained: the site ran at least twice, and none of its variables changed
+  (not told when the second call's sources are tensors and no variable: a functional
+  update such as MAML's ``fast = [w - lr * g for ...]`` fed back to the tape, where the
+  variables are not meant to change and ``assign`` would break the differentiable step);
   the cause is named from the user's code (``training_causes``, then a probability
   loss given raw scores, ``probability_losses``); with no cause, the symptom itself and
   what to check, when the code gives the gradients to an update;
@@ -139,6 +142,9 @@ class _Site:
     fresh: list[list[_Holding]] = field(default_factory=list)
     # Every gradient of the second call exactly zero (None: not read).
     zero_gradients: bool | None = None
+    # The second call's sources held none of the first call's variables, and no
+    # variable: tensors rebound by a functional update, not a loop that trains nothing.
+    functional: bool = False
     # A scalar target's value at calls 1, 2, 4, 8, ... (``loss_reduction``).
     losses: list[tuple[int, float]] = field(default_factory=list)
 
@@ -274,6 +280,12 @@ class TrainingSymptoms:
         )
 
     def _again(self, site: _Site, flat_sources: list[Any], frame: FrameType) -> None:
+        if site.calls == 2 and site.variables and not self._any_watched(site, flat_sources):
+            # The sources are tensors now, not the variables of the first call: a
+            # functional update (``fast = [w - lr * g for ...]``, MAML's inner loop) fed
+            # back to the tape. The variables are not meant to change here.
+            site.functional = True
+            return
         fresh = []
         for source in flat_sources[:MAX_SOURCES]:
             watched = site.variables.get(id(source))
@@ -298,6 +310,16 @@ class TrainingSymptoms:
             watched.started_zero = watched.before is not None and not any(watched.before)
             self._copied_elements += size
         site.copied = True
+
+    def _any_watched(self, site: _Site, flat_sources: list[Any]) -> bool:
+        """Whether a source is one of the site's watched variables, or any variable."""
+        for source in flat_sources[:MAX_SOURCES]:
+            watched = site.variables.get(id(source))
+            if watched is not None and watched.ref() is source:
+                return True
+            if self.kind_of(source) in VARIABLE_KINDS:
+                return True
+        return False
 
     def _holders_of(self, variable_ids: set[int], frame: FrameType | None) -> list[_Holding]:
         """Names, and attributes of tf.Module/Keras objects, that hold these variables:
@@ -457,6 +479,8 @@ class TrainingSymptoms:
             if not causes.applies_gradients(scope, call):
                 return None  # gradients kept for later, or for code we cannot read
             return note(head + _no_cause_named(site, call), NO_CAUSE_SECTION)
+        if cause.kind == "functional":
+            return None  # new tensors used as weights on purpose: nothing to fix
         if cause.kind == "loop_rebind":
             loop_name, loop_iter = cause.names[0], cause.names[1]
             why = (
