@@ -129,6 +129,7 @@ from jupyterlab_tfcoach.monitor.errors import (
     families_norm_axes,
     families_numpy_broadcast,
     families_numpy_random,
+    families_operand_dtypes,
     families_ops,
     families_overrides,
     families_pair_results,
@@ -157,6 +158,7 @@ from jupyterlab_tfcoach.monitor.errors import (
     families_tensor_assign,
     families_tensors,
     families_text_to_ids,
+    families_time_major,
     families_unpacking,
     families_vector_as_matrix,
     families_weight_lists,
@@ -189,6 +191,8 @@ FAMILIES: tuple[ErrorFamily, ...] = (
     # One example given to a model built on batches, failing inside the learner's call:
     # the cause is the running cell's argument, not the op that met it.
     families_lost_batch_axis.LOST_BATCH_AXIS,
+    # Sequence scores in the other layout than a CTC op reads (its shapes fail inside).
+    families_time_major.TIME_MAJOR,
     # NumPy's random draws in a traced function (a TypeError about None while tracing).
     families_numpy_random.NUMPY_RANDOM_TRACED,
     # What a model's fit/predict or a layer's adapt was given, read from the call.
@@ -259,6 +263,7 @@ FAMILIES: tuple[ErrorFamily, ...] = (
     families_bool_values.BOOL_REDUCTION,
     families_refused_dtype.REFUSED_DTYPE,
     families_dtype_contract.DTYPE_CONTRACT,
+    families_operand_dtypes.OPERAND_DTYPES,
     families_ops.TOP_K,
     families_list_lengths.LIST_LENGTHS,
     families_ops.TRANSPOSE,

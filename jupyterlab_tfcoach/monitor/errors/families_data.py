@@ -643,27 +643,49 @@ def _row_lengths(value: object) -> list[int] | None:
     return lengths
 
 
-def _ragged_part(
+def _ragged_parts(
     node: ast.expr, line: FailingLine, context: ErrorContext
-) -> tuple[ast.expr, list[int] | None] | None:
-    """The argument (or element of a tuple argument) that is a ragged list: its node and
-    its rows' lengths (None when its rows are nested deeper)."""
+) -> list[tuple[ast.expr, list[int] | None]]:
+    """Every argument (or element of a tuple argument) that is a ragged list: its node and
+    its rows' lengths (None when its rows are nested deeper). All of them, because
+    ``from_tensor_slices((texts, labels))`` with both ragged fails again when the fix
+    converts only the first."""
     parts = node.elts if isinstance(node, ast.Tuple) else [node]
+    found: list[tuple[ast.expr, list[int] | None]] = []
     for part in parts:
         if isinstance(part, ast.List) and all(isinstance(e, ast.List) for e in part.elts):
             literal = [len(row.elts) for row in part.elts]  # type: ignore[attr-defined]
             if len(set(literal)) > 1:
-                return part, literal
+                found.append((part, literal))
             continue
         described = operand_of(part, line, context)
         if described is None or described.kind != "list":
             continue
         lengths = _row_lengths(described.value)
         if lengths is not None and len(set(lengths)) > 1:
-            return part, lengths
-        if lengths is None and type(described.value) in (list, tuple):
-            return part, None
-    return None
+            found.append((part, lengths))
+        elif (
+            lengths is None
+            and type(described.value) in (list, tuple)
+            and not _same_shapes(described.value)
+        ):
+            found.append((part, None))
+    return found
+
+
+def _same_shapes(items: list[object] | tuple[object, ...]) -> bool:
+    """Whether every item (of the first ones) is an array or tensor of one shape: such a
+    list converts as it is, it is not a ragged part."""
+    shapes = set()
+    for item in items[:_MAX_ROWS]:
+        shape = getattr(item, "shape", None)
+        if type(shape).__name__ not in ("tuple", "TensorShape"):
+            return False
+        try:
+            shapes.add(tuple(shape))
+        except Exception:
+            return False
+    return len(shapes) == 1
 
 
 def _arrays_in_a_list(node: ast.expr, line: FailingLine, context: ErrorContext) -> bool:
@@ -696,42 +718,60 @@ def _read_ragged(error: Recognised, line: FailingLine, context: ErrorContext) ->
         fixed = rewrite(line.frame, call, listed, pair)
         fix = one_line_code(fixed)
         return Finding(rule + ".", fix)
-    found = _ragged_part(call.args[0], line, context)
-    if found is None:
+    found = _ragged_parts(call.args[0], line, context)
+    if not found:
         return None
-    part, lengths = found
-    source = segment_of(line, part)
-    if not source:
+    if error.matched(_NUMPY_RAGGED) and not (
+        all(lengths for _, lengths in found) and _library_notebook(context)
+    ):
         return None
-    if error.matched(_NUMPY_RAGGED) and not (lengths and _library_notebook(context)):
-        return None
-    shown = ""
-    if lengths:
-        distinct = sorted(set(lengths))
-        listed = ", ".join(str(n) for n in distinct[:4]) + (", ..." if len(distinct) > 4 else "")
-        shown = f" (rows of {listed} items)"
+    keras = context.module_alias("keras", f"{tf}.keras")
+    described: list[tuple[str, str]] = []
+    replacements: list[tuple[ast.AST, str]] = []
+    for part, lengths in found:
+        source = segment_of(line, part)
+        if not source:
+            return None
+        shown = ""
+        if lengths:
+            distinct = sorted(set(lengths))
+            more = ", ..." if len(distinct) > 4 else ""
+            shown = f" (rows of {', '.join(str(n) for n in distinct[:4])}{more} items)"
+        described.append((code(source), shown))
+        replacements.append(
+            (
+                part,
+                f"{keras}.utils.pad_sequences({source}, padding='post')"
+                if lengths
+                else f"{tf}.ragged.constant({source})",
+            )
+        )
+    if len(described) == 1:
+        uneven = f"{described[0][0]} holds rows of different lengths{described[0][1]}"
+    else:
+        named = " and ".join(source + shown for source, shown in described)
+        uneven = f"{named} each hold rows of different lengths"
     rule = (
         f"A tensor (like a NumPy array) is a rectangular block, the same length in every "
-        f"row, but {code(source)} "
-        f"holds rows of different lengths{shown}. Pad them to one length (padding, with a "
-        f"mask if the model must ignore it), or keep them ragged with {tf}.ragged.constant"
+        f"row, but {uneven}. Pad them "
+        f"to one length (padding, with a mask if the model must ignore it), or keep them "
+        f"ragged with {tf}.ragged.constant"
     )
-    keras = context.module_alias("keras", f"{tf}.keras")
-    replacement = (
-        f"{keras}.utils.pad_sequences({source}, padding='post')"
-        if lengths
-        else f"{tf}.ragged.constant({source})"
-    )
+    part, lengths = found[0]
     # A ragged tensor cannot be given to `tf.constant` itself: it replaces that call.
     converting = (
-        not lengths
+        len(found) == 1
+        and not lengths
         and isinstance(call, ast.Call)
         and isinstance(call.func, ast.Attribute)
         and call.func.attr in ("constant", "convert_to_tensor")
         and call.args
         and call.args[0] is part
     )
-    fixed = rewrite(line.frame, call, call if converting else part, replacement)
+    if converting:
+        fixed = rewrite(line.frame, call, call, replacements[0][1])
+    else:
+        fixed = rewrite_all(line.frame, call, replacements)
     fix = one_line_code(fixed)
     return Finding(rule + ".", fix)
 

@@ -17,6 +17,11 @@ is ``x[i]`` (written inline, or a name the running cell assigned so) whose array
 same shape past its first axis as exactly one sibling argument, the integer index is named
 as what dropped the axis, and the fix slices instead (``x_test[60:61]``) where it is
 written, the function left as it is.
+
+And through a function of the learner's that hands one of its parameters on to a built
+model (``decode(clips[2])`` with ``net(x)`` inside): the function is right for the
+batches it is also called with, so the batch axis is added where the running cell calls
+it, never inside it (the generic missing-axis reading of ``shapes.py`` defers to this).
 """
 
 from __future__ import annotations
@@ -133,6 +138,9 @@ def _read_lost_batch_axis(
             fixed = rewrite(outer, statement, argument, batched)
             fix = code(fixed) if fixed and "\n" not in fixed else None
             return Finding(rule + ".", fix)
+    through = _through_own_function(frames, outer, statement, context)
+    if through is not None:
+        return through
     if _SHAPE_WORDS.search(error.parsed.message):
         for part in outer.header():
             for node in ast.walk(part):
@@ -141,6 +149,149 @@ def _read_lost_batch_axis(
                     if found_here is not None:
                         return found_here
     return None
+
+
+def _enclosing_def(frame: Any) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    """The innermost ``def`` of the cell whose body holds the frame's failing line."""
+    found = [
+        node
+        for node in frame.enclosing_functions()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+    ]
+    return max(found, key=lambda node: node.lineno) if found else None
+
+
+def _model_call_on_parameter(
+    frame: Any, function: ast.FunctionDef | ast.AsyncFunctionDef, context: ErrorContext
+) -> tuple[ast.Call, str, Any, tuple[int | None, ...]] | None:
+    """In ``frame``'s failing statement, a built model or layer called on one positional
+    argument that is a parameter of ``function`` still holding what it was given: the
+    call, the parameter, its value and the model's built shape."""
+    parameters = {a.arg for a in [*function.args.posonlyargs, *function.args.args]}
+    parameters |= {a.arg for a in function.args.kwonlyargs}
+    locals_ = frame.local_names
+    if locals_ is None:
+        return None
+    for part in frame.header():
+        for node in ast.walk(part):
+            if not (isinstance(node, ast.Call) and len(node.args) == 1):
+                continue
+            argument = node.args[0]
+            if not (isinstance(argument, ast.Name) and argument.id in parameters):
+                continue
+            found, target = value_of(node.func, frame, context)
+            if not found or value_kind(target) not in ("model", "layer"):
+                continue
+            built = _built_shape(target)
+            if built is None or argument.id not in locals_:
+                continue
+            return node, argument.id, locals_[argument.id], built
+    return None
+
+
+def _given_at(
+    call: ast.Call, function: ast.FunctionDef | ast.AsyncFunctionDef, parameter: str
+) -> ast.expr | None:
+    """The argument of ``call`` that binds ``parameter`` of ``function``, as Python binds
+    it (positionally, or by keyword); None when a ``*args`` or ``**kwargs`` hides it."""
+    if any(isinstance(a, ast.Starred) for a in call.args):
+        return None
+    if any(k.arg is None for k in call.keywords):
+        return None
+    for keyword in call.keywords:
+        if keyword.arg == parameter:
+            return keyword.value
+    positional = [a.arg for a in [*function.args.posonlyargs, *function.args.args]]
+    if parameter in positional:
+        index = positional.index(parameter)
+        if index < len(call.args):
+            return call.args[index]
+    return None
+
+
+def example_through_helper(context: ErrorContext) -> bool:
+    """Whether the error is one example the running cell gave a function of the learner's
+    that hands it on to a model built on batches: this family tells it (at the call site),
+    not the generic missing-axis reading (which would edit the function)."""
+    try:
+        frames = context.frames()
+        if len(frames) < 2:
+            return False
+        outer = frames[-1]
+        statement = outer.statement()
+        if statement is None:
+            return False
+        return _through_own_function(frames, outer, statement, context) is not None
+    except Exception:
+        return False
+
+
+def _through_own_function(
+    frames: list[Any], outer: Any, statement: ast.stmt, context: ErrorContext
+) -> Finding | None:
+    """One example given to a function of the learner's that hands it on to a model built
+    on batches (``decode(clips[2])`` with ``net(x)`` inside): the function is right for
+    batches, the call site dropped the axis, so the fix adds it there."""
+    inner = frames[-2]
+    function = _enclosing_def(inner)
+    if function is None:
+        return None
+    found = _model_call_on_parameter(inner, function, context)
+    if found is None:
+        return None
+    model_call, parameter, given, built = found
+    operand = describe(parameter, given)
+    if operand is None or operand.shape is None or operand.kind not in ("array", "tensor"):
+        return None
+    shape = tuple(operand.shape)
+    if not _one_example(shape, built):
+        return None
+    for part in outer.header():
+        for node in ast.walk(part):
+            if not isinstance(node, ast.Call):
+                continue
+            known, callee = value_of(node.func, outer, context)
+            code_object = getattr(callee, "__code__", None) if known else None
+            if (
+                not _own_function(callee)
+                or getattr(code_object, "co_name", None) != function.name
+                or getattr(code_object, "co_filename", None) != inner.filename
+            ):
+                continue
+            argument = _given_at(node, function, parameter)
+            source = outer.segment(argument) if argument is not None else None
+            if argument is None or not source or "\n" in source:
+                continue
+            # The same object, or (an array indexed anew) one of the same shape.
+            held, value = value_of(argument, outer, context)
+            if not (held and value is given) and _shape_of(argument, outer, context) != shape:
+                continue
+            batched = _batch_of_one(argument, source, outer, context)
+            helper = outer.segment(node.func) or function.name
+            model_source = inner.segment(model_call) or ""
+            model = inner.segment(model_call.func) or ""
+            rule = (
+                f"{code(helper)} hands its {code(parameter)} to {code(model_source)}, and "
+                f"{code(model)} was built on batches {show_shape(built)}: its first axis "
+                f"counts the examples. {code(source)} is {show_shape(shape)}, one example "
+                f"without that axis, so the model meets a tensor one axis short. "
+                f"{code(helper)} is right for batches (leave it as it is): give it a batch "
+                f"of one where it is called, {code(batched)} {show_shape((1, *shape))}"
+            )
+            fixed = rewrite(outer, statement, argument, batched)
+            fix = code(fixed) if fixed and "\n" not in fixed else None
+            return Finding(rule + ".", fix)
+    return None
+
+
+def _batch_of_one(node: ast.expr, source: str, frame: Any, context: ErrorContext) -> str:
+    """``x[i]`` of an array or tensor kept as a slice (``x[i:i + 1]``); anything else
+    (an item of a Python list, a name) given a new first axis, ``arg[None]``."""
+    if isinstance(node, ast.Subscript):
+        known, base = value_of(node.value, frame, context)
+        if not (known and value_kind(base) in ("array", "tensor", "variable")):
+            return f"{source}[None]"
+    return _with_batch_axis(node, source)
 
 
 # An error about shapes, ranks or axes: what an operand one axis short meets inside.

@@ -281,6 +281,12 @@ def explain_missing_axis(parsed: ParsedError, context: ErrorContext) -> tuple[st
 
     if skipped_embedding(context) is not None:
         return None  # token ids that skipped their embedding: adding an axis would fail again
+    from jupyterlab_tfcoach.monitor.errors.families_lost_batch_axis import (
+        example_through_helper,
+    )
+
+    if example_through_helper(context):
+        return None  # one example given to the learner's helper: fixed where it is called
     axis, shapes = found
     located = _model_call(context)
     if located is not None:

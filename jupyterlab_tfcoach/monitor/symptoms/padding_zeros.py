@@ -15,6 +15,14 @@ data. The note names the comparison, the rows and the first such position; fix: 
 the cell builds the batch with ``padded_batch`` (without ``padding_values``), that
 statement padding with -1 and the comparison made with -1.
 
+``count_nonzero(X, ...)`` (NumPy's or TensorFlow's) is read the same way: it counts the
+values that are not 0, so on sequences padded with 0 that hold real zeros it gives
+lengths too short. Its fix takes the lengths before padding (``[len(row) for row in
+rows]`` when the cell pads ``rows`` with ``pad_sequences``), since padding with -1 would
+make it count the padding too. ``X`` may be a local of a function of the cell that
+returns it: its value is then read from the name the cell's call of that function
+assigned it to (``return padded, lengths`` and ``Xs, Ls = pad(...)``).
+
 Reads the values of ``X`` only (a few vectorised passes); nothing here imports
 TensorFlow or prints.
 """
@@ -36,7 +44,7 @@ from jupyterlab_tfcoach.monitor.syntax import call_name, parsed_source
 SECTION = "tf-data"
 MAX_VALUES = 1_000_000
 MAX_CELL_CHARS = 50_000
-_WANTED = re.compile(r"(?:!=|>)\s*0(?![\w.])|not_equal\(")
+_WANTED = re.compile(r"(?:!=|>)\s*0(?![\w.])|not_equal\(|count_nonzero\(")
 
 
 def _zero_test(node: ast.AST) -> tuple[ast.AST, ast.AST] | None:
@@ -48,6 +56,8 @@ def _zero_test(node: ast.AST) -> tuple[ast.AST, ast.AST] | None:
     if isinstance(node, ast.Call) and call_name(node) == "not_equal" and len(node.args) == 2:
         if _is_zero(node.args[1]):
             return node.args[0], node.args[1]
+    if isinstance(node, ast.Call) and call_name(node) == "count_nonzero" and node.args:
+        return node.args[0], node
     return None
 
 
@@ -87,11 +97,59 @@ def notes(source: str, namespace: Mapping[str, Any]) -> list[Note]:
             tested = unwrap(found[0])
             if not isinstance(tested, ast.Name):
                 continue
-            values = held_array(namespace.get(tested.id), MAX_VALUES, INTEGERS, ndim=2)
-            inner = _inner_zero(values) if values is not None else None
-            if inner is not None:
-                return [_note(node, tested.id, values.shape, inner, tree, source, namespace)]
+            for held_as in _held_names(tested.id, statement, node, tree):
+                values = held_array(namespace.get(held_as), MAX_VALUES, INTEGERS, ndim=2)
+                inner = _inner_zero(values) if values is not None else None
+                if inner is not None:
+                    via = None if held_as == tested.id else held_as
+                    return [
+                        _note(node, tested.id, values.shape, inner, tree, source, namespace, via)
+                    ]
     return []
+
+
+def _held_names(name: str, statement: ast.stmt, node: ast.AST, tree: ast.Module) -> list[str]:
+    """The namespace names whose values ``name`` had where ``node`` tests it: ``name``
+    itself, or, for a local of a top-level function of the cell that returns it, the names
+    the cell's calls of that function assigned it to."""
+    if not isinstance(statement, ast.FunctionDef):
+        return [name]
+    assigned = any(
+        isinstance(target, ast.Name) and target.id == name and isinstance(target.ctx, ast.Store)
+        for target in ast.walk(statement)
+    ) or name in {a.arg for a in statement.args.args}
+    if not assigned:
+        return [name]
+    returns = [n for n in ast.walk(statement) if isinstance(n, ast.Return)]
+    if len(returns) != 1 or returns[0].value is None:
+        return []
+    returned = returns[0].value
+    items = returned.elts if isinstance(returned, ast.Tuple) else [returned]
+    index = next(
+        (i for i, item in enumerate(items) if isinstance(item, ast.Name) and item.id == name),
+        None,
+    )
+    if index is None:
+        return []
+    names = []
+    for later in tree.body:
+        if not (
+            isinstance(later, ast.Assign)
+            and len(later.targets) == 1
+            and isinstance(later.value, ast.Call)
+            and isinstance(later.value.func, ast.Name)
+            and later.value.func.id == statement.name
+        ):
+            continue
+        target = later.targets[0]
+        if isinstance(returned, ast.Tuple):
+            if isinstance(target, ast.Tuple) and len(target.elts) == len(items):
+                element = target.elts[index]
+                if isinstance(element, ast.Name):
+                    names.append(element.id)
+        elif isinstance(target, ast.Name):
+            names.append(target.id)
+    return names
 
 
 def _padded_batch_fix(tree: ast.Module, source: str, namespace: Mapping[str, Any]) -> str | None:
@@ -124,6 +182,25 @@ def _padded_batch_fix(tree: ast.Module, source: str, namespace: Mapping[str, Any
     return None
 
 
+def _padded_from(name: str, tree: ast.Module, source: str) -> str | None:
+    """``rows`` of the cell's one ``name = ...pad_sequences(rows, ...)``, when ``rows`` is
+    a plain name (the sequences before padding)."""
+    found = [
+        node.value.args[0]
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Assign)
+        and len(node.targets) == 1
+        and isinstance(node.targets[0], ast.Name)
+        and node.targets[0].id == name
+        and isinstance(node.value, ast.Call)
+        and call_name(node.value) == "pad_sequences"
+        and node.value.args
+    ]
+    if len(found) != 1 or not isinstance(found[0], ast.Name):
+        return None
+    return ast.get_source_segment(source, found[0])
+
+
 def _note(
     node: ast.AST,
     name: str,
@@ -132,17 +209,34 @@ def _note(
     tree: ast.Module,
     source: str,
     namespace: Mapping[str, Any],
+    via: str | None = None,
 ) -> Note:
     written = ast.get_source_segment(source, node) or f"{name} != 0"
     rows, row, position = inner
     many = f"{rows} of its {shape[0]} rows hold" if rows > 1 else f"1 of its {shape[0]} rows holds"
+    held = f"`{name}` (read as `{via}`, where this cell keeps it)" if via else f"`{name}`"
     text = (
         f"`{written}` (line {getattr(node, 'lineno', 0)} of this cell) takes 0 for padding, "
-        f"but 0 is also a real value of `{name}`: {many} a 0 between other values (row "
+        f"but 0 is also a real value of {held}: {many} a 0 between other values (row "
         f"{row}, position {position}), where no padding can be. Those real zeros are "
         "counted as padding: lengths come out too short and masks hide real steps. "
-        "Nothing raises. Pad with a value the data never holds, and test for that value"
+        "Nothing raises."
     )
+    if isinstance(node, ast.Call) and call_name(node) == "count_nonzero":
+        rows_source = _padded_from(name, tree, source)
+        if rows_source is not None:
+            lengths = f"[len(row) for row in {rows_source}]"
+            text += (
+                f" Take the lengths before padding, where each row still has its own: `{lengths}`."
+            )
+        else:
+            text += (
+                " Take the lengths before padding, where each row still has its own "
+                "(`len` of each sequence); padding with -1 would not help `count_nonzero`, "
+                "which counts -1 too."
+            )
+        return reports.note(text, SECTION)
+    text = text[:-1] + ". Pad with a value the data never holds, and test for that value"
     fix = _padded_batch_fix(tree, source, namespace)
     if fix is not None:
         compared = written.replace("0", "-1") if written.count("0") == 1 else None
