@@ -58,9 +58,8 @@ from jupyterlab_tfcoach.monitor.syntax import (
 )
 from jupyterlab_tfcoach.monitor.training.maximised_targets import _MAXIMISED
 from jupyterlab_tfcoach.monitor.training.user_code import (
-    MAX_CALLED_FUNCTIONS,
-    method_source,
-    notebook_function,
+    called_function_sources,
+    called_names,
 )
 
 SECTION = "training-loop"
@@ -555,19 +554,6 @@ def _rose(values: list[float]) -> str | None:
     return None
 
 
-@functools.lru_cache(maxsize=_CACHED_SOURCES)
-def _called_names(source: str) -> frozenset[str]:
-    """The names the cell's statements call (``train_step(...)``), read once per source."""
-    tree = parsed_source(source)
-    if tree is None:
-        return frozenset()
-    return frozenset(
-        n.func.id
-        for n in ast.walk(tree)
-        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
-    )
-
-
 class AscentCheck:
     """Each update told once (by its statement and function), in the cell that runs it."""
 
@@ -583,19 +569,15 @@ class AscentCheck:
         ascents: list[tuple[Ascent, str | None]] = []
         if ".gradient(" in source:
             # A function defined here is told where it runs: here, or in a later cell.
-            called = _called_names(source)
+            called = called_names(source)
             ascents.extend(
                 (a, None)
                 for a in _source_ascents(source)
                 if a.function is None or a.function in called
             )
         if not ascents:
-            for name in sorted(_called_names(source))[: 4 * MAX_CALLED_FUNCTIONS]:
-                function = notebook_function(namespace.get(name))
-                method = method_source(function) if function is not None else None
-                if method is None or ".gradient(" not in method.source:
-                    continue
-                ascents.extend((a, name) for a in _source_ascents(method.source))
+            for name, text in called_function_sources(source, namespace, ".gradient("):
+                ascents.extend((a, name) for a in _source_ascents(text))
         if not ascents:
             return []
         lists = _bound_lists(tree, namespace)

@@ -37,9 +37,8 @@ from jupyterlab_tfcoach.monitor.syntax import (
     scope_nodes,
 )
 from jupyterlab_tfcoach.monitor.training.user_code import (
-    MAX_CALLED_FUNCTIONS,
-    method_source,
-    notebook_function,
+    called_function_sources,
+    called_names,
 )
 
 SECTION = "training-loop"
@@ -183,18 +182,6 @@ def _source_steps(source: str) -> tuple[AwayStep, ...]:
     return tuple(found)
 
 
-@functools.lru_cache(maxsize=_CACHED_SOURCES)
-def _called_names(source: str) -> frozenset[str]:
-    tree = parsed_source(source)
-    if tree is None:
-        return frozenset()
-    return frozenset(
-        n.func.id
-        for n in ast.walk(tree)
-        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
-    )
-
-
 def _number(value: Any) -> float | None:
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         return None
@@ -229,19 +216,15 @@ class InterpolationCheck:
             return []
         steps: list[tuple[AwayStep, str | None]] = []
         if "assign" in source:
-            called = _called_names(source)
+            called = called_names(source)
             steps.extend(
                 (s, None)
                 for s in _source_steps(source)
                 if s.function is None or s.function in called
             )
         if not steps:
-            for name in sorted(_called_names(source))[: 4 * MAX_CALLED_FUNCTIONS]:
-                function = notebook_function(namespace.get(name))
-                method = method_source(function) if function is not None else None
-                if method is None or "assign" not in method.source:
-                    continue
-                steps.extend((s, name) for s in _source_steps(method.source))
+            for name, text in called_function_sources(source, namespace, "assign"):
+                steps.extend((s, name) for s in _source_steps(text))
         for step, called in steps:
             key = (step.function, step.statement)
             if key in self._told or not _positive(step, namespace):

@@ -11,10 +11,12 @@ keeps each cell's text for it), guarded, bounded, and cached by code object.
 from __future__ import annotations
 
 import ast
+import functools
 import inspect
 import linecache
 import textwrap
 import types
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -538,3 +540,32 @@ def notebook_function(value: Any) -> types.FunctionType | None:
     if type(function) is not types.FunctionType or function.__module__ != "__main__":
         return None
     return function
+
+
+@functools.lru_cache(maxsize=MAX_CACHED)
+def called_names(source: str) -> frozenset[str]:
+    """The plain names a cell calls anywhere in it (``train_step`` of ``train_step(...)``),
+    read once per source."""
+    tree = parse(source)
+    if tree is None:
+        return frozenset()
+    return frozenset(
+        n.func.id
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+    )
+
+
+def called_function_sources(
+    source: str, namespace: Mapping[str, Any], marker: str
+) -> list[tuple[str, str]]:
+    """(name, source) of the notebook's own functions the cell calls by name whose source
+    holds ``marker``: a check that reads a step written in a function defined in an earlier
+    cell tells it in the cell that runs it. Names in sorted order, a bounded number read."""
+    found: list[tuple[str, str]] = []
+    for name in sorted(called_names(source))[: 4 * MAX_CALLED_FUNCTIONS]:
+        function = notebook_function(namespace.get(name))
+        method = method_source(function) if function is not None else None
+        if method is not None and marker in method.source:
+            found.append((name, method.source))
+    return found
