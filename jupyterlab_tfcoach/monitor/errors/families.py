@@ -61,6 +61,7 @@ to a tf.signal transform),
 ``families_numpy_random.py`` (NumPy's random draws inside a traced function),
 ``families_lookup_vocabulary.py`` (a value a lookup layer never saw, no OOV index),
 ``families_summary_step.py`` (a TensorBoard summary written without a step),
+``families_distribute.py`` (a custom loop mixing one replica's values with the strategy's),
 ``families_lambda_loading.py`` (a saved Lambda layer refused by load_model),
 ``families_parse_example.py`` (an Example feature declared with too few values),
 ``families_skipped_embedding.py`` (token ids given to a layer built on embedded vectors),
@@ -102,6 +103,7 @@ from jupyterlab_tfcoach.monitor.errors import (
     families_data,
     families_data_ops,
     families_declared_structure,
+    families_distribute,
     families_dtype_contract,
     families_feature_lists,
     families_gradient_sources,
@@ -188,6 +190,12 @@ from jupyterlab_tfcoach.monitor.errors.library_checks import library_check
 # The catalogue, in the order families are tried: the first that recognises an error
 # explains it (matmul's graph message is told apart from element-wise ones by its op).
 FAMILIES: tuple[ErrorFamily, ...] = (
+    # A custom loop under tf.distribute: per-replica values met by an op, a model or
+    # `.numpy()`, strategy.run's arguments not a tuple, a distributed unbatched dataset.
+    families_distribute.UNBATCHED_DISTRIBUTED,
+    families_distribute.RUN_ARGUMENTS,
+    families_distribute.PER_REPLICA_ATTRIBUTE,
+    families_distribute.PER_REPLICA_OPERAND,
     # One example given to a model built on batches, failing inside the learner's call:
     # the cause is the running cell's argument, not the op that met it.
     families_lost_batch_axis.LOST_BATCH_AXIS,

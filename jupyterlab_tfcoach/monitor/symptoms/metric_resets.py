@@ -12,7 +12,8 @@ Found after a cell from its source and the values its names hold:
   loop and its batch loop) and calls ``<m>.result()`` in its body, for a name ``m`` that
   the loop updates (``m.update_state(...)``, ``m(...)``, directly or in a function the
   loop calls: one of the cell's, or a plain function or ``tf.function`` of the notebook,
-  read from its cell's source), and that nothing in the loop resets (``reset_state``,
+  read from its cell's source, or one such a function hands to a strategy's ``run``), and
+  that nothing in the loop resets (``reset_state``,
   ``reset_states``, ``reset``, the name bound anew, a function called there that resets
   it, ``model.reset_metrics()``, or a reset on a name we cannot follow: then silence);
 - the values: ``m`` is a Keras ``Metric`` with a ``count`` variable (the mean metrics:
@@ -93,16 +94,39 @@ class _Effects:
                 self.reset.add(node.id)  # bound anew: a fresh metric
 
 
+def _replica_functions(nodes: list[ast.AST]) -> list[str]:
+    """Functions handed to a distribution strategy's ``run`` (``strategy.run(step,
+    args=(batch,))``): the strategy calls them on every replica, as if called here."""
+    return [
+        node.args[0].id
+        for node in nodes
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "run"
+        and node.args
+        and isinstance(node.args[0], ast.Name)
+    ]
+
+
 def _loop_effects(cell: ParsedCell, loop: Loop, namespace: Mapping[str, Any]) -> _Effects:
-    """Updates and resets in the loop and in the functions it calls (one level)."""
+    """Updates and resets in the loop and in the functions it calls (one level, and the
+    functions those hand to a strategy's ``run``)."""
     effects = _Effects()
     for statement in loop.body:
         effects.read(cell.walk(statement))
+    called = [
+        node.func.id
+        for node in cell.statements_in(loop)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+    ]
+    called += _replica_functions(list(cell.statements_in(loop)))
     helpers = 0
-    for node in cell.statements_in(loop):
-        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)):
+    read: set[str] = set()
+    while called:
+        name = called.pop(0)
+        if name in read:
             continue
-        name = node.func.id
+        read.add(name)
         tree = cell.functions.get(name)
         if tree is None and name in namespace:
             tree = function_tree(namespace[name])
@@ -114,9 +138,9 @@ def _loop_effects(cell: ParsedCell, loop: Loop, namespace: Mapping[str, Any]) ->
             break
         for statement in tree.body:
             # A helper of another cell is parsed anew: walked, not kept.
-            effects.read(
-                cell.walk(statement) if name in cell.functions else list(ast.walk(statement))
-            )
+            nodes = cell.walk(statement) if name in cell.functions else list(ast.walk(statement))
+            effects.read(nodes)
+            called += _replica_functions(nodes)
     return effects
 
 
