@@ -115,6 +115,9 @@ from jupyterlab_tfcoach.monitor.training.loss_model_checks import CHECKS as LOSS
 from jupyterlab_tfcoach.monitor.training.loss_parameters import swapped_loss_class_notes
 from jupyterlab_tfcoach.monitor.training.loss_scaling_steps import notes as loss_scaling_notes
 from jupyterlab_tfcoach.monitor.training.multilabel_heads import notes as multilabel_head_notes
+from jupyterlab_tfcoach.monitor.training.optimizer_attributes import (
+    notes as optimizer_attribute_notes,
+)
 from jupyterlab_tfcoach.monitor.training.schedule_calls import notes as schedule_call_notes
 from jupyterlab_tfcoach.monitor.training.split_after_scaling import (
     notes as split_after_scaling_notes,
@@ -472,6 +475,15 @@ class Monitor:
                     gradient_notes = [n for n in gradient_notes if NOT_CONNECTED not in n["text"]]
                 notes.extend(gradient_notes)
             notes.extend(self._symptom_notes(getattr(result, "error_in_exec", None) is None))
+            if getattr(result, "error_in_exec", None) is not None and cell_fits is not None:
+                try:
+                    # A cell that raised after its fit ran: the fit is still known to the
+                    # later checks of scores on its arrays (``trained_test_rows.py``).
+                    trained_test_rows.remember_ran_fits(
+                        self._cell_source, self._namespace(), [f.model() for f in cell_fits.fits]
+                    )
+                except Exception:
+                    pass
             notes.extend(self._logits_loss_notes(result, notes))
             if error is None and not variables:
                 notes.extend(self._outcome_notes(cell_fits, training, notes))
@@ -658,6 +670,7 @@ class Monitor:
             accumulator_notes,
             loss_scaling_notes,
             schedule_call_notes,
+            optimizer_attribute_notes,
             detached_restore_notes,
             zero_matrix_notes,
             mask_polarity.notes,

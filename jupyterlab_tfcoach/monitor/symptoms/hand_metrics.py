@@ -40,8 +40,12 @@ from jupyterlab_tfcoach.monitor.symptoms.concordance_direction import (
     WANTED as CONCORDANCE_WORDS,
 )
 from jupyterlab_tfcoach.monitor.symptoms.concordance_direction import concordance_notes
+from jupyterlab_tfcoach.monitor.symptoms.constant_seeds import (
+    VIEW_WANTED,
+    constant_seed_notes,
+    equal_seed_view_notes,
+)
 from jupyterlab_tfcoach.monitor.symptoms.constant_seeds import WANTED as MAP_WORDS
-from jupyterlab_tfcoach.monitor.symptoms.constant_seeds import constant_seed_notes
 from jupyterlab_tfcoach.monitor.symptoms.dropped_offsets import WANTED as SUM_WORDS
 from jupyterlab_tfcoach.monitor.symptoms.dropped_offsets import dropped_offset_notes
 from jupyterlab_tfcoach.monitor.symptoms.evaluation_columns import WANTED as MEAN_WORDS
@@ -110,6 +114,7 @@ _OWN_WORDS: tuple[tuple[re.Pattern[str], Callable[[CellCode, dict[str, Any]], li
     (CONCORDANCE_WORDS, concordance_notes),
     (PROBABILITY_WORDS, probability_name_notes),
     (MAP_WORDS, constant_seed_notes),
+    (VIEW_WANTED, equal_seed_view_notes),
     (SEED_WORDS, reseeded_loop_notes),
     (EXP_WORDS, log_parameter_notes),
     (INTEGRAL_WORDS, integral_notes),

@@ -28,6 +28,17 @@ order[m:m + k]``); otherwise the held-out
 rows found in the training data are dropped (one ``tobytes`` set of the training rows),
 when some rows are left.
 
+A subset drawn from the whole array (``_drawn_subset``): ``idx = rng.choice(len(A), 100,
+replace=False)`` then ``x_lab, y_lab = A[idx], B[idx]`` beside ``x_test = A[k:]`` in the
+same cell: the row numbers come from every row, the test part's too, so the labelled
+(training) subset holds test rows. Told when the held-out name is a slice of ``A``, the
+other name (no held-out word, not ``A`` itself) takes ``A[idx]`` with ``idx`` a 1-D NumPy
+array of at least ``MIN_DRAWN`` whole numbers, fewer than ``A``'s rows (all of them is a
+shuffle), that indexes two or more arrays in the cell (inputs and labels: a labelled
+subset, not a look at a few rows), and at least ``MIN_SHARED_DRAWN`` of its rows fall in
+the slice. Fix: the draw's first argument (the number of rows it draws from) set to the
+slice's start, for a slice to the end written from the start (``A[k:]``), else in words.
+
 The same for tf.data: a held-out ``base.take(n)`` (or ``.skip(n)``, under maps and
 batches) whose ``base`` the training dataset reads too (its ``_input_dataset`` links,
 ``dataset_order.chain_of``) without a split leaving those elements out (``skip(m)``
@@ -162,7 +173,159 @@ def notes(source: str, namespace: dict[str, Any]) -> list[Note]:
         split = _dataset_overlap(namespace.get(held), namespace.get(training))
         if split is not None:
             return [_dataset_note(held, training, split, cell)]
-    return []
+    drawn = _drawn_subset(statements, source, namespace)
+    return [drawn] if drawn is not None else []
+
+
+MIN_DRAWN = 10
+MIN_SHARED_DRAWN = 3
+
+
+def _element(statement: ast.Assign, name: str) -> ast.expr | None:
+    """What ``statement`` assigns to ``name`` (``a, b = e1, e2`` pairs them up)."""
+    for target in statement.targets:
+        if isinstance(target, ast.Name) and target.id == name:
+            return statement.value
+        if (
+            isinstance(target, ast.Tuple)
+            and isinstance(statement.value, ast.Tuple)
+            and len(target.elts) == len(statement.value.elts)
+        ):
+            for part, value in zip(target.elts, statement.value.elts, strict=True):
+                if isinstance(part, ast.Name) and part.id == name:
+                    return value
+    return None
+
+
+def _drawn_subset(
+    statements: list[ast.Assign], source: str, namespace: dict[str, Any]
+) -> Note | None:
+    """A subset indexed by row numbers drawn from every row of the array a held-out
+    slice is cut from (module docstring)."""
+    numpy = __import__("sys").modules.get("numpy")
+    if numpy is None:
+        return None
+    elements: list[tuple[str, ast.Assign, ast.expr]] = []
+    for statement in statements:
+        for name in _targets(statement):
+            value = _element(statement, name)
+            if isinstance(value, ast.Subscript) and isinstance(value.value, ast.Name):
+                elements.append((name, statement, value))
+    indexed: dict[str, set[str]] = {}
+    for _, _, value in elements:
+        if isinstance(value.slice, ast.Name):
+            indexed.setdefault(value.slice.id, set()).add(value.value.id)  # type: ignore[union-attr]
+    for held, held_statement, held_value in elements:
+        if not is_held_out_name(held):
+            continue
+        cut = slice_rows(held_value, namespace)
+        if cut is None:
+            continue
+        base, start, stop, rows = cut
+        for other, statement, value in elements:
+            if other == held or is_held_out_name(other) or not isinstance(value.slice, ast.Name):
+                continue
+            if value.value.id != base or other == base:  # type: ignore[union-attr]
+                continue  # ``A = A[perm]`` reorders ``A`` itself: no subset
+            index_name = value.slice.id
+            if len(indexed.get(index_name, ())) < 2:
+                continue
+            drawn = namespace.get(index_name)
+            if (
+                type(drawn).__name__ != "ndarray"
+                or drawn.ndim != 1
+                or drawn.dtype.kind not in "iu"
+                or drawn.shape[0] < MIN_DRAWN
+                or drawn.shape[0] >= rows  # every row, reordered: a shuffle, not a subset
+            ):
+                continue
+            positions = numpy.where(drawn < 0, drawn + rows, drawn)
+            shared = int(((positions >= start) & (positions < stop)).sum())
+            if shared < MIN_SHARED_DRAWN:
+                continue
+            return _drawn_note(
+                held,
+                held_statement,
+                other,
+                statement,
+                index_name,
+                base,
+                (start, stop, rows, shared, int(drawn.shape[0])),
+                held_value,
+                source,
+            )
+    return None
+
+
+def _drawn_note(
+    held: str,
+    held_statement: ast.Assign,
+    other: str,
+    statement: ast.Assign,
+    index_name: str,
+    base: str,
+    counts: tuple[int, int, int, int, int],
+    held_value: ast.Subscript,
+    source: str,
+) -> Note:
+    start, stop, rows, shared, drawn = counts
+    held_text = ast.get_source_segment(source, held_value) or f"{base}[...]"
+    text = (
+        f"`{other}` (line {statement.lineno}) takes the rows `{index_name}` names, and "
+        f"{shared} of its {drawn} rows are rows {start} to {stop - 1} of `{base}`, the rows "
+        f"of the held-out `{held} = {held_text}` (line {held_statement.lineno}): "
+        f"`{index_name}` was drawn from all {rows} rows, so whatever trains on `{other}` "
+        f"has seen part of the test data and its score there is optimistic (leakage). "
+        f"Nothing raises. Draw `{index_name}` from the rows outside the held-out part."
+    )
+    fix = _drawn_fix(index_name, start, stop, rows, held_value, source)
+    if fix is not None:
+        text += f" Fix: `{fix}`."
+    return reports.note(text, SECTION)
+
+
+def _drawn_fix(
+    index_name: str, start: int, stop: int, rows: int, held_value: ast.Subscript, source: str
+) -> str | None:
+    """The draw with its row count set to the slice's start, when the held-out slice
+    runs to the end (``A[k:]``) and the draw is ``G.choice(n, ...)`` or
+    ``G.permutation(n)[:m]`` in this cell."""
+    if stop != rows or start == 0 or not isinstance(held_value.slice, ast.Slice):
+        return None
+    lower = held_value.slice.lower
+    tree = parsed_source(source)
+    if tree is None or lower is None:
+        return None
+    bound = ast.get_source_segment(source, lower)
+    if bound is None or bound.lstrip().startswith("-"):
+        return None  # a count from the end: the draw's own count is said in words
+    for statement in tree.body:
+        if not (
+            isinstance(statement, ast.Assign)
+            and len(statement.targets) == 1
+            and isinstance(statement.targets[0], ast.Name)
+            and statement.targets[0].id == index_name
+        ):
+            continue
+        node = statement.value
+        if isinstance(node, ast.Subscript):
+            node = node.value
+        if not (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in ("choice", "permutation")
+            and node.args
+        ):
+            return None
+        written = ast.get_source_segment(source, statement)
+        count = node.args[0]
+        if written is None or bound is None or "\n" in written:
+            return None
+        offset = statement.col_offset
+        head = written[: count.col_offset - offset]
+        tail = written[(count.end_col_offset or 0) - offset :]
+        return f"{head}{bound}{tail}"
+    return None
 
 
 def _dataset_overlap(held: Any, training: Any) -> tuple[Any, str, int, str | None] | None:

@@ -27,6 +27,16 @@ the cell slices the same way (``images[:384]``) by one permutation before the sp
 line put first in the cell (in words when the cell slices no partner array: a shuffle of
 the labels alone would break every pair).
 
+Data stacked from parts (``_part_note``): rows with no labels to read (``X =
+np.concatenate([upper, lower])``, then rescaled ``X = (X - X.mean(0)) / X.std(0)``) keep
+each part in one block. The history's assignments of the sliced name (``In``, newest
+first, each one that reads the name itself followed back) reach a top-level
+``np.concatenate``/``vstack``/``tf.concat`` of a list of names holding arrays whose rows
+add up to the name's rows now; a split slice (a tenth of the rows or more) that cuts one
+part in the middle and leaves another part out whole is told: the part that is left out
+is data that split never holds (a slice that ends on a part's boundary re-splits the
+parts on purpose and stays quiet). The fix is the same shuffle before the split.
+
 Reads the labels' values only (one count of the runs, then a count of the classes); nothing here
 imports TensorFlow or prints.
 """
@@ -42,7 +52,7 @@ from typing import Any
 from jupyterlab_tfcoach.monitor import report as reports
 from jupyterlab_tfcoach.monitor.report import Note
 from jupyterlab_tfcoach.monitor.symptoms.cell_reading import INTEGERS, held_array, slice_rows
-from jupyterlab_tfcoach.monitor.syntax import numpy_name, parsed_source
+from jupyterlab_tfcoach.monitor.syntax import history_assignments, numpy_name, parsed_source
 
 SECTION = "keras-validation-data"
 MAX_ROWS = 1_000_000
@@ -111,6 +121,7 @@ def notes(source: str, namespace: Mapping[str, Any]) -> list[Note]:
     ]
     targets = _slice_targets(tree)
     read: dict[str, Any] = {}
+    parts_of: dict[str, list[tuple[str, int]] | None] = {}
     for node in slices:
         name = node.value.id  # type: ignore[attr-defined]
         rows = slice_rows(node, namespace)
@@ -125,6 +136,16 @@ def notes(source: str, namespace: Mapping[str, Any]) -> list[Note]:
                 read[name] = (labels, *read[name])
         found = read[name]
         if found is None:
+            if name not in parts_of:
+                parts_of[name] = _concatenated_parts(name, tree, namespace)
+            parts = parts_of[name]
+            note = (
+                _part_note(node, name, rows, parts, slices, source, namespace, targets)
+                if parts
+                else None
+            )
+            if note is not None:
+                return [note]
             continue
         labels, classes, ordered = found
         part = labels[rows[1] : rows[2]]
@@ -154,6 +175,131 @@ def notes(source: str, namespace: Mapping[str, Any]) -> list[Note]:
                 )
             ]
     return []
+
+
+_STACKS = frozenset({"concatenate", "vstack", "concat", "row_stack"})
+_HISTORY_CELLS = 30
+
+
+def _stacked_names(value: ast.expr) -> list[str] | None:
+    """``[a, b]`` of ``np.concatenate([a, b])`` (``+ noise`` around it allowed)."""
+    for node in ast.walk(value):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in _STACKS
+            and node.args
+            and isinstance(node.args[0], ast.List | ast.Tuple)
+            and all(isinstance(e, ast.Name) for e in node.args[0].elts)
+        ):
+            return [e.id for e in node.args[0].elts]  # type: ignore[attr-defined]
+    return None
+
+
+def _concatenated_parts(
+    name: str, tree: ast.Module, namespace: Mapping[str, Any]
+) -> list[tuple[str, int]] | None:
+    """The parts (name, rows) ``name``'s rows were stacked from, in order; None when the
+    history does not show it or the rows no longer add up."""
+    if any(
+        isinstance(t, ast.Name) and t.id == name
+        for statement in tree.body
+        if isinstance(statement, ast.Assign)
+        for target in statement.targets
+        for t in ast.walk(target)
+    ):
+        return None  # bound again in this cell: the history says nothing of it
+    total = _row_count(namespace.get(name))
+    if total is None:
+        return None
+    history = namespace.get("In")
+    if type(history) is not list:
+        return None
+    # A shuffle or permutation anywhere near the name (``np.random.shuffle(X)`` in place,
+    # ``X = X[perm]``) may have mixed the blocks: nothing is told then.
+    stacked_somewhere = False
+    for cell in history[-_HISTORY_CELLS:]:
+        if type(cell) is not str or name not in cell:
+            continue
+        if "shuffle" in cell or "perm" in cell:
+            return None
+        stacked_somewhere = stacked_somewhere or any(word in cell for word in _STACKS)
+    if not stacked_somewhere:
+        return None  # substring tests only: no cell stacks anything under this name
+    for statement, _ in history_assignments(name, namespace, _HISTORY_CELLS, MAX_CELL_CHARS):
+        stacked = _stacked_names(statement.value)
+        if stacked is not None:
+            parts = [(part, _row_count(namespace.get(part))) for part in stacked]
+            counts = [rows for _, rows in parts]
+            if len(parts) < 2 or None in counts or sum(counts) != total:  # type: ignore[arg-type]
+                return None
+            return [(part, rows) for part, rows in parts if rows is not None]
+        if not any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(statement.value)):
+            return None  # made otherwise: the parts are not known
+    return None
+
+
+def _row_count(value: Any) -> int | None:
+    if type(value).__name__ not in ("ndarray", "EagerTensor"):
+        return None
+    try:
+        shape = value.shape
+        return int(shape[0]) if len(shape) >= 1 else None
+    except Exception:
+        return None
+
+
+def _part_note(
+    node: ast.Subscript,
+    name: str,
+    rows: tuple[str, int, int, int],
+    parts: list[tuple[str, int]],
+    slices: list[ast.Subscript],
+    source: str,
+    namespace: Mapping[str, Any],
+    targets: dict[int, str],
+) -> Note | None:
+    _, start, stop, total = rows
+    if stop - start < max(2, total // 10):
+        return None
+    bounds: list[tuple[str, int, int]] = []
+    first = 0
+    for part, count in parts:
+        bounds.append((part, first, first + count))
+        first += count
+    if any(count < total // 10 for _, count in parts):
+        return None
+    cuts_one = any(a < start < b or a < stop < b for _, a, b in bounds)
+    left_out = [(part, a, b) for part, a, b in bounds if b <= start or a >= stop]
+    if not cuts_one or not left_out:
+        return None
+    written = ast.get_source_segment(source, node) or f"{name}[...]"
+    stacked = ", ".join(f"`{part}`" for part, _ in parts)
+    missing = " and ".join(f"`{part}` (rows {a} to {b - 1})" for part, a, b in left_out)
+    text = (
+        f"`{name}` was stacked from {stacked} in that order, one block each, so "
+        f"`{written}` (line {node.lineno} of this cell) holds rows {start} to {stop - 1} "
+        f"only: {missing} never appear{'s' if len(left_out) == 1 else ''} in that part. "
+        "A split taken before shuffling keeps the order the data was built in: this part "
+        "measures (or learns) a different distribution from the rest. Nothing raises."
+    )
+    if id(node) in targets:
+        text += f" That part is `{targets[id(node)]}`."
+    numpy = numpy_name(namespace)
+    partners = _partners(node, name, slices, source, namespace)
+    if numpy is None or type(namespace[name]).__name__ != "ndarray":
+        return reports.note(
+            text + f" Shuffle `{name}` (and the arrays whose rows pair with it) by one "
+            "permutation before splitting.",
+            SECTION,
+        )
+    arrays = [name, *partners]
+    fix = (
+        f"perm = {numpy}.random.permutation(len({name})); "
+        f"{', '.join(arrays)} = {', '.join(f'{a}[perm]' for a in arrays)}"
+    )
+    text += f" Shuffle before splitting, as the first line of the cell: `{fix}`."
+    return reports.note(text, SECTION)
 
 
 def _slice_targets(tree: ast.Module) -> dict[int, str]:

@@ -18,6 +18,16 @@ or last rows, or (floats) each of its first ``SAMPLE_ROWS`` rows found there. Th
 names both calls and the rows shared, and gives the fit on the training split (the
 held-out names with their training word, when those names hold data), to run on a
 model built again.
+
+A score of the training rows under a name that does not say so (``_unnamed_training``):
+``np.mean(np.argmax(M.predict(X), 1) == Y)`` or ``M.evaluate(X, Y)`` where ``X`` (and
+``Y``) are the very objects the last ``M.fit(X, Y, ...)`` was given, their names carry no
+training or held-out word (``x_lab``, ``feats``), the cell's text has no ``train`` in it
+(a training figure said as such is meant), the labels are compared (``==``) or given to a
+scoring call (``accuracy``, ``score``, ``f1``...) or to ``evaluate``, and the namespace
+holds one held-out pair shaped like them (``held_out_pairs.held_out_pair``: ``x_test``/
+``y_test``) that the cell does not use. The figure is a training score that reads as the
+model's accuracy; the fix is the cell's lines with the held-out names in place.
 """
 
 from __future__ import annotations
@@ -83,6 +93,8 @@ class _Fit:
     line: int
     here: bool  # written in the cell being checked
     told: bool = False
+    labels: weakref.ReferenceType[Any] | None = None
+    label_name: str | None = None
 
 
 def _weak(value: Any) -> weakref.ReferenceType[Any] | None:
@@ -265,9 +277,56 @@ class TrainedTestRowsCheck:
                     found.append(note)
                 continue
             note = self._evaluation(model_name, names, call, source, namespace)
+            if note is None and not found:
+                note = self._unnamed_training(model_name, names, call, tree, source, namespace)
             if note is not None and not found:
                 found.append(note)
         return found
+
+    def _unnamed_training(
+        self,
+        model_name: str,
+        names: list[str],
+        call: ast.Call,
+        tree: ast.Module,
+        source: str,
+        namespace: dict[str, Any],
+    ) -> Note | None:
+        """A score of the fit's own arrays under names that do not say training, while a
+        held-out pair waits unused (module docstring)."""
+        fit = self._fits.get(model_name)
+        if fit is None or fit.told or fit.here or fit.model() is not namespace.get(model_name):
+            return None
+        if len(names) != 1 or len(fit.inputs) != 1 or fit.labels is None or not fit.label_name:
+            return None
+        inputs, label_name = names[0], fit.label_name
+        reference = fit.inputs[0]
+        if reference is None or reference() is not namespace.get(inputs) or inputs != fit.names[0]:
+            return None
+        if fit.labels() is not namespace.get(label_name):
+            return None
+        if "train" in source.lower() or any(
+            _words(n) & (_HELD_OUT | _TRAINING) for n in (inputs, label_name)
+        ):
+            return None
+        if not _labels_scored(tree, call, label_name):
+            return None
+        pair = held_out_pair(inputs, label_name, inputs, namespace)
+        if pair is None or any(re.search(rf"\b{re.escape(n)}\b", source) for n in pair):
+            return None
+        fixed = _with_names(source, {inputs: pair[0], label_name: pair[1]})
+        if not fixed:
+            return None
+        fit.told = True
+        lines = "; ".join(f"line {number}: `{text}`" for number, text in fixed)
+        text = (
+            f"Line {call.lineno} scores `{model_name}` on `{inputs}` and `{label_name}`, the "
+            f"very arrays `{fit.written}` (an earlier cell) trained it on: the figure is a "
+            f"training score, better than the model does on new data, while the held-out "
+            f"`{pair[0]}`/`{pair[1]}` the notebook keeps apart go unused. Nothing raises. "
+            f"Score the held-out rows. Fix: {lines}."
+        )
+        return reports.note(text, SECTION)
 
     def _remember(
         self,
@@ -284,7 +343,11 @@ class TrainedTestRowsCheck:
         inputs = [_weak(namespace.get(name)) for name in names]
         if len(self._fits) >= MAX_MODELS and model_name not in self._fits:
             self._fits.pop(next(iter(self._fits)))
-        self._fits[model_name] = _Fit(model, inputs, names, written, call.lineno, True)
+        fitted = _Fit(model, inputs, names, written, call.lineno, True)
+        if len(call.args) > 1 and isinstance(call.args[1], ast.Name):
+            fitted.label_name = call.args[1].id
+            fitted.labels = _weak(namespace.get(call.args[1].id))
+        self._fits[model_name] = fitted
 
     def _evaluation(
         self,
@@ -384,7 +447,87 @@ class TrainedTestRowsCheck:
         return f"{head}{replaced[0]}, {replaced[1]}{tail}"
 
 
+_SCORE_WORDS = ("acc", "score", "f1", "precision", "recall", "metric", "error")
+
+
+def _labels_scored(tree: ast.Module, call: ast.Call, labels: str) -> bool:
+    """Whether the cell compares ``labels`` (``==``), passes them to a scoring call, or
+    to the evaluating call itself."""
+    if call.func.attr == "evaluate":  # type: ignore[attr-defined]
+        return (
+            len(call.args) > 1
+            and isinstance(call.args[1], ast.Name)
+            and (call.args[1].id == labels)
+        )
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Compare) and any(
+            isinstance(n, ast.Name) and n.id == labels
+            for part in (node.left, *node.comparators)
+            for n in ast.walk(part)
+        ):
+            return True
+        if isinstance(node, ast.Call):
+            func = node.func
+            called = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            if any(w in called.lower() for w in _SCORE_WORDS) and any(
+                isinstance(a, ast.Name) and a.id == labels for a in node.args
+            ):
+                return True
+    return False
+
+
+def _with_names(source: str, renamed: dict[str, str]) -> list[tuple[int, str]]:
+    """The cell's lines that read a renamed name, rewritten, with their numbers."""
+    found: list[tuple[int, str]] = []
+    for number, line in enumerate(source.splitlines(), start=1):
+        written = line
+        for old, new in renamed.items():
+            written = re.sub(rf"(?<![\w.]){re.escape(old)}\b", new, written)
+        if written != line:
+            found.append((number, written.strip()))
+    return found
+
+
 _CHECK = TrainedTestRowsCheck()
+
+
+def remember_ran_fits(source: str, namespace: dict[str, Any], models: list[Any]) -> None:
+    """After a cell that raised after its ``fit`` ran (``models``: the models fit ran on,
+    as the fit watch saw them), remember each top-level-parsed ``M.fit(X, Y, ...)`` of such
+    a model whose input and label names the cell does not bind again after the fit line:
+    their objects are the ones fit was given. The later scoring checks then know the fit."""
+    if ".fit(" not in source or not models or len(source) > MAX_CELL_CHARS:
+        return
+    tree = parsed_source(source)
+    if tree is None:
+        return
+    ran = {id(m) for m in models if m is not None}
+    for node in ast.walk(tree):
+        if not (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "fit"
+            and isinstance(node.func.value, ast.Name)
+            and node.args
+        ):
+            continue
+        model_name = node.func.value.id
+        if id(namespace.get(model_name)) not in ran:
+            continue
+        names = _input_names(node.args[0])
+        if names is None:
+            continue
+        given = set(names) | {a.id for a in node.args[1:2] if isinstance(a, ast.Name)}
+        rebound = any(
+            isinstance(n, ast.Name)
+            and isinstance(n.ctx, ast.Store)
+            and n.id in given
+            and n.lineno >= node.lineno
+            for n in ast.walk(tree)
+        )
+        if not rebound:
+            _CHECK._remember(model_name, names, node, source, namespace)
+            _CHECK._fits[model_name].here = False
 
 
 def notes(source: str, namespace: dict[str, Any]) -> list[Note]:

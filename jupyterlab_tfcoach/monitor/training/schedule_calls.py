@@ -17,6 +17,19 @@ that optimizer's step count after the cell is at least twice the loop's passes (
 last value + 1): the rate logged at pass ``E`` is not the rate of its updates. The fix is
 the line with ``S(E)`` replaced by the optimizer's ``learning_rate``, the rate at its
 current step.
+
+The same confusion when the schedule is built (``epoch_length_notes``): ``S =
+CosineDecay(2e-3, decay_steps=N_EPOCHS)`` counts ``N_EPOCHS`` optimizer steps, not
+epochs, so the rate has finished its decay (to 0 for a cosine) after that many batches,
+within the first epoch or two, and the rest of training barely moves. Told after a
+completed cell holding ``Decay(`` (a substring test otherwise): a top-level ``S = <Keras
+decay schedule>(...)`` whose step count (``decay_steps``/``first_decay_steps`` or the second
+positional argument) is written as one plain name that reads as epochs (``epoch`` in it)
+holding a whole number, ``S`` holding a Keras ``LearningRateSchedule`` whose stored
+``decay_steps`` is that number, followed by an optimizer of the namespace (it is stepped
+per batch), in a cell without ``LearningRateScheduler`` (a per-epoch callback that calls
+the schedule with the epoch index is right to count epochs). The fix multiplies the step
+count by the batches of one epoch.
 """
 
 from __future__ import annotations
@@ -107,7 +120,88 @@ def _trains(loop: ast.For, schedule: str, namespace: Mapping[str, Any]) -> set[s
     return called
 
 
+_DECAY_SCHEDULES = frozenset(
+    {
+        "CosineDecay",
+        "CosineDecayRestarts",
+        "ExponentialDecay",
+        "InverseTimeDecay",
+        "PolynomialDecay",
+    }
+)
+_STEP_KEYWORDS = frozenset({"decay_steps", "first_decay_steps"})
+
+
+def _step_argument(call: ast.Call) -> ast.expr | None:
+    """What the schedule's step count is written as: its keyword, else its second
+    positional argument (after the initial rate, in every decay schedule listed)."""
+    for keyword in call.keywords:
+        if keyword.arg in _STEP_KEYWORDS:
+            return keyword.value
+    return call.args[1] if len(call.args) >= 2 else None
+
+
+def epoch_length_notes(source: str, namespace: Mapping[str, Any]) -> list[Note]:
+    """A decay schedule given a count of epochs as its step count (module docstring)."""
+    if "Decay(" not in source or "LearningRateScheduler" in source:
+        return []
+    if len(source) > MAX_CELL_CHARS:
+        return []
+    tree = parsed_source(source)
+    if tree is None:
+        return []
+    for statement in tree.body:
+        if not (
+            isinstance(statement, ast.Assign)
+            and len(statement.targets) == 1
+            and isinstance(statement.targets[0], ast.Name)
+            and isinstance(statement.value, ast.Call)
+        ):
+            continue
+        call = statement.value
+        func = call.func
+        called = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+        if called not in _DECAY_SCHEDULES:
+            continue
+        written = _step_argument(call)
+        if not isinstance(written, ast.Name) or "epoch" not in written.id.lower():
+            continue
+        epochs = namespace.get(written.id)
+        if type(epochs) is not int or epochs < 1:
+            continue
+        name = statement.targets[0].id
+        schedule = namespace.get(name)
+        if not _schedule(schedule) or stored(schedule, "decay_steps") != epochs:
+            continue
+        followers = _followers(schedule, namespace)
+        if not followers:
+            continue
+        return [_epoch_note(name, called, written.id, epochs, followers[0][0], written)]
+    return []
+
+
+def _epoch_note(
+    name: str, called: str, epochs_name: str, epochs: int, optimizer: str, written: ast.Name
+) -> Note:
+    text = (
+        f"`{name} = {called}(...)` (line {written.lineno}) counts its decay in optimizer "
+        f"steps, one per batch, but its step count is `{epochs_name}` ({epochs}), a number of "
+        f"epochs: `{optimizer}` follows `{name}` and takes one step per batch, so the rate "
+        f"has finished decaying after {epochs} batches, early in training, and the epochs "
+        f"after that barely move the weights. Nothing raises. Count the decay in steps: "
+        f"set `steps_per_epoch` to the batches one epoch runs (`len(ds)` of a batched "
+        f"dataset, `math.ceil(n_rows / batch_size)` for arrays) and fix: "
+        f"`{epochs_name} * steps_per_epoch` in place of `{epochs_name}` in line "
+        f"{written.lineno}."
+    )
+    return reports.note(text, "stopped-learning")
+
+
 def notes(source: str, namespace: Mapping[str, Any]) -> list[Note]:
+    return epoch_length_notes(source, namespace) or _logged_notes(source, namespace)
+
+
+def _logged_notes(source: str, namespace: Mapping[str, Any]) -> list[Note]:
     if "for " not in source or len(source) > MAX_CELL_CHARS:
         return []
     tree = parsed_source(source)
