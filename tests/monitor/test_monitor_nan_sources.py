@@ -256,3 +256,99 @@ def test_negatives_under_a_log_followed_to_a_complex_cast(kernel: KernelSession)
     run(kernel, fix + "\nbanded = tf.matmul(amplitude, tf.ones((257, 16)) / 257.0)\n")
     assert nan_notes(checked_report(run(kernel, cell))) == []
     assert value_of(kernel, "bool(tf.reduce_all(tf.math.is_finite(log_banded)))") is True
+
+
+def test_number_added_to_every_entry_instead_of_the_diagonal(kernel: KernelSession) -> None:
+    """A noise level added to a whole kernel matrix (a broadcast add) instead of its
+    diagonal: the matrix stays singular, its factor NaN. The note says so and its fix puts
+    the noise on the diagonal, not a jitter that would hide the bug; the same inline, and
+    with a vector of per-point noise."""
+    setup = (
+        "pts = tf.linspace(0.0, 3.0, 40)[:, None]\n"
+        "def sqexp(a, b):\n"
+        "    return tf.exp(-0.5 * tf.square(a - tf.transpose(b)) / 0.3 ** 2)\n"
+    )
+    run(kernel, setup)
+    cell = (
+        "obs_noise = 0.05\n"
+        "cov = sqexp(pts, pts) + obs_noise\n"
+        "chol = tf.linalg.cholesky(cov)\n"
+        "coef = tf.linalg.cholesky_solve(chol, tf.sin(pts))\n"
+    )
+    notes = nan_notes(checked_report(run(kernel, cell)))
+    assert len(notes) == 1, notes
+    text = notes[0]
+    assert text.startswith("`chol` (line 3 of this cell) is not finite: "), text
+    assert "`cov` is made (line 2 of this cell) by `sqexp(pts, pts) + obs_noise`" in text
+    assert "adds it to every entry" in text and "1e-" not in text, text
+    fix = fix_of(text)
+    assert fix == "cov = sqexp(pts, pts) + obs_noise * tf.eye(40, dtype=tf.float32)"
+    fixed = checked_report(run(kernel, cell.replace(cell.splitlines()[1], fix)))
+    assert nan_notes(fixed) == []
+    assert value_of(kernel, "bool(tf.reduce_all(tf.math.is_finite(coef)))") is True
+    # The noise on the diagonal is what the model meant: the fit follows the data.
+    assert value_of(kernel, "float(tf.reduce_max(tf.abs(cov @ coef - tf.sin(pts))))") < 1e-2
+
+    inline = "chol2 = tf.linalg.cholesky(sqexp(pts, pts) + 1e-3)\n"
+    notes = nan_notes(checked_report(run(kernel, inline)))
+    assert len(notes) == 1, notes
+    assert "`sqexp(pts, pts) + 1e-3`: adding the number `1e-3`" in notes[0]
+    fix = fix_of(notes[0])
+    assert (
+        fix == "chol2 = tf.linalg.cholesky(sqexp(pts, pts) + 1e-3 * tf.eye(40, dtype=tf.float32))"
+    )
+    assert nan_notes(checked_report(run(kernel, fix + "\n"))) == []
+    assert value_of(kernel, "bool(tf.reduce_all(tf.math.is_finite(chol2)))") is True
+
+    per_point = (
+        "spread = tf.fill([40], 0.02)\n"
+        "cov3 = sqexp(pts, pts) + spread\n"
+        "chol3 = tf.linalg.cholesky(cov3)\n"
+    )
+    notes = nan_notes(checked_report(run(kernel, per_point)))
+    assert len(notes) == 1, notes
+    assert "adding the vector `spread` of 40 values" in notes[0]
+    fix = fix_of(notes[0])
+    assert fix == "cov3 = sqexp(pts, pts) + tf.linalg.diag(spread)"
+    assert (
+        nan_notes(
+            checked_report(run(kernel, per_point.replace("cov3 = sqexp(pts, pts) + spread", fix)))
+        )
+        == []
+    )
+    assert value_of(kernel, "bool(tf.reduce_all(tf.math.is_finite(chol3)))") is True
+
+    # The matrix under the number is far from a covariance: no fix that would hide it.
+    worse = (
+        "cov6 = sqexp(pts, pts) - 0.5 * tf.eye(40) + obs_noise\nchol6 = tf.linalg.cholesky(cov6)\n"
+    )
+    notes = nan_notes(checked_report(run(kernel, worse)))
+    assert len(notes) == 1, notes
+    assert "the matrix without it is not a covariance either" in notes[0], notes[0]
+    assert "Fix:" not in notes[0], notes[0]
+
+    # Look-alikes: the noise on the diagonal; a constant added to a matrix that is
+    # positive definite anyway (nothing NaN, nothing said).
+    quiet = (
+        "cov4 = sqexp(pts, pts) + obs_noise * tf.eye(40)\n"
+        "chol4 = tf.linalg.cholesky(cov4)\n"
+        "spd = tf.eye(5) * 3.0 + 0.5\n"
+        "chol5 = tf.linalg.cholesky(spd)\n"
+    )
+    assert nan_notes(checked_report(run(kernel, quiet))) == []
+
+
+def test_matrix_far_from_positive_definite_gets_no_jitter(kernel: KernelSession) -> None:
+    """A symmetric matrix with a clearly negative eigenvalue, and one that is not
+    symmetric: a jitter would not make them covariances, so none is printed; the note
+    gives the eigenvalue or the asymmetry and says to read how the matrix is built."""
+    run(kernel, DATA)
+    cell = "shifted = smooth(grid, grid) - 2.0 * tf.eye(80)\nfactor = tf.linalg.cholesky(shifted)\n"
+    notes = nan_notes(checked_report(run(kernel, cell)))
+    assert len(notes) == 1, notes
+    assert "its smallest eigenvalue is -2" in notes[0], notes[0]
+    assert "far beyond rounding" in notes[0] and "Fix:" not in notes[0], notes[0]
+    skew = "lopsided = tf.constant([[1.0, 5.0], [2.0, 1.0]])\nfac2 = tf.linalg.cholesky(lopsided)\n"
+    notes = nan_notes(checked_report(run(kernel, skew)))
+    assert len(notes) == 1, notes
+    assert "`lopsided` is not even symmetric" in notes[0] and "Fix:" not in notes[0], notes[0]

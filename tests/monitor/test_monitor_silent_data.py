@@ -386,6 +386,37 @@ unit_codes = tf.math.l2_normalize(codes_out, axis=0).numpy()
     assert notes_of(checked_report(run(kernel, weights)), ROWS) == []
 
 
+def test_rows_multiplied_after_a_normalisation_over_axis_0(kernel: KernelSession) -> None:
+    """No batch to measure: a function normalises over axis 0, then multiplies rows by rows
+    (a similarity matrix). Told where the function is defined; the fix makes each row unit
+    length and the diagonal of the similarities 1; a cross-correlation over the batch
+    (columns with columns) stays silent."""
+    cell = """def pair_scores(left, right):
+    both = tf.concat([left, right], axis=0)
+    unit = tf.nn.l2_normalize(both, axis=0)
+    return unit @ tf.transpose(unit)
+"""
+    report = checked_report(run(kernel, cell))
+    [text] = notes_of(report, ROWS)
+    assert text.startswith(
+        "In `pair_scores`, `tf.nn.l2_normalize(both, axis=0)` (line 3) normalises over axis 0"
+    ), text
+    assert "`unit @ tf.transpose(unit)` (line 4) then takes dot products of rows" in text
+    fix = last_code(text)
+    assert fix == "unit = tf.nn.l2_normalize(both, axis=-1)"
+    fixed = cell.replace("unit = tf.nn.l2_normalize(both, axis=0)", fix)
+    assert notes_of(checked_report(run(kernel, fixed)), ROWS) == []
+    run(kernel, "scores = pair_scores(tf.random.normal((6, 9)), tf.random.normal((6, 9)))\n")
+    assert value_of(kernel, "bool(np.allclose(np.diag(scores.numpy()), 1.0, atol=1e-5))")
+
+    quiet = """def cross_corr(a, b):
+    a = tf.math.l2_normalize(a - tf.reduce_mean(a, axis=0), axis=0)
+    b = tf.math.l2_normalize(b - tf.reduce_mean(b, axis=0), axis=0)
+    return tf.matmul(a, b, transpose_a=True)
+"""
+    assert notes_of(checked_report(run(kernel, quiet)), ROWS) == []
+
+
 def test_scaling_statistics_of_all_rows_while_a_split_exists(kernel: KernelSession) -> None:
     run(kernel, TABLE)
     cell = """centre = rows.mean(axis=0)

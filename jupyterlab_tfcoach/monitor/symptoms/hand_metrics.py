@@ -18,10 +18,15 @@ the others'), repeated passes of a model with random layers that came out identi
 (``spread_statistics``), an argument passed to the learner's own function that its
 body never reads (``unused_arguments``) and ``evaluate`` results averaged with losses
 and metrics mixed (``evaluation_columns``), and a value the cell made that holds NaN or
-infinity, with the op that made it (``nan_sources``), and a per-example gather without
-``batch_dims`` (``gather_batch``). A cell without the words they
-look for costs one regular-expression search; a cell seen before, one dictionary lookup
-for its parsed source, then a few namespace reads per candidate expression.
+infinity, with the op that made it (``nan_sources``), a per-example gather without
+``batch_dims`` (``gather_batch``), and ``tape.gradient`` of a target with several entries
+used as a Jacobian or a Hessian-vector product (``summed_targets``), and a least-squares
+fit by hand without a column of ones on data with an offset (``missing_intercept``), an
+R^2 whose total sum of squares is not centred (``uncentred_r2``), a squared distance
+divided by a length scale that is not squared in an ``exp`` (``length_scales``). A
+cell without the words they look for costs one regular-expression search; a cell seen
+before, one dictionary lookup for its parsed source, then a few namespace reads per
+candidate expression.
 """
 
 from __future__ import annotations
@@ -57,8 +62,12 @@ from jupyterlab_tfcoach.monitor.symptoms.identical_draws import shared_draw_note
 from jupyterlab_tfcoach.monitor.symptoms.integer_mean import integer_mean_notes
 from jupyterlab_tfcoach.monitor.symptoms.integral_length import WANTED as INTEGRAL_WORDS
 from jupyterlab_tfcoach.monitor.symptoms.integral_length import integral_notes
+from jupyterlab_tfcoach.monitor.symptoms.length_scales import WANTED as SCALE_WORDS
+from jupyterlab_tfcoach.monitor.symptoms.length_scales import length_scale_notes
 from jupyterlab_tfcoach.monitor.symptoms.log_parameters import WANTED as EXP_WORDS
 from jupyterlab_tfcoach.monitor.symptoms.log_parameters import log_parameter_notes
+from jupyterlab_tfcoach.monitor.symptoms.missing_intercept import WANTED as FIT_WORDS
+from jupyterlab_tfcoach.monitor.symptoms.missing_intercept import missing_intercept_notes
 from jupyterlab_tfcoach.monitor.symptoms.nan_sources import WANTED as NAN_WORDS
 from jupyterlab_tfcoach.monitor.symptoms.nan_sources import nan_source_notes
 from jupyterlab_tfcoach.monitor.symptoms.normalisation_axis import NormalisationAxisCheck
@@ -78,11 +87,15 @@ from jupyterlab_tfcoach.monitor.symptoms.reseeded_loops import WANTED as SEED_WO
 from jupyterlab_tfcoach.monitor.symptoms.reseeded_loops import reseeded_loop_notes
 from jupyterlab_tfcoach.monitor.symptoms.spread_statistics import WANTED as SPREAD_WORDS
 from jupyterlab_tfcoach.monitor.symptoms.spread_statistics import spread_statistic_notes
+from jupyterlab_tfcoach.monitor.symptoms.summed_targets import WANTED as TAPE_WORDS
+from jupyterlab_tfcoach.monitor.symptoms.summed_targets import summed_target_notes
 from jupyterlab_tfcoach.monitor.symptoms.swapped_arguments import swapped_argument_notes
 from jupyterlab_tfcoach.monitor.symptoms.threshold_scores import (
     squashed_cut_notes,
     threshold_notes,
 )
+from jupyterlab_tfcoach.monitor.symptoms.uncentred_r2 import WANTED as R2_WORDS
+from jupyterlab_tfcoach.monitor.symptoms.uncentred_r2 import uncentred_r2_notes
 from jupyterlab_tfcoach.monitor.symptoms.unused_arguments import WANTED as CALL_WORDS
 from jupyterlab_tfcoach.monitor.symptoms.unused_arguments import unused_argument_notes
 from jupyterlab_tfcoach.monitor.symptoms.zero_log_terms import WANTED as LOG_WORDS
@@ -120,6 +133,10 @@ _OWN_WORDS: tuple[tuple[re.Pattern[str], Callable[[CellCode, dict[str, Any]], li
     (INTEGRAL_WORDS, integral_notes),
     (SUM_WORDS, dropped_offset_notes),
     (SURVIVAL_WORDS, censored_row_notes),
+    (TAPE_WORDS, summed_target_notes),
+    (FIT_WORDS, missing_intercept_notes),
+    (R2_WORDS, uncentred_r2_notes),
+    (SCALE_WORDS, length_scale_notes),
 )
 
 

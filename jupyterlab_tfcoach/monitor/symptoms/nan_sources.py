@@ -14,8 +14,17 @@ most ``MAX_ELEMENTS`` values with NaN or infinity in it. The first such name, in
 cell's order, whose inputs (the names its statement reads, when they hold arrays or
 tensors) are all finite is where the NaN was made; its statement is read for the cause:
 
-- a ``cholesky`` call of a tensor: the matrix is not positive definite as computed; fix,
-  the call with a small jitter on the diagonal (``A + 1e-6 * tf.eye(n, dtype=...)``);
+- a ``cholesky`` call of a tensor: the matrix is not positive definite. When the matrix
+  (inline, or where the cell or an earlier one made its name) is a matrix plus a number
+  (``K + noise_var``) or a vector of ``n`` values, that was added to every entry, not to
+  the diagonal, and the matrix stays as singular as it was: the fix puts it on the
+  diagonal where the matrix is made (``noise_var * tf.eye(n, dtype=...)``,
+  ``tf.linalg.diag(v)``), as a jitter would hide the bug (no fix when the matrix without
+  the number is itself far from positive semi-definite: that is said). Otherwise, when a name holds
+  the matrix, its eigenvalues are read: not symmetric, or a smallest eigenvalue far below
+  0, is said with no fix (not a covariance as built; a jitter would hide it); positive
+  definite up to rounding (or a matrix not held) gets the call with a small jitter on the
+  diagonal (``A + 1e-6 * tf.eye(n, dtype=...)``, ten times the deficit if larger);
 - ``sqrt``/``log`` (``log10``, ``log2``) of a name holding negatives (or zeros for a log):
   tiny negatives are rounding (a variance computed as a difference) and the fix clamps at
   0; zeros under a log are clamped to a tiny positive number; larger negatives are followed
@@ -74,6 +83,12 @@ _EXP_LIMIT = {"float16": 11.09, "bfloat16": 88.72, "float32": 88.72, "float64": 
 # A negative this small against the values' scale is rounding (a variance as a difference).
 ROUNDING = 1e-6
 _HELD_KINDS = ("tensor", "array")
+# A matrix whose smallest eigenvalue is above minus this times its largest is positive
+# definite up to rounding (float32, float64): a jitter fixes it; below, it is not a
+# covariance as built and a jitter would only hide that.
+_ROUNDED = {False: 1e-4, True: 1e-8}
+_SYMMETRY = 1e-5  # an asymmetry above this times the eigenvalue scale is not rounding
+_SPECTRUM_SIZE = 400  # rows of a matrix whose eigenvalues are computed
 _ORIGIN_HOPS = 3  # names followed back for where negatives under a log come from
 _ORIGIN_ELEMENTS = 10_000_000
 _HISTORY_CELLS = 30
@@ -276,19 +291,246 @@ def _cholesky(
     if matrix is None or function is None or size is None:
         return None
     dtype = operand.dtype or "float32"
-    jitter = "1e-6" if dtype == "float64" else "1e-4"
     root = function.split(".", 1)[0]
-    eye = f"{root}.eye({size}, dtype={root}.{dtype})" if root in ("tf", "tensorflow") else None
-    if eye is None:
+    if root not in ("tf", "tensorflow"):
         return None
-    cause = (
-        f"`{code.segment(call)}` returns NaN when `{matrix}` is not positive definite as "
-        "computed (eigenvalues at or just below 0 from rounding: a covariance on close "
-        "points, or one computed as a difference), instead of raising. Add a small jitter "
-        "to the diagonal (raise it tenfold if NaN remain)"
+    written = code.segment(call)
+    added = _entrywise_addition(
+        code, call, matrix, size, f"{root}.eye({size}, dtype={root}.{dtype})", root, namespace
     )
+    if added is not None:
+        return f"`{written}` returns NaN when `{matrix}` is not positive definite. " + added[
+            0
+        ], added[1]
+    spectrum = _spectrum(call.args[0], namespace)
+    jitter = "1e-6" if dtype == "float64" else "1e-4"
+    measured = ""
+    if spectrum is not None:
+        asymmetry, lowest, largest = spectrum
+        if asymmetry > _SYMMETRY * largest:
+            return (
+                f"`{written}` returns NaN when `{matrix}` is not positive definite, and `{matrix}` "
+                f"is not even symmetric (entries and their transposes differ by up to "
+                f"{asymmetry:.3g}, against an eigenvalue scale of {largest:.3g}): Cholesky reads "
+                "only its lower triangle. A covariance or Gram matrix is symmetric by "
+                f"construction (`B @ tf.transpose(B)`, a kernel of a set with itself): read "
+                f"how `{matrix}` is built; a jitter on the diagonal would only hide it.",
+                None,
+            )
+        if lowest < -_ROUNDED[dtype == "float64"] * largest:
+            return (
+                f"`{written}` returns NaN when `{matrix}` is not positive definite: its "
+                f"smallest eigenvalue is {lowest:.3g} against a largest of {largest:.3g}, far "
+                "beyond rounding, so it is not a covariance as built (a kernel formula with a "
+                "wrong sign or scale, a difference of matrices). Read how "
+                f"`{matrix}` is built; a jitter on the diagonal would only hide it.",
+                None,
+            )
+        measured = f" (its smallest eigenvalue is {lowest:.2g} against a largest of {largest:.3g})"
+        # A jitter ten times the rounding deficit, at least the usual one.
+        while float(jitter) < -10 * lowest:
+            jitter = f"1e{int(jitter.split('e')[1]) + 1}"
+    cause = (
+        f"`{written}` returns NaN when `{matrix}` is not positive definite as "
+        f"computed{measured}: eigenvalues at or just below 0 from rounding (a covariance "
+        "on close points, or one computed as a difference), instead of raising. Add a small "
+        "jitter to the diagonal (raise it tenfold if NaN remain)"
+    )
+    eye = f"{root}.eye({size}, dtype={root}.{dtype})"
     fix = _rewritten(code, name, statement, call.args[0], f"{matrix} + {jitter} * {eye}")
     return cause + ".", fix
+
+
+def _scalar_side(node: ast.expr, namespace: dict[str, Any]) -> bool:
+    """Whether an expression is a plain number: a literal, a name holding a Python or
+    NumPy number or a 0-d tensor, or arithmetic of those (``sigma ** 2``)."""
+    if isinstance(node, ast.Constant):
+        return type(node.value) in (int, float)
+    if isinstance(node, ast.UnaryOp):
+        return _scalar_side(node.operand, namespace)
+    if isinstance(node, ast.BinOp):
+        return _scalar_side(node.left, namespace) and _scalar_side(node.right, namespace)
+    if isinstance(node, ast.Name) and node.id in namespace:
+        held = describe("", namespace[node.id])
+        if held is None:
+            return False
+        return held.kind == "scalar" or (held.kind in _HELD_KINDS and held.shape == ())
+    return False
+
+
+def _vector_side(node: ast.expr, size: int, namespace: dict[str, Any]) -> bool:
+    """A name holding a vector of ``size`` values (a noise variance per point)."""
+    if not isinstance(node, ast.Name) or node.id not in namespace:
+        return False
+    held = describe("", namespace[node.id])
+    return held is not None and held.kind in _HELD_KINDS and held.shape == (size,)
+
+
+def _entrywise_addition(
+    code: CellCode,
+    call: ast.Call,
+    matrix: str,
+    size: int,
+    eye: str,
+    root: str,
+    namespace: dict[str, Any],
+) -> tuple[str, str | None] | None:
+    """``K + noise_var`` where ``K + noise_var * tf.eye(n)`` was meant: a number added to
+    the matrix factored (inline, or where the cell or an earlier one made its name) is
+    added to every entry, a constant shift of all covariances that leaves the matrix as
+    singular as it was; a vector of ``n`` values is added to every row. Noise or a jitter
+    belongs on the diagonal only."""
+    argument = call.args[0]
+    where = "inline"
+    value: ast.expr | None = argument
+    fixed_statement: str | None = None
+    history_source = ""
+    if isinstance(argument, ast.Name):
+        value = code.assignment_before(argument.id, call.lineno)
+        where = "cell"
+        if value is None:
+            found = _newest_assignment(argument.id, namespace)
+            if found is None:
+                return None
+            value, history_source = found[0].value, found[1]
+            where = "history"
+    if not (isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add)):
+        return None
+    for side, other in ((value.right, value.left), (value.left, value.right)):
+        if _scalar_side(side, namespace) and not _scalar_side(other, namespace):
+            kind = "number"
+            break
+        if _vector_side(side, size, namespace):
+            kind = "vector"
+            break
+    else:
+        return None
+    source = history_source if where == "history" else code.source
+    side_text = ast.get_source_segment(source, side)
+    made = ast.get_source_segment(source, value)
+    if side_text is None or made is None or "\n" in made:
+        return None
+    if kind == "number":
+        wrapped = (
+            side_text
+            if isinstance(side, ast.Name | ast.Constant)
+            or (isinstance(side, ast.BinOp) and isinstance(side.op, ast.Pow | ast.Mult))
+            else f"({side_text})"
+        )
+        new_side = f"{wrapped} * {eye}"
+        what = (
+            f"adding the number `{side_text}` to the ({size}, {size}) matrix adds it to every "
+            "entry (a constant shift of all covariances), not to the diagonal, so the matrix "
+            "stays as close to singular as it was"
+        )
+    else:
+        new_side = f"{root}.linalg.diag({side_text})"
+        what = (
+            f"adding the vector `{side_text}` of {size} values to the ({size}, {size}) matrix "
+            "adds it to every row, not to the diagonal"
+        )
+    offset = side.col_offset - value.col_offset
+    fixed_value = made[:offset] + new_side + made[offset + len(side_text) :]
+    if made[offset : offset + len(side_text)] != side_text:
+        return None
+    if where == "inline":
+        place = f"`{made}`: {what}"
+        statement = code.statement_of(call)
+        fixed_statement = (
+            code.replaced_in(statement, argument, fixed_value) if statement is not None else None
+        )
+    else:
+        target = argument.id  # type: ignore[union-attr]
+        line = f"line {value.lineno} of this cell" if where == "cell" else "an earlier cell"
+        place = f"`{target}` is made ({line}) by `{made}`: {what}"
+        fixed_statement = f"{target} = {fixed_value}"
+    lowest = _lowest_without(argument, side, namespace)
+    if lowest is not None and lowest[0] < -_ROUNDED[lowest[2]] * lowest[1]:
+        # Without the number the matrix is far from positive semi-definite: moving the
+        # number to the diagonal would not be enough, and the note gives no fix.
+        return (
+            f"{place}. Observation noise, or a jitter, belongs on the diagonal only "
+            f"(`{new_side}`), but the matrix without it is not a covariance either: its "
+            f"smallest eigenvalue is {lowest[0]:.3g} against a largest of {lowest[1]:.3g}. "
+            "Read how the rest of it is built.",
+            None,
+        )
+    cause = (
+        f"{place}. Observation noise, or a jitter, belongs on the diagonal only: "
+        f"`{new_side}`, which makes the matrix positive definite."
+    )
+    if where == "history":
+        cause += " Run the cells after it again."
+    return cause, fixed_statement
+
+
+def _added_values(side: ast.expr, namespace: dict[str, Any]) -> Any | None:
+    """What ``side`` adds, as a NumPy float64 array (a number or a vector), when it is a
+    literal or a name holding it; None for an expression."""
+    numpy = sys.modules.get("numpy")
+    if numpy is None:
+        return None
+    if isinstance(side, ast.Constant) and type(side.value) in (int, float):
+        return numpy.asarray(float(side.value))
+    if not isinstance(side, ast.Name) or side.id not in namespace:
+        return None
+    held = namespace[side.id]
+    if type(held) in (int, float):
+        return numpy.asarray(float(held))
+    values = held_array(held, MAX_ELEMENTS, ("float",))
+    return values.astype("float64") if values is not None else None
+
+
+def _lowest_without(
+    argument: ast.expr, side: ast.expr, namespace: dict[str, Any]
+) -> tuple[float, float, bool] | None:
+    """The smallest and largest eigenvalue of the matrix a name holds without what
+    ``side`` added to every entry, and whether it is float64; None when either is not
+    held."""
+    numpy = sys.modules.get("numpy")
+    if numpy is None or not isinstance(argument, ast.Name) or argument.id not in namespace:
+        return None
+    held = namespace[argument.id]
+    operand = describe("", held)
+    values = held_array(held, MAX_ELEMENTS, ("float",), ndim=2)
+    added = _added_values(side, namespace)
+    if values is None or added is None or values.shape[0] != values.shape[1]:
+        return None
+    if values.shape[0] > _SPECTRUM_SIZE or not _finite(values):
+        return None
+    try:
+        base = values.astype("float64") - added
+        eigenvalues = numpy.linalg.eigvalsh((base + base.T) / 2)
+    except Exception:  # a shape numpy cannot combine: no check
+        return None
+    largest = float(numpy.abs(eigenvalues).max())
+    double = operand is not None and operand.dtype == "float64"
+    return float(eigenvalues.min()), largest, double
+
+
+def _spectrum(node: ast.expr, namespace: dict[str, Any]) -> tuple[float, float, float] | None:
+    """The matrix factored, read when a name holds it (at most ``_SPECTRUM_SIZE`` rows,
+    ``MAX_ELEMENTS`` values): its largest asymmetry, smallest and largest eigenvalue of
+    its symmetric part (over a batch of matrices, the worst)."""
+    numpy = sys.modules.get("numpy")
+    if numpy is None or not isinstance(node, ast.Name) or node.id not in namespace:
+        return None
+    values = held_array(namespace[node.id], MAX_ELEMENTS, ("float",))
+    if values is None or values.ndim < 2 or values.shape[-1] != values.shape[-2]:
+        return None
+    if values.shape[-1] > _SPECTRUM_SIZE or not _finite(values):
+        return None
+    try:
+        square = values.reshape((-1, *values.shape[-2:])).astype("float64")
+        transposed = numpy.swapaxes(square, -1, -2)
+        asymmetry = float(numpy.abs(square - transposed).max())
+        eigenvalues = numpy.linalg.eigvalsh((square + transposed) / 2)
+    except Exception:  # a matrix numpy cannot read: no spectrum
+        return None
+    largest = float(numpy.abs(eigenvalues).max())
+    if largest == 0.0:
+        return None
+    return asymmetry, float(eigenvalues.min()), largest
 
 
 def _root_or_log(

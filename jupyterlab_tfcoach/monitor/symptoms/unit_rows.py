@@ -17,6 +17,13 @@ are vectors, is not told). The symptom, measured on the statement's result (the 
 binds, a NumPy array or eager tensor of at most ``MAX_VALUES`` values, rank 2, N and D
 above 1): its rows' lengths are not 1 (beyond ``TOLERANCE``). The note names the call,
 the shape and the rows' lengths; fix: the statement with ``axis=-1``.
+
+Without a batch of examples to measure, the source says it when, in any scope of the cell
+(a function it defines too), the name the normalisation binds is then multiplied rows by
+rows, ``tf.matmul(N, M, transpose_b=True)``, ``N @ tf.transpose(M)`` or ``N @ M.T``:
+those dot products run over the last axis, which the normalisation did not make unit
+length, whatever the layout; same fix. Silent: ``N^T @ N`` (columns with columns: a
+cross-correlation over the batch, normalised over it on purpose).
 """
 
 from __future__ import annotations
@@ -32,9 +39,11 @@ from jupyterlab_tfcoach.monitor.report import Note
 from jupyterlab_tfcoach.monitor.symptoms.cell_reading import NUMBERS, held_array
 from jupyterlab_tfcoach.monitor.syntax import (
     call_name,
+    function_scopes,
     history_assignments,
     int_literal,
     parsed_source,
+    scope_nodes,
 )
 
 SECTION = "class-axis"
@@ -122,7 +131,118 @@ def notes(source: str, namespace: dict[str, Any]) -> list[Note]:
             text = _note(statement, node, axis, tree, source, namespace)
             if text is not None:
                 return [reports.note(text, SECTION)]
-    return []
+    text = _row_gram_note(tree, source)
+    return [reports.note(text, SECTION)] if text is not None else []
+
+
+def _transposed(node: ast.expr) -> ast.expr | None:
+    """``X`` for ``tf.transpose(X)`` or ``X.T``."""
+    if isinstance(node, ast.Call) and call_name(node) == "transpose" and len(node.args) == 1:
+        return node.args[0]
+    if isinstance(node, ast.Attribute) and node.attr == "T":
+        return node.value
+    return None
+
+
+def _row_gram(node: ast.AST) -> tuple[ast.expr, ast.expr] | None:
+    """The two operands of a product of rows with rows, ``A @ B^T`` (contracting both last
+    axes): ``tf.matmul(A, B, transpose_b=True)``, ``A @ tf.transpose(B)``, ``A @ B.T``."""
+    if isinstance(node, ast.Call) and call_name(node) == "matmul" and len(node.args) == 2:
+        flags = {k.arg: k.value for k in node.keywords}
+        flag, other = flags.get("transpose_b"), flags.get("transpose_a")
+        if isinstance(flag, ast.Constant) and flag.value is True and other is None:
+            return node.args[0], node.args[1]
+        return None
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult):
+        right = _transposed(node.right)
+        if right is not None and _transposed(node.left) is None:
+            return node.left, right
+    return None
+
+
+def _row_gram_note(tree: ast.Module, source: str) -> str | None:
+    """In any scope of the cell: ``N = l2_normalize(E, axis=0)`` and, later in that scope
+    with ``N`` not bound again before it, a product of rows with rows of ``N`` (``N @
+    N^T``). The product's dot products run over the last axis, the normalisation made
+    axis 0 unit length: whatever the layout, the two disagree and the products are not
+    cosine similarities. Read from the source alone (a function is told where it is
+    defined)."""
+    for scope in function_scopes(tree):
+        nodes = scope_nodes(scope)
+        for index, statement in enumerate(nodes):
+            found = _normalised_over_examples(statement)
+            if found is None:
+                continue
+            name, call, axis = found
+            inside = {id(node) for node in ast.walk(statement)}
+            for later in nodes[index + 1 :]:
+                if id(later) in inside:
+                    continue
+                if (
+                    isinstance(later, ast.Name)
+                    and later.id == name
+                    and isinstance(later.ctx, ast.Store)
+                ):
+                    break
+                operands = _row_gram(later)
+                if operands is None or not any(
+                    isinstance(o, ast.Name) and o.id == name for o in operands
+                ):
+                    continue
+                return _row_gram_text(scope, statement, call, axis, later, name, source)
+    return None
+
+
+def _normalised_over_examples(node: ast.AST) -> tuple[str, ast.Call, ast.expr] | None:
+    if not (
+        isinstance(node, ast.Assign)
+        and len(node.targets) == 1
+        and isinstance(node.targets[0], ast.Name)
+        and isinstance(node.value, ast.Call)
+        and call_name(node.value) in _NORMALISERS
+        and node.value.args
+    ):
+        return None
+    axis = _axis(node.value)
+    if axis is None or int_literal(axis) != 0:
+        return None
+    return node.targets[0].id, node.value, axis
+
+
+def _row_gram_text(
+    scope: ast.AST,
+    statement: ast.Assign,
+    call: ast.Call,
+    axis: ast.expr,
+    product: ast.AST,
+    name: str,
+    source: str,
+) -> str | None:
+    written = ast.get_source_segment(source, call)
+    whole = ast.get_source_segment(source, statement)
+    gram = ast.get_source_segment(source, product)
+    if None in (written, whole, gram) or axis.end_col_offset is None:
+        return None
+    assert whole is not None
+    if axis.lineno != statement.lineno or "\n" in whole or "\n" in (gram or ""):
+        return None
+    raw = whole.encode("utf-8")
+    begin = axis.col_offset - statement.col_offset
+    end = axis.end_col_offset - statement.col_offset
+    fixed = (raw[:begin] + b"-1" + raw[end:]).decode("utf-8")
+    where = (
+        f"In `{scope.name}`, `{written}`"
+        if isinstance(scope, ast.FunctionDef | ast.AsyncFunctionDef)
+        else f"`{written}`"
+    )
+    return (
+        f"{where} (line {call.lineno}) normalises over axis 0: each column of `{name}` gets "
+        f"length 1, not each row. `{gram}` (line {getattr(product, 'lineno', 0)}) then takes "
+        f"dot products of rows of `{name}` (over its last axis), so they are not cosine "
+        "similarities, and with one row per example each example's vector depends on the "
+        "rest of the batch. Nothing raises. Normalise each row, over the last axis: "
+        f"`{fixed}`."
+    )
 
 
 def _note(
