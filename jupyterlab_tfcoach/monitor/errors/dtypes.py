@@ -55,7 +55,7 @@ _DIVISION_DTYPE = re.compile(
 # Eager kernels name float32 "float" and float64 "double".
 _DTYPE_NAMES = {"float": "float32", "double": "float64", "half": "float16"}
 # Op -> (Python operator node, its symbol, the tf functions that build it).
-_OPS: dict[str, tuple[type[ast.operator], str, tuple[str, ...]]] = {
+_OPS: dict[str, tuple[type[ast.operator] | type[ast.cmpop], str, tuple[str, ...]]] = {
     "AddV2": (ast.Add, "+", ("add",)),
     "Add": (ast.Add, "+", ("add",)),
     "Sub": (ast.Sub, "-", ("subtract",)),
@@ -70,6 +70,13 @@ _OPS: dict[str, tuple[type[ast.operator], str, tuple[str, ...]]] = {
     # Logical ops take bool only; `&` and `|` on tensors build them.
     "LogicalAnd": (ast.BitAnd, "&", ("logical_and",)),
     "LogicalOr": (ast.BitOr, "|", ("logical_or",)),
+    # Comparisons on tensors build these ops (``tf.argmax(p, 1) == labels``).
+    "Equal": (ast.Eq, "==", ("equal",)),
+    "NotEqual": (ast.NotEq, "!=", ("not_equal",)),
+    "Less": (ast.Lt, "<", ("less",)),
+    "LessEqual": (ast.LtE, "<=", ("less_equal",)),
+    "Greater": (ast.Gt, ">", ("greater",)),
+    "GreaterEqual": (ast.GtE, ">=", ("greater_equal",)),
 }
 # Ops whose input #0 is a condition, bool whatever the other inputs are
 # (families_dtype_contract.py).
@@ -168,6 +175,12 @@ def _operations(op: str, frame: CellFrame) -> list[tuple[ast.expr, ast.expr, ast
         for node in ast.walk(part):
             if isinstance(node, ast.BinOp) and type(node.op) is operator:
                 found.append((node, node.left, node.right))
+            elif (
+                isinstance(node, ast.Compare)
+                and len(node.ops) == 1
+                and type(node.ops[0]) is operator
+            ):
+                found.append((node, node.left, node.comparators[0]))
             elif isinstance(node, ast.Call) and len(node.args) >= 2:
                 func = node.func
                 name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")

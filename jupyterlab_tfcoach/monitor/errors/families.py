@@ -45,6 +45,11 @@ taken for),
 given channels its block size does not divide),
 ``families_spectrum_bins.py`` (a spectrogram's N // 2 + 1 bins met by a matrix made for
 another number),
+``families_einsum.py`` (an einsum operand of another rank than its letters in the equation),
+``families_container_attribute.py`` (an attribute read on a tuple, list or dict whose
+library items have it),
+``families_keyword_binding.py`` (a text given by position where the signature's parameter
+holds a size or a shape),
 ``families_dtype_contract.py`` (a where condition that is not bool, integer samples given
 to a tf.signal transform),
 ``families_layer_as_tensor.py`` (a layer given where its `.output` is needed),
@@ -99,12 +104,14 @@ from jupyterlab_tfcoach.monitor.errors import (
     families_callables,
     families_checkpoint_folder,
     families_compile,
+    families_container_attribute,
     families_container_index,
     families_data,
     families_data_ops,
     families_declared_structure,
     families_distribute,
     families_dtype_contract,
+    families_einsum,
     families_feature_lists,
     families_gradient_sources,
     families_header_line,
@@ -116,6 +123,7 @@ from jupyterlab_tfcoach.monitor.errors import (
     families_keras_lifecycle,
     families_keras_tensors,
     families_keras_usage,
+    families_keyword_binding,
     families_lambda_loading,
     families_layer_as_tensor,
     families_layer_chains,
@@ -240,6 +248,7 @@ FAMILIES: tuple[ErrorFamily, ...] = (
     families_image_ops.DEPTH_TO_SPACE_CHANNELS,
     # A spectrogram's N // 2 + 1 bins met by a matrix made for N // 2 or N.
     families_spectrum_bins.SPECTRUM_BINS,
+    families_einsum.EINSUM_RANK,
     families_shapes.MATMUL,
     families_size_entries.SIZE_ENTRIES,
     families_shapes.BROADCAST,
@@ -337,6 +346,9 @@ FAMILIES: tuple[ErrorFamily, ...] = (
     families_library_values.VALUE_CALLED,
     families_library_values.NOT_ITERABLE,
     families_library_values.TENSOR_ATTRIBUTE,
+    # A tuple, list or dict of library objects read as one of them (after the dataset
+    # elements above, which say how to unpack them).
+    families_container_attribute.CONTAINER_ATTRIBUTE,
     families_library_values.INFINITE_LENGTH,
     families_numpy_broadcast.NUMPY_BROADCAST,
     families_bytes_argument.BYTES_ARGUMENT,
@@ -378,6 +390,7 @@ FAMILIES: tuple[ErrorFamily, ...] = (
     # A TensorBoard summary written without a step.
     families_summary_step.NO_SUMMARY_STEP,
     # Last: an argument value refused, recognised by the message naming the argument.
+    families_keyword_binding.KEYWORD_BINDING,
     families_arguments.ARGUMENT_VALUE,
 )
 

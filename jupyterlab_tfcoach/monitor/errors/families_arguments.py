@@ -854,7 +854,7 @@ def _unknown_keyword(
     if close is None:
         elsewhere = _keyword_owners(keyword.arg, callee[0], site, context)
         if elsewhere:
-            return _keyword_of_other_class(rule, keyword, owner, elsewhere, site, section)
+            return _keyword_of_other_class(rule, keyword, owner, elsewhere, site, section, context)
         listed = ", ".join(code(n) for n in names[:10])
         more = ", ..." if len(names) > 10 else ""
         rule += f"; the keywords of {code(owner)} are {listed}{more}" if names else ""
@@ -971,10 +971,14 @@ def _keyword_of_other_class(
     elsewhere: list[tuple[str, bool]],
     site: _Site,
     section: str,
+    context: ErrorContext,
 ) -> Finding:
     """A keyword of another class of the same module (``mask_zero`` belongs to
     ``Embedding``, not ``GRU``): said where it belongs; the fix is this call without it
     (a keyword the class does not take does nothing here)."""
+    twin = _twin_class(keyword, owner, elsewhere, site, context)
+    if twin is not None:
+        return _keyword_of_twin_class(rule, keyword, owner, twin, site, section)
     shown = [code(name) for name, _used in elsewhere[:_MAX_OWNERS_SHOWN]]
     more = ", ..." if len(elsewhere) > _MAX_OWNERS_SHOWN else ""
     which = " and ".join((", ".join(shown[:-1]), shown[-1])) if len(shown) > 1 else shown[0]
@@ -993,6 +997,102 @@ def _keyword_of_other_class(
     if not func or any(not part for part in parts):
         return Finding(rule + ".", None, section)
     fixed = _fix(site, call, f"{func}({', '.join(p for p in parts if p)})")
+    return Finding(rule + ".", fixed, section)
+
+
+_CAMEL_WORD = re.compile(r"[A-Z][a-z0-9]*")
+# What the one word a twin class's name adds or drops changes in the data it is given.
+_TWIN_WORDS = {
+    "Sparse": (
+        "the {sparse} class takes class ids, the {dense} class one-hot labels: give it "
+        "one-hot labels too ({to_categorical})"
+    ),
+}
+
+
+def _twin_class(
+    keyword: ast.keyword,
+    owner: str,
+    elsewhere: list[tuple[str, bool]],
+    site: _Site,
+    context: ErrorContext,
+) -> str | None:
+    """The class of ``elsewhere`` that is the refused class's twin: its name the refused
+    one's with one CamelCase word fewer or more (``CategoricalCrossentropy`` for
+    ``SparseCategoricalCrossentropy``, ``BinaryFocalCrossentropy`` for
+    ``BinaryCrossentropy``), the rest at least two words alike, and it accepts
+    every other keyword the call gives and as many positional arguments. Keeping the
+    setting then means calling the twin, not dropping the keyword."""
+    words = _CAMEL_WORD.findall(owner)
+    if "".join(words) != owner:
+        return None
+    func = site.call.func
+    module = _module_at(func.value, site, context) if isinstance(func, ast.Attribute) else None
+    if module is None:
+        return None
+    others = [other.arg for other in site.call.keywords if other is not keyword]
+    twins: list[str] = []
+    for name, _used in elsewhere:
+        candidate = _CAMEL_WORD.findall(name)
+        if "".join(candidate) != name:
+            continue
+        shorter, longer = sorted((words, candidate), key=len)
+        if not (
+            len(longer) == len(shorter) + 1 >= 3
+            and any(longer[:at] + longer[at + 1 :] == shorter for at in range(len(longer)))
+        ):
+            continue
+        cls = vars(module).get(name)
+        init = _type_dict(cls).get("__init__") if isinstance(cls, type) else None
+        parameters = _parameters(init, True) if isinstance(init, types.FunctionType) else None
+        if parameters is None:
+            continue
+        accepted = _keywords(cls, parameters)
+        kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+        positional = [p for p in parameters if p.kind in kinds]
+        if all(other in accepted for other in others) and len(site.call.args) <= len(positional):
+            twins.append(name)
+    return twins[0] if len(twins) == 1 else None
+
+
+def _keyword_of_twin_class(
+    rule: str, keyword: ast.keyword, owner: str, twin: str, site: _Site, section: str
+) -> Finding:
+    """``label_smoothing`` given to ``SparseCategoricalCrossentropy``: its twin
+    ``CategoricalCrossentropy`` takes it; dropping it would drop what the cell is for."""
+    owner_words, twin_words = _CAMEL_WORD.findall(owner), _CAMEL_WORD.findall(twin)
+    extra = next(
+        (w for w in (*owner_words, *twin_words) if (w in owner_words) != (w in twin_words)),
+        "",
+    )
+    named = "with" if len(twin_words) > len(owner_words) else "without"
+    rule += (
+        f". {code(twin)}, the same class {named} {code(extra)}, takes "
+        f"{code(keyword.arg or '')}: dropping {code(keyword.arg or '')} would drop the "
+        f"setting the call asks for, so call {code(twin)} instead"
+    )
+    note = _TWIN_WORDS.get(extra)
+    if note is not None:
+        sparse, dense = (owner, twin) if extra in _CAMEL_WORD.findall(owner) else (twin, owner)
+        to_categorical = (
+            "`keras.utils.to_categorical(y, num_classes)`"
+            if sparse == owner
+            else "`tf.argmax(y, axis=-1)` gives class ids from one-hot labels"
+        )
+        rule += "; " + note.format(
+            sparse=code(sparse), dense=code(dense), to_categorical=to_categorical
+        )
+        if sparse != owner:
+            rule = rule.replace("give it one-hot labels too", "give it class ids")
+    func = site.frame.segment(site.call.func)
+    if not func or not func.endswith(owner):
+        return Finding(rule + ".", None, section)
+    renamed = func[: len(func) - len(owner)] + twin
+    parts = [site.frame.segment(argument) for argument in site.call.args]
+    parts += [site.frame.segment(other) for other in site.call.keywords]
+    if any(not part for part in parts):
+        return Finding(rule + ".", None, section)
+    fixed = _fix(site, site.call, f"{renamed}({', '.join(p for p in parts if p)})")
     return Finding(rule + ".", fixed, section)
 
 

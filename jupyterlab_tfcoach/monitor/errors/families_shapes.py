@@ -20,6 +20,7 @@ from jupyterlab_tfcoach.monitor.errors.context import (
     ErrorContext,
     code,
     index_origin,
+    innermost_function,
     one_line_code,
     rewrite,
     rewrite_all,
@@ -663,6 +664,15 @@ def _read_unknown_dimension(
         f"size is unknown, so a static shape holds None: ({shape}). "
         f"{code(f'{tf}.shape(x)')} gives the sizes when the graph runs"
     )
+    declared = _open_batch_signature(line)
+    if declared is not None and static:
+        function, signature = declared
+        read = segment_of(line, static[0])
+        rule += (
+            f". {code(function)}'s input_signature, {code(signature)}, leaves that size open: "
+            f"one trace serves every call, so {code(read)} is None whatever the call gives "
+            f"(wrapped in a list, {code(f'[{read}]')}, it fails the same way)"
+        )
     whole = [
         node
         for part in line.frame.header()
@@ -703,6 +713,33 @@ def _read_unknown_dimension(
     return Finding(f"{rule}: use {said} on this line.", None)
 
 
+_MAX_SIGNATURE = 120
+
+
+def _open_batch_signature(line: FailingLine) -> tuple[str, str] | None:
+    """(the function, its ``input_signature=`` as written) when the failing line is in a
+    function of the cell decorated with an ``input_signature`` that writes ``None``."""
+    tree = line.frame.tree()
+    function = innermost_function(tree, line.frame.position.line) if tree is not None else None
+    if function is None:
+        return None
+    for decorator in function.decorator_list:
+        if not isinstance(decorator, ast.Call):
+            continue
+        for keyword in decorator.keywords:
+            if keyword.arg != "input_signature":
+                continue
+            written = line.frame.segment(keyword.value)
+            if (
+                written
+                and "\n" not in written
+                and len(written) <= _MAX_SIGNATURE
+                and "None" in written
+            ):
+                return function.name, written
+    return None
+
+
 def _unknown_static_shape(
     static: list[ast.Subscript], line: FailingLine, context: ErrorContext
 ) -> str | None:
@@ -731,10 +768,17 @@ def _static_dims(value: Any) -> tuple[int | None, ...] | None:
 
 # ``tf.ones((x.shape[0], 4))`` while tracing: the None meets an int32 conversion.
 _NONE_INT = re.compile(r"Expected int(?:32|64), but got None of type 'NoneType'")
+# ``tf.zeros(x.shape[0])`` while tracing: the None itself given as a shape.
+_NONE_VALUES = re.compile(r"None values not supported")
 
 UNKNOWN_DIMENSION = ErrorFamily(
     "None sizes while tracing",
-    messages=(Message(_NONE_DIMENSION), Message(_PARTIAL_SHAPE), Message(_NONE_INT)),
+    messages=(
+        Message(_NONE_DIMENSION),
+        Message(_PARTIAL_SHAPE),
+        Message(_NONE_INT),
+        Message(_NONE_VALUES),
+    ),
     read=_read_unknown_dimension,
     section=GENERAL_SECTION,
 )

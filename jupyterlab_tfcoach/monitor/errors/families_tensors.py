@@ -403,6 +403,16 @@ _CONVERSION = re.compile(
 )
 
 
+# The refused tensor as the message shows it: ``<tf.Tensor: shape=(1,), dtype=float32, ...``.
+_SHOWN_SHAPE = re.compile(r"<tf\.Tensor: shape=\((?P<shape>[0-9, ]*)\), dtype=")
+
+
+def _shape_text(shape: tuple[int | None, ...]) -> str:
+    """A shape as a tensor's repr writes it inside its parentheses, without spaces."""
+    inner = ",".join("None" if size is None else str(size) for size in shape)
+    return inner + "," if len(shape) == 1 else inner
+
+
 def _argument_named(
     call: ast.Call, name: str, line: FailingLine, context: ErrorContext
 ) -> ast.expr | None:
@@ -435,18 +445,57 @@ def _read_conversion(error: Recognised, line: FailingLine, context: ErrorContext
     named = _argument_named(call, parameter, line, context) if parameter else None
     candidates = [named] if named is not None else []
     arguments = [*call.args, *(keyword.value for keyword in call.keywords)]
+    tf = tf_alias(context)
+    shown = _SHOWN_SHAPE.search(error.parsed.message)
+    refused_shape = shown.group("shape").replace(" ", "") if shown else None
     for node in arguments if named is None else ():
         operand = operand_of(node, line, context)
-        if operand is not None and operand.dtype == given:
+        # The message is about a Tensor: a NumPy array of that dtype converts by other
+        # paths, so it is never the operand refused here (normalised boxes beside indices);
+        # the message shows the refused tensor's shape, which the operand must have.
+        if (
+            operand is not None
+            and operand.dtype == given
+            and operand.kind != "array"
+            and (
+                refused_shape is None
+                or operand.shape is None
+                or _shape_text(operand.shape) == refused_shape
+            )
+        ):
             candidates.append(node)
+        elif operand is None and given == "float32" and _default_float_constructor(node, tf):
+            candidates.append(node)  # ``tf.zeros(n)`` made here: float32 by default
     if not candidates and len(arguments) == 1:
         candidates = arguments  # written on the line: the message gives its dtype
     if len(candidates) != 1:
         return None
     node = candidates[0]
     source = segment_of(line, node)
+    if named is None and _default_float_constructor(node, tf) and source.endswith(")"):
+        # Made on the line by a constructor left at its float32 default: asking it for the
+        # dtype the call needs makes the right tensor (a cast of it would work too, but
+        # hides where the float32 came from).
+        function = segment_of(line, call.func) or "the call"
+        parameter_name = _parameter_of(call, node, line, context)
+        given_as = f"its {code(parameter_name)} argument" if parameter_name else "an argument"
+        made = f"{source[:-1].rstrip()}, dtype={tf}.{wanted})"
+        statement = line.frame.statement()
+        fixed = (
+            rewrite(line.frame, statement, node, made)
+            if statement is not None and not hasattr(statement, "body")
+            else None
+        )
+        if not fixed or "\n" in fixed:
+            fixed = rewrite(line.frame, call, node, made)
+        rule = (
+            f"{code(function)} needs {wanted} for {given_as}, {code(source)}, and "
+            f"{code(segment_of(line, node.func))} makes float32 unless it is given a dtype: "
+            f"TensorFlow never converts a tensor from one dtype to another by itself. Ask "
+            f"{code(segment_of(line, node.func))} for {wanted}"
+        )
+        return Finding(rule + ".", one_line_code(fixed), section="dtype-casting")
     owner = segment_of(line, call.func.value) if isinstance(call.func, ast.Attribute) else ""
-    tf = tf_alias(context)
     target = f"{code(owner)} is {wanted}" if owner else f"the call needs {wanted}"
     if named is not None:
         function = segment_of(line, call.func) or "the call"
@@ -481,6 +530,45 @@ def _read_conversion(error: Recognised, line: FailingLine, context: ErrorContext
         return _integer_variable(call.func.value.id, source, wanted, given, rule, context)
     fixed = rewrite(line.frame, call, node, f"{tf}.cast({source}, {tf}.{wanted})")
     return Finding(rule + ".", one_line_code(fixed), section="dtype-casting")
+
+
+# TensorFlow constructors that make float32 unless given ``dtype=`` and accept an integer
+# dtype, with how many positional arguments may come before ``dtype``.
+_DEFAULT_FLOAT_CONSTRUCTORS = {"zeros": 1, "ones": 1, "eye": 3, "linalg.eye": 3}
+
+
+def _default_float_constructor(node: ast.expr, tf: str) -> bool:
+    """Whether ``node`` is ``tf.zeros(...)`` (or another constructor above) with no dtype:
+    its result is float32 whatever its arguments hold."""
+    if not isinstance(node, ast.Call) or any(isinstance(a, ast.Starred) for a in node.args):
+        return False
+    function = ast.unparse(node.func)
+    prefix = f"{tf}."
+    name = function[len(prefix) :] if function.startswith(prefix) else ""
+    before_dtype = _DEFAULT_FLOAT_CONSTRUCTORS.get(name)
+    return (
+        before_dtype is not None
+        and 0 < len(node.args) <= before_dtype
+        and not any(keyword.arg in (None, "dtype") for keyword in node.keywords)
+    )
+
+
+def _parameter_of(call: ast.Call, node: ast.expr, line: FailingLine, context: ErrorContext) -> str:
+    """The parameter of the library function that ``node`` is given to, or ""."""
+    for keyword in call.keywords:
+        if keyword.value is node and keyword.arg:
+            return keyword.arg
+    if node not in call.args:
+        return ""
+    callee = library_callee(call.func, line.frame, context)
+    if callee is None or any(isinstance(arg, ast.Starred) for arg in call.args):
+        return ""
+    try:
+        names = list(inspect.signature(callee).parameters)
+    except (TypeError, ValueError):
+        return ""
+    index = call.args.index(node)
+    return names[index] if index < len(names) else ""
 
 
 def _integer_variable(
