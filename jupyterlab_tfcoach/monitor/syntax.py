@@ -17,7 +17,7 @@ import functools
 import linecache
 import re
 import types
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, TypeGuard
 
 from jupyterlab_tfcoach.monitor.errors.cell_sources import top_assignments
@@ -26,7 +26,7 @@ from jupyterlab_tfcoach.monitor.errors.context import instance_attribute
 # A cell's source and the variants the checks parse (IPython's magic lines blanked) are a
 # few strings per cell: the last few trees serve every check of a cell, and a cell run
 # again unchanged. Only source text and syntax trees are kept, never a user object.
-_PARSED_SOURCES = 8
+_PARSED_SOURCES = 16
 
 
 @functools.lru_cache(maxsize=_PARSED_SOURCES)
@@ -63,20 +63,86 @@ def last_assignment_before(
 # tree of an edited cell, and a list read is several times cheaper than a walk. Keyed by the
 # tree's id with the tree kept beside it (an id is only reused once its tree is gone), for
 # the few trees ``parsed_source`` keeps; only syntax trees are held, never a user object.
+# The other readings of a whole tree that many checks repeat (its scopes, the code outside
+# them) are kept the same way, one table per reading.
 _WALKED: dict[int, tuple[ast.AST, list[ast.AST]]] = {}
+_FUNCTION_SCOPES: dict[int, tuple[ast.AST, list[ast.AST]]] = {}
+_OUTSIDE_SCOPES: dict[int, tuple[ast.AST, list[ast.AST]]] = {}
+
+
+def _kept(
+    table: dict[int, tuple[ast.AST, list[ast.AST]]],
+    tree: ast.AST,
+    read: Callable[[ast.AST], list[ast.AST]],
+) -> list[ast.AST]:
+    """``read(tree)``, made once per tree while ``table`` keeps it."""
+    held = table.get(id(tree))
+    if held is not None and held[0] is tree:
+        return held[1]
+    nodes = read(tree)
+    if len(table) >= _PARSED_SOURCES:
+        table.pop(next(iter(table)))
+    table[id(tree)] = (tree, nodes)
+    return nodes
 
 
 def walk_nodes(tree: ast.AST) -> list[ast.AST]:
     """``list(ast.walk(tree))`` for a tree from ``parsed_source``, made once per tree.
     Shared like the tree: callers only read the list."""
-    held = _WALKED.get(id(tree))
+    return _kept(_WALKED, tree, lambda node: _read_children(node)[0])
+
+
+# Each tree's nodes' children (``ast.iter_child_nodes``), by the node's id: the readers that
+# visit a cell node by node (parents, scopes, expressions) each asked every node for its
+# children again, the larger part of reading an edited cell. Kept like ``_WALKED``.
+_CHILDREN: dict[int, tuple[ast.AST, dict[int, tuple[ast.AST, ...]]]] = {}
+
+
+def _read_children(
+    tree: ast.AST,
+) -> tuple[list[ast.AST], dict[int, tuple[ast.AST, ...]]]:
+    """The tree's nodes in ``ast.walk`` order and each node's children, in one walk."""
+    held = _CHILDREN.get(id(tree))
     if held is not None and held[0] is tree:
-        return held[1]
-    nodes = list(ast.walk(tree))
-    if len(_WALKED) >= _PARSED_SOURCES:
-        _WALKED.pop(next(iter(_WALKED)))
-    _WALKED[id(tree)] = (tree, nodes)
-    return nodes
+        table = held[1]
+        return [tree, *_ordered(tree, table)], table
+    table: dict[int, tuple[ast.AST, ...]] = {}
+    order: list[ast.AST] = [tree]
+    index = 0
+    while index < len(order):
+        node = order[index]
+        index += 1
+        children = tuple(ast.iter_child_nodes(node))
+        table[id(node)] = children
+        order.extend(children)
+    if len(_CHILDREN) >= _PARSED_SOURCES:
+        _CHILDREN.pop(next(iter(_CHILDREN)))
+    _CHILDREN[id(tree)] = (tree, table)
+    return order, table
+
+
+def _ordered(tree: ast.AST, table: dict[int, tuple[ast.AST, ...]]) -> Iterator[ast.AST]:
+    """The nodes after ``tree`` in ``ast.walk`` order, read from ``table``."""
+    pending = list(table[id(tree)])
+    index = 0
+    while index < len(pending):
+        node = pending[index]
+        index += 1
+        yield node
+        pending.extend(table[id(node)])
+
+
+def child_nodes(tree: ast.AST) -> dict[int, tuple[ast.AST, ...]]:
+    """Each node of ``tree`` (by id) with its children in ``ast.iter_child_nodes`` order,
+    made once per tree. Shared: callers only read it; ``children`` reads one node's."""
+    return _read_children(tree)[1]
+
+
+def children(table: Mapping[int, tuple[ast.AST, ...]], node: ast.AST) -> tuple[ast.AST, ...]:
+    """``tuple(ast.iter_child_nodes(node))``, from ``table`` (``child_nodes``) when the node
+    is in its tree (a node alive in that tree is the only one with its id)."""
+    found = table.get(id(node))
+    return found if found is not None else tuple(ast.iter_child_nodes(node))
 
 
 # A line with its end (``\r\n``, ``\r`` or ``\n``), as the parser splits lines: not at form
@@ -133,9 +199,15 @@ def scope_nodes(scope: ast.AST) -> list[ast.AST]:
 
 def function_scopes(tree: ast.Module) -> list[ast.AST]:
     """The cell itself and every ``def`` in it, nested ones too: the scopes a reading that
-    works per scope visits (with ``scope_nodes``)."""
+    works per scope visits (with ``scope_nodes``). Made once per tree: callers only read it."""
+    return _kept(_FUNCTION_SCOPES, tree, _function_scopes)
+
+
+def _function_scopes(tree: ast.AST) -> list[ast.AST]:
     return [tree] + [
-        node for node in ast.walk(tree) if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+        node
+        for node in walk_nodes(tree)
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
     ]
 
 
@@ -154,7 +226,13 @@ def scope_statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
 
 def outside_scopes(tree: ast.Module) -> list[ast.AST]:
     """The cell and every node of it outside ``def``/``class``/``lambda`` bodies, in source
-    order: the code that runs when the cell runs (a body is read where it is called)."""
+    order: the code that runs when the cell runs (a body is read where it is called). Made
+    once per tree: callers only read it."""
+    return _kept(_OUTSIDE_SCOPES, tree, _outside_scopes)
+
+
+def _outside_scopes(tree: ast.AST) -> list[ast.AST]:
+    table = child_nodes(tree)
     found: list[ast.AST] = []
     pending: list[ast.AST] = [tree]
     while pending:
@@ -162,7 +240,7 @@ def outside_scopes(tree: ast.Module) -> list[ast.AST]:
         if isinstance(node, SCOPE_NODES):
             continue
         found.append(node)
-        pending.extend(reversed(list(ast.iter_child_nodes(node))))
+        pending.extend(reversed(children(table, node)))
     return found
 
 

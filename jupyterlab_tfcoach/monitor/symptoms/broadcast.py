@@ -40,6 +40,7 @@ import dataclasses
 import functools
 import linecache
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -49,7 +50,14 @@ from jupyterlab_tfcoach.monitor.locations import CellLocator
 from jupyterlab_tfcoach.monitor.report import Note
 from jupyterlab_tfcoach.monitor.symptoms.operand_shapes import followable, operand_of
 from jupyterlab_tfcoach.monitor.syntax import call_name as _call_name
-from jupyterlab_tfcoach.monitor.syntax import held_at, parsed_source, reference_path, source_segment
+from jupyterlab_tfcoach.monitor.syntax import (
+    child_nodes,
+    children,
+    held_at,
+    parsed_source,
+    reference_path,
+    source_segment,
+)
 from jupyterlab_tfcoach.monitor.traces.identity import (
     TENSORFLOW,
     USER,
@@ -866,12 +874,17 @@ def cell_expressions(source: str) -> list[Expression]:
     tree = parsed_source(source)
     if tree is None:
         return []
-    return expressions_in(source, tree.body)
+    return expressions_in(source, tree.body, child_nodes(tree))
 
 
-def expressions_in(source: str, statements: list[ast.stmt]) -> list[Expression]:
+def expressions_in(
+    source: str,
+    statements: list[ast.stmt],
+    table: Mapping[int, tuple[ast.AST, ...]] | None = None,
+) -> list[Expression]:
     """``cell_expressions`` for any block of statements of ``source`` (a function's body
-    read by ``call_broadcast.py`` as well as a cell's top level)."""
+    read by ``call_broadcast.py`` as well as a cell's top level). ``table``: the children of
+    the nodes of their tree (``syntax.child_nodes``), when the caller holds it."""
     reduced_names: set[str] = set()
     candidates: list[tuple[ast.AST, bool, str | None]] = []
     # target -> the names its assignments read: a name feeding a reduced name is reduced
@@ -895,7 +908,7 @@ def expressions_in(source: str, statements: list[ast.stmt]) -> list[Expression]:
             in_reduction = True
         if isinstance(node, (ast.BinOp, ast.Compare, ast.Call)):
             candidates.append((node, in_reduction, target))
-        for child in ast.iter_child_nodes(node):
+        for child in children(table or {}, node):
             visit(child, in_reduction, target)
 
     for statement in statements:

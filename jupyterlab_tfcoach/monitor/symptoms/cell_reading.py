@@ -43,6 +43,8 @@ from jupyterlab_tfcoach.monitor.errors.written_numbers import (
 )
 from jupyterlab_tfcoach.monitor.syntax import (
     call_name,
+    child_nodes,
+    children,
     held_at,
     parsed_source,
     reference_path,
@@ -234,8 +236,10 @@ def parse_cell(source: str) -> CellCode | None:
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
             code.last_bound[node.id] = max(code.last_bound.get(node.id, 0), node.lineno)
 
+    table = child_nodes(tree)
+
     def visit(node: ast.AST) -> None:
-        for child in ast.iter_child_nodes(node):
+        for child in children(table, node):
             if isinstance(child, _SCOPES):
                 continue
             code.parents[id(child)] = node

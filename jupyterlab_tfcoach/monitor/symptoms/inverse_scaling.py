@@ -204,8 +204,13 @@ MAX_CACHED = 512
 
 def _forward_of(text: str) -> tuple[dict[tuple[str, str], str], set[str]] | None:
     """The pairs ``(m, s)`` a source's forward transforms use, and the names they assign."""
-    if text in _FORWARD_CACHE:
-        return _FORWARD_CACHE[text]
+    # IPython's history holds each cell with its final newlines dropped: the same code, one
+    # entry (a cell is then read once, as it runs, not again as history).
+    key = text.rstrip("\n")
+    if key.endswith("\\"):  # a final newline that a backslash continues is code
+        key = text
+    if key in _FORWARD_CACHE:
+        return _FORWARD_CACHE[key]
     found = None
     if "/" in text and "-" in text and len(text) <= MAX_CELL_CHARS:
         tree = parsed_source(text)
@@ -214,7 +219,7 @@ def _forward_of(text: str) -> tuple[dict[tuple[str, str], str], set[str]] | None
             found = (pairs, _scaled_names(text, tree, pairs)) if pairs else None
     if len(_FORWARD_CACHE) >= MAX_CACHED:
         _FORWARD_CACHE.clear()
-    _FORWARD_CACHE[text] = found
+    _FORWARD_CACHE[key] = found
     return found
 
 

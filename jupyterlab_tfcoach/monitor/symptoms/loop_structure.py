@@ -22,6 +22,8 @@ from typing import Any
 from jupyterlab_tfcoach.monitor.stored_state import instance_dict, module_of_class, mro_of_class
 from jupyterlab_tfcoach.monitor.syntax import (
     call_name,
+    child_nodes,
+    children,
     function_definition,
     parsed_source,
     walk_nodes,
@@ -154,8 +156,9 @@ def _parse(source: str) -> ParsedCell | None:
     loops: list[Loop] = []
     functions: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}
     tapes: list[ast.With] = []
+    table = child_nodes(tree)
     for node in walk_nodes(tree):
-        for child in ast.iter_child_nodes(node):
+        for child in children(table, node):
             parents[id(child)] = node
         if isinstance(node, ast.For | ast.While):
             loops.append(node)

@@ -29,7 +29,13 @@ from typing import Any
 from jupyterlab_tfcoach.monitor import report as reports
 from jupyterlab_tfcoach.monitor.report import Note
 from jupyterlab_tfcoach.monitor.symptoms.cell_reading import unwrap_calls
-from jupyterlab_tfcoach.monitor.syntax import call_name, parsed_source, walk_nodes
+from jupyterlab_tfcoach.monitor.syntax import (
+    call_name,
+    child_nodes,
+    children,
+    parsed_source,
+    walk_nodes,
+)
 
 SECTION = "reducing-tensors"
 MAX_CELL_CHARS = 50_000
@@ -64,6 +70,8 @@ def _scopes(tree: ast.Module) -> list[tuple[str | None, list[ast.AST], set[str]]
     scopes, its parameters named ``*mask*``)."""
     found: list[tuple[str | None, list[ast.AST], set[str]]] = []
 
+    table = child_nodes(tree)
+
     def own_nodes(body: list[ast.stmt]) -> list[ast.AST]:
         nodes: list[ast.AST] = []
         stack: list[ast.AST] = list(body)
@@ -72,7 +80,7 @@ def _scopes(tree: ast.Module) -> list[tuple[str | None, list[ast.AST], set[str]]
             if isinstance(node, _SCOPES):
                 continue
             nodes.append(node)
-            stack.extend(ast.iter_child_nodes(node))
+            stack.extend(children(table, node))
         return nodes
 
     found.append((None, own_nodes(tree.body), set()))

@@ -24,6 +24,7 @@ Nothing here imports TensorFlow or prints; every failure leaves the note out.
 from __future__ import annotations
 
 import ast
+import copy
 import sys
 import weakref
 from collections.abc import Mapping
@@ -139,7 +140,8 @@ def _without_mask_zero(written: str) -> str | None:
     node = tree.body[0] if tree is not None and tree.body else None
     if not isinstance(node, ast.Expr) or not isinstance(node.value, ast.Call):
         return None
-    call = node.value
+    # The parsed tree is shared with every reader of this text: the call is changed on a copy.
+    call = copy.deepcopy(node.value)
     call.keywords = [k for k in call.keywords if k.arg != "mask_zero"]
     return user_code.valid_code(ast.unparse(call))
 

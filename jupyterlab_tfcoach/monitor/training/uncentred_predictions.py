@@ -31,7 +31,12 @@ from typing import Any
 
 from jupyterlab_tfcoach.monitor import report as reports
 from jupyterlab_tfcoach.monitor.report import Note
-from jupyterlab_tfcoach.monitor.syntax import call_name, last_assignment_before, parsed_source
+from jupyterlab_tfcoach.monitor.syntax import (
+    call_name,
+    last_assignment_before,
+    parsed_source,
+    walk_nodes,
+)
 from jupyterlab_tfcoach.monitor.training.clip_ranges import float_values
 
 SECTION = "preprocessing-adapt"
@@ -70,13 +75,59 @@ _OFFSET_NAME = _name_pattern(_OFFSET_WORDS)
 _SCALE_NAME = _name_pattern(_SCALE_WORDS)
 
 
-def _statistics(namespace: Mapping[str, Any], pattern: re.Pattern[str]) -> list[tuple[str, float]]:
+def _joined_names(namespace: Mapping[str, Any]) -> tuple[list[Any], str | None, str | None]:
+    """The namespace's names, and when they are ASCII strings without a newline, the same
+    joined by newlines and that text in lower case: read once for both kinds of statistic."""
+    names = list(namespace)
+    try:
+        joined = "\n".join(names)
+    except TypeError:  # a key that is not a string
+        return names, None, None
+    # Only ASCII names without a newline keep one line each and their case folding simple.
+    if not joined.isascii() or joined.count("\n") != len(names) - 1:
+        return names, None, None
+    return names, joined, joined.lower()
+
+
+def _candidate_names(
+    joined_names: tuple[list[Any], str | None, str | None],
+    pattern: re.Pattern[str],
+    words: frozenset[str],
+) -> list[str]:
+    """The namespace's names ``pattern`` finds a word in, not starting with ``_``, in the
+    namespace's order. A notebook's namespace holds thousands of names and a search per
+    name costs close to a millisecond: the names are joined in one text first, and only
+    the few whose lines hold one of ``words`` (``str.find``, at C speed) are searched."""
+    names, joined, lowered = joined_names
+    if joined is None or lowered is None:
+        return [
+            n for n in names if isinstance(n, str) and not n.startswith("_") and pattern.search(n)
+        ]
+    starts: set[int] = set()
+    for word in words:
+        at = lowered.find(word)
+        while at != -1:
+            starts.add(lowered.rfind("\n", 0, at) + 1)
+            at = lowered.find(word, at + 1)
     found = []
-    for name, value in list(namespace.items()):
-        # The name first: a compiled search per name costs less than reading its value.
-        if name.startswith("_") or pattern.search(name) is None:
-            continue
-        number = _number(value)
+    for start in sorted(starts):
+        end = joined.find("\n", start)
+        name = joined[start : end if end != -1 else len(joined)]
+        if not name.startswith("_") and pattern.search(name):
+            found.append(name)
+    return found
+
+
+def _statistics(
+    namespace: Mapping[str, Any],
+    joined_names: tuple[list[Any], str | None, str | None],
+    pattern: re.Pattern[str],
+    words: frozenset[str],
+) -> list[tuple[str, float]]:
+    found = []
+    # The names first: reading a value costs more than finding the names worth reading.
+    for name in _candidate_names(joined_names, pattern, words):
+        number = _number(namespace.get(name))
         if number is not None:
             found.append((name, number))
     return found
@@ -84,7 +135,7 @@ def _statistics(namespace: Mapping[str, Any], pattern: re.Pattern[str]) -> list[
 
 def _compared_pairs(tree: ast.Module) -> Iterator[tuple[ast.Name, ast.Name, ast.expr]]:
     """(a, b, the node comparing them) for each error of the cell between two names."""
-    for node in ast.walk(tree):
+    for node in walk_nodes(tree):
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow):
             inner = node.left
             if isinstance(inner, ast.BinOp) and isinstance(inner.op, ast.Sub):
@@ -123,10 +174,11 @@ def notes(source: str, namespace: Mapping[str, Any]) -> list[Note]:
         if arrays[0].size <= MIN_VALUES:
             continue
         if offsets is None:
-            offsets = _statistics(namespace, _OFFSET_NAME)
+            joined_names = _joined_names(namespace)
+            offsets = _statistics(namespace, joined_names, _OFFSET_NAME, _OFFSET_WORDS)
             if not offsets:
                 return []
-            scales = _statistics(namespace, _SCALE_NAME)
+            scales = _statistics(namespace, joined_names, _SCALE_NAME, _SCALE_WORDS)
         for predicted, target in ((0, 1), (1, 0)):
             found = _restoring(arrays[predicted], arrays[target], offsets, scales)
             if found is not None:

@@ -37,10 +37,12 @@ def parse(source: str) -> ast.Module | None:
         return None
     if source in _parsed:
         return _parsed[source]
-    try:
-        tree: ast.Module | None = ast.parse(source)
-    except (SyntaxError, ValueError):
-        tree = None
+    # The tree the symptom checks read too (``syntax.parsed_source``): a cell's source is
+    # parsed once for every reader of it.
+    # Imported here: syntax.py imports (through errors/) the modules that import this one.
+    from jupyterlab_tfcoach.monitor import syntax
+
+    tree = syntax.parsed_source(source)
     if len(_parsed) > MAX_CACHED:
         _parsed.clear()
     _parsed[source] = tree
@@ -546,12 +548,14 @@ def notebook_function(value: Any) -> types.FunctionType | None:
 def called_names(source: str) -> frozenset[str]:
     """The plain names a cell calls anywhere in it (``train_step`` of ``train_step(...)``),
     read once per source."""
+    from jupyterlab_tfcoach.monitor import syntax  # see parse
+
     tree = parse(source)
     if tree is None:
         return frozenset()
     return frozenset(
         n.func.id
-        for n in ast.walk(tree)
+        for n in syntax.walk_nodes(tree)
         if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
     )
 
