@@ -31,21 +31,12 @@ from jupyterlab_tfcoach.monitor import report as reports
 from jupyterlab_tfcoach.monitor.report import Note
 from jupyterlab_tfcoach.monitor.stored_state import library_attribute, stored
 from jupyterlab_tfcoach.monitor.syntax import parsed_source, source_segment
+from jupyterlab_tfcoach.monitor.training.schedule_calls import keras_optimizer
 
 SECTION = "keras-model-api"
 MAX_CELL_CHARS = 50_000
 WANTED = re.compile(r"\.\s*[A-Za-z_]\w*\s*=[^=]")
 _RATE = "learning_rate"
-
-
-def _optimizer(value: Any) -> bool:
-    try:
-        return any(
-            k.__name__ in ("Optimizer", "BaseOptimizer") and str(k.__module__).startswith("keras")
-            for k in type(value).__mro__
-        )
-    except Exception:
-        return False
 
 
 def _rate_like(attribute: str) -> bool:
@@ -92,7 +83,7 @@ def notes(source: str, namespace: Mapping[str, Any]) -> list[Note]:
         ):
             continue
         optimizer = namespace.get(target.value.id)
-        if not _optimizer(optimizer):
+        if not keras_optimizer(optimizer):
             continue
         try:
             if hasattr(type(optimizer), target.attr):

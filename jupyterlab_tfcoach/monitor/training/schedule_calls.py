@@ -60,7 +60,8 @@ def _schedule(value: Any) -> bool:
         return False
 
 
-def _optimizer(value: Any) -> bool:
+def keras_optimizer(value: Any) -> bool:
+    """Whether ``value`` is a Keras optimizer (read from its classes' names, no import)."""
     try:
         return any(
             k.__name__ in ("Optimizer", "BaseOptimizer") and str(k.__module__).startswith("keras")
@@ -89,7 +90,7 @@ def _followers(schedule: Any, namespace: Mapping[str, Any]) -> list[tuple[str, A
         return []
     found: list[tuple[str, Any]] = []
     for name, value in items:
-        if type(name) is not str or name.startswith("_") or not _optimizer(value):
+        if type(name) is not str or name.startswith("_") or not keras_optimizer(value):
             continue
         for holder in (value, stored(value, "inner_optimizer")):
             if holder is not None and stored(holder, "_learning_rate") is schedule:
