@@ -51,6 +51,14 @@ const SEVERITY: Record<string, Diagnostic['severity']> = {
   hint: 'hint'
 };
 
+/**
+ * What each editor was last given, and the document it was given for. Setting a
+ * cell's diagnostics closes the lint tooltip the learner may be reading, and the
+ * notebook changes often without its code changing (a cell runs, its outputs and
+ * execution count arrive): the same diagnostics on the same document are not set again.
+ */
+const appliedToView = new WeakMap<EditorView, { doc: EditorView['state']['doc']; key: string }>();
+
 /** The CodeMirror view behind a cell's editor, if it has one yet. */
 export function cellView(cell: Cell): EditorView | null {
   const editor = cell.editor as unknown as { editor?: unknown } | null;
@@ -384,12 +392,18 @@ export class NotebookLinter implements IDisposable {
     if (shown > 0 && text !== analysed) {
       return; // Edited since: the next analysis replaces these.
     }
+    const key = JSON.stringify([findings, problems]);
+    const last = appliedToView.get(view);
+    if (last && last.doc === view.state.doc && last.key === key) {
+      return; // Shown already, on this very document: setting them again would close a tooltip.
+    }
     const diagnostics = [
       ...problemDiagnostics(problems, text),
       ...toDiagnostics(findings, text, this._open)
     ];
     try {
       view.dispatch(setDiagnostics(view.state, diagnostics));
+      appliedToView.set(view, { doc: view.state.doc, key });
     } catch (error) {
       console.warn('tfcoach: could not show findings in a cell', error);
     }

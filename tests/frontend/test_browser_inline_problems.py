@@ -13,6 +13,7 @@ JupyterLab in headless Chromium; the inline findings are static analysis, so no 
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -61,20 +62,39 @@ def write_notebook(path: Path, sources: list[str]) -> None:
     path.write_text(json.dumps(notebook), encoding="utf-8")
 
 
+def wait_until_still(page: Any, mark: Any, timeout: float = 5.0) -> None:
+    """Wait (at most ``timeout`` seconds) until ``mark``'s box is the same twice in a row,
+    250 ms apart: the editor has finished scrolling and measuring that line."""
+    previous = None
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        box = mark.bounding_box()
+        if box is not None and box == previous:
+            return
+        previous = box
+        page.wait_for_timeout(250)
+
+
 def tooltip_text(page: Any, mark: Any) -> str:
     """The lint tooltip's text when the pointer rests on ``mark``; the pointer then leaves.
 
     A long line is scrolled sideways to bring the mark under the pointer, and the editor
-    may still scroll or re-measure as the notebook settles: a hover that met no mark is
-    tried again."""
+    may still scroll or re-measure as the notebook settles; CodeMirror also closes a lint
+    tooltip whenever the cell's diagnostics are set again (the kernel starting may bring a
+    second analysis). So the pointer waits until the mark stops moving, and a hover that
+    met no mark, or whose tooltip closed, is tried again (on a busy machine it took more
+    than three tries of three seconds once)."""
     tooltip = page.locator(".cm-tooltip-lint")
-    for attempt in range(3):
+    attempts = 6
+    for attempt in range(attempts):
+        mark.scroll_into_view_if_needed()
+        wait_until_still(page, mark)
         mark.hover()
         try:
-            tooltip.wait_for(state="visible", timeout=3_000)
+            tooltip.wait_for(state="visible", timeout=5_000)
             break
         except PlaywrightTimeoutError:
-            if attempt == 2:
+            if attempt == attempts - 1:
                 raise
             page.mouse.move(1, 1)
     text: str = tooltip.inner_text()
