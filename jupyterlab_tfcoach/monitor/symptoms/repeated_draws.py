@@ -37,6 +37,8 @@ from jupyterlab_tfcoach.monitor.symptoms import identical_draws
 from jupyterlab_tfcoach.monitor.symptoms.cell_reading import CellCode, held_array
 from jupyterlab_tfcoach.monitor.symptoms.training_mode import mode_layers
 from jupyterlab_tfcoach.monitor.syntax import call_name, held_at, reference_path
+from jupyterlab_tfcoach.monitor.training import user_code
+from jupyterlab_tfcoach.monitor.training.model_source import user_classes
 
 SECTION = "training-argument"
 MAX_NOTES = 1
@@ -80,9 +82,67 @@ def _model_call(
             ):
                 continue
         found, model = held_at(reference_path(holder), namespace)
-        if found and _RANDOM_KINDS.intersection(mode_layers(model)):
+        if found and random_kinds(model):
             return node, model
     return None
+
+
+def random_kinds(model: Any) -> list[str]:
+    """The kinds of random layers of ``model`` that run only in training mode: Keras's
+    (``Dropout``...) and the learner's own classes whose ``call`` samples when told
+    ``training`` (read from their source)."""
+    kinds = [k for k in mode_layers(model) if k in _RANDOM_KINDS]
+    try:
+        classes = user_classes(model)
+    except Exception:
+        return kinds
+    for cls, _layer in classes:
+        name = getattr(cls, "__name__", "")
+        if type(name) is str and name not in kinds and _samples_when_training(cls):
+            kinds.append(name)
+    return kinds
+
+
+def _inactive(kinds: list[str]) -> str:
+    """What the random layers do in inference mode, in words."""
+    keras_kinds = [k for k in kinds if k in _RANDOM_KINDS]
+    own = [f"`{k}`" for k in kinds if k not in _RANDOM_KINDS]
+    parts = []
+    if keras_kinds:
+        parts.append(f"its {' and '.join(keras_kinds)} layers pass everything through unchanged")
+    if own:
+        parts.append(
+            f"its {' and '.join(own)} layers draw nothing (their `call` samples only when "
+            f"`training` is true)"
+        )
+    return " and ".join(parts)
+
+
+def _samples_when_training(cls: type) -> bool:
+    """The class's own ``call`` takes ``training``, reads it, and draws random numbers."""
+    call = cls.__dict__.get("call")
+    method = user_code.method_source(call) if call is not None else None
+    if method is None or "training" not in user_code.keyword_parameters(method):
+        return False
+    reads = any(
+        isinstance(n, ast.Name) and n.id == "training" and isinstance(n.ctx, ast.Load)
+        for n in ast.walk(method.tree)
+    )
+    return reads and any(
+        isinstance(n, ast.Call) and _draws_random(n.func) for n in ast.walk(method.tree)
+    )
+
+
+def _draws_random(func: ast.AST) -> bool:
+    """``tf.random.normal``, ``keras.random.uniform``, ``np.random.normal``,
+    ``tf.nn.dropout``, ``self.generator.normal`` of a ``tf.random.Generator``..."""
+    parts: list[str] = []
+    while isinstance(func, ast.Attribute):
+        parts.append(func.attr)
+        func = func.value
+    if isinstance(func, ast.Name):
+        parts.append(func.id)
+    return "random" in parts[1:] or (bool(parts) and parts[0] == "dropout")
 
 
 def _identical(value: Any) -> int | None:
@@ -211,7 +271,7 @@ def repeated_draw_notes(code: CellCode, namespace: dict[str, Any]) -> list[Note]
         fixed = code.replaced_in(statement, call, fixed_call)
         if fixed is None:
             continue
-        kinds = [k for k in mode_layers(model) if k in _RANDOM_KINDS]
+        kinds = random_kinds(model)
         holder = code.segment(call.func.value if call_name(call) in _PREDICTS else call.func)
         how = (
             f"`{holder}.{call_name(call)}` runs the model in inference mode"
@@ -221,9 +281,8 @@ def repeated_draw_notes(code: CellCode, namespace: dict[str, Any]) -> list[Note]
         text = (
             f"`{name}` holds {passes} passes of `{holder}` over the same inputs ({count}, "
             f"line {statement.lineno} of this cell), and all {passes} are identical: their "
-            f"spread along the first axis is exactly 0. {how}, where its "
-            f"{' and '.join(kinds)} layers pass everything through unchanged, so every "
-            f"pass gives the same output and any standard deviation or interval read from "
+            f"spread along the first axis is exactly 0. {how}, where {_inactive(kinds)}, "
+            f"so every pass gives the same output and any standard deviation or interval read from "
             f"`{name}` says the model is certain. Nothing raises. Keep the random layers "
             f"on while sampling by calling the model with `training=True`. Fix: `{fixed}`."
         )

@@ -37,6 +37,19 @@ part in the middle and leaves another part out whole is told: the part that is l
 is data that split never holds (a slice that ends on a part's boundary re-splits the
 parts on purpose and stays quiet). The fix is the same shuffle before the split.
 
+Rows sorted by a measured value (``order = np.argsort(x[:, 0]); x, y = x[order],
+y[order]``, to plot lines) and then split by position (``_sorted_column_note``): the
+first part holds the low values and the next the high ones, so the test part lies outside
+the range the model trained on and its score measures extrapolation. Told when the cell
+slices one float array (1-D, or at most ``MAX_SORTED_COLUMNS`` columns, at least
+``MIN_SORTED_ROWS`` rows) into two disjoint parts of a tenth of its rows or more, one of
+its columns runs in order over every row with uneven steps (values drawn then sorted: an
+evenly spaced axis, ``arange``/``linspace``, is a time or grid axis split in order on
+purpose) and most values distinct, and a cell of the history that assigns the array sorts
+(``argsort``, ``sort``, ``sorted``, ``sort_values``). Quiet when the names or the cell
+speak of time or forecasting (a chronological split is right there). The fix is the same
+shuffle before the split.
+
 Reads the labels' values only (one count of the runs, then a count of the classes); nothing here
 imports TensorFlow or prints.
 """
@@ -174,7 +187,165 @@ def notes(source: str, namespace: Mapping[str, Any]) -> list[Note]:
                     targets,
                 )
             ]
-    return []
+    note = _sorted_column_note(slices, source, namespace, targets)
+    return [note] if note is not None else []
+
+
+MIN_SORTED_ROWS = 20
+MAX_SORTED_COLUMNS = 16
+# Steps whose spread is under this fraction of their mean are evenly spaced (a grid).
+EVEN_STEPS = 0.05
+_SORTS = re.compile(r"\b(?:arg)?sort(?:_values)?\s*\(|\bsorted\s*\(|\.sort\s*\(")
+# A split in time order is right: names or words that say the rows are times.
+_TIME_WORDS = re.compile(
+    r"(?i)(?:^|_)(?:t|ts|time|times|date|dates|day|days|year|years|step|steps|hour|hours)(?:_|$)"
+    r"|timestamp|forecast|extrapolat|future|chronolog"
+)
+
+
+def _sorted_column(values: Any) -> tuple[int, bool] | None:
+    """(the column, ascending) of a float array whose column runs in order over every
+    row, with uneven steps and most values distinct; None otherwise."""
+    numpy = sys.modules["numpy"]
+    rows = values.shape[0]
+    table = values.reshape(rows, -1)
+    if table.shape[1] > MAX_SORTED_COLUMNS or not numpy.isfinite(table).all():
+        return None
+    for column in range(table.shape[1]):
+        steps = numpy.diff(table[:, column].astype("float64"))
+        ascending = bool((steps >= 0).all())
+        if not ascending and not bool((steps <= 0).all()):
+            continue
+        sizes = numpy.abs(steps)
+        if numpy.count_nonzero(sizes) < rows // 2:
+            continue
+        if float(sizes.std()) <= EVEN_STEPS * float(sizes.mean()):
+            continue  # an evenly spaced axis: a grid or time steps
+        return column, ascending
+    return None
+
+
+def _sorted_in_history(name: str, namespace: Mapping[str, Any], source: str) -> str | None:
+    """Where a cell of the history (this one included) that assigns ``name`` also sorts:
+    its last statement assigning ``name`` as written and its place, ``""`` when it cannot
+    be shown on one line; None when no such cell."""
+    history = namespace.get("In")
+    cells: list[tuple[Any, int | None]] = [(source, None)]
+    if type(history) is list:
+        first = max(0, len(history) - _HISTORY_CELLS)
+        cells += [(history[i], i) for i in range(len(history) - 1, first - 1, -1)]
+    for cell, count in cells:
+        if type(cell) is not str or name not in cell or len(cell) > MAX_CELL_CHARS:
+            continue
+        if _SORTS.search(cell) is None:
+            continue
+        tree = parsed_source(cell)
+        if tree is None:
+            continue
+        for statement in reversed(tree.body):
+            if isinstance(statement, ast.Assign) and any(
+                isinstance(n, ast.Name) and n.id == name
+                for target in statement.targets
+                for n in ast.walk(target)
+            ):
+                written = ast.get_source_segment(cell, statement)
+                if written is None or "\n" in written or len(written) > 120:
+                    return ""
+                place = (
+                    f"line {statement.lineno} of this cell"
+                    if count is None
+                    else f"cell In[{count}], line {statement.lineno}"
+                )
+                return f" (`{written}`, {place})"
+    return None
+
+
+def _sorted_column_note(
+    slices: list[ast.Subscript],
+    source: str,
+    namespace: Mapping[str, Any],
+    targets: dict[int, str],
+) -> Note | None:
+    """The note for a float array sorted by one of its columns and split by position."""
+    if _TIME_WORDS.search(source):
+        return None
+    parts: dict[str, list[tuple[ast.Subscript, int, int, int]]] = {}
+    for node in slices:
+        rows = slice_rows(node, namespace)
+        if rows is not None and rows[2] - rows[1] >= max(2, rows[3] // 10):
+            parts.setdefault(rows[0], []).append((node, rows[1], rows[2], rows[3]))
+    for name, cuts in parts.items():
+        cuts.sort(key=lambda cut: cut[1])
+        first, last = cuts[0], cuts[-1]
+        if len(cuts) < 2 or first[2] > last[1] or _TIME_WORDS.search(name):
+            continue
+        if any(_TIME_WORDS.search(targets.get(id(cut[0]), "")) for cut in cuts):
+            continue
+        values = held_array(namespace.get(name), MAX_ROWS, ("float",))
+        if values is None or values.ndim > 2 or values.shape[0] < MIN_SORTED_ROWS:
+            continue
+        found = _sorted_column(values)
+        if found is None:
+            continue
+        sorted_at = _sorted_in_history(name, namespace, source)
+        if sorted_at is None:
+            continue
+        return _sorted_column_text(
+            name, found, sorted_at, first, last, slices, source, namespace, targets
+        )
+    return None
+
+
+def _sorted_column_text(
+    name: str,
+    found: tuple[int, bool],
+    sorted_at: str,
+    first: tuple[ast.Subscript, int, int, int],
+    last: tuple[ast.Subscript, int, int, int],
+    slices: list[ast.Subscript],
+    source: str,
+    namespace: Mapping[str, Any],
+    targets: dict[int, str],
+) -> Note:
+    column, ascending = found
+    values = held_array(namespace.get(name), MAX_ROWS, ("float",))
+    table = values.reshape(values.shape[0], -1)
+    by = "its values" if values.ndim == 1 else f"its column {column}"
+    direction = "ascending" if ascending else "descending"
+
+    def described(cut: tuple[ast.Subscript, int, int, int]) -> str:
+        node, start, stop, _ = cut
+        written = ast.get_source_segment(source, node) or f"{name}[...]"
+        kept = f" (`{targets[id(node)]}`)" if id(node) in targets else ""
+        low = float(table[start:stop, column].min())
+        high = float(table[start:stop, column].max())
+        return f"`{written}`{kept} holds values from {low:.3g} to {high:.3g}"
+
+    text = (
+        f"`{name}` is sorted by {by} in {direction} order{sorted_at}, and this cell splits it by "
+        "position: "
+        f"{described(first)} while {described(last)}. The two parts do not overlap, so "
+        "the later part lies outside the range the model learns from and its score "
+        "measures extrapolation, not how well the model does on data like its training "
+        "data. Nothing raises."
+    )
+    partners = _partners(first[0], name, slices, source, namespace)
+    numpy = numpy_name(namespace)
+    if numpy is None or type(namespace[name]).__name__ != "ndarray":
+        return reports.note(
+            text + f" Shuffle `{name}` and the arrays whose rows pair with it by one "
+            "permutation before splitting.",
+            SECTION,
+        )
+    arrays = [*partners, name]
+    fix = (
+        f"perm = {numpy}.random.permutation(len({name})); "
+        f"{', '.join(arrays)} = {', '.join(f'{a}[perm]' for a in arrays)}"
+    )
+    return reports.note(
+        text + f" Shuffle the rows before splitting. Fix: `{fix}` as the first line of the cell.",
+        SECTION,
+    )
 
 
 _STACKS = frozenset({"concatenate", "vstack", "concat", "row_stack"})

@@ -64,6 +64,7 @@ from jupyterlab_tfcoach.monitor.symptoms.dataset_order import (
     operation,
 )
 from jupyterlab_tfcoach.monitor.symptoms.random_maps import runs_python
+from jupyterlab_tfcoach.monitor.symptoms.rescaled_again import division_statement
 from jupyterlab_tfcoach.monitor.syntax import parsed_source
 
 RANGE_SECTION = "tf-data"
@@ -500,6 +501,42 @@ def _unscaled_cast(source: str, data: str, namespace: Mapping[str, Any], tf: str
     return None
 
 
+# Divisors that bring 8-bit (or 16-bit) pixels to [0, 1] or [-1, 1]: training inputs whose
+# largest value is about 1 over one of them are [0, 1] data divided once more.
+_PIXEL_DIVISORS = (255.0, 256.0, 127.5, 65535.0)
+# Inputs on a [0, 1]-like scale: what a call is given when the training data were the odd ones.
+_UNIT_INPUTS = 1.5
+
+
+def _trained_scaled_twice(
+    trained: InputRange,
+    given: InputRange,
+    trained_on: str | None,
+    namespace: Mapping[str, Any],
+    source: str,
+    model: str,
+) -> str | None:
+    """The cause, in words, when the training inputs are the odd ones: their largest value
+    is about 1/255 (data already in [0, 1] divided by 255 again) and the inputs given now
+    are on a [0, 1]-like scale, so the call that shows the gap is right."""
+    if not trained_on or given.magnitude > _UNIT_INPUTS or trained.low < 0:
+        return None
+    divisor = next((d for d in _PIXEL_DIVISORS if 0.5 <= trained.magnitude * d <= 1.001), None)
+    if divisor is None:
+        return None
+    found = division_statement(trained_on, namespace, source)
+    written = f" (`{found[0]}`, {found[1]})" if found is not None else ""
+    shown = _number(divisor)
+    return (
+        f" Here the training data are the odd ones, not these inputs: no value of "
+        f"`{trained_on}` exceeds about 1/{shown}, which is what data already in [0, 1] give "
+        f"when divided by {shown} once more{written}. This call is not where the "
+        f"scaling went wrong: `{model}` learned from inputs squeezed close to 0. Fix: "
+        f"delete that division of the training data (and of any split divided with it), "
+        f"then train `{model}` again; this cell then needs no change."
+    )
+
+
 def mismatch_note(record: Mismatch, namespace: Mapping[str, Any], source: str) -> Note | None:
     model = name_bound_to(record.model_id, namespace)
     if model is None:
@@ -521,8 +558,15 @@ def mismatch_note(record: Mismatch, namespace: Mapping[str, Any], source: str) -
         f"{trained.said()}{_batch_said(trained)}: about {factor.removesuffix('.0')} times "
         f"{'larger' if larger else 'smaller'}. The weights were learned for the training "
         f"range, so the {'predictions' if record.method == 'predict' else 'loss and metrics'} "
-        f"mean little, and nothing raises. The scaling was done to the training data "
-        f"outside the model, so it must be done again to every input the model gets."
+        f"mean little, and nothing raises."
+    )
+    if larger:
+        twice = _trained_scaled_twice(trained, given, trained_on, namespace, source, model)
+        if twice is not None:
+            return reports.note(text + twice, RANGE_SECTION)
+    text += (
+        " The scaling was done to the training data outside the model, so it must be done "
+        "again to every input the model gets."
     )
     written = _call_written(source, model, record.method, data) if data else None
     if record.method == "validation":

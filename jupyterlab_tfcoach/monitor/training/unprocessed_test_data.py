@@ -22,6 +22,9 @@ only is named, with the statement that applied it. The fix is that statement wri
 the test data (its training names replaced by their held-out twins of the test side, its
 target's training word by the held-out one), then the cell's statement given the result.
 Without such a function, the note names the scales and asks for the same preprocessing.
+Both sides cut from one array (``x[:n]`` and ``x[n:]``, or indexed rows of it) went
+through the same steps whatever their scales: no preprocessing was missed (rows sorted
+before the cut differ in range, ``symptoms/sorted_splits.py`` tells that), so it is not told.
 """
 
 from __future__ import annotations
@@ -129,6 +132,22 @@ def _made_by(name: str, cells: list[str]) -> tuple[ast.expr, ast.Assign, str] | 
     return None
 
 
+def _sliced_name(value: ast.expr) -> str | None:
+    """``x`` of ``x[:n]``, ``x[n:]`` or ``x[idx]``."""
+    if isinstance(value, ast.Subscript) and isinstance(value.value, ast.Name):
+        return value.value.id
+    return None
+
+
+def _cut_from_one_array(value: ast.expr, twin: str, namespace: Mapping[str, Any]) -> bool:
+    """The held-out value and its training twin are both rows of one array."""
+    source = _sliced_name(value)
+    if source is None:
+        return False
+    made = _made_by(twin, _history(namespace))
+    return made is not None and _sliced_name(made[0]) == source
+
+
 def _is_notebook_function(value: Any) -> bool:
     return type(value) is types.FunctionType and value.__module__ == "__main__"
 
@@ -201,7 +220,7 @@ def notes(source: str, namespace: dict[str, Any]) -> list[Note]:
             if test is None or train is None or test.shape[1:] != train.shape[1:]:
                 continue
             scales = _scales_differ(train, test)
-            if scales is None:
+            if scales is None or _cut_from_one_array(value, twin, namespace):
                 continue
             note = _note(source, statement, value, name, twin, scales, namespace)
             if note is not None:
