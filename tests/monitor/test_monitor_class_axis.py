@@ -181,3 +181,24 @@ def np_allclose_one(kernel: KernelSession, name: str) -> bool:
     from tests.harness import value_of
 
     return bool(value_of(kernel, f"bool(np.allclose({name}, 1.0, atol=1e-5))"))
+
+
+def test_keras_ops_argmax_without_axis_through_convert_to_numpy(kernel: KernelSession) -> None:
+    run(kernel, DATA)
+    run(kernel, "from keras import ops")
+    cell = """guessed = ops.argmax(probs)
+share_right = np.mean(ops.convert_to_numpy(guessed) == labels)
+"""
+    [text] = axis_notes(checked_report(run(kernel, cell)))
+    assert text.startswith(
+        "`ops.argmax(probs)` (line 1 of this cell) has no axis: it gives one index into `probs`"
+    ), text
+    assert "comparing it with `labels`" in text
+    fix = last_code(text)
+    assert fix == "guessed = ops.argmax(probs, axis=-1)"
+    fixed = cell.replace("guessed = ops.argmax(probs)", fix)
+    assert axis_notes(checked_report(run(kernel, fixed))) == []
+    assert shown(kernel, "abs(share_right - expected) < 1e-6") == "True"
+    # Look-alike: the flat index of a matrix's largest value, kept as one position.
+    kept = "where = ops.argmax(probs)\nrow, col = np.unravel_index(int(where), probs.shape)\n"
+    assert axis_notes(checked_report(run(kernel, kept))) == []

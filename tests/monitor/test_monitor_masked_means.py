@@ -91,3 +91,66 @@ def test_look_alikes_stay_silent(kernel: KernelSession) -> None:
 fine(ids, hits, 2.0)
 """
     assert mask_notes(checked_report(run(kernel, cell))) == []
+
+
+POOLING = """class AverageOverSteps(keras.layers.Layer):
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.supports_masking = True
+
+    def call(self, steps, mask=None):
+        weights = tf.cast(mask, steps.dtype)
+        weights = tf.expand_dims(weights, 2)
+        return tf.reduce_mean(steps * weights, axis=1)
+
+    def compute_mask(self, steps, mask=None):
+        return None
+
+lookup = keras.layers.Embedding(10, 3, mask_zero=True)
+vectors = lookup(ids)
+summary = AverageOverSteps()(vectors, mask=lookup.compute_mask(ids))
+"""
+
+
+def axis_notes(report: dict[str, Any]) -> list[str]:
+    return [note["text"] for note in report["notes"] if "averages over axis" in note["text"]]
+
+
+def test_a_pooling_layer_over_its_mask_axis(kernel: KernelSession) -> None:
+    run(kernel, DATA)
+    [text] = axis_notes(checked_report(run(kernel, POOLING)))
+    assert text.startswith(
+        "`tf.reduce_mean(steps * weights, axis=1)` (line 9 of this cell, in "
+        "`AverageOverSteps.call`) averages over axis 1, the positions `weights` (made from "
+        "`mask`) marks, and divides by all of them"
+    ), text
+    fix = fix_of(text)
+    assert fix == "tf.reduce_sum(steps * weights, axis=1) / tf.reduce_sum(weights, axis=1)"
+    fixed = POOLING.replace("tf.reduce_mean(steps * weights, axis=1)", fix)
+    report = checked_report(run(kernel, fixed))
+    assert axis_notes(report) == [] and mask_notes(report) == []
+    # Fixed, each row is the mean of its real steps' vectors.
+    check = """table = lookup.get_weights()[0]
+wanted = np.stack([table[row[row != 0]].mean(axis=0) for row in ids])
+print(np.allclose(summary.numpy(), wanted, atol=1e-6))"""
+    assert run(kernel, check).stdout.strip() == "True"
+
+
+def test_look_alikes_of_a_mean_along_an_axis(kernel: KernelSession) -> None:
+    run(kernel, DATA)
+    # A mean over the features axis, along which the mask does not vary, then masked.
+    features = POOLING.replace(
+        "tf.reduce_mean(steps * weights, axis=1)", "tf.reduce_mean(steps * weights, axis=-1)"
+    )
+    assert axis_notes(checked_report(run(kernel, features))) == []
+    # The mean divided by the mean of the mask: the masked mean already.
+    ratio = POOLING.replace(
+        "tf.reduce_mean(steps * weights, axis=1)",
+        "tf.reduce_mean(steps * weights, axis=1) / tf.reduce_mean(weights, axis=1)",
+    )
+    assert axis_notes(checked_report(run(kernel, ratio))) == []
+    # A function's mask of unknown layout, averaged along an axis: left alone.
+    unknown = """def per_row(values, row_mask):
+    return tf.reduce_mean(values * row_mask, axis=1)
+"""
+    assert axis_notes(checked_report(run(kernel, unknown))) == []

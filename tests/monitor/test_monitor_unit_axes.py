@@ -150,3 +150,31 @@ def test_a_categorical_loss_on_a_subclassed_one_unit_head(kernel: KernelSession)
 h = reviewer.fit(codes, stars, epochs=1, verbose=0)
 print(h.history["loss"][-1] > 0.1)"""
     assert run(kernel, fit).stdout.strip() == "True"
+
+
+SIGNATURE = """@tf.function(input_signature=[tf.TensorSpec((None, 6), tf.float32)])
+def serve_scores(rows):
+    return {"chance": tf.sigmoid(tf.reduce_sum(rows, axis=1, keepdims=True) - 3.0),
+            "margin": tf.reduce_sum(rows, axis=1, keepdims=True)}
+
+readings = np.random.default_rng(8).random((40, 6)).astype("float32")
+answers = serve_scores(tf.constant(readings))
+"""
+
+
+def test_argmax_over_one_column_of_a_served_output(kernel: KernelSession) -> None:
+    assert notes_of(kernel, SIGNATURE) == []
+    cell = 'verdicts = tf.argmax(answers["chance"], axis=1)\n'
+    [text] = notes_of(kernel, cell)
+    assert text.startswith('`tf.argmax(answers["chance"], axis=1)` (line 1 of this cell)')
+    assert '`answers["chance"]` is (40, 1): axis 1 holds a single value' in text
+    assert "so `verdicts` is 0 everywhere" in text
+    fix = fix_of(text, "Threshold the probability in place of that call:")
+    assert fix == 'verdicts = tf.cast(answers["chance"][..., 0] > 0.5, tf.int64)'
+    assert notes_of(kernel, fix) == []
+    out = run(kernel, "print(0 < int(tf.reduce_sum(verdicts)) < 40, verdicts.shape)")
+    assert out.stdout.strip() == "True (40,)"
+    # Through .numpy() with Keras ops, the same.
+    cell = 'picks = keras.ops.argmax(answers["margin"].numpy(), axis=-1)\n'
+    [text] = notes_of(kernel, cell)
+    assert '`answers["margin"].numpy()` is (40, 1)' in text

@@ -77,7 +77,9 @@ _SCOPES = (
     ast.GeneratorExp,
 )
 # Calls that only change a value's dtype or library: ``tf.cast(x, ...)``, ``x.numpy()``.
-_CONVERSIONS = frozenset({"cast", "astype", "numpy", "convert_to_tensor", "asarray", "array"})
+_CONVERSIONS = frozenset(
+    {"cast", "astype", "numpy", "convert_to_tensor", "convert_to_numpy", "asarray", "array"}
+)
 _RESHAPES = frozenset({"ravel", "flatten", "squeeze"})
 _EQUALITY_CALLS = frozenset({"equal", "not_equal"})
 

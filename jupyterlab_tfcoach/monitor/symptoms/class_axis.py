@@ -357,6 +357,14 @@ def _per_class_text(
 
 def _flat_text(code: CellCode, pick: Pick, held: Operand, labels: str, label_value: Operand) -> str:
     fixed = with_last_axis(code, pick)
+    # ``pred = ops.argmax(p)``: the fix names the value the learner compares.
+    statement = code.parents.get(id(pick.call))
+    if (
+        isinstance(statement, ast.Assign)
+        and len(statement.targets) == 1
+        and isinstance(statement.targets[0], ast.Name)
+    ):
+        fixed = f"{statement.targets[0].id} = {fixed}"
     return (
         f"`{pick.text}` (line {pick.line} of this cell) has no axis: it gives one index "
         f"into `{held.source}` ({held.description}) flattened, a single number, and "

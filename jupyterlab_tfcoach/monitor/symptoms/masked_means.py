@@ -18,6 +18,14 @@ named ``*mask*``. Told: a mean with no axis (``tf.reduce_mean``, ``keras.ops.mea
 by something (``reduce_mean(x * m) / reduce_mean(m)`` is right), and for a product with
 anything else. The fix is the same line with the sum of the product divided by the sum
 of the mask, in the same library.
+
+A mean along an axis (``ops.mean(x * m, axis=1)``) is told when that axis is the one the
+mask marks positions on, which is known for the ``mask`` argument of a layer's ``call``
+(Keras gives it as ``(batch, steps)``) and followed through names bound to its ``cast``
+and ``expand_dims`` (``m = ops.expand_dims(ops.cast(mask, x.dtype), -1)`` is ``(batch,
+steps, 1)``: axis 1 or -2). Each row is then divided by the padded length: short rows
+are pulled towards 0. A mean along the features axis, or with a mask of unknown layout,
+stays silent; the fix divides by the mask's sum along the same axis.
 """
 
 from __future__ import annotations
@@ -33,6 +41,7 @@ from jupyterlab_tfcoach.monitor.syntax import (
     call_name,
     child_nodes,
     children,
+    int_literal,
     parsed_source,
     walk_nodes,
 )
@@ -65,10 +74,10 @@ def _is_padding_mask(node: ast.AST) -> bool:
     return False
 
 
-def _scopes(tree: ast.Module) -> list[tuple[str | None, list[ast.AST], set[str]]]:
+def _scopes(tree: ast.Module) -> list[tuple[str | None, list[ast.AST], dict[str, Layout]]]:
     """The cell's top level and each function: (its name, its nodes outside nested
     scopes, its parameters named ``*mask*``)."""
-    found: list[tuple[str | None, list[ast.AST], set[str]]] = []
+    found: list[tuple[str | None, list[ast.AST], dict[str, Layout]]] = []
 
     table = child_nodes(tree)
 
@@ -83,21 +92,90 @@ def _scopes(tree: ast.Module) -> list[tuple[str | None, list[ast.AST], set[str]]
             stack.extend(children(table, node))
         return nodes
 
-    found.append((None, own_nodes(tree.body), set()))
+    found.append((None, own_nodes(tree.body), {}))
+    # A method is named with its class: ``MaskedPool.call``.
+    owners = {
+        id(item): node.name
+        for node in walk_nodes(tree)
+        if isinstance(node, ast.ClassDef)
+        for item in node.body
+    }
     for node in walk_nodes(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            masks = {arg.arg for arg in node.args.args if "mask" in arg.arg.lower()}
-            found.append((node.name, own_nodes(node.body), masks))
+            # A layer's ``call(inputs, mask=None)`` gets Keras' (batch, steps) mask.
+            masks: dict[str, Layout] = {
+                arg.arg: (2, 1) if node.name == "call" and arg.arg == "mask" else None
+                for arg in node.args.args
+                if "mask" in arg.arg.lower()
+            }
+            label = f"{owners[id(node)]}.{node.name}" if id(node) in owners else node.name
+            found.append((label, own_nodes(node.body), masks))
     return found
 
 
-def _mask_names(nodes: list[ast.AST], parameters: set[str]) -> set[str]:
-    names = set(parameters)
+# Where a mask varies: (its rank, the axis of the positions). Known for the ``mask``
+# argument of a Keras layer's ``call`` ((batch, steps): Keras' mask convention) and what
+# ``cast``/``expand_dims`` make of it; None when not known.
+Layout = tuple[int, int] | None
+
+
+def _layout_of(node: ast.AST, masks: Mapping[str, Layout]) -> tuple[str, Layout] | None:
+    """(the mask name, the layout of ``node``) when ``node`` is a mask name under the
+    wrappers that keep it a mask (``ops.expand_dims(ops.cast(mask, x.dtype), -1)``)."""
+    inserted: list[ast.AST | None] = []
+    while isinstance(node, ast.Call) and call_name(node) in MASK_WRAPPERS:
+        if isinstance(node.func, ast.Attribute) and call_name(node) == "astype":
+            node = node.func.value
+            continue
+        if not node.args:
+            return None
+        if call_name(node) == "expand_dims":
+            axis: ast.AST | None = node.args[1] if len(node.args) > 1 else None
+            for keyword in node.keywords:
+                if keyword.arg == "axis":
+                    axis = keyword.value
+            inserted.append(axis)
+        node = node.args[0]
+    if not isinstance(node, ast.Name) or node.id not in masks:
+        return None
+    layout = masks[node.id]
+    for axis in reversed(inserted):
+        if layout is None:
+            break
+        position = int_literal(axis) if axis is not None else None
+        rank, varying = layout
+        if position is None or not -rank - 1 <= position <= rank:
+            layout = None
+            break
+        position = position if position >= 0 else position + rank + 1
+        layout = (rank + 1, varying + 1 if varying >= position else varying)
+    return node.id, layout
+
+
+def _mask_names(
+    nodes: list[ast.AST],
+    parameters: dict[str, Layout],
+    origins: dict[str, str] | None = None,
+) -> dict[str, Layout]:
+    """The scope's mask names with their layouts; ``origins`` gets, for a name bound to
+    a cast or ``expand_dims`` of a mask, the mask it came from."""
+    names: dict[str, Layout] = dict(parameters)
     for node in nodes:
         if isinstance(node, ast.Assign) and len(node.targets) == 1:
             target = node.targets[0]
             if isinstance(target, ast.Name) and _is_padding_mask(node.value):
-                names.add(target.id)
+                names[target.id] = None
+    # A name bound to a mask under a cast or ``expand_dims`` is that mask (in source
+    # order, so ``m = cast(mask)`` then ``m = expand_dims(m, -1)`` follows both).
+    for node in sorted(nodes, key=lambda n: (getattr(n, "lineno", 0), getattr(n, "col_offset", 0))):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target = node.targets[0]
+            if isinstance(target, ast.Name) and isinstance(node.value, ast.Call):
+                derived = _layout_of(node.value, names)
+                if derived is not None:
+                    names[target.id] = derived[1]
+                    if origins is not None and derived[0] != target.id:
+                        origins[target.id] = origins.get(derived[0], derived[0])
     # A name rebound to something else is not a mask any more: leave it out.
     for node in nodes:
         if isinstance(node, ast.Assign) and len(node.targets) == 1:
@@ -107,20 +185,41 @@ def _mask_names(nodes: list[ast.AST], parameters: set[str]) -> set[str]:
                 and target.id in names
                 and target.id not in parameters
                 and not _is_padding_mask(node.value)
+                and _layout_of(node.value, names) is None
             ):
-                names.discard(target.id)
+                names.pop(target.id, None)
     return names
 
 
-def _masked_product(node: ast.AST, masks: set[str]) -> str | None:
-    """The mask name when ``node`` is ``values * mask`` (either side)."""
+def _masked_product(node: ast.AST, masks: Mapping[str, Layout]) -> tuple[str, Layout] | None:
+    """(the mask's name, its layout) when ``node`` is ``values * mask`` (either side)."""
     if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult)):
         return None
     for side in (node.left, node.right):
-        side = unwrap_calls(side, MASK_WRAPPERS)
-        if isinstance(side, ast.Name) and side.id in masks:
-            return side.id
+        found = _layout_of(side, masks)
+        if found is not None:
+            return found
     return None
+
+
+def _mean_axis(node: ast.Call, method: bool) -> tuple[ast.AST | None, bool] | None:
+    """(the axis node, whether ``keepdims`` is given) of a mean call; None for another
+    argument."""
+    axis: ast.AST | None = None
+    keep = False
+    positional = node.args if method else node.args[1:]
+    if len(positional) > 1:
+        return None
+    if positional:
+        axis = positional[0]
+    for keyword in node.keywords:
+        if keyword.arg == "axis":
+            axis = keyword.value
+        elif keyword.arg == "keepdims":
+            keep = True
+        else:
+            return None
+    return axis, keep
 
 
 def _divided(node: ast.AST, parents: dict[int, ast.AST]) -> bool:
@@ -140,23 +239,31 @@ def notes(source: str, namespace: Mapping[str, Any]) -> list[Note]:
     # Each node's parent, made only once a masked mean is found (most cells have none).
     parents: dict[int, ast.AST] | None = None
     for function, nodes, parameters in _scopes(tree):
-        masks = _mask_names(nodes, parameters)
+        origins: dict[str, str] = {}
+        masks = _mask_names(nodes, parameters, origins)
         if not masks:
             continue
         for node in nodes:
-            if not isinstance(node, ast.Call) or call_name(node) not in _MEANS or node.keywords:
+            if not isinstance(node, ast.Call) or call_name(node) not in _MEANS:
                 continue
-            method = isinstance(node.func, ast.Attribute) and not node.args
+            method = isinstance(node.func, ast.Attribute) and (
+                not node.args or int_literal(node.args[0]) is not None
+            )
             if method:
                 assert isinstance(node.func, ast.Attribute)
                 product: ast.AST = node.func.value
-            elif len(node.args) == 1:
+            elif node.args:
                 product = node.args[0]
             else:
-                continue  # an axis: a per-row mean, left alone
-            mask = _masked_product(product, masks)
-            if mask is None:
                 continue
+            found = _masked_product(product, masks)
+            reading = _mean_axis(node, method)
+            if found is None or reading is None:
+                continue
+            mask, layout = found
+            axis, _ = reading
+            if axis is not None and not _over_positions(axis, layout):
+                continue  # a mean along an axis the mask does not vary on, or unknown
             if parents is None:
                 parents = {
                     id(child): parent
@@ -165,10 +272,23 @@ def notes(source: str, namespace: Mapping[str, Any]) -> list[Note]:
                 }
             if _divided(node, parents):
                 continue
-            note = _note(source, node, product, mask, method, function)
+            note = _note(
+                source, node, product, mask, method, function, axis, reading[1], origins.get(mask)
+            )
             if note is not None:
                 return [note]
     return []
+
+
+def _over_positions(axis: ast.AST, layout: Layout) -> bool:
+    """Whether a mean over ``axis`` runs along the positions the mask tells apart."""
+    position = int_literal(axis)
+    if layout is None or position is None:
+        return False
+    rank, varying = layout
+    if not -rank <= position < rank:
+        return False
+    return (position if position >= 0 else position + rank) == varying
 
 
 def _note(
@@ -178,27 +298,57 @@ def _note(
     mask: str,
     method: bool,
     function: str | None,
+    axis: ast.AST | None = None,
+    keepdims: bool = False,
+    origin: str | None = None,
 ) -> Note | None:
     call = ast.get_source_segment(source, node)
     inner = ast.get_source_segment(source, product)
     function_text = ast.get_source_segment(source, node.func)
+    axis_text = ast.get_source_segment(source, axis) if axis is not None else None
     if not call or not inner or not function_text or "\n" in call:
         return None
+    if axis is not None and not axis_text:
+        return None
+    # The mask as the product holds it (``m`` of ``x * m``), so the sum has its shape.
+    held = mask
+    if isinstance(product, ast.BinOp):
+        for side in (product.left, product.right):
+            found = _layout_of(side, {mask: None})
+            text = ast.get_source_segment(source, side)
+            if found is not None and text:
+                held = text
+    arguments = (
+        "" if axis is None else f"axis={axis_text}" + (", keepdims=True" if keepdims else "")
+    )
     if method:
-        fixed = f"({inner}).sum() / {mask}.sum()"
+        fixed = f"({inner}).sum({arguments}) / {held}.sum({arguments})"
     else:
         summed = function_text[: -len("mean")] + "sum"
         if function_text.endswith("reduce_mean"):
             summed = function_text[: -len("reduce_mean")] + "reduce_sum"
-        fixed = f"{summed}({inner}) / {summed}({mask})"
+        extra = f", {arguments}" if arguments else ""
+        fixed = f"{summed}({inner}{extra}) / {summed}({held}{extra})"
+    made = f"(made from `{origin}`) " if origin else ""
     where = f"line {node.lineno} of this cell"
     if function is not None:
         where = f"{where}, in `{function}`"
-    text = (
-        f"`{call}` ({where}) divides by every position, the padded ones included, although "
-        f"`{mask}` zeroes the padded positions' values: the result is the mean over the real "
-        f"positions times their share of all positions, too low by that share (and it moves "
-        "with how much padding a batch holds). Nothing raises. Divide by the number of "
-        f"real positions instead: `{fixed}`."
-    )
+    if axis is None:
+        text = (
+            f"`{call}` ({where}) divides by every position, the padded ones included, "
+            f"although `{mask}` zeroes the padded positions' values: the result is the mean "
+            "over the real positions times their share of all positions, too low by that "
+            "share (and it moves with how much padding a batch holds). Nothing raises. "
+            f"Divide by the number of real positions instead: `{fixed}`."
+        )
+    else:
+        text = (
+            f"`{call}` ({where}) averages over axis {axis_text}, the positions `{mask}` "
+            f"{made}marks, and divides by all of them, the padded ones included, although the "
+            "product is 0 there: each row's mean is its mean over its real positions times "
+            "their share of the padded length, so a short row is pulled towards 0. Nothing "
+            "raises. Divide by each row's count of real positions instead: "
+            f"`{fixed}` (a row with no real position then divides by 0: guard the "
+            "count with a maximum of 1)."
+        )
     return reports.note(text, SECTION)

@@ -11,12 +11,16 @@ After a completed cell whose text holds ``argmax``, ``argmin`` or ``softmax`` (o
 substring test otherwise), each call of its code outside ``def``/``class`` to a NumPy,
 TensorFlow or Keras ``argmax``/``argmin``/``softmax``/``log_softmax`` (``np.argmax(a,
 axis=-1)``, ``tf.argmax(a, 1)``, ``tf.nn.softmax(a)``, ``keras.ops.softmax``, the method
-``a.argmax(axis=-1)``) whose array is a plain name: the value that name holds after the
-cell (a NumPy array or a tensor: only its shape is read) has size 1 on the axis the call
-reduces (NumPy's default, no axis, flattens: not told; ``tf.argmax``'s default is 0). The
-note names the call, the array's shape and the name the result went to; the fix for
-argmax/argmin is a threshold on the single column (``probs[..., 0] > 0.5``), for softmax
-the sigmoid of the same module.
+``a.argmax(axis=-1)``) whose array is a name, a key of a plain ``dict`` a name holds
+(``out["probability"]``, what a served signature returns), under ``.numpy()``,
+``np.asarray`` or ``convert_to_numpy``: the value it holds after the cell (a NumPy array
+or a tensor: only its shape is read) has size 1 on the axis the call reduces
+(``tf.argmax``'s default is 0). The note names the call, the array's shape and the name
+the result went to; the fix for argmax/argmin is a threshold on the single column
+(``probs[..., 0] > 0.5``), for softmax the sigmoid of the same module.
+
+(NumPy's and Keras ops' argmax without an axis flattens the array: not told here; the
+flat index compared with labels is ``class_axis.py``.)
 """
 
 from __future__ import annotations
@@ -27,7 +31,8 @@ from typing import Any
 
 from jupyterlab_tfcoach.monitor import report as reports
 from jupyterlab_tfcoach.monitor.report import Note
-from jupyterlab_tfcoach.monitor.syntax import dotted_name, outside_scopes, parsed_source
+from jupyterlab_tfcoach.monitor.symptoms.cell_reading import unwrap_calls
+from jupyterlab_tfcoach.monitor.syntax import call_name, dotted_name, outside_scopes, parsed_source
 
 SECTION = "class-axis"
 MAX_NOTES = 2
@@ -47,6 +52,17 @@ _MODULES = frozenset(
         "K",
     }
 )
+# An argmax with no axis: NumPy's and Keras ops' flatten the array (None), TensorFlow's
+# reduces axis 0, the Keras backend's the last axis.
+_ARG_DEFAULT_AXIS: dict[str, int | None] = {
+    "np": None,
+    "numpy": None,
+    "keras.ops": None,
+    "ops": None,
+    "K": -1,
+}
+# Calls that give back the same array (so the same shape): read through them.
+_SHAPE_KEEPING = frozenset({"asarray", "array", "convert_to_numpy", "convert_to_tensor"})
 _SIGMOID = {
     "tf.nn": "tf.math.sigmoid",
     "tf.math": "tf.math.sigmoid",
@@ -58,7 +74,7 @@ _SIGMOID = {
 }
 
 
-def _shape(value: Any) -> tuple[int | None, ...] | None:
+def held_shape(value: Any) -> tuple[int | None, ...] | None:
     cls = type(value)
     module = getattr(cls, "__module__", "") or ""
     if not (module.startswith(("numpy", "tensorflow", "keras"))):
@@ -91,29 +107,57 @@ def _axis(call: ast.Call, default: int | None, position: int) -> int | str | Non
     return "?"
 
 
-def _read(call: ast.Call) -> tuple[str, str, str, int | str | None] | None:
-    """(operation, module prefix or "" for a method, the array's name, the axis)."""
+def _array_value(node: ast.AST, namespace: Mapping[str, Any]) -> tuple[bool, Any]:
+    """What the array expression holds, read without running it: a name, a key of a
+    plain ``dict`` it holds (``out["probability"]``, a served model's outputs), under the
+    conversions that keep the shape (``.numpy()``, ``np.asarray``, ``convert_to_numpy``)."""
+    node = unwrap_calls(node, _SHAPE_KEEPING)
+    if isinstance(node, ast.Call) and call_name(node) == "numpy" and not node.args:
+        if isinstance(node.func, ast.Attribute):
+            node = unwrap_calls(node.func.value, _SHAPE_KEEPING)
+    keys: list[object] = []
+    while isinstance(node, ast.Subscript):
+        key = node.slice
+        if not (isinstance(key, ast.Constant) and type(key.value) in (str, int)):
+            return False, None
+        keys.append(key.value)
+        node = node.value
+    if not isinstance(node, ast.Name) or node.id not in namespace:
+        return False, None
+    value = namespace[node.id]
+    for key in reversed(keys):
+        # Only a plain dict is indexed: its lookup runs no learner code.
+        if type(value) is not dict or key not in value:
+            return False, None
+        value = value[key]
+    return True, value
+
+
+def _read(call: ast.Call, source: str) -> tuple[str, str, ast.AST, str, int | str | None] | None:
+    """(operation, module prefix or "" for a method, the array's expression and its text,
+    the axis: None when the call flattens the array)."""
     func = call.func
     if not isinstance(func, ast.Attribute) or func.attr not in _OPERATIONS:
         return None
     operation = func.attr
     prefix = dotted_name(func.value)
     if prefix in _MODULES or (prefix or "").split(".")[0] in ("np", "numpy", "tf", "keras"):
-        if prefix not in _MODULES:
+        if prefix not in _MODULES or not call.args:
             return None
-        if not call.args or not isinstance(call.args[0], ast.Name):
+        array = call.args[0]
+        text = ast.get_source_segment(source, array)
+        if not text or "\n" in text:
             return None
-        numpy = prefix in ("np", "numpy")
         if operation in ("argmax", "argmin"):
-            axis = _axis(call, None if numpy else 0, 1)
+            axis = _axis(call, _ARG_DEFAULT_AXIS.get(prefix, 0), 1)
         else:
-            if numpy:
+            if prefix in ("np", "numpy"):
                 return None
             axis = _axis(call, -1, 1)
-        return operation, prefix, call.args[0].id, axis
+        return operation, prefix, array, text, axis
     # The method form: ``probs.argmax(axis=-1)`` (a NumPy array's own).
     if operation in ("argmax", "argmin") and isinstance(func.value, ast.Name):
-        return operation, "", func.value.id, _axis(call, None, 0)
+        return operation, "", func.value, func.value.id, _axis(call, None, 0)
     return None
 
 
@@ -136,21 +180,32 @@ def notes(source: str, namespace: Mapping[str, Any]) -> list[Note]:
     for node in outside_scopes(tree):
         if not isinstance(node, ast.Call):
             continue
-        reading = _read(node)
+        reading = _read(node, source)
         if reading is None:
             continue
-        operation, prefix, name, axis = reading
-        if axis is None or axis == "?":
+        operation, prefix, array, name, axis = reading
+        if axis == "?":
             continue
-        shape = _shape(namespace.get(name))
-        if not shape or type(axis) is not int or not -len(shape) <= axis < len(shape):
+        held, value = _array_value(array, namespace)
+        shape = held_shape(value) if held else None
+        if not shape:
             continue
-        if shape[axis] != 1 or len(shape) < 2:
-            continue
-        found.append(_note(node, operation, prefix, name, axis, shape, tree, source))
+        if type(axis) is int and -len(shape) <= axis < len(shape):
+            if shape[axis] != 1 or len(shape) < 2:
+                continue
+            found.append(_note(node, operation, prefix, name, axis, shape, tree, source))
         if len(found) >= MAX_NOTES:
             break
     return found
+
+
+def _shown(shape: tuple[int | None, ...]) -> str:
+    return (
+        "("
+        + ", ".join("None" if d is None else str(d) for d in shape)
+        + ("," if len(shape) == 1 else "")
+        + ")"
+    )
 
 
 def _note(
@@ -165,12 +220,7 @@ def _note(
 ) -> Note:
     written = ast.get_source_segment(source, call) or f"{operation}({name})"
     target = _target(tree, call)
-    shown = (
-        "("
-        + ", ".join("None" if d is None else str(d) for d in shape)
-        + ("," if len(shape) == 1 else "")
-        + ")"
-    )
+    shown = _shown(shape)
     where = f"`{written}` (line {call.lineno} of this cell)"
     size = f"`{name}` is {shown}: axis {axis} holds a single value"
     goes = f", so `{target}` is" if target else ", so the result is"
