@@ -21,7 +21,8 @@ code, by theme: ``families_shapes.py``, ``families_keras.py``, ``families_tensor
 ``families_missing_keys.py`` (a key a dict of tensors or compile's dict does not have),
 ``families_library_values.py`` (a tensor, shape, weight or dataset used as another kind),
 ``families_text_to_ids.py`` (raw text given to a model whose Embedding reads ids),
-``families_positional_inputs.py`` (a layer or model given inputs as several arguments),
+``families_positional_inputs.py`` (a layer or model given inputs as several arguments,
+a number by position where its call takes a tensor),
 ``families_bytes_argument.py`` (a string tensor where Python wants bytes),
 ``families_lookup_key.py`` (a string missing from the learner's own lookup dict),
 ``families_container_index.py`` (a Python list indexed by a tensor of positions),
@@ -53,6 +54,7 @@ holds a size or a shape),
 ``families_dtype_contract.py`` (a where condition that is not bool, integer samples given
 to a tf.signal transform),
 ``families_layer_as_tensor.py`` (a layer given where its `.output` is needed),
+``families_absent_mask.py`` (a layer's call reading a mask its plain input lacks),
 ``families_return_order.py`` (results unpacked in another order than documented),
 ``families_vector_as_matrix.py`` (a vector where the callee documents a matrix),
 ``families_ragged_rows.py`` (a ragged tensor's values reshaped into equal rows),
@@ -96,6 +98,7 @@ from dataclasses import replace
 from typing import Any
 
 from jupyterlab_tfcoach.monitor.errors import (
+    families_absent_mask,
     families_api_names,
     families_argmax_axis,
     families_arguments,
@@ -232,6 +235,7 @@ FAMILIES: tuple[ErrorFamily, ...] = (
     # A tf. function given a functional model's KerasTensors.
     families_keras_tensors.KERAS_TENSOR_IN_TF,
     families_layer_as_tensor.LAYER_AS_TENSOR,
+    families_absent_mask.ABSENT_MASK,
     # Class scores given to the plain Accuracy metric (its `equal` meets the shapes).
     families_metric_kind.ACCURACY_OF_SCORES,
     # Gradients applied to other variables than they were taken for (before the shape
@@ -328,6 +332,7 @@ FAMILIES: tuple[ErrorFamily, ...] = (
     families_keras_calls.CLASS_WEIGHT_OUTPUTS,
     families_keras_calls.NO_CALL,
     families_positional_inputs.POSITIONAL_INPUTS,
+    families_positional_inputs.POSITIONAL_NUMBER,
     families_keras_calls.DICT_OF_VALUES,
     families_keras_calls.UNRESOLVED_CHECKPOINT,
     families_checkpoint_folder.CHECKPOINT_FOLDER,
@@ -382,6 +387,7 @@ FAMILIES: tuple[ErrorFamily, ...] = (
     families_scores_as_classes.SCORES_AS_CLASSES,
     # A result unpacked into the wrong number of names (Python raises it, in the line).
     families_unpacking.UNPACKED_RESULT,
+    families_unpacking.SINGLE_LOSS,
     # Two results kept in one name (grads = tf.clip_by_global_norm(...)), used as one.
     families_pair_results.PAIR_KEPT_WHOLE,
     # Arguments of a Keras call that break a rule its message names (exclusive, a shape).

@@ -15,6 +15,8 @@ stops at the first, a fix of that one alone fails again at the second). A method
 on an object ``tf.saved_model.load`` restored is told by ``saved_functions.py``; a call
 Keras 3 removed with no new name (``keras.backend.set_value``, an optimizer's ``minimize``)
 by ``families_keras3_calls.py``, which writes it the Keras 3 way.
+A right name read on a loop's member of another class (``for layer in model.layers``
+reaching the ``InputLayer``) is told first, by ``loop_members.py``: the loop is the cause.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from jupyterlab_tfcoach.monitor.errors.family_record import (
     Message,
     Recognised,
 )
+from jupyterlab_tfcoach.monitor.errors.loop_members import loop_member_lacking
 from jupyterlab_tfcoach.monitor.errors.saved_functions import (
     is_restored_object,
     missing_saved_method,
@@ -265,6 +268,11 @@ def _read_missing_name(
     found, owner = _owner_of(node.value, line, context)
     if not found:
         return None
+    # A right name read on the loop's member of another class (`model.layers` reaching
+    # the InputLayer): the loop is the cause, whoever defined the classes.
+    mixed = loop_member_lacking(line, node, owner, name, context)
+    if mixed is not None:
+        return mixed
     kind = _owner_kind(owner)
     if kind is None:
         return None

@@ -30,6 +30,7 @@ from jupyterlab_tfcoach.monitor.errors.context import (
     one_line_code,
     rewrite,
 )
+from jupyterlab_tfcoach.monitor.errors.declared_output_shape import declared_output_finding
 from jupyterlab_tfcoach.monitor.errors.failing_line import FailingLine, show_shape, value_of
 from jupyterlab_tfcoach.monitor.errors.family_record import (
     ErrorFamily,
@@ -115,6 +116,10 @@ def _read_layer_input(
         shifted = _layer_index_off_by_one(error, line, context)
         if shifted is not None:
             return shifted
+        # A custom layer's compute_output_shape unlike its call: the data fits the model.
+        inner = declared_output_finding(error, line, context)
+        if inner is not None:
+            return inner
         declared = _declared_input(error, line, context)
         if declared is not None:
             return declared

@@ -160,3 +160,158 @@ POSITIONAL_INPUTS = ErrorFamily(
     read=_read,
     section=_KERAS_SECTION,
 )
+
+
+# ------------------------------------------------------------------ a number by position
+_NUMBER_BY_POSITION = re.compile(
+    r"Only input tensors may be passed as positional arguments\. The following argument "
+    r"value should be passed as a keyword argument: (?P<value>-?[\d.e+-]+) "
+    r"\(of type <class '(?P<type>int|float)'>\)"
+)
+_MAX_FUNCTIONS = 50
+_type_name = type.__dict__["__name__"].__get__
+
+
+def _function_defs(context: ErrorContext) -> dict[str, ast.FunctionDef]:
+    """The cells' top-level functions and methods by name (newest cell first wins)."""
+    from jupyterlab_tfcoach.monitor.errors.cell_sources import nodes_in_cells
+
+    found: dict[str, ast.FunctionDef] = {}
+    for _cell, node in nodes_in_cells(context):
+        if isinstance(node, ast.FunctionDef) and node.name not in found:
+            found[node.name] = node
+            if len(found) >= _MAX_FUNCTIONS:
+                break
+    return found
+
+
+def _class_call(class_name: str, context: ErrorContext) -> ast.FunctionDef | None:
+    from jupyterlab_tfcoach.monitor.errors.cell_sources import nodes_in_cells
+
+    for _cell, node in nodes_in_cells(context):
+        if isinstance(node, ast.ClassDef) and node.name == class_name:
+            for item in node.body:
+                if isinstance(item, ast.FunctionDef) and item.name == "call":
+                    return item
+            return None
+    return None
+
+
+def _sliced(body: ast.AST, name: str) -> bool:
+    """Whether ``name`` is indexed in ``body`` (``t[:, None]``, ``tf.cast(t)[:, 0]``)."""
+    for node in ast.walk(body):
+        if isinstance(node, ast.Subscript) and any(
+            isinstance(inner, ast.Name) and inner.id == name for inner in ast.walk(node.value)
+        ):
+            return True
+    return False
+
+
+def _used_per_example(method: ast.FunctionDef, name: str, context: ErrorContext) -> bool:
+    """Whether ``call`` indexes ``name`` along an axis, itself or in a function of the
+    cells it hands ``name`` to (one level deep): then it needs a tensor, one value per
+    example, not a number."""
+    if _sliced(method, name):
+        return True
+    functions = _function_defs(context)
+    for node in ast.walk(method):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)):
+            continue
+        helper = functions.get(node.func.id)
+        if helper is None:
+            continue
+        for index, argument in enumerate(node.args):
+            if (
+                isinstance(argument, ast.Name)
+                and argument.id == name
+                and index < len(helper.args.args)
+                and _sliced(helper, helper.args.args[index].arg)
+            ):
+                return True
+    return False
+
+
+def _batch_size(node: ast.expr, line: FailingLine, context: ErrorContext) -> str | None:
+    """How many examples the first input holds: an int when its shape is known (a name,
+    or a name sliced ``[:n]``), else ``tf.shape(<input>)[0]``."""
+    sliced_to = None
+    base = node
+    if (
+        isinstance(node, ast.Subscript)
+        and isinstance(node.slice, ast.Slice)
+        and node.slice.lower is None
+        and node.slice.step is None
+        and isinstance(node.slice.upper, ast.Constant)
+        and type(node.slice.upper.value) is int
+        and node.slice.upper.value >= 0
+    ):
+        sliced_to, base = node.slice.upper.value, node.value
+    found, value = value_of(base, line.frame, context)
+    described = describe("input", value) if found else None
+    shape = described.shape if described is not None else None
+    if shape and shape[0] is not None:
+        return str(shape[0] if sliced_to is None else min(sliced_to, shape[0]))
+    source = line.frame.segment(node)
+    return f"{tf_alias(context)}.shape({source})[0]" if source else None
+
+
+def _read_number_by_position(
+    error: Recognised, line: FailingLine, context: ErrorContext
+) -> Finding | None:
+    call = line.call
+    if not isinstance(call, ast.Call) or len(call.args) < 2:
+        return None
+    callee = operand_of(call.func, line, context)
+    if callee is None or callee.kind not in ("layer", "model"):
+        return None
+    written = error.group("value")
+    position = next(
+        (
+            index
+            for index, argument in enumerate(call.args)
+            if index > 0
+            and isinstance(argument, ast.Constant)
+            and type(argument.value) in (int, float)
+            and str(argument.value) == written
+        ),
+        None,
+    )
+    parameters = _call_parameters(callee.value)
+    class_name = _type_name(type(callee.value))
+    method = _class_call(class_name, context)
+    if position is None or parameters is None or position >= len(parameters) or method is None:
+        return None
+    parameter = parameters[position]
+    number = call.args[position]
+    callee_source = line.frame.segment(call.func)
+    if not callee_source:
+        return None
+    keyworded = rewrite(line.frame, call, number, f"{parameter}={written}")
+    rule = (
+        f"Keras takes only tensors by position: {code(written)} is a Python "
+        f"{error.group('type')}, which {code(class_name + '.call')} receives as "
+        f"{code(parameter)}"
+    )
+    if not _used_per_example(method, parameter, context):
+        if not keyworded or "\n" in keyworded:
+            return Finding(rule + ".", None)
+        return Finding(rule + ": pass it by name.", code(keyworded))
+    batch = _batch_size(call.args[0], line, context)
+    filled = rewrite(line.frame, call, number, f"{tf_alias(context)}.fill([{batch}], {written})")
+    rule += (
+        f", and {code(class_name + '.call')} indexes {code(parameter)} along an axis (it "
+        f"takes one value per example, a (batch,) tensor), so passing "
+        f"{code(f'{parameter}={written}')} as the message advises still fails on the number"
+    )
+    if batch is None or not filled or "\n" in filled:
+        return Finding(rule + ".", None)
+    return Finding(rule + ".", f"give one value per example: {code(filled)}")
+
+
+POSITIONAL_NUMBER = ErrorFamily(
+    "a number given by position to a Keras model or layer whose call takes a tensor there",
+    messages=(Message(_NUMBER_BY_POSITION),),
+    exception_type="ValueError",
+    read=_read_number_by_position,
+    section=_KERAS_SECTION,
+)

@@ -1,5 +1,6 @@
 """Error families about shapes (see ``family_record.py`` for a family's shape):
-matmul's inner dimensions, element-wise ops that cannot broadcast (a reduction that
+matmul's inner dimensions (a vector met by a weight told as one example or a batch of
+scalars from the weight's input size), element-wise ops that cannot broadcast (a reduction that
 dropped its axis without ``keepdims=True`` among them), a convolution window
 larger than its input, None sizes while tracing, a reshape to another number of values,
 an argument an ``input_signature`` rejects (one example where it declares batches among
@@ -30,6 +31,8 @@ from jupyterlab_tfcoach.monitor.errors.failing_line import (
     FailingLine,
     Operand,
     _dims,
+    _shape,
+    built_input_shape,
     model_input_shapes,
     show_shape,
     value_of,
@@ -130,6 +133,10 @@ def _matmul_rule(
     tf = tf_alias(context)
     if (a is not None and len(a) < 2) or (b is not None and len(b) < 2):
         one = a_name if a is not None and len(a) < 2 else b_name
+        if one == a_name and a is not None and len(a) == 1 and left is not None:
+            read = _vector_into_weight(a[0], b, left, line, context)
+            if read is not None:
+                return read
         rule = (
             f"matmul multiplies matrices: both operands need at least 2 axes, but {one} has "
             "one (a single example without its batch axis, or a vector)"
@@ -223,6 +230,103 @@ def _batch_axis_fix(
                         fixed = rewrite(frame, node, argument, f"{tf}.expand_dims({source}, 0)")
                         if fixed and "\n" not in fixed:
                             return f"{_origin(source, context)}give it a batch axis: {code(fixed)}"
+    return None
+
+
+def _layer_of_frame(line: FailingLine, context: ErrorContext) -> Any:
+    """The Keras layer whose method the failing line runs in (its ``self``), or None."""
+    if line.frame.local_names is None:
+        return None
+    found, layer = context.lookup("self", line.frame)
+    return layer if found and value_kind(layer) in ("layer", "model") else None
+
+
+def _cell_argument(size: int, context: ErrorContext) -> tuple[str, ast.Call, ast.expr, Any] | None:
+    """The running cell's argument that holds ``size`` values on one axis, given to a
+    call: ``(its source, the call, the argument, the frame)``."""
+    frames = context.frames()
+    if not frames:
+        return None
+    frame = frames[-1]
+    for part in frame.header():
+        for node in ast.walk(part):
+            if not isinstance(node, ast.Call):
+                continue
+            for argument in node.args:
+                found, value = value_of(argument, frame, context)
+                if found and _shape(value) == (size,):
+                    source = frame.segment(argument)
+                    if source and "\n" not in source:
+                        return source, node, argument, frame
+    return None
+
+
+def _vector_into_weight(
+    size: int,
+    weight: tuple[int | None, ...] | None,
+    vector: Operand,
+    line: FailingLine,
+    context: ErrorContext,
+) -> Finding | None:
+    """A vector of ``size`` values multiplied by a weight: one example without its batch
+    axis, or a batch of scalars without their feature axis. Told apart by the size the
+    weight expects per example (its second-to-last axis): equal to ``size``, a batch axis
+    is missing; 1, a feature axis is; other, the sizes disagree and no axis helps. When
+    the layer was built on this vector (its recorded input shape has one axis), the
+    weight took the values as features and its size tells nothing: both readings are
+    said, each with its edit, and the layer must be made anew after it."""
+    if weight is None or len(weight) < 2 or weight[-2] is None:
+        return None
+    expected = weight[-2]
+    layer = _layer_of_frame(line, context)
+    built = built_input_shape(layer) if layer is not None else None
+    built_on_vector = built is not None and len(built) == 1
+    name = code(vector.source)
+    found = _cell_argument(size, context)
+    if built_on_vector:
+        rule = (
+            f"matmul multiplies matrices: {name} has one axis of {size} values, and the "
+            f"layer was built on it, so its weight took the {size} values as {size} "
+            f"features of one example. A layer that multiplies by a weight reads "
+            f"(batch, features): say which the {size} values are"
+        )
+        if found is None:
+            return Finding(rule + ".", None, section="batch-dimension")
+        source, call, argument, frame = found
+        as_batch = rewrite(frame, call, argument, f"{source}[None, :]")
+        as_features = rewrite(frame, call, argument, f"{source}[:, None]")
+        if not as_batch or not as_features or "\n" in as_batch + as_features:
+            return Finding(rule + ".", None, section="batch-dimension")
+        fix = (
+            f"make the layer anew (its weight was built for {size} features), then give "
+            f"{code(source)} its missing axis: one example of {size} features is "
+            f"{code(as_batch)}; {size} examples of one feature each (a grid or a column of "
+            f"values) is {code(as_features)}"
+        )
+        return Finding(rule + ".", fix, section="batch-dimension")
+    if expected == size and size != 1:
+        return None  # one example without its batch axis: the reading below
+    if expected == 1 and found is not None:
+        source, call, argument, frame = found
+        fixed = rewrite(frame, call, argument, f"{source}[:, None]")
+        rule = (
+            f"matmul multiplies matrices: {name} has one axis of {size} values, and the "
+            f"weight expects 1 feature per example (its shape {show_shape(weight)}): these "
+            f"are {size} examples of one feature each, missing their feature axis"
+        )
+        if not fixed or "\n" in fixed:
+            return Finding(rule + ".", None, section="batch-dimension")
+        return Finding(
+            rule + ".", f"give it a feature axis: {code(fixed)}", section="batch-dimension"
+        )
+    if expected not in (1, size):
+        rule = (
+            f"matmul multiplies matrices: {name} has one axis of {size} values, but the "
+            f"weight expects {expected} features per example (its shape "
+            f"{show_shape(weight)}): neither one example of {size} features nor {size} "
+            "examples of one feature fits it; the data or the layer is not the one meant"
+        )
+        return Finding(rule + ".", None, section="batch-dimension")
     return None
 
 

@@ -717,3 +717,62 @@ UNPACKED_RESULT = ErrorFamily(
     # Python raises it in the user's line, after the library returned.
     without_library=True,
 )
+
+
+# ------------------------------------------------------------------ one number unpacked
+_NOT_ITERABLE = re.compile(r"cannot unpack non-iterable (?P<type>float|int) object")
+# Keras methods that return the loss alone when the model was compiled without metrics.
+_LOSS_ALONE_CALLS = ("evaluate", "test_on_batch", "train_on_batch")
+
+
+def _read_single_loss(
+    error: Recognised, line: FailingLine, context: ErrorContext
+) -> Finding | None:
+    """``loss, acc = model.evaluate(x, y)`` on a model compiled without metrics: Keras
+    returns the loss alone, one float, and Python cannot unpack a number. Claimed only
+    when the model's metrics (read through Keras's own property) are the loss alone."""
+    found = _targets_and_value(line.statement)
+    if found is None or not isinstance(line.statement, ast.Assign):
+        return None
+    targets, value = found
+    if not (
+        isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Attribute)
+        and value.func.attr in _LOSS_ALONE_CALLS
+    ):
+        return None
+    found_model, model = value_of(value.func.value, line.frame, context)
+    names = _evaluate_names(model) if found_model else None
+    owner = line.frame.segment(value.func.value)
+    call = line.frame.segment(value)
+    written = [line.frame.segment(element) or "" for element in targets.elts]  # type: ignore[attr-defined]
+    if names != ["loss"] or not owner or not call or "\n" in call:
+        return None
+    method = value.func.attr
+    rule = (
+        f"{code(f'{owner}.{method}(...)')} returned one {error.group('type')}, the loss, "
+        f"because {code(owner)} was compiled without metrics: what {code(method)} returns "
+        f"beyond the loss is decided by {code('compile(metrics=...)')}, so there is "
+        f"nothing for {', '.join(code(name) for name in written[1:])} to take"
+    )
+    if not written or not re.fullmatch(r"[A-Za-z_]\w*", written[0]):
+        return Finding(rule + ".", None)
+    wanted = "accuracy" if any("acc" in name.lower() for name in written[1:]) else None
+    metrics = f'metrics=["{wanted}"]' if wanted else "metrics=[...]"
+    rule += (
+        f". Either compile {code(owner)} with the metrics the line expects ({code(metrics)} "
+        f"in its {code('compile')} call, then run {code(method)} again), or keep the one value"
+    )
+    fix = code(f"{written[0]} = {call}")
+    return Finding(rule + ".", fix)
+
+
+SINGLE_LOSS = ErrorFamily(
+    "the loss alone unpacked into several names",
+    messages=(Message(_NOT_ITERABLE),),
+    exception_type="TypeError",
+    read=_read_single_loss,
+    section="keras-model-api",
+    # Python raises it in the user's line, after Keras returned.
+    without_library=True,
+)
