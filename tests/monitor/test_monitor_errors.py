@@ -160,8 +160,9 @@ raise Sneaky()
 
 def test_numpy_fix_only_where_the_tensor_itself_works(kernel: KernelSession) -> None:
     # ``peak.numpy() > 2.0``: the tensor itself compares (AutoGraph makes it a tf.cond), so
-    # the fix drops .numpy(); ``.max()`` on the array or ``np.mean`` of it would fail on the
-    # tensor too: no such fix is printed there, only the advice to keep TensorFlow ops.
+    # the fix drops .numpy(); ``.max()`` on the array would fail on the tensor too: no such
+    # fix is printed there, only the advice to keep TensorFlow ops. ``np.mean`` of it gets
+    # the fix that drops .numpy() and writes NumPy's function as its graph op.
     compared = (
         "@tf.function\ndef clipped(v):\n    peak = tf.reduce_max(v)\n"
         "    if peak.numpy() > 2.0:\n        v = v / peak\n    return v\n\n"
@@ -170,10 +171,16 @@ def test_numpy_fix_only_where_the_tensor_itself_works(kernel: KernelSession) -> 
     text = failing(kernel, compared)["error"]["explanation"]
     assert "replace `if peak.numpy() > 2.0:` by `if peak > 2.0:`" in text
     run(kernel, compared.replace("peak.numpy() > 2.0", "peak > 2.0"))
-    for body in ("    return v.numpy().max()", "    return np.mean(v.numpy())"):
-        code = f"@tf.function\ndef summary(v):\n{body}\n\nsummary(tf.constant([1.0, 4.0]))"
-        text = failing(kernel, code)["error"]["explanation"]
-        assert "Fix:" not in text and "Keep the computation in TensorFlow ops" in text, text
+    code = (
+        "@tf.function\ndef summary(v):\n    return v.numpy().max()\n\n"
+        "summary(tf.constant([1.0, 4.0]))"
+    )
+    text = failing(kernel, code)["error"]["explanation"]
+    assert "Fix:" not in text and "Keep the computation in TensorFlow ops" in text, text
+    code = code.replace("v.numpy().max()", "np.mean(v.numpy())")
+    text = failing(kernel, code)["error"]["explanation"]
+    assert "replace `return np.mean(v.numpy())` by `return keras.ops.mean(v)`" in text, text
+    run(kernel, code.replace("np.mean(v.numpy())", "keras.ops.mean(v)"))
 
 
 def test_every_operand_of_the_cast_dtype_is_named(kernel: KernelSession) -> None:

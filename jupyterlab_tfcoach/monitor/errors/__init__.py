@@ -43,6 +43,7 @@ from collections.abc import Callable, Collection
 from typing import Any
 
 from jupyterlab_tfcoach.monitor.errors.context import (
+    CellFrame,
     ErrorContext,
     ParsedError,
     code,
@@ -67,7 +68,11 @@ from jupyterlab_tfcoach.monitor.errors.keras import (
     explain_state_after_build,
     explain_unknown_variable,
 )
-from jupyterlab_tfcoach.monitor.errors.numpy_calls import NumpyLine, numpy_on_traced_tensors
+from jupyterlab_tfcoach.monitor.errors.numpy_calls import (
+    NumpyLine,
+    numpy_calls_as_graph_ops,
+    numpy_on_traced_tensors,
+)
 from jupyterlab_tfcoach.monitor.errors.runnable_fixes import runnable
 from jupyterlab_tfcoach.monitor.errors.shapes import explain_missing_axis
 from jupyterlab_tfcoach.monitor.errors.tape_loops import recorded_before_loop
@@ -255,8 +260,14 @@ def _without_numpy(context: ErrorContext) -> str | None:
                 and not node.args
             ):
                 continue
-            if _needs_an_array(parents.get(id(node)), node):
-                return None  # ``x.numpy().max()``, ``np.mean(x.numpy())``: a tensor fails too
+            # Climb through operators: ``np.mean(x.numpy() == y)`` gives NumPy the comparison.
+            child, parent = node, parents.get(id(node))
+            while isinstance(parent, (ast.Compare, ast.BinOp, ast.UnaryOp)):
+                child, parent = parent, parents.get(id(parent))
+            if _needs_an_array(parent, child):
+                # ``x.numpy().max()``: a tensor fails too; ``np.mean(x.numpy() == y)``
+                # works once NumPy's functions are graph ops as well.
+                return _numpy_functions_too(frame, part, parents, context)
             tensor = frame.segment(node.func.value)
             shown = frame.segment(part)
             if not tensor or not shown or "\n" in shown:
@@ -277,11 +288,31 @@ def _without_numpy(context: ErrorContext) -> str | None:
     return None
 
 
+def _numpy_functions_too(
+    frame: CellFrame, part: ast.AST, parents: dict[int, ast.AST], context: ErrorContext
+) -> str | None:
+    """The fix of ``np.mean(pred.numpy() == y)``: without ``.numpy()`` and with graph ops
+    for NumPy's functions (``np.mean(pred == y)`` still gives NumPy a symbolic tensor)."""
+    found = numpy_calls_as_graph_ops(frame, part, parents, context)
+    shown = frame.segment(part)
+    if found is None or not shown or "\n" in shown or "\n" in found[0]:
+        return None
+    fixed, tensors, functions = found
+    named = " and ".join(code(function) for function in functions)
+    return (
+        f"{' and '.join(code(tensor) for tensor in tensors)} "
+        f"{'are such tensors' if len(tensors) > 1 else 'is such a tensor'}, and without "
+        f".numpy() {named} would still be given a symbolic tensor. Their graph ops compute "
+        "the same while the function runs (keras.ops keeps NumPy's names and arguments). "
+        f"Fix: drop .numpy() and use the graph ops: replace {code(shown)} by {code(fixed)}."
+    )
+
+
 # Roots of the calls that take a tensor where the learner passed ``x.numpy()``.
 _TENSOR_CALL_ROOTS = frozenset({"tf", "tensorflow", "keras", "ops"})
 
 
-def _needs_an_array(parent: ast.AST | None, array: ast.Call) -> bool:
+def _needs_an_array(parent: ast.AST | None, array: ast.AST) -> bool:
     """Whether the value of ``x.numpy()`` is used where the tensor itself would fail too:
     a method or attribute of the array (``.max()``, ``.tolist()``), or an argument of any
     call but a TensorFlow/Keras one (``np.mean``, ``mean`` from numpy, ``float``)."""

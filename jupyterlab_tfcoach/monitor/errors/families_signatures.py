@@ -8,7 +8,10 @@
   function's input (``cannot compute __inference_... as input #0 ... expected to be a
   float tensor but is a double tensor``); the dtype explainer leaves these to this family;
 - a SavedModel signature called with positional arguments: signatures take keyword
-  arguments only, named by the signature (``structured_input_signature``).
+  arguments only, named by the signature (``structured_input_signature``);
+- a signature called with a keyword it does not have (a Keras export names its input
+  ``keras_tensor``), or a restored function with positional inputs (``serve``) called
+  with a keyword: the names it takes, and the call with the right name or none.
 
 ``cast_fix`` is shared with the input_signature family (``families_shapes.SIGNATURE``):
 a tensor's dtype is never converted on the way in (NumPy arrays and Python numbers are),
@@ -166,6 +169,77 @@ def _read_positional(error: Recognised, line: FailingLine, context: ErrorContext
     return Finding(rule + ".", code(fixed))
 
 
+_KEYWORD = re.compile(
+    r"Binding inputs to tf\.function failed due to `(?:missing a required argument: "
+    r"'(?P<missing>\w+)'|got an unexpected keyword argument '(?P<unexpected>\w+)')`"
+)
+
+
+def _positional_count(function: Any) -> int | None:
+    """How many inputs a restored function takes positionally (a loaded SavedModel's
+    ``serve`` or other tf.function attribute: its ``input_signature``), or None."""
+    signature = library_attribute(function, "input_signature")
+    if type(signature) is not tuple or not signature or len(signature) > _MAX_INPUTS:
+        return None
+    return len(signature)
+
+
+def _read_keywords(error: Recognised, line: FailingLine, context: ErrorContext) -> Finding | None:
+    """A signature called with a keyword it does not have, or without one it needs; a
+    restored function with positional inputs called with keywords."""
+    call = line.call
+    if not isinstance(call, ast.Call) or not call.keywords or call.args:
+        return None
+    if any(item.arg is None for item in call.keywords):
+        return None
+    found, function = value_of(call.func, line.frame, context)
+    shown = line.frame.segment(call.func)
+    if not found or not shown or "\n" in shown:
+        return None
+    given = [item.arg for item in call.keywords]
+    names = _keyword_names(function)
+    if names is not None:
+        wrong = [name for name in given if name not in names]
+        unused = [name for name in names if name not in given]
+        if not wrong:
+            return None
+        listed = ", ".join(f"`{name}`" for name in names)
+        rule = (
+            f"`{shown}` is a SavedModel signature: it takes keyword arguments named by the "
+            f"signature's inputs ({listed}, its `structured_input_signature`"
+            f"{keras_export_name(names)}), and "
+            f"{' and '.join(f'`{name}`' for name in wrong)} "
+            f"{'are' if len(wrong) > 1 else 'is'} not one of them"
+        )
+        if len(wrong) != 1 or len(unused) != 1:
+            return Finding(rule + ".", None)
+        keyword = next(item for item in call.keywords if item.arg == wrong[0])
+        value = line.frame.segment(keyword.value)
+        outer = line.statement if line.statement is not None else call
+        fixed = rewrite(line.frame, outer, keyword, f"{unused[0]}={value}") if value else None
+        if not fixed or "\n" in fixed:
+            return Finding(rule + ".", None)
+        return Finding(rule + ".", code(fixed))
+    if type(function).__name__ != "RestoredFunction":  # a learner's own tf.function
+        return None
+    count = _positional_count(function)
+    if count is None or error.group("missing") is None:
+        return None
+    rule = (
+        f"`{shown}` is a function restored from a SavedModel whose inputs are positional "
+        f"({count} in its `input_signature`; the loader names them `args_0`, ...): it takes "
+        "no keyword arguments"
+    )
+    if count != 1 or len(call.keywords) != 1:
+        return Finding(rule + "; pass the inputs in order, without names.", None)
+    value = line.frame.segment(call.keywords[0].value)
+    outer = line.statement if line.statement is not None else call
+    fixed = rewrite(line.frame, outer, call.keywords[0], value) if value else None
+    if not fixed or "\n" in fixed:
+        return Finding(rule + ".", None)
+    return Finding(rule + ".", code(fixed))
+
+
 SIGNATURE_KEYWORDS = ErrorFamily(
     "a SavedModel signature called with positional arguments",
     messages=(Message(_POSITIONAL),),
@@ -173,3 +247,18 @@ SIGNATURE_KEYWORDS = ErrorFamily(
     read=_read_positional,
     section="input-signature",
 )
+
+SIGNATURE_NAMES = ErrorFamily(
+    "a SavedModel signature or restored function called with names it does not take",
+    messages=(Message(_KEYWORD),),
+    exception_type="TypeError",
+    read=_read_keywords,
+    section="input-signature",
+)
+
+
+def keras_export_name(names: list[str]) -> str:
+    """Where the odd name comes from, when it is the one Keras's export gives."""
+    if "keras_tensor" not in names:
+        return ""
+    return "; Keras names an exported input so, whatever its Input was called"

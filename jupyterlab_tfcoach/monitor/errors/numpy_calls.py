@@ -17,7 +17,12 @@ import ast
 import sys
 from dataclasses import dataclass
 
-from jupyterlab_tfcoach.monitor.errors.context import CellFrame, ErrorContext, value_kind
+from jupyterlab_tfcoach.monitor.errors.context import (
+    CellFrame,
+    ErrorContext,
+    rewrite_all,
+    value_kind,
+)
 
 # NumPy -> TensorFlow, for a kernel without Keras (keras.ops keeps NumPy's names).
 _TENSORFLOW_NAMES = {
@@ -132,3 +137,106 @@ def _graph_op(name: str, context: ErrorContext) -> str | None:
     if name in _TENSORFLOW_NAMES and "tensorflow" in sys.modules:
         return f"{context.module_alias('tensorflow', 'tf')}.{_TENSORFLOW_NAMES[name]}"
     return None
+
+
+# Nodes the value of ``x.numpy()`` may pass through on its way into a NumPy call and stay
+# a tensor once ``.numpy()`` is gone: operators work on graph tensors as on arrays.
+_OPERATORS = (ast.Compare, ast.BinOp, ast.UnaryOp)
+
+
+def numpy_calls_as_graph_ops(
+    frame: CellFrame, part: ast.AST, parents: dict[int, ast.AST], context: ErrorContext
+) -> tuple[str, tuple[str, ...], tuple[str, ...]] | None:
+    """``np.mean(pred.numpy() == y)`` -> ``keras.ops.mean(pred == y)``: the part with each
+    ``.numpy()`` dropped and each NumPy function replaced by its graph op. Dropping
+    ``.numpy()`` alone leaves a NumPy function on a symbolic tensor, which fails too. None
+    when a ``.numpy()`` value reaches anything but operators and NumPy functions, a NumPy
+    function has no graph op, a comparison compares tensors of two dtypes (graph ``==``
+    does not convert them) or ``np.argmax``/``np.argmin`` has no axis (NumPy flattens)."""
+    numpy = sys.modules.get("numpy")
+    if numpy is None:
+        return None
+    replacements: list[tuple[ast.AST, str]] = []
+    for node in ast.walk(part):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        if isinstance(func, ast.Attribute) and _holds(func.value, numpy, frame, context):
+            if func.attr in ("argmax", "argmin") and not _has_axis(node):
+                return None
+            graph_op = _graph_op(func.attr, context)
+            if graph_op is None:
+                return None
+            replacements.append((func, graph_op))
+        elif isinstance(func, ast.Attribute) and func.attr == "numpy" and not node.args:
+            if not _flows_into_numpy(node, parents, numpy, frame, context):
+                return None
+            tensor = frame.segment(func.value)
+            if not tensor:
+                return None
+            replacements.append((node, tensor))
+    functions = tuple(
+        dict.fromkeys(
+            frame.segment(node) or "" for node, _ in replacements if isinstance(node, ast.Attribute)
+        )
+    )
+    tensors = tuple(
+        dict.fromkeys(text for node, text in replacements if isinstance(node, ast.Call))
+    )
+    if not functions or not tensors:
+        return None
+    for node in ast.walk(part):
+        if isinstance(node, ast.Compare) and _mixed_dtypes(node, frame, context):
+            return None
+    fixed = rewrite_all(frame, part, replacements)
+    return (fixed, tensors, functions) if fixed else None
+
+
+def _has_axis(call: ast.Call) -> bool:
+    return len(call.args) > 1 or any(keyword.arg == "axis" for keyword in call.keywords)
+
+
+def _flows_into_numpy(
+    node: ast.AST,
+    parents: dict[int, ast.AST],
+    numpy: object,
+    frame: CellFrame,
+    context: ErrorContext,
+) -> bool:
+    """Whether the value of ``node`` reaches a NumPy function's argument through operators
+    only (``np.mean(x.numpy() == y)``), not through a method or another function."""
+    child, parent = node, parents.get(id(node))
+    while isinstance(parent, _OPERATORS):
+        child, parent = parent, parents.get(id(parent))
+    return (
+        isinstance(parent, ast.Call)
+        and child is not parent.func
+        and isinstance(parent.func, ast.Attribute)
+        and _holds(parent.func.value, numpy, frame, context)
+    )
+
+
+def _mixed_dtypes(compare: ast.Compare, frame: CellFrame, context: ErrorContext) -> bool:
+    """Whether two operands of ``compare`` are tensors of different dtypes (or one's dtype
+    cannot be read): graph ``==`` raises on them where NumPy converted."""
+    dtypes = set()
+    for operand in [compare.left, *compare.comparators]:
+        while (
+            isinstance(operand, ast.Call)
+            and isinstance(operand.func, ast.Attribute)
+            and operand.func.attr == "numpy"
+        ):
+            operand = operand.func.value
+        if isinstance(operand, ast.Constant):
+            continue
+        found, value = context.resolve(operand, frame)
+        if not found or value_kind(value) not in ("symbolic", "tensor"):
+            return True
+        try:
+            name = value.dtype.name
+        except Exception:
+            return True
+        if type(name) is not str:
+            return True
+        dtypes.add(name)
+    return len(dtypes) > 1

@@ -198,7 +198,8 @@ def _is_dataset(argument: ast.expr, frame: CellFrame, context: ErrorContext) -> 
 
 
 def _array_like(argument: ast.expr, frame: CellFrame, context: ErrorContext) -> bool:
-    """Whether ARG (or the array it indexes) is a NumPy array or a tensor, so that
+    """Whether ARG (or the array it indexes) is a NumPy array or a tensor (a symbolic one
+    inside a traced function too, where ``np.expand_dims`` would fail), so that
     ``[None, ...]`` indexing works on it."""
     found, value = context.resolve(argument, frame)
     if not found:
@@ -206,7 +207,7 @@ def _array_like(argument: ast.expr, frame: CellFrame, context: ErrorContext) -> 
         if root is None:
             return False
         found, value = context.lookup(root.id, frame)
-    return found and kind_of(value) in ("array", "tensor")
+    return found and kind_of(value) in ("array", "tensor", "symbolic")
 
 
 def _fixed_argument(
@@ -332,8 +333,11 @@ def explain_missing_axis(parsed: ParsedError, context: ErrorContext) -> tuple[st
                 )
                 if axis == _BATCH and "expand_dims" not in fixed:
                     # The API a teacher names for adding an axis, beside the indexing fix.
-                    np = context.module_alias("numpy", "np")
-                    expanded = f"{np}.expand_dims({argument_source}, 0)"
+                    # A symbolic tensor (inside a traced function) takes TensorFlow's.
+                    found, value = context.resolve(argument, frame)
+                    traced = found and kind_of(value) == "symbolic"
+                    module = ("tensorflow", "tf") if traced else ("numpy", "np")
+                    expanded = f"{context.module_alias(*module)}.expand_dims({argument_source}, 0)"
                     dropped += f" {code(expanded)} adds the same axis in front."
                 return (
                     f"In {code(call_source)}, {shapes}: {_WHAT[axis]} (None stands for "

@@ -70,6 +70,7 @@ from jupyterlab_tfcoach.monitor.training.fit_config import config_entries
 from jupyterlab_tfcoach.monitor.training.fit_watch import CellFits, FitRun, WeightOutcome
 from jupyterlab_tfcoach.monitor.training.input_ranges import range_notes
 from jupyterlab_tfcoach.monitor.training.loss_agreement import loss_notes
+from jupyterlab_tfcoach.monitor.training.served_inputs import served_notes
 from jupyterlab_tfcoach.monitor.variables import zero_start
 
 FROZEN_SECTION = "trainable-weights"
@@ -800,6 +801,7 @@ def fit_entries(
         loss_parameters.swapped_loss_notes(cell.swapped_losses, namespace, cell_source)
     )
     config_notes.extend(range_notes(cell.ranges, namespace, cell_source))
+    config_notes.extend(served_notes(cell.ranges, namespace, cell_source))
     config_notes.extend(augmentation_notes(cell.augmentation, namespace, cell_source))
     config_notes.extend(
         validation_copies.validation_copy_notes(cell.validation_copies, namespace, cell_source)

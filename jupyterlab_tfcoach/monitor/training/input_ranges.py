@@ -141,6 +141,9 @@ class ScaledTwice:
 class CellRanges:
     mismatches: list[Mismatch] = field(default_factory=list)
     scaled_twice: list[ScaledTwice] = field(default_factory=list)
+    # What each model was fitted on (the watcher's own records, weak): read after the
+    # cell for the calls of a SavedModel exported from one of them (``served.py``).
+    trained: Mapping[int, Trained] = field(default_factory=dict)
 
 
 def _number(value: float) -> str:
@@ -210,6 +213,7 @@ class RangeWatcher:
 
     def take(self) -> CellRanges:
         cell, self._cell = self._cell, CellRanges()
+        cell.trained = self._trained
         return cell
 
     # ------------------------------------------------------------- reading
