@@ -16,8 +16,10 @@ from jupyterlab_tfcoach.course import Course, Section
 
 # A course link as the modules write it: ``[text](#id)``, ``[text](module-02.md#id)``,
 # ``[text](module-02#id)`` or ``[text](module-02.md)``; the text may wrap onto a new line.
+# The text holds no ``[``: an interval written before a link (`` `[0, size)` ... ([module
+# 1](...)``) is not part of it.
 COURSE_LINK = re.compile(
-    r"\[(?P<text>[^\]]+)\]\((?P<target>module-[0-9]+(?:\.md)?(?:#[a-z0-9-]+)?|#[a-z0-9-]+)\)"
+    r"\[(?P<text>[^\[\]]+)\]\((?P<target>module-[0-9]+(?:\.md)?(?:#[a-z0-9-]+)?|#[a-z0-9-]+)\)"
 )
 # Inline code and emphasis marks render as elements; only their text is in the heading.
 _INLINE_MARKS = re.compile(r"[`*]")
@@ -39,14 +41,19 @@ def notebook_links(course: Course, module_id: str, markdown: str) -> str:
 
     def rewrite(match: re.Match[str]) -> str:
         text = match["text"]
+        # Text that already names the module ("module 1") is not followed by its name again.
+        names_module = " ".join(text.split()).lower()
         landed = course.resolve(match["target"])
         if not isinstance(landed, Section):
-            return f"{text} (module {_module_number(landed.id)})"
+            where = f"module {_module_number(landed.id)}"
+            return text if names_module == where else f"{text} ({where})"
         if landed.module_id == module_id:
             return f"[{text}](#{heading_anchor(landed.title)})"
         where = f"module {_module_number(landed.module_id)}"
         if text == landed.title:
             return f"*{text}* ({where})"
+        if names_module == where:
+            return f"{text} (*{landed.title}*)"
         return f"{text} ({where}, *{landed.title}*)"
 
     return COURSE_LINK.sub(rewrite, markdown)

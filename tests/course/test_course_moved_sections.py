@@ -648,3 +648,34 @@ def test_the_numbers_a_module_says_are_the_places_of_the_modules_it_means(module
     # the number is the module that holds the section.
     for match in re.finditer(r"\b[Mm]odule\s+(\d+),?\s*\n?\s*\[[^\]]+\]\((module-\d+)\.md#", text):
         assert f"module-{int(match[1]):02d}" == match[2], match[0]
+
+
+_MODULE_NAMED_TWICE = re.compile(r"\b[Mm]odule (\d+) \(module \1\b")
+
+
+def test_a_notebook_link_whose_text_names_its_module_names_it_once() -> None:
+    """In a notebook, ``[module 1](module-01.md#x)`` reads "module 1 (*Title*)", never
+    "module 1 (module 1, *Title*)"; other text still gets the module's number."""
+    course = get_course()
+    rewritten = {
+        module.id: notebook_links(course, module.id, module.markdown) for module in course.modules
+    }
+    doubled = {
+        module_id: match.group(0)
+        for module_id, text in rewritten.items()
+        for match in _MODULE_NAMED_TWICE.finditer(text)
+    }
+    assert doubled == {}
+    section = course.section("creating-slicing-reducing")
+    text = notebook_links(
+        course, "module-06", "see [module 1](module-01.md#creating-slicing-reducing)"
+    )
+    assert text == f"see module 1 (*{section.title}*)"
+    text = notebook_links(
+        course, "module-06", "see [the first one](module-01.md#creating-slicing-reducing)"
+    )
+    assert text == f"see the first one (module 1, *{section.title}*)"
+    assert notebook_links(course, "module-06", "[Module 2](module-02.md)") == "Module 2"
+    # An interval before a link stays as written.
+    text = notebook_links(course, "module-06", "`[0, n)` ([module 1](module-01.md))")
+    assert text == "`[0, n)` (module 1)"
