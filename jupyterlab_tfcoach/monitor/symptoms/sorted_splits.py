@@ -330,20 +330,34 @@ def _sorted_column_text(
         "data. Nothing raises."
     )
     partners = _partners(first[0], name, slices, source, namespace)
-    numpy = numpy_name(namespace)
+    fix = _permutation_fix(name, partners, numpy_name(namespace), namespace)
+    if fix is None:
+        return _shuffle_in_words(text, name)
+    return reports.note(
+        text + f" Shuffle the rows before splitting. Fix: `{fix}` as the first line of the cell.",
+        SECTION,
+    )
+
+
+def _permutation_fix(
+    name: str, partners: list[str], numpy: str | None, namespace: Mapping[str, Any]
+) -> str | None:
+    """One permutation applied to ``name`` and the arrays whose rows pair with it, or None
+    where it cannot be written (``labels[perm]`` runs on NumPy arrays only: a tensor takes
+    ``tf.gather``)."""
     if numpy is None or type(namespace[name]).__name__ != "ndarray":
-        return reports.note(
-            text + f" Shuffle `{name}` and the arrays whose rows pair with it by one "
-            "permutation before splitting.",
-            SECTION,
-        )
+        return None
     arrays = [*partners, name]
-    fix = (
+    return (
         f"perm = {numpy}.random.permutation(len({name})); "
         f"{', '.join(arrays)} = {', '.join(f'{a}[perm]' for a in arrays)}"
     )
+
+
+def _shuffle_in_words(text: str, name: str) -> Note:
     return reports.note(
-        text + f" Shuffle the rows before splitting. Fix: `{fix}` as the first line of the cell.",
+        text + f" Shuffle `{name}` and the arrays whose rows pair with it by one "
+        "permutation before splitting.",
         SECTION,
     )
 
@@ -560,20 +574,10 @@ def _note(
         listed = " and ".join(f"`{k}`" for k in dict.fromkeys(kept))
         text += f" That part is {listed}."
     numpy = numpy_name(namespace)
-    # ``labels[perm]`` runs on NumPy arrays only (a tensor takes ``tf.gather``).
-    if numpy is None or not partners or type(namespace[name]).__name__ != "ndarray":
-        # Without the arrays that pair with these labels, a printed shuffle of the labels
-        # alone would break every pair: say it in words.
-        return reports.note(
-            text + f" Shuffle `{name}` and the arrays whose rows pair with it by one "
-            "permutation before splitting.",
-            SECTION,
-        )
-    arrays = [*partners, name]
-    fix = (
-        f"perm = {numpy}.random.permutation(len({name})); "
-        f"{', '.join(arrays)} = {', '.join(f'{a}[perm]' for a in arrays)}"
-    )
-    together = "them together" if partners else "it"
-    text += f" Shuffle {together} before splitting, as the first line of the cell: `{fix}`."
+    # Without the arrays that pair with these labels, a printed shuffle of the labels
+    # alone would break every pair: say it in words.
+    fix = _permutation_fix(name, partners, numpy, namespace) if partners else None
+    if fix is None:
+        return _shuffle_in_words(text, name)
+    text += f" Shuffle them together before splitting, as the first line of the cell: `{fix}`."
     return reports.note(text, SECTION)
