@@ -1263,7 +1263,7 @@ class _Entries:
                 f"per target), then compile and {setup.method} again"
             )
         text += " (or, if the model was meant to predict something else, give it those targets)."
-        return text, RANGE_SECTION
+        return text, LABELS_SECTION
 
     def multi_hot_labels(
         self, setup: Setup, name: str | None, compiled: tuple[ast.Call, str] | None
