@@ -560,10 +560,12 @@ class Monitor:
         its expressions: the names there could still hold an earlier cell's values, so they
         are not read."""
         notes: list[Note] = []
+        # One read of the shell's namespace for every check (the dict itself, never copied).
+        namespace = self._namespace()
         try:
             if self.broadcasts is not None:
                 if cell_completed:
-                    self.broadcasts.scan_cell(self._cell_source, self._namespace())
+                    self.broadcasts.scan_cell(self._cell_source, namespace)
                 notes.extend(self.broadcasts.take_notes())
             notes.extend(self._call_broadcast_notes)
             self._call_broadcast_notes = []
@@ -571,32 +573,32 @@ class Monitor:
             pass
         try:
             if cell_completed:
-                notes.extend(self.reshapes.notes(self._cell_source, self._namespace()))
+                notes.extend(self.reshapes.notes(self._cell_source, namespace))
         except Exception:
             pass
         try:
             if cell_completed:
-                notes.extend(self.hand_metrics.notes(self._cell_source, self._namespace()))
+                notes.extend(self.hand_metrics.notes(self._cell_source, namespace))
         except Exception:
             pass
         try:
             if cell_completed:
-                notes.extend(self.whole_array_scaling.notes(self._cell_source, self._namespace()))
+                notes.extend(self.whole_array_scaling.notes(self._cell_source, namespace))
         except Exception:
             pass
         try:
             if cell_completed:
-                notes.extend(truncation_notes(self._cell_source, self._namespace()))
+                notes.extend(truncation_notes(self._cell_source, namespace))
         except Exception:
             pass
         try:
             if cell_completed and self.variables is not None:
-                notes.extend(self.custom_loops.notes(self._cell_source, self._namespace()))
+                notes.extend(self.custom_loops.notes(self._cell_source, namespace))
         except Exception:
             pass
         try:
             if self.datasets is not None:
-                notes.extend(self.datasets.take_notes(self._namespace(), self._cell_source))
+                notes.extend(self.datasets.take_notes(namespace, self._cell_source))
         except Exception:
             pass
         try:
@@ -698,13 +700,13 @@ class Monitor:
         ):
             try:
                 if cell_completed:
-                    notes.extend(check(self._cell_source, self._namespace()))
+                    notes.extend(check(self._cell_source, namespace))
             except Exception:
                 pass
         try:
             if cell_completed:
                 used = self.fits.preprocessing.used_before if self.fits is not None else None
-                notes.extend(adapt_leaks.notes(self._cell_source, self._namespace(), used))
+                notes.extend(adapt_leaks.notes(self._cell_source, namespace, used))
         except Exception:
             pass
         return notes

@@ -92,20 +92,22 @@ def walk_nodes(tree: ast.AST) -> list[ast.AST]:
     return _kept(_WALKED, tree, lambda node: _read_children(node)[0])
 
 
-# Each tree's nodes' children (``ast.iter_child_nodes``), by the node's id: the readers that
-# visit a cell node by node (parents, scopes, expressions) each asked every node for its
-# children again, the larger part of reading an edited cell. Kept like ``_WALKED``.
-_CHILDREN: dict[int, tuple[ast.AST, dict[int, tuple[ast.AST, ...]]]] = {}
+# Each tree's nodes' children (``ast.iter_child_nodes``), by the node's id, and its nodes in
+# ``ast.walk`` order: the readers that visit a cell node by node (parents, scopes,
+# expressions) each asked every node for its children again, the larger part of reading an
+# edited cell; the order is kept too, so that asking for the table costs one lookup, not a
+# new walk over it. Kept like ``_WALKED``.
+_CHILDREN: dict[int, tuple[ast.AST, list[ast.AST], dict[int, tuple[ast.AST, ...]]]] = {}
 
 
 def _read_children(
     tree: ast.AST,
 ) -> tuple[list[ast.AST], dict[int, tuple[ast.AST, ...]]]:
-    """The tree's nodes in ``ast.walk`` order and each node's children, in one walk."""
+    """The tree's nodes in ``ast.walk`` order and each node's children, in one walk, made
+    once per tree. Shared: callers only read them."""
     held = _CHILDREN.get(id(tree))
     if held is not None and held[0] is tree:
-        table = held[1]
-        return [tree, *_ordered(tree, table)], table
+        return held[1], held[2]
     table: dict[int, tuple[ast.AST, ...]] = {}
     order: list[ast.AST] = [tree]
     index = 0
@@ -117,19 +119,8 @@ def _read_children(
         order.extend(children)
     if len(_CHILDREN) >= _PARSED_SOURCES:
         _CHILDREN.pop(next(iter(_CHILDREN)))
-    _CHILDREN[id(tree)] = (tree, table)
+    _CHILDREN[id(tree)] = (tree, order, table)
     return order, table
-
-
-def _ordered(tree: ast.AST, table: dict[int, tuple[ast.AST, ...]]) -> Iterator[ast.AST]:
-    """The nodes after ``tree`` in ``ast.walk`` order, read from ``table``."""
-    pending = list(table[id(tree)])
-    index = 0
-    while index < len(pending):
-        node = pending[index]
-        index += 1
-        yield node
-        pending.extend(table[id(node)])
 
 
 def child_nodes(tree: ast.AST) -> dict[int, tuple[ast.AST, ...]]:

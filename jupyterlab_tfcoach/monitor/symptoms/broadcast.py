@@ -877,6 +877,20 @@ def cell_expressions(source: str) -> list[Expression]:
     return expressions_in(source, tree.body, child_nodes(tree))
 
 
+def _names_under(node: ast.AST, table: Mapping[int, tuple[ast.AST, ...]] | None) -> list[str]:
+    """The names read anywhere under ``node`` (``ast.walk``'s, in any order), its nodes'
+    children read from ``table`` when the caller holds it: an edited cell's assignments and
+    reductions each walked their subtree again."""
+    found: list[str] = []
+    pending = [node]
+    while pending:
+        current = pending.pop()
+        if isinstance(current, ast.Name):
+            found.append(current.id)
+        pending.extend(children(table or {}, current))
+    return found
+
+
 def expressions_in(
     source: str,
     statements: list[ast.stmt],
@@ -898,13 +912,9 @@ def expressions_in(
             single = node.targets[0] if len(node.targets) == 1 else None
             target = single.id if isinstance(single, ast.Name) else None
             if target is not None:
-                feeds.setdefault(target, set()).update(
-                    name.id for name in ast.walk(node.value) if isinstance(name, ast.Name)
-                )
+                feeds.setdefault(target, set()).update(_names_under(node.value, table))
         if isinstance(node, ast.Call) and _call_name(node) in _REDUCE_NAMES:
-            for name in ast.walk(node):
-                if isinstance(name, ast.Name):
-                    reduced_names.add(name.id)
+            reduced_names.update(_names_under(node, table))
             in_reduction = True
         if isinstance(node, (ast.BinOp, ast.Compare, ast.Call)):
             candidates.append((node, in_reduction, target))

@@ -197,7 +197,10 @@ def class_axis_notes(code: CellCode, namespace: dict[str, Any]) -> list[Note]:
     picks: dict[int, Pick] | None = code.memo.get("picks")
     if picks is None:
         picks = code.memo["picks"] = {}
+        # Only a call can be a pick: the rest of the cell's nodes are not asked.
         for node in code.nodes:
+            if not isinstance(node, ast.Call):
+                continue
             found = _pick(code, node)
             if found is not None:
                 picks[id(node)] = found

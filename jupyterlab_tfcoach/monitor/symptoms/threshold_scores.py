@@ -227,7 +227,16 @@ def _candidates(code: CellCode) -> list[Threshold]:
     """The cell's thresholds (source only, kept with the parsed cell)."""
     found = code.memo.get("thresholds")
     if found is None:
-        found = [t for t in (_threshold(code, node) for node in code.nodes) if t is not None]
+        # Only a comparison or a call can be a threshold: the other nodes are not asked.
+        found = [
+            t
+            for t in (
+                _threshold(code, node)
+                for node in code.nodes
+                if isinstance(node, ast.Compare | ast.Call)
+            )
+            if t is not None
+        ]
         code.memo["thresholds"] = found
     return found
 

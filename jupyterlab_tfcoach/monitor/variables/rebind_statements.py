@@ -144,9 +144,17 @@ def _text(node: ast.AST) -> str | None:
 
 
 def _reads(expression: ast.AST, target: str) -> bool:
+    # ``target`` is a dotted name: a node reads as it only if the expression holds its first
+    # name, so that cheap test comes first, and a plain name needs no node's text at all (an
+    # attribute's text always has a dot).
+    root, dot, _ = target.partition(".")
+    nodes = list(ast.walk(expression))
+    if not any(isinstance(node, ast.Name) and node.id == root for node in nodes):
+        return False
+    if not dot:
+        return True
     return any(
-        isinstance(node, (ast.Name, ast.Attribute)) and _text(node) == target
-        for node in ast.walk(expression)
+        isinstance(node, (ast.Name, ast.Attribute)) and _text(node) == target for node in nodes
     )
 
 
