@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from jupyterlab_tfcoach.analysis.model import Path, Scope
@@ -187,3 +188,14 @@ def init_scope_spans(ctx: RuleContext) -> list[Span]:
 def in_spans(node: ast.AST, spans: list[Span]) -> bool:
     position = (node.lineno, node.col_offset)  # type: ignore[attr-defined]
     return any(start <= position <= end for start, end in spans)
+
+
+def own_nodes(scope: ast.AST) -> Iterator[ast.AST]:
+    """The nodes of a scope (a module or a function), not those of the functions, classes
+    or lambdas defined in it: each of those is a scope of its own."""
+    stack = list(ast.iter_child_nodes(scope))
+    while stack:
+        node = stack.pop()
+        yield node
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            stack.extend(ast.iter_child_nodes(node))

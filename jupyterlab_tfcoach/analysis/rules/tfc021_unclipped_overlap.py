@@ -7,6 +7,7 @@ from collections.abc import Iterator
 
 from jupyterlab_tfcoach.analysis.context import RuleContext
 from jupyterlab_tfcoach.analysis.findings import Finding, Fix, Severity
+from jupyterlab_tfcoach.analysis.rules._common import own_nodes
 
 CODE = "TFC021"
 NAME = "unclipped-overlap"
@@ -60,16 +61,6 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
         yield from _scope_findings(ctx, scope)
 
 
-def _own_nodes(scope: ast.AST) -> Iterator[ast.AST]:
-    """The nodes of a scope, not those of the functions or classes defined in it."""
-    stack = list(ast.iter_child_nodes(scope))
-    while stack:
-        node = stack.pop()
-        yield node
-        if not isinstance(node, (*_FUNCTION_NODES, ast.ClassDef, ast.Lambda)):
-            stack.extend(ast.iter_child_nodes(node))
-
-
 def _extreme(call: ast.expr) -> tuple[str, ast.expr] | None:
     """``("min", func)`` for ``tf.minimum(a, b)``: which extreme, and the callee."""
     if not (isinstance(call, ast.Call) and len(call.args) == 2):
@@ -81,7 +72,7 @@ def _extreme(call: ast.expr) -> tuple[str, ast.expr] | None:
 
 
 def _scope_findings(ctx: RuleContext, scope: ast.AST) -> Iterator[Finding]:
-    nodes = list(_own_nodes(scope))
+    nodes = list(own_nodes(scope))
     bound: dict[str, list[tuple[str, ast.expr]]] = {}
     for node in nodes:
         if not isinstance(node, ast.Assign) or len(node.targets) != 1:

@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from jupyterlab_tfcoach.analysis.context import RuleContext
 from jupyterlab_tfcoach.analysis.findings import Finding, Fix, Severity
 from jupyterlab_tfcoach.analysis.positions import Range
+from jupyterlab_tfcoach.analysis.rules._common import own_nodes
 
 CODE = "TFC025"
 NAME = "tflite-output-before-invoke"
@@ -106,15 +107,6 @@ def _scopes(tree: ast.Module) -> Iterator[ast.AST]:
             yield node
 
 
-def _own_nodes(scope: ast.AST) -> Iterator[ast.AST]:
-    stack = list(ast.iter_child_nodes(scope))
-    while stack:
-        node = stack.pop()
-        yield node
-        if not isinstance(node, (*_FUNCTION_NODES, ast.ClassDef, ast.Lambda)):
-            stack.extend(ast.iter_child_nodes(node))
-
-
 def check(ctx: RuleContext) -> Iterator[Finding]:
     if "set_tensor" not in ctx.source.text:
         return
@@ -129,7 +121,7 @@ def _scope_findings(ctx: RuleContext, scope: ast.AST, interpreters: set[str]) ->
     # Every use of an interpreter in the scope, in source order: (position, key, what, node).
     uses: list[tuple[tuple[int, int], str, str, ast.AST]] = []
     parents: dict[int, ast.AST] = {}
-    for node in _own_nodes(scope):
+    for node in own_nodes(scope):
         for child in ast.iter_child_nodes(node):
             parents[id(child)] = node
         if isinstance(node, ast.Call):
