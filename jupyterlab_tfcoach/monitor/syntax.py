@@ -136,6 +136,24 @@ def children(table: Mapping[int, tuple[ast.AST, ...]], node: ast.AST) -> tuple[a
     return found if found is not None else tuple(ast.iter_child_nodes(node))
 
 
+def subtree_nodes(node: ast.AST) -> list[ast.AST]:
+    """``list(ast.walk(node))``, the same nodes in the same order, read from the children
+    table of the kept tree ``node`` belongs to (``child_nodes``), else walked: a walk asks
+    every node for its children field by field, the larger part of the checks that read
+    the statements of an edited cell one by one. A node alive in a kept tree is the only
+    one with its id, so the table found is its own."""
+    key = id(node)
+    for _tree, _order, table in reversed(_CHILDREN.values()):
+        if key in table:
+            order = [node]
+            index = 0
+            while index < len(order):
+                order.extend(table.get(id(order[index])) or ())
+                index += 1
+            return order
+    return list(ast.walk(node))
+
+
 # A line with its end (``\r\n``, ``\r`` or ``\n``), as the parser splits lines: not at form
 # feeds, which ``str.splitlines`` also splits at.
 _SOURCE_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+")

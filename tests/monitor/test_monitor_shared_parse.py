@@ -81,3 +81,38 @@ def test_a_cell_with_magics_is_parsed_as_each_check_reads_it(
     assert (expressions, reshapes, code) == ([], [], None)
     assert loops is not None and [r.target for r in rebinds.rebinds] == ["w"]
     assert counts == Counter({cell: 1, blanked: 1})
+
+
+def learner_cells() -> list[str]:
+    """Every code cell of the studied learner notebooks: code nobody wrote for this test."""
+    import json
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2] / "benchmarks" / "learner_notebooks"
+    cells = []
+    for notebook in sorted(root.glob("*/*.ipynb")):
+        for cell in json.loads(notebook.read_text(encoding="utf-8"))["cells"]:
+            if cell["cell_type"] == "code":
+                cells.append("".join(cell["source"]))
+    return cells
+
+
+def test_a_statement_read_from_the_kept_tree_gives_the_nodes_a_walk_gives() -> None:
+    from jupyterlab_tfcoach.monitor.syntax import child_nodes, subtree_nodes
+
+    compared = 0
+    for cell in learner_cells():
+        tree = parsed_source(cell)
+        if tree is None:
+            continue
+        # Before the tree's table is made the reading is a walk; after, a table read.
+        first = tree.body[0] if tree.body else tree
+        assert subtree_nodes(first) == list(ast.walk(first))
+        child_nodes(tree)
+        for node in ast.walk(tree):
+            assert subtree_nodes(node) == list(ast.walk(node))
+            compared += 1
+    assert compared > 10_000
+    # A node of a tree that is not kept (parsed apart) is walked as before.
+    apart = ast.parse("loss = tf.reduce_mean(a - b)")
+    assert subtree_nodes(apart) == list(ast.walk(apart))

@@ -36,6 +36,7 @@ from jupyterlab_tfcoach.monitor.syntax import (
     parsed_source,
     scope_statements,
     source_segment,
+    subtree_nodes,
     walk_nodes,
 )
 
@@ -132,7 +133,7 @@ def notes(source: str, namespace: Mapping[str, Any]) -> list[Note]:
                     target.id
                     for later in statements[index + 1 :]
                     if isinstance(later, ast.Assign | ast.AugAssign | ast.AnnAssign)
-                    for target in ast.walk(later)
+                    for target in subtree_nodes(later)
                     if isinstance(target, ast.Name) and isinstance(target.ctx, ast.Store)
                 }
                 note = _statement_note(source, statement, made, rebound, where, namespace)
@@ -160,7 +161,7 @@ def _statement_note(
     top_level = not where
     if not isinstance(statement, ast.Assign | ast.Expr | ast.Return | ast.AugAssign):
         return None
-    for node in ast.walk(statement):
+    for node in subtree_nodes(statement):
         if not isinstance(node, ast.Call):
             continue
         parts = _cast_parts(node)

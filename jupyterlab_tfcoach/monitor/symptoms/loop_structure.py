@@ -26,6 +26,7 @@ from jupyterlab_tfcoach.monitor.syntax import (
     children,
     function_definition,
     parsed_source,
+    subtree_nodes,
     walk_nodes,
 )
 
@@ -55,7 +56,7 @@ class ParsedCell:
         """``ast.walk(node)``, kept."""
         found = self._walked.get(id(node))
         if found is None:
-            found = list(ast.walk(node))
+            found = subtree_nodes(node)
             self._walked[id(node)] = found
         return found
 
@@ -180,7 +181,7 @@ def _mark_taped(cell: ParsedCell) -> None:
         if id(root) in seen:
             continue
         seen.add(id(root))
-        for node in ast.walk(root):
+        for node in subtree_nodes(root):
             cell.taped.add(id(node))
             if (
                 isinstance(node, ast.Call)

@@ -26,7 +26,7 @@ from jupyterlab_tfcoach.monitor import report as reports
 from jupyterlab_tfcoach.monitor.report import Note
 from jupyterlab_tfcoach.monitor.symptoms.cell_reading import numpy_values, value_at
 from jupyterlab_tfcoach.monitor.symptoms.intent_words import cell_lines, segment
-from jupyterlab_tfcoach.monitor.syntax import call_name, parsed_source, walk_nodes
+from jupyterlab_tfcoach.monitor.syntax import call_name, parsed_source, subtree_nodes, walk_nodes
 
 SECTION = "joining-indexing"
 MAX_CELL_CHARS = 30_000
@@ -42,7 +42,7 @@ def _base(node: ast.AST) -> ast.Name | None:
 
 
 def _is_ranking(value: ast.AST) -> bool:
-    return any(isinstance(n, ast.Call) and call_name(n) in _RANKINGS for n in ast.walk(value))
+    return any(isinstance(n, ast.Call) and call_name(n) in _RANKINGS for n in subtree_nodes(value))
 
 
 def _int_range(name: ast.Name, namespace: dict[str, Any]) -> tuple[int, int, int] | None:

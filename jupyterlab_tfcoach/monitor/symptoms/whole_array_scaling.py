@@ -49,7 +49,12 @@ from jupyterlab_tfcoach.monitor import report as reports
 from jupyterlab_tfcoach.monitor.errors.failing_line import show_shape
 from jupyterlab_tfcoach.monitor.report import Note
 from jupyterlab_tfcoach.monitor.symptoms.cell_reading import numpy_values, value_at
-from jupyterlab_tfcoach.monitor.syntax import call_name, history_assignments, parsed_source
+from jupyterlab_tfcoach.monitor.syntax import (
+    call_name,
+    history_assignments,
+    parsed_source,
+    subtree_nodes,
+)
 
 SECTION = "class-axis"
 MAX_NOTES = 2
@@ -173,7 +178,7 @@ class _Reader:
         self.namespace = namespace
         self.assigned: dict[str, list[tuple[int, ast.stmt, ast.expr]]] = {}
         for statement in scope:
-            for node in ast.walk(statement):
+            for node in subtree_nodes(statement):
                 if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
                     continue
                 if isinstance(node, ast.Assign) and len(node.targets) == 1:
@@ -364,7 +369,7 @@ def _with_axis(statistic: _Statistic) -> str | None:
     if text is None:
         return None
     edits: list[int] = []
-    for node in ast.walk(statement):
+    for node in subtree_nodes(statement):
         if isinstance(node, ast.Call) and _reduced_data(node) is not None:
             if node.end_col_offset is None or node.lineno != statement.lineno:
                 return None
@@ -386,7 +391,7 @@ def _history_statistic(name: str, namespace: dict[str, Any]) -> _Statistic | Non
     if latest is None:
         return None
     statement, source = latest
-    for node in ast.walk(statement.value):
+    for node in subtree_nodes(statement.value):
         if isinstance(node, ast.Call) and _reduced_data(node) is not None:
             return _Statistic(node, statement, source)
     return None
@@ -465,7 +470,7 @@ class WholeArrayScalingCheck:
         if any(
             isinstance(n, ast.Name) and n.id == target.id and isinstance(n.ctx, ast.Store)
             for part in later
-            for n in ast.walk(part)
+            for n in subtree_nodes(part)
         ):
             return None  # bound again later: its value now is another one
         earlier = [
@@ -485,7 +490,7 @@ class WholeArrayScalingCheck:
                 continue
             parameter = statement.args.args[0].arg
             reader = _Reader(source, statement.body, namespace={})
-            for node in ast.walk(statement):
+            for node in subtree_nodes(statement):
                 if not isinstance(node, ast.Return) or node.value is None:
                     continue
                 scaling = reader.scaling(node.value, node)

@@ -54,7 +54,13 @@ from jupyterlab_tfcoach.monitor.symptoms.adapt_leaks import (
     is_held_out_name,
     is_training_name,
 )
-from jupyterlab_tfcoach.monitor.syntax import call_name, int_literal, parsed_source, walk_nodes
+from jupyterlab_tfcoach.monitor.syntax import (
+    call_name,
+    int_literal,
+    parsed_source,
+    subtree_nodes,
+    walk_nodes,
+)
 
 SECTION = "preprocessing-adapt"
 MAX_CELL_CHARS = 50_000
@@ -151,7 +157,7 @@ def _pairs(target: ast.expr, value: ast.expr) -> list[tuple[str, ast.expr]]:
         return found
     if not isinstance(target, ast.Name):
         return []
-    return [(target.id, n) for n in ast.walk(value) if isinstance(n, ast.Call)]
+    return [(target.id, n) for n in subtree_nodes(value) if isinstance(n, ast.Call)]
 
 
 def _table_or_series(values: Any) -> bool:
@@ -225,7 +231,7 @@ def _text(
     uses = sorted(
         (
             n
-            for n in ast.walk(statement.value)
+            for n in subtree_nodes(statement.value)
             if isinstance(n, ast.Name) and n.id == data.id and n.end_col_offset is not None
         ),
         key=lambda n: n.col_offset,
@@ -379,7 +385,7 @@ def _replacement(
     if isinstance(node, ast.Call):
         swapped = ast.unparse(node)
         moved = ast.parse(swapped, mode="eval").body
-        for name in ast.walk(moved):
+        for name in subtree_nodes(moved):
             if isinstance(name, ast.Name) and name.id == held:
                 name.id = training
         return ast.unparse(moved)

@@ -27,7 +27,7 @@ from typing import Any
 from jupyterlab_tfcoach.monitor import report as reports
 from jupyterlab_tfcoach.monitor.report import Note
 from jupyterlab_tfcoach.monitor.stored_state import library_attribute
-from jupyterlab_tfcoach.monitor.syntax import parsed_source
+from jupyterlab_tfcoach.monitor.syntax import parsed_source, subtree_nodes
 from jupyterlab_tfcoach.monitor.training.clip_ranges import float_values
 
 SECTION = "labels-and-loss"
@@ -120,7 +120,7 @@ def _masks(tree: ast.Module, compare: ast.Compare) -> set[str]:
     """The names the comparison is assigned to (``mask = conf < t``)."""
     return {
         target.id
-        for node in ast.walk(tree)
+        for node in subtree_nodes(tree)
         if isinstance(node, ast.Assign) and node.value is compare
         for target in node.targets
         if isinstance(target, ast.Name)
@@ -135,7 +135,7 @@ def _labels_taken(
     namespace: Mapping[str, Any],
 ) -> str | None:
     """The name of predicted labels the cell indexes with the selection."""
-    for node in ast.walk(tree):
+    for node in subtree_nodes(tree):
         if not isinstance(node, ast.Subscript) or not isinstance(node.value, ast.Name):
             continue
         index = node.slice
@@ -153,7 +153,7 @@ def notes(source: str, namespace: Mapping[str, Any]) -> list[Note]:
     tree = parsed_source(source)
     if tree is None:
         return []
-    for compare in ast.walk(tree):
+    for compare in subtree_nodes(tree):
         if not isinstance(compare, ast.Compare):
             continue
         found = _below(compare)

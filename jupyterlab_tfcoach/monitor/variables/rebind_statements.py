@@ -23,7 +23,12 @@ import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from jupyterlab_tfcoach.monitor.syntax import dotted_name, parsed_source, source_segment
+from jupyterlab_tfcoach.monitor.syntax import (
+    dotted_name,
+    parsed_source,
+    source_segment,
+    subtree_nodes,
+)
 
 # Calls that create a variable (``tf.Variable``, ``keras.Variable``,
 # ``self.add_weight``, ``tf.compat.v1.get_variable``...), by their last name.
@@ -148,7 +153,7 @@ def _reads(expression: ast.AST, target: str) -> bool:
     # name, so that cheap test comes first, and a plain name needs no node's text at all (an
     # attribute's text always has a dot).
     root, dot, _ = target.partition(".")
-    nodes = list(ast.walk(expression))
+    nodes = subtree_nodes(expression)
     if not any(isinstance(node, ast.Name) and node.id == root for node in nodes):
         return False
     if not dot:
@@ -222,7 +227,7 @@ class _Collector(ast.NodeVisitor):
         self._loops: list[tuple[frozenset[str], str, int]] = []
 
     def visit_For(self, node: ast.For | ast.AsyncFor) -> None:
-        bound = frozenset(n.id for n in ast.walk(node.target) if isinstance(n, ast.Name))
+        bound = frozenset(n.id for n in subtree_nodes(node.target) if isinstance(n, ast.Name))
         iterable = source_segment(self.source, node.iter) or ""
         self.visit(node.target)
         self.visit(node.iter)
