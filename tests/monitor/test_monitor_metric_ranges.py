@@ -79,3 +79,35 @@ print(mean_db(pairs))
     fixed = cell.replace("tf.image.psnr(degraded, reference, max_val=255.0)", fix)
     assert range_notes(checked_report(run(kernel, fixed))) == []
     assert float(run(kernel, "print(mean_db(pairs))").stdout.strip()) < 60.0
+
+
+# Two metrics of one cell on the same images, both told the raw-pixel range: one note
+# names both lines and fixes both (fixing only the PSNR would leave the SSIM near 1).
+BOTH = """ratio_db = float(tf.reduce_mean(tf.image.psnr(clean, noisy, max_val=255)))
+likeness = float(tf.reduce_mean(tf.image.ssim(clean, tf.reverse(noisy, [1]), max_val=255)))
+"""
+
+
+def test_every_metric_of_the_cell_is_fixed_together(kernel: KernelSession) -> None:
+    run(kernel, SETUP)
+    [text] = range_notes(checked_report(run(kernel, BOTH)))
+    assert "(line 1 of this cell)" in text and "(line 2 of this cell)" in text
+    assert "48 dB too high" in text
+    assert "these are 6.5 and 58.5" in text and "pushed near 1" in text
+    fixes = re.findall(r"`([^`]+)`", text)[-2:]
+    assert fixes == [
+        "tf.image.psnr(clean, noisy, max_val=1.0)",
+        "tf.image.ssim(clean, tf.reverse(noisy, [1]), max_val=1.0)",
+    ]
+    # The wrong range scores mirrored images as almost identical.
+    assert float(run(kernel, "print(likeness)").stdout) > 0.95
+    fixed = BOTH.replace("tf.image.psnr(clean, noisy, max_val=255)", fixes[0]).replace(
+        "tf.image.ssim(clean, tf.reverse(noisy, [1]), max_val=255)", fixes[1]
+    )
+    assert range_notes(checked_report(run(kernel, fixed))) == []
+    assert float(run(kernel, "print(likeness)").stdout) < 0.5
+    assert float(run(kernel, "print(ratio_db)").stdout) < 40.0
+    # Look-alike: only the call with the wrong range is named.
+    half = fixed.replace("max_val=1.0)))\nlikeness", "max_val=255)))\nlikeness")
+    [only] = range_notes(checked_report(run(kernel, half)))
+    assert "line 1 of this cell" in only and "ssim" not in only.lower()

@@ -153,8 +153,10 @@ def test_predictions_in_training_mode_outside_the_tape(kernel: KernelSession) ->
     [dropout_text] = notes_of(kernel, twice)
     assert "two predictions of one input differ" in dropout_text
     assert value_of(kernel, "same") is False
-    assert fix_of(dropout_text) == "dropped(ones, training=False)"
     fixed_twice = twice.replace("training=True", "training=False")
+    # Both calls of the statement get the flag, so the fix is the whole statement.
+    assert fix_of(dropout_text) == fixed_twice
+    assert "Set the flag in every call" in dropout_text
     assert notes_of(kernel, fixed_twice) == []
     assert value_of(kernel, "same") is True
 
@@ -251,3 +253,55 @@ def test_monte_carlo_sampling_stays_silent_a_single_pass_is_told(kernel: KernelS
     )
     assert notes_of(kernel, fixed_batches) == []
     assert value_of(kernel, "bool(np.allclose(np.concatenate(batch_scores), noisy(probe)))")
+
+
+# A network that only scores a pair of inputs (a critic measuring how far apart two
+# batches are), called in training mode twice inside a helper of the cell, outside every
+# tape: one note names both calls and fixes both, with the freeze for a fixed network.
+CRITIC_SETUP = """critic = keras.Sequential([
+    keras.Input((7,)),
+    keras.layers.Dense(5),
+    keras.layers.BatchNormalization(),
+    keras.layers.Activation("tanh"),
+])
+left = np.random.default_rng(11).normal(2.0, 3.0, size=(10, 7)).astype("float32")
+right = np.random.default_rng(12).normal(size=(10, 7)).astype("float32")
+"""
+CRITIC_GAP = """def embedding_gap(first, second):
+    code_a = critic(first, training=True)
+    code_b = critic(second, training=True)
+    return float(tf.reduce_mean(tf.abs(code_a - code_b)))
+
+gap = embedding_gap(left, right)
+"""
+
+
+def test_every_training_call_of_a_helper_is_fixed_together(kernel: KernelSession) -> None:
+    run(kernel, CRITIC_SETUP)
+    [text] = notes_of(kernel, CRITIC_GAP)
+    assert text.startswith(
+        "A model evaluated in training mode: `critic(first, training=True)` and "
+        "`critic(second, training=True)` (lines 2 and 3, in `embedding_gap`) run outside "
+        "every `tf.GradientTape` block"
+    ), text
+    fixes = re.findall(r"`([^`]+)`", text)[-2:]
+    assert fixes == [
+        "code_a = critic(first, training=False)",
+        "code_b = critic(second, training=False)",
+    ]
+    assert "`critic.trainable = False`" in text
+    fixed = CRITIC_GAP.replace("code_a = critic(first, training=True)", fixes[0]).replace(
+        "code_b = critic(second, training=True)", fixes[1]
+    )
+    run(kernel, "critic.trainable = False\nstart = critic.layers[1].moving_mean.numpy().copy()")
+    assert notes_of(kernel, fixed) == []
+    # Fixed: the features of one row do not depend on the rows beside it, and the
+    # moving statistics were not moved by the calls.
+    check = (
+        "bool(np.allclose(critic(left[:1], training=False), critic(left, training=False)[:1]) "
+        "and np.array_equal(start, critic.layers[1].moving_mean.numpy()))"
+    )
+    assert value_of(kernel, check) is True
+    # Look-alike: the same helper already in inference mode stays silent, unfrozen too.
+    run(kernel, "critic.trainable = True")
+    assert notes_of(kernel, fixed) == []

@@ -6,7 +6,8 @@
   randomness or side effects in a function that ``Dataset.map``/``filter`` trace, and an
   outer number such a function read that changed after its trace;
 - ``dataset_order.py``: a tf.data pipeline in an order that silently changes training;
-- ``reshape_transpose.py``: a reshape written where a transpose was meant;
+- ``reshape_transpose.py``: a reshape written where a transpose was meant (and
+  ``named_axes_reshape.py``: one written in the input's own axis names out of their order);
 - ``hand_metrics.py``: predictions and metrics computed by hand, read from a cell's
   expressions and the values their names hold (``cell_reading.py``): a probability
   threshold on raw scores (``threshold_scores.py``), a class picked over the wrong axis or

@@ -17,7 +17,10 @@ images are the call's first two arguments:
 Told when every image read lies within [0, 1] and ``max_val`` is at least
 ``WIDE_MAX_VAL``, or every image's largest value is above ``RAW_PIXELS`` and ``max_val``
 is at most 2 (images on two scales are left to the inputs' range note);
-the fix is the call with ``max_val`` the data's range (1.0 or 255.0). A
+the fix is the call with ``max_val`` the data's range (1.0 or 255.0). Every such
+call of the cell is named and fixed in one note (a PSNR fixed while the SSIM beside it
+keeps the wrong range leaves one figure off); SSIM's effect is said from its constants,
+(0.01 * max_val)**2 and (0.03 * max_val)**2. A
 ``max_val`` that matches the data, or data that is not read, stays silent.
 """
 
@@ -26,6 +29,7 @@ from __future__ import annotations
 import ast
 import math
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from jupyterlab_tfcoach.monitor import report as reports
@@ -144,7 +148,9 @@ def _text(value: float) -> str:
 
 
 def notes(source: str, namespace: Mapping[str, Any]) -> list[Note]:
-    """A note for the first image metric of the cell told another range than its data's."""
+    """One note for the cell's image metrics told another range than their data's: every
+    such call is named and fixed (a PSNR fixed while the SSIM beside it keeps the wrong
+    range still reports one figure off)."""
     if len(source) > MAX_CELL_CHARS or ("psnr" not in source and "ssim" not in source):
         return []
     tree = parsed_source(source)
@@ -155,25 +161,41 @@ def notes(source: str, namespace: Mapping[str, Any]) -> list[Note]:
         for node in ast.walk(tree)
         if isinstance(node, ast.Call) and call_name(node) in _METRICS
     ][:_MAX_CALLS]
-    for call in calls:
+    found: list[_Mismatch] = []
+    for call in sorted(calls, key=lambda c: (c.lineno, c.col_offset)):
         written = _max_val(call)
         max_val = _number(written)
         if written is None or max_val is None:
             continue
-        note = _note(source, tree, call, written, max_val, namespace)
-        if note is not None:
-            return [note]
-    return []
+        mismatch = _mismatch(source, tree, call, written, max_val, namespace)
+        if mismatch is not None:
+            found.append(mismatch)
+    return [_note(found)] if found else []
 
 
-def _note(
+@dataclass(frozen=True)
+class _Mismatch:
+    """One metric call whose ``max_val`` is not its images' range."""
+
+    text: str
+    fixed: str
+    line: int
+    metric: str
+    max_text: str
+    max_val: float
+    right: str
+    scale: str
+    said: str
+
+
+def _mismatch(
     source: str,
     tree: ast.Module,
     call: ast.Call,
     written: ast.expr,
     max_val: float,
     namespace: Mapping[str, Any],
-) -> Note | None:
+) -> _Mismatch | None:
     text = ast.get_source_segment(source, call)
     max_text = ast.get_source_segment(source, written)
     if not text or not max_text or "\n" in text:
@@ -185,10 +207,6 @@ def _note(
     lowest = min(low for _, low, _ in ranges)
     if max_val >= WIDE_MAX_VAL and lowest >= 0.0 and highest <= 1.0:
         right, scale = "1.0", "[0, 1]"
-        effect = (
-            f"PSNR = 10 * log10(max_val**2 / MSE), so every value is 20 * log10({max_text}) = "
-            f"{20 * math.log10(max_val):.0f} dB too high"
-        )
     elif (
         max_val <= 2.0
         and min(high for _, _, high in ranges) > RAW_PIXELS
@@ -198,13 +216,8 @@ def _note(
         # Every image on the raw scale: images on two scales (one in [0, 1]) are compared
         # wrongly whatever max_val says, which the inputs' range note tells.
         right, scale = "255.0", "[0, 255]"
-        effect = (
-            "PSNR = 10 * log10(max_val**2 / MSE), so every value is 20 * log10(255) = 48 dB too low"
-        )
     else:
         return None
-    if call_name(call) != "psnr":
-        effect = "SSIM's stabilising constants are scaled by max_val, so its scores are off"
     said = ", ".join(
         f"`{name}` from {_text(low)} to {_text(high)}" for name, low, high in ranges[:2]
     )
@@ -213,11 +226,53 @@ def _note(
     if written.lineno != call.lineno or start < 0 or end <= start:
         return None
     fixed = text[:start] + right + text[end:]
+    return _Mismatch(
+        text, fixed, call.lineno, call_name(call) or "", max_text, max_val, right, scale, said
+    )
+
+
+def _effect(found: _Mismatch) -> str:
+    """What the wrong range does to this metric's figures."""
+    wide = found.right == "1.0"
+    if found.metric == "psnr":
+        if wide:
+            return (
+                "PSNR = 10 * log10(max_val**2 / MSE), so every value is "
+                f"20 * log10({found.max_text}) = {20 * math.log10(found.max_val):.0f} dB too high"
+            )
+        return (
+            "PSNR = 10 * log10(max_val**2 / MSE), so every value is 20 * log10(255) = 48 dB too low"
+        )
+    small, large = (0.01 * found.max_val) ** 2, (0.03 * found.max_val) ** 2
+    if wide:
+        return (
+            "SSIM adds (0.01 * max_val)**2 and (0.03 * max_val)**2 to its mean and variance "
+            f"terms to keep them stable; with max_val={found.max_text} these are "
+            f"{small:.3g} and {large:.3g}, far above anything images in [0, 1] hold, so the "
+            "score is pushed near 1 whatever the prediction"
+        )
+    return (
+        "SSIM adds (0.01 * max_val)**2 and (0.03 * max_val)**2 to its mean and variance "
+        f"terms to keep them stable; with max_val={found.max_text} these are {small:.3g} "
+        f"and {large:.3g}, nothing next to pixels up to 255, so flat regions give unstable "
+        "scores"
+    )
+
+
+def _note(found: list[_Mismatch]) -> Note:
+    parts = []
+    for mismatch in found:
+        parts.append(
+            f"`{mismatch.text}` (line {mismatch.line} of this cell) tells the metric the "
+            f"images span {mismatch.max_text}, but they are in {mismatch.scale} "
+            f"({mismatch.said}): {_effect(mismatch)}."
+        )
+    fixes = " and ".join(f"`{mismatch.fixed}`" for mismatch in found)
+    every = " each call" if len(found) > 1 else ""
     return reports.note(
-        f"`{text}` (line {call.lineno} of this cell) tells the metric the images span "
-        f"{max_text}, but they are in {scale} ({said}): {effect}, and the figures cannot be "
-        f"compared with anyone else's. Nothing raises. `max_val` is the data's range "
-        f"(1.0 for images from `tf.image.convert_image_dtype` or divided by 255, 255.0 "
-        f"for raw pixels): `{fixed}`.",
+        " ".join(parts) + " The figures cannot be compared with anyone else's, and nothing "
+        "raises. `max_val` is the data's range (1.0 for images from "
+        "`tf.image.convert_image_dtype` or divided by 255, 255.0 for raw pixels); "
+        f"give it{every}: {fixes}.",
         SECTION,
     )

@@ -27,6 +27,10 @@ assigned from ``extract_patches(..., sizes=[1, H, W, 1])`` whose last three size
 written (C, H, W), the patch's own H and W as written and C another expression (not the
 literal 1). The fix is the same statement with the sizes in the order (H, W, C); a
 transpose of its result that follows is said to be no longer needed.
+
+A reshape written in the input's own axis names out of their order (``b, h, w, c =
+x.shape`` then ``tf.reshape(x, (b, c, h * w))``) is read by ``named_axes_reshape.py``,
+from the source alone; the statement it tells is not told again here.
 """
 
 from __future__ import annotations
@@ -37,6 +41,8 @@ from dataclasses import dataclass
 from jupyterlab_tfcoach.monitor import report as reports
 from jupyterlab_tfcoach.monitor.errors.failing_line import describe, show_shape
 from jupyterlab_tfcoach.monitor.report import Note
+from jupyterlab_tfcoach.monitor.symptoms import named_axes_reshape
+from jupyterlab_tfcoach.monitor.symptoms.named_axes_reshape import NamedAxesReshape
 from jupyterlab_tfcoach.monitor.syntax import parsed_source, source_segment, walk_nodes
 
 SECTION = "joining-indexing"
@@ -273,6 +279,16 @@ class ReshapeChecker:
     def __init__(self) -> None:
         self._statements: dict[str, list[Reshape]] = {}
         self._patches: dict[str, list[PatchReshape]] = {}
+        self._named: dict[str, list[NamedAxesReshape]] = {}
+
+    def _named_axes(self, source: str) -> list[NamedAxesReshape]:
+        found = self._named.get(source)
+        if found is None:
+            found = named_axes_reshape.named_axes_reshapes(source)
+            if len(self._named) >= _CACHE_SIZE:
+                self._named.pop(next(iter(self._named)))
+            self._named[source] = found
+        return found
 
     def _cell_statements(self, source: str) -> list[Reshape]:
         found = self._statements.get(source)
@@ -295,7 +311,17 @@ class ReshapeChecker:
                     self._patches.pop(next(iter(self._patches)))
                 self._patches[source] = patched
             notes += [reports.note(_patch_text(r), SECTION) for r in patched[:MAX_NOTES]]
+        told_lines: set[int] = set()
+        if "shape" in source.replace("reshape", ""):
+            for named in self._named_axes(source)[: MAX_NOTES - len(notes)]:
+                notes.append(reports.note(named_axes_reshape.text(named), SECTION))
+                if named.function is None:
+                    told_lines.add(named.line)
         for reshape in self._cell_statements(source):
+            if len(notes) >= MAX_NOTES:
+                break
+            if reshape.line in told_lines:
+                continue  # told above, from the axis names the cell wrote
             if reshape.source not in namespace or reshape.target not in namespace:
                 continue
             before = describe(reshape.source, namespace[reshape.source])

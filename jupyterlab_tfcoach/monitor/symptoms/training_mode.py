@@ -150,6 +150,57 @@ def _takes_a_tape(cell: ParsedCell, node: ast.AST) -> bool:
     return function is not None and any(cell.inside(t, function) for t in cell.tape_blocks)
 
 
+def _statement_of(cell: ParsedCell, call: ast.Call) -> ast.AST:
+    """The one-line statement holding ``call`` that a fix rewrites, else the call."""
+    current = cell.parents.get(id(call))
+    while current is not None and not isinstance(current, ast.stmt):
+        current = cell.parents.get(id(current))
+    if isinstance(current, ast.Assign | ast.Expr | ast.AugAssign | ast.Return):
+        return current
+    return call
+
+
+def _with_flags(cell: ParsedCell, calls: list[ast.Call], flag: bool) -> list[str]:
+    """Each statement holding one of ``calls``, every one of those calls in it given
+    ``training=<flag>``: a fix that set the flag on one call of a model and left another
+    call of it in the other mode would compare outputs computed in two modes."""
+    fixed: list[str] = []
+    done: set[int] = set()
+    for call in calls:
+        statement = _statement_of(cell, call)
+        if id(statement) in done:
+            continue
+        done.add(id(statement))
+        together = [c for c in calls if _statement_of(cell, c) is statement]
+        if statement is call or len(together) == 1:
+            fixed.append(_with_flag(cell, call, flag))
+            continue
+        written = cell.text(statement)
+        for other in together:
+            call_text = cell.text(other)
+            if written.count(call_text) < 1:
+                break
+            written = written.replace(call_text, _call_with_flag(cell, other, flag), 1)
+        fixed.append(written)
+    return fixed
+
+
+def _call_with_flag(cell: ParsedCell, call: ast.Call, flag: bool) -> str:
+    """``call`` as written, with ``training=<flag>``."""
+    fixed = ast.Call(
+        func=call.func,
+        args=call.args,
+        keywords=[
+            *(k for k in call.keywords if k.arg != "training"),
+            ast.keyword(arg="training", value=ast.Constant(flag)),
+        ],
+    )
+    call_text = cell.text(call)
+    if _training_keyword(call) is not None or not call_text.endswith(")"):
+        return ast.unparse(fixed)
+    return f"{call_text[:-1].rstrip().rstrip(',')}, training={flag})"
+
+
 def _with_flag(cell: ParsedCell, call: ast.Call, flag: bool) -> str:
     """The statement holding ``call`` (one line), with ``training=<flag>`` in the call."""
     fixed = ast.Call(
@@ -260,18 +311,10 @@ def notes(cell: ParsedCell, namespace: Mapping[str, Any]) -> list[Note]:
         for node in cell.walk(cell.tree)
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
     ]
-    for node in sorted(calls, key=lambda call: (call.lineno, call.col_offset)):
-        keyword = _training_keyword(node)
+    ordered = sorted(calls, key=lambda call: (call.lineno, call.col_offset))
+    for node in ordered:
         taped = id(node) in cell.taped
-        if taped:
-            if keyword is not None or len(node.args) != 1 or not training_step:
-                continue
-        elif not (
-            keyword is not None
-            and isinstance(keyword.value, ast.Constant)
-            and keyword.value.value is True
-            and not _takes_a_tape(cell, node)
-        ):
+        if not _told_call(cell, node, taped, training_step):
             continue
         name = node.func.id
         if (name, taped) in told:
@@ -291,7 +334,18 @@ def notes(cell: ParsedCell, namespace: Mapping[str, Any]) -> list[Note]:
         if taped:
             text = _in_tape_text(cell, node, name, kinds, namespace.get(name))
         else:
-            text = _outside_tape_text(cell, node, name, kinds)
+            # Every call of this model told the same way is fixed in one note: fixing
+            # one of two calls compared with each other would mix the two modes.
+            same = [
+                other
+                for other in ordered
+                if isinstance(other.func, ast.Name)
+                and other.func.id == name
+                and id(other) not in cell.taped
+                and _told_call(cell, other, False, training_step)
+                and not _deliberate_sampling(cell, other)
+            ]
+            text = _outside_tape_text(cell, same or [node], name, kinds)
         found.append(reports.note(text, SECTION))
         if len(found) >= MAX_NOTES:
             break
@@ -326,7 +380,22 @@ def _in_tape_text(cell: ParsedCell, call: ast.Call, name: str, kinds: list[str],
     )
 
 
-def _outside_tape_text(cell: ParsedCell, call: ast.Call, name: str, kinds: list[str]) -> str:
+def _told_call(cell: ParsedCell, node: ast.Call, taped: bool, training_step: bool) -> bool:
+    """A call without the flag while a training step's tape records, or with a literal
+    ``training=True`` outside every tape."""
+    keyword = _training_keyword(node)
+    if taped:
+        return keyword is None and len(node.args) == 1 and training_step
+    return (
+        keyword is not None
+        and isinstance(keyword.value, ast.Constant)
+        and keyword.value.value is True
+        and not _takes_a_tape(cell, node)
+    )
+
+
+def _outside_tape_text(cell: ParsedCell, calls: list[ast.Call], name: str, kinds: list[str]) -> str:
+    call = calls[0]
     effects = []
     if any(kind not in (_NORMALIZATION, AUGMENTATION) for kind in kinds):
         effects.append("dropout zeroes random units, so two predictions of one input differ")
@@ -340,11 +409,41 @@ def _outside_tape_text(cell: ParsedCell, call: ast.Call, name: str, kinds: list[
             "BatchNormalization uses the batch's own statistics and moves its moving "
             "statistics toward this data"
         )
+    fixes = _with_flags(cell, calls, False)
+    written = " and ".join(f"`{fix}`" for fix in fixes)
+    lines = sorted({c.lineno for c in calls})
+    where = (
+        f"line {lines[0]}"
+        if len(lines) == 1
+        else f"lines {', '.join(map(str, lines[:-1]))} and {lines[-1]}"
+    )
+    texts = [f"`{cell.text(c)}`" for c in calls[:3]]
+    shown = texts[0] if len(texts) == 1 else ", ".join(texts[:-1]) + " and " + texts[-1]
+    if len(calls) > 3:
+        shown += f" ({len(calls)} calls)"
+    helper = cell.enclosing_function(call)
+    frozen = ""
+    if len(calls) > 1:
+        frozen = (
+            " Set the flag in every call: with one of them left in training mode, their "
+            "outputs are computed in two modes and compared anyway."
+        )
+    if helper is not None and _NORMALIZATION in kinds:
+        # A model that a helper of the cell runs in training mode outside any tape is
+        # often a fixed network computing features for a loss; freezing it keeps its
+        # BatchNormalization in inference mode whatever any caller passes.
+        frozen += (
+            f" If `{name}` is a fixed network that no step "
+            f"trains (features for a loss), also freeze it after building it, "
+            f"`{name}.trainable = False`: Keras then runs its BatchNormalization in "
+            f"inference mode whatever the flag, and no optimizer changes it."
+        )
+    where_text = f", in `{helper.name}`" if helper is not None else ""
     return (
-        f"A model evaluated in training mode: `{cell.text(call)}` (line {call.lineno}) "
-        f"runs outside every `tf.GradientTape` block, and `{name}` holds "
-        f"{_layers(kinds)}. With `training=True` they behave as in a training step: "
-        f"{'; '.join(effects)}. The figures computed from it are noisy or wrong, and "
-        f"nothing raises. Predict and evaluate in inference mode: "
-        f"`{_with_flag(cell, call, False)}`."
+        f"A model evaluated in training mode: {shown} ({where}{where_text}) "
+        f"run{'s' if len(calls) == 1 else ''} outside every `tf.GradientTape` block, and "
+        f"`{name}` holds {_layers(kinds)}. With `training=True` they behave as in a "
+        f"training step: {'; '.join(effects)}. The figures computed from it are noisy or "
+        f"wrong, and nothing raises.{frozen} Predict and evaluate in inference mode: "
+        f"{written}."
     )
