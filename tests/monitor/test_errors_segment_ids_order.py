@@ -50,3 +50,38 @@ def test_rows_averaged_by_numpy_ids_given_by_keyword(kernel: KernelSession) -> N
     )
     runs_cleanly(kernel, fix)
     assert value_of(kernel, "avg.numpy()[:, 0].tolist()") == [6.0, 1.0, 8.0]
+
+
+def test_an_id_past_the_last_one_is_read_as_unsorted_ids(kernel: KernelSession) -> None:
+    # TensorFlow 2.21 reports shuffled ids this way too: an id past the segments it
+    # counted from the last id ("Segment id 6 out of range [0, 5), possibly because ...").
+    runs_cleanly(
+        kernel,
+        "clicks = np.array([3.0, 1.0, 4.0, 1.0, 5.0], dtype='float32')\n"
+        "session_of = np.array([2, 6, 7, 0, 4])",
+    )
+    error = failing(kernel, "per_session = tf.math.segment_sum(clicks, session_of)")
+    text = error["explanation"]
+    assert "`session_of` is not in increasing order" in text, text
+    fix = fix_of(text)
+    assert fix == (
+        "per_session = tf.math.unsorted_segment_sum(clicks, session_of, "
+        "num_segments=tf.reduce_max(session_of) + 1)"
+    )
+    runs_cleanly(kernel, fix)
+    assert value_of(kernel, "per_session.numpy().tolist()") == [
+        1.0,
+        0.0,
+        3.0,
+        0.0,
+        5.0,
+        0.0,
+        1.0,
+        4.0,
+    ]
+
+
+def test_sorted_ids_out_of_range_are_not_called_unsorted(kernel: KernelSession) -> None:
+    runs_cleanly(kernel, "marks = tf.constant([1.0, 2.0, 3.0])\nbins = tf.constant([-1, 0, 1])")
+    execution_text = failing(kernel, "by_bin = tf.math.segment_max(marks, bins)")["explanation"]
+    assert "unsorted_segment_max" not in execution_text

@@ -94,3 +94,40 @@ def test_the_right_layout_stays_silent(kernel: KernelSession) -> None:
         "explanation"
     ]
     assert "time-major" not in text, text
+
+
+def test_lengths_written_with_fill_or_full_give_the_batch(kernel: KernelSession) -> None:
+    runs_cleanly(
+        kernel,
+        "clips = np.zeros((5, 12, 3), 'float32')\nn_frames = 12\n"
+        "frame_scores = tf.random.normal((len(clips), n_frames, 4))",
+    )
+    cell = (
+        "best, _ = tf.nn.ctc_greedy_decoder(frame_scores,\n"
+        "                                   sequence_length=tf.fill([len(clips)], n_frames))"
+    )
+    text = failing(kernel, cell)["explanation"]
+    assert "`tf.fill([len(clips)], n_frames)` (5,)" in text, text
+    assert "the op took 12 for the batch" in text
+    fix = fix_of(text)
+    assert fix == (
+        "best, _ = tf.nn.ctc_greedy_decoder(tf.transpose(frame_scores, [1, 0, 2]), "
+        "sequence_length=tf.fill([len(clips)], n_frames))"
+    )
+    runs_cleanly(kernel, fix)
+    assert value_of(kernel, "int(best[0].dense_shape[0])") == 5
+    cell = (
+        "beams, _ = tf.nn.ctc_beam_search_decoder(frame_scores, np.full(5, n_frames, 'int32'),"
+        " beam_width=3)"
+    )
+    text = failing(kernel, cell)["explanation"]
+    assert "`np.full(5, n_frames, 'int32')` (5,)" in text, text
+    fix = fix_of(text)
+    runs_cleanly(kernel, fix)
+    assert value_of(kernel, "int(beams[0].dense_shape[0])") == 5
+    # In the right layout, lengths written the same way: no error, no entry.
+    runs_cleanly(
+        kernel,
+        "ok, _ = tf.nn.ctc_greedy_decoder(tf.transpose(frame_scores, [1, 0, 2]),"
+        " tf.fill([len(clips)], n_frames))",
+    )

@@ -141,3 +141,38 @@ def test_functions_gathering_columns_on_purpose_stay_silent(kernel: KernelSessio
         "total = float(tf.reduce_sum(two) + tf.reduce_sum(mine) + tf.reduce_sum(first))\n"
     )
     assert gather_notes(checked_report(run(kernel, cell))) == []
+
+
+def test_several_indices_per_example_without_batch_dims(kernel: KernelSession) -> None:
+    # Each sentence's own chosen positions, (n, k): without batch_dims every sentence gets
+    # every sentence's positions, (n, n, k).
+    run(
+        kernel,
+        "token_ids = tf.reshape(tf.range(80), (8, 10))\n"
+        "chosen_pos = tf.math.top_k(tf.random.stateless_uniform((8, 10), seed=(2, 9)), k=3)"
+        ".indices\n",
+    )
+    cell = "kept = tf.gather(token_ids, chosen_pos, axis=1)\nn_kept = int(tf.size(kept))\n"
+    notes = gather_notes(checked_report(run(kernel, cell)))
+    assert value_of(kernel, "kept.shape.as_list()") == [8, 8, 3]  # the symptom
+    assert len(notes) == 1, notes
+    text = notes[0]
+    assert (
+        "gives every row of `token_ids`, a (8, 10) int32 tensor, the index rows of all 8 rows "
+        "of `chosen_pos`, a (8, 3) int32 tensor, not its own row of them"
+    ) in text, text
+    assert "`kept` is (8, 8, 3)" in text and "(shape (8, 3))" in text
+    fix = re.findall(r"`([^`]+)`", text)[-1]
+    assert fix == "kept = tf.gather(token_ids, chosen_pos, axis=1, batch_dims=1)"
+    fixed = checked_report(run(kernel, cell.replace(cell.splitlines()[0], fix)))
+    assert gather_notes(fixed) == []
+    own = "bool(tf.reduce_all(kept[5] == tf.gather(token_ids[5], chosen_pos[5])))"
+    assert value_of(kernel, own) is True
+    # One shared table of positions for every row (not one row per example), and the
+    # same positions for all rows: no note.
+    quiet = (
+        "table = tf.constant([[0, 1], [4, 5], [8, 9]])\n"
+        "pairs = tf.gather(token_ids, table, axis=1)\n"
+        "firsts = tf.gather(token_ids, [0, 2, 5], axis=1)\n"
+    )
+    assert gather_notes(checked_report(run(kernel, quiet))) == []

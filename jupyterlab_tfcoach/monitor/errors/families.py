@@ -214,6 +214,7 @@ FAMILIES: tuple[ErrorFamily, ...] = (
     families_lost_batch_axis.LOST_BATCH_AXIS,
     # Sequence scores in the other layout than a CTC op reads (its shapes fail inside).
     families_time_major.TIME_MAJOR,
+    families_time_major.SPARSE_LABELS_BLANK,
     # NumPy's random draws in a traced function (a TypeError about None while tracing).
     families_numpy_random.NUMPY_RANDOM_TRACED,
     # What a model's fit/predict or a layer's adapt was given, read from the call.

@@ -852,6 +852,9 @@ def _unknown_keyword(
         # 3), so the keyword is not its misspelling.
         close = None
     if close is None:
+        older = _tf1_keyword(keyword, callee[0], site, context)
+        if older is not None:
+            return _dropped_tf1_keyword(rule, keyword, older, site, section)
         elsewhere = _keyword_owners(keyword.arg, callee[0], site, context)
         if elsewhere:
             return _keyword_of_other_class(rule, keyword, owner, elsewhere, site, section, context)
@@ -962,6 +965,63 @@ def _module_at(node: ast.expr, site: _Site, context: ErrorContext) -> types.Modu
     else:
         return None
     return value if found and isinstance(value, types.ModuleType) else None
+
+
+def _tf1_keyword(
+    keyword: ast.keyword, refused: Any, site: _Site, context: ErrorContext
+) -> str | None:
+    """``tf.compat.v1.nn.ctc_beam_search_decoder`` when the call ``tf.nn.<same name>``
+    refused a keyword that TensorFlow 1's function of that name takes (``merge_repeated``):
+    a TF 1 example's argument, which TF 2's version dropped. Signatures only."""
+    path: list[str] = []
+    node: ast.expr = site.call.func
+    while isinstance(node, ast.Attribute):
+        path.insert(0, node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name) or not path:
+        return None
+    found, root = context.lookup(node.id, site.frame)
+    if not found or not isinstance(root, types.ModuleType) or root.__name__ != "tensorflow":
+        return None
+    try:
+        older: Any = root.compat.v1
+        for part in path:
+            older = getattr(older, part)
+        if older is refused or keyword.arg not in inspect.signature(older).parameters:
+            return None
+        documented = older.__doc__
+    except Exception:
+        return None
+    # Only a setting TF 1 documents as its own: an old spelling of a TF 2 parameter
+    # (``reduction_indices``, "The old (deprecated) name for axis"), or one TF 1 does not
+    # document (``softmax``'s ``dim``), must be renamed, not dropped.
+    described = re.search(
+        rf"^\s*{re.escape(keyword.arg or '')}:(.*)$", documented or "", re.MULTILINE
+    )
+    if described is None or re.search(r"deprecat|alias|old\b", described.group(1), re.I):
+        return None
+    return ".".join((node.id, "compat", "v1", *path))
+
+
+def _dropped_tf1_keyword(
+    rule: str, keyword: ast.keyword, older: str, site: _Site, section: str
+) -> Finding:
+    """The call without TensorFlow 1's keyword: TF 2's function has its own fixed
+    behaviour for what the keyword set."""
+    rule += (
+        f". {code(keyword.arg or '')} is an argument of TensorFlow 1's version, "
+        f"{code(older)}; TensorFlow 2's function has no such setting, so drop it (its "
+        f"documentation says how it behaves without it), or call {code(older)} where the "
+        "TensorFlow 1 behaviour is needed"
+    )
+    call = site.call
+    func = site.frame.segment(call.func)
+    parts = [site.frame.segment(argument) for argument in call.args]
+    parts += [site.frame.segment(other) for other in call.keywords if other is not keyword]
+    if not func or any(not part or "\n" in part for part in parts):
+        return Finding(rule + ".", None, section)
+    fixed = _fix(site, call, f"{func}({', '.join(p for p in parts if p)})")
+    return Finding(rule + ".", fixed, section)
 
 
 def _keyword_of_other_class(

@@ -9,6 +9,13 @@ a cumulative count, to float32 for a mean or a product (an int mean would be rou
 down), and for a maximum or minimum names ``reduce_any``/``reduce_all``, the bool
 reductions. The cell's other lines that hand the same bool value to a reduction fail
 next, so they are named with their own fix.
+
+A bool value the learner meant as numbers comes first: ``weighted = losses * mask`` with
+``mask`` a bool tensor does not weight the floats by 0 and 1. TensorFlow's ``*`` on a bool
+tensor is a logical and, so the product comes out bool (the floats read as truth values)
+and the sum that follows fails on it. Casting the product would count its True entries, a
+wrong number; the cure is the mask made as floats where it is made (its newest one-line
+assignment), so the product, and any sum of the mask itself, are numbers.
 """
 
 from __future__ import annotations
@@ -16,8 +23,9 @@ from __future__ import annotations
 import ast
 import re
 
-from jupyterlab_tfcoach.monitor.errors.context import ErrorContext, code, rewrite
-from jupyterlab_tfcoach.monitor.errors.failing_line import FailingLine
+from jupyterlab_tfcoach.monitor.errors.cell_sources import cell_frame
+from jupyterlab_tfcoach.monitor.errors.context import ErrorContext, code, kind_of, rewrite
+from jupyterlab_tfcoach.monitor.errors.failing_line import FailingLine, value_of
 from jupyterlab_tfcoach.monitor.errors.family_record import (
     ErrorFamily,
     Finding,
@@ -27,6 +35,7 @@ from jupyterlab_tfcoach.monitor.errors.family_record import (
     tf_alias,
 )
 from jupyterlab_tfcoach.monitor.errors.held_values import BOOL_RESULT_CALLS
+from jupyterlab_tfcoach.monitor.errors.origins import Assignment, newest_assignment
 
 _BOOL_REFUSED = re.compile(
     r"Value for attr 'T' of bool is not in the list of allowed values.*?\{\{node (?P<op>\w+)\}\}",
@@ -117,6 +126,10 @@ def _read_bool_reduction(
     else:
         return None
     tf = tf_alias(context)
+    if isinstance(argument, ast.Name):
+        product = _bool_product(argument.id, line, context, tf)
+        if product is not None:
+            return product
     replaced = _replacement(call, argument, op, line, tf)
     rule = (
         f"{code(line.frame.segment(call) or source)} asks for {_WHAT[op]} of {code(source)}, "
@@ -133,6 +146,121 @@ def _read_bool_reduction(
     fix = code(fixed) if fixed and "\n" not in fixed else None
     rule += _same_elsewhere(line, call, source, op, tf)
     return Finding(rule + ".", fix)
+
+
+# ------------------------------------------------------- a product with a bool tensor
+def _held_dtype(node: ast.AST, line: FailingLine, context: ErrorContext) -> tuple[str, str]:
+    """(kind, dtype) of what a name holds: ("tensor", "bool"), ("array", "float64"),
+    ("float", "float") for a Python float; ("", "") when unknown."""
+    found, value = value_of(node, line.frame, context)
+    if not found:
+        return "", ""
+    if type(value) is float:
+        return "float", "float"
+    kind = kind_of(value)
+    if kind not in ("tensor", "array", "variable"):
+        return "", ""
+    try:
+        dtype = value.dtype
+        name = str(dtype) if kind == "array" else dtype.name
+    except Exception:
+        return "", ""
+    return (kind, name) if type(name) is str else ("", "")
+
+
+def _float_side(node: ast.expr, line: FailingLine, context: ErrorContext) -> str | None:
+    """The float dtype of a product's other side when it surely holds floats (a float
+    literal or a name holding floats in it, no comparison), else None."""
+    if _is_comparison(node) or isinstance(node, ast.BoolOp):
+        return None
+    dtypes: list[str] = []
+    for part in ast.walk(node):
+        if isinstance(part, ast.Compare):
+            return None
+        if isinstance(part, ast.Constant) and type(part.value) is float:
+            dtypes.append("float")
+        elif isinstance(part, ast.Name) and isinstance(part.ctx, ast.Load):
+            _kind, dtype = _held_dtype(part, line, context)
+            if dtype == "bool":
+                return None
+            if dtype.startswith(("float", "half", "bfloat")):
+                dtypes.append(dtype)
+    if not dtypes:
+        return None
+    return "float64" if "float64" in dtypes else "float32"
+
+
+def _bool_product(name: str, line: FailingLine, context: ErrorContext, tf: str) -> Finding | None:
+    """``name = floats * mask`` (either order) with ``mask`` a bool tensor: the product
+    is a logical and, bool, where a mask weighting was meant. The fix makes the mask
+    floats where it is made (else casts it in the product)."""
+    made = newest_assignment(name, line.frame, context)
+    if made is None or not isinstance(made.assignment.value, ast.BinOp):
+        return None
+    product = made.assignment.value
+    if not isinstance(product.op, ast.Mult):
+        return None
+    for mask, other in ((product.right, product.left), (product.left, product.right)):
+        if not isinstance(mask, ast.Name) or _held_dtype(mask, line, context) != (
+            "tensor",
+            "bool",
+        ):
+            continue
+        target = _float_side(other, line, context)
+        if target is None:
+            continue
+        floats = made.cell.segment(other)
+        if not floats or "\n" in floats:
+            return None
+        return _product_finding(name, mask, floats, made, target, line, context, tf)
+    return None
+
+
+def _product_finding(
+    name: str,
+    mask_node: ast.Name,
+    floats: str,
+    made: Assignment,
+    target: str,
+    line: FailingLine,
+    context: ErrorContext,
+    tf: str,
+) -> Finding:
+    mask = mask_node.id
+    rule = (
+        f"{code(name)} is bool because {code(made.statement)} ({made.where}) multiplies "
+        f"{code(floats)} by {code(mask)}, a bool tensor: TensorFlow does not read a bool "
+        f"tensor as 0 and 1 there, its {code('*')} on bools is a logical and, so the "
+        f"product is True/False (each float read as a truth value), not {code(floats)} "
+        f"weighted by the mask, and no error says so until a sum meets it. Casting "
+        f"{code(name)} would count its True entries, a wrong number: make the mask floats "
+        "where it is made"
+    )
+    mask_made = newest_assignment(mask, line.frame, context)
+    if mask_made is not None and len(mask_made.assignment.targets) == 1:
+        value = mask_made.assignment.value
+        written = mask_made.cell.segment(value)
+        fixed = (
+            rewrite(
+                cell_frame(mask_made.cell),
+                mask_made.assignment,
+                value,
+                f"{tf}.cast({written}, {tf}.{target})",
+            )
+            if written and "\n" not in written
+            else None
+        )
+        if fixed and "\n" not in fixed:
+            rule += (
+                f" ({mask_made.where}), so that the product and any sum of {code(mask)} are numbers"
+            )
+            return Finding(rule + ".", f"{mask_made.where}: {code(fixed)}")
+    fixed = rewrite(
+        cell_frame(made.cell), made.assignment, mask_node, f"{tf}.cast({mask}, {tf}.{target})"
+    )
+    if not fixed or "\n" in fixed:
+        return Finding(rule + ".", None)
+    return Finding(rule + f", or cast it in the product ({made.where}).", code(fixed))
 
 
 def _same_elsewhere(line: FailingLine, failing: ast.Call, source: str, op: str, tf: str) -> str:

@@ -24,7 +24,7 @@ import re
 
 from jupyterlab_tfcoach.monitor.errors.calls import library_callee
 from jupyterlab_tfcoach.monitor.errors.context import ErrorContext, code, rewrite, rewrite_all
-from jupyterlab_tfcoach.monitor.errors.failing_line import FailingLine
+from jupyterlab_tfcoach.monitor.errors.failing_line import FailingLine, value_of
 from jupyterlab_tfcoach.monitor.errors.family_record import (
     ErrorFamily,
     Finding,
@@ -153,6 +153,10 @@ def _read_refused_dtype(
         if operand is not None and operand.dtype == refused:
             holding.append((node, operand))
     if not holding and named is None:
+        made = _made_on_line(call, refused, allowed, line, context)
+        if made is not None:
+            return made
+    if not holding and named is None:
         # ``tf.math.lgamma(counts + 1)``: the argument is an expression; the one name read
         # in the arguments that holds the refused dtype.
         return _name_inside(call, refused, allowed, line, context)
@@ -186,6 +190,81 @@ def _read_refused_dtype(
     else:
         rule += f"; cast it to {target} in the call"
     fixed = rewrite(line.frame, line.statement, node, cast)
+    fix = code(fixed) if fixed and "\n" not in fixed else None
+    return Finding(rule + ".", fix)
+
+
+# TensorFlow's constructors that make an int32 tensor from Python integers unless told a
+# dtype (``tf.range(2, k + 2)``), and take ``dtype=`` to make floats from the same numbers.
+_INT_CONSTRUCTORS = frozenset({"range", "constant", "convert_to_tensor"})
+
+
+def _python_integers(node: ast.expr, line: FailingLine, context: ErrorContext) -> bool:
+    """Whether every value in ``node`` is a Python integer: int literals, names holding an
+    int, arithmetic and lists of those (what TensorFlow makes an int32 tensor from)."""
+    for part in ast.walk(node):
+        if isinstance(part, ast.Constant):
+            if type(part.value) is not int:
+                return False
+        elif isinstance(part, ast.Name):
+            operand = operand_of(part, line, context)
+            if operand is None or type(operand.value) is not int:
+                return False
+        elif not isinstance(
+            part,
+            (ast.BinOp, ast.UnaryOp, ast.List, ast.Tuple, ast.operator, ast.unaryop, ast.Load),
+        ):
+            return False
+    return True
+
+
+def _made_on_line(
+    call: ast.Call, refused: str, allowed: set[str], line: FailingLine, context: ErrorContext
+) -> Finding | None:
+    """``tf.math.log(tf.range(2, k + 2))``: the refused integers are a tensor the failing
+    call's argument makes from Python integers, with no ``dtype``; the fix gives that
+    constructor the accepted float dtype (no cast of a tensor made the wrong way)."""
+    target = _target(refused, allowed)
+    if refused != "int32" or target is None or not target.startswith("float"):
+        return None
+    statement = line.statement
+    frame = line.frame
+    made = []
+    for argument in _arguments(call):
+        if not (
+            isinstance(argument, ast.Call)
+            and isinstance(argument.func, ast.Attribute)
+            and argument.func.attr in _INT_CONSTRUCTORS
+            and not any(k.arg == "dtype" or k.arg is None for k in argument.keywords)
+            and argument.args
+            and not any(isinstance(a, ast.Starred) for a in argument.args)
+        ):
+            continue
+        found, module = value_of(argument.func.value, frame, context)
+        name = getattr(module, "__name__", "") if found else ""
+        if type(name) is not str or not name.startswith("tensorflow"):
+            continue
+        if argument.func.attr == "constant" and len(argument.args) > 1:
+            continue  # its dtype given by position
+        if all(_python_integers(a, line, context) for a in argument.args):
+            made.append(argument)
+    if len(made) != 1 or statement is None:
+        return None
+    constructor = made[0]
+    written = frame.segment(constructor)
+    called = frame.segment(call.func)
+    if not written or not called or not written.endswith(")") or "\n" in written:
+        return None
+    tf = tf_alias(context)
+    with_dtype = f"{written[:-1]}, dtype={tf}.{target})"
+    shown = ", ".join(sorted(allowed)[:8])
+    rule = (
+        f"{code(called)} accepts only {shown}, and {code(written)} is an int32 tensor: "
+        "TensorFlow makes int32 from Python integers and never converts a dtype by itself. "
+        f"Ask the constructor for floats, {code(with_dtype)}, and the numbers are {target} "
+        "from the start"
+    )
+    fixed = rewrite(frame, statement, constructor, with_dtype)
     fix = code(fixed) if fixed and "\n" not in fixed else None
     return Finding(rule + ".", fix)
 

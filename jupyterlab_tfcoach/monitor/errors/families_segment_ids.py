@@ -22,11 +22,19 @@ from jupyterlab_tfcoach.monitor.errors.family_record import (
     Finding,
     Message,
     Recognised,
+    operand_of,
     tf_alias,
 )
 
 _SEGMENT_SECTION = "shape-dtype-device"
-_NOT_INCREASING = re.compile(r"segment ids are not increasing")
+# TensorFlow 2.21 says it either way: the old message, or an id past the segments counted
+# so far ("Segment id 200 out of range [0, 53), possibly because 'segment_ids' input is
+# not sorted").
+_NOT_INCREASING = re.compile(
+    r"segment ids are not increasing|Segment id -?\d+ out of range \[0, \d+\), possibly "
+    r"because 'segment_ids' input is not sorted"
+)
+_MAX_READ = 1_000_000
 _SORTED_REDUCTIONS = frozenset(
     {"segment_mean", "segment_sum", "segment_max", "segment_min", "segment_prod"}
 )
@@ -53,6 +61,24 @@ def _ids(call: ast.Call) -> ast.expr | None:
     return call.args[1] if len(call.args) > 1 else None
 
 
+def _sorted(ids: ast.expr | None, line: FailingLine, context: ErrorContext) -> bool:
+    """Whether the ids, read as an array or eager tensor of the namespace, are in
+    increasing order (False when they cannot be read)."""
+    if ids is None:
+        return False
+    operand = operand_of(ids, line, context)
+    if operand is None or operand.kind not in ("array", "tensor") or operand.shape is None:
+        return False
+    if len(operand.shape) != 1 or operand.shape[0] is None or operand.shape[0] > _MAX_READ:
+        return False
+    try:
+        values = operand.value.numpy() if operand.kind == "tensor" else operand.value
+        # NumPy's own comparison of neighbours: no Python loop over the ids.
+        return bool((values[1:] >= values[:-1]).all())
+    except Exception:
+        return False
+
+
 def _read(error: Recognised, line: FailingLine, context: ErrorContext) -> Finding | None:
     call = _segment_call(line)
     if call is None or not isinstance(call.func, ast.Attribute):
@@ -62,6 +88,9 @@ def _read(error: Recognised, line: FailingLine, context: ErrorContext) -> Findin
     ids_text = frame.segment(ids) if ids is not None else None
     function = frame.segment(call.func)
     if not ids_text or not function or "\n" in ids_text:
+        return None
+    if _sorted(ids, line, context):
+        # Sorted ids out of range (a negative id): not an order to fix.
         return None
     reduction = call.func.attr
     unsorted = function[: -len(reduction)] + "unsorted_" + reduction

@@ -15,6 +15,12 @@ scores transposed, ``tf.transpose(logits, [1, 0, 2])``. The reverse (time-major 
 with the flag set to False) is told the same way. Nothing of the learner's runs: shapes
 are read from arrays, tensors and sparse tensors, and through a slice with constant
 bounds or arithmetic with a number (``lengths[:8] // 2``).
+
+``SPARSE_LABELS_BLANK``: ``tf.nn.ctc_loss`` given its labels as a ``SparseTensor`` has no
+default blank class and raises ``Argument `blank_index` must be provided``. Which class is
+the blank is read from the labels' values: a class they never use (0, which
+``tf.sparse.from_dense`` drops with the padding, else the last class of the logits) is
+the one to name; when they use both, no fix is guessed.
 """
 
 from __future__ import annotations
@@ -36,6 +42,7 @@ from jupyterlab_tfcoach.monitor.errors.families_arguments import library_callabl
 from jupyterlab_tfcoach.monitor.errors.family_record import (
     ErrorFamily,
     Finding,
+    Message,
     Recognised,
     tf_alias,
 )
@@ -92,6 +99,8 @@ def _shape(
     found, value = value_of(node, frame, context)
     if found:
         return _shape_of_value(value)
+    if isinstance(node, ast.Call):
+        return _filled_shape(node, frame, context)
     if isinstance(node, ast.BinOp) and isinstance(node.op, _ARITHMETIC):
         left, right = _shape(node.left, frame, context), _shape(node.right, frame, context)
         if left is not None and right is not None:
@@ -115,6 +124,63 @@ def _shape(
             return None
         return (len(range(whole[0])[slice(*numbers)]), *whole[1:])
     return None
+
+
+# Constructors of TensorFlow and NumPy whose first argument is the shape they make
+# (``tf.fill([n], T)``: the length vector written on the line).
+_FILLED = frozenset({"fill", "ones", "zeros", "full"})
+_FILLING_MODULES = ("tensorflow", "numpy")
+
+
+def _size(node: ast.expr, frame: CellFrame, context: ErrorContext) -> int | None:
+    """A size written in a shape: a number, a name holding an int, ``len(x)`` of a held
+    list, array or tensor (its first axis)."""
+    number = _constant_int(node)
+    if number is not None:
+        return number
+    if isinstance(node, ast.Name):
+        found, value = value_of(node, frame, context)
+        if not found:
+            return None
+        try:
+            return int(value) if type(value).__name__ in ("int", "int32", "int64") else None
+        except Exception:
+            return None
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "len"
+        and len(node.args) == 1
+        and not node.keywords
+    ):
+        found, value = value_of(node.args[0], frame, context)
+        if not found:
+            return None
+        if type(value) in (list, tuple):
+            return len(value)
+        shape = _shape_of_value(value)
+        return shape[0] if shape else None
+    return None
+
+
+def _filled_shape(
+    call: ast.Call, frame: CellFrame, context: ErrorContext
+) -> tuple[int | None, ...] | None:
+    """The shape ``tf.fill([n], v)``, ``np.full(n, v)``, ``tf.ones([n])`` make, read from
+    the sizes written in their shape argument (nothing is run)."""
+    func = call.func
+    if not isinstance(func, ast.Attribute) or func.attr not in _FILLED or not call.args:
+        return None
+    found, module = value_of(func.value, frame, context)
+    name = getattr(module, "__name__", "") if found else ""
+    if type(name) is not str or not name.startswith(_FILLING_MODULES):
+        return None
+    dims = call.args[0]
+    parts = list(dims.elts) if isinstance(dims, (ast.List, ast.Tuple)) else [dims]
+    sizes = [_size(part, frame, context) for part in parts]
+    if not sizes or any(size is None for size in sizes):
+        return None
+    return tuple(sizes)
 
 
 def _bound(call: ast.Call, parameters: list[str]) -> dict[str, ast.expr] | None:
@@ -273,4 +339,102 @@ TIME_MAJOR = ErrorFamily(
     messages=(),
     read=_read_layout,
     section="batch-dimension",
+)
+
+
+# ------------------------------------------------ sparse labels with no blank class named
+_NO_BLANK = re.compile(r"Argument `blank_index` must be provided when `labels` is a `SparseTensor`")
+_MAX_LABEL_VALUES = 1_000_000
+
+
+def _label_values(value: Any) -> Any | None:
+    """The values of a TensorFlow SparseTensor as a NumPy array (its own attribute)."""
+    if type(value).__name__ != "SparseTensor" or not str(
+        getattr(type(value), "__module__", "")
+    ).startswith("tensorflow"):
+        return None
+    try:
+        values = value.values
+        if int(values.shape[0]) > _MAX_LABEL_VALUES:
+            return None
+        return values.numpy()
+    except Exception:
+        return None
+
+
+def _read_blank(error: Recognised, line: FailingLine, context: ErrorContext) -> Finding | None:
+    frame = line.frame
+    statement = frame.statement()
+    call = line.call
+    if statement is None or not isinstance(call, ast.Call):
+        return None
+    found = _sequence_op(call, frame, context)
+    if found is None:
+        return None
+    (scores_parameter, _flag, _sized), parameters = found
+    bound = _bound(call, parameters)
+    if bound is None or "labels" not in bound or scores_parameter not in bound:
+        return None
+    labels = bound["labels"]
+    known, held = value_of(labels, frame, context)
+    values = _label_values(held) if known else None
+    shape = _shape(bound[scores_parameter], frame, context)
+    labels_text = frame.segment(labels)
+    if values is None or not shape or shape[-1] is None or not labels_text:
+        return None
+    classes = shape[-1]
+    op = frame.segment(call.func) or "ctc_loss"
+    rule = (
+        f"{code(op)} has no default blank class for labels given as a SparseTensor "
+        f"({code(labels_text)}): it must be told which of the {classes} classes of the "
+        "scores is the blank, the class no label uses"
+    )
+    try:
+        uses_zero = bool((values == 0).any())
+        largest = int(values.max()) if values.size else -1
+    except Exception:
+        return None
+    if not uses_zero:
+        blank = "0"
+        why = (
+            f"{code(labels_text)} never holds 0 (a sparse tensor made with "
+            "`tf.sparse.from_dense` drops its zeros, the padding), so class 0 is the blank"
+        )
+    elif largest < classes - 1:
+        blank = "-1"
+        why = (
+            f"{code(labels_text)} uses 0 and its largest class is {largest}, so the last "
+            f"class, {classes - 1} (`-1` counts from the end), is the blank"
+        )
+    else:
+        return Finding(
+            rule + f"; {code(labels_text)} uses both 0 and the last class, {classes - 1}, so "
+            "a class for the blank must be added to the scores.",
+            None,
+        )
+    fixed_call = _with_keyword(frame, call, "blank_index", blank)
+    fix = None
+    if fixed_call is not None:
+        whole = (
+            rewrite(frame, statement, call, fixed_call) if not hasattr(statement, "body") else None
+        )
+        fix = (_one_line(whole) if whole else None) or _one_line(fixed_call)
+    return Finding(f"{rule}. {why}: {code('blank_index=' + blank)}.", code(fix) if fix else None)
+
+
+def _with_keyword(frame: CellFrame, call: ast.Call, keyword: str, value: str) -> str | None:
+    source = frame.segment(call)
+    if not source or not source.endswith(")"):
+        return None
+    head = source[:-1].rstrip()
+    separator = " " if head.endswith(("(", ",")) else ", "
+    return f"{head}{separator}{keyword}={value})"
+
+
+SPARSE_LABELS_BLANK = ErrorFamily(
+    "sparse CTC labels given with no blank class",
+    messages=(Message(_NO_BLANK),),
+    read=_read_blank,
+    section="labels-and-loss",
+    exception_type="ValueError",
 )

@@ -125,15 +125,27 @@ def _checked_note(
     rank = len(shape)
     if axis < 0:
         axis += rank
-    if rank < 2 or not 1 <= axis < rank or len(index_shape) != 1:
+    if rank < 2 or not 1 <= axis < rank or len(index_shape) not in (1, 2):
         return None
     if not (indices.dtype or "").startswith(("int", "uint")):
         return None
     rows = shape[0]
     if rows is None or rows < 2 or index_shape[0] != rows or shape[axis] in (rows, None):
         return None
-    result = (*shape[:axis], rows, *shape[axis + 1 :])
-    fixed_shape = (*shape[:axis], *shape[axis + 1 :])
+    # (n, k) indices: k picks per row (a top-k's indices), each row given all n rows' lists.
+    result = (*shape[:axis], *index_shape, *shape[axis + 1 :])
+    fixed_shape = (*shape[:axis], *index_shape[1:], *shape[axis + 1 :])
+    given = (
+        f"all {rows} indices of `{names[1]}`, {indices.description}, not one each"
+        if len(index_shape) == 1
+        else f"the index rows of all {rows} rows of `{names[1]}`, {indices.description}, "
+        "not its own row of them"
+    )
+    picked = (
+        f"`{names[0]}[i, {names[1]}[i]]`"
+        if len(index_shape) == 1
+        else f"`{names[0]}[i][{names[1]}[i]]`"
+    )
     written = code.segment(call)
     if written is None or not written.endswith(")"):
         return None
@@ -154,21 +166,20 @@ def _checked_note(
         fix = f"return {fixed_call}" if returned else fix
         text = (
             f"`{written}` in `{function}` (line {line} of this cell), called as "
-            f"`{call_text}`, gives every row of `{names[0]}`, {params.description}, all "
-            f"{rows} indices of `{names[1]}`, {indices.description}, not one each: the "
-            f"result is {show_shape(result)}, each example against every example's choice, "
+            f"`{call_text}`, gives every row of `{names[0]}`, {params.description}, "
+            f"{given}: the result is {show_shape(result)}, each example against every "
+            "example's choice, "
             "and whatever is computed from it (a loss against one target per example "
-            "broadcasts to every pair) mixes examples, without any error. To take one index "
-            f"per row (`{names[0]}[i, {names[1]}[i]]`), gather with `batch_dims=1`: "
+            "broadcasts to every pair) mixes examples, without any error. To take each "
+            f"row's own indices ({picked}), gather with `batch_dims=1`: "
             f"`{fix}` (shape {show_shape(fixed_shape)})."
         )
         return reports.note(text, SECTION)
     text = (
         f"`{written}` (line {line} of this cell) gives every row of `{names[0]}`, "
-        f"{params.description}, all {rows} indices of `{names[1]}`, {indices.description}, "
-        f"not one each: {made} {show_shape(result)}, each example against every example's "
-        "choice, and whatever is computed from it mixes examples, without any error. To "
-        f"take one index per row (`{names[0]}[i, {names[1]}[i]]`), gather with "
+        f"{params.description}, {given}: {made} {show_shape(result)}, each example "
+        "against every example's choice, and whatever is computed from it mixes examples, "
+        f"without any error. To take each row's own indices ({picked}), gather with "
         f"`batch_dims=1`: `{fix}` (shape {show_shape(fixed_shape)})."
     )
     return reports.note(text, SECTION)
