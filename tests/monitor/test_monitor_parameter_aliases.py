@@ -124,3 +124,74 @@ LOOK_ALIKES = [
 @pytest.mark.parametrize("cell", LOOK_ALIKES, ids=["in-place", "copy", "unreturned", "functional"])
 def test_look_alikes_stay_silent(kernel: KernelSession, cell: str) -> None:
     assert alias_notes(checked_report(run(kernel, cell))) == []
+
+
+# ------------------------------------------------------------------ a cell's shallow copy
+SHALLOW = """start = float(err(shared, xs, ys))
+trial = COPY
+for _ in range(20):
+    with tf.GradientTape() as tape:
+        e = err(trial, xs, ys)
+    for w, g in zip(trial, tape.gradient(e, trial)):
+        w.assign_sub(0.1 * g)
+end = float(err(trial, xs, ys))
+"""
+RESET = "for v in shared:\n    v.assign(tf.zeros_like(v))\n"
+
+
+def copy_notes(report: dict[str, Any]) -> list[dict[str, Any]]:
+    return [n for n in report["notes"] if "copies the list, not the variables" in n["text"]]
+
+
+@pytest.mark.parametrize("copy", ["list(shared)", "shared[:]", "[v for v in shared]"])
+def test_a_list_copy_of_variables_trained_in_place(kernel: KernelSession, copy: str) -> None:
+    run(kernel, RESET)
+    [found] = copy_notes(checked_report(run(kernel, SHALLOW.replace("COPY", copy))))
+    text = found["text"]
+    assert found["course"]["section"] == "variable-references"
+    assert text.startswith(f"`trial = {copy}` copies the list, not the variables in it"), text
+    assert "`w.assign_sub(0.1 * g)` (line 7) changed `shared` too" in text, text
+    # As written, the weights the copy came from were trained too.
+    assert value_of(kernel, "float(err(shared, xs, ys)) < start / 10") is True
+    fix = re.findall(r"`([^`]+)`", text)[-1]
+    assert fix == "trial = [tf.Variable(w) for w in shared]"
+    run(kernel, RESET)
+    fixed = checked_report(run(kernel, SHALLOW.replace("trial = COPY", fix)))
+    assert copy_notes(fixed) == []
+    # Fixed: the copy trains, the weights it came from stay as they were.
+    assert value_of(kernel, "[end < start / 10, float(err(shared, xs, ys)) == start]") == [
+        True,
+        True,
+    ]
+
+
+COPY_LOOK_ALIKES = [
+    # Lists of variables gathered to train them all together: in place is meant.
+    """gathered = list(shared)
+gathered += [tf.Variable(0.0)]
+with tf.GradientTape() as tape:
+    e = err(gathered, xs, ys) + gathered[2] ** 2
+sgd2 = keras.optimizers.SGD(0.1)
+sgd2.apply_gradients(zip(tape.gradient(e, gathered), gathered))
+""",
+    # A second list of the same variables, the original never used as weights of its own.
+    """vs = list(shared)
+with tf.GradientTape() as tape:
+    e = err(vs, xs, ys)
+for w, g in zip(vs, tape.gradient(e, vs)):
+    w.assign_sub(0.01 * g)
+""",
+    # A snapshot of the values, then the variables trained.
+    """snap = [w.numpy().copy() for w in shared]
+with tf.GradientTape() as tape:
+    e = err(shared, xs, ys)
+for w, g in zip(shared, tape.gradient(e, shared)):
+    w.assign_sub(0.01 * g)
+moved = [float(np.abs(w.numpy() - s).max()) for w, s in zip(shared, snap)]
+""",
+]
+
+
+@pytest.mark.parametrize("cell", COPY_LOOK_ALIKES, ids=["gathered", "unused-original", "snapshot"])
+def test_copy_look_alikes_stay_silent(kernel: KernelSession, cell: str) -> None:
+    assert copy_notes(checked_report(run(kernel, cell))) == []

@@ -426,3 +426,35 @@ def test_losses_recorded_by_a_traced_loop(kernel: KernelSession) -> None:
         + "    val_loss_curve.append(1.0 + k)\n"
     )
     assert told(kernel, overfit) == []
+
+
+PER_PROBLEM = """start_coefs = [tf.Variable(tf.zeros((3, 1))), tf.Variable(tf.zeros((1,)))]
+
+def refine(start, feats, target, rounds=1, rate=0.05):
+    current = list(start)
+    for _ in range(rounds):
+        with tf.GradientTape() as t:
+            t.watch(current)
+            err = tf.reduce_mean(tf.square(feats @ current[0] + current[1] - target))
+        parts = t.gradient(err, current)
+        current = [c - rate * p for c, p in zip(current, parts)]
+    return current
+
+gen = np.random.default_rng(5)
+scores = []
+for size in np.linspace(1.0, 6.0, 40):
+    feats = gen.normal(size=(30, 3)).astype("float32")
+    target = (size * feats.sum(axis=1, keepdims=True)).astype("float32")
+    tuned = refine(start_coefs, feats, target)
+    scores.append(float(tf.reduce_mean(tf.square(feats @ tuned[0] + tuned[1] - target))))
+"""
+
+
+def test_one_start_refined_on_many_problems_is_not_a_diverging_run(
+    kernel: KernelSession,
+) -> None:
+    # The gradient site runs 40 times on problems of growing scale, from weights that never
+    # change: its losses grow because the problems do. No run diverged.
+    assert told(kernel, PER_PROBLEM) == []
+    assert shown(kernel, "scores[-1] > 3 * scores[0]") == "True"
+    assert shown(kernel, "float(tf.reduce_sum(tf.abs(start_coefs[0])))") == "0.0"

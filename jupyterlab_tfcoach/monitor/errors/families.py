@@ -41,6 +41,8 @@ a number by position where its call takes a tensor),
 ``families_keras_tensors.py`` (a TensorFlow function given a functional model's KerasTensors),
 ``families_gradient_sources.py`` (gradients applied to other variables than they were
 taken for),
+``families_tape_values.py`` (a NumPy value given to tape.gradient as its target, tensors
+given to an optimizer as its variables),
 ``families_sampling.py`` (a categorical sampler given one row of scores),
 ``families_refused_dtype.py`` (a value of a dtype an op has no kernel for, cast in the call),
 ``families_image_ops.py`` (an image op's window larger than the images, depth_to_space
@@ -168,6 +170,7 @@ from jupyterlab_tfcoach.monitor.errors import (
     families_spectrum_bins,
     families_string_join,
     families_summary_step,
+    families_tape_values,
     families_tensor_array,
     families_tensor_assign,
     families_tensors,
@@ -307,6 +310,8 @@ FAMILIES: tuple[ErrorFamily, ...] = (
     families_declared_structure.GENERATOR_NESTING,
     families_data.DATASET_AS_LIST,
     families_keras.APPLY_PAIRS,
+    families_tape_values.TENSOR_VARIABLES,
+    families_tape_values.NUMPY_TARGET,
     families_keras.DISCONNECTED,
     families_data.UNEVEN_BATCH,
     families_data.LOOP_SHAPE,

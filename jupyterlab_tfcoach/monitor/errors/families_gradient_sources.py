@@ -25,7 +25,7 @@ SECTION = "training-loop"
 _MAX_VARIABLES = 2000
 
 
-def _applied(call: ast.expr | None) -> tuple[str, ast.expr] | None:
+def applied_pairs(call: ast.expr | None) -> tuple[str, ast.expr] | None:
     """(the gradients' name, the variables' expression) of ``opt.apply_gradients(zip(G,
     V))``, ``list(zip(G, V))`` or ``opt.apply(G, V)``."""
     if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.args):
@@ -125,7 +125,7 @@ def _read_other_variables(
     error: Recognised, line: FailingLine, context: ErrorContext
 ) -> Finding | None:
     del error  # recognised by reading the line
-    applied = _applied(line.call)
+    applied = applied_pairs(line.call)
     tree = line.frame.tree()
     if applied is None or tree is None:
         return None

@@ -17,6 +17,16 @@ never bound again, ``P`` never updated under its own name, and ``return N``. Tol
 function, in the cell that defines it. Silent in a ``tf.function`` (the copy would be a
 variable made on every call: ``errors/variable_copies.py``). The fix copies the variables:
 ``N = [tf.Variable(w) for w in P]``.
+
+The same mistake at a cell's top level: ``tuned = list(params)`` (or ``params[:]``,
+``params.copy()``, ``copy.copy(params)``, ``[w for w in params]``) copies the list, not
+the variables in it. Told when ``P`` is a name of the namespace holding a list or tuple of
+variables only, ``N`` is bound once in the cell and never grown as a list (``append``,
+``extend``, ``insert``, ``+=``: gathering several lists of variables to train them all is
+meant), ``N``'s items are updated in place in the cell and ``P``'s are not under its own
+name, and ``P`` is read in the cell besides the copy (used as a set of weights of its
+own: "before" measured with it, or given to the same function as ``N``). Told once per
+statement.
 """
 
 from __future__ import annotations
@@ -169,6 +179,128 @@ def _function_aliases(source: str, function: ast.FunctionDef) -> Alias | None:
     return None
 
 
+_GROWS = frozenset({"append", "extend", "insert"})
+
+
+def _shallow_copy_of(value: ast.expr) -> str | None:
+    """``P`` of ``list(P)``, ``P[:]``, ``P.copy()``, ``copy.copy(P)``, ``[w for w in P]``."""
+    if isinstance(value, ast.Call) and len(value.args) == 1 and not value.keywords:
+        argument = value.args[0]
+        if isinstance(argument, ast.Name) and (
+            (isinstance(value.func, ast.Name) and value.func.id in ("list", "tuple"))
+            or (
+                isinstance(value.func, ast.Attribute)
+                and value.func.attr == "copy"
+                and isinstance(value.func.value, ast.Name)
+                and value.func.value.id == "copy"
+            )
+        ):
+            return argument.id
+    if (
+        isinstance(value, ast.Call)
+        and not value.args
+        and not value.keywords
+        and isinstance(value.func, ast.Attribute)
+        and value.func.attr == "copy"
+        and isinstance(value.func.value, ast.Name)
+    ):
+        return value.func.value.id
+    if (
+        isinstance(value, ast.Subscript)
+        and isinstance(value.value, ast.Name)
+        and isinstance(value.slice, ast.Slice)
+        and value.slice.lower is None
+        and value.slice.upper is None
+        and value.slice.step is None
+    ):
+        return value.value.id
+    if (
+        isinstance(value, ast.ListComp)
+        and len(value.generators) == 1
+        and not value.generators[0].ifs
+        and isinstance(value.elt, ast.Name)
+        and isinstance(value.generators[0].target, ast.Name)
+        and value.elt.id == value.generators[0].target.id
+        and isinstance(value.generators[0].iter, ast.Name)
+    ):
+        return value.generators[0].iter.id
+    return None
+
+
+def _is_variable(value: Any) -> bool:
+    cls = type(value)
+    module = getattr(cls, "__module__", "") or ""
+    return "Variable" in cls.__name__ and module.startswith(("tensorflow", "keras"))
+
+
+def _holds_variables(value: Any) -> bool:
+    if type(value) not in (list, tuple) or not value or len(value) > 10_000:
+        return False
+    return all(_is_variable(item) for item in value)
+
+
+def _grown(tree: ast.AST, name: str) -> bool:
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in _GROWS
+            and isinstance(node.func.value, ast.Name)
+            and node.func.value.id == name
+        ):
+            return True
+        if (
+            isinstance(node, ast.AugAssign)
+            and isinstance(node.target, ast.Name)
+            and node.target.id == name
+        ):
+            return True
+    return False
+
+
+def _read_elsewhere(tree: ast.AST, name: str, statement: ast.stmt) -> bool:
+    inside = {id(node) for node in ast.walk(statement)}
+    return any(
+        isinstance(node, ast.Name)
+        and node.id == name
+        and isinstance(node.ctx, ast.Load)
+        and id(node) not in inside
+        for node in ast.walk(tree)
+    )
+
+
+def _top_level_copies(source: str, tree: ast.Module, namespace: Mapping[str, Any]) -> list[Alias]:
+    found = []
+    for statement in tree.body:
+        if not (
+            isinstance(statement, ast.Assign)
+            and len(statement.targets) == 1
+            and isinstance(statement.targets[0], ast.Name)
+        ):
+            continue
+        original = _shallow_copy_of(statement.value)
+        copy = statement.targets[0].id
+        if original is None or original == copy:
+            continue
+        if not _holds_variables(namespace.get(original)):
+            continue
+        if _bindings(tree, copy) != 1 or _grown(tree, copy):  # type: ignore[arg-type]
+            continue
+        if _in_place_update(tree, original) is not None:  # type: ignore[arg-type]
+            continue
+        update = _in_place_update(tree, copy)  # type: ignore[arg-type]
+        if update is None or update.lineno <= statement.lineno:
+            continue
+        if not _read_elsewhere(tree, original, statement):
+            continue
+        text = _segment(source, update)
+        if text:
+            found.append(
+                Alias("", copy, original, _segment(source, statement), text, update.lineno)
+            )
+    return found
+
+
 def _module_alias(namespace: Mapping[str, Any], module: str, default: str) -> str:
     loaded = sys.modules.get(module)
     if loaded is None or namespace.get(default) is loaded:
@@ -186,12 +318,16 @@ class ParameterAliasCheck:
         self._told: set[tuple[str, str]] = set()
 
     def notes(self, source: str, namespace: Mapping[str, Any]) -> list[Note]:
-        if len(source) > MAX_CELL_CHARS or "def " not in source or "return" not in source:
-            return []
+        if len(source) > MAX_CELL_CHARS or not any(
+            word in source for word in (".assign", "apply", "minimize")
+        ):
+            return []  # no update in place: neither form can be here
         tree = parsed_source(source)
         if tree is None:
             return []
-        found: list[Note] = []
+        found: list[Note] = self._copy_notes(source, tree, namespace)
+        if "def " not in source or "return" not in source:
+            return found
         for scope in function_scopes(tree)[1:]:
             if not isinstance(scope, ast.FunctionDef):
                 continue
@@ -211,6 +347,30 @@ class ParameterAliasCheck:
                     f"them: each later call starts from the previous call's result, and the "
                     f"weights before and after are one set. Copy the variables first: "
                     f"`{fix}`.",
+                    SECTION,
+                )
+            )
+        return found
+
+    def _copy_notes(
+        self, source: str, tree: ast.Module, namespace: Mapping[str, Any]
+    ) -> list[Note]:
+        found: list[Note] = []
+        for copy in _top_level_copies(source, tree, namespace):
+            if ("", copy.statement) in self._told:
+                continue
+            self._told.add(("", copy.statement))
+            tf = _module_alias(namespace, "tensorflow", "tf")
+            fix = f"{copy.alias} = [{tf}.Variable(w) for w in {copy.parameter}]"
+            found.append(
+                reports.note(
+                    f"`{copy.statement}` copies the list, not the variables in it: "
+                    f"`{copy.alias}` holds the very variables of `{copy.parameter}`, so "
+                    f"`{copy.update}` (line {copy.line}) changed `{copy.parameter}` too. "
+                    f"After this cell `{copy.parameter}` holds the values trained here, and "
+                    f"every later use of it starts from them, not from the values it had. "
+                    f"Copy the variables, then run the cells that made "
+                    f"`{copy.parameter}` again: `{fix}`.",
                     SECTION,
                 )
             )

@@ -15,7 +15,9 @@ can read cheaply once training has run, whatever the bug's spelling:
   named like a loss (``losses.append(float(loss))``, read as plain numbers: the only
   trajectory of a ``tf.function`` step) did so, each tenth averaged;
 - the run diverged: the loss went non-finite, ended over ``GROWTH`` times its start, or
-  (a loop's) far below zero;
+  (a loop's) far below zero; never for a call site whose variables, read at its second
+  call, all ended unchanged (one function evaluating fixed weights on many tasks, or
+  several models in turn: the losses moved with the data, no run happened);
 - the learning rate collapsed: the schedule of an optimizer a custom loop stepped (a
   ``tf.function`` step included: the optimizer's hook runs while it traces) under
   ``COLLAPSED`` of its start within the first tenth of its steps (for ``fit``,
@@ -121,6 +123,10 @@ class LoopRun:
     calls: int
     losses: list[tuple[int, float]] = field(default_factory=list)
     changed: bool = False  # some watched variable changed
+    # The variables the site differentiated were read at its second call and none of
+    # them changed by the end: the sampled losses are those of one set of weights on
+    # other data (an evaluation of many tasks, several models in turn), not a run.
+    held: bool = False
 
 
 # ------------------------------------------------------------------ reading
@@ -468,7 +474,7 @@ def level(losses: list[tuple[int, float]], calls: int) -> bool:
 
 def loop_symptom(run: LoopRun) -> tuple[str, str] | None:
     losses = run.losses
-    if len(losses) < 2:
+    if len(losses) < 2 or run.held:
         return None
     (_c0, first), (call, last) = losses[0], losses[-1]
     bad = next(((c, v) for c, v in losses if not math.isfinite(v)), None)

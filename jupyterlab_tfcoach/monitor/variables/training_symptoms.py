@@ -403,6 +403,15 @@ class TrainingSymptoms:
                 )
                 run = run_outcomes.LoopRun("", site.calls, list(site.losses), changed)
                 if run_outcomes.loop_symptom(run) is not None:
+                    # Weights that never moved cannot have diverged or stalled: the
+                    # losses differ because the data did (one function evaluating many
+                    # tasks, or several models in turn).
+                    run.held = (
+                        site.copied
+                        and not site.fresh
+                        and not any(outcome.changed for outcome in _outcomes(site))
+                    )
+                if run_outcomes.loop_symptom(run) is not None:
                     run.at = where(site.filename, site.line)[0]
                     self.finished.append(run)
             recreated = _recreated(site)
