@@ -74,6 +74,41 @@ def test_a_training_pipeline_with_augmentation_stays_silent(kernel: KernelSessio
     assert notes_in(kernel, test, "tf-data") == []
 
 
+def test_a_random_subsample_in_a_test_pipeline_stays_silent(kernel: KernelSession) -> None:
+    """A map that keeps a random subset of an element's rows (``tf.random.shuffle`` then a
+    slice) alters no value: a set sampled to a fixed size is sampled in evaluation too.
+    Dropping that map would drop its scaling as well, so nothing is told, at build or at
+    ``evaluate``. A map that also adds noise to the rows is still told."""
+    run(
+        kernel,
+        "readings = np.random.default_rng(4).normal(size=(24, 30, 4)).astype('float32')\n"
+        "marks = np.arange(24) % 3\n"
+        "def pick_rows(window, mark):\n"
+        "    kept = tf.random.shuffle(window)[:10]\n"
+        "    return kept / tf.reduce_max(tf.abs(kept)), mark\n"
+        "def pick_noisy_rows(window, mark):\n"
+        "    kept = tf.random.shuffle(window)[:10]\n"
+        "    return kept + tf.random.normal(tf.shape(kept), stddev=0.1), mark\n"
+        "reader = keras.Sequential([keras.Input((None, 4)), keras.layers.GlobalAveragePooling1D(),"
+        " keras.layers.Dense(3)])\n"
+        "reader.compile(loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))\n",
+    )
+    built = (
+        "dev_windows = tf.data.Dataset.from_tensor_slices((readings, marks))"
+        ".map(pick_rows).batch(6)\n"
+    )
+    assert notes_in(kernel, built, "tf-data") == []
+    assert notes_in(kernel, "dev_loss = reader.evaluate(dev_windows, verbose=0)\n", "tf-data") == []
+    noisy = (
+        "dev_windows = tf.data.Dataset.from_tensor_slices((readings, marks))"
+        ".map(pick_noisy_rows).batch(6)\n"
+    )
+    [text] = notes_in(kernel, noisy, "tf-data")
+    assert text.startswith(
+        "`dev_windows` is validation or test data, but its pipeline has `.map(pick_noisy_rows)`"
+    ), text
+
+
 # ------------------------------------------------------------------ generator reuse
 STREAM = (
     "feed = iter([(1.0, 0), (2.0, 1), (3.0, 0)])\n"

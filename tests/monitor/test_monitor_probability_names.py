@@ -80,3 +80,25 @@ def test_probabilities_and_other_names_stay_silent(kernel: KernelSession) -> Non
     # Log-probabilities are negative by design.
     log_cell = "log_probs = tf.nn.log_softmax(heads[0](rows))\n"
     assert logit_notes(log_cell, kernel) == []
+
+
+def test_summed_softmax_outputs_are_not_called_logits(kernel: KernelSession) -> None:
+    """Probabilities added up over noisy passes exceed 1, but the model's scores went
+    through a softmax (a sigmoid) first: no note, and no second softmax as a fix."""
+    run(kernel, HEADS)
+    summed = """vote_probs = 0
+for shift in (0.0, 0.1, 0.2, 0.3, 0.4):
+    vote_probs = vote_probs + tf.nn.softmax(heads[1](rows + shift), axis=-1).numpy()
+"""
+    assert logit_notes(summed, kernel) == []
+    assert value_of(kernel, "bool(vote_probs.max() > 1.0)") is True
+    one_unit = "pos_prob_total = sum(tf.math.sigmoid(scorer(rows * k)) for k in (1, 2, 3))\n"
+    assert logit_notes(one_unit, kernel) == []
+    # The same sum of raw scores is still told.
+    raw = """second = heads[1]
+vote_probs = 0
+for shift in (0.0, 0.1, 0.2):
+    vote_probs = vote_probs + second(rows + shift).numpy()
+"""
+    [text] = logit_notes(raw, kernel)
+    assert "`second(rows + shift)` gives raw scores (logits)" in text, text

@@ -177,3 +177,56 @@ def test_standardised_in_place(kernel: KernelSession) -> None:
     fixed = f"table = homes.copy()\n{found[-2]}\n{found[-1]}\n"
     assert scaling_notes(checked_report(run(kernel, fixed))) == []
     assert shown(kernel, STANDARDISED.format("table")) == "True"
+
+
+TRACK = """rng = np.random.default_rng(8)
+track = (rng.normal(0, 0.3, size=(150, 2)) + [40.0, -3.5]).astype("float32")
+"""
+UNIT_BOX = """def to_unit_box(coords):
+    coords = coords - np.mean(coords)
+    return coords / np.abs(coords).max()
+"""
+
+
+def offset_notes(report: dict[str, Any]) -> list[str]:
+    return [
+        note["text"]
+        for note in report["notes"]
+        if (note.get("course") or {}).get("section") == SECTION
+        and "offset differently" in note["text"]
+    ]
+
+
+def test_a_helper_centring_on_one_mean_in_a_statement_of_its_own(kernel: KernelSession) -> None:
+    """``coords = coords - np.mean(coords)`` then ``return coords / <one scale>``: the
+    scale for the whole example is meant, the centring per column; only the mean gets
+    ``axis=0``."""
+    run(kernel, TRACK)
+    assert offset_notes(checked_report(run(kernel, UNIT_BOX))) == []
+    cell = "unit_track = to_unit_box(track)\n"
+    notes = offset_notes(checked_report(run(kernel, cell)))
+    assert len(notes) == 1, notes
+    assert notes[0].startswith(
+        "`unit_track = to_unit_box(track)` (line 1 of this cell) scales a (150, 2) table with "
+        "`to_unit_box`, which uses one statistic for all its columns (`coords = coords - "
+        "np.mean(coords)`)"
+    ), notes[0]
+    found = codes(notes[0])
+    assert found[-1] == "coords = coords - np.mean(coords, axis=0)", found
+    run(kernel, UNIT_BOX.replace("coords = coords - np.mean(coords)", found[-1]))
+    assert offset_notes(checked_report(run(kernel, cell))) == []
+    # Centred per column, and still inside the unit box.
+    assert shown(kernel, "np.allclose(unit_track.mean(axis=0), 0, atol=1e-5)") == "True"
+    assert shown(kernel, "float(np.abs(unit_track).max())") == "1.0"
+
+
+def test_a_centring_apart_on_data_around_one_point_stays_silent(kernel: KernelSession) -> None:
+    run(kernel, TRACK)
+    run(kernel, UNIT_BOX.replace("np.mean(coords)", "tf.reduce_mean(coords, axis=0)"))
+    assert offset_notes(checked_report(run(kernel, "unit_track = to_unit_box(track)\n"))) == []
+    # Every column around the same value: one mean centres each of them.
+    run(kernel, UNIT_BOX)
+    same = (
+        "blob = rng.normal(7, 1, size=(150, 2)).astype('float32')\nunit_blob = to_unit_box(blob)\n"
+    )
+    assert offset_notes(checked_report(run(kernel, same))) == []

@@ -149,7 +149,12 @@ def _read_bool_reduction(
 
 
 # ------------------------------------------------------- a product with a bool tensor
-def _held_dtype(node: ast.AST, line: FailingLine, context: ErrorContext) -> tuple[str, str]:
+# (kind, dtype) of a value: its own name, since ``tuple[str, str]`` is the monitor's
+# annotation for an explanation, (text, course section).
+HeldDtype = tuple[str, str]
+
+
+def _held_dtype(node: ast.AST, line: FailingLine, context: ErrorContext) -> HeldDtype:
     """(kind, dtype) of what a name holds: ("tensor", "bool"), ("array", "float64"),
     ("float", "float") for a Python float; ("", "") when unknown."""
     found, value = value_of(node, line.frame, context)

@@ -442,6 +442,9 @@ def _read_conversion(error: Recognised, line: FailingLine, context: ErrorContext
         return None
     wanted, given = error.group("wanted"), error.group("given")
     parameter = error.group("argument")
+    drawn = _integer_bound_of_float_draw(call, wanted, given, parameter, line, context)
+    if drawn is not None:
+        return drawn
     named = _argument_named(call, parameter, line, context) if parameter else None
     candidates = [named] if named is not None else []
     arguments = [*call.args, *(keyword.value for keyword in call.keywords)]
@@ -530,6 +533,139 @@ def _read_conversion(error: Recognised, line: FailingLine, context: ErrorContext
         return _integer_variable(call.func.value.id, source, wanted, given, rule, context)
     fixed = rewrite(line.frame, call, node, f"{tf}.cast({source}, {tf}.{wanted})")
     return Finding(rule + ".", one_line_code(fixed), section="dtype-casting")
+
+
+# Random draws whose ``dtype`` defaults to float32 and whose bounds are converted to it.
+_FLOAT_DEFAULT_DRAWS = frozenset({"random.uniform", "random.stateless_uniform"})
+_BOUNDS = ("minval", "maxval")
+# Calls whose argument must hold integer positions: naming one that reads the drawn
+# values says what the integers were for.
+_INDEX_READERS = frozenset(
+    {"gather", "gather_nd", "one_hot", "segment_sum", "unsorted_segment_sum"}
+)
+
+
+def _integer_bound_of_float_draw(
+    call: ast.Call,
+    wanted: str,
+    given: str,
+    parameter: str | None,
+    line: FailingLine,
+    context: ErrorContext,
+) -> Finding | None:
+    """``tf.random.uniform([n], 0, tf.shape(x)[0])``: a draw left at its float32 default
+    given an integer tensor as a bound. The draw converts its bounds to its own dtype, and
+    an integer tensor does not convert. With integer bounds only, integers were meant
+    (indices, counts): asked for with ``dtype=``; with a float bound beside it, the
+    integer tensor is cast."""
+    tf = tf_alias(context)
+    function = ast.unparse(call.func)
+    prefix = f"{tf}."
+    if not function.startswith(prefix) or function[len(prefix) :] not in _FLOAT_DEFAULT_DRAWS:
+        return None
+    if wanted != "float32" or not given.startswith(("int", "uint")):
+        return None
+    if any(k.arg in (None, "dtype") for k in call.keywords) or any(
+        isinstance(a, ast.Starred) for a in call.args
+    ):
+        return None
+    bounds = {name: _argument_named(call, name, line, context) for name in _BOUNDS}
+    maxval = bounds["maxval"]
+    if maxval is None:
+        return None
+    # The op's message names the bound it refused (``max: Tensor conversion ...``), so an
+    # expression the line computes (``tf.size(x)``) needs no value read.
+    refused = f"{parameter}val" if parameter in ("min", "max") else None
+    integer_tensors: list[tuple[str, ast.expr]] = []
+    float_written = False
+    for name, node in bounds.items():
+        if node is None:
+            continue
+        if isinstance(node, ast.Constant):
+            float_written = float_written or type(node.value) is float
+            continue
+        operand = operand_of(node, line, context)
+        dtype = operand.dtype if operand is not None else None
+        if name == refused or (refused is None and dtype == given):
+            integer_tensors.append((name, node))
+        elif dtype is not None and dtype.startswith(("float", "bfloat", "half", "double")):
+            float_written = True
+        elif type(operand.value if operand is not None else None) is float:
+            float_written = True
+    if len(integer_tensors) != 1:
+        return None
+    bound_name, bound = integer_tensors[0]
+    bound_source = segment_of(line, bound)
+    if not bound_source:
+        return None
+    shown_function = segment_of(line, call.func) or function
+    rule = (
+        f"{code(shown_function)} draws float32 numbers unless it is given a {code('dtype')}, "
+        f"and converts its bounds to that dtype: your {code(bound_name)}, "
+        f"{code(bound_source)}, is an {given} tensor, and TensorFlow never converts a tensor "
+        "from one dtype to another by itself"
+    )
+    call_source = segment_of(line, call)
+    if not call_source.endswith(")"):
+        return None
+    if float_written:
+        rule += ". With a float bound beside it, cast that bound to float32"
+        replacement = f"{tf}.cast({bound_source}, {tf}.float32)"
+        fixed = rewrite(line.frame, line.statement or call, bound, replacement)
+        if not fixed or "\n" in fixed:
+            fixed = rewrite(line.frame, call, bound, replacement)
+        return Finding(rule + ".", one_line_code(fixed), section="dtype-casting")
+    reader = _index_reader(line)
+    purpose = (
+        f" ({code(reader[1])} reads {code(reader[0])} as positions, which must be integers)"
+        if reader
+        else ""
+    )
+    rule += (
+        f". With whole-number bounds, the draw was meant to give integers{purpose}: ask "
+        f"{code(shown_function)} for them with {code(f'dtype={tf}.{given}')}"
+    )
+    made = f"{call_source[:-1].rstrip()}, dtype={tf}.{given})"
+    fixed = None
+    if line.statement is not None and not hasattr(line.statement, "body"):
+        fixed = rewrite(line.frame, line.statement, call, made)
+    if not fixed or "\n" in fixed:
+        fixed = made
+    return Finding(rule + ".", one_line_code(fixed), section="dtype-casting")
+
+
+def _index_reader(line: FailingLine) -> tuple[str, str] | None:
+    """``("idx", "tf.gather")`` when the name the failing statement assigns is read, in the
+    same cell, by a call that takes integer positions."""
+    target = line.result_names()
+    tree = line.frame.tree()
+    if not target or not target.isidentifier() or tree is None:
+        return None
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        name = node.func.attr if isinstance(node.func, ast.Attribute) else None
+        if name is None and isinstance(node.func, ast.Name):
+            name = node.func.id
+        if name not in _INDEX_READERS:
+            continue
+        if (
+            any(isinstance(a, ast.Name) and a.id == target for a in node.args[1:2])
+            or any(
+                k.arg in ("indices", "segment_ids")
+                and isinstance(k.value, ast.Name)
+                and k.value.id == target
+                for k in node.keywords
+            )
+            or (
+                name == "one_hot"
+                and node.args
+                and isinstance(node.args[0], ast.Name)
+                and node.args[0].id == target
+            )
+        ):
+            return target, line.frame.segment(node.func) or name
+    return None
 
 
 # TensorFlow constructors that make float32 unless given ``dtype=`` and accept an integer

@@ -11,7 +11,8 @@ top-level ``NAME = <chain>`` whose name has a word of validation or test data (`
 ``valid``, ``test``, ``eval``, ``holdout``, ``dev``; not ``train``) and holds a dataset
 is read: its chain of transformations (``dataset_order.chain_of``, at most 64 links,
 instance ``__dict__``s only) has a map whose traced function draws random numbers
-(``random_maps.is_random_map``, from its graph's operation types). The note names the
+(``random_maps.is_augmenting_map``, from its graph's operation types; a map whose only
+draw is a permutation of the element's rows, a random subsample, is not one). The note names the
 dataset and the map's function; fix: the learner's statement without the random maps,
 when the statement's maps match the chain's one for one. A dataset the same cell gives
 to ``evaluate`` or ``fit`` is left to that call's note (it names the model); a dataset
@@ -42,7 +43,7 @@ from jupyterlab_tfcoach.monitor.symptoms.evaluation_loops import (
     TRAINING_WORDS,
     VALIDATION_WORDS,
 )
-from jupyterlab_tfcoach.monitor.symptoms.random_maps import is_random_map
+from jupyterlab_tfcoach.monitor.symptoms.random_maps import is_augmenting_map
 from jupyterlab_tfcoach.monitor.syntax import call_name, parsed_source
 
 SECTION = "tf-data"
@@ -116,7 +117,7 @@ def notes(source: str, namespace: Mapping[str, Any]) -> list[Note]:
             continue
         # The chain runs from the dataset down to its source: maps in reverse order.
         maps = [link for link in chain_of(dataset) if operation(link) == MAP][::-1]
-        random = [i for i, link in enumerate(maps) if is_random_map(link)]
+        random = [i for i, link in enumerate(maps) if is_augmenting_map(link)]
         if not random:
             continue
         note = _note(name, maps, random, source)

@@ -16,7 +16,9 @@ values with one below 0 or above 1. The cause is read from the expression that c
 (names followed to their assignments in the cell): a call of a Keras model
 (``m.predict(x)``, ``m.predict_on_batch(x)``, ``m(x)``; ``m`` a name, or the variable of a
 comprehension over a list of models) whose last layer has no activation
-(``loss_agreement.model_ending``). The fix applies the softmax (a sigmoid for one unit) to
+(``loss_agreement.model_ending``), and which no softmax or sigmoid in the expression
+already squashes (``probs = probs + tf.nn.softmax(m(x)).numpy()`` summed over passes is
+probabilities added up, not logits). The fix applies the softmax (a sigmoid for one unit) to
 the scores where they enter the statement: the name holding them, or the model's call
 (``tf.nn.softmax(logits, axis=-1).numpy().mean(axis=0)``), when the cell's namespace holds
 TensorFlow as ``tf``.
@@ -42,6 +44,10 @@ _PROBABILITY_WORDS = frozenset({"prob", "probs", "proba", "probas", "probability
 _PREDICTS = frozenset({"predict", "predict_on_batch"})
 _RAW = (None, "linear")
 _FOLLOW = 4
+# Calls that turn scores into probabilities: a model call under one of them is squashed
+# already, and a value outside [0, 1] comes from what the cell did with the probabilities
+# (a sum over passes, a count), not from raw scores.
+_SQUASHES = frozenset({"softmax", "sigmoid", "expit"})
 
 
 def _named_for_probabilities(code: CellCode, name: str, line: int) -> bool:
@@ -88,6 +94,16 @@ def _model_of(holder: ast.AST, walked: dict[str, ast.AST], namespace: dict[str, 
     return model if found else None
 
 
+def _squashed_nodes(root: ast.AST) -> set[int]:
+    """The ids of the nodes under the arguments of a softmax or sigmoid call in ``root``."""
+    inside: set[int] = set()
+    for node in ast.walk(root):
+        if isinstance(node, ast.Call) and call_name(node) in _SQUASHES:
+            for argument in [*node.args, *(k.value for k in node.keywords)]:
+                inside.update(id(n) for n in ast.walk(argument))
+    return inside
+
+
 def _raw_call(
     root: ast.AST, namespace: dict[str, Any]
 ) -> tuple[ast.Call, ast.AST, int, dict[str, ast.AST]] | None:
@@ -96,8 +112,9 @@ def _raw_call(
     from jupyterlab_tfcoach.monitor.training.loss_agreement import model_ending
 
     walked = _comprehension_lists(root)
+    squashed = _squashed_nodes(root)
     for node in ast.walk(root):
-        if not isinstance(node, ast.Call):
+        if not isinstance(node, ast.Call) or id(node) in squashed:
             continue
         func = node.func
         holder = func.value if isinstance(func, ast.Attribute) and func.attr in _PREDICTS else func

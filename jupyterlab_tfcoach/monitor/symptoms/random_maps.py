@@ -11,6 +11,11 @@ they assign to). A stateless op with a constant seed draws the same numbers ever
 not random. Measured on TensorFlow 2.21: ~0.03 ms per map function read (its graph's
 operation list), done only for maps a check asks about, and cached by wrapper.
 
+``is_augmenting_map`` leaves out a map whose only draw is ``RandomShuffle``: it permutes
+or subsamples an element's rows without altering a value (a point cloud sampled to a fixed
+size is sampled in evaluation too), so it is no augmentation to take out of a test
+pipeline.
+
 Only the map function's own graph is read (functions it calls through a nested
 ``tf.function`` are not). Nothing here imports TensorFlow or prints.
 """
@@ -27,6 +32,11 @@ MAX_CACHED = 256
 _STATEFUL_PREFIXES = ("Random", "Stateful", "RngRead", "Multinomial", "TruncatedNormal")
 _STATELESS_PREFIX = "StatelessRandom"
 _STATE_UPDATES = frozenset({"AssignVariableOp", "AssignAddVariableOp", "AssignSubVariableOp"})
+
+# A random permutation of an element's rows (``tf.random.shuffle``, often followed by a
+# slice: a random subset of a point cloud or a set of tokens) picks values without altering
+# any: a sampling that evaluation pipelines use too, not an augmentation.
+_SELECTIONS = frozenset({"RandomShuffle"})
 
 _PYTHON_CALLS = frozenset({"EagerPyFunc", "PyFunc", "PyFuncStateless"})
 
@@ -69,6 +79,14 @@ def is_random_map(link: Any) -> bool:
     numbers at each element."""
     types = map_operations(link)
     return types is not None and _draws(set(types))
+
+
+def is_augmenting_map(link: Any) -> bool:
+    """Whether ``link`` is a map whose random draws alter an element's values (noise, flips,
+    crops, rotations): a random map whose only draw is a permutation of the element's rows
+    (a random subsample) is not one."""
+    types = map_operations(link)
+    return types is not None and _draws(set(types) - _SELECTIONS)
 
 
 def runs_python(link: Any) -> bool:

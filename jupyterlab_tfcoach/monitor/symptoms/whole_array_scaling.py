@@ -29,6 +29,10 @@ told too when the scaling subtracts a whole-array mean (``(A - A.mean()) / A.std
 the centring was meant per feature, and after it a column's mean is still at least its
 own spread (``CENTRE_SPREADS``, and ``CENTRE_MINIMUM``) away from 0. Columns of one
 distribution scaled as a whole come out centred and are not told.
+The centring may be a statement of its own before the scaling (``a = a - tf.reduce_mean(a)``
+then ``return a / tf.reduce_max(tf.norm(a, axis=-1))`` in a helper): it is read as part of
+the scaling, and when only the centring shows the symptom only its mean gets ``axis=0``
+(one scale for a whole example, such as its largest norm, is meant).
 
 The note names the statement, the columns' spreads after it and gives the statement (or
 the helper's, or the statistics') with ``axis=0``: one statistic per feature, over the
@@ -124,6 +128,10 @@ class _Scaling:
     earlier_names: list[str]
     # ``A - A.mean()``: a centring was meant, each column should come out around 0.
     centred: bool = False
+    # The centring is a statement of its own (``a = a - a.mean()`` before ``a / s``): when
+    # only the centring shows a symptom, only its means are rewritten (the scale after it,
+    # such as a largest norm, is one number for the whole example on purpose).
+    centring_apart: bool = False
 
 
 @dataclass
@@ -238,6 +246,7 @@ class _Reader:
         data: ast.expr = numerator
         pieces: list[tuple[list[_Statistic], list[str]]] = []
         centred = False
+        centring_apart = False
         if isinstance(numerator, ast.BinOp) and isinstance(numerator.op, ast.Sub):
             data = numerator.left
             centre = self.statistics(numerator.right, statement, None)
@@ -247,6 +256,12 @@ class _Reader:
             centred = any(call_name(c.call) in _MEANS for c in centre[0])
         if isinstance(data, ast.Constant | ast.BinOp):
             return None
+        if not centred and isinstance(data, ast.Name):
+            # ``a = a - tf.reduce_mean(a)`` on a line of its own, then ``return a / s``.
+            centring = self._centring(data.id, statement)
+            if centring is not None:
+                pieces.append(centring)
+                centred = centring_apart = True
         spread = self.statistics(node.right, statement, None)
         if spread is None:
             return None
@@ -255,7 +270,25 @@ class _Reader:
         names = [n for _, found in pieces for n in found]
         if not calls and not names:
             return None  # plain numbers: the learner's own scale
-        return _Scaling(node, data, calls, names, centred)
+        return _Scaling(node, data, calls, names, centred, centring_apart)
+
+    def _centring(
+        self, name: str, statement: ast.stmt
+    ) -> tuple[list[_Statistic], list[str]] | None:
+        """The whole-array means of ``name = <data> - <mean>``, the newest assignment of
+        ``name`` before ``statement``; None for any other assignment."""
+        assigned = self._assignment(name, getattr(statement, "lineno", 0))
+        if assigned is None or assigned[0] is statement:
+            return None
+        centring, value = assigned
+        if not isinstance(value, ast.BinOp) or not isinstance(value.op, ast.Sub):
+            return None
+        centre = self.statistics(value.right, centring, None)
+        if centre is None or not centre[0] or centre[1]:
+            return None
+        if not all(call_name(c.call) in _MEANS for c in centre[0]):
+            return None
+        return centre
 
 
 def _single_number(value: Any) -> bool:
@@ -320,7 +353,7 @@ def uneven_spreads(spreads: list[float]) -> tuple[float, int, float, int] | None
 
 def _symptom(
     target: str, namespace: dict[str, Any], centred: bool = False
-) -> tuple[str, str] | None:
+) -> tuple[str, str, bool] | None:
     """The result's shape and its columns' spreads, said, when they differ
     ``SPREAD_RATIO`` times or more in a float ``(N, F)`` value; after a centring
     (``centred``), its columns' means when some are far from 0 for their spreads."""
@@ -348,7 +381,7 @@ def _symptom(
             f"`{target}`'s columns are not centred, with means {shown}, far from 0 for "
             "their spread. Nothing raises."
         )
-        return show_shape((examples, features)), symptom
+        return show_shape((examples, features)), symptom, True
     low, low_at, high, high_at = uneven
     symptom = (
         f"its {features} columns (features) are on very different scales: after it, "
@@ -357,7 +390,7 @@ def _symptom(
         "features stay nearly constant next to the others and barely train. Nothing "
         "raises."
     )
-    return show_shape((examples, features)), symptom
+    return show_shape((examples, features)), symptom, False
 
 
 def _with_axis(statistic: _Statistic) -> str | None:
@@ -540,13 +573,14 @@ class WholeArrayScalingCheck:
         written = ast.get_source_segment(source, statement)
         if found is None or written is None or "\n" in written:
             return None
-        shape, symptom = found
+        shape, symptom, offset = found
+        means_only = offset and read is not None and read.centring_apart
         if helper is not None:
-            fixed = self._helper_fix(helper)
+            fixed = self._helper_fix(helper, means_only)
             head = (
                 f"`{written}` (line {statement.lineno} of this cell) scales a {shape} "
                 f"table with `{helper.name}`, which uses one statistic for all its columns "
-                f"(`{_source_of(helper)}`), but "
+                f"(`{_source_of(helper, means_only)}`), but "
             )
             fix = (
                 f" In `{helper.name}`, compute each statistic per feature, over the "
@@ -566,6 +600,8 @@ class WholeArrayScalingCheck:
         before: list[str] = []  # statements of the statistics, in their order
         inline: list[str] = []
         for statistic in scaling.calls:
+            if means_only and call_name(statistic.call) not in _MEANS:
+                continue
             rewritten = _with_axis(statistic)
             if rewritten is None:
                 return None
@@ -617,7 +653,7 @@ class WholeArrayScalingCheck:
         written = ast.get_source_segment(source, statement)
         if found is None or written is None:
             return None
-        shape, symptom = found
+        shape, symptom, _ = found
         fixes: list[str] = []
         for part in [*earlier, statement]:
             statistics = reader.statistics(part.value, part, None)
@@ -637,7 +673,7 @@ class WholeArrayScalingCheck:
             + "` (on the data as it was before this cell)."
         )
 
-    def _helper_fix(self, helper: _Helper) -> str | None:
+    def _helper_fix(self, helper: _Helper, means_only: bool = False) -> str | None:
         function = helper.function() if helper.function is not None else None
         source = _function_source(function)
         if source is None:
@@ -653,6 +689,8 @@ class WholeArrayScalingCheck:
                 if scaling is None:
                     continue
                 for statistic in scaling.calls:
+                    if means_only and call_name(statistic.call) not in _MEANS:
+                        continue
                     rewritten = _with_axis(statistic)
                     if rewritten is None:
                         return None
@@ -673,11 +711,21 @@ def _function_source(function: Any) -> str | None:
         return None
 
 
-def _source_of(helper: _Helper) -> str:
+def _source_of(helper: _Helper, means_only: bool = False) -> str:
     function = helper.function() if helper.function is not None else None
     source = _function_source(function)
     if source is None:
         return helper.name
+    if means_only:
+        # The centring statement the symptom is about, not the scale after it.
+        centring = next(
+            (c.statement for c in helper.scaling.calls if call_name(c.call) in _MEANS), None
+        )
+        written = (
+            ast.get_source_segment(helper.scaling.calls[0].source, centring) if centring else None
+        )
+        if written and "\n" not in written:
+            return written.strip()
     for line in source.splitlines():
         if line.strip().startswith("return"):
             return line.strip()

@@ -39,7 +39,7 @@ from jupyterlab_tfcoach.monitor.symptoms.dataset_order import (
 )
 from jupyterlab_tfcoach.monitor.symptoms.evaluation_loops import TRAINING_WORDS
 from jupyterlab_tfcoach.monitor.symptoms.evaluation_pipelines import told_when_built
-from jupyterlab_tfcoach.monitor.symptoms.random_maps import is_random_map
+from jupyterlab_tfcoach.monitor.symptoms.random_maps import is_augmenting_map
 
 SECTION = "tf-data"
 _WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
@@ -74,7 +74,7 @@ class AugmentationWatcher:
         if data is None or operation(data) is None or len(self._cell.records) >= MAX_RECORDS:
             return
         chain = chain_of(data)
-        if not any(operation(link) == MAP and is_random_map(link) for link in chain):
+        if not any(operation(link) == MAP and is_augmenting_map(link) for link in chain):
             return
         links = []
         for link in chain:
