@@ -58,6 +58,36 @@ def test_validation_generated_with_the_training_seed(kernel: KernelSession) -> N
     assert notes_in(kernel, "pts_a, lab_a = sample_points(100, seed=11)") == []
 
 
+def test_held_out_rows_drawn_from_a_generator_seeded_alike(kernel: KernelSession) -> None:
+    """The seed is the argument of a generator made in the call, not the call's own."""
+    run(
+        kernel,
+        "def simulate_orders(n, gen):\n    return gen.gamma(3.0, size=(n, 4)).astype('float32')\n",
+    )
+    cell = (
+        "orders_train = simulate_orders(500, np.random.RandomState(21))\n"
+        "orders_test = simulate_orders(80, np.random.RandomState(21))\n"
+    )
+    [text] = notes_in(kernel, cell)
+    assert "leaves `orders_test` with all its 80 rows also in `orders_train`" in text, text
+    assert "`simulate_orders` is given a generator made from the same seed (21) for both" in text
+    fix = fix_of(text)
+    assert fix == "orders_test = simulate_orders(80, np.random.RandomState(22))"
+    assert notes_in(kernel, fix) == []
+    assert value_of(kernel, "shared(orders_test, orders_train)") == 0
+    # Look-alikes: one generator drawn from twice; generators of two seeds.
+    assert (
+        notes_in(
+            kernel,
+            "gen = np.random.RandomState(21)\n"
+            "orders_train = simulate_orders(500, gen)\n"
+            "orders_test = simulate_orders(80, gen)\n",
+        )
+        == []
+    )
+    assert notes_in(kernel, "orders_test = simulate_orders(80, np.random.RandomState(4))") == []
+
+
 def test_overlapping_slices_of_one_array(kernel: KernelSession) -> None:
     cell = (
         "table = np.random.default_rng(0).normal(size=(500, 3)).astype('float32')\n"

@@ -61,6 +61,7 @@ to a tf.signal transform),
 ``families_return_order.py`` (results unpacked in another order than documented),
 ``families_vector_as_matrix.py`` (a vector where the callee documents a matrix),
 ``families_ragged_rows.py`` (a ragged tensor's values reshaped into equal rows),
+``families_ragged_inputs.py`` (a tf.RaggedTensor given to a Keras 3 layer or model),
 ``families_header_line.py`` (a CSV file's header line parsed as data),
 ``families_sparse_duplicates.py`` (a sparse tensor holding a position twice, made dense),
 ``families_string_join.py`` (Python's ``str.join`` given tensors),
@@ -153,6 +154,7 @@ from jupyterlab_tfcoach.monitor.errors import (
     families_pair_results,
     families_parse_example,
     families_positional_inputs,
+    families_ragged_inputs,
     families_ragged_rows,
     families_reduced_whole,
     families_refused_dtype,
@@ -221,6 +223,8 @@ FAMILIES: tuple[ErrorFamily, ...] = (
     # Sequence scores in the other layout than a CTC op reads (its shapes fail inside).
     families_time_major.TIME_MAJOR,
     families_time_major.SPARSE_LABELS_BLANK,
+    # A ragged tensor given to a Keras layer or model (fails in its first layer).
+    families_ragged_inputs.RAGGED_INPUTS,
     # NumPy's random draws in a traced function (a TypeError about None while tracing).
     families_numpy_random.NUMPY_RANDOM_TRACED,
     # What a model's fit/predict or a layer's adapt was given, read from the call.

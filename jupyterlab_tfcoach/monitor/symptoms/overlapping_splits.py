@@ -19,7 +19,8 @@ few distinct values, where a match proves nothing, is not told). A cell whose te
 held-out word costs a substring test per word.
 
 The fix depends on how the rows were made: a call given the same literal seed as the
-training data's (this cell's or the history's assignment) gets another seed; a slice of
+training data's (this cell's or the history's assignment), or a generator made from that
+seed in its arguments (``make(n, np.random.default_rng(0))``), gets another seed; a slice of
 the array the training slice ``A[:k]`` came from starts at ``k``; held-out rows indexed
 by a second, independent draw (``vi = rng.permutation(n)[:k]`` or ``rng.choice(n, k,
 replace=False)``) while the training rows take ``order[:m]`` of another permutation are
@@ -72,7 +73,7 @@ from jupyterlab_tfcoach.monitor.symptoms.dataset_order import (
     scalar,
 )
 from jupyterlab_tfcoach.monitor.symptoms.trained_test_rows import held_rows, shared_rows
-from jupyterlab_tfcoach.monitor.syntax import history_assignments, parsed_source
+from jupyterlab_tfcoach.monitor.syntax import call_name, history_assignments, parsed_source
 
 SECTION = "keras-validation-data"
 MAX_CELL_CHARS = 50_000
@@ -82,6 +83,8 @@ _TRIGGERS = ("val", "test", "te", "va", "tst", "dev", "holdout", "eval")
 # Pieces of split names looked for left of a line's ``=`` before any parse.
 _SPLIT_HINTS = ("val", "test", "te", "va", "tst", "dev", "holdout", "eval", "tr")
 _SEED_KEYWORDS = frozenset({"seed", "random_state", "random_seed"})
+# Constructors of a random generator from a seed (NumPy's, Python's, TensorFlow's).
+_GENERATORS = frozenset({"default_rng", "RandomState", "Random", "from_seed"})
 # The held-out words a training word may stand for, in the order tried.
 _HELD_FOR = {
     "train": ("val", "valid", "validation", "test", "dev", "holdout"),
@@ -478,11 +481,29 @@ def _dataset_note(
     )
 
 
-def _seed_of(call: ast.Call) -> tuple[ast.AST, int] | None:
+def _literal_seed(call: ast.Call) -> tuple[ast.AST, int] | None:
     for keyword in call.keywords:
         if keyword.arg in _SEED_KEYWORDS and isinstance(keyword.value, ast.Constant):
             if type(keyword.value.value) is int:
                 return keyword.value, keyword.value.value
+    return None
+
+
+def _seed_of(call: ast.Call) -> tuple[ast.AST, int] | None:
+    """The literal seed ``call`` is given: a ``seed=`` keyword, or the seed of a generator
+    made in its arguments, ``make(300, np.random.default_rng(0))``."""
+    found = _literal_seed(call)
+    if found is not None:
+        return found
+    for argument in [*call.args, *(keyword.value for keyword in call.keywords)]:
+        if not isinstance(argument, ast.Call) or call_name(argument) not in _GENERATORS:
+            continue
+        first = argument.args[0] if argument.args else None
+        if isinstance(first, ast.Constant) and type(first.value) is int:
+            return first, first.value
+        found = _literal_seed(argument)
+        if found is not None:
+            return found
     return None
 
 
@@ -511,8 +532,10 @@ def _seed_fix(held: str, training: str, cell: _Cell) -> tuple[str, str] | None:
         return None
     code = f"{written[:start]}{seed + 1}{written[end:]}"
     function = ast.get_source_segment(trained_text, trained_call.func) or "the same function"
+    written_in_call = any(node is keyword.value for keyword in held_call.keywords)
+    given = "the same seed" if written_in_call else "a generator made from the same seed"
     cause = (
-        f"`{function}` is given the same seed ({seed}) for both: the generator starts at "
+        f"`{function}` is given {given} ({seed}) for both: the generator starts at "
         "the same place and draws the same examples, so the first rows of one are the "
         "rows of the other."
     )
