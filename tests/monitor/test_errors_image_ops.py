@@ -119,3 +119,51 @@ def test_a_missing_max_val_is_read_from_the_images(kernel: KernelSession) -> Non
     assert fix == "sim = tf.image.ssim(frame_a, frame_b, max_val=255.0)"
     runs_cleanly(kernel, fix)
     assert value_of(kernel, "float(tf.reduce_mean(sim))") > 0.9
+
+
+def test_depth_to_space_channels_with_the_block_size_once_get_it_twice(
+    kernel: KernelSession,
+) -> None:
+    # ``tones * STEP`` channels before a block of STEP: one factor of the block is missing.
+    runs_cleanly(
+        kernel,
+        "STEP, tones = 3, 2\n"
+        "plates = tf.random.uniform((2, 4, 4, 5), seed=11)\n"
+        "maps = keras.layers.Conv2D(tones * STEP, 1)(plates)",
+    )
+    cell = "spread_out = tf.nn.depth_to_space(maps, STEP)"
+    text = failing(kernel, cell)["explanation"]
+    assert "They come from `maps`, made by `keras.layers.Conv2D(tones * STEP, 1)`" in text
+    assert "`tones * STEP` = 6 is 2 channels times the block size once" in text
+    fix = fix_of(text)
+    assert fix == "maps = keras.layers.Conv2D(tones * STEP * STEP, 1)(plates)"
+    runs_cleanly(kernel, f"{fix}\n{cell}")
+    assert value_of(kernel, "tuple(spread_out.shape)") == [2, 12, 12, 2]
+    # In a function that builds a model, through ``keras.ops``: the layer is the last
+    # assignment of the op's input before it, in that function.
+    builder = """def widen(side):
+    seed_in = keras.Input((side, side, 1))
+    z = keras.layers.Conv2D(4, 3, padding="same", activation="relu")(seed_in)
+    z = keras.layers.Conv2D(STEP * 1, 3, padding="same")(z)
+    grown = keras.ops.depth_to_space(z, STEP)
+    return keras.Model(seed_in, grown)
+"""
+    cell = builder + "widener = widen(5)"
+    text = failing(kernel, cell)["explanation"]
+    assert 'made by `keras.layers.Conv2D(STEP * 1, 3, padding="same")` (line 4' in text
+    fix = fix_of(text)
+    assert fix == 'z = keras.layers.Conv2D(STEP * 1 * STEP, 3, padding="same")(z)'
+    fixed = cell.replace('z = keras.layers.Conv2D(STEP * 1, 3, padding="same")(z)', fix)
+    runs_cleanly(kernel, fixed + "\nwidened = widener(tf.ones((2, 5, 5, 1)))")
+    assert value_of(kernel, "tuple(widened.shape)") == [2, 15, 15, 1]
+    # A count written as a plain number, or another product: the rule, no guessed fix.
+    runs_cleanly(kernel, "maps_six = keras.layers.Conv2D(6, 1)(plates)")
+    text = failing(kernel, "tf.nn.depth_to_space(maps_six, STEP)")["explanation"]
+    assert "it must produce 9 * C channels" in text
+    assert "Fix:" not in text
+    # Look-alike: the block size twice among the factors raises nothing.
+    runs_cleanly(
+        kernel,
+        "maps_ok = keras.layers.Conv2D(tones * STEP * STEP, 1)(plates)\n"
+        "ok_out = tf.nn.depth_to_space(maps_ok, STEP)",
+    )

@@ -63,6 +63,7 @@ from jupyterlab_tfcoach.monitor.errors.graph import (
     explain_tensor_as_bool,
     explain_uninitialized_branch,
 )
+from jupyterlab_tfcoach.monitor.errors.graph_cuts import graph_cut_in_tape
 from jupyterlab_tfcoach.monitor.errors.keras import (
     explain_read_only_weight,
     explain_state_after_build,
@@ -329,7 +330,7 @@ def _needs_an_array(parent: ast.AST | None, array: ast.AST) -> bool:
 def _no_gradients(parsed: ParsedError, context: ErrorContext) -> Explanation | None:
     if "No gradients provided for any variable" not in parsed.message:
         return None
-    pinpointed = _loss_outside_the_tape(context)
+    pinpointed = _loss_outside_the_tape(context) or _graph_cut_in_the_tape(context)
     if pinpointed is not None:
         return pinpointed, "gradient-tape"
     return (
@@ -377,6 +378,20 @@ def _loss_outside_the_tape(context: ErrorContext) -> str | None:
     return loss_outside_tape(
         gradients, frame, holds="holds only None", lookup=lambda name: context.lookup(name, frame)
     )
+
+
+def _graph_cut_in_the_tape(context: ErrorContext) -> str | None:
+    """The step inside the tape that left TensorFlow (``predict``, ``.numpy()``, NumPy) on
+    the variables' path to the loss, when the gradients the optimizer got all None came
+    from ``tape.gradient`` in the failing cell."""
+    line = read_failing_line(context)
+    if line is None:
+        return None
+    gradients = _gradients_given(line.call)
+    if gradients is None:
+        return None
+    frame = line.frame
+    return graph_cut_in_tape(gradients, frame, lambda name: context.lookup(name, frame))
 
 
 def _augmented_assignment(parsed: ParsedError, context: ErrorContext) -> Explanation | None:

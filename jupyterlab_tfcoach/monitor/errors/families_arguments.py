@@ -56,6 +56,7 @@ from jupyterlab_tfcoach.monitor.errors.family_record import (
     raised_by_keras,
     raised_through_library,
 )
+from jupyterlab_tfcoach.monitor.errors.library_checks import compared_strings
 
 _LIBRARY_ROOTS = ("tensorflow", "keras", "tf_keras")
 _MAX_CHAIN = 8
@@ -103,6 +104,8 @@ _REQUIREMENTS = (
     re.compile(r"(?P<clause>\bdoes not support\b[^\n]*?)(?=\.(?:\s|$)|\n|$)"),
     re.compile(r"(?P<clause>Allowed values are:? [^\n]*?)(?=\.\s+Received|\.?$|\n)"),
     re.compile(r"(?P<clause>\bnot in (?:the )?(?:range )?[\[(][^\])]*[\])])"),
+    # TensorFlow's op attributes: ``... is not in the list of allowed values: "SAME", ...``.
+    re.compile(r"(?P<clause>\bis not in the list of allowed values:? [^\n;]*)"),
     re.compile(r"(?P<clause>\bValid \w+ include [^\n]*?)(?=\.(?:\s|$)|$)"),
     re.compile(r"(?P<clause>\bRequires [^:\n]+)"),
 )
@@ -728,7 +731,29 @@ def _read_refused_argument(
         rule += f'{"; " if requirement else ": "}"{value}" is not a dtype name TensorFlow knows'
     better = _PYTHON_DTYPES.get(value.lower()) if known else None
     if better is None:
-        better = _closest(value, _value_candidates(argument, text, requirement, parameters))
+        candidates = _value_candidates(argument, text, requirement, parameters)
+        compared: list[str] = []
+        listed = [a or b for a, b in _QUOTED.findall(requirement or "")]
+        if not listed and through:
+            # The message lists nothing: the values the library's code compared it with.
+            compared = compared_strings(context, value)
+            if compared:
+                candidates += compared
+                shown = ", ".join(f'"{option}"' for option in compared)
+                rule = rule.replace(" (the message above says why)", "")
+                rule += f"; the values {part}'s code checks it against are {shown}"
+        better = _closest(value, candidates)
+        cased = [c for c in candidates if c != value and c.lower() == value.lower()]
+        if part != "Keras" and len(set(cased)) == 1:
+            # The right word in another case (TensorFlow's ops take "SAME", not "same").
+            better = cased[0]
+            rule += f'; it is written "{better}"'
+        if better is not None and part == "Keras" and value.islower() and better.isupper():
+            # A TensorFlow op's attribute ("SAME") under a Keras layer, which takes the
+            # learner's lower case as well.
+            better = better.lower()
+        if compared and better is not None:
+            rule += f', the closest "{better}"'
     if better is None:
         return Finding(rule + ".", None, section)
     written_value = site.frame.segment(argument.value)

@@ -12,10 +12,15 @@ from the op's own signature and the operands' shapes, not from the message alone
 - ``depth_to_space`` given a channel count its block size does not divide: the op moves
   ``block_size**2`` channels into each block of pixels, so the layer before it must make
   ``block_size**2 * C`` channels. The entry names the block size, the channels, and the
-  layer that made them (the name the running cell passes, assigned from a Keras
-  convolution or dense layer written in the cells); when the layer's channel count is
-  written as a product of whole numbers ``C * k`` with ``k`` a square (the count of
-  another block size), its fix is that statement making ``C * block_size**2``.
+  layer that made them: the name the running cell passes, assigned from a Keras
+  convolution or dense layer written in the cells, or, for an op in a function that
+  builds a model, the last assignment of its input before it in that function. Its fix,
+  when the layer's channel count is written as
+  - a product of whole numbers ``C * k`` with ``k`` a square (the count of another block
+    size): that statement making ``C * block_size**2``;
+  - a product with the block size once among its factors (``Conv2D(3 * R)`` before
+    ``depth_to_space(x, R)``: the name the failing call passes as the block, or the same
+    literal): the count multiplied by the block size again (``3 * R * R``).
 
 Values are read from the frames' locals and the namespace (shapes and ints only); nothing
 is run.
@@ -27,8 +32,18 @@ import ast
 import inspect
 from typing import Any
 
-from jupyterlab_tfcoach.monitor.errors.cell_sources import assignments_in_cells, cell_frame
-from jupyterlab_tfcoach.monitor.errors.context import ErrorContext, code, rewrite, value_kind
+from jupyterlab_tfcoach.monitor.errors.cell_sources import (
+    assignments_in_cells,
+    cell_frame,
+    error_cells,
+)
+from jupyterlab_tfcoach.monitor.errors.context import (
+    CellFrame,
+    ErrorContext,
+    code,
+    rewrite,
+    value_kind,
+)
 from jupyterlab_tfcoach.monitor.errors.failing_line import FailingLine, Operand
 from jupyterlab_tfcoach.monitor.errors.families_arguments import library_callable
 from jupyterlab_tfcoach.monitor.errors.family_record import (
@@ -195,9 +210,137 @@ def _square_root(number: int) -> int | None:
     return root if root >= 2 and root * root == number else None
 
 
+def _block_once(
+    argument: ast.expr,
+    block: int,
+    block_node: ast.expr,
+    line: FailingLine,
+    channels: int,
+    context: ErrorContext,
+    frame: CellFrame | None,
+) -> str | None:
+    """``Conv2D(3 * R)`` before ``depth_to_space(x, R)``: the layer's channel count is
+    written as a product with the block size once among its factors (the very name the
+    failing call passes as the block, or the same number written as a literal on both), so
+    it makes ``C * block`` channels where the op needs ``C * block**2``. The factor's text,
+    to multiply by once more; None for any other count (the learner's intent is unread)."""
+    if not (isinstance(argument, ast.BinOp) and isinstance(argument.op, ast.Mult)):
+        return None
+    factors: list[ast.expr] = []
+    pending: list[ast.expr] = [argument]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
+            pending += [node.left, node.right]
+        else:
+            factors.append(node)
+    if len(factors) > _MAX_FACTORS:
+        return None
+    values: list[int] = []
+    for factor in factors:
+        if isinstance(factor, ast.Constant) and type(factor.value) is int:
+            values.append(factor.value)
+        elif isinstance(factor, ast.Name):
+            known, value = context.lookup(factor.id, frame)
+            if not known or type(value) is not int:
+                return None
+            values.append(value)
+        else:
+            return None
+    product = 1
+    for value in values:
+        product *= value
+    if product != channels or channels % block or (channels // block) % block == 0:
+        return None
+    written_block = line.frame.segment(block_node)
+    for factor, value in zip(factors, values, strict=True):
+        if value != block:
+            continue
+        if isinstance(factor, ast.Name) and factor.id == written_block:
+            return factor.id
+        if isinstance(factor, ast.Constant) and isinstance(block_node, ast.Constant):
+            return str(block)
+    return None
+
+
+def _layer_channels(assignment: ast.Assign) -> ast.expr | None:
+    """The channels argument of ``name = SomeConv(channels, ...)(inputs)``, a Keras layer
+    that makes channels constructed and called in the assignment."""
+    value = assignment.value
+    if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Call)):
+        return None
+    layer = value.func
+    called = layer.func
+    kind = called.attr if isinstance(called, ast.Attribute) else getattr(called, "id", "")
+    if kind not in _CHANNEL_LAYERS:
+        return None
+    argument = layer.args[0] if layer.args else None
+    for keyword in layer.keywords:
+        if keyword.arg in ("filters", "units"):
+            argument = keyword.value
+    return argument
+
+
+def _whole_value(node: ast.expr, frame: CellFrame | None, context: ErrorContext) -> int | None:
+    """A whole number written as literals and names multiplied (``3 * R``), read from the
+    frame's locals, else the namespace."""
+    if isinstance(node, ast.Constant):
+        return _whole(node.value)
+    if isinstance(node, ast.Name):
+        known, value = context.lookup(node.id, frame)
+        return _whole(value) if known else None
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
+        left = _whole_value(node.left, frame, context)
+        right = _whole_value(node.right, frame, context)
+        return left * right if left is not None and right is not None else None
+    return None
+
+
+def _local_producer(
+    channels: int, input_node: ast.expr, line: FailingLine, context: ErrorContext
+) -> tuple[str, str, ast.expr, ast.Assign, Any, CellFrame] | None:
+    """The layer that made the op's input inside the function the failing line runs in
+    (a model built by a function: ``h = layers.Conv2D(2 * K, 3)(h)`` then the op on
+    ``h``): the last assignment of that name before the line, taken only when its channel
+    count, read in the frame, is the input's."""
+    if not isinstance(input_node, ast.Name):
+        return None
+    functions = [
+        f
+        for f in line.frame.enclosing_functions()
+        if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
+    ]
+    if not functions:
+        return None
+    before = line.frame.position.line
+    found: ast.Assign | None = None
+    for node in ast.walk(functions[-1]):
+        if (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+            and node.targets[0].id == input_node.id
+            and node.lineno < before
+            and (found is None or node.lineno > found.lineno)
+        ):
+            found = node
+    if found is None:
+        return None
+    argument = _layer_channels(found)
+    if argument is None or _whole_value(argument, line.frame, context) != channels:
+        return None
+    source = line.frame.source()
+    cell = next((c for c in error_cells(context) if c.source == source), None)
+    written = cell.segment(found) if cell is not None else None
+    if cell is None or not written or "\n" in written:
+        return None
+    where = f"line {found.lineno} of {cell.label}"
+    return input_node.id, where, argument, found, cell, line.frame
+
+
 def _producer(
     channels: int, line: FailingLine, context: ErrorContext
-) -> tuple[str, str, ast.expr, ast.Assign, Any] | None:
+) -> tuple[str, str, ast.expr, ast.Assign, Any, CellFrame | None] | None:
     """(the name, where, the channels argument, the statement, its cell)
     for the one name the running cell passes holding ``channels`` on its last axis, made by
     a Keras layer constructed in its assignment."""
@@ -227,22 +370,11 @@ def _producer(
     for cell, assignment in assignments_in_cells(name, context):
         if cell.source == running and assignment.lineno >= outer.position.line:
             continue
-        value = assignment.value
-        if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Call)):
-            return None
-        layer = value.func
-        called = layer.func
-        kind = called.attr if isinstance(called, ast.Attribute) else getattr(called, "id", "")
-        if kind not in _CHANNEL_LAYERS:
-            return None
-        argument = layer.args[0] if layer.args else None
-        for keyword in layer.keywords:
-            if keyword.arg in ("filters", "units"):
-                argument = keyword.value
+        argument = _layer_channels(assignment)
         written = cell.segment(assignment)
         if argument is None or not written or "\n" in written:
             return None
-        return name, f"line {assignment.lineno} of {cell.label}", argument, assignment, cell
+        return name, f"line {assignment.lineno} of {cell.label}", argument, assignment, cell, None
     return None
 
 
@@ -285,16 +417,32 @@ def _read_block(error: Recognised, line: FailingLine, context: ErrorContext) -> 
         f"needs {square} * C channels for C channels out; {code(images.source)} has "
         f"{channels}, which {square} does not divide"
     )
-    made = _producer(channels, line, context)
+    made = _local_producer(channels, input_node, line, context) or _producer(
+        channels, line, context
+    )
     if made is None:
         return Finding(
             rule + f": give it a multiple of {square} channels ({square} * 3 = "
             f"{square * 3} for an RGB image out), made so by the layer before it.",
             None,
         )
-    name, where, argument, assignment, cell = made
+    name, where, argument, assignment, cell, frame = made
     layer_source = cell.segment(assignment.value.func) or ""  # type: ignore[attr-defined]
     rule += f". They come from {code(name)}, made by {code(layer_source)} ({where})"
+    once = _block_once(argument, block, block_node, line, channels, context, frame)
+    if once is not None:
+        written = cell.segment(argument) or ""
+        fixed = rewrite(cell_frame(cell), assignment, argument, f"{written} * {once}")
+        out = channels // block
+        rule += (
+            f": {code(written)} = {channels} is {out} channels times the block size once, "
+            f"and a {block}x{block} block takes it twice: {code(f'{written} * {once}')} = "
+            f"{channels * block} channels give {out} channels out"
+        )
+        if fixed is None or "\n" in fixed:
+            return Finding(rule + ".", None)
+        label = "" if cell.label == "this cell" else f"in {cell.label}, "
+        return Finding(rule + ".", f"{label}{code(fixed)}")
     factors = _factors(argument)
     if factors is None or len(factors) < 2:
         return Finding(rule + f": it must produce {square} * C channels.", None)

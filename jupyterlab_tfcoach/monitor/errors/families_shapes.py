@@ -49,6 +49,7 @@ from jupyterlab_tfcoach.monitor.errors.family_record import (
     shape_list,
     tf_alias,
 )
+from jupyterlab_tfcoach.monitor.errors.one_axis_growth import grown_one_axis
 from jupyterlab_tfcoach.monitor.stored_state import library_attribute
 
 # ------------------------------------------------------------------ shared by matmul, broadcast
@@ -423,6 +424,10 @@ def _read_broadcast(error: Recognised, line: FailingLine, context: ErrorContext)
                 line.frame, node, _node_of(node, 0), f"{tf}.expand_dims({left.source}, -1)"
             )
             fix = f"add the missing last axis to {names[0]}: {code(fixed)}" if fixed else None
+    if fix is None:
+        grown = grown_one_axis((a, b), axis, line, context)
+        if grown is not None:
+            return Finding(rule + ". " + grown[0] + ".", grown[1])
     return Finding(rule + ".", fix)
 
 

@@ -432,3 +432,83 @@ def _function_name(frame: types.FrameType) -> str:
     code_object = frame.f_code
     qualified = getattr(code_object, "co_qualname", None)
     return qualified if type(qualified) is str else code_object.co_name
+
+
+# At most this many values are read from one library function's comparisons.
+_MAX_COMPARED = 16
+_STRING_SETS = (tuple, list, set, frozenset)
+
+
+def compared_strings(context: ErrorContext, value: str) -> list[str]:
+    """The strings the library compared the learner's string option with before it
+    raised: ``if method == ResizeMethod.BILINEAR: ... elif ...: else: raise`` gives every
+    method's value. Read from the innermost library function (then outwards, library
+    frames only) whose local holds ``value`` (any case): its comparisons of that local with
+    string literals, with names or class attributes of the library holding strings, or
+    with a collection of them (a set, a dict's keys). Empty when none is found."""
+    try:
+        return _compared_strings(context, value)
+    except Exception:
+        return []
+
+
+def _compared_strings(context: ErrorContext, value: str) -> list[str]:
+    frame = _innermost_library_frame(context)
+    wanted = value.lower()
+    for _ in range(_MAX_FRAMES):
+        if frame is None or not _is_library(frame):
+            break
+        parsed = _function_tree(frame)
+        if parsed is not None:
+            names = {
+                name
+                for name, held in frame.f_locals.items()
+                if type(held) is str and held.lower() == wanted
+            }
+            found: list[str] = []
+            for node in ast.walk(parsed[0]) if names else ():
+                if not isinstance(node, ast.Compare):
+                    continue
+                sides = [node.left, *node.comparators]
+                for op, left, right in zip(node.ops, sides, sides[1:], strict=False):
+                    if not isinstance(op, (ast.Eq, ast.NotEq, ast.In, ast.NotIn)):
+                        continue
+                    if isinstance(left, ast.Name) and left.id in names:
+                        found += _strings_of(right, frame)
+                    elif isinstance(right, ast.Name) and right.id in names:
+                        found += _strings_of(left, frame)
+            found = [text for text in dict.fromkeys(found) if text.lower() != wanted]
+            if found:
+                return found[:_MAX_COMPARED]
+        frame = frame.f_back
+    return []
+
+
+def _strings_of(node: ast.expr, frame: types.FrameType) -> list[str]:
+    """The strings an expression of the library's source holds, read without running it:
+    a literal, a collection of literals, a name of the frame or its module, a class's or
+    module's attribute (from its ``__dict__``, never through a descriptor)."""
+    if isinstance(node, ast.Constant):
+        return [node.value] if type(node.value) is str else []
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+        return [text for element in node.elts for text in _strings_of(element, frame)]
+    held = _held_by(node, frame)
+    if type(held) is str:
+        return [held]
+    if isinstance(held, _STRING_SETS) and len(held) <= _MAX_COMPARED:
+        return [text for text in held if type(text) is str]
+    if type(held) is dict and len(held) <= _MAX_COMPARED:
+        return [text for text in held if type(text) is str]
+    return []
+
+
+def _held_by(node: ast.expr, frame: types.FrameType) -> Any:
+    if isinstance(node, ast.Name):
+        if node.id in frame.f_locals:
+            return frame.f_locals[node.id]
+        return frame.f_globals.get(node.id) if type(frame.f_globals) is dict else None
+    if isinstance(node, ast.Attribute):
+        owner = _held_by(node.value, frame)
+        if isinstance(owner, (type, types.ModuleType)):
+            return vars(owner).get(node.attr)
+    return None

@@ -56,6 +56,8 @@ _MAX_SOURCES = 1000
 _MAX_REMEMBERED = 10_000
 # A NumPy step written in the tape's block: `.numpy()` on a tensor, or a call `np.f(...)`.
 _NUMPY_STEP = re.compile(r"\.numpy\(\s*\)|\b(?:np|numpy)\.[\w.]+\(")
+# A model's ``predict`` in the tape's block: it runs outside the tape, returns NumPy.
+_PREDICT_STEP = re.compile(r"\.predict(?:_on_batch)?\(")
 _MAX_SOURCE_CHARS = 200_000
 _MAX_HELPERS = 8
 # A call of a bare name (`my_loss(`), not of an attribute (`tf.square(`).
@@ -605,6 +607,14 @@ class GradientWatcher:
         """The loss does not depend on the source: say the likeliest reason the code shows.
         NumPy only when the tape's own block (``block``) has a NumPy step: NumPy elsewhere
         in the cell (building the data) takes nothing away from the tape."""
+        if block is not None and _PREDICT_STEP.search(block):
+            return (
+                "the loss went through a model's `predict`, which runs the model outside the "
+                "tape and returns NumPy arrays the tape cannot follow. Call the model directly "
+                "inside the `with` block (`model(x, training=False)` runs it as `predict` "
+                "does).",
+                "gradient-tape",
+            )
         if block is not None and _NUMPY_STEP.search(block):
             return (
                 "the loss was computed through NumPy (`.numpy()` or `np.` functions), which the "
