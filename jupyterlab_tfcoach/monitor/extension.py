@@ -567,7 +567,7 @@ class Monitor:
             if self.broadcasts is not None:
                 if cell_completed:
                     self.broadcasts.scan_cell(self._cell_source, namespace)
-                notes.extend(self.broadcasts.take_notes())
+                notes.extend(self.broadcasts.take_notes(namespace if cell_completed else None))
             notes.extend(self._call_broadcast_notes)
             self._call_broadcast_notes = []
         except Exception:

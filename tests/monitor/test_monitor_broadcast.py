@@ -35,7 +35,7 @@ def broadcast_notes(report: dict[str, Any]) -> list[str]:
 
 
 def fixes_of(text: str) -> tuple[str, str]:
-    spans = re.findall(r"`([^`]+)`", text.split("Make the shapes agree: ", 1)[1])
+    spans = re.findall(r"`([^`]+)`", text.split("Make the shapes agree: ", 1)[1].split(". ")[0])
     assert len(spans) == 2, text
     return spans[0], spans[1]
 

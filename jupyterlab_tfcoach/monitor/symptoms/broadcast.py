@@ -45,9 +45,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from jupyterlab_tfcoach.monitor import report as reports
+from jupyterlab_tfcoach.monitor.errors.axis_origins import AxisOrigin
 from jupyterlab_tfcoach.monitor.errors.failing_line import describe, show_shape
 from jupyterlab_tfcoach.monitor.locations import CellLocator
 from jupyterlab_tfcoach.monitor.report import Note
+from jupyterlab_tfcoach.monitor.symptoms.broadcast_origins import (
+    OriginQuery,
+    follow_operand,
+    vector_origin,
+)
 from jupyterlab_tfcoach.monitor.symptoms.operand_shapes import followable, operand_of
 from jupyterlab_tfcoach.monitor.syntax import call_name as _call_name
 from jupyterlab_tfcoach.monitor.syntax import (
@@ -163,6 +169,10 @@ class Broadcast:
     # Where those operands are: on the broadcasting line, or later in the cell, combined
     # with the name the expression is assigned to (``f[:, 0] >= lo``).
     elsewhere_where: str = "on the same line"
+    # Where the ``(N,)`` operand's name was made a vector (``axis_origins.py``): asked for
+    # while the graph is scanned (``origin_query``), read after the cell with the namespace.
+    origin_query: OriginQuery | None = None
+    origin: AxisOrigin | None = None
 
     def note(self) -> Note:
         return reports.note(broadcast_text(self), SECTION)
@@ -232,6 +242,18 @@ def fixes(found: Broadcast) -> tuple[str, str] | None:
 
 
 def broadcast_text(found: Broadcast) -> str:
+    """What broadcast, why the number is wrong, the fix; then where the vector was made."""
+    said = _broadcast_text(found)
+    if found.origin is None:
+        return said
+    return said + found.origin.sentence(
+        show_shape(found.flat_shape),
+        show_shape(found.column_shape),
+        with_fix=found.flat_elsewhere is None,
+    )
+
+
+def _broadcast_text(found: Broadcast) -> str:
     expression = found.expression
     column_shape, flat_shape = show_shape(found.column_shape), show_shape(found.flat_shape)
     result = show_shape(found.result_shape)
@@ -662,7 +684,31 @@ class BroadcastFinder:
                 if expression is not None and len(frames) > 1
                 else None
             ),
+            origin_query=self._origin_query(op, roots, expression, column_index),
         )
+
+    def _origin_query(
+        self, op: Any, roots: dict[str, str], expression: Expression | None, column_index: int
+    ) -> OriginQuery | None:
+        """Where the ``(N,)`` operand's name came from, through the learner's frames that
+        built the op (innermost first); read from syntax only."""
+        if expression is None:
+            return None
+        flat = (expression.left, expression.right)[1 - column_index]
+        if not flat.isidentifier():
+            return None
+        try:
+            frames = list(op.traceback)
+            first = _first_user_frame(frames, roots)
+            if first is None:
+                return None
+            chain = [
+                (str(frame.filename), int(frame.lineno), str(frame.name))
+                for frame in reversed(frames[: first[0] + 1])
+            ]
+            return follow_operand(flat, chain, self._locator.cell_files())
+        except Exception:
+            return None
 
     def _call_fix(
         self,
@@ -713,6 +759,7 @@ class BroadcastFinder:
                 flat_shape=flat.shape,
                 result_shape=_square(column.shape, flat.shape),
                 column_kind=column.kind,
+                origin_query=self._cell_origin(expression, column_index),
             )
             elsewhere: tuple[str | None, str | None] = (None, None)
             lines = source.splitlines()
@@ -733,9 +780,38 @@ class BroadcastFinder:
                         elsewhere_where=later[2],
                     )
 
-    def take_notes(self) -> list[Note]:
+    def _cell_origin(self, expression: Expression, column_index: int) -> OriginQuery | None:
+        """The ``(N,)`` operand of a top-level expression, as read on its line of the
+        running cell (the cell compiled last)."""
+        flat = (expression.left, expression.right)[1 - column_index]
+        files = self._locator.cell_files()
+        if not flat.isidentifier() or not files:
+            return None
+        running = max(files, key=files.__getitem__)
+        return OriginQuery(flat, running, expression.line)
+
+    def take_notes(self, namespace: dict[str, Any] | None = None) -> list[Note]:
         found, self._found = self._found, {}
-        return [broadcast.note() for broadcast in list(found.values())[:MAX_NOTES]]
+        told = list(found.values())[:MAX_NOTES]
+        if namespace is not None:
+            told = [self._with_origin(broadcast, namespace) for broadcast in told]
+        return [broadcast.note() for broadcast in told]
+
+    def _with_origin(self, found: Broadcast, namespace: dict[str, Any]) -> Broadcast:
+        """The finding with the statement that made its vector, when it can be read."""
+        if found.origin_query is None or found.origin is not None:
+            return found
+        try:
+            origin = vector_origin(
+                found.origin_query,
+                found.flat_shape,
+                self._locator.cell_files(),
+                lambda filename, line: where_in_cells(self._locator, filename, line),
+                namespace,
+            )
+        except Exception:
+            return found
+        return dataclasses.replace(found, origin=origin) if origin is not None else found
 
 
 def _function_node(filename: str, lineno: int, name: str) -> ast.FunctionDef | None:

@@ -70,6 +70,7 @@ from jupyterlab_tfcoach.monitor.symptoms.broadcast import (
     squeezed_operand,
     where_in_cells,
 )
+from jupyterlab_tfcoach.monitor.symptoms.broadcast_origins import follow_operand, vector_origin
 from jupyterlab_tfcoach.monitor.syntax import call_name, parsed_source, reference_path
 
 # Python calls seen before the trace function gives up for the cell: a watched function
@@ -82,6 +83,8 @@ _MAX_WATCHED = 256
 _RUN_BY_KERAS = frozenset({"call", "update_state", "__call__"})
 _SYMBOLIC = frozenset({"SymbolicTensor", "KerasTensor"})
 MAX_NOTES = 2
+# Frames read outwards from the watched function for where its operand was made.
+MAX_ORIGIN_FRAMES = 24
 
 
 def _defined_functions(tree: ast.Module) -> list[ast.FunctionDef]:
@@ -340,7 +343,9 @@ class CallBroadcastWatch:
                 column_kind=column.kind,
             )
             found = _with_other_operands(found, code.co_filename, values)
-            text = broadcast_text(found) + self._call_site(frame, found)
+            text = (
+                broadcast_text(found) + self._call_site(frame, found) + self._origin(frame, found)
+            )
             self._found[key] = reports.note(text, SECTION)
         if symbolic:
             return  # a trace: the graph scan reads it; an eager call later is read here
@@ -373,6 +378,44 @@ class CallBroadcastWatch:
             where = where_in_cells(self._locator, code.co_filename, found.line)
             text = batch_sum_text(found, shape, where, code.co_qualname)
             self._found[key] = reports.note(text, BATCH_SECTION)
+
+    def _origin(self, frame: FrameType, found: Broadcast) -> str:
+        """Where the ``(N,)`` operand's name was made a vector, followed out through the
+        running frames (``broadcast_origins.py``), as one more sentence."""
+        expression = found.expression
+        if expression is None:
+            return ""
+        flat = (expression.left, expression.right)[1 - found.column_index]
+        if not flat.isidentifier():
+            return ""
+        chain: list[tuple[str, int, str]] = [
+            (frame.f_code.co_filename, expression.line, frame.f_code.co_name)
+        ]
+        outer = frame.f_back
+        while outer is not None and len(chain) < MAX_ORIGIN_FRAMES:
+            chain.append((outer.f_code.co_filename, outer.f_lineno, outer.f_code.co_name))
+            outer = outer.f_back
+        files = self._locator.cell_files()
+        query = follow_operand(flat, chain, files)
+        if query is None:
+            return ""
+        namespace = (
+            _frame_values(frame) if query.function == frame.f_code.co_name else frame.f_globals
+        )
+        origin = vector_origin(
+            query,
+            found.flat_shape,
+            files,
+            lambda filename, line: where_in_cells(self._locator, filename, line),
+            namespace,
+        )
+        if origin is None:
+            return ""
+        return origin.sentence(
+            show_shape(found.flat_shape),
+            show_shape(found.column_shape),
+            with_fix=found.flat_elsewhere is None,
+        )
 
     def _call_site(self, frame: FrameType, found: Broadcast) -> str:
         """`` The call at line 4 of this cell gave `y_flat`, a (112,) ... as `y_true`...``"""
