@@ -48,14 +48,13 @@ blurred = (tf.data.Dataset.from_tensor_slices(pixels)
            .map(lambda b: b + np.random.normal(0.0, 0.2, size=b.shape)))
 """
     text = failing(kernel, cell)["explanation"]
-    assert (
-        "write `tf.random.normal(tf.shape(b), 0.0, 0.2)` in place of "
-        "`np.random.normal(0.0, 0.2, size=b.shape)`" in text
+    # The statement over several lines is fixed on one line.
+    fix = fix_of(text)
+    assert fix == (
+        "blurred = (tf.data.Dataset.from_tensor_slices(pixels).batch(3)"
+        ".map(lambda b: b + tf.random.normal(tf.shape(b), 0.0, 0.2)))"
     )
-    fixed = cell.replace(
-        "np.random.normal(0.0, 0.2, size=b.shape)", "tf.random.normal(tf.shape(b), 0.0, 0.2)"
-    )
-    runs_cleanly(kernel, fixed)
+    runs_cleanly(kernel, cell.splitlines()[0] + "\n" + fix)
     assert value_of(kernel, "[list(x.shape) for x in blurred]") == [[3, 2, 2], [3, 2, 2]]
 
 

@@ -64,3 +64,60 @@ def test_pooled_and_sized_models_stay_silent(kernel: KernelSession) -> None:
     )
     runs_cleanly(kernel, READINGS_MODEL.replace("shape=(None, channels)", "shape=(30, channels)"))
     assert value_of(kernel, "reader.output_shape") == [None, 2]
+
+
+TILE_CLASSIFIER = """tiles = keras.Sequential([
+    keras.Input((None, None, 3)),
+    keras.layers.Flatten(),
+    keras.layers.Dropout(0.2),
+    keras.layers.Dense(5, activation="softmax"),
+])
+"""
+
+
+def test_a_sequential_list_flattening_an_open_axis_is_pooled(kernel: KernelSession) -> None:
+    # Written over several lines: the fix is the whole statement on one line.
+    error = failing(kernel, TILE_CLASSIFIER)
+    text = error["explanation"]
+    assert error["course"]["section"] == "functional-api"
+    assert "`keras.layers.Dropout(0.2)` makes its weights" not in text
+    assert "comes from `keras.layers.Flatten()`" in text, text
+    assert "`keras.Input((None, None, 3))` declares an axis of size None" in text
+    fix = fix_of(text)
+    assert fix == (
+        "tiles = keras.Sequential([keras.Input((None, None, 3)), "
+        "keras.layers.GlobalAveragePooling2D(), keras.layers.Dropout(0.2), "
+        'keras.layers.Dense(5, activation="softmax")])'
+    )
+    runs_cleanly(kernel, fix)
+    # Images of any size now give one row of 5 class probabilities each.
+    assert value_of(kernel, "tiles(np.ones((2, 9, 13, 3), 'float32')).shape.as_list()") == [
+        2,
+        5,
+    ]
+    assert value_of(kernel, "round(float(np.sum(tiles(np.ones((1, 4, 4, 3), 'float32')))), 4)") == 1
+
+
+def test_a_one_line_sequential_with_a_shape_keyword(kernel: KernelSession) -> None:
+    cell = (
+        "from keras import layers\n"
+        "series_net = keras.Sequential([layers.Input(shape=(None, 5)), layers.Flatten(), "
+        "layers.Dense(1)])\n"
+    )
+    text = failing(kernel, cell)["explanation"]
+    fix = fix_of(text)
+    assert fix == (
+        "series_net = keras.Sequential([layers.Input(shape=(None, 5)), "
+        "layers.GlobalAveragePooling1D(), layers.Dense(1)])"
+    )
+    runs_cleanly(kernel, "from keras import layers\n" + fix)
+    assert value_of(kernel, "series_net(np.ones((4, 11, 5), 'float32')).shape.as_list()") == [4, 1]
+
+
+def test_sized_and_pooled_sequential_lists_stay_silent(kernel: KernelSession) -> None:
+    runs_cleanly(kernel, TILE_CLASSIFIER.replace("(None, None, 3)", "(8, 8, 3)"))
+    runs_cleanly(
+        kernel,
+        TILE_CLASSIFIER.replace("keras.layers.Flatten()", "keras.layers.GlobalMaxPooling2D()"),
+    )
+    assert value_of(kernel, "tiles.output_shape") == [None, 5]

@@ -135,3 +135,68 @@ a = pairs_ok.map(shift).map(keep_all).filter(lambda r, g: g > 0)
 b = tf.data.Dataset.from_tensor_slices({"r": readings}).map(lambda d: d["r"])
 """,
     )
+
+
+def test_map_chain_over_several_lines_read_as_one_value(kernel: KernelSession) -> None:
+    # The chain is written over two lines inside parentheses: the fix is printed on one
+    # line; the loop below reads each element as one value, so the adapter returns only
+    # the lambda's result.
+    run(kernel, DATA)
+    cell = """preview = (tf.data.Dataset.from_tensor_slices((readings, grades))
+           .map(lambda sig: sig - tf.reduce_mean(sig)))
+centred_means = []
+for sig in preview.take(3):
+    centred_means.append(float(tf.reduce_mean(sig)))
+"""
+    text = failing(kernel, cell)["explanation"]
+    assert "the lambda takes 1 (sig)" in text
+    assert "`for sig in preview.take(3)` reads each element as one value" in text
+    fix = fix_of(text)
+    assert fix == (
+        "tf.data.Dataset.from_tensor_slices((readings, grades))"
+        ".map(lambda sig, y: sig - tf.reduce_mean(sig))"
+    )
+    written = (
+        "tf.data.Dataset.from_tensor_slices((readings, grades))\n"
+        "           .map(lambda sig: sig - tf.reduce_mean(sig))"
+    )
+    assert written in cell
+    runs_cleanly(kernel, cell.replace(written, fix))
+    runs_cleanly(
+        kernel,
+        "assert len(centred_means) == 3 and max(abs(m) for m in centred_means) < 1e-6\n"
+        "assert preview.element_spec.shape == (4,)",
+    )
+
+
+def test_map_chain_over_several_lines_unpacked_keeps_the_labels(kernel: KernelSession) -> None:
+    run(kernel, DATA)
+    cell = """scaled = (
+    tf.data.Dataset.from_tensor_slices((readings, grades))
+    .map(lambda r: r * 10.0)
+    .batch(4)
+)
+for r, g in scaled:
+    pass
+"""
+    text = failing(kernel, cell)["explanation"]
+    assert "passes the other components on unchanged" in text
+    fix = fix_of(text)
+    assert fix == (
+        "tf.data.Dataset.from_tensor_slices((readings, grades)).map(lambda r, y: (r * 10.0, y))"
+    )
+    written = "tf.data.Dataset.from_tensor_slices((readings, grades))\n    .map(lambda r: r * 10.0)"
+    runs_cleanly(kernel, cell.replace(written, fix))
+    runs_cleanly(kernel, "assert len(scaled.element_spec) == 2")
+
+
+def test_map_chain_over_several_lines_that_fits_stays_silent(kernel: KernelSession) -> None:
+    run(kernel, DATA)
+    runs_cleanly(
+        kernel,
+        """looked = (tf.data.Dataset.from_tensor_slices((readings, grades))
+          .map(lambda r, g: r - tf.reduce_mean(r)))
+for r in looked.take(2):
+    pass
+""",
+    )

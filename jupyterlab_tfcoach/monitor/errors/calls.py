@@ -226,9 +226,11 @@ def _adapter(
     frame: CellFrame,
     names: list[str],
     components: int,
+    one_value: bool = False,
 ) -> str | None:
     """``lambda x, y: (scale(x), y)``: every component taken, the function given the
-    ones it expects, the others passed on (``map``) or dropped (``filter``)."""
+    ones it expects, the others passed on (``map``) or dropped (``filter``, or a ``map``
+    whose elements the cell then reads as one value: ``one_value``)."""
     kept = names[:components]
     extra = _fresh_names(names, components - len(kept))
     parameters = [*kept, *extra]
@@ -242,9 +244,9 @@ def _adapter(
         if not source or "\n" in source:
             return None
         result = f"{source}({', '.join(kept)})"
-    if method == "map":
+    if method == "map" and not one_value:
         result = f"({result}, {', '.join(extra)})"
-    elif method != "filter":
+    elif method not in ("map", "filter"):
         return None
     return f"lambda {', '.join(parameters)}: {result}"
 
@@ -434,10 +436,16 @@ def _function_finding(
             )
             return rule + ".", fix, DATA_SECTION
     if count > len(names):
-        adapter = _adapter(method, function, frame, names, count)
+        reader = _one_value_reader(call, line) if method == "map" else None
+        adapter = _adapter(method, function, frame, names, count, reader is not None)
         fixed = rewrite(frame, call, function, adapter) if adapter else None
         if fixed and "\n" not in fixed:
-            keep = "passes the other components on unchanged" if method == "map" else ""
+            if reader is not None:
+                keep = f"returns only its result, as {code(reader)} reads each element as one value"
+            elif method == "map":
+                keep = "passes the other components on unchanged"
+            else:
+                keep = ""
             fix = (
                 f"take every component and hand {function_name} the "
                 f"{'one' if len(names) == 1 else str(len(names))} it uses"
@@ -452,6 +460,75 @@ def _function_finding(
             f"{code('from_tensor_slices((features, labels))')}, if it should carry them"
         )
     return rule + ".", fix, DATA_SECTION
+
+
+# Dataset methods after which an element is still the mapped function's result.
+_ELEMENT_KEEPING = ("take", "skip", "batch", "prefetch", "cache", "shuffle", "repeat")
+
+
+def _keeps_elements(node: ast.expr, inner: ast.AST) -> bool:
+    """Whether ``node`` is ``inner`` or ``inner`` followed by element-keeping dataset
+    methods only (``inner.batch(4).take(2)``)."""
+    while node is not inner:
+        if not (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in _ELEMENT_KEEPING
+        ):
+            return False
+        node = node.func.value
+    return True
+
+
+def _one_value_reader(call: ast.Call, line: FailingLine) -> str | None:
+    """``for pts in vis_ds.take(2):`` in the cell, where ``vis_ds = ds.map(fn)`` is the
+    failing statement: the loop reads each element of the mapped dataset as one value
+    (one name, no unpacking), so an adapter that passed the other components on would
+    hand it a tuple. The loop's header, as written; None when no loop of the cell reads
+    the dataset, or one unpacks its elements."""
+    statement = line.statement
+    if not (
+        isinstance(statement, ast.Assign)
+        and len(statement.targets) == 1
+        and isinstance(statement.targets[0], ast.Name)
+        and _keeps_elements(statement.value, call)
+    ):
+        return None
+    dataset = statement.targets[0].id
+    tree = line.frame.tree()
+    if tree is None:
+        return None
+    readers: list[ast.For] = []
+    roots: list[ast.Name] = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.For) or node.lineno <= statement.lineno:
+            continue
+        root = node.iter
+        while isinstance(root, ast.Call) and isinstance(root.func, ast.Attribute):
+            if root.func.attr not in _ELEMENT_KEEPING:
+                break
+            root = root.func.value
+        if isinstance(root, ast.Name) and root.id == dataset:
+            readers.append(node)
+            roots.append(root)
+    if not readers or not all(isinstance(loop.target, ast.Name) for loop in readers):
+        return None
+    # Any other read of the dataset (a fit, a zip) may need every component.
+    reads = [
+        node
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Name)
+        and node.id == dataset
+        and isinstance(node.ctx, ast.Load)
+        and node.lineno > statement.lineno
+    ]
+    if any(not any(read is root for root in roots) for read in reads):
+        return None
+    loop = readers[0]
+    header = line.frame.segment(loop.iter)
+    if not header or "\n" in header:
+        return None
+    return f"for {loop.target.id} in {header}"  # type: ignore[attr-defined]
 
 
 def _indexed_lambda(function: ast.expr, count: int, frame: Any) -> str | None:

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import abc
 import ast
+import io
 import linecache
 import re
 import sys
+import tokenize
 from dataclasses import dataclass, field
 from types import GetSetDescriptorType, TracebackType
 from typing import Any
@@ -488,7 +490,7 @@ def rewrite(frame: CellFrame, outer: ast.AST, inner: ast.AST, replacement: str) 
     if not start <= inner_start <= inner_end <= end:
         return None
     source = frame.source()
-    return source[start:inner_start] + replacement + source[inner_end:end]
+    return on_one_line(source[start:inner_start] + replacement + source[inner_end:end])
 
 
 def rewrite_all(
@@ -518,7 +520,108 @@ def rewrite_all(
             return None
         pieces += [source[at:inner_start], text]
         at = inner_end
-    return "".join(pieces) + source[at:end]
+    return on_one_line("".join(pieces) + source[at:end])
+
+
+def on_one_source_line(node: ast.AST) -> bool:
+    """Whether ``node`` was written on one line: a fix for a statement written over several
+    lines (a layer in a ``Sequential([...])`` list) may prefer the one call it changes."""
+    return getattr(node, "lineno", None) == getattr(node, "end_lineno", 0)
+
+
+# A fix joined from several lines is printed as one backtick span: past this length it is
+# no longer readable as one line, and the caller's own shorter form is printed instead.
+_MAX_JOINED_CHARS = 200
+_OPENING = "([{"
+_CLOSING = ")]}"
+
+
+def on_one_line(text: str) -> str:
+    """A rewritten statement or expression written over several lines, on one, when that
+    is the same code: line breaks inside brackets or after a backslash, and comments,
+    dropped; the joined text must parse to the same tree (so a string spanning lines, a
+    block or a second statement keeps the text as it is, and callers refuse it as
+    before). An expression whose break lay outside its own brackets (``ds`` then
+    ``.map(f)`` on the next line, part of a statement in parentheses) is read inside
+    parentheses."""
+    if "\n" not in text:
+        return text
+    joined = _joined_tokens(text)
+    return joined if joined is not None and len(joined) <= _MAX_JOINED_CHARS else text
+
+
+def _joined_tokens(text: str) -> str | None:
+    for candidate, wrapped in ((text, False), (f"({text})", True)):
+        try:
+            tree = ast.dump(ast.parse(candidate))
+        except (SyntaxError, ValueError):
+            continue
+        # A trailing comma left before a bracket closed on the next line is dropped,
+        # unless the tree says it made a one-item tuple.
+        for keep_commas in (False, True):
+            joined = _join(candidate, keep_commas)
+            if joined is None:
+                return None
+            if wrapped:
+                if not (joined.startswith("(") and joined.endswith(")")):
+                    return None
+                joined = joined[1:-1]
+            try:
+                same = ast.dump(ast.parse(f"({joined})" if wrapped else joined)) == tree
+            except (SyntaxError, ValueError):
+                same = False
+            if same:
+                return joined
+        return None
+    return None
+
+
+def _join(text: str, keep_trailing_commas: bool) -> str | None:
+    """The tokens of ``text`` on one line: within a line their spacing as written, across
+    a break one space (none after an opening bracket, before a closing one, or around a
+    ``.``). None for a token that itself spans lines or for more than one statement."""
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        return None
+    lines = text.splitlines(keepends=True)
+    pieces: list[str] = []
+    previous: tokenize.TokenInfo | None = None
+    ends = (tokenize.NEWLINE, tokenize.ENDMARKER)
+    for token in tokens:
+        if token.type in (tokenize.NL, tokenize.COMMENT):
+            continue
+        if token.type in (tokenize.INDENT, tokenize.DEDENT):
+            return None
+        if token.type in ends:
+            if any(
+                later.type not in (*ends, tokenize.NL, tokenize.COMMENT, tokenize.DEDENT)
+                for later in tokens[tokens.index(token) + 1 :]
+            ):
+                return None
+            break
+        if token.start[0] != token.end[0]:
+            return None  # a string over several lines
+        if previous is not None:
+            if (
+                not keep_trailing_commas
+                and previous.string == ","
+                and token.string in _CLOSING
+                and previous.end[0] != token.start[0]
+            ):
+                pieces.pop()
+            elif previous.end[0] == token.start[0]:
+                pieces.append(lines[token.start[0] - 1][previous.end[1] : token.start[1]])
+            elif not (
+                previous.string in _OPENING
+                or token.string in _CLOSING
+                or "." in (previous.string, token.string)
+                or token.string == ","
+            ):
+                pieces.append(" ")
+        pieces.append(token.string)
+        previous = token
+    return "".join(pieces)
 
 
 def code(text: str) -> str:

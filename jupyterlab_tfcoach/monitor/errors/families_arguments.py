@@ -44,6 +44,7 @@ from jupyterlab_tfcoach.monitor.errors.context import (
     ErrorContext,
     class_mro,
     code,
+    on_one_source_line,
     rewrite,
     value_kind,
 )
@@ -64,6 +65,8 @@ _MESSAGE_CHARS = 3000
 _MAX_REQUIREMENT = 220
 _MAX_CALL = 120
 _MAX_FIX = 200
+# A CTC decoder's blank against the session's: the loss and labels section.
+CTC_SECTION = "labels-and-loss"
 _CUTOFF = 0.6
 # Course sections: Keras's API (the family's own), dtypes, tf.data, any other TF function.
 KERAS_SECTION = "keras-model-api"
@@ -644,7 +647,7 @@ def _fix(site: _Site, node: ast.AST, replacement: str) -> str | None:
     """The learner's statement with ``node`` replaced; for a statement over several lines
     (a layer in a ``Sequential([...])`` list), the call alone, said to replace the old."""
     fixed = rewrite(site.frame, site.statement, node, replacement)
-    if fixed and "\n" not in fixed and len(fixed) <= _MAX_FIX:
+    if fixed and on_one_source_line(site.statement) and len(fixed) <= _MAX_FIX:
         return code(fixed)
     call = rewrite(site.frame, site.call, node, replacement)
     old = site.frame.segment(site.call)
@@ -879,7 +882,7 @@ def _unknown_keyword(
     if close is None:
         older = _tf1_keyword(keyword, callee[0], site, context)
         if older is not None:
-            return _dropped_tf1_keyword(rule, keyword, older, site, section)
+            return _dropped_tf1_keyword(rule, keyword, older, site, section, context)
         elsewhere = _keyword_owners(keyword.arg, callee[0], site, context)
         if elsewhere:
             return _keyword_of_other_class(rule, keyword, owner, elsewhere, site, section, context)
@@ -1029,7 +1032,12 @@ def _tf1_keyword(
 
 
 def _dropped_tf1_keyword(
-    rule: str, keyword: ast.keyword, older: str, site: _Site, section: str
+    rule: str,
+    keyword: ast.keyword,
+    older: str,
+    site: _Site,
+    section: str,
+    context: ErrorContext,
 ) -> Finding:
     """The call without TensorFlow 1's keyword: TF 2's function has its own fixed
     behaviour for what the keyword set."""
@@ -1040,6 +1048,20 @@ def _dropped_tf1_keyword(
         "TensorFlow 1 behaviour is needed"
     )
     call = site.call
+    # A beam-search decoder in a session whose CTC blank is class 0: dropping the
+    # keyword alone would decode with the wrong blank. (Imported here: the symptom
+    # module's own imports reach this module.)
+    from jupyterlab_tfcoach.monitor.symptoms.ctc_blanks import beam_search_blank
+
+    blank = beam_search_blank(
+        call, site.statement, site.frame.source(), context.namespace, dropped=keyword
+    )
+    if blank is not None:
+        why, fixes = blank
+        rule += f". Also, {why[0].lower()}{why[1:]}"
+        if len(fixes) == 2:
+            return Finding(rule + ".", f"{code(fixes[0])}, then {code(fixes[1])}", CTC_SECTION)
+        return Finding(rule + ".", None, section)
     func = site.frame.segment(call.func)
     parts = [site.frame.segment(argument) for argument in call.args]
     parts += [site.frame.segment(other) for other in call.keywords if other is not keyword]

@@ -25,7 +25,12 @@ import ast
 import re
 
 from jupyterlab_tfcoach.monitor.errors.cell_sources import assignments_in_cells, cell_frame
-from jupyterlab_tfcoach.monitor.errors.context import ErrorContext, code, rewrite
+from jupyterlab_tfcoach.monitor.errors.context import (
+    ErrorContext,
+    code,
+    on_one_source_line,
+    rewrite,
+)
 from jupyterlab_tfcoach.monitor.errors.failing_line import FailingLine
 from jupyterlab_tfcoach.monitor.errors.families_arguments import positional_names
 from jupyterlab_tfcoach.monitor.errors.family_record import (
@@ -96,7 +101,7 @@ def _rewritten(line: FailingLine, call: ast.Call, node: ast.AST, replacement: st
     statement = line.statement
     if statement is not None:
         fixed = rewrite(line.frame, statement, node, replacement)
-        if fixed and "\n" not in fixed and len(fixed) <= _MAX_SHOWN:
+        if fixed and on_one_source_line(statement) and len(fixed) <= _MAX_SHOWN:
             return code(fixed)
     fixed_call = rewrite(line.frame, call, node, replacement)
     old = _written(line, call)

@@ -32,7 +32,13 @@ import re
 from typing import Any
 
 from jupyterlab_tfcoach.monitor.errors.cell_sources import assignments_in_cells, cell_frame
-from jupyterlab_tfcoach.monitor.errors.context import CellFrame, ErrorContext, code, rewrite
+from jupyterlab_tfcoach.monitor.errors.context import (
+    CellFrame,
+    ErrorContext,
+    code,
+    on_one_source_line,
+    rewrite,
+)
 from jupyterlab_tfcoach.monitor.errors.failing_line import (
     FailingLine,
     model_input_shapes,
@@ -119,7 +125,7 @@ class _Producer:
     def fixed(self, node: ast.AST, replacement: str) -> str | None:
         """The statement with ``node`` replaced; for one over several lines, the call."""
         whole = rewrite(self.frame, self.statement, node, replacement)
-        if whole and "\n" not in whole and len(whole) <= _MAX_SHOWN:
+        if whole and on_one_source_line(self.statement) and len(whole) <= _MAX_SHOWN:
             return code(whole)
         call = rewrite(self.frame, self.call, node, replacement)
         if call and "\n" not in call and len(call) <= _MAX_SHOWN:

@@ -20,6 +20,10 @@ cell, before the failing line:
 - ``x = keras.Input((None,))``: the last axis itself was declared open; told without a
   fix (only the learner knows how many features an example has).
 
+A ``keras.Sequential([keras.Input((None, 3)), layers.Flatten(), layers.Dense(64)])`` fails
+on the line that makes it (the model runs its layers as it is made): its list is read as
+written, an ``Input`` declaring an open axis followed by ``Flatten()``, and fixed alike.
+
 Nothing here imports TensorFlow or prints.
 """
 
@@ -143,7 +147,126 @@ def _flattened(
     return rule, Finding("", code(fixed))
 
 
+def _declared_shape(node: ast.AST) -> tuple[int | None, ...] | None:
+    """``(None, 3)`` for ``keras.Input((None, 3))`` or ``Input(shape=(None, 3))``: the
+    sizes written as numbers and None."""
+    if not isinstance(node, ast.Call) or _class_of(node) != "Input":
+        return None
+    written = node.args[0] if node.args else None
+    for keyword in node.keywords:
+        if keyword.arg == "shape":
+            written = keyword.value
+    if written is None:
+        return None
+    try:
+        shape = ast.literal_eval(written)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return None
+    if type(shape) is int:
+        shape = (shape,)
+    if type(shape) not in (tuple, list) or not all(
+        size is None or type(size) is int for size in shape
+    ):
+        return None
+    return tuple(shape)
+
+
+def _sequential_flatten(error: Recognised, line: FailingLine) -> Finding | None:
+    """``keras.Sequential([keras.Input((None, 3)), layers.Flatten(), layers.Dense(64)])``
+    on the failing line: the model builds its layers as it is made, and the layer after
+    ``Flatten`` cannot size its weights. Read from the list as written: the ``Input``, then
+    ``Flatten()`` right after it."""
+    statement = line.statement
+    if statement is None:
+        return None
+    for node in ast.walk(statement):
+        if not (
+            _class_of(node) == "Sequential"
+            and isinstance(node, ast.Call)
+            and node.args
+            and isinstance(node.args[0], ast.List)
+        ):
+            continue
+        items = node.args[0].elts
+        for at in range(len(items) - 2):
+            declared = _declared_shape(items[at])
+            flatten = items[at + 1]
+            if (
+                declared is None
+                or len(declared) < 2
+                or None not in declared
+                or _class_of(flatten) != "Flatten"
+            ):
+                continue
+            after = _named_layer(items[at + 2 :], error.group("path"))
+            return _sequential_finding(error, line, items[at], declared, flatten, after)
+    return None
+
+
+def _named_layer(items: list[ast.expr], path: str) -> ast.expr:
+    """The layer the message's variable path names (``sequential/dense/kernel``: the first
+    ``Dense``, or the layer given that ``name``), else the first after ``Flatten``."""
+    parts = path.split("/")
+    wanted = parts[-2] if len(parts) >= 2 else ""
+    for item in items:
+        for keyword in getattr(item, "keywords", []):
+            if keyword.arg == "name" and isinstance(keyword.value, ast.Constant):
+                if keyword.value.value == wanted:
+                    return item
+    base = re.sub(r"_\d+$", "", wanted)
+    for item in items:
+        name = _class_of(item)
+        if name and re.sub(r"(?<!^)(?=[A-Z][a-z])", "_", name).lower() == base:
+            return item
+    return items[0]
+
+
+def _sequential_finding(
+    error: Recognised,
+    line: FailingLine,
+    given: ast.expr,
+    declared: tuple[int | None, ...],
+    flatten: ast.expr,
+    after: ast.expr,
+) -> Finding | None:
+    written_input = line.frame.segment(given)
+    written_flatten = line.frame.segment(flatten)
+    written_after = line.frame.segment(after)
+    if not written_input or not written_flatten or not written_after:
+        return None
+    rule = (
+        f"{code(written_after)} makes its weights the first time it runs, sized by the last "
+        f"axis of its input (the variable {code(error.group('path'))} of shape "
+        f"({error.group('shape')}) in the message), and a `Sequential` model given an "
+        "`Input` runs its layers in turn as it is made. Its input comes from "
+        f"{code(written_flatten)}: `Flatten` multiplies the sizes of every axis after the "
+        f"batch, and {code(written_input)} declares an axis of size None (any length), so "
+        "the product is unknown"
+    )
+    pooling = _POOLING.get(len(declared) + 1)
+    if pooling is None or declared[-1] is None or not isinstance(flatten, ast.Call):
+        return Finding(rule + ".", None)
+    if flatten.args or flatten.keywords:
+        return Finding(rule + ".", None)
+    func = flatten.func
+    module = segment_of(line, func.value) + "." if isinstance(func, ast.Attribute) else ""
+    replacement = f"{module}{pooling}()"
+    rule += (
+        ". Pool over the open axis instead, which gives one value per feature whatever the "
+        f"number of rows ({code(pooling)}; `GlobalMaxPooling` keeps the largest), or give "
+        "that axis a size in the `Input` when every example has the same"
+    )
+    statement = line.statement
+    fixed = rewrite(line.frame, statement, flatten, replacement) if statement else None
+    if fixed and "\n" not in fixed and len(fixed) <= _MAX_SHOWN:
+        return Finding(rule + ".", code(fixed))
+    return Finding(rule + ".", f"in place of {code(written_flatten)}, {code(replacement)}")
+
+
 def _read(error: Recognised, line: FailingLine, context: ErrorContext) -> Finding | None:
+    sequential = _sequential_flatten(error, line)
+    if sequential is not None:
+        return sequential
     call = line.call
     if not isinstance(call, ast.Call) or len(call.args) != 1:
         return None

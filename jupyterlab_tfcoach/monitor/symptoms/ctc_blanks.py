@@ -156,3 +156,147 @@ def _note(
         f"loss the same blank: `{fixed}`."
     )
     return reports.note(note, SECTION)
+
+
+# --- the beam-search decoder, whose blank is always the last class --------------------
+
+_BEAM = "ctc_beam_search_decoder"
+
+
+def _zero_blank(call: ast.Call, namespace: Mapping[str, Any]) -> str | None:
+    """``blank_index=0`` / ``mask_index=0`` as written, for a call that says its blank is
+    class 0 (a TF CTC loss or greedy decoder, Keras's ``ctc_decode``/``ctc_loss``)."""
+    for keyword in call.keywords:
+        if keyword.arg in ("blank_index", "mask_index") and _integer(keyword.value, namespace) == 0:
+            return f"{keyword.arg}={ast.unparse(keyword.value)}"
+    return None
+
+
+def _session_zero_blank(
+    source: str, namespace: Mapping[str, Any], before: int
+) -> tuple[str, str, str] | None:
+    """(the call's function as written, where, its keyword) for the newest CTC call of
+    the session (this cell above line ``before``, then the cells of ``In``) whose blank
+    is known: only when that blank is class 0."""
+    history = namespace.get("In")
+    cells: list[tuple[str, str]] = [("this cell", source)]
+    if type(history) is list:
+        earlier = list(enumerate(history))[-MAX_HISTORY_CELLS:]
+        if earlier and earlier[-1][1] == source:
+            earlier = earlier[:-1]
+        cells += [(f"cell In[{n}]", text) for n, text in reversed(earlier) if type(text) is str]
+    for where, text in cells:
+        if "ctc_" not in text or len(text) > MAX_CELL_CHARS:
+            continue
+        tree = parsed_source(text)
+        if tree is None:
+            continue
+        calls = [
+            node
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Call)
+            and (call_name(node) or "").startswith(("ctc_loss", "ctc_greedy_decoder", "ctc_decode"))
+            and (where != "this cell" or node.lineno < before)
+        ]
+        for call in sorted(calls, key=lambda c: c.lineno, reverse=True):
+            zero = _zero_blank(call, namespace)
+            if zero is not None:
+                shown = ast.get_source_segment(text, call.func) or "a CTC call"
+                return shown, where, zero
+            found = _blank(call, namespace)
+            if found is not None:
+                return None  # the session's blank is another class
+    return None
+
+
+def beam_search_blank(
+    call: ast.Call,
+    statement: ast.stmt | None,
+    source: str,
+    namespace: Mapping[str, Any],
+    dropped: ast.keyword | None = None,
+) -> tuple[str, list[str]] | None:
+    """For ``tf.nn.ctc_beam_search_decoder(scores, ...)`` while the session's CTC calls
+    take class 0 as the blank: why the decoder reads the scores with another blank, and
+    the fix as two statements: the call given the scores rolled one class down (class 0
+    becomes the last, the decoder's blank; ``dropped`` left out), then each path's ids
+    moved back up by one. None for another call or session."""
+    if (call_name(call) or "") != _BEAM or _is_v1(call):
+        return None
+    scores = call.args[0] if call.args else None
+    for keyword in call.keywords:
+        if keyword.arg == "inputs":
+            scores = keyword.value
+    if scores is None:
+        return None
+    if isinstance(scores, ast.Call) and call_name(scores) == "roll":
+        return None  # the scores already moved for the decoder's blank
+    session = _session_zero_blank(source, namespace, call.lineno)
+    if session is None:
+        return None
+    other, where, zero = session
+    func = ast.get_source_segment(source, call.func) or ""
+    written_scores = ast.get_source_segment(source, scores) or ""
+    why = (
+        f"`{func}` always takes the last class of its scores as the CTC blank (it has no "
+        f"`blank_index`), while `{other}` in {where} takes class 0 (its `{zero}`): the "
+        "decoder would read the blank's scores as a label's and the last label as the "
+        "blank. Roll the scores one class down so class 0 comes last, then move the "
+        "decoded ids back up by one"
+    )
+    module = func.split(".")[0] if "." in func else "tf"
+    target = None
+    if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
+        target = statement.targets[0]
+    paths = None
+    if isinstance(target, ast.Tuple | ast.List) and target.elts:
+        first = target.elts[0]
+        paths = first.id if isinstance(first, ast.Name) else None
+    rolled = f"{module}.roll({written_scores}, shift=-1, axis=-1)"
+    parts: list[str] = []
+    for argument in call.args:
+        text = rolled if argument is scores else ast.get_source_segment(source, argument)
+        parts.append(text or "")
+    for keyword in call.keywords:
+        if keyword is dropped:
+            continue
+        value = rolled if keyword.value is scores else ast.get_source_segment(source, keyword.value)
+        parts.append(f"{keyword.arg}={value}" if keyword.arg else f"**{value}")
+    target_text = ast.get_source_segment(source, target) if target is not None else None
+    if (
+        paths is None
+        or not target_text
+        or not all(parts)
+        or any("\n" in part for part in (*parts, target_text, written_scores))
+    ):
+        return why, []
+    decode = f"{target_text} = {func}({', '.join(parts)})"
+    shift = (
+        f"{paths} = [{module}.SparseTensor(p.indices, p.values + 1, p.dense_shape) "
+        f"for p in {paths}]"
+    )
+    return why, [decode, shift]
+
+
+def beam_search_notes(source: str, namespace: Mapping[str, Any]) -> list[Note]:
+    """The note for a cell that ran ``ctc_beam_search_decoder`` in a session whose CTC
+    blank is class 0."""
+    if _BEAM not in source or len(source) > MAX_CELL_CHARS:
+        return []
+    tree = parsed_source(source)
+    if tree is None:
+        return []
+    for statement in ast.walk(tree):
+        if not isinstance(statement, ast.Assign):
+            continue
+        for node in ast.walk(statement.value):
+            if isinstance(node, ast.Call) and (call_name(node) or "") == _BEAM:
+                found = beam_search_blank(node, statement, source, namespace)
+                if found is None:
+                    continue
+                why, fixes = found
+                text = f"Line {node.lineno} of this cell: {why}."
+                if fixes:
+                    text += f" Write `{fixes[0]}`, then `{fixes[1]}`."
+                return [reports.note(text, SECTION)]
+    return []
