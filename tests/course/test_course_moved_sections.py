@@ -161,6 +161,10 @@ MOVED_TO_MODULE_08 = ("mixed-precision",)
 # Then module 2 was too dense for one sitting (review 17 of #28): its section on tf.where's
 # gradients, which needs a tape, went to module 3, after the tape sections that teach it.
 MOVED_TO_MODULE_03 = ("where-both-branches",)
+# Then module 6's "Your own layers and models", part of the functional API section until
+# then, got an id of its own (review 38 of #28), so a link about `super().__init__()` lands
+# on the section that teaches it: a new section, written for module 6, not a moved one.
+WRITTEN_FOR_MODULE_06 = ("custom-layers",)
 OLD_LINKS = (
     [
         (module_id, section_id)
@@ -228,7 +232,15 @@ def test_the_split_put_the_sections_where_a_learner_needs_them() -> None:
     # And the two Keras modules hold them in the order module 3 had them, cut once.
     keras_sections = [s.id for s in course.module(keras).sections]
     training_sections = [s.id for s in course.module(training).sections]
-    assert keras_sections + training_sections == list(MOVED_TO_MODULE_05)
+    moved = [s for s in keras_sections if s not in WRITTEN_FOR_MODULE_06]
+    assert moved + training_sections == list(MOVED_TO_MODULE_05)
+    # Layers of your own come right after the functional API, before the output layer.
+    custom = keras_sections.index("custom-layers")
+    assert keras_sections[custom - 1 : custom + 2] == [
+        "functional-api",
+        "custom-layers",
+        "output-activation",
+    ]
     assert keras_sections[-1] == "training-argument" and training_sections[0] == "callback-mode"
     # Module 4 kept the rest, in the same order; the numerics module holds the numbers and
     # the seeds, seeds before the pipelines that rely on them.
@@ -283,6 +295,7 @@ def test_a_tool_is_taught_before_a_section_uses_it() -> None:
     keras_order = [
         "keras-model-api",
         "functional-api",
+        "custom-layers",
         "output-activation",
         "from-logits",
         "labels-and-loss",

@@ -38,7 +38,7 @@ jit = Jitter(0.1)
 jit(np.ones((3, 2)))
 """
     error = failing(kernel, cell)
-    assert error["course"]["section"] == "keras-model-api"
+    assert error["course"]["section"] == "custom-layers"
     text = error["explanation"]
     assert "`Jitter`" in text and "line 2 of this cell" in text
     fix = fix_of(text)
@@ -63,7 +63,7 @@ aff = Affine()
 print(aff.name)
 """
     error = failing(kernel, cell)
-    assert error["course"]["section"] == "keras-model-api"
+    assert error["course"]["section"] == "custom-layers"
     assert "`Affine`" in error["explanation"]
     fix = fix_of(error["explanation"])
     assert fix == "super().__init__()"
@@ -94,7 +94,7 @@ def test_a_model_whose_init_never_calls_super_fails_later(kernel: KernelSession,
     cell = HALF_MADE + use + "\n"
     error = failing(kernel, cell)
     text = error["explanation"]
-    assert error["course"]["section"] == "keras-model-api"
+    assert error["course"]["section"] == "custom-layers"
     assert "`Blend`" in text and "never calls `super().__init__()`" in text
     assert "Compare these shapes" not in text
     fix = fix_of(text)

@@ -238,7 +238,7 @@ FORGOT_SUPER = ErrorFamily(
     "a subclass whose init never calls the base class init",
     messages=(Message(_FORGOT_SUPER), Message(_MODULE_NAME), Message(_HALF_MADE)),
     read=_read_forgot_super,
-    section="keras-model-api",
+    section="custom-layers",
 )
 
 
