@@ -39,6 +39,22 @@ def parsed_source(source: str) -> ast.Module | None:
         return None
 
 
+def function_node(filename: str, line: int, name: str) -> ast.FunctionDef | None:
+    """The ``def name`` of the source ``filename`` (a cell or a file, as ``linecache``
+    holds it) whose body holds line ``line``."""
+    tree = parsed_source("".join(linecache.getlines(filename)))
+    if tree is None:
+        return None
+    for node in walk_nodes(tree):
+        if (
+            isinstance(node, ast.FunctionDef)
+            and node.name == name
+            and node.lineno <= line <= (node.end_lineno or node.lineno)
+        ):
+            return node
+    return None
+
+
 def last_assignment_before(
     tree: ast.Module, name: str, line: int, *, one_line: bool = False
 ) -> ast.Assign | None:

@@ -39,6 +39,7 @@ from jupyterlab_tfcoach.monitor.errors.function_reads import (
 )
 from jupyterlab_tfcoach.monitor.errors.loop_accumulators import accumulator_start
 from jupyterlab_tfcoach.monitor.errors.origins import origin_sentence, read_again
+from jupyterlab_tfcoach.monitor.errors.tape_statements import gradient_statement, tape_block
 
 _EAGER_DTYPE = re.compile(
     r"cannot compute (?P<op>\w+) as input #(?P<index>\d+)\(zero-based\) was expected to be "
@@ -1221,37 +1222,6 @@ def _read_names(node: ast.AST) -> set[str]:
     }
 
 
-def _gradient_call(tree: ast.Module, name: str) -> tuple[ast.stmt, ast.Call] | None:
-    """The statement binding ``name`` (``grad_w`` or ``grads`` of ``grads[0]``) from a
-    ``<tape>.gradient(target, sources)`` call."""
-    root = name.split("[", 1)[0].strip()
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.Assign) or root not in _stored_names(node):
-            continue
-        value = node.value
-        if (
-            isinstance(value, ast.Call)
-            and isinstance(value.func, ast.Attribute)
-            and value.func.attr == "gradient"
-            and len(value.args) >= 2
-            and isinstance(value.func.value, ast.Name)
-        ):
-            return node, value
-    return None
-
-
-def _tape_block(tree: ast.Module, tape: str, before: int) -> ast.With | None:
-    found = None
-    for node in ast.walk(tree):
-        if isinstance(node, ast.With) and node.lineno < before:
-            for item in node.items:
-                target = item.optional_vars
-                if isinstance(target, ast.Name) and target.id == tape:
-                    if found is None or node.lineno > found.lineno:
-                        found = node
-    return found
-
-
 def _assignment_before(tree: ast.Module, name: str, line: int, block: ast.With) -> ast.stmt | None:
     """The last statement before ``line``, outside ``block``, that assigns ``name``."""
     inside = {id(node) for node in ast.walk(block)}
@@ -1300,7 +1270,7 @@ def loss_outside_tape(
     tree = frame.tree()
     if tree is None:
         return None
-    found = _gradient_call(tree, gradient)
+    found = gradient_statement(tree, gradient)
     if found is None:
         return None
     statement, call = found
@@ -1308,7 +1278,7 @@ def loss_outside_tape(
     target, sources = call.args[0], call.args[1]
     if not isinstance(target, ast.Name):
         return None
-    block = _tape_block(tree, tape, statement.lineno)
+    block = tape_block(tree, tape, statement.lineno)
     if block is None:
         return None
     shown_sources = frame.segment(sources) or "the sources"

@@ -27,6 +27,7 @@ from types import ModuleType
 from typing import Any
 
 from jupyterlab_tfcoach.monitor.errors.context import CellFrame, code, rewrite, value_kind
+from jupyterlab_tfcoach.monitor.errors.tape_statements import gradient_statement, tape_block
 
 Lookup = Callable[[str], tuple[bool, Any]]
 _PREDICT = frozenset({"predict", "predict_on_batch"})
@@ -43,35 +44,6 @@ def _stored(node: ast.AST) -> set[str]:
 
 def _read(node: ast.AST) -> set[str]:
     return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
-
-
-def _gradient_statement(tree: ast.Module, name: str) -> tuple[ast.Assign, ast.Call] | None:
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.Assign) or name not in _stored(node):
-            continue
-        value = node.value
-        if (
-            isinstance(value, ast.Call)
-            and isinstance(value.func, ast.Attribute)
-            and value.func.attr == "gradient"
-            and len(value.args) >= 2
-            and isinstance(value.func.value, ast.Name)
-            and isinstance(value.args[0], ast.Name)
-        ):
-            return node, value
-    return None
-
-
-def _tape_block(tree: ast.Module, tape: str, before: int) -> ast.With | None:
-    found = None
-    for node in ast.walk(tree):
-        if isinstance(node, ast.With) and node.lineno < before:
-            for item in node.items:
-                target = item.optional_vars
-                if isinstance(target, ast.Name) and target.id == tape:
-                    if found is None or node.lineno > found.lineno:
-                        found = node
-    return found
 
 
 def _contributing(block: ast.With, target: str) -> list[ast.Assign]:
@@ -152,13 +124,13 @@ def graph_cut_in_tape(gradient: str, frame: CellFrame, lookup: Lookup) -> str | 
     tree = frame.tree()
     if tree is None:
         return None
-    found = _gradient_statement(tree, gradient)
-    if found is None:
+    found = gradient_statement(tree, gradient)
+    if found is None or not isinstance(found[1].args[0], ast.Name):
         return None
     statement, call = found
     tape = call.func.value.id  # type: ignore[attr-defined]
-    target = call.args[0].id  # type: ignore[attr-defined]
-    block = _tape_block(tree, tape, statement.lineno)
+    target = call.args[0].id
+    block = tape_block(tree, tape, statement.lineno)
     if block is None:
         return None
     recorded = _read(call.args[1])

@@ -59,6 +59,7 @@ from jupyterlab_tfcoach.monitor.syntax import call_name as _call_name
 from jupyterlab_tfcoach.monitor.syntax import (
     child_nodes,
     children,
+    function_node,
     held_at,
     parsed_source,
     reference_path,
@@ -814,21 +815,6 @@ class BroadcastFinder:
         return dataclasses.replace(found, origin=origin) if origin is not None else found
 
 
-def _function_node(filename: str, lineno: int, name: str) -> ast.FunctionDef | None:
-    """The ``def name`` of ``filename`` whose body holds line ``lineno``."""
-    tree = parsed_source("".join(linecache.getlines(filename)))
-    if tree is None:
-        return None
-    for node in ast.walk(tree):
-        if (
-            isinstance(node, ast.FunctionDef)
-            and node.name == name
-            and node.lineno <= lineno <= (node.end_lineno or node.lineno)
-        ):
-            return node
-    return None
-
-
 def _unchanged_parameters(node: ast.FunctionDef) -> list[str]:
     """The function's positional parameters its body never rebinds (``y = ...``): what
     the body reads under such a name is what the call gave."""
@@ -852,7 +838,7 @@ def call_site_fix(
     ``(N, 1)`` one squeezed). None unless an operand is a parameter the body never
     rebinds and the caller's line holds one call of the function by name."""
     filename, lineno, function = inner
-    node = _function_node(filename, lineno, function)
+    node = function_node(filename, lineno, function)
     if node is None:
         return None
     parameters = [name for name in (arg.arg for arg in node.args.args)]

@@ -25,7 +25,7 @@ from typing import Any
 
 from jupyterlab_tfcoach.monitor.errors.axis_origins import AxisOrigin, axis_origin, statement_of
 from jupyterlab_tfcoach.monitor.errors.failing_line import describe
-from jupyterlab_tfcoach.monitor.syntax import call_name, parsed_source
+from jupyterlab_tfcoach.monitor.syntax import call_name, function_node
 
 MAX_FRAMES = 8
 _MODULE = "<module>"
@@ -40,20 +40,6 @@ class OriginQuery:
     filename: str
     line: int
     function: str = _MODULE
-
-
-def _function_node(filename: str, line: int, name: str) -> ast.FunctionDef | None:
-    tree = parsed_source("".join(linecache.getlines(filename)))
-    if tree is None:
-        return None
-    for node in ast.walk(tree):
-        if (
-            isinstance(node, ast.FunctionDef)
-            and node.name == name
-            and node.lineno <= line <= (node.end_lineno or node.lineno)
-        ):
-            return node
-    return None
 
 
 def _assigned(node: ast.FunctionDef) -> set[str]:
@@ -97,7 +83,7 @@ def follow_operand(
         filename, line, function = frames[index]
         if function == _MODULE:
             return OriginQuery(name, filename, line)
-        node = _function_node(filename, line, function)
+        node = function_node(filename, line, function)
         if node is None:
             return None
         parameters = [arg.arg for arg in node.args.args]
@@ -139,7 +125,7 @@ def vector_origin(
     local was made in the function before the line."""
     body: list[ast.stmt] | None = None
     if query.function != _MODULE:
-        node = _function_node(query.filename, query.line, query.function)
+        node = function_node(query.filename, query.line, query.function)
         if node is None:
             return None
         body = node.body
