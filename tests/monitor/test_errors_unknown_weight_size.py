@@ -32,7 +32,7 @@ reader = make_reader()
 def test_flatten_after_an_open_axis_is_pooled_instead(kernel: KernelSession) -> None:
     error = failing(kernel, READINGS_MODEL)
     text = error["explanation"]
-    assert error["course"]["section"] == "functional-api"
+    assert error["course"]["section"] == "labels-and-loss"
     assert '`keras.layers.Dense(16, activation="tanh")` makes its weights' in text, text
     assert "`h` is a (None, None) float32" in text
     assert "`h` comes from `keras.layers.Flatten()(readings)`" in text
@@ -79,7 +79,7 @@ def test_a_sequential_list_flattening_an_open_axis_is_pooled(kernel: KernelSessi
     # Written over several lines: the fix is the whole statement on one line.
     error = failing(kernel, TILE_CLASSIFIER)
     text = error["explanation"]
-    assert error["course"]["section"] == "functional-api"
+    assert error["course"]["section"] == "labels-and-loss"
     assert "`keras.layers.Dropout(0.2)` makes its weights" not in text
     assert "comes from `keras.layers.Flatten()`" in text, text
     assert "`keras.Input((None, None, 3))` declares an axis of size None" in text

@@ -43,7 +43,7 @@ from jupyterlab_tfcoach.monitor.errors.family_record import (
     segment_of,
 )
 
-SECTION = "functional-api"
+SECTION = "labels-and-loss"
 _MAX_SHOWN = 200
 _UNKNOWN_SIZE = re.compile(
     r"Shapes used to initialize variables must be fully-defined \(no `None` dimensions\)\. "
