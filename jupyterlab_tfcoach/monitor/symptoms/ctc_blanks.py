@@ -34,6 +34,19 @@ _LAST = "last"
 _DECODERS = ("ctc_greedy_decoder", "ctc_beam_search_decoder")
 
 
+def _session_cells(source: str, namespace: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """This cell, then the last cells of ``In`` newest first (this cell's own entry left
+    out), each with where it is said to be: the cells a CTC call is looked for in."""
+    history = namespace.get("In")
+    cells: list[tuple[str, str]] = [("this cell", source)]
+    if type(history) is list:
+        earlier = list(enumerate(history))[-MAX_HISTORY_CELLS:]
+        if earlier and earlier[-1][1] == source:
+            earlier = earlier[:-1]
+        cells += [(f"cell In[{n}]", text) for n, text in reversed(earlier) if type(text) is str]
+    return cells
+
+
 def _integer(node: ast.expr, namespace: Mapping[str, Any]) -> int | None:
     if isinstance(node, ast.Constant) and type(node.value) is int:
         return node.value
@@ -102,14 +115,7 @@ def notes(source: str, namespace: Mapping[str, Any]) -> list[Note]:
     losses = _default_losses(tree)
     if not losses:
         return []
-    history = namespace.get("In")
-    cells: list[tuple[str, str]] = [("this cell", source)]
-    if type(history) is list:
-        earlier = list(enumerate(history))[-MAX_HISTORY_CELLS:]
-        if earlier and earlier[-1][1] == source:
-            earlier = earlier[:-1]
-        cells += [(f"cell In[{n}]", text) for n, text in reversed(earlier) if type(text) is str]
-    for where, text in cells:
+    for where, text in _session_cells(source, namespace):
         if "ctc_" not in text or len(text) > MAX_CELL_CHARS:
             continue
         other_tree = tree if where == "this cell" else parsed_source(text)
@@ -178,14 +184,7 @@ def _session_zero_blank(
     """(the call's function as written, where, its keyword) for the newest CTC call of
     the session (this cell above line ``before``, then the cells of ``In``) whose blank
     is known: only when that blank is class 0."""
-    history = namespace.get("In")
-    cells: list[tuple[str, str]] = [("this cell", source)]
-    if type(history) is list:
-        earlier = list(enumerate(history))[-MAX_HISTORY_CELLS:]
-        if earlier and earlier[-1][1] == source:
-            earlier = earlier[:-1]
-        cells += [(f"cell In[{n}]", text) for n, text in reversed(earlier) if type(text) is str]
-    for where, text in cells:
+    for where, text in _session_cells(source, namespace):
         if "ctc_" not in text or len(text) > MAX_CELL_CHARS:
             continue
         tree = parsed_source(text)
