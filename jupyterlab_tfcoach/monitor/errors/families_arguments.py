@@ -645,7 +645,8 @@ def _split_shape(
 
 def _fix(site: _Site, node: ast.AST, replacement: str) -> str | None:
     """The learner's statement with ``node`` replaced; for a statement over several lines
-    (a layer in a ``Sequential([...])`` list), the call alone, said to replace the old."""
+    (a layer in a ``Sequential([...])`` list), the call alone, said to replace the old,
+    unless the call itself runs over lines: then the statement joined on one line."""
     fixed = rewrite(site.frame, site.statement, node, replacement)
     if fixed and on_one_source_line(site.statement) and len(fixed) <= _MAX_FIX:
         return code(fixed)
@@ -653,6 +654,9 @@ def _fix(site: _Site, node: ast.AST, replacement: str) -> str | None:
     old = site.frame.segment(site.call)
     if call and old and "\n" not in call + old and len(call) <= _MAX_FIX:
         return f"in place of {code(old)}, {code(call)}"
+    # The call itself runs over several lines: the statement, joined on one line.
+    if fixed and "\n" not in fixed and len(fixed) <= _MAX_FIX:
+        return code(fixed)
     return None
 
 
