@@ -43,6 +43,7 @@ from jupyterlab_tfcoach.monitor.errors.family_record import (
     shape_list,
     tf_alias,
 )
+from jupyterlab_tfcoach.monitor.errors.shapes import indexed_shape
 from jupyterlab_tfcoach.monitor.stored_state import is_library_class
 
 # A section of module 1 that teaches joining, reordering and indexing tensors.
@@ -797,12 +798,29 @@ def _index_operand(
     for position, part in enumerate(parts):
         if isinstance(part, ast.Slice):
             continue
-        described = operand_of(part, line, context)
+        described = operand_of(part, line, context) or _sliced_index(part, line, context)
         if described is not None and described.shape:
             return position, part, described
         if isinstance(part, ast.List):
             return position, part, Operand(segment_of(line, part), "list", "a list")
     return None
+
+
+def _sliced_index(node: ast.expr, line: FailingLine, context: ErrorContext) -> Operand | None:
+    """An index written as a constant slice of an array or tensor (``pairs[:, 0]``, a
+    column of ids): its shape worked out from the array's, never running the indexing."""
+    if not isinstance(node, ast.Subscript):
+        return None
+    base = operand_of(node.value, line, context)
+    if base is None or base.shape is None or base.dtype is None:
+        return None
+    shape = indexed_shape(node, line.frame, context)
+    source = segment_of(line, node)
+    if not shape or not source or "\n" in source:
+        return None
+    sliced = tuple(shape)
+    words = base.description.replace(show_shape(base.shape), show_shape(sliced), 1)
+    return Operand(source, base.kind, words, sliced, base.dtype)
 
 
 def _read_tensor_index(

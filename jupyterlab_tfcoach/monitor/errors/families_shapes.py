@@ -428,7 +428,104 @@ def _read_broadcast(error: Recognised, line: FailingLine, context: ErrorContext)
         grown = grown_one_axis((a, b), axis, line, context)
         if grown is not None:
             return Finding(rule + ". " + grown[0] + ".", grown[1])
+    if fix is None and node is not None and (left is not None or right is not None):
+        table = any(side is not None and side.kind in _TABLES for side in (left, right))
+        pairs = _every_pair(node, (a, b), line, table)
+        if pairs is not None:
+            return Finding(rule + ". " + pairs[0] + ".", pairs[1])
     return Finding(rule + ".", fix)
+
+
+# A side held in one of these is a table of parameters (an embedding table, centroids,
+# prototypes): its rows are candidates for each row of the other side, never examples that
+# could be paired with the other side's examples.
+_TABLES = ("variable", "keras_variable")
+# Operands shown as written in a fix that need no parentheses around them when indexed.
+_ATOMS = (ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.Constant)
+
+
+def _every_pair(
+    node: ast.expr,
+    shapes: tuple[tuple[int | None, ...], tuple[int | None, ...]],
+    line: FailingLine,
+    table: bool,
+) -> tuple[str, str | None] | None:
+    """Two tables of rows of one width and different row counts, ``(N, D)`` against
+    ``(M, D)`` (or two vectors of different lengths): an element-wise op pairs row i with
+    row i, and such a line is how every row of one is written against every row of the
+    other (distances from each query to each candidate). Each operand gets an axis of its
+    own, ``a[:, None, :] - b[None, :, :]``, for an ``(N, M, D)`` result. The fix is
+    printed only when no call around the operation reduces over an axis the new one would
+    shift (``axis=-1`` on the features keeps its meaning; ``axis=1`` would not), and
+    only when one side is a table of parameters (``table``: a variable): two batches of
+    examples with different counts (predictions against labels) are a data mismatch as
+    often, so there both readings are told and no fix is printed."""
+    a, b = shapes
+    if None in a or None in b or 1 in a[:1] + b[:1] or len(a) != len(b):
+        return None
+    if len(a) == 2 and a[1] == b[1] and a[0] != b[0]:
+        indexes, result, unit = ("[:, None, :]", "[None, :, :]"), (a[0], b[0], a[1]), "row"
+        units = "rows"
+    elif len(a) == 1 and a[0] != b[0]:
+        indexes, result, unit = ("[:, None]", "[None, :]"), (a[0], b[0]), "entry"
+        units = "entries"
+    else:
+        return None
+    frame = line.frame
+    sides = (_node_of(node, 0), _node_of(node, 1))
+    written = [frame.segment(side) for side in sides]
+    if not all(written) or any("\n" in text for text in written if text):
+        return None
+    names = [code(text) for text in written if text]
+    text = (
+        f"{names[0]} and {names[1]} hold different numbers of {units}, so they cannot be "
+        f"paired {unit} by {unit}. To combine every {unit} of {names[0]} with every {unit} of "
+        f"{names[1]} (a {show_shape(result)} result), give each its own axis"
+    )
+    statement = line.statement
+    if statement is None or not _keeps_axes(statement, node, len(a)):
+        return text, None
+    replacements: list[tuple[ast.AST, str]] = [
+        (side, (source if isinstance(side, _ATOMS) else f"({source})") + index)
+        for side, source, index in zip(sides, written, indexes, strict=True)
+        if source
+    ]
+    fixed = one_line_code(rewrite_all(frame, statement, replacements))
+    if table or fixed is None:
+        return text, fixed
+    return (
+        f"{text}, as in {fixed}; if they were meant to be paired {unit} by {unit}, they must "
+        f"hold the same number of {units}"
+    ), None
+
+
+def _keeps_axes(statement: ast.stmt, node: ast.expr, rank: int) -> bool:
+    """Whether every call around ``node`` in ``statement`` reads no axis the pairing's
+    new axis would shift: none given, or (for tables) only the last one, ``axis=-1``."""
+    for call in ast.walk(statement):
+        if not isinstance(call, ast.Call) or call is node:
+            continue
+        if not any(inner is node for inner in ast.walk(call)):
+            continue
+        for keyword in call.keywords:
+            if keyword.arg not in ("axis", "axes", "keepdims", "keep_dims"):
+                continue
+            if keyword.arg == "axis" and rank == 2:
+                value = keyword.value
+                if (
+                    isinstance(value, ast.UnaryOp)
+                    and isinstance(value.op, ast.USub)
+                    and isinstance(value.operand, ast.Constant)
+                    and value.operand.value == 1
+                ):
+                    continue
+            return False
+        if len(call.args) > 1 and any(arg is not node for arg in call.args[1:]):
+            # A positional axis (``tf.norm(d, 2, 1)``) is not read: no fix.
+            positional = [arg for arg in call.args[1:] if isinstance(arg, ast.Constant)]
+            if positional:
+                return False
+    return True
 
 
 # Reductions that take ``keepdims`` (TensorFlow's and NumPy's, functions and methods).

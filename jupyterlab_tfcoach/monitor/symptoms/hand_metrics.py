@@ -19,7 +19,8 @@ the others'), repeated passes of a model with random layers that came out identi
 body never reads (``unused_arguments``) and ``evaluate`` results averaged with losses
 and metrics mixed (``evaluation_columns``), and a value the cell made that holds NaN or
 infinity, with the op that made it (``nan_sources``), a per-example gather without
-``batch_dims`` (``gather_batch``), and ``tape.gradient`` of a target with several entries
+``batch_dims`` (``gather_batch``), a learner's layer whose dot product is summed over the
+whole batch (``batch_totals``), and ``tape.gradient`` of a target with several entries
 used as a Jacobian or a Hessian-vector product (``summed_targets``), and a least-squares
 fit by hand without a column of ones on data with an offset (``missing_intercept``), an
 R^2 whose total sum of squares is not centred (``uncentred_r2``), a squared distance
@@ -36,6 +37,8 @@ from collections.abc import Callable
 from typing import Any
 
 from jupyterlab_tfcoach.monitor.report import Note
+from jupyterlab_tfcoach.monitor.symptoms.batch_totals import WANTED as LAYER_CALL_WORDS
+from jupyterlab_tfcoach.monitor.symptoms.batch_totals import batch_total_notes
 from jupyterlab_tfcoach.monitor.symptoms.category_codes import category_code_notes
 from jupyterlab_tfcoach.monitor.symptoms.cell_reading import CellCode, CellReader
 from jupyterlab_tfcoach.monitor.symptoms.censored_rows import WANTED as SURVIVAL_WORDS
@@ -124,6 +127,7 @@ _OWN_WORDS: tuple[tuple[re.Pattern[str], Callable[[CellCode, dict[str, Any]], li
     (LOG_WORDS, zero_log_notes),
     (NAN_WORDS, nan_source_notes),
     (GATHER_WORDS, gather_batch_notes),
+    (LAYER_CALL_WORDS, batch_total_notes),
     (CONCORDANCE_WORDS, concordance_notes),
     (PROBABILITY_WORDS, probability_name_notes),
     (MAP_WORDS, constant_seed_notes),
