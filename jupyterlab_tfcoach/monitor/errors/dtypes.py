@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ast
 import re
+from typing import TYPE_CHECKING
 
 from jupyterlab_tfcoach.monitor.errors.context import (
     CellFrame,
@@ -40,6 +41,9 @@ from jupyterlab_tfcoach.monitor.errors.function_reads import (
 from jupyterlab_tfcoach.monitor.errors.loop_accumulators import accumulator_start
 from jupyterlab_tfcoach.monitor.errors.origins import origin_sentence, read_again
 from jupyterlab_tfcoach.monitor.errors.tape_statements import gradient_statement, tape_block
+
+if TYPE_CHECKING:
+    from jupyterlab_tfcoach.monitor.errors.failing_line import FailingLine
 
 _EAGER_DTYPE = re.compile(
     r"cannot compute (?P<op>\w+) as input #(?P<index>\d+)\(zero-based\) was expected to be "
@@ -343,6 +347,11 @@ def _explain_dtype_mismatch(parsed: ParsedError, context: ErrorContext) -> tuple
             where = f"the {('first', 'second')[index]} argument"
         node_source, operand_source = frame.segment(node), frame.segment(operand)
         other_source = frame.segment((left, right)[1 - index])
+        scales = _operator_scales(
+            frame, context, operand, (left, right)[1 - index], dtypes, index, tf
+        )
+        if scales is not None:
+            return f"{detail} {never} {scales}", "dtype-casting"
         widened = _widened_constructors(
             frame, context, (left, right)[1 - index], operand, dtypes[1 - index], dtypes[index], tf
         )
@@ -656,6 +665,10 @@ def _argument_of_dtype(context: ErrorContext, wrong: str, target: str, tf: str) 
     wrong_ones = [node for node, dtype in dtypes_given if dtype == wrong]
     if len(wrong_ones) != 1 or not any(dtype == target for _, dtype in dtypes_given):
         return None
+    floats = [node for node, dtype in dtypes_given if dtype == target]
+    scales = _pixel_scales(context, line, call, wrong_ones[0], floats, wrong, tf)
+    if scales is not None:
+        return scales
     source = line.frame.segment(wrong_ones[0])
     fixed = rewrite(
         line.frame, line.statement, wrong_ones[0], f"{tf}.cast({source}, {tf}.{target})"
@@ -669,6 +682,69 @@ def _argument_of_dtype(context: ErrorContext, wrong: str, target: str, tf: str) 
         f"Of the arguments of {code(line.frame.segment(call.func) or '')}, {named} is the "
         f"{wrong} one while the function computes in {target}.{hint} "
         f"Cast it where it is given. Fix: {code(fixed)}."
+    )
+
+
+def _operator_scales(
+    frame: CellFrame,
+    context: ErrorContext,
+    operand: ast.expr,
+    other: ast.expr,
+    dtypes: tuple[str, str],
+    index: int,
+    tf: str,
+) -> str | None:
+    """An integer pixel image met by a float image in [0, 1] in an operator or a tf
+    function on the line (``frames_u8 - recon``): their scales differ, not only their
+    dtypes (``pixel_scales.py``)."""
+    from jupyterlab_tfcoach.monitor.errors.failing_line import value_of
+    from jupyterlab_tfcoach.monitor.errors.pixel_scales import PIXEL_DTYPES, mixed_scales
+
+    statement = frame.statement()
+    if dtypes[index] not in PIXEL_DTYPES or statement is None:
+        return None
+    found, integer_value = value_of(operand, frame, context)
+    if not found:
+        return None
+    found, float_value = value_of(other, frame, context)
+    if not found:
+        return None
+    return mixed_scales(
+        frame, statement, operand, integer_value, dtypes[index], other, float_value, None, tf
+    )
+
+
+def _pixel_scales(
+    context: ErrorContext,
+    line: FailingLine,
+    call: ast.Call,
+    integer_node: ast.expr,
+    float_nodes: list[ast.expr],
+    wrong: str,
+    tf: str,
+) -> str | None:
+    """An integer pixel image given with a float image in [0, 1] (``pixel_scales.py``)."""
+    from jupyterlab_tfcoach.monitor.errors.failing_line import value_of
+    from jupyterlab_tfcoach.monitor.errors.pixel_scales import mixed_scales
+
+    if len(float_nodes) != 1 or line.statement is None:
+        return None
+    found, integer_value = value_of(integer_node, line.frame, context)
+    if not found:
+        return None
+    found, float_value = value_of(float_nodes[0], line.frame, context)
+    if not found:
+        return None
+    return mixed_scales(
+        line.frame,
+        line.statement,
+        integer_node,
+        integer_value,
+        wrong,
+        float_nodes[0],
+        float_value,
+        call,
+        tf,
     )
 
 

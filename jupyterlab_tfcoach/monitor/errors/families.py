@@ -39,6 +39,9 @@ a number by position where its call takes a tensor),
 ``families_numpy_broadcast.py`` (NumPy arrays that cannot broadcast, in the user's line),
 ``families_declared_structure.py`` (a generator's nesting, strings into a float Input),
 ``families_keras_tensors.py`` (a TensorFlow function given a functional model's KerasTensors),
+``families_single_pair.py`` (one gradient and one variable zipped as if lists),
+``families_unbuilt_sequential.py`` (a Sequential's inputs or layer outputs read before it
+was built),
 ``families_gradient_sources.py`` (gradients applied to other variables than they were
 taken for),
 ``families_tape_values.py`` (a NumPy value given to tape.gradient as its target, tensors
@@ -168,6 +171,7 @@ from jupyterlab_tfcoach.monitor.errors import (
     families_segment_ids,
     families_shapes,
     families_signatures,
+    families_single_pair,
     families_size_entries,
     families_skipped_embedding,
     families_sparse_duplicates,
@@ -181,6 +185,7 @@ from jupyterlab_tfcoach.monitor.errors import (
     families_text_to_ids,
     families_tflite,
     families_time_major,
+    families_unbuilt_sequential,
     families_unknown_weight_size,
     families_unpacking,
     families_vector_as_matrix,
@@ -251,6 +256,9 @@ FAMILIES: tuple[ErrorFamily, ...] = (
     families_absent_mask.ABSENT_MASK,
     # Class scores given to the plain Accuracy metric (its `equal` meets the shapes).
     families_metric_kind.ACCURACY_OF_SCORES,
+    # One gradient and one variable zipped, or one pair, where a list of pairs goes
+    # (whatever Keras then meets: a tensor slice, a scalar, a symbolic tensor).
+    families_single_pair.SINGLE_PAIR,
     # Gradients applied to other variables than they were taken for (before the shape
     # families: the shapes clash because the pairs are wrong).
     families_gradient_sources.OTHER_VARIABLES,
@@ -392,6 +400,7 @@ FAMILIES: tuple[ErrorFamily, ...] = (
     families_callables.CALLED_FUNCTION,
     # A Keras object's life: built before its weights are read, known by name when loaded.
     families_keras_lifecycle.NOT_BUILT,
+    families_unbuilt_sequential.UNBUILT_SEQUENTIAL,
     families_keras_lifecycle.UNKNOWN_CLASS,
     families_lambda_loading.LAMBDA_LOADING,
     families_keras_lifecycle.NOT_DESERIALIZED,

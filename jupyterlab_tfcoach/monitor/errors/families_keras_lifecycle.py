@@ -988,7 +988,7 @@ _LOOPS = (ast.For, ast.AsyncFor, ast.While, ast.ListComp, ast.SetComp, ast.DictC
 _BODIES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 
 
-def _is_optimizer(value: Any) -> bool:
+def is_optimizer(value: Any) -> bool:
     from jupyterlab_tfcoach.monitor.errors.context import class_mro
     from jupyterlab_tfcoach.monitor.tftypes import loaded_class
 
@@ -1019,9 +1019,9 @@ def _trained_here(line: FailingLine, context: ErrorContext) -> tuple[Any, Any, s
                 continue
             if node.func.attr in _TRAINING_CALLS and value_kind(owner) == "model":
                 has, optimizer = instance_attribute(owner, "optimizer")
-                if has and _is_optimizer(optimizer):
+                if has and is_optimizer(optimizer):
                     return optimizer, owner, shown
-            if node.func.attr in _STEP_CALLS and _is_optimizer(owner):
+            if node.func.attr in _STEP_CALLS and is_optimizer(owner):
                 for inner in ast.walk(node):
                     if isinstance(inner, ast.Attribute) and inner.attr in (
                         "trainable_variables",

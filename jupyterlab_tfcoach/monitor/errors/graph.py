@@ -116,6 +116,10 @@ def explain_tensor_as_bool(parsed: ParsedError, context: ErrorContext) -> tuple[
         "as a Python `bool` is not allowed" not in parsed.message
     ):
         return None
+    if "Iterating over a symbolic" in parsed.message:
+        # The same exception for a loop or a ``zip`` over a tensor: no truth value is
+        # asked for, so the `if` rule is not the cause (the failing line's family says).
+        return None
     layer = _CALL_CLASS.search(parsed.message)
     owner = f"`{layer.group('cls')}.call()`" if layer else "a graph"
     tf = context.module_alias("tensorflow", "tf")

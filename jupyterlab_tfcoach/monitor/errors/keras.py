@@ -64,6 +64,13 @@ def explain_unknown_variable(parsed: ParsedError, context: ErrorContext) -> tupl
     shared = explain_shared_optimizer(parsed, context)
     if shared is not None:
         return shared
+    from jupyterlab_tfcoach.monitor.errors.optimizer_variables import (
+        explain_optimizer_other_variables,
+    )
+
+    other = explain_optimizer_other_variables(parsed, context)
+    if other is not None:
+        return other
     return (
         "The optimizer was built for the variables it saw first, and now gets different "
         "variable objects. Usually the model creates its variables again on every call "
