@@ -115,7 +115,12 @@ def check_cells(
             joined, tree = parse_cells(cells)
         except AnalysisSyntaxError as error:
             return unparsed(error)
-        findings, unchecked = run_rules(SourceLines(joined.source), tree, config or DEFAULT_CONFIG)
+        findings, unchecked = run_rules(
+            SourceLines(joined.source),
+            tree,
+            config or DEFAULT_CONFIG,
+            joined.cell_first_line,
+        )
         del tree  # freed while the collector is paused (see ``analyze_source``)
     as_written = _AsWritten(cells, joined)
     located = [_to_cell(f, joined.positions, as_written) for f in findings]

@@ -19,11 +19,19 @@ if TYPE_CHECKING:
 
 
 class RuleContext:
-    def __init__(self, source: SourceLines, model: Model, rules: Mapping[str, Rule]) -> None:
+    def __init__(
+        self,
+        source: SourceLines,
+        model: Model,
+        rules: Mapping[str, Rule],
+        cell_first_lines: tuple[int, ...] = (),
+    ) -> None:
         self.source = source
         self.model = model
         self.bindings = Bindings(model)
         self._rules = rules
+        # The line each notebook cell starts on in the joined source; empty for a file.
+        self.cell_first_lines = cell_first_lines
 
     @property
     def imports(self) -> TFImports:

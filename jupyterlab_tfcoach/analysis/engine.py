@@ -104,12 +104,16 @@ def _unchecked(part: str) -> SyntaxProblem:
 
 
 def run_rules(
-    source: SourceLines, tree: ast.Module, config: Config
+    source: SourceLines,
+    tree: ast.Module,
+    config: Config,
+    cell_first_lines: tuple[int, ...] = (),
 ) -> tuple[list[Finding], tuple[SyntaxProblem, ...]]:
     """The findings, and the ``DEPTH`` problems (``cell`` None, lines of ``source``): one
     for each statement whose expressions nested too deeply were cut (``Model.cut``), and
     one for each part of the analysis (the model, a rule) that exceeded Python's
-    recursion limit or memory anyway. Never an empty answer that hides either."""
+    recursion limit or memory anyway. Never an empty answer that hides either.
+    ``cell_first_lines``: where each notebook cell starts in ``source`` (joined cells)."""
     text = source.text
     if not any(marker in text for marker in IMPORT_MARKERS):
         return [], ()  # no TensorFlow or Keras import can exist: skip building the model
@@ -130,7 +134,7 @@ def run_rules(
             line: int = node.lineno  # type: ignore[attr-defined]
             column = source.char_column(line, node.col_offset) + 1  # type: ignore[attr-defined]
             unchecked.append(SyntaxProblem(None, line, column, TOO_DEEP_TO_CHECK, DEPTH))
-        context = RuleContext(source, model, RULES_BY_CODE)
+        context = RuleContext(source, model, RULES_BY_CODE, cell_first_lines)
         for rule in RULES:
             if not config.is_enabled(rule.code):
                 continue
@@ -144,7 +148,7 @@ def run_rules(
                 # Its findings so far stand (each is complete); the next rules start from
                 # a fresh context, as the binding caches may be half built.
                 unchecked.append(_unchecked(f"rule {rule.code}"))
-                context = RuleContext(source, model, RULES_BY_CODE)
+                context = RuleContext(source, model, RULES_BY_CODE, cell_first_lines)
     except BudgetExceeded:
         # Out of time: what was found so far stands (each finding is complete).
         assert budget is not None

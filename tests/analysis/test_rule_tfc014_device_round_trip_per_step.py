@@ -806,3 +806,80 @@ def test_greedy_decoding_loop_without_training_is_silent():
             return out_ids
         """
     assert check(source, CODE) == []
+
+
+# A loop whose steps take NumPy batches made on the host each iteration (an index drawn by a
+# NumPy generator, a slice of a NumPy array, the learner's own helper applied to one) runs at
+# the host's pace: its per-step read is not what keeps the device waiting, so it is silent.
+# Each twin feeds the same step from the device (a tensor, a tf.data dataset): reported.
+HOST_FED_LOOPS = {
+    "an index drawn by a NumPy generator, then a helper of the file": (
+        """\
+    import numpy as np
+    rng = np.random.default_rng(3)
+    readings = np.linspace(0.0, 1.0, 600).astype(np.float32)
+
+    def add_jitter(chunk):
+        return chunk + rng.normal(0.0, 0.01, size=chunk.shape).astype(np.float32)
+
+    history = []
+    for round_ in range(40):
+        picks = rng.choice(len(readings), size=48)
+        chunk = add_jitter(readings[picks])
+        history.append(float(train_step(chunk)))
+    """,
+        ("chunk = add_jitter(readings[picks])", "chunk = tf.gather(tf.constant(readings), picks)"),
+    ),
+    "a slice of a NumPy array per step": (
+        """\
+    import numpy as np
+    samples = np.random.rand(320).astype("float32")
+    trace = []
+    for start in range(0, 320, 32):
+        piece = samples[start:start + 32]
+        trace.append(train_step(piece).numpy())
+    """,
+        ("samples = np.random.rand(320)", "samples = tf.random.uniform([320])"),
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(HOST_FED_LOOPS))
+def test_loops_fed_numpy_batches_made_on_the_host_are_silent(case: str):
+    loop, (host, device) = HOST_FED_LOOPS[case]
+    source = STEP + loop
+    assert check(source, CODE) == []
+    twin = source.replace(host, device)
+    assert twin != source
+    [finding] = check(twin, CODE)
+    assert "in a training loop copies the value to the host" in finding.message
+
+
+def test_an_eager_step_given_numpy_slices_under_its_tape_is_silent():
+    source = """\
+        import numpy as np
+        import keras
+        import tensorflow as tf
+
+        signal = np.sin(np.arange(512, dtype=np.float32))[:, None]
+        net = keras.Sequential([keras.Input((1,)), keras.layers.Dense(1)])
+        sgd = keras.optimizers.SGD(0.01)
+        costs = []
+        for k in range(0, 512, 64):
+            window = signal[k:k + 64]
+            with tf.GradientTape() as tape:
+                cost = tf.reduce_mean(tf.square(net(window) - window))
+            weights = net.trainable_variables
+            sgd.apply_gradients(zip(tape.gradient(cost, weights), weights))
+            costs.append(cost.numpy())
+        """
+    source = textwrap.dedent(source)
+    assert check(source, CODE) == []
+    # The same loop over a dataset of the same numbers: nothing is made on the host.
+    twin = source.replace(
+        "for k in range(0, 512, 64):\n    window = signal[k:k + 64]",
+        "for window in tf.data.Dataset.from_tensor_slices(signal).batch(64):",
+    )
+    assert twin != source
+    [finding] = check(twin, CODE)
+    assert finding.line == 14

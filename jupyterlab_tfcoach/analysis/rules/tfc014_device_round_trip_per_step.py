@@ -78,11 +78,22 @@ A loop that needs the values it reads on every step is not reported, none of its
   loss.numpy()`).
 
 Such a loop waits for the device on every iteration anyway, and once it does, other reads
-in the same iteration add little. Keeping a value for later is no such need: appending it
-to a list, adding it to a total, printing it, or NumPy arithmetic on it (`np.mean`) are
-reported. A `while step < n:` loop that only counts steps, a `break` that leaves an inner
-loop, `except StopIteration: break`, and a use under an `if` (it does not run every step)
-decide nothing from the values, so their loops are still reported.
+in the same iteration add little.
+
+A loop whose step is given a batch the loop makes with NumPy on every iteration is not
+reported either: a slice or an item of a NumPy array (`x_train[i:i + 32]`), an array indexed
+with a NumPy index (`rows[order[i:i + 32]]` with `order = rng.permutation(n)`), a NumPy draw,
+or the learner's own function given one of these (`corrupt(batch)`), passed to the training
+call or to the code its tape records (`model(xb)`). Python builds, converts and sends every
+batch itself, so the loop runs at the host's pace and the read is not what holds the device
+back; the input pipeline is the place to start (Module 5, *tf.data* (`tf-data`)),
+and a loop over a dataset or slices of a tensor is reported again.
+
+Keeping a value for later is no such need: appending it to a list, adding it to a total,
+printing it, or NumPy arithmetic on it (`np.mean`) are reported. A `while step < n:` loop
+that only counts steps, a `break` that leaves an inner loop, `except StopIteration: break`,
+and a use under an `if` (it does not run every step) decide nothing from the values, so
+their loops are still reported.
 
 ## Why is this bad?
 Ops on a GPU or TPU run asynchronously: Python queues the next step's work while the device
@@ -129,6 +140,8 @@ _CONVERSIONS = frozenset({"float", "int"})
 _MAX_TRAINING_FUNCTIONS = 256
 # Names a read value is assigned to, followed through the loop: a bound on the search.
 _MAX_DERIVED_NAMES = 32
+# How many names, calls and subscripts a batch is followed through to NumPy: a bound.
+_MAX_HOST_DEPTH = 8
 
 # What a call does with a value passed to it (``_HostUses._callee_use``).
 _NEEDS = "needs"  # Python code that uses the value now: the loop needs it on the host
@@ -393,6 +406,7 @@ class _TrainingLoops:
         self.ctx = ctx
         training = _TrainingCode(ctx)
         runs_step: set[ast.AST] = set()
+        step_sites: dict[ast.AST, list[Site]] = {}  # each loop's training calls
         self.epoch_loops: set[ast.AST] = set()  # loops around a loop that runs the step
         # Bindings of names passed to ``tape.gradient(name, ...)``: those names are tensors.
         self.gradient_targets: set[int] = set()
@@ -419,6 +433,7 @@ class _TrainingLoops:
             elif loops:
                 runs_step.add(loops[-1])
                 self.epoch_loops.update(loops[:-1])
+                step_sites.setdefault(loops[-1], []).append(site)
         # ``for epoch in range(20): loss = step(x, y)`` trains on the whole data set per
         # iteration: its reads are the once-per-epoch reads this rule recommends.
         self.epoch_loops.update(loop for loop in runs_step if _counts_epochs(loop))
@@ -426,7 +441,16 @@ class _TrainingLoops:
         self.epoch_loops.update(
             loop for loop in runs_step - self.epoch_loops if _decides_when_to_stop(loop)
         )
-        self.step_loops = runs_step - self.epoch_loops
+        # A loop whose steps take NumPy batches made on the host each iteration runs at the
+        # host's pace: its reads are not what keeps the device waiting.
+        host_batches = _HostBatches(ctx)
+        self.host_fed = {
+            loop
+            for loop in runs_step - self.epoch_loops
+            if any(host_batches.takes_one(site) for site in step_sites.get(loop, ()))
+            or host_batches.taped_in(loop, step_sites.get(loop, ()))
+        }
+        self.step_loops = runs_step - self.epoch_loops - self.host_fed
 
     def _bindings(self, name: ast.Name, scope: Scope, path: Path) -> tuple[Binding, ...]:
         resolution = self.ctx.bindings.names.resolve(
@@ -446,7 +470,7 @@ class _TrainingLoops:
             return None  # in a graph: TFC011 / TFC002 explain those
         for block in reversed(site.path):
             if block.is_loop_body:
-                if block.owner in self.epoch_loops:
+                if block.owner in self.epoch_loops or block.owner in self.host_fed:
                     return None
                 if block.owner in self.step_loops:
                     return block.owner
@@ -481,6 +505,112 @@ class _TrainingLoops:
             id(binding) in self.gradient_targets or self._step_result(binding)
             for binding in bindings
         )
+
+
+class _HostBatches:
+    """Whether a training call takes a batch the loop makes on the host with NumPy: an
+    argument that is a NumPy value (``x_train[i:i + n]`` of a NumPy array, a draw of
+    ``np.random`` or of a NumPy generator, ``np.stack(...)``), an array indexed with one
+    (``triples[order[i:i + n]]``), a plain function of the file given one
+    (``corrupt(batch)``), or a name the loop binds to any of these. Tensors are not: a
+    slice of a ``tf.constant`` stays on the device."""
+
+    def __init__(self, ctx: RuleContext) -> None:
+        self.ctx = ctx
+
+    def takes_one(self, site: Site) -> bool:
+        call = site.node
+        assert isinstance(call, ast.Call)
+        arguments = [*call.args, *(keyword.value for keyword in call.keywords)]
+        return any(
+            self._batch(argument, site.scope, site.path, 0)
+            for argument in arguments
+            if not isinstance(argument, ast.Starred)
+        )
+
+    def taped_in(self, loop: ast.AST, steps: list[Site]) -> bool:
+        """Whether a call the loop makes under a ``GradientTape`` (``model(xb)``) takes a
+        host batch: an eager step's batch goes to the code the tape records, not to
+        ``apply_gradients``."""
+        if not steps or not isinstance(loop, (ast.For, ast.AsyncFor, ast.While)):
+            return False
+        site = steps[0]
+        for node in ast.walk(loop):
+            if not isinstance(node, (ast.With, ast.AsyncWith)) or not any(
+                self.ctx.value(item.context_expr, site).kind == TAPE for item in node.items
+            ):
+                continue
+            for inner in ast.walk(node):
+                if isinstance(inner, ast.Call) and self.takes_one(
+                    Site(inner, site.scope, site.path)
+                ):
+                    return True
+        return False
+
+    def _bindings(self, name: ast.Name, scope: Scope, path: Path) -> tuple[Binding, ...]:
+        resolution = self.ctx.bindings.names.resolve(
+            scope, name.id, (name.lineno, name.col_offset), path
+        )
+        return resolution.bindings if resolution is not None else ()
+
+    def _batch(self, node: ast.expr, scope: Scope, path: Path, depth: int) -> bool:
+        if depth > _MAX_HOST_DEPTH:
+            return False
+        if self._numpy(node, scope, path, depth):
+            return True
+        if isinstance(node, ast.Subscript):
+            return self._numpy(node.slice, scope, path, depth + 1)
+        if isinstance(node, ast.Name):
+            bindings = self._bindings(node, scope, path)
+            return bool(bindings) and all(
+                binding.kind == "assign"
+                and binding.value is not None
+                and self._batch(binding.value, binding.value_scope, binding.path, depth + 1)
+                for binding in bindings
+            )
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            site = Site(node, scope, path)
+            if self.ctx.value(node.func, site).kind != FUNCTION:
+                return False  # TensorFlow's, a tf.function's or an unknown call
+            return any(
+                self._batch(argument, scope, path, depth + 1)
+                for argument in node.args
+                if not isinstance(argument, ast.Starred)
+            )
+        return False
+
+    def _numpy(self, node: ast.expr, scope: Scope, path: Path, depth: int) -> bool:
+        """Whether ``node`` is a NumPy value: a call of NumPy (or of a method of a NumPy
+        object: ``rng.permutation(n)`` with ``rng = np.random.default_rng()``), an item or
+        a slice of one, arithmetic on one, or a name bound only to such values."""
+        if depth > _MAX_HOST_DEPTH:
+            return False
+        ctx = self.ctx
+        if isinstance(node, ast.Call):
+            func = node.func
+            module_path = _dotted_module_path(ctx, func, Site(node, scope, path))
+            if module_path is not None:
+                return module_path == "numpy" or module_path.startswith("numpy.")
+            if isinstance(func, ast.Attribute) and func.attr != "numpy":
+                return self._numpy(func.value, scope, path, depth + 1)
+            return False
+        if isinstance(node, ast.Subscript):
+            return self._numpy(node.value, scope, path, depth + 1)
+        if isinstance(node, ast.BinOp):
+            operands = (node.left, node.right)
+            site = Site(node, scope, path)
+            return any(self._numpy(o, scope, path, depth + 1) for o in operands) and not any(
+                ctx.value(o, site).is_tensor_like for o in operands
+            )
+        if isinstance(node, ast.Name):
+            bindings = self._bindings(node, scope, path)
+            return bool(bindings) and all(
+                binding.kind == "assign"
+                and binding.value is not None
+                and self._numpy(binding.value, binding.value_scope, binding.path, depth + 1)
+                for binding in bindings
+            )
+        return False
 
 
 _NOT_RUN_HERE = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)

@@ -26,10 +26,15 @@ DOCS = """
 ## What it does
 Flags random numbers drawn with NumPy (`np.random.normal(...)`, `np.random.rand(...)`,
 `normal(...)` after `from numpy.random import normal`) or with Python's `random` module
-(`random.random()`, `random.gauss(0, 1)`) in code that runs while a `tf.function` traces:
-the body of a tf.function, a helper it calls, `call()` / `train_step()` of a Keras layer or
-model that a compiled model traces, and a `tf.data` `map` function. Code under
-`if tf.executing_eagerly():` or `with tf.init_scope():` runs eagerly and is not reported.
+(`random.random()`, `random.gauss(0, 1)`), or with a generator object of either
+(`rng.beta(a, b)` with `rng = np.random.default_rng(7)`, `np.random.RandomState(0)`,
+`random.Random(3)`; every binding of the name that reaches the draw makes one) in code that
+runs while a `tf.function` traces: the body of a tf.function, a helper it calls, `call()` /
+`train_step()` of a Keras layer or model that a compiled model traces, and the function (a
+`def` or a `lambda`) given to a `tf.data` dataset's `map`, `filter` or `flat_map`. A
+function only handed to `tf.numpy_function` or `tf.py_function` runs as Python on every
+element and is not reported. Code under `if tf.executing_eagerly():` or
+`with tf.init_scope():` runs eagerly and is not reported.
 
 The fix swaps the draw for the TensorFlow op that draws the same distribution on every call:
 `np.random.normal(loc, scale, size)` becomes `tf.random.normal(size, loc, scale)`,
@@ -40,8 +45,12 @@ The fix swaps the draw for the TensorFlow op that draws the same distribution on
 `dtype=tf.float64` unless the draw is cast to float32 on the spot (`.astype("float32")`,
 which the fix then drops); Python's draws become float32 ops, as a Python float takes the
 dtype of the tensor it meets. No fix is offered for other draws (`np.random.choice`,
-`np.random.permutation`, a seeded `np.random.default_rng()` generator's methods are not
-recognised) or for arguments the op does not take.
+`np.random.permutation`, `rng.beta`, `rng.integers`) or for arguments the op does not take;
+the message then says to draw with a `tf.random` op (a `tf.random.Generator` made outside
+the function, or a `tf.random.stateless_*` op given a seed, when the draws must repeat from
+run to run) and, for `beta(a, b)`, which has no op of its own, gives it as two Gamma draws:
+`g / (g + h)` with `g = tf.random.gamma([], a)` and `h = tf.random.gamma([], b)`. A
+generator's methods take the module's parameters, so their fixes are the same.
 
 ## Why is this bad?
 A tf.function runs its Python code only while it traces. A NumPy or Python draw is Python
@@ -67,7 +76,8 @@ def noisy_step(x):
 ```
 
 ## Course module
-Module 2, *NumPy in graphs* (`numpy-in-graphs`).
+Module 2, *NumPy in graphs* (`numpy-in-graphs`); for `Dataset.map` functions, Module 5,
+*tf.data* (`tf-data`), shows a NumPy draw frozen by `map` beside a `tf.random` one.
 """
 
 # A draw's name -> the tf.random op, the NumPy parameters in order mapped to the op's
@@ -97,13 +107,45 @@ _PYTHON_DRAWS: dict[str, tuple[str, tuple[str, ...]]] = {
 _PYTHON_OTHER = frozenset({"randint", "choice", "shuffle", "sample", "randrange"})
 
 
+# Constructors of random generator objects whose methods draw as the module's functions do.
+_GENERATOR_CLASSES = {
+    "numpy.random.default_rng": "numpy.random",
+    "numpy.random.RandomState": "numpy.random",
+    "numpy.random.Generator": "numpy.random",
+    "random.Random": "random",
+}
+
+
 def check(ctx: RuleContext) -> Iterator[Finding]:
     roots = _random_roots(ctx)
     if not roots:
         return
+    generators = _generator_names(ctx, roots)
     eager_spans = init_scope_spans(ctx)
     for scope, reach in ctx.traced_scopes().items():
-        yield from _draws_in(ctx, scope, reach, roots, eager_spans)
+        yield from _draws_in(ctx, scope, reach, roots, generators, eager_spans)
+
+
+def _generator_names(ctx: RuleContext, roots: dict[str, str]) -> dict[str, str]:
+    """Names the file binds to a NumPy or Python random generator (``rng =
+    np.random.default_rng(7)``, ``gen = random.Random(0)``) -> the module whose draws its
+    methods are (``numpy.random``, ``random``). Each use is resolved again in ``_draw_name``:
+    a name is a generator only where every binding that reaches it makes one."""
+    found: dict[str, str] = {}
+    for binding in ctx.model.call_assignments:
+        constructor = _generator_module(binding.value, roots)
+        if constructor is not None:
+            found[binding.name] = constructor
+    return found
+
+
+def _generator_module(value: ast.AST | None, roots: dict[str, str]) -> str | None:
+    if not isinstance(value, ast.Call):
+        return None
+    dotted = dotted_parts(value.func)
+    if dotted is None or dotted[0] not in roots:
+        return None
+    return _GENERATOR_CLASSES.get(".".join([roots[dotted[0]], *dotted[1]]))
 
 
 def _random_roots(ctx: RuleContext) -> dict[str, str]:
@@ -131,13 +173,17 @@ def _random_roots(ctx: RuleContext) -> dict[str, str]:
     return roots
 
 
-def _draw_name(ctx: RuleContext, site: Site, roots: dict[str, str]) -> str | None:
+def _draw_name(
+    ctx: RuleContext, site: Site, roots: dict[str, str], generators: dict[str, str]
+) -> str | None:
     """``numpy.random.normal`` or ``random.gauss`` for a call of a random draw, bound by an
-    import the read really resolves to (a local ``random = ...`` is something else)."""
+    import the read really resolves to (a local ``random = ...`` is something else), or a
+    method of a generator object every binding of its name makes (``rng.beta(...)`` with
+    ``rng = np.random.default_rng(7)`` is ``numpy.random.beta``)."""
     call = site.node
     assert isinstance(call, ast.Call)
     dotted = dotted_parts(call.func)
-    if dotted is None or dotted[0] not in roots:
+    if dotted is None or (dotted[0] not in roots and dotted[0] not in generators):
         return None
     root, attrs = dotted
     resolution = ctx.bindings.names.resolve(
@@ -145,9 +191,18 @@ def _draw_name(ctx: RuleContext, site: Site, roots: dict[str, str]) -> str | Non
     )
     if resolution is None or not resolution.bindings:
         return None
-    if any(binding.kind != "import" for binding in resolution.bindings):
+    if root in generators and len(attrs) == 1:
+        made = {
+            _generator_module(binding.value, roots) if binding.kind == "assign" else None
+            for binding in resolution.bindings
+        }
+        if len(made) != 1 or None in made:
+            return None
+        full = f"{made.pop()}.{attrs[0]}"
+    elif root not in roots or any(binding.kind != "import" for binding in resolution.bindings):
         return None
-    full = ".".join([roots[root], *attrs])
+    else:
+        full = ".".join([roots[root], *attrs])
     if full.startswith("numpy.random.") and full.count(".") == 2:
         name = full.rsplit(".", 1)[1]
         return full if name in _NUMPY_DRAWS or name in _NUMPY_OTHER else None
@@ -162,6 +217,7 @@ def _draws_in(
     scope: Scope,
     reach: TraceReach,
     roots: dict[str, str],
+    generators: dict[str, str],
     eager_spans: list[tuple[int, int]],
 ) -> Iterator[Finding]:
     # ``np.random.normal(...).astype("float32")``: the cast the fix replaces with the op.
@@ -182,17 +238,25 @@ def _draws_in(
         root = call.func
         while type(root) is ast.Attribute:
             root = root.value  # type: ignore[attr-defined]
-        if type(root) is not ast.Name or root.id not in roots:  # type: ignore[attr-defined]
+        if type(root) is not ast.Name or (
+            root.id not in roots  # type: ignore[attr-defined]
+            and root.id not in generators  # type: ignore[attr-defined]
+        ):
             continue
         if in_eager_only_branch(ctx.imports, site.path) or in_spans(call, eager_spans):
             continue
-        full = _draw_name(ctx, site, roots)
+        full = _draw_name(ctx, site, roots, generators)
         if full is None:
             continue
         cast = casts.get(id(call))
         replacement = _replacement(ctx, call, full, cast)
         fix = None
-        advice = "draw with a `tf.random` op inside the function instead"
+        advice = (
+            "draw with a `tf.random` op inside the function instead (for draws that repeat "
+            "from run to run: a `tf.random.Generator` made outside it, or a "
+            "`tf.random.stateless_*` op given a seed)"
+        )
+        recipe = _beta_recipe(ctx, call, full)
         if replacement is not None:
             target, text = replacement
             fix = Fix(f"Draw with `{text.split('(', 1)[0]}`", (ctx.replace(target, text),))
@@ -201,9 +265,23 @@ def _draws_in(
             CODE,
             call,
             f"{traced_code(reach, f'`{ctx.short(call)}`')} draws its numbers once, while "
-            f"tracing: every call reuses the same values; {advice}, so each call gets new ones",
+            f"tracing: every call reuses the same values; {advice}, so each call gets new ones"
+            + ("" if recipe is None else f" ({recipe})"),
             fix,
         )
+
+
+def _beta_recipe(ctx: RuleContext, call: ast.Call, full: str) -> str | None:
+    """A Beta draw has no ``tf.random`` op of its own: it is ``g / (g + h)`` of two Gamma
+    draws, written with the call's own parameters (one number, as ``beta(a, b)`` without a
+    size draws)."""
+    if full != "numpy.random.beta" or len(call.args) != 2 or call.keywords:
+        return None
+    gamma = ctx.tf_ref("tf.random.gamma")
+    if gamma is None:
+        return None
+    a, b = (ctx.text(argument) for argument in call.args)
+    return f"a Beta draw is `g / (g + h)` with `g = {gamma}([], {a})` and `h = {gamma}([], {b})`"
 
 
 def _float32_cast(cast: ast.Call | None) -> bool:

@@ -8,7 +8,9 @@ from collections.abc import Iterator
 from jupyterlab_tfcoach.analysis import arguments
 from jupyterlab_tfcoach.analysis.context import RuleContext
 from jupyterlab_tfcoach.analysis.findings import Finding, Fix, Severity
-from jupyterlab_tfcoach.analysis.model import Site
+from jupyterlab_tfcoach.analysis.model import Binding, Site
+from jupyterlab_tfcoach.analysis.rules._common import own_nodes
+from jupyterlab_tfcoach.analysis.values import FUNCTION
 
 CODE = "TFC018"
 NAME = "probabilities-as-logits"
@@ -26,7 +28,26 @@ logits, the raw scores before any activation:
   and `tf.nn.weighted_cross_entropy_with_logits`;
 - the predictions given to a Keras cross-entropy made with `from_logits=True`: a loss object
   (`loss_fn = keras.losses.SparseCategoricalCrossentropy(from_logits=True)`, then
-  `loss_fn(y, probs)`) or a loss function called with `from_logits=True`.
+  `loss_fn(y, probs)`) or a loss function called with `from_logits=True`;
+- a Keras model whose last layer outputs probabilities, compiled with a cross-entropy object
+  made with `from_logits=True` (written in the `compile` call or bound to a name). The last
+  layer is `Dense(..., activation="softmax")` (or `"sigmoid"`, or `activation=tf.nn.softmax`,
+  `keras.activations.softmax`, ...), `layers.Softmax()` or `layers.Activation("softmax")`:
+  the last item of a `Sequential([...])` list, the last `model.add(...)` before the
+  `compile`, the layer that makes a functional model's `outputs`, also in a model the
+  learner's own function returns. The model and its `compile` must both be in the analysed
+  source.
+
+For a compiled model, TensorFlow's Keras notices the activation when the loss is computed
+in `fit` or `evaluate`: it takes the scores from before it and warns that the output "does
+not represent logits". Training is then right only by that repair; the same loss given the
+model's probabilities any other way (`model.predict(x)`, saved predictions) applies the
+activation a second time. The fix sets `from_logits=False`, which states what the model
+outputs: its predictions stay probabilities, as the learner chose, and every other use of
+them is unchanged (dropping the activation would turn `predict`'s output into scores for all
+the code that reads it). It is offered when the loss is written in the `compile` call or its
+name is read nowhere else (another model may share the object); the message also names the
+other way, dropping the activation and keeping `from_logits=True`.
 
 The fix passes the scores the softmax or sigmoid was given, when the call can name them: the
 activation written in the call (`tf.random.categorical(tf.nn.softmax(z), 1)` becomes
@@ -121,6 +142,7 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
             if operand is not None:
                 yield from _report(ctx, site, operand, f"`{ctx.short(call.func)}`")
     yield from _loss_object_calls(ctx)
+    yield from _compiled_models(ctx)
 
 
 def _from_logits(call: ast.Call) -> bool:
@@ -251,3 +273,229 @@ def _fix(
 
 def shorten(text: str) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
+
+
+# A model whose last layer outputs probabilities, compiled with a loss that takes logits.
+_SEQUENTIAL = frozenset({"tf.keras.Sequential", "tf.keras.models.Sequential"})
+_FUNCTIONAL = frozenset({"tf.keras.Model", "tf.keras.models.Model"})
+_ACTIVATION_NAMES = {"softmax": "a softmax", "sigmoid": "a sigmoid"}
+# How deep a model is followed through names and the learner's functions: a bound.
+_MAX_MODEL_DEPTH = 6
+
+
+def _compiled_models(ctx: RuleContext) -> Iterator[Finding]:
+    """``m.compile(loss=keras.losses.CategoricalCrossentropy(from_logits=True))`` where
+    ``m``'s last layer ends in a softmax or a sigmoid, both written in the analysed source."""
+    for site in ctx.calls_named("compile"):
+        call = site.node
+        assert isinstance(call, ast.Call)
+        func = call.func
+        if not isinstance(func, ast.Attribute) or not isinstance(func.value, ast.Name):
+            continue
+        loss = arguments.keyword(call, "loss") or arguments.positional(call, 1)
+        if loss is None:
+            continue
+        made = _logits_loss(ctx, loss, site)
+        if made is None:
+            continue
+        loss_call, flag = made
+        last = _last_layer(ctx, func.value, site, 0)
+        if last is None:
+            continue
+        layer, activation = last
+        model = func.value.id
+        fix = None
+        if _only_use_of(ctx, loss, site):
+            fix = Fix(
+                "Set `from_logits=False`: the model outputs probabilities",
+                (ctx.replace(flag, "False"),),
+            )
+        yield ctx.finding(
+            CODE,
+            flag,
+            f"the last layer of `{model}`, `{_layer_text(ctx, layer)}`, outputs probabilities "
+            f"({activation}), but its loss `{ctx.short(loss_call.func)}(from_logits=True)` "
+            "is told they are logits (raw scores): TensorFlow's Keras spots the activation, "
+            'takes the scores before it and warns that the output "does not represent '
+            'logits", so training is right only by that repair, and the same loss given '
+            f"other probabilities (`{model}.predict(x)`) applies {activation} to them again; "
+            "set `from_logits=False`, or drop the activation from the last layer and keep "
+            "`from_logits=True`",
+            fix,
+        )
+
+
+def _layer_text(ctx: RuleContext, layer: ast.Call) -> str:
+    """``keras.layers.Dense(..., activation="softmax")``: the layer and its activation, the
+    other arguments left out when the whole call is long."""
+    text = ctx.text(layer)
+    activation = arguments.keyword(layer, "activation")
+    if len(text) <= 50 or activation is None:
+        return ctx.short(layer, 50)
+    return f"{ctx.short(layer.func)}(..., activation={ctx.short(activation, 30)})"
+
+
+def _logits_loss(ctx: RuleContext, loss: ast.expr, site: Site) -> tuple[ast.Call, ast.expr] | None:
+    """The cross-entropy object made with ``from_logits=True`` that ``loss`` is (in place,
+    or a name every binding of which makes one), with its ``True``."""
+    made: ast.expr | None = loss
+    if isinstance(loss, ast.Name):
+        resolution = ctx.bindings.names.resolve(
+            site.scope, loss.id, (loss.lineno, loss.col_offset), site.path
+        )
+        if resolution is None or len(resolution.bindings) != 1:
+            return None
+        [binding] = resolution.bindings
+        made = binding.value if binding.kind == "assign" else None
+    if not isinstance(made, ast.Call) or ctx.imports.resolve(made.func) not in _LOSS_CLASSES:
+        return None
+    flag = arguments.keyword(made, "from_logits")
+    if not (isinstance(flag, ast.Constant) and flag.value is True):
+        return None
+    return made, flag
+
+
+def _only_use_of(ctx: RuleContext, loss: ast.expr, site: Site) -> bool:
+    """Whether changing the loss changes nothing else: it is written in the ``compile``
+    call, or its name is read nowhere else (another model may share the object)."""
+    if not isinstance(loss, ast.Name):
+        return True
+    reads = [
+        node
+        for node in ast.walk(ctx.model.tree)
+        if isinstance(node, ast.Name) and node.id == loss.id and isinstance(node.ctx, ast.Load)
+    ]
+    return reads == [loss]
+
+
+def _last_layer(
+    ctx: RuleContext, model: ast.expr, site: Site, depth: int
+) -> tuple[ast.Call, str] | None:
+    """The layer call that makes the model's output, when it applies a softmax or a
+    sigmoid: with the activation's name in words (``a softmax``)."""
+    if depth > _MAX_MODEL_DEPTH:
+        return None
+    if isinstance(model, ast.Name):
+        resolution = ctx.bindings.names.resolve(
+            site.scope, model.id, (model.lineno, model.col_offset), site.path
+        )
+        if resolution is None or len(resolution.bindings) != 1:
+            return None
+        [binding] = resolution.bindings
+        if binding.kind != "assign" or binding.value is None:
+            return None
+        made = Site(binding.value, binding.value_scope, binding.path)
+        found = _last_layer(ctx, binding.value, made, depth + 1)
+        if found is None and _makes_sequential(ctx, binding.value):
+            added = _last_added(ctx, binding, site)
+            return _probability_layer(ctx, added, made) if added is not None else None
+        return found
+    if not isinstance(model, ast.Call):
+        return None
+    canonical = ctx.imports.resolve(model.func)
+    if canonical in _SEQUENTIAL:
+        layers = arguments.keyword(model, "layers") or arguments.positional(model, 0)
+        if isinstance(layers, (ast.List, ast.Tuple)) and layers.elts:
+            last = layers.elts[-1]
+            return _probability_layer(ctx, last, site) if isinstance(last, ast.Call) else None
+        return None
+    if canonical in _FUNCTIONAL:
+        outputs = arguments.keyword(model, "outputs") or arguments.positional(model, 1)
+        return _output_layer(ctx, outputs, site, depth + 1) if outputs is not None else None
+    if isinstance(model.func, ast.Name) and ctx.value(model.func, site).kind == FUNCTION:
+        # ``make_model()``: the model the learner's function returns, from its one return.
+        function = ctx.value(model.func, site).node
+        scope = next((s for s in ctx.model.scopes if s.node is function), None)
+        if function is None or scope is None:
+            return None
+        returns = [
+            node.value
+            for node in own_nodes(function)
+            if isinstance(node, ast.Return) and node.value is not None
+        ]
+        if len(returns) != 1:
+            return None
+        return _last_layer(ctx, returns[0], Site(returns[0], scope, ()), depth + 1)
+    return None
+
+
+def _makes_sequential(ctx: RuleContext, value: ast.expr) -> bool:
+    return isinstance(value, ast.Call) and ctx.imports.resolve(value.func) in _SEQUENTIAL
+
+
+def _last_added(ctx: RuleContext, binding: Binding, compiled: Site) -> ast.Call | None:
+    """The layer of the last ``model.add(layer)`` before the ``compile``, in the scope that
+    binds the model."""
+    last: ast.Call | None = None
+    position = (compiled.node.lineno, compiled.node.col_offset)  # type: ignore[attr-defined]
+    for site in ctx.calls_named("add"):
+        call = site.node
+        assert isinstance(call, ast.Call)
+        func = call.func
+        if (
+            isinstance(func, ast.Attribute)
+            and isinstance(func.value, ast.Name)
+            and func.value.id == binding.name
+            and site.scope is binding.scope
+            and binding.pos <= (call.lineno, call.col_offset) < position
+            and len(call.args) == 1
+            and isinstance(call.args[0], ast.Call)
+        ):
+            last = call.args[0]
+    return last
+
+
+def _output_layer(
+    ctx: RuleContext, outputs: ast.expr, site: Site, depth: int
+) -> tuple[ast.Call, str] | None:
+    """``Dense(3, activation="softmax")(h)``, in place or bound to the name given as the
+    functional model's outputs."""
+    if depth > _MAX_MODEL_DEPTH:
+        return None
+    if isinstance(outputs, ast.Name):
+        resolution = ctx.bindings.names.resolve(
+            site.scope, outputs.id, (outputs.lineno, outputs.col_offset), site.path
+        )
+        if resolution is None or len(resolution.bindings) != 1:
+            return None
+        [binding] = resolution.bindings
+        if binding.kind != "assign" or binding.value is None:
+            return None
+        made = Site(binding.value, binding.value_scope, binding.path)
+        return _output_layer(ctx, binding.value, made, depth + 1)
+    if isinstance(outputs, ast.Call) and isinstance(outputs.func, ast.Call):
+        return _probability_layer(ctx, outputs.func, site)
+    if isinstance(outputs, ast.Call) and ctx.imports.resolve(outputs.func) in _ACTIVATIONS:
+        return outputs, _activation_words(ctx.imports.resolve(outputs.func) or "")
+    return None
+
+
+def _activation_words(name: str) -> str:
+    return "a sigmoid" if "sigmoid" in name else "a softmax"
+
+
+def _probability_layer(
+    ctx: RuleContext, layer: ast.Call, site: Site
+) -> tuple[ast.Call, str] | None:
+    """``Dense(k, activation="softmax")``, ``Dense(k, activation=tf.nn.softmax)``,
+    ``layers.Softmax()``, ``Activation("sigmoid")``: the layer and its activation in words."""
+    canonical = ctx.imports.resolve(layer.func)
+    if canonical is None or not canonical.startswith("tf.keras."):
+        return None
+    if canonical in ("tf.keras.layers.Softmax", "tf.keras.layers.activations.Softmax"):
+        return layer, "a softmax"
+    if canonical == "tf.keras.layers.Activation":
+        activation = arguments.keyword(layer, "activation") or arguments.positional(layer, 0)
+    else:
+        activation = arguments.keyword(layer, "activation")
+        if activation is None and canonical == "tf.keras.layers.Dense":
+            activation = arguments.positional(layer, 1)
+    if activation is None:
+        return None
+    if isinstance(activation, ast.Constant) and isinstance(activation.value, str):
+        words = _ACTIVATION_NAMES.get(activation.value)
+        return (layer, words) if words is not None else None
+    name = ctx.imports.resolve(activation)
+    if name in _ACTIVATIONS:
+        return layer, _activation_words(name)
+    return None
