@@ -84,6 +84,9 @@ size: ``Flatten`` after an open axis),
 ``families_api_names.py`` (a name TensorFlow or Keras does not have), ``families_callables.py``
 (a function called where the function was wanted), ``families_pair_results.py`` (two
 results kept in one name),
+``families_custom_gradient.py`` (a @tf.custom_gradient function that does not return
+(result, gradient function)),
+``families_attribute_values.py`` (a tensor where an op takes a Python number),
 ``families_arguments.py`` (the last family: an argument
 value the library refused); adding a family is adding a record there and listing it here.
 ``docs/report.md`` lists the same families in the same order (a test keeps them equal).
@@ -111,6 +114,7 @@ from jupyterlab_tfcoach.monitor.errors import (
     families_api_names,
     families_argmax_axis,
     families_arguments,
+    families_attribute_values,
     families_bool_values,
     families_bytes_argument,
     families_callables,
@@ -118,6 +122,7 @@ from jupyterlab_tfcoach.monitor.errors import (
     families_compile,
     families_container_attribute,
     families_container_index,
+    families_custom_gradient,
     families_data,
     families_data_ops,
     families_declared_structure,
@@ -222,6 +227,11 @@ FAMILIES: tuple[ErrorFamily, ...] = (
     families_distribute.RUN_ARGUMENTS,
     families_distribute.PER_REPLICA_ATTRIBUTE,
     families_distribute.PER_REPLICA_OPERAND,
+    # A @tf.custom_gradient function returning its result alone: TensorFlow unpacks the
+    # result as the pair, and the message (which depends on its shape) names neither.
+    families_custom_gradient.CUSTOM_GRADIENT_RETURN,
+    # A tensor given where an op takes a Python number fixed when the op is made.
+    families_attribute_values.ATTRIBUTE_VALUE,
     # One example given to a model built on batches, failing inside the learner's call:
     # the cause is the running cell's argument, not the op that met it.
     families_lost_batch_axis.LOST_BATCH_AXIS,

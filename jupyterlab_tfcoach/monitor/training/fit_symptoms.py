@@ -51,6 +51,7 @@ from jupyterlab_tfcoach.monitor.stored_state import (
     stored,
 )
 from jupyterlab_tfcoach.monitor.training import (
+    blocked_gradients,
     compile_agreement,
     global_normalization,
     learning_rate_decay,
@@ -59,6 +60,7 @@ from jupyterlab_tfcoach.monitor.training import (
     model_source,
     probe_updates,
     refit_loops,
+    regrown_pruning,
     sequence_masks,
     step_modes,
     untracked_variables,
@@ -825,6 +827,11 @@ def fit_entries(
     config_notes.extend(probe_updates.probe_notes(cell.fits, namespace, cell_source))
     config_notes.extend(loss_sign.fit_notes([(r.model, r.history) for r in cell.fits], namespace))
     config_notes.extend(sequence_masks.masked_zero_notes(cell.masked_zeros, namespace, cell_source))
+    # Before the generic symptoms: a weight named here is not told again as unchanged.
+    config_notes.extend(
+        blocked_gradients.blocked_gradient_notes(cell.fits, namespace, cell_source, explained)
+    )
+    config_notes.extend(regrown_pruning.regrown_notes(cell.fits, namespace, cell_source))
     symptoms = FitSymptoms(namespace, cell_source, explained)
     variables, notes = symptoms.collect(cell)
     told |= symptoms.told_models

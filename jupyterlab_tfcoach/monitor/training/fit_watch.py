@@ -143,6 +143,13 @@ class WeightOutcome:
     shape: tuple[int, ...]
     changed: bool
     started_zero: bool
+    # How many entries changed, and how many were exactly zero before and after: a weight
+    # a no-gradient op cut off moves in a few entries only (``blocked_gradients.py``),
+    # pruned zeros fit filled in come back (``regrown_pruning.py``).
+    size: int = 0
+    changed_entries: int = 0
+    zeros_before: int = 0
+    zeros_after: int = 0
 
 
 @dataclass
@@ -349,13 +356,25 @@ class _Snapshot:
                 if after is None or after.shape != before.shape:
                     unknown += 1
                     continue
-                changed = not bool((after == before).all())
-                started_zero = not bool(before.any())
+                moved = after != before
+                changed_entries = int(moved.sum())
+                zeros_before = int(before.size - before.astype(bool).sum())
+                zeros_after = int(after.size - after.astype(bool).sum())
             except Exception:
                 unknown += 1
                 continue
             outcomes.append(
-                WeightOutcome(id(variable), _label(variable), shape, changed, started_zero)
+                WeightOutcome(
+                    id(variable),
+                    _label(variable),
+                    shape,
+                    changed_entries > 0,
+                    zeros_before == before.size,
+                    int(before.size),
+                    changed_entries,
+                    zeros_before,
+                    zeros_after,
+                )
             )
         self.copies = []
         return outcomes, unknown
