@@ -125,3 +125,36 @@ def test_cache_after_a_random_map_told_where_the_pipeline_is_built(
     right = f"ok_ds = {SOURCE}.cache().map(wobble).batch(16)"
     assert notes_in(kernel, right, "tf-data-order") == []
     assert notes_in(kernel, f"still_ds = {SOURCE}.map(scale).cache()", "tf-data-order") == []
+
+
+BLEND = (
+    "def blend_pairs(x, y):\n"
+    "    order = tf.random.shuffle(tf.range(tf.shape(x)[0]))\n"
+    "    return 0.7 * x + 0.3 * tf.gather(x, order), y\n"
+    "def reorder_rows(x, y):\n"
+    "    order = tf.random.shuffle(tf.range(tf.shape(x)[0]))\n"
+    "    return tf.gather(x, order) - tf.reduce_mean(x, axis=0), tf.gather(y, order)\n"
+)
+
+
+def test_rows_blended_with_shuffled_rows_in_the_evaluation_data(kernel: KernelSession) -> None:
+    """A map whose only draw is a shuffle, used to blend each example with another one of
+    its batch (mixup), alters the examples: evaluating on it is told; the fix evaluates
+    the same batches unblended. A shuffle of the rows, centred by the batch's mean, blends
+    nothing and stays silent."""
+    run(kernel, BLEND + f"net.fit({SOURCE}.batch(32), verbose=0)")
+    cell = (
+        f"holdout_ds = {SOURCE}.batch(32).map(blend_pairs)\n"
+        "blended_scores = net.evaluate(holdout_ds, verbose=0)"
+    )
+    [text] = notes_in(kernel, cell, "tf-data")
+    assert text.startswith("`net.evaluate` measures `net` on `holdout_ds`, whose pipeline"), text
+    fix = code_spans(text)[-1]
+    assert fix == f"holdout_ds = {SOURCE}.batch(32)"
+    plain = f"{fix}\nplain_scores = net.evaluate(holdout_ds, verbose=0)"
+    assert notes_in(kernel, plain, "tf-data") == []
+    assert value_of(kernel, "net.evaluate(holdout_ds, verbose=0) == plain_scores") is True
+    reordered = (
+        f"shuffled_ds = {SOURCE}.batch(32).map(reorder_rows)\nnet.evaluate(shuffled_ds, verbose=0)"
+    )
+    assert notes_in(kernel, reordered, "tf-data") == []

@@ -158,6 +158,41 @@ for _ in ids_ds:
     assert order_notes(checked_report(run(kernel, mixed))) == []
 
 
+def test_small_shuffle_buffer_over_sorted_one_hot_rows(kernel: KernelSession) -> None:
+    # One-hot rows stored by class (the 1's column in runs of 30), a buffer of 12 and a
+    # map after the batch; the dataset is only read with next(iter(...)).
+    run(kernel, READINGS + 'state_rows = np.eye(3, dtype="float32")[states]\n')
+    cell = (
+        "noisy_ds = tf.data.Dataset.from_tensor_slices((readings, state_rows))"
+        ".shuffle(buffer_size=12).batch(10).map(lambda r, s: (r + 0.01, s))\n"
+        "first_rows = next(iter(noisy_ds))[1].numpy()\n"
+    )
+    report = checked_report(run(kernel, cell))
+    notes = order_notes(report)
+    assert len(notes) == 1, report["notes"]
+    text = notes[0]
+    assert text.startswith(
+        "`noisy_ds` shuffles 90 rows whose labels are stored sorted (3 labels, each in one "
+        "run of 30 rows or more) with a buffer of 12 (`.shuffle(12)`)"
+    ), text
+    fix = last_code(text)
+    assert fix == (
+        "noisy_ds = tf.data.Dataset.from_tensor_slices((readings, state_rows))"
+        ".shuffle(90).batch(10).map(lambda r, s: (r + 0.01, s))"
+    )
+    fixed = cell.replace(cell.splitlines()[0], fix)
+    assert order_notes(checked_report(run(kernel, fixed))) == []
+    per_batch = "[len(set(s.numpy().argmax(1).tolist())) for _, s in noisy_ds]"
+    assert min(value_of(kernel, per_batch)) >= 2
+    # Look-alike: the same buffer over one-hot rows already mixed stays quiet.
+    mixed = """order = np.random.default_rng(2).permutation(90)
+mixed_rows_ds = tf.data.Dataset.from_tensor_slices((readings[order], state_rows[order]))
+mixed_rows_ds = mixed_rows_ds.shuffle(12).batch(10)
+first_mixed = next(iter(mixed_rows_ds))
+"""
+    assert order_notes(checked_report(run(kernel, mixed))) == []
+
+
 def test_take_skip_split_of_a_reshuffling_dataset(kernel: KernelSession) -> None:
     run(kernel, READINGS + "row_index = np.arange(90)\n")
     cell = """pool = tf.data.Dataset.from_tensor_slices((readings, row_index)).shuffle(90)

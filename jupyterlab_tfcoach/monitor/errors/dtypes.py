@@ -39,6 +39,8 @@ from jupyterlab_tfcoach.monitor.errors.function_reads import (
     reads_through_calls,
 )
 from jupyterlab_tfcoach.monitor.errors.loop_accumulators import accumulator_start
+from jupyterlab_tfcoach.monitor.errors.mixed_class_ids import SECTION as MIXED_CLASS_IDS_SECTION
+from jupyterlab_tfcoach.monitor.errors.mixed_class_ids import explain_mixed_class_ids
 from jupyterlab_tfcoach.monitor.errors.origins import origin_sentence, read_again
 from jupyterlab_tfcoach.monitor.errors.tape_statements import gradient_statement, tape_block
 
@@ -227,6 +229,18 @@ def _locate(
         ]
         if len(fitting) == 1:
             return (frame, *fitting[0])
+        # ``w * labels + (1 - w) * tf.gather(labels, i)``: both products fit, but only
+        # the first has operands whose dtypes are all known; its op runs first.
+        known = [
+            c
+            for c in fitting
+            if all(
+                _dtype_of(operand, frame, context) == dtype
+                for operand, dtype in zip(c[1:], dtypes, strict=True)
+            )
+        ]
+        if len(known) == 1:
+            return (frame, *known[0])
         return None
     return None
 
@@ -333,6 +347,9 @@ def _explain_dtype_mismatch(parsed: ParsedError, context: ErrorContext) -> tuple
     index, target = plan
     tf = context.module_alias("tensorflow", "tf")
     if _is_int(dtypes[index]) and _is_float(target):
+        mixed = explain_mixed_class_ids(op, dtypes, index, context)
+        if mixed is not None:
+            return f"{detail} {mixed}", MIXED_CLASS_IDS_SECTION
         started = _integer_accumulator(context, op, index, dtypes, tf)
         if started is not None:
             return started, "python-loops"

@@ -419,6 +419,28 @@ class _CompiledLoss:
             return f"{owner}.sparse_categorical_crossentropy" if owner else None
         return None
 
+    def categorical(self) -> str | None:
+        """The categorical loss written as the user wrote their sparse one (its keywords
+        kept), or None for another loss."""
+        loss = self.loss
+        if isinstance(loss, ast.Constant) and type(loss.value) is str:
+            if loss.value != "sparse_categorical_crossentropy":
+                return None
+            return string_literal(self.cell.segment(loss), "categorical_crossentropy")
+        func = loss.func if isinstance(loss, ast.Call) else loss
+        if not isinstance(func, ast.Attribute) or not func.attr.startswith(("Sparse", "sparse_")):
+            return None
+        owner = self.cell.segment(func.value)
+        name = func.attr[len("Sparse") :] if func.attr.startswith("Sparse") else func.attr[7:]
+        if not owner or name not in ("CategoricalCrossentropy", "categorical_crossentropy"):
+            return None
+        if not isinstance(loss, ast.Call):
+            return f"{owner}.{name}"
+        arguments = [self.cell.segment(a) for a in (*loss.args, *loss.keywords)]
+        if not all(arguments):
+            return None
+        return f"{owner}.{name}({', '.join(arguments)})"  # type: ignore[arg-type]
+
     def statement_with(self, loss: str) -> str | None:
         fixed = rewrite(cell_frame(self.cell), self.statement, self.loss, loss)
         return fixed if fixed and "\n" not in fixed and len(fixed) <= 200 else None
@@ -515,6 +537,9 @@ def _read_labels(error: Recognised, line: FailingLine, context: ErrorContext) ->
                 f"{code('loss=' + repr('binary_crossentropy'))} (with "
                 f"{code('metrics=[keras.metrics.BinaryAccuracy(threshold=0.5)]')})"
             )
+        elif one_hot and (soft := _class_share_rows(labels, labels_name, line, context)):
+            rule += soft[0]
+            fix = soft[1]
         elif one_hot and loss is not None and loss.value == "sparse_categorical_crossentropy":
             rule += f": {labels_name} look one-hot (a row per example, one column per class)"
             fix = (
@@ -541,6 +566,100 @@ def _read_labels(error: Recognised, line: FailingLine, context: ErrorContext) ->
     elif value >= classes:
         fix = f"give the last layer {value + 1} units (one per class)"
     return Finding(rule + ".", fix)
+
+
+def _fit_data(context: ErrorContext) -> tuple[str, Any, str] | None:
+    """(model name, the data fit was given first, its source) for a ``model.fit(data, ...)``
+    call on the running cell's failing line."""
+    for frame in reversed(context.frames()):
+        for part in frame.header():
+            for node in ast.walk(part):
+                if (
+                    isinstance(node, ast.Call)
+                    and isinstance(node.func, ast.Attribute)
+                    and node.func.attr in _FIT_METHODS
+                    and node.args
+                ):
+                    model = frame.segment(node.func.value)
+                    data = frame.segment(node.args[0])
+                    found, value = value_of(node.args[0], frame, context)
+                    if model and data and found:
+                        return model, value, data
+    return None
+
+
+def _float_label_rows(labels: Any, context: ErrorContext) -> tuple[str, str, bool] | None:
+    """(model, what holds the labels, whether some values lie strictly between 0 and 1)
+    for float labels fit was given: its ``y`` when some values are shares (values read),
+    else the label component of the dataset it was given (``element_spec``: dtype
+    only)."""
+    from jupyterlab_tfcoach.monitor.stored_state import library_attribute
+
+    fitted = _fit_data(context)
+    if fitted is None:
+        return None
+    model, data, data_source = fitted
+    if labels is not None and labels.value is not None and labels.kind in ("array", "tensor"):
+        if not (labels.dtype or "").startswith(("float", "bfloat", "half")):
+            return None
+        numpy = sys.modules.get("numpy")
+        values = labels.value
+        try:
+            if labels.kind == "tensor":
+                values = library_attribute(values, "numpy")()
+            between = bool(numpy is not None and ((values > 0) & (values < 1)).any())
+        except Exception:
+            return None
+        # Exact one-hot rows of an array turn into class numbers in the call itself
+        # (``_one_hot_for_sparse``): only shares of several classes are told here.
+        return (model, code(labels.source), True) if between else None
+    spec = library_attribute(data, "element_spec") if labels is None else None
+    if type(spec) is not tuple or len(spec) < 2:
+        return None
+    dtype = library_attribute(library_attribute(spec[1], "dtype"), "name")
+    if type(dtype) is not str or not dtype.startswith(("float", "bfloat", "half")):
+        return None
+    return model, f"the labels of {code(data_source)}", False
+
+
+def _class_share_rows(
+    labels: Any, labels_name: str, line: FailingLine, context: ErrorContext
+) -> tuple[str, str | None] | None:
+    """Float label rows, one column per class (one-hot, or mixed and smoothed shares as
+    mixup, CutMix and label smoothing make), given to a model compiled with a sparse loss:
+    the rows are the categorical loss's format; turning them into class numbers would
+    throw the shares away. Fix: the compile statement with the categorical loss, its
+    arguments kept."""
+    found = _float_label_rows(labels, context)
+    if found is None:
+        return None
+    model, held, between = found
+    compiled = _compiled_loss(model, context)
+    if compiled is None or "sparse" not in compiled.written.lower():
+        return None
+    shares = (
+        "some values lie between 0 and 1: shares of several classes, as mixup, CutMix or "
+        "label smoothing make"
+        if between
+        else "one-hot rows, or the shares of several classes that mixup, CutMix or label "
+        "smoothing make"
+    )
+    said = (
+        f": {held} are float rows with one column per class ({shares}), and "
+        f"{code(model)} was compiled with {code(compiled.written)} ({compiled.cell.label}), "
+        "which takes one class number per example. Rows of class shares go with the "
+        "categorical loss (class numbers would drop the shares)"
+    )
+    categorical = compiled.categorical()
+    if categorical is None:
+        return said, None
+    fixed = compiled.statement_with(categorical)
+    if fixed is not None:
+        return said, f"compile with the categorical loss, {code(fixed)}"
+    return said, (
+        f"compile with the categorical loss: in {code(model + '.compile(...)')}, in place of "
+        f"{code(compiled.written)}, write {code('loss=' + categorical)}"
+    )
 
 
 def _one_hot_for_sparse(

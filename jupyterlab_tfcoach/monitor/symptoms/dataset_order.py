@@ -20,7 +20,8 @@ is traced) and looks for orders measured to go wrong on TensorFlow 2.21:
   ``k`` smaller than the shortest run of one label: shuffle draws from the next ``k`` rows
   only, so nearly every batch holds one class and each epoch walks through the classes in
   order (the model chases the class it saw last). The labels are a 1-D whole-number or
-  text component of the ``from_tensor_slices`` source (read once per dataset and cell,
+  text component of the ``from_tensor_slices`` source, or one-hot rows of one (each row's
+  1 read as its class: ``to_categorical``'s labels sorted by class) (read once per dataset and cell,
   only when the buffer is smaller than the row count); silent for labels already mixed,
   for a buffer that spans a run, and for values that never repeat (an index);
 - no ``.shuffle`` at all in a batched chain that ``fit`` trains on, over rows whose
@@ -154,6 +155,7 @@ UNSHUFFLED_SORTED = "unshuffled-sorted-labels"
 MAX_STACK = 60  # frames looked at for a Keras fit above a new iterator
 MAX_LABEL_ROWS = 1_000_000  # labels longer than this are not read
 MAX_ZIPPED = 8  # components of a zip looked at
+MAX_ONE_HOT = 1000  # columns of one-hot labels read as classes
 MIN_LENGTH_RATIO = 2  # a zip's longest side this many times its shortest is reported
 
 
@@ -323,12 +325,28 @@ def _sorted_labels(chain: list[Any], rows: int) -> LabelRuns | None:
         return None
     for tensor in tensors[:MAX_ZIPPED]:
         values = held_array(tensor, rows, (*INTEGERS, "str", "bytes"), ndim=1)
+        if values is None:
+            values = _one_hot_classes(tensor, rows)
         if values is None or values.shape[0] != rows:
             continue
         runs = _label_runs(values)
         if runs is not None:
             return runs
     return None
+
+
+def _one_hot_classes(tensor: Any, rows: int) -> Any | None:
+    """The class of each row of one-hot labels (``rows`` rows of 2 to ``MAX_ONE_HOT``
+    columns, each row 0s and a single 1: ``to_categorical``'s), else None."""
+    from jupyterlab_tfcoach.monitor.errors.held_values import NUMBERS, held_array
+
+    # A tensor of more values than this is never copied (``held_array`` reads its shape).
+    values = held_array(tensor, min(rows * MAX_ONE_HOT, MAX_LABEL_ROWS), NUMBERS, ndim=2)
+    if values is None or values.shape[0] != rows or not 2 <= values.shape[1] <= MAX_ONE_HOT:
+        return None
+    if not (((values == 0) | (values == 1)).all() and (values.sum(axis=1) == 1).all()):
+        return None
+    return values.argmax(axis=1)
 
 
 @dataclass

@@ -14,7 +14,11 @@ operation list), done only for maps a check asks about, and cached by wrapper.
 ``is_augmenting_map`` leaves out a map whose only draw is ``RandomShuffle``: it permutes
 or subsamples an element's rows without altering a value (a point cloud sampled to a fixed
 size is sampled in evaluation too), so it is no augmentation to take out of a test
-pipeline.
+pipeline; unless the permuted rows are blended with the rows as they came (``blends``:
+mixup's ``lam * x + (1 - lam) * tf.gather(x, idx)``, CutMix's pasted patches): an
+arithmetic op of the graph reading one input computed from the shuffle and another
+computed from the function's inputs, element by element, without it. Read from the ops'
+inputs, at most ``MAX_OPERATIONS`` of them, once per map function (cached).
 
 Only the map function's own graph is read (functions it calls through a nested
 ``tf.function`` are not). Nothing here imports TensorFlow or prints.
@@ -41,6 +45,13 @@ _SELECTIONS = frozenset({"RandomShuffle"})
 _PYTHON_CALLS = frozenset({"EagerPyFunc", "PyFunc", "PyFuncStateless"})
 
 _known: dict[int, tuple[weakref.ReferenceType[Any], frozenset[str]]] = {}
+_blending: dict[int, tuple[weakref.ReferenceType[Any], bool]] = {}
+# Element-wise ops that combine two values: a blend when one side went through a shuffle.
+_COMBINING = frozenset({"AddV2", "Add", "Sub", "Mul", "SelectV2", "Select"})
+# Ops that keep an input's values row for row: the rows as they came, scaled or cast
+# (a mean, a shape or a range of them is not those rows: a subsample centred by the
+# whole element's mean blends nothing).
+_ELEMENT_WISE = _COMBINING | {"Identity", "Cast", "RealDiv", "Neg", "Maximum", "Minimum"}
 
 
 def _draws(operation_types: set[str]) -> bool:
@@ -83,10 +94,58 @@ def is_random_map(link: Any) -> bool:
 
 def is_augmenting_map(link: Any) -> bool:
     """Whether ``link`` is a map whose random draws alter an element's values (noise, flips,
-    crops, rotations): a random map whose only draw is a permutation of the element's rows
-    (a random subsample) is not one."""
+    crops, rotations, rows blended with other rows): a random map whose only draw is a
+    permutation of the element's rows (a random subsample) is not one."""
     types = map_operations(link)
-    return types is not None and _draws(set(types) - _SELECTIONS)
+    if types is None:
+        return False
+    if _draws(set(types) - _SELECTIONS):
+        return True
+    return bool(types & _SELECTIONS) and blends(link)
+
+
+def blends(link: Any) -> bool:
+    """Whether a map's function blends rows it permuted at random with the rows as they
+    came (mixup, CutMix): an op of ``_COMBINING`` with one input downstream of a
+    ``RandomShuffle`` and another computed from a function input without it."""
+    wrapper = (instance_dict(link) or {}).get("_map_func")
+    if wrapper is None:
+        return False
+    known = _blending.get(id(wrapper))
+    if known is not None and known[0]() is wrapper:
+        return known[1]
+    function = (instance_dict(wrapper) or {}).get("_function")
+    graph = library_attribute(function, "graph") if function is not None else None
+    operations = library_attribute(graph, "get_operations") if graph is not None else None
+    if operations is None:
+        return False
+    found = _blended(operations()[:MAX_OPERATIONS])
+    if len(_blending) >= MAX_CACHED:
+        _blending.clear()
+    try:
+        _blending[id(wrapper)] = (weakref.ref(wrapper), found)
+    except TypeError:
+        pass
+    return found
+
+
+def _blended(operations: list[Any]) -> bool:
+    # A graph lists its ops in creation order: an op's inputs come before it.
+    shuffled: set[str] = set()
+    from_inputs: set[str] = set()  # computed from a function input, not through a shuffle
+    for op in operations:
+        kind = str(op.type)
+        name = str(op.name)
+        sources = [str(t.op.name) for t in op.inputs]
+        if kind in _SELECTIONS or any(s in shuffled for s in sources):
+            if kind in _COMBINING and any(s in from_inputs and s not in shuffled for s in sources):
+                return True
+            shuffled.add(name)
+        elif kind == "Placeholder" or (
+            kind in _ELEMENT_WISE and any(s in from_inputs for s in sources)
+        ):
+            from_inputs.add(name)
+    return False
 
 
 def runs_python(link: Any) -> bool:
