@@ -20,6 +20,7 @@ from jupyterlab_tfcoach.monitor.locations import CellLocator
 from jupyterlab_tfcoach.monitor.report import ErrorEntry, Note, Report, TraceEntry, VariableChange
 from jupyterlab_tfcoach.monitor.symptoms import (
     adapt_leaks,
+    aliased_arrays,
     answer_inputs,
     batch_minmax,
     case_order,
@@ -43,6 +44,7 @@ from jupyterlab_tfcoach.monitor.symptoms import (
     layer_axis,
     layer_config,
     logits_parameters,
+    lookup_tables,
     mask_polarity,
     masked_means,
     metric_reuse,
@@ -650,6 +652,8 @@ class Monitor:
             partial_vocabulary.notes,
             unshifted_targets.notes,
             unit_rows.notes,
+            aliased_arrays.notes,
+            lookup_tables.notes,
             layer_axis.notes,
             self_retrieval.notes,
             dtype_names.notes,
