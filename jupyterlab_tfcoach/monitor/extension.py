@@ -405,7 +405,12 @@ class Monitor:
 
     def post_run_cell(self, result: Any = None) -> None:
         try:
-            self._call_broadcast_notes = self.call_broadcasts.end_cell()
+            # A cell that raised may not have reached its calls: the names its arguments
+            # read could hold an earlier cell's values, so they are not read then.
+            completed = getattr(result, "error_in_exec", None) is None
+            self._call_broadcast_notes = self.call_broadcasts.end_cell(
+                self._namespace() if completed else None
+            )
         except BaseException:
             self._call_broadcast_notes = []
         try:

@@ -65,3 +65,23 @@ def test_a_maximum_of_a_mask_is_reduce_any(kernel: KernelSession) -> None:
     runs_cleanly(kernel, fix)
     assert value_of(kernel, "padded.numpy().tolist()") == [True, True, True]
     runs_cleanly(kernel, "full = tf.reduce_all(tokens > 0, axis=1)")
+
+
+def test_a_rate_of_a_picked_part_of_a_mask(kernel: KernelSession) -> None:
+    """``tf.boolean_mask`` (or a gather, a reshape) of a bool tensor is bool too: the
+    reduction's argument is that call, cast where it is given."""
+    runs_cleanly(
+        kernel,
+        "passed = tf.constant([True, False, True, True, False])\n"
+        "evening = np.array([True, True, False, True, True])",
+    )
+    cell = "evening_rate = float(tf.reduce_mean(tf.boolean_mask(passed, evening)))"
+    text = failing(kernel, cell)["explanation"]
+    assert "`tf.boolean_mask(passed, evening)`, a bool tensor" in text
+    fix = fix_of(text)
+    assert fix == (
+        "evening_rate = float(tf.reduce_mean(tf.cast(tf.boolean_mask(passed, evening), "
+        "tf.float32)))"
+    )
+    runs_cleanly(kernel, fix)
+    assert value_of(kernel, "evening_rate") == 0.5

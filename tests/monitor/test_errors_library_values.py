@@ -377,8 +377,12 @@ def test_an_axis_past_the_rank_of_what_predict_returned(kernel: KernelSession) -
     assert value_of(kernel, "picked.shape[0]") == 20
     error = failing(kernel, "peak = scores.max(axis=3)")
     assert "and the call asks for axis 3" in error["explanation"]
-    # An array the learner made is theirs.
-    _no_entry(kernel, "made = np.ones((2, 2))\nnp.argmax(made, axis=4)")
+    # An array the learner made is not read as a model's output: NumPy's own error, told
+    # as such with the line, the call and the array (every error from the line gets one).
+    text = failing(kernel, "made = np.ones((2, 2))\nnp.argmax(made, axis=4)")["explanation"]
+    assert text.startswith("Line 2 of this cell: `np.argmax(made, axis=4)` raised AxisError.")
+    assert "`made` is a (2, 2) float64 NumPy array" in text and "NumPy's" in text
+    assert "classes' axis" not in text and "Fix:" not in text
 
 
 def test_a_tensor_sliced_past_its_axis(kernel: KernelSession) -> None:

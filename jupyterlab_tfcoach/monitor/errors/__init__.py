@@ -85,7 +85,7 @@ from jupyterlab_tfcoach.monitor.report import ErrorEntry, error_entry
 
 MAX_MESSAGE = 2000
 _TRUSTED_MODULE_PREFIXES = ("tensorflow.", "keras.")
-_TRUSTED_NUMPY = ("AxisError",)
+_TRUSTED_NUMPY = ("AxisError", "LinAlgError")
 
 _INNER_ERROR = re.compile(
     r"^\s*(?P<type>[A-Za-z_][\w.]*(?:Error|Exception)): (?P<message>.*)$", re.MULTILINE

@@ -37,6 +37,7 @@ a number by position where its call takes a tensor),
 ``families_size_entries.py`` (a size list with fewer entries than the value has axes),
 ``families_feature_lists.py`` (a tf.train Int64List/FloatList/BytesList given another kind),
 ``families_numpy_broadcast.py`` (NumPy arrays that cannot broadcast, in the user's line),
+``families_quantile_level.py`` (a NumPy quantile or percentile level outside its range),
 ``families_declared_structure.py`` (a generator's nesting, strings into a float Input),
 ``families_keras_tensors.py`` (a TensorFlow function given a functional model's KerasTensors),
 ``families_single_pair.py`` (one gradient and one variable zipped as if lists),
@@ -97,9 +98,12 @@ error is about (``documented_arguments.py``, shapes checked by ``documented_shap
 the message's parameter names as the learner's arguments; else it links the section that
 teaches reading shapes and dtypes.
 
-An error in the user's own code that never reached TensorFlow or Keras (``1 / 0``, a
-``None`` in plain arithmetic) is not claimed, unless a family recognises TensorFlow's
-part in it (item assignment on an ``EagerTensor``, unpacking an empty gradient list).
+An error raised inside NumPy by a function the failing line called (``np.quantile``,
+``np.linalg.solve``) gets the same entry (the line, the call, its values, and NumPy's
+message to read against them) when no family knows it. An error in the user's own code
+that never reached TensorFlow, Keras or NumPy (``1 / 0``, a ``None`` in plain
+arithmetic) is not claimed, unless a family recognises TensorFlow's part in it (item
+assignment on an ``EagerTensor``, unpacking an empty gradient list).
 """
 
 from __future__ import annotations
@@ -162,6 +166,7 @@ from jupyterlab_tfcoach.monitor.errors import (
     families_pair_results,
     families_parse_example,
     families_positional_inputs,
+    families_quantile_level,
     families_ragged_inputs,
     families_ragged_rows,
     families_reduced_whole,
@@ -215,6 +220,7 @@ from jupyterlab_tfcoach.monitor.errors.family_record import (
     Finding,
     raised_by_keras,
     raised_through_library,
+    raised_through_numpy,
 )
 from jupyterlab_tfcoach.monitor.errors.library_checks import library_check
 
@@ -394,6 +400,7 @@ FAMILIES: tuple[ErrorFamily, ...] = (
     families_container_attribute.CONTAINER_ATTRIBUTE,
     families_library_values.INFINITE_LENGTH,
     families_numpy_broadcast.NUMPY_BROADCAST,
+    families_quantile_level.QUANTILE_LEVEL,
     families_bytes_argument.BYTES_ARGUMENT,
     families_segment_ids.SEGMENT_IDS_ORDER,
     families_feature_lists.FEATURE_LIST_VALUES,
@@ -449,7 +456,8 @@ def explain_failing_line(parsed: ParsedError, context: ErrorContext) -> tuple[st
     # Families search the whole text: TF puts the key phrase after long node listings.
     whole = replace(parsed, message=parsed.full_message or parsed.message)
     found = _first_finding(whole, line, context, through_library)
-    if found is None and not through_library:
+    through_numpy = found is None and not through_library and raised_through_numpy(context)
+    if found is None and not through_library and not through_numpy:
         return None
     if found is not None:
         family, finding = found
@@ -457,6 +465,17 @@ def explain_failing_line(parsed: ParsedError, context: ErrorContext) -> tuple[st
         section = finding.section or family.section
         return f"{line_facts(parsed, context, line, said)} {said}", section
     links = _message_links(whole, line)
+    if through_numpy:
+        # A NumPy function the line called refused a value (an array from predict or
+        # .numpy(), a level, an axis): the line, the call and its values, and NumPy's
+        # message to read against them; TensorFlow's documentation says nothing of it.
+        said = (
+            f"The {parsed.type} above is NumPy's: the NumPy function called on this line "
+            "refused one of the values listed here; its message says which rule it broke."
+        )
+        if links:
+            said = f"{links} {said}"
+        return f"{line_facts(parsed, context, line, said)} {said}", GENERAL_SECTION
     # What the call expects, from the library's own documentation of its arguments: said
     # in place of "compare with what the call expects" when it states a requirement.
     documented = documented_arguments(whole, line, context)

@@ -81,6 +81,28 @@ def _is_comparison(node: ast.expr) -> bool:
     return isinstance(node, ast.Compare) or _call_name(node) in _COMPARISONS
 
 
+# Calls whose result has their first argument's dtype: a bool tensor picked, reshaped or
+# reordered (``tf.boolean_mask(hits, region)``) is still bool.
+_DTYPE_KEEPING = frozenset(
+    {"boolean_mask", "gather", "gather_nd", "reshape", "squeeze", "transpose", "expand_dims"}
+)
+
+
+def _bool_kept(argument: ast.expr, line: FailingLine, context: ErrorContext) -> str | None:
+    """``"tensor"`` when ``argument`` is such a call of a TensorFlow function on a name
+    holding a bool tensor or array (the result is then a bool tensor), else None."""
+    if not isinstance(argument, ast.Call) or _call_name(argument) not in _DTYPE_KEEPING:
+        return None
+    root = argument.func
+    while isinstance(root, ast.Attribute):
+        root = root.value
+    if not (isinstance(root, ast.Name) and root.id == tf_alias(context)):
+        return None
+    inner = _first_argument(argument)
+    held = operand_of(inner, line, context) if inner is not None else None
+    return "tensor" if held is not None and held.dtype == "bool" else None
+
+
 def _first_argument(call: ast.Call) -> ast.expr | None:
     for keyword in call.keywords:
         if keyword.arg in ("input_tensor", "x", "input"):
@@ -118,8 +140,11 @@ def _read_bool_reduction(
     if argument is None:
         return None
     operand = operand_of(argument, line, context)
+    kept = _bool_kept(argument, line, context) if operand is None else None
     if operand is not None and operand.dtype == "bool":
         source, kind = operand.source, operand.kind
+    elif kept is not None:
+        source, kind = line.frame.segment(argument) or "", kept
     elif operand is None and _is_comparison(argument):
         # ``tf.equal(ids, 0)``, ``x > 0``: a comparison, bool by what it is written as.
         source, kind = line.frame.segment(argument) or "", "comparison"

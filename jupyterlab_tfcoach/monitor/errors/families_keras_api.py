@@ -29,6 +29,7 @@ from __future__ import annotations
 import abc
 import ast
 import difflib
+import dis
 import re
 import sys
 from typing import Any
@@ -151,6 +152,82 @@ _MODULE_NAME = re.compile(
 # (``compile``: ``_dtype_policy``, ``summary``: ``_trainable``), far from the cause. Told
 # only when the class's own ``__init__`` is found and calls no base ``__init__``.
 _HALF_MADE = re.compile(r"'(?P<cls>\w+)' object has no attribute '(?P<attribute>_\w+)'")
+# Any other attribute (``name`` of a ``keras.losses.Loss``, ``params`` of a Callback):
+# told only when a TensorFlow/Keras base class of the user's class sets it in its own
+# ``__init__``, which the class's ``__init__`` never calls.
+_UNSET_ATTRIBUTE = re.compile(
+    r"'(?P<cls>\w+)' object has no attribute '(?P<attribute>[A-Za-z]\w*)'"
+)
+_MAX_CLASSES_READ = 5000
+# Keras's own message for a metric (or another tracked object) whose ``__init__`` uses
+# the base's state first: it names no class, the failing line's enclosing class is it.
+_NO_SUPER_CALL = re.compile(
+    r"You forgot to call `super\(\)\.__init__\(\)` in the `__init__\(\)` method"
+)
+
+
+def _enclosing_class(line: FailingLine) -> str | None:
+    """The class whose method holds the failing line, in the failing cell."""
+    tree = line.frame.tree()
+    at = line.frame.position.line
+    if tree is None:
+        return None
+    found = [
+        node.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ClassDef) and node.lineno <= at <= (node.end_lineno or 0)
+    ]
+    return found[-1] if found else None
+
+
+def _user_class_named(name: str, context: ErrorContext) -> type | None:
+    """The class named ``name`` in the user's namespace that derives from a TensorFlow or
+    Keras class (its metaclass ``type``, ``abc.ABCMeta`` or the library's own)."""
+    for count, value in enumerate(context.namespace.values()):
+        if count > _MAX_CLASSES_READ:
+            break
+        metaclass = type(value)
+        if metaclass not in (type, abc.ABCMeta) and not is_library_class(metaclass):
+            continue
+        if not issubclass(metaclass, type):
+            continue
+        try:
+            if _type_name(value) != name or is_library_class(value):
+                continue
+            if any(is_library_class(base) for base in _type_mro(value)[1:]):
+                return value
+        except Exception:
+            continue
+    return None
+
+
+def _base_setting(cls: type, attribute: str) -> type | None:
+    """The first TensorFlow/Keras class of ``cls``'s MRO whose own ``__init__`` stores
+    ``self.<attribute>`` (read from its bytecode, never run)."""
+    for klass in _type_mro(cls)[1:]:
+        if not is_library_class(klass):
+            continue
+        init = _class_namespace(klass).get("__init__")
+        code = getattr(init, "__code__", None) if type(init).__name__ == "function" else None
+        if code is None:
+            continue
+        try:
+            stores = any(
+                instruction.opname == "STORE_ATTR" and instruction.argval == attribute
+                for instruction in dis.get_instructions(code)
+            )
+        except Exception:
+            continue
+        if stores:
+            return klass
+    return None
+
+
+def _library_name(cls: type) -> str:
+    """``Keras's `Loss``` for a Keras class, ``TensorFlow's `Module``` for TensorFlow's."""
+    module = getattr(cls, "__module__", "")
+    owner = "Keras's" if type(module) is str and module.startswith("keras") else "TensorFlow's"
+    return f"{owner} `{_type_name(cls)}`"
 
 
 def _calls_super_init(function: ast.FunctionDef) -> bool:
@@ -196,14 +273,20 @@ def class_in_namespace(name: str, context: ErrorContext, kinds: tuple[str, ...])
 def _read_forgot_super(
     error: Recognised, line: FailingLine, context: ErrorContext
 ) -> Finding | None:
+    if error.matched(_NO_SUPER_CALL):
+        enclosing = _enclosing_class(line)
+        return _unset_attribute(enclosing, None, context) if enclosing else None
     name = error.group("cls")
+    if error.matched(_UNSET_ATTRIBUTE):
+        return _unset_attribute(name, error.group("attribute"), context)
     half_made = error.matched(_HALF_MADE)
     if half_made:
         kinds: tuple[str, ...] = ("layer", "module")
     else:
         kinds = ("module",) if error.matched(_MODULE_NAME) else ("layer",)
     if not class_in_namespace(name, context, kinds):
-        return None
+        # A loss, metric or callback: no layer, but a library class all the same.
+        return _unset_attribute(name, error.group("attribute"), context) if half_made else None
     if half_made:
         found_def = _class_def(name, context)
         init_def = _method_def(found_def[1], "__init__") if found_def else None
@@ -234,9 +317,55 @@ def _read_forgot_super(
     return Finding(rule + ".", fix)
 
 
+def _unset_attribute(name: str, attribute: str | None, context: ErrorContext) -> Finding | None:
+    """A user subclass of any TensorFlow/Keras class (a loss, a metric, a callback...)
+    lacking an attribute its library base sets in the ``__init__`` the subclass's own
+    ``__init__`` never calls (``attribute`` None: Keras said so, naming no attribute)."""
+    cls = _user_class_named(name, context)
+    base: type | None = None
+    if cls is not None and attribute is not None:
+        base = _base_setting(cls, attribute)
+    elif cls is not None:
+        base = next((klass for klass in _type_mro(cls)[1:] if is_library_class(klass)), None)
+    found = _class_def(name, context)
+    init = _method_def(found[1], "__init__") if found is not None else None
+    if cls is None or base is None or found is None or init is None or _calls_super_init(init):
+        return None
+    cell, _ = found
+    base_name = _library_name(base)
+    keywords = init.args.kwarg.arg if init.args.kwarg is not None else None
+    call = f"super().__init__(**{keywords})" if keywords else "super().__init__()"
+    rule = (
+        f"`{name}` is a subclass of {base_name}, and its `__init__` (line {init.lineno} of "
+        f"{cell.label}) never calls `super().__init__()`: "
+    )
+    if attribute is not None:
+        rule += (
+            f"`{_type_name(base)}.__init__` is where `{attribute}` is set (with the rest of "
+            f"the state the library reads), so the object has no `{attribute}` and the "
+            "library fails when it reads it, far from the class."
+        )
+    else:
+        rule += (
+            f"`{_type_name(base)}.__init__` sets up the state Keras keeps for the object "
+            "(its name, the tracking of its weights), which the method called here needs."
+        )
+    fix = (
+        f"as the first statement of `{name}.__init__`, before its attributes (then re-run "
+        f"the cell defining `{name}` and make the object again), {code(call)}"
+    )
+    return Finding(rule, fix)
+
+
 FORGOT_SUPER = ErrorFamily(
     "a subclass whose init never calls the base class init",
-    messages=(Message(_FORGOT_SUPER), Message(_MODULE_NAME), Message(_HALF_MADE)),
+    messages=(
+        Message(_FORGOT_SUPER),
+        Message(_MODULE_NAME),
+        Message(_HALF_MADE),
+        Message(_UNSET_ATTRIBUTE),
+        Message(_NO_SUPER_CALL),
+    ),
     read=_read_forgot_super,
     section="custom-layers",
 )

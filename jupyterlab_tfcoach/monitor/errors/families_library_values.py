@@ -525,7 +525,17 @@ _PLAIN = {
 # NumPy attributes read without a call (``x.T``, ``x.size``); the others are methods.
 _PROPERTIES = ("T", "size")
 _NAMES = {"append": "concat", "astype": "cast", "clip": "clip_by_value", **_REDUCTIONS}
-_TENSOR_METHODS = (*_REDUCTIONS, *_PLAIN, "append", "astype", "reshape", "transpose", "clip")
+_SORTS = ("sort", "argsort")
+_TENSOR_METHODS = (
+    *_REDUCTIONS,
+    *_PLAIN,
+    *_SORTS,
+    "append",
+    "astype",
+    "reshape",
+    "transpose",
+    "clip",
+)
 
 
 def _tensor_function(
@@ -551,6 +561,13 @@ def _tensor_function(
         if "keepdims" in keywords:
             parts.append(f"keepdims={keywords['keepdims']}")
         return f"{tf}.{_REDUCTIONS[attribute]}({', '.join(parts)})"
+    if attribute in _SORTS:
+        # NumPy's ``kind``/``order`` have no TensorFlow counterpart; both sort the last
+        # axis by default, as ``tf.sort``/``tf.argsort`` do.
+        if set(keywords) - {"axis"} or len(args) > 1:
+            return None
+        axis = args[0] if args else keywords.get("axis")
+        return f"{tf}.{attribute}({x}" + (f", axis={axis})" if axis is not None else ")")
     if keywords:
         return None
     if attribute == "append" and len(args) == 1:
@@ -570,6 +587,7 @@ def _tensor_function(
     return None
 
 
+_IMMUTABLE_SECTION = "tensors-immutable"
 _IMMUTABLE = ("append", "extend", "insert", "fill", "sort", "resize")
 _DATASET_ATTRIBUTES = ("shape", "dtype", "ndim", "size", "numpy", "length", "len")
 
@@ -613,7 +631,14 @@ def _read_attribute(error: Recognised, line: FailingLine, context: ErrorContext)
         parent = _parent_call(line, read_node)
         written = _tensor_function(attribute, tf_name, source, parent, line)
         shown = written or f"{tf_name}.{_NAMES.get(attribute, attribute)}(...)"
-        if attribute in _IMMUTABLE:
+        if attribute == "sort":
+            rule = (
+                f"{described.sentence()}; a tensor cannot be changed in place and has no "
+                "`.sort`: NumPy's `.sort()` sorts an array where it is, while "
+                f"{code(tf_name + '.sort')} returns a new, sorted tensor, which the name "
+                f"must be given again ({code(shown)})."
+            )
+        elif attribute in _IMMUTABLE:
             rule = (
                 f"{described.sentence()}; a tensor cannot be changed in place and has no "
                 f"`.{attribute}`: make a new one ({code(shown)}), or collect the values in "
@@ -624,6 +649,7 @@ def _read_attribute(error: Recognised, line: FailingLine, context: ErrorContext)
                 f"{described.sentence()}; `.{attribute}` is a NumPy array's method, which a "
                 f"TensorFlow tensor does not have: the TensorFlow function is {code(shown)}."
             )
+        rule += _called_model(source, line, context)
         replaced: ast.AST = parent if parent is not None else read_node
         statement = line.statement
         fixed = (
@@ -633,9 +659,11 @@ def _read_attribute(error: Recognised, line: FailingLine, context: ErrorContext)
         )
         if attribute in _IMMUTABLE and isinstance(statement, ast.Expr) and fixed is not None:
             fixed = f"{source} = {fixed}"
+        # An in-place sort is what "tensors are immutable values" teaches.
+        section = _IMMUTABLE_SECTION if attribute == "sort" else GENERAL_SECTION
         if fixed and "\n" not in fixed:
-            return Finding(rule, code(fixed), section=GENERAL_SECTION)
-        return Finding(rule, None, section=GENERAL_SECTION)
+            return Finding(rule, code(fixed), section=section)
+        return Finding(rule, None, section=section)
     return None
 
 
@@ -693,6 +721,32 @@ def _loop_over_dataset(name: str, line: FailingLine, context: ErrorContext) -> s
             if found and value_kind(dataset) == "dataset" and written and "\n" not in written:
                 return written
     return None
+
+
+def _called_model(source: str, line: FailingLine, context: ErrorContext) -> str:
+    """`` `preds` is what calling `net` returned: ...``, when the tensor's name was last
+    assigned, in the failing cell above the line, by calling a Keras model or layer
+    directly: its ``predict`` gives the NumPy array whose method the line asked for."""
+    # Imported here: ``syntax`` imports this package (``errors.cell_sources``), whose
+    # ``__init__`` imports this module.
+    from jupyterlab_tfcoach.monitor.syntax import last_assignment_before
+
+    tree = line.frame.tree()
+    if tree is None or not source.isidentifier():
+        return ""
+    made = last_assignment_before(tree, source, line.frame.position.line)
+    value = made.value if made is not None else None
+    if not isinstance(value, ast.Call):
+        return ""
+    found, callee = value_of(value.func, line.frame, context)
+    callee_source = line.frame.segment(value.func)
+    if not found or not callee_source or value_kind(callee) not in ("model", "layer"):
+        return ""
+    predict = " (its `predict` returns a NumPy array)" if value_kind(callee) == "model" else ""
+    return (
+        f" {code(source)} is what calling {code(callee_source)} returned: a Keras model or "
+        f"layer called directly gives a tensor{predict}."
+    )
 
 
 def _parent_call(line: FailingLine, attribute: ast.Attribute) -> ast.Call | None:

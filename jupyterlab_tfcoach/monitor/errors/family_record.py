@@ -194,6 +194,25 @@ def raised_through_library(context: ErrorContext, parsed: ParsedError) -> bool:
     return False
 
 
+def raised_through_numpy(context: ErrorContext) -> bool:
+    """Whether NumPy raised the error in a function the learner's line called
+    (``np.quantile(scores, 451.0)``): its traceback passes through NumPy's own modules."""
+    exception = context.exception
+    module = getattr(type(exception), "__module__", "")
+    if type(module) is str and module.partition(".")[0] == "numpy":
+        return True
+    traceback = exception.__traceback__
+    for _ in range(_MAX_TRACEBACK):
+        if traceback is None:
+            return False
+        namespace = traceback.tb_frame.f_globals
+        name = namespace.get("__name__") if type(namespace) is dict else None
+        if type(name) is str and name.partition(".")[0] == "numpy":
+            return True
+        traceback = traceback.tb_next
+    return False
+
+
 def raised_by_keras(context: ErrorContext) -> bool:
     """Whether the innermost library frame of the traceback is Keras's."""
     traceback = context.exception.__traceback__

@@ -26,7 +26,16 @@ or never. So the function is watched while it runs, the first time a cell calls 
   objects, which the cell may not have made yet);
 - at the watched function's return its frame's values are read as shapes and dtypes only
   (``broadcast._operand``: no ``repr``, no user code run); graph tensors (a trace) are
-  left to ``broadcast.scan_graph``.
+  left to ``broadcast.scan_graph``;
+- a watched plain function the cell called but the watch never read (the cell loops
+  before calling it, or a model's first call spent ``MAX_CALL_EVENTS`` before the loss in
+  a custom training loop, ``loss = loss_fn(y[batch], model(x[batch]))``) is read after
+  the cell from its calls instead: each call at the cell's level (a loop's body too, not
+  a ``def``) maps its arguments to the parameters the function's reduced expression meets
+  unchanged, and the arguments as written are read as shapes from the names they hold
+  (``operand_shapes.py``: ``y[batch]`` is followed through its positions), when none of
+  those names is assigned again after the call. The note is the same, with the call
+  rewritten as its fix.
 
 The note is ``broadcast.broadcast_text`` in the function's names (both operands, their
 shapes, the two rewritten expressions), then the call that gave the values, with the
@@ -63,6 +72,7 @@ from jupyterlab_tfcoach.monitor.symptoms.broadcast import (
     Expression,
     _indexed,
     _operand,
+    _unchanged_parameters,
     broadcast_text,
     expressions_in,
     matrix_from_vectors,
@@ -154,12 +164,18 @@ class CallBroadcastWatch:
         self._installed = False
         self._found: dict[tuple[str, int, str], Note] = {}
         self._files: dict[str, int] = {}
+        # This cell's tree and the watched names it calls: read after the cell for the
+        # functions the watch did not read while they ran (``_read_after_cell``).
+        self._cell_tree: ast.Module | None = None
+        self._cell_calls: dict[str, int] = {}
+        self._cell_lines: list[str] = []
 
     # ------------------------------------------------------------- the cell
     def begin_cell(self, source: str, namespace: dict[str, Any]) -> None:
         self._found = {}
         self._events = 0
         self._checked = set()
+        self._cell_tree, self._cell_calls = None, {}
         if not source or len(source) > MAX_CELL_CHARS or "(" not in source:
             return
         tree = parsed_source(source)
@@ -172,6 +188,8 @@ class CallBroadcastWatch:
         if not self._watched:
             return
         calls = self._called_watched(tree, namespace)
+        self._cell_tree, self._cell_calls = (tree, calls) if calls else (None, {})
+        self._cell_lines = source.splitlines() if calls else []
         if not calls or sys.gettrace() is not None or _loop_before(tree, min(calls.values())):
             return
         self._pending = set(calls)
@@ -179,8 +197,16 @@ class CallBroadcastWatch:
         sys.settrace(self._tracer)
         self._installed = True
 
-    def end_cell(self) -> list[Note]:
+    def end_cell(self, namespace: dict[str, Any] | None = None) -> list[Note]:
+        """The notes of the cell; ``namespace`` when the cell completed: the watched
+        functions it called that the watch did not read are read from their calls."""
         self._stop()
+        if namespace is not None:
+            try:
+                self._read_after_cell(namespace)
+            except Exception:
+                pass
+        self._cell_tree, self._cell_calls = None, {}
         found, self._found = self._found, {}
         for filename, line, _ in found:
             if len(self.told) < _MAX_WATCHED:
@@ -353,6 +379,98 @@ class CallBroadcastWatch:
         self._pending.discard(code.co_name)
         if not self._pending:
             self._stop()
+
+    # --------------------------------------------------- after the cell, from its calls
+    def _read_after_cell(self, namespace: dict[str, Any]) -> None:
+        """The watched plain functions this cell called whose return the watch never
+        read, read from their calls in the cell with the values the arguments' names
+        hold now (see the module's docstring)."""
+        tree = self._cell_tree
+        if tree is None or not self._cell_calls:
+            return
+        files = self._locator.cell_files()
+        if not files:
+            return
+        running = max(files, key=files.__getitem__)
+        for name in self._cell_calls:
+            function = namespace.get(name)
+            code = (
+                getattr(function, "__code__", None)
+                if type(function).__name__ == "function"
+                else None
+            )
+            if not isinstance(code, CodeType) or code.co_filename not in files:
+                continue
+            if _code_key(code) in self._checked:
+                continue  # read at its return
+            expressions = self._expressions_of(code)
+            source = "".join(linecache.getlines(code.co_filename))
+            definition = parsed_source(source) if expressions and source else None
+            node = _function_node(definition, code) if definition is not None else None
+            if node is None:
+                continue
+            unchanged = set(_unchanged_parameters(node))
+            parameters = list(code.co_varnames[: code.co_argcount])
+            for call in _cell_level_calls(tree, name):
+                arguments = _arguments_by_parameter(call, parameters)
+                for expression in expressions:
+                    self._read_call(
+                        code, expression, call, arguments, unchanged, tree, running, namespace
+                    )
+
+    def _read_call(
+        self,
+        code: CodeType,
+        expression: Expression,
+        call: ast.Call,
+        arguments: dict[str, ast.expr],
+        unchanged: set[str],
+        tree: ast.Module,
+        running: str,
+        namespace: dict[str, Any],
+    ) -> None:
+        """One call's arguments against one reduced expression of the function."""
+        if expression.left not in unchanged or expression.right not in unchanged:
+            return
+        given = [arguments.get(expression.left), arguments.get(expression.right)]
+        if given[0] is None or given[1] is None:
+            return
+        if _assigned_after(tree, given, call.end_lineno or call.lineno):
+            return  # the names hold other values now than at the call
+        lines = self._cell_lines
+        line = lines[call.lineno - 1] if 0 < call.lineno <= len(lines) else ""
+        texts = [_segment_on(line, node) for node in given]
+        if texts[0] is None or texts[1] is None:
+            return
+        left, right = (_operand(text, namespace) for text in texts)
+        if left is None or right is None:
+            return
+        if type(left.value).__name__ in _SYMBOLIC or type(right.value).__name__ in _SYMBOLIC:
+            return
+        column_index = matrix_from_vectors(left.shape, right.shape)
+        if column_index is None:
+            return
+        key = (code.co_filename, expression.line, expression.text)
+        if key in self._found or (code.co_filename, expression.line) in self.told:
+            return
+        column, flat = (left, right) if column_index == 0 else (right, left)
+        parameters = (expression.left, expression.right)
+        call_where = where_in_cells(self._locator, running, call.lineno)
+        call_fix = _reshaped_call(line, given, texts, parameters, column_index, call_where)
+        where = where_in_cells(self._locator, code.co_filename, expression.line)
+        found = Broadcast(
+            where=f"{where}, in `{code.co_qualname}`",
+            expression=expression,
+            column_index=column_index,
+            column_text=column.description,
+            flat_text=flat.description,
+            column_shape=column.shape,
+            flat_shape=flat.shape,
+            result_shape=(column.shape[0], flat.shape[0]),
+            column_kind=column.kind,
+            call_fix=call_fix,
+        )
+        self._found[key] = reports.note(broadcast_text(found), SECTION)
 
     def _read_batch_sums(self, code: CodeType, values: Any, returned: Any) -> None:
         """A loss function that sums over the batch axis (``batch_sums.py``)."""
@@ -563,3 +681,93 @@ def _with_other_operands(found: Broadcast, filename: str, values: Any) -> Broadc
     if column is None and flat is None:
         return found
     return dataclasses.replace(found, column_elsewhere=column, flat_elsewhere=flat)
+
+
+def _cell_level_calls(tree: ast.Module, name: str) -> list[ast.Call]:
+    """The calls ``name(...)`` the cell runs itself: at its top level or in its loops,
+    ``with`` blocks and branches, not in a ``def``, ``lambda``, class or comprehension,
+    whose names would be another scope's."""
+    found: list[ast.Call] = []
+    pending: list[ast.AST] = list(tree.body)
+    while pending:
+        node = pending.pop()
+        if isinstance(node, _OTHER_SCOPES):
+            continue
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == name:
+            found.append(node)
+        pending.extend(ast.iter_child_nodes(node))
+    return sorted(found, key=lambda call: (call.lineno, call.col_offset))
+
+
+_OTHER_SCOPES = (
+    ast.FunctionDef,
+    ast.AsyncFunctionDef,
+    ast.Lambda,
+    ast.ClassDef,
+    ast.ListComp,
+    ast.SetComp,
+    ast.DictComp,
+    ast.GeneratorExp,
+)
+
+
+def _arguments_by_parameter(call: ast.Call, parameters: list[str]) -> dict[str, ast.expr]:
+    """The call's arguments by the parameter they fill; none when it unpacks ``*args``
+    or ``**kwargs`` (which fill parameters the call does not show)."""
+    if any(isinstance(arg, ast.Starred) for arg in call.args):
+        return {}
+    if any(keyword.arg is None for keyword in call.keywords):
+        return {}
+    arguments: dict[str, ast.expr] = dict(zip(parameters, call.args, strict=False))
+    arguments.update({kw.arg: kw.value for kw in call.keywords if kw.arg in parameters})
+    return arguments
+
+
+def _assigned_after(tree: ast.Module, nodes: list[ast.expr | None], line: int) -> bool:
+    """Whether a name the argument ``nodes`` read is assigned in the cell after ``line``."""
+    names = {
+        name.id
+        for node in nodes
+        if node is not None
+        for name in ast.walk(node)
+        if isinstance(name, ast.Name)
+    }
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            if node.id in names and node.lineno > line:
+                return True
+    return False
+
+
+def _segment_on(line: str, node: ast.expr) -> str | None:
+    """The source of ``node`` written on the one ``line`` (None across lines)."""
+    if node.end_lineno != node.lineno or node.end_col_offset is None:
+        return None
+    encoded = line.encode()
+    text = encoded[node.col_offset : node.end_col_offset].decode(errors="replace")
+    return text or None
+
+
+def _reshaped_call(
+    line: str,
+    given: list[ast.expr | None],
+    texts: list[str | None],
+    parameters: tuple[str, str],
+    column_index: int,
+    where: str,
+) -> tuple[str, str, str, str, str] | None:
+    """``Broadcast.call_fix`` for a call read after the cell: its line with the ``(N,)``
+    argument widened by ``[:, None]`` (the ``(N, 1)`` one keeps its shape), when the call
+    is written on that one line."""
+    flat_index = 1 - column_index
+    node, text = given[flat_index], texts[flat_index]
+    if node is None or text is None:
+        return None
+    encoded = line.encode()
+    start, end = node.col_offset, node.end_col_offset or 0
+    widened = _indexed(text, "[:, None]")
+    fixed = (encoded[:start].decode() + widened + encoded[end:].decode()).strip()
+    shown = line.strip()
+    if not shown or fixed == shown:
+        return None
+    return where, shown, fixed, text, parameters[flat_index]

@@ -7,7 +7,9 @@ is followed through what cannot change a shape: a cast or an element-wise functi
 value (``tf.cast``, ``tf.abs``, ``np.float32``, ``x.astype(...)``, ``tf.nn.sigmoid``...), a
 sign, arithmetic with a number, a comparison with a number (``scores < 0.5``: a mask of
 the same shape), and a tensor or array built from a literal list. An index of whole
-slices and whole numbers (``fit[:, 0]`` drops an axis) and arithmetic of two values, one
+slices and whole numbers (``fit[:, 0]`` drops an axis), a NumPy array indexed by a name
+holding an array of integer positions (``targets[batch]``: a minibatch drawn by index,
+shaped as the positions then the array's other axes) and arithmetic of two values, one
 a scalar (``fit[:, 0] + offset`` with ``offset`` a number) or both of one shape, are
 followed too. Anything else (a squeeze, an index with ``None`` or a partial slice, a model
 call, two values that broadcast) is not followed: its shape is not known for sure, and the
@@ -112,7 +114,8 @@ def _followable(node: ast.AST, depth: int) -> bool:
             return _followable(node.left, depth + 1) and _followable(node.right, depth + 1)
         return False
     if isinstance(node, ast.Subscript):
-        return _index_items(node) is not None and _followable(node.value, depth + 1)
+        indexed = _index_items(node) is not None or reference_path(node.slice) is not None
+        return indexed and _followable(node.value, depth + 1)
     if isinstance(node, ast.Compare):
         other = _compared_with_number(node)
         return other is not None and _followable(other, depth + 1)
@@ -361,6 +364,8 @@ def _follow(
         other = _compared_with_number(node)
         found = _follow(other, namespace, depth + 1) if other is not None else None
         return (found[0], found[1], "bool") if found is not None else None
+    if isinstance(node, ast.Subscript) and reference_path(node.slice) is not None:
+        return _follow_positions(node, namespace, depth)
     if isinstance(node, ast.Subscript):
         items = _index_items(node)
         found = _follow(node.value, namespace, depth + 1) if items is not None else None
@@ -394,3 +399,30 @@ def _follow(
             dtype = found[2] if name not in ("softmax", "sigmoid", "sqrt", "exp", "log") else ""
         return kind, found[1], dtype
     return None
+
+
+_INTEGER_DTYPES = frozenset(
+    {"int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"}
+)
+
+
+def _follow_positions(
+    node: ast.Subscript, namespace: dict[str, Any], depth: int
+) -> tuple[str, tuple[int | None, ...], str] | None:
+    """``targets[batch]``: a NumPy array indexed by a name holding a NumPy array of integer
+    positions has the positions' shape, then the array's other axes. A boolean mask (its
+    count is not a shape) and a tensor (which takes no array of positions) are not
+    followed."""
+    path = reference_path(node.slice)
+    found, positions = held_at(path, namespace)
+    if not found:
+        return None
+    index = describe(".".join(path or ()), positions)
+    if index is None or index.kind != "array" or index.shape is None:
+        return None
+    if index.dtype not in _INTEGER_DTYPES:
+        return None
+    indexed = _follow(node.value, namespace, depth + 1)
+    if indexed is None or indexed[0] != "array" or not indexed[1]:
+        return None
+    return "array", (*index.shape, *indexed[1][1:]), indexed[2]
