@@ -181,6 +181,27 @@ def _loss_object_calls(ctx: RuleContext) -> Iterator[Finding]:
                             yield from _report(ctx, use, operand, label)
 
 
+def _only_binding(ctx: RuleContext, name: ast.Name, site: Site) -> Binding | None:
+    """The one binding ``name`` can hold where it is read, or None when it may hold more."""
+    resolution = ctx.bindings.names.resolve(
+        site.scope, name.id, (name.lineno, name.col_offset), site.path
+    )
+    if resolution is None or len(resolution.bindings) != 1:
+        return None
+    return resolution.bindings[0]
+
+
+def _only_assignment(
+    ctx: RuleContext, name: ast.Name, site: Site
+) -> tuple[Binding, ast.expr, Site] | None:
+    """The one assignment ``name`` can hold where it is read: the binding, its value and the
+    value's site."""
+    binding = _only_binding(ctx, name, site)
+    if binding is None or binding.kind != "assign" or binding.value is None:
+        return None
+    return binding, binding.value, Site(binding.value, binding.value_scope, binding.path)
+
+
 def _activation_of(ctx: RuleContext, node: ast.expr, site: Site) -> tuple[ast.Call, bool] | None:
     """The softmax/sigmoid call ``node`` is, or the one its name is bound to by its only
     assignment; and whether it is written in place (True) or reached through the name."""
@@ -188,12 +209,9 @@ def _activation_of(ctx: RuleContext, node: ast.expr, site: Site) -> tuple[ast.Ca
         return node, True
     if not isinstance(node, ast.Name):
         return None
-    resolution = ctx.bindings.names.resolve(
-        site.scope, node.id, (node.lineno, node.col_offset), site.path
-    )
-    if resolution is None or len(resolution.bindings) != 1:
+    binding = _only_binding(ctx, node, site)
+    if binding is None:
         return None
-    [binding] = resolution.bindings
     value = binding.value
     if (
         binding.kind == "assign"
@@ -340,12 +358,9 @@ def _logits_loss(ctx: RuleContext, loss: ast.expr, site: Site) -> tuple[ast.Call
     or a name every binding of which makes one), with its ``True``."""
     made: ast.expr | None = loss
     if isinstance(loss, ast.Name):
-        resolution = ctx.bindings.names.resolve(
-            site.scope, loss.id, (loss.lineno, loss.col_offset), site.path
-        )
-        if resolution is None or len(resolution.bindings) != 1:
+        binding = _only_binding(ctx, loss, site)
+        if binding is None:
             return None
-        [binding] = resolution.bindings
         made = binding.value if binding.kind == "assign" else None
     if not isinstance(made, ast.Call) or ctx.imports.resolve(made.func) not in _LOSS_CLASSES:
         return None
@@ -376,17 +391,12 @@ def _last_layer(
     if depth > _MAX_MODEL_DEPTH:
         return None
     if isinstance(model, ast.Name):
-        resolution = ctx.bindings.names.resolve(
-            site.scope, model.id, (model.lineno, model.col_offset), site.path
-        )
-        if resolution is None or len(resolution.bindings) != 1:
+        assigned = _only_assignment(ctx, model, site)
+        if assigned is None:
             return None
-        [binding] = resolution.bindings
-        if binding.kind != "assign" or binding.value is None:
-            return None
-        made = Site(binding.value, binding.value_scope, binding.path)
-        found = _last_layer(ctx, binding.value, made, depth + 1)
-        if found is None and _makes_sequential(ctx, binding.value):
+        binding, value, made = assigned
+        found = _last_layer(ctx, value, made, depth + 1)
+        if found is None and _makes_sequential(ctx, value):
             added = _last_added(ctx, binding, site)
             return _probability_layer(ctx, added, made) if added is not None else None
         return found
@@ -453,16 +463,11 @@ def _output_layer(
     if depth > _MAX_MODEL_DEPTH:
         return None
     if isinstance(outputs, ast.Name):
-        resolution = ctx.bindings.names.resolve(
-            site.scope, outputs.id, (outputs.lineno, outputs.col_offset), site.path
-        )
-        if resolution is None or len(resolution.bindings) != 1:
+        assigned = _only_assignment(ctx, outputs, site)
+        if assigned is None:
             return None
-        [binding] = resolution.bindings
-        if binding.kind != "assign" or binding.value is None:
-            return None
-        made = Site(binding.value, binding.value_scope, binding.path)
-        return _output_layer(ctx, binding.value, made, depth + 1)
+        _, value, made = assigned
+        return _output_layer(ctx, value, made, depth + 1)
     if isinstance(outputs, ast.Call) and isinstance(outputs.func, ast.Call):
         return _probability_layer(ctx, outputs.func, site)
     if isinstance(outputs, ast.Call) and ctx.imports.resolve(outputs.func) in _ACTIVATIONS:

@@ -357,17 +357,7 @@ class CallBroadcastWatch:
             if key in self._found or (code.co_filename, expression.line) in self.told:
                 continue  # told in this cell, or in an earlier one: each cause once
             where = where_in_cells(self._locator, code.co_filename, expression.line)
-            found = Broadcast(
-                where=f"{where}, in `{code.co_qualname}`",
-                expression=expression,
-                column_index=column_index,
-                column_text=column.description,
-                flat_text=flat.description,
-                column_shape=column.shape,
-                flat_shape=flat.shape,
-                result_shape=(column.shape[0], flat.shape[0]),
-                column_kind=column.kind,
-            )
+            found = _broadcast(where, code, expression, column_index, column, flat)
             found = _with_other_operands(found, code.co_filename, values)
             text = (
                 broadcast_text(found) + self._call_site(frame, found) + self._origin(frame, found)
@@ -458,18 +448,7 @@ class CallBroadcastWatch:
         call_where = where_in_cells(self._locator, running, call.lineno)
         call_fix = _reshaped_call(line, given, texts, parameters, column_index, call_where)
         where = where_in_cells(self._locator, code.co_filename, expression.line)
-        found = Broadcast(
-            where=f"{where}, in `{code.co_qualname}`",
-            expression=expression,
-            column_index=column_index,
-            column_text=column.description,
-            flat_text=flat.description,
-            column_shape=column.shape,
-            flat_shape=flat.shape,
-            result_shape=(column.shape[0], flat.shape[0]),
-            column_kind=column.kind,
-            call_fix=call_fix,
-        )
+        found = _broadcast(where, code, expression, column_index, column, flat, call_fix)
         self._found[key] = reports.note(broadcast_text(found), SECTION)
 
     def _read_batch_sums(self, code: CodeType, values: Any, returned: Any) -> None:
@@ -771,3 +750,28 @@ def _reshaped_call(
     if not shown or fixed == shown:
         return None
     return where, shown, fixed, text, parameters[flat_index]
+
+
+def _broadcast(
+    where: str,
+    code: CodeType,
+    expression: Expression,
+    column_index: int,
+    column: Any,
+    flat: Any,
+    call_fix: tuple[str, str, str, str, str] | None = None,
+) -> Broadcast:
+    """The ``Broadcast`` of the ``(N, 1)`` operand ``column`` against the ``(N,)`` one
+    ``flat`` (described operands) on ``expression`` in the function ``code`` runs."""
+    return Broadcast(
+        where=f"{where}, in `{code.co_qualname}`",
+        expression=expression,
+        column_index=column_index,
+        column_text=column.description,
+        flat_text=flat.description,
+        column_shape=column.shape,
+        flat_shape=flat.shape,
+        result_shape=(column.shape[0], flat.shape[0]),
+        column_kind=column.kind,
+        call_fix=call_fix,
+    )

@@ -27,7 +27,8 @@ Only the map function's own graph is read (functions it calls through a nested
 from __future__ import annotations
 
 import weakref
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from jupyterlab_tfcoach.monitor.stored_state import instance_dict, library_attribute
 
@@ -43,6 +44,8 @@ _STATE_UPDATES = frozenset({"AssignVariableOp", "AssignAddVariableOp", "AssignSu
 _SELECTIONS = frozenset({"RandomShuffle"})
 
 _PYTHON_CALLS = frozenset({"EagerPyFunc", "PyFunc", "PyFuncStateless"})
+
+_T = TypeVar("_T")
 
 _known: dict[int, tuple[weakref.ReferenceType[Any], frozenset[str]]] = {}
 _blending: dict[int, tuple[weakref.ReferenceType[Any], bool]] = {}
@@ -64,10 +67,18 @@ def _draws(operation_types: set[str]) -> bool:
 def map_operations(link: Any) -> frozenset[str] | None:
     """The operation types of the function a map link (``_MapDataset``) traced; None
     for another link or when they cannot be read."""
+    return _read_map_graph(link, _known, lambda ops: frozenset(str(op.type) for op in ops))
+
+
+def _read_map_graph(
+    link: Any, cache: dict[int, tuple[weakref.ReferenceType[Any], _T]], read: Callable[[Any], _T]
+) -> _T | None:
+    """``read`` of the operations of the graph a map link's function traced, kept per
+    function (weakly) in ``cache``; None for another link or when they cannot be read."""
     wrapper = (instance_dict(link) or {}).get("_map_func")
     if wrapper is None:
         return None
-    known = _known.get(id(wrapper))
+    known = cache.get(id(wrapper))
     if known is not None and known[0]() is wrapper:
         return known[1]
     function = (instance_dict(wrapper) or {}).get("_function")
@@ -75,14 +86,14 @@ def map_operations(link: Any) -> frozenset[str] | None:
     operations = library_attribute(graph, "get_operations") if graph is not None else None
     if operations is None:
         return None
-    types = frozenset(str(op.type) for op in operations()[:MAX_OPERATIONS])
-    if len(_known) >= MAX_CACHED:
-        _known.clear()
+    value = read(operations()[:MAX_OPERATIONS])
+    if len(cache) >= MAX_CACHED:
+        cache.clear()
     try:
-        _known[id(wrapper)] = (weakref.ref(wrapper), types)
+        cache[id(wrapper)] = (weakref.ref(wrapper), value)
     except TypeError:
         pass
-    return types
+    return value
 
 
 def is_random_map(link: Any) -> bool:
@@ -108,25 +119,7 @@ def blends(link: Any) -> bool:
     """Whether a map's function blends rows it permuted at random with the rows as they
     came (mixup, CutMix): an op of ``_COMBINING`` with one input downstream of a
     ``RandomShuffle`` and another computed from a function input without it."""
-    wrapper = (instance_dict(link) or {}).get("_map_func")
-    if wrapper is None:
-        return False
-    known = _blending.get(id(wrapper))
-    if known is not None and known[0]() is wrapper:
-        return known[1]
-    function = (instance_dict(wrapper) or {}).get("_function")
-    graph = library_attribute(function, "graph") if function is not None else None
-    operations = library_attribute(graph, "get_operations") if graph is not None else None
-    if operations is None:
-        return False
-    found = _blended(operations()[:MAX_OPERATIONS])
-    if len(_blending) >= MAX_CACHED:
-        _blending.clear()
-    try:
-        _blending[id(wrapper)] = (weakref.ref(wrapper), found)
-    except TypeError:
-        pass
-    return found
+    return bool(_read_map_graph(link, _blending, _blended))
 
 
 def _blended(operations: list[Any]) -> bool:
