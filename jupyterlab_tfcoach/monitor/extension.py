@@ -38,6 +38,7 @@ from jupyterlab_tfcoach.monitor.symptoms import (
     forced_decoding,
     generator_reuse,
     gradient_lists,
+    hits_cutoffs,
     ignored_element,
     inverse_scaling,
     label_masks,
@@ -64,6 +65,7 @@ from jupyterlab_tfcoach.monitor.symptoms import (
     per_item_reductions,
     position_ids,
     positive_weight,
+    rank_counts,
     rank_discounts,
     ranking_direction,
     reordered_pairs,
@@ -98,7 +100,10 @@ from jupyterlab_tfcoach.monitor.symptoms.broadcast import BroadcastFinder
 from jupyterlab_tfcoach.monitor.symptoms.call_broadcast import CallBroadcastWatch
 from jupyterlab_tfcoach.monitor.symptoms.custom_loops import CustomLoopChecker
 from jupyterlab_tfcoach.monitor.symptoms.datasets import DatasetWatcher
-from jupyterlab_tfcoach.monitor.symptoms.floor_division import floor_division_notes
+from jupyterlab_tfcoach.monitor.symptoms.floor_division import (
+    floor_division_notes,
+    fraction_notes,
+)
 from jupyterlab_tfcoach.monitor.symptoms.hand_metrics import HandMetricChecker
 from jupyterlab_tfcoach.monitor.symptoms.logits_losses import SECTION as LOGITS_SECTION
 from jupyterlab_tfcoach.monitor.symptoms.logits_losses import notes as logits_loss_notes
@@ -636,6 +641,7 @@ class Monitor:
             shuffled_predictions.notes,
             layer_config.notes,
             floor_division_notes,
+            fraction_notes,
             gradient_lists.notes,
             ignored_element.notes,
             metric_state.notes,
@@ -701,6 +707,8 @@ class Monitor:
             mask_polarity.notes,
             logits_parameters.notes,
             ranking_direction.notes,
+            rank_counts.notes,
+            hits_cutoffs.notes,
             rank_discounts.notes,
             retrieval_metrics.notes,
             reverse_recurrence.notes,

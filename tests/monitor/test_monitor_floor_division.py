@@ -62,3 +62,68 @@ def test_look_alikes_stay_silent(kernel: KernelSession) -> None:
         "groups = np.arange(100) // 10\n",
     ):
         assert floor_notes(checked_report(run(kernel, cell))) == [], cell
+
+
+# A step over a total made with ``//`` where a fraction is meant (issue #25, from a pruning
+# schedule): a learning-rate warm-up in a function, a temperature annealed in a loop.
+WARMUP = """peak_lr, warm_iters = 0.01, 40
+
+def warmup_lr(it):
+    share = min(it, warm_iters) // warm_iters
+    return peak_lr * share
+
+lrs = [warmup_lr(i) for i in (0, 10, 20, 40, 80)]
+print(lrs)
+"""
+
+
+def fraction_notes(report: dict[str, Any]) -> list[str]:
+    return [n["text"] for n in report["notes"] if "floor-divides a count by its total" in n["text"]]
+
+
+def test_warmup_share_floor_divided_in_a_function(kernel: KernelSession) -> None:
+    [text] = fraction_notes(checked_report(run(kernel, WARMUP)))
+    assert text.startswith(
+        "`share = min(it, warm_iters) // warm_iters` (line 4 of this cell, in `warmup_lr`) "
+        "floor-divides a count by its total: `min(it, warm_iters)` is at most the divisor "
+        "(40), so `//`"
+    ), text
+    assert shown(kernel, "lrs") == "[0.0, 0.0, 0.0, 0.01, 0.01]"
+    fix = re.findall(r"`([^`]+)`", text)[-1]
+    assert fix == "share = min(it, warm_iters) / warm_iters"
+    fixed = WARMUP.replace("share = min(it, warm_iters) // warm_iters", fix)
+    assert fraction_notes(checked_report(run(kernel, fixed))) == []
+    assert shown(kernel, "lrs") == "[0.0, 0.0025, 0.005, 0.01, 0.01]"
+
+
+ANNEAL = """n_rounds = 25
+temps = []
+for rnd in range(n_rounds):
+    frac_done = rnd // n_rounds
+    temps.append(2.0 - 1.5 * frac_done)
+"""
+
+
+def test_annealing_fraction_floor_divided_in_a_loop(kernel: KernelSession) -> None:
+    [text] = fraction_notes(checked_report(run(kernel, ANNEAL)))
+    assert "makes `frac_done` 0 (it holds 0 now)" in text, text
+    fix = re.findall(r"`([^`]+)`", text)[-1]
+    assert fix == "frac_done = rnd / n_rounds"
+    assert (
+        fraction_notes(
+            checked_report(run(kernel, ANNEAL.replace("rnd // n_rounds", "rnd / n_rounds")))
+        )
+        == []
+    )
+    assert shown(kernel, "temps[0], round(temps[-1], 2)") == "2.0 0.56"
+
+
+def test_counts_and_indices_stay_silent(kernel: KernelSession) -> None:
+    run(kernel, DATA)
+    for cell in (
+        WARMUP.replace("//", "/"),
+        "batch_size = 32\nn_batches = len(shots) // batch_size\nprint(n_batches * 1.5)\n",
+        "accum = 4\nfor step in range(12):\n"
+        "    group = step // accum\n    lr_scale = 0.5 ** group\n",
+    ):
+        assert fraction_notes(checked_report(run(kernel, cell))) == [], cell

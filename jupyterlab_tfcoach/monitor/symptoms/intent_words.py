@@ -2,10 +2,11 @@
 
 The checks that compare a computation with its stated intent (``ranking_direction.py``,
 ``retrieval_metrics.py``, ``reverse_recurrence.py``, ``per_item_reductions.py``,
-``reduction_meaning.py``) read the same words: an identifier split at underscores, capitals
-and digits (``topItems`` -> ``top``, ``items``; ``recall_at_10`` -> ``recall``, ``at``), the
-literal parts of a ``print`` label or an f-string, and the name of the function a ``return``
-is in. This module holds that lexicon and the readers; each check decides what the words promise.
+``reduction_meaning.py``, ``rank_counts.py``, ``hits_cutoffs.py``) read the same words:
+an identifier split at underscores, capitals and digits (``topItems`` -> ``top``,
+``items``; ``recall_at_10`` -> ``recall``, ``at``), the literal parts of a ``print`` label
+or an f-string, and the name of the function a ``return`` is in. This module holds that
+lexicon and the readers; each check decides what the words promise.
 
 Nothing here reads values: only the cell's syntax tree, parsed once per source.
 """
