@@ -39,7 +39,7 @@ from jupyterlab_tfcoach.course import (
     module_id_now,
 )
 from jupyterlab_tfcoach.course.links import CourseLinks
-from jupyterlab_tfcoach.course.notebook_links import notebook_links
+from jupyterlab_tfcoach.course.notebook_links import COURSE_LINK, notebook_links
 from jupyterlab_tfcoach.course.terms import get_terms
 from jupyterlab_tfcoach.monitor.errors import dtypes
 
@@ -692,3 +692,55 @@ def test_a_notebook_link_whose_text_names_its_module_names_it_once() -> None:
     # An interval before a link stays as written.
     text = notebook_links(course, "module-06", "`[0, n)` ([module 1](module-01.md))")
     assert text == "`[0, n)` (module 1)"
+
+
+def _said(text: str) -> str:
+    """What a reader sees of ``text``: no inline marks, one space between words, any case."""
+    return " ".join(re.sub(r"[`*]", "", text).split()).lower()
+
+
+def test_a_notebook_link_says_its_words_once_however_its_text_wraps() -> None:
+    """Review 39 (#28): a link whose text the module wraps over two lines, such as the
+    section's own title, was compared with the title line break and all, so the notebook
+    said the title twice ("tf.where computes both branches (module 3, *tf.where computes
+    both branches*)"). Its words are compared now, wherever the lines break: the title is
+    said once, text that is a run of the title's words is followed by the module alone, and
+    a link that is a whole parenthetical is not put in parentheses again."""
+    course = get_course()
+    title = course.section("reducing-tensors").title  # Reductions: sums, means, maxima ...
+    words = title.split()
+    wrapped = " ".join(words[:2]) + "\n" + " ".join(words[2:])
+    link = f"[{wrapped}](module-01.md#reducing-tensors)"
+    assert notebook_links(course, "module-07", f"as in {link} above") == (
+        f"as in *{title}* (module 1) above"
+    )
+    # A run of the title's words, wrapped: the module alone, the text as the module wrote it.
+    part = "[sums,\nmeans](module-01.md#reducing-tensors)"
+    assert notebook_links(course, "module-07", f"the {part} of") == "the sums,\nmeans (module 1) of"
+    # One word of the title says too little: the title follows it.
+    text = notebook_links(course, "module-07", "[maxima](module-01.md#reducing-tensors)")
+    assert text == f"maxima (module 1, *{title}*)"
+    # A whole parenthetical: the module after a comma, never "(x (module 1))"; text that is
+    # part of the title gives way to the title there, one word too.
+    aside = notebook_links(course, "module-07", f"a mean ({link})")
+    assert aside == f"a mean (*{title}*, module 1)"
+    one_word = "([maxima](module-01.md#reducing-tensors))"
+    assert notebook_links(course, "module-07", one_word) == f"(*{title}*, module 1)"
+    other = "([the averages](module-01.md#reducing-tensors))"
+    assert notebook_links(course, "module-07", other) == f"(the averages: module 1, *{title}*)"
+    assert (
+        notebook_links(course, "module-07", "a mean ([module\n1](module-01.md#reducing-tensors))")
+        == f"a mean (module\n1, *{title}*)"
+    )
+    # Every link of every module: its words are said once in the notebook (one word alone
+    # is followed by the title it is part of, as above).
+    repeated = []
+    for module in course.modules:
+        for match in COURSE_LINK.finditer(module.markdown):
+            said = _said(match["text"])
+            if len(said.split()) < 2:
+                continue
+            rendered = _said(notebook_links(course, module.id, match[0]))
+            if rendered.count(said) != 1:
+                repeated.append((module.id, match[0], rendered))
+    assert repeated == []

@@ -152,3 +152,6 @@ def test_the_waiting_epoch_gives_the_disks_limit_as_the_number_its_solution_uses
     assert limit is not None
     assert f"num_parallel_calls={limit[1]}" in solution
     assert f"private_threadpool_size = {limit[1]}" in solution
+    # Review 38: its task is a program that runs as it should, only slowly, so it is marked
+    # as one to improve (tfcoach has nothing to flag in it), not as code to build.
+    assert "<!-- exercise: improve -->" in task and "<!-- exercise: build -->" not in task

@@ -296,8 +296,8 @@ def _read_forgot_super(
     base = "tf.Module" if kinds == ("module",) else "Keras layer or model"
     rule = (
         f"`{name}` is a {base} subclass whose `__init__` never calls `super().__init__()`: "
-        "the base class sets up its own state there (name, tracking of weights and "
-        "sub-layers), so the object is only half made"
+        "the base class sets up its own state there (its name and, for a Keras layer, its "
+        "dtype and the state every call checks), so the object is only half made"
     )
     found = _class_def(name, context)
     if found is None:
