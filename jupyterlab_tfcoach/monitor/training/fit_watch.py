@@ -228,6 +228,11 @@ def _inputs_given(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     return kwargs["x"] if "x" in kwargs else (args[0] if args else None)
 
 
+def _labels_given(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """The ``y`` a fit call was given (None for a dataset's own labels)."""
+    return kwargs["y"] if "y" in kwargs else (args[1] if len(args) > 1 else None)
+
+
 def _shape(variable: Any) -> tuple[int, ...] | None:
     shape = library_attribute(variable, "shape")
     try:
@@ -454,7 +459,9 @@ class FitWatcher:
             watcher._record_setup("fit", model, args, kwargs, history)
             watcher._record_masked_zeros(model, args, kwargs)
             try:
-                watcher.ranges.after_fit(model, _inputs_given(args, kwargs))
+                watcher.ranges.after_fit(
+                    model, _inputs_given(args, kwargs), _labels_given(args, kwargs)
+                )
                 validation = kwargs.get("validation_data")
                 if type(validation) in (tuple, list) and validation:
                     watcher.ranges.at_inference("validation", model, validation[0])

@@ -66,6 +66,8 @@ from jupyterlab_tfcoach.monitor.symptoms.dataset_order import (
 from jupyterlab_tfcoach.monitor.symptoms.random_maps import runs_python
 from jupyterlab_tfcoach.monitor.symptoms.rescaled_again import division_statement
 from jupyterlab_tfcoach.monitor.syntax import parsed_source
+from jupyterlab_tfcoach.monitor.training import label_sums
+from jupyterlab_tfcoach.monitor.training.label_sums import LabelRows, UnnormalisedLabels
 
 RANGE_SECTION = "tf-data"
 MAX_VALUES = 1_000_000  # values read from an array or tensor (an array's first rows)
@@ -141,6 +143,8 @@ class ScaledTwice:
 class CellRanges:
     mismatches: list[Mismatch] = field(default_factory=list)
     scaled_twice: list[ScaledTwice] = field(default_factory=list)
+    # Soft labels whose rows do not sum to 1 under a categorical loss (``label_sums.py``).
+    unnormalised: list[UnnormalisedLabels] = field(default_factory=list)
     # What each model was fitted on (the watcher's own records, weak): read after the
     # cell for the calls of a SavedModel exported from one of them (``served.py``).
     trained: Mapping[int, Trained] = field(default_factory=dict)
@@ -200,7 +204,10 @@ class RangeWatcher:
 
     def __init__(self) -> None:
         self._trained: dict[int, Trained] = {}
-        self._datasets: dict[int, tuple[weakref.ReferenceType[Any], InputRange | None]] = {}
+        # Per dataset read (weakly): its first batch's inputs' range and labels' row sums.
+        self._datasets: dict[
+            int, tuple[weakref.ReferenceType[Any], InputRange | None, LabelRows | None]
+        ] = {}
         self._cell = CellRanges()
 
     def begin_cell(self) -> None:
@@ -233,6 +240,7 @@ class RangeWatcher:
         if known is not None and known[0]() is dataset:
             return known[1]
         found = None
+        rows = None
         if _cheap_to_read(chain_of(dataset)):
             take = library_attribute(dataset, "take")
             if take is not None:
@@ -240,15 +248,26 @@ class RangeWatcher:
                     inputs = _first_inputs(element)
                     if "EagerTensor" in type(inputs).__name__:
                         found = _tensor_range(inputs, "dataset")
+                    labels = label_sums.element_labels(element)
+                    rows = label_sums.tensor_rows(labels) if labels is not None else None
         if len(self._datasets) >= MAX_DATASETS:
             self._datasets = {k: v for k, v in self._datasets.items() if v[0]() is not None}
         if len(self._datasets) < MAX_DATASETS:
-            self._datasets[id(dataset)] = (weakref.ref(dataset), found)
+            self._datasets[id(dataset)] = (weakref.ref(dataset), found, rows)
         return found
 
+    def _dataset_rows(self, dataset: Any) -> LabelRows | None:
+        """The row sums of the labels of the dataset's first batch, read with its inputs."""
+        known = self._datasets.get(id(dataset))
+        return known[2] if known is not None and known[0]() is dataset else None
+
     # ------------------------------------------------------------- calls
-    def after_fit(self, model: Any, data: Any) -> None:
+    def after_fit(self, model: Any, data: Any, labels: Any = None) -> None:
         inputs = self.inputs_of(data)
+        try:
+            self._label_rows(model, data, labels)
+        except Exception:
+            pass
         if inputs is None:
             return
         if len(self._trained) >= MAX_MODELS:
@@ -266,6 +285,28 @@ class RangeWatcher:
             self._cell.scaled_twice.append(
                 ScaledTwice(id(model), inputs, id(data), rescale[0], rescale[1])
             )
+
+    def _label_rows(self, model: Any, data: Any, labels: Any) -> None:
+        """Keep a fit whose soft labels' rows do not sum to 1 under a categorical loss."""
+        if len(self._cell.unnormalised) >= label_sums.MAX_RECORDS:
+            return
+        dataset = labels is None and operation(data) is not None
+        rows = self._dataset_rows(data) if dataset else label_sums.tensor_rows(labels)
+        if rows is None or not rows.unnormalised:
+            return
+        loss = label_sums.categorical_loss(model)
+        if loss is None:
+            return
+        self._cell.unnormalised.append(
+            UnnormalisedLabels(
+                model_id=id(model),
+                data_id=id(data),
+                labels_id=None if dataset else id(labels),
+                rows=rows,
+                loss=loss,
+                mapped=label_sums.mapped_functions(data) if dataset else [],
+            )
+        )
 
     def at_inference(self, method: str, model: Any, data: Any) -> None:
         trained = self._trained.get(id(model))
@@ -643,9 +684,9 @@ def scaled_twice_note(record: ScaledTwice, namespace: Mapping[str, Any]) -> Note
 
 
 def range_notes(cell: CellRanges | None, namespace: Mapping[str, Any], source: str) -> list[Note]:
-    if cell is None or not (cell.mismatches or cell.scaled_twice):
+    if cell is None or not (cell.mismatches or cell.scaled_twice or cell.unnormalised):
         return []
-    notes: list[Note] = []
+    notes: list[Note] = label_sums.notes(cell.unnormalised, namespace, source)
     told: set[tuple[int, int]] = set()
     for twice in cell.scaled_twice:
         if (twice.model_id, twice.data_id) in told:

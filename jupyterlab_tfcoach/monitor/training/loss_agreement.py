@@ -385,6 +385,12 @@ def _loss_of(model: Any) -> tuple[str, bool] | None:
     return loss_identity(library_attribute(flat[0], "loss"))
 
 
+def compiled_loss(model: Any) -> tuple[str, bool] | None:
+    """(the Keras loss function's name, from_logits) of a model's one compiled loss, as
+    Keras built it at the first fit or evaluate; None for any other loss."""
+    return _loss_of(model)
+
+
 def model_ending(model: Any) -> tuple[str | None, int | None, tuple[str, bool] | None] | None:
     """(last layer's activation, its units, the compiled loss's (name, from_logits) or
     None) of a Sequential or functional model with one output, for the checks that read
