@@ -127,3 +127,24 @@ def test_counts_and_indices_stay_silent(kernel: KernelSession) -> None:
         "    group = step // accum\n    lr_scale = 0.5 ** group\n",
     ):
         assert fraction_notes(checked_report(run(kernel, cell))) == [], cell
+
+
+# Whole counts that hold 0 after the cell: a quotient that is meant to be an integer
+# (epochs completed, whole minutes, the index of a cycle) is no fraction, whatever its
+# name says, unless it is used as one.
+WHOLE_COUNTS = (
+    "batches_per_pass = 800\nfor update in range(90):\n"
+    "    passes_completed = update // batches_per_pass\nprint(passes_completed)\n",
+    "wait_seconds = 37\nt = wait_seconds // 60\nprint(t, 'min', wait_seconds % 60, 's')\n",
+    "ramp_len = 300\nstep_idx = 120\nphase = step_idx // ramp_len\n"
+    "base_rate = 0.02 * (1 + phase)\nprint(base_rate)\n",
+)
+
+
+def test_whole_counts_holding_zero_stay_silent(kernel: KernelSession) -> None:
+    printed = []
+    for cell in WHOLE_COUNTS:
+        execution = run(kernel, cell)
+        assert fraction_notes(checked_report(execution)) == [], cell
+        printed.append(execution.stdout.strip())
+    assert printed == ["0", "0 min 37 s", "0.02"]

@@ -19,10 +19,12 @@ step reaches the total, then 1, so a sparsity, warm-up or decay driven by it sta
 start and jumps at the end. Read from ``name = a // b`` statements anywhere in the cell
 (a ``def`` too; one substring test for a cell without ``//``): ``b`` is a whole number of
 2 or more from literals and the namespace's ints (not the ``def``'s own names), ``name``
-says a fraction (``progress``, ``frac``, ``ratio``...) or is used as one in its scope
-(``1 - name``, ``name ** p``, times a float), and either ``a`` is ``min(x, b)`` (the
-quotient can only be 0 or 1) or the statement is at the top level and ``name`` holds 0
-after the cell. Fix: the statement with ``/``.
+is used as a fraction in its scope (``1 - name``, ``name ** p``, times a float), and
+either ``a`` is ``min(x, b)`` (the quotient can only be 0 or 1; there a name that says a
+fraction, ``progress``, ``frac``, ``ratio``..., is enough too) or the statement is at the
+top level and ``name`` holds 0 after the cell (a name alone is not enough there: whole
+counts such as ``epochs_completed = step // steps_per_epoch`` hold 0 early on). Fix: the
+statement with ``/``.
 """
 
 from __future__ import annotations
@@ -253,16 +255,19 @@ def fraction_notes(source: str, namespace: dict[str, Any]) -> list[Note]:
         total = _whole(divisor, namespace, _bound_names(function))
         if total is None or total < 2:
             continue
-        words = identifier_words(target)
-        if not (
-            any(word in _FRACTION_WORDS for word in words)
-            or _used_as_fraction(target, scope, namespace)
-        ):
-            continue
         clamped = _clamped_to(numerator, divisor)
-        held = namespace.get(target) if function is None else None
-        if not clamped and not (function is None and type(held) is int and held == 0):
-            continue
+        used = _used_as_fraction(target, scope, namespace)
+        if clamped:
+            # ``min(x, total) // total`` is only ever 0 or 1: a name that says a fraction is
+            # enough.
+            if not (used or any(w in _FRACTION_WORDS for w in identifier_words(target))):
+                continue
+        else:
+            # A quotient that holds 0 is often a right whole count (epochs completed, minutes
+            # from seconds, a cycle's phase): only its use as a fraction tells it is one.
+            held = namespace.get(target) if function is None else None
+            if not (used and function is None and type(held) is int and held == 0):
+                continue
         fixed = _true_division(lines, statement)
         written = segment(lines, statement)
         numerator_text = segment(lines, numerator)
