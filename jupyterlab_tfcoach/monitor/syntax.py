@@ -269,6 +269,23 @@ def _outside_scopes(tree: ast.AST) -> list[ast.AST]:
     return found
 
 
+def line_with_replacement(
+    lines: list[str], statement: ast.AST, node: ast.AST, text: str
+) -> str | None:
+    """The one line ``statement`` is written on, with ``node`` (on that line) replaced by
+    ``text`` and stripped: a fix in the learner's own line. None for a statement over
+    several lines or a node elsewhere."""
+    line_no = getattr(statement, "lineno", 0)
+    if line_no != getattr(statement, "end_lineno", -1) or not 0 < line_no <= len(lines):
+        return None
+    if getattr(node, "lineno", 0) != line_no or getattr(node, "end_col_offset", None) is None:
+        return None
+    # Column offsets count UTF-8 bytes.
+    raw = lines[line_no - 1].encode("utf-8")
+    start, stop = getattr(node, "col_offset", 0), getattr(node, "end_col_offset", 0)
+    return (raw[:start] + text.encode("utf-8") + raw[stop:]).decode("utf-8").strip()
+
+
 def call_name(call: ast.Call) -> str | None:
     """``mean`` for ``tf.reduce.mean(...)``'s last part, ``len`` for ``len(...)``."""
     func = call.func

@@ -37,7 +37,12 @@ from jupyterlab_tfcoach.monitor.symptoms.intent_words import (
     segment,
     text_words,
 )
-from jupyterlab_tfcoach.monitor.syntax import call_name, int_literal, parsed_source
+from jupyterlab_tfcoach.monitor.syntax import (
+    call_name,
+    int_literal,
+    line_with_replacement,
+    parsed_source,
+)
 
 SECTION = "reducing-tensors"
 MAX_NOTES = 2
@@ -229,17 +234,6 @@ class _Scopes:
         return None
 
 
-def _replaced(lines: list[str], statement: ast.AST, node: ast.AST, text: str) -> str | None:
-    line_no = getattr(statement, "lineno", 0)
-    if line_no != getattr(statement, "end_lineno", -1) or not 0 < line_no <= len(lines):
-        return None
-    if getattr(node, "lineno", 0) != line_no or getattr(node, "end_col_offset", None) is None:
-        return None
-    raw = lines[line_no - 1].encode("utf-8")
-    start, stop = getattr(node, "col_offset", 0), getattr(node, "end_col_offset", 0)
-    return (raw[:start] + text.encode("utf-8") + raw[stop:]).decode("utf-8").strip()
-
-
 def _statement_of(tree: ast.Module, node: ast.AST) -> ast.stmt | None:
     """The innermost statement holding ``node``."""
     found: ast.stmt | None = None
@@ -313,7 +307,7 @@ def notes(source: str, namespace: dict[str, Any]) -> list[Note]:
         left, right = (
             (ranks_text, cutoff_text) if isinstance(op, ast.Lt) else (cutoff_text, ranks_text)
         )
-        fixed = _replaced(lines, statement, compare, f"{left} {fixed_op} {right}")
+        fixed = line_with_replacement(lines, statement, compare, f"{left} {fixed_op} {right}")
         if fixed is None:
             continue
         k, count = dropped[0]

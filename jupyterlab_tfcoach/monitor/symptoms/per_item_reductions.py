@@ -44,7 +44,12 @@ from jupyterlab_tfcoach.monitor.symptoms.intent_words import (
     target_names,
     text_words,
 )
-from jupyterlab_tfcoach.monitor.syntax import call_name, int_literal, parsed_source
+from jupyterlab_tfcoach.monitor.syntax import (
+    call_name,
+    int_literal,
+    line_with_replacement,
+    parsed_source,
+)
 
 SECTION = "reducing-tensors"
 MAX_NOTES = 2
@@ -119,17 +124,6 @@ def _operand_shape(node: ast.AST, namespace: dict[str, Any], lines: list[str]) -
     return best
 
 
-def _replace(lines: list[str], statement: ast.AST, node: ast.AST, text: str) -> str | None:
-    line_no = getattr(statement, "lineno", 0)
-    if line_no != getattr(statement, "end_lineno", -1) or not 0 < line_no <= len(lines):
-        return None
-    if getattr(node, "lineno", 0) != line_no:
-        return None
-    raw = lines[line_no - 1].encode("utf-8")
-    start, stop = getattr(node, "col_offset", 0), getattr(node, "end_col_offset", 0)
-    return (raw[:start] + text.encode("utf-8") + raw[stop:]).decode("utf-8").strip()
-
-
 def _per_example_note(
     statement: ast.Assign, namespace: dict[str, Any], lines: list[str]
 ) -> Note | None:
@@ -159,7 +153,7 @@ def _per_example_note(
         return None
     rest = tuple(range(1, len(shape)))
     axis_text = str(rest[0]) if len(rest) == 1 else str(rest)
-    fixed = _replace(lines, statement, axis, axis_text)
+    fixed = line_with_replacement(lines, statement, axis, axis_text)
     written = segment(lines, statement)
     operand_text = segment(lines, operand)
     if fixed is None or written is None or operand_text is None:
@@ -242,7 +236,7 @@ def _mean_note(
     fixed_call = _mean_fix(call, operand, len(shape), lines)
     if fixed_call is None:
         return None
-    fixed = _replace(lines, statement, call, fixed_call)
+    fixed = line_with_replacement(lines, statement, call, fixed_call)
     written, call_text = segment(lines, statement), segment(lines, call)
     operand_text = segment(lines, operand)
     if fixed is None or written is None or call_text is None or operand_text is None:

@@ -39,7 +39,12 @@ from jupyterlab_tfcoach.monitor.symptoms.intent_words import (
     segment,
     target_names,
 )
-from jupyterlab_tfcoach.monitor.syntax import call_name, function_definition, parsed_source
+from jupyterlab_tfcoach.monitor.syntax import (
+    call_name,
+    function_definition,
+    line_with_replacement,
+    parsed_source,
+)
 
 SECTION = "reducing-tensors"
 MAX_NOTES = 2
@@ -263,7 +268,7 @@ def _note(
     if None in (written, left_text, right_text, compare_text):
         return None
     fixed_compare = f"{left_text} {_TURNED[op]} {right_text}"
-    fixed = _replaced(lines, statement, compare, fixed_compare)
+    fixed = line_with_replacement(lines, statement, compare, fixed_compare)
     if fixed is None:
         return None
     kept = "larger" if counts_larger else "smaller"
@@ -280,14 +285,3 @@ def _note(
         f"are wrong, without any error. Count the {better} ones: `{fixed}`.",
         SECTION,
     )
-
-
-def _replaced(lines: list[str], statement: ast.AST, node: ast.AST, text: str) -> str | None:
-    line_no = getattr(statement, "lineno", 0)
-    if line_no != getattr(statement, "end_lineno", -1) or not 0 < line_no <= len(lines):
-        return None
-    if getattr(node, "lineno", 0) != line_no or getattr(node, "end_col_offset", None) is None:
-        return None
-    raw = lines[line_no - 1].encode("utf-8")
-    start, stop = getattr(node, "col_offset", 0), getattr(node, "end_col_offset", 0)
-    return (raw[:start] + text.encode("utf-8") + raw[stop:]).decode("utf-8").strip()

@@ -36,7 +36,12 @@ from jupyterlab_tfcoach.monitor.symptoms.intent_words import (
     target_names,
     text_words,
 )
-from jupyterlab_tfcoach.monitor.syntax import call_name, int_literal, parsed_source
+from jupyterlab_tfcoach.monitor.syntax import (
+    call_name,
+    int_literal,
+    line_with_replacement,
+    parsed_source,
+)
 
 SECTION = "labels-and-loss"
 MAX_NOTES = 2
@@ -263,7 +268,7 @@ def notes(source: str, namespace: dict[str, Any]) -> list[Note]:
                     other_text = f"len({name})"
                 if not other_text:
                     continue
-            fixed = _replace(lines, statement, replaced, other_text)
+            fixed = line_with_replacement(lines, statement, replaced, other_text)
             written = segment(lines, statement)
             denominator = segment(lines, division.right)
             if fixed is None or written is None or denominator is None:
@@ -309,14 +314,3 @@ def _cutoff_name(scope: ast.AST) -> str | None:
             if words and set(words) <= _CUTOFF_WORDS and "k" in words:
                 return name
     return None
-
-
-def _replace(lines: list[str], statement: ast.AST, node: ast.AST, text: str) -> str | None:
-    line_no = getattr(statement, "lineno", 0)
-    if line_no != getattr(statement, "end_lineno", -1) or not 0 < line_no <= len(lines):
-        return None
-    if getattr(node, "lineno", 0) != line_no or getattr(node, "end_col_offset", None) is None:
-        return None
-    raw = lines[line_no - 1].encode("utf-8")
-    start, stop = getattr(node, "col_offset", 0), getattr(node, "end_col_offset", 0)
-    return (raw[:start] + text.encode("utf-8") + raw[stop:]).decode("utf-8").strip()
