@@ -57,9 +57,6 @@ from jupyterlab_tfcoach.monitor.errors.dtypes import (
 )
 from jupyterlab_tfcoach.monitor.errors.failing_line import read_failing_line
 from jupyterlab_tfcoach.monitor.errors.families import explain_failing_line, line_facts
-from jupyterlab_tfcoach.monitor.errors.families_custom_gradient import (
-    calls_unpaired_custom_gradient,
-)
 from jupyterlab_tfcoach.monitor.errors.graph import (
     explain_escaped_tensor,
     explain_new_variables,
@@ -407,16 +404,6 @@ def _augmented_assignment(parsed: ParsedError, context: ErrorContext) -> Explana
     )
 
 
-def _unpaired_custom_gradient(parsed: ParsedError, context: ErrorContext) -> Explanation | None:
-    """A ``@tf.custom_gradient`` function returning its result alone, called on the failing
-    line: its family's entry, before the explainers its message would mislead (traced,
-    TensorFlow says it iterated over a symbolic tensor)."""
-    line = read_failing_line(context)
-    if line is None or not calls_unpaired_custom_gradient(line, context):
-        return None
-    return explain_failing_line(parsed, context)
-
-
 _EXPLAINERS: tuple[Callable[[ParsedError, ErrorContext], Explanation | None], ...] = (
     explain_dtype_mismatch,
     explain_missing_axis,
@@ -424,7 +411,6 @@ _EXPLAINERS: tuple[Callable[[ParsedError, ErrorContext], Explanation | None], ..
     _tape_reused,
     explain_new_variables,
     _numpy_in_function,
-    _unpaired_custom_gradient,
     explain_tensor_as_bool,
     explain_uninitialized_branch,
     explain_escaped_tensor,
@@ -474,8 +460,7 @@ def explain(
             found = explainer(parsed, context)
             if found is not None:
                 explanation, section = found
-                # These two already start with the failing line's facts.
-                if explainer not in (explain_failing_line, _unpaired_custom_gradient):
+                if explainer is not explain_failing_line:
                     explanation = _with_failing_line(parsed, context, explanation)
                 explanation = runnable(explanation, context)
                 return error_entry(parsed.type, parsed.message, explanation, section)

@@ -182,10 +182,3 @@ CUSTOM_GRADIENT_RETURN = ErrorFamily(
     read=_read_custom_gradient,
     section=SECTION,
 )
-
-
-def calls_unpaired_custom_gradient(line: FailingLine, context: ErrorContext) -> bool:
-    """Whether the failing statement calls a ``@tf.custom_gradient`` function whose
-    ``return`` is not its pair: then that is the error, whatever the message says (a
-    traced one reads as iterating over a symbolic tensor)."""
-    return any(_read_function(f) is not None for f in _decorated_calls(line, context))
