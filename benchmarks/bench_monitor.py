@@ -1,25 +1,26 @@
 """Per-cell cost of the kernel monitor.
 
-A namespace with 1,000 plain objects, 200 variables, 50 traced tf.functions and
-a 50-layer Keras model (fitted once, so its train step exists). Runs 200 cells
-that change nothing, 200 cells that each retrace one function and 200 cells that
-each train the 50-layer model one step in a custom loop (tape.gradient +
-apply_gradients: the optimizer hook, the gradient hook and the namespace diff
-all have work), 200 cells with a loss expression the eager broadcast scan reads, 200 cells
-with a reshape the reshape check reads (``symptoms/reshape_transpose.py``) and 50
-cells that each ``fit`` a learner-sized model (4 -> 32 -> 16 -> 1) for one epoch (the fit
-hook copies and compares its weights), 50 cells that fit and predict a model of the user's
-own classes (``training/model_source.py`` reads them), first with the monitor loaded and
-then without it, in an in-process IPython shell. Also times a pass over a 1,000-batch
-dataset with and without the iterator hook (``symptoms/datasets.py``), an ``iter()`` of a
-6-link dataset with and without the hook that checks its order
-(``symptoms/dataset_order.py``), the broadcast scan over every traced graph, what the fit
-hook's weight copies cost inside ``fit``, per call, for that model, the 50-layer one and a
-1M-weight one, what reading the user's classes costs the first time and once cached, and
-the ``GradientTape.gradient`` hook's cost on a tight eager loop, its runs interleaved with
-runs without it. Also prints the one-time cost of loading the monitor after ``import
-tensorflow`` (hooks and the one heap walk). The namespace also holds 20 instances of a
-user class with 50 attributes each, which the reference-snapshot check reads after a
+A namespace with 1,000 plain objects, 200 variables, 50 traced tf.functions and a 50-layer
+Keras model (fitted once, so its train step exists). Runs 200 cells that change nothing, 200
+cells that each retrace one function and 200 cells that each train the 50-layer model one
+step in a custom loop (tape.gradient + apply_gradients: the optimizer hook, the gradient
+hook and the namespace diff all have work), 200 cells with a loss expression the eager
+broadcast scan reads, 200 cells with a reshape the reshape check reads
+(``symptoms/reshape_transpose.py``) and 50 cells that each ``fit`` a learner-sized model (4
+-> 32 -> 16 -> 1) for one epoch (the fit hook copies and compares its weights), 50 cells
+that each ``fit`` a mid-size model (784 -> 256 -> 128 -> 10, 235,146 weights: the per-weight
+change and zero counts), 50 cells that fit and predict a model of the user's own classes
+(``training/model_source.py`` reads them), first with the monitor loaded and then without
+it, in an in-process IPython shell. Also times a pass over a 1,000-batch dataset with and
+without the iterator hook (``symptoms/datasets.py``), an ``iter()`` of a 6-link dataset with
+and without the hook that checks its order (``symptoms/dataset_order.py``), the broadcast
+scan over every traced graph, what the fit hook's weight copies cost inside ``fit``, per
+call, for that model, the 50-layer one, a 1M-weight one (past the per-weight limit: not
+copied) and the mid-size one, what reading the user's classes costs the first time and once
+cached, and the ``GradientTape.gradient`` hook's cost on a tight eager loop, its runs
+interleaved with runs without it. Also prints the one-time cost of loading the monitor after
+``import tensorflow`` (hooks and the one heap walk). The namespace also holds 20 instances
+of a user class with 50 attributes each, which the reference-snapshot check reads after a
 training cell (``variables/reference_snapshots.py``).
 
 A fourth scenario, "training loop", runs a 20-step custom loop per cell (two small
@@ -94,6 +95,16 @@ learner_x = np.random.rand(128, 4).astype("float32")
 learner_y = learner_x.sum(axis=1, keepdims=True)
 learner.fit(learner_x, learner_y, epochs=1, verbose=0)
 wide = keras.Sequential([keras.Input((1000,)), keras.layers.Dense(1000)])
+mid = keras.Sequential([  # a mid-size model: 235,146 weights, the largest kernel 200,704
+    keras.Input((784,)),
+    keras.layers.Dense(256, activation="relu"),
+    keras.layers.Dense(128, activation="relu"),
+    keras.layers.Dense(10),
+])
+mid.compile(optimizer="adam", loss="sparse_categorical_crossentropy")
+mid_x = np.random.rand(256, 784).astype("float32")
+mid_y = np.random.randint(0, 10, size=256)
+mid.fit(mid_x, mid_y, epochs=1, verbose=0)
 
 
 class OwnScale(keras.layers.Layer):
@@ -189,6 +200,8 @@ EXPRESSION_CELL = "cost = tf.reduce_mean(tf.square(x_batch - y_batch))"
 RESHAPE_CELL = "x_swapped = tf.reshape(x_batch, (8, 16))"
 FIT_CELL = "learner_log = learner.fit(learner_x, learner_y, epochs=1, verbose=0)"
 FIT_CELLS = 50
+# fit of a mid-size model: the fit hook copies, compares and counts 235,146 weights.
+MID_FIT_CELL = "mid_log = mid.fit(mid_x, mid_y, epochs=1, batch_size=64, verbose=0)"
 # fit and predict on a model of the user's own classes (a layer, a train_step, a metrics
 # property): model_source.py reads them (parsed once per class, then cached).
 OWN_CELL = (
@@ -225,6 +238,7 @@ KINDS = (
     "reshape statement",
     "fitted",
     "fitted, own classes",
+    "fitted, mid-size model",
     "training loop",
     "edited cell",
 )
@@ -288,6 +302,8 @@ def scenario_cells(kind: str, count: int, shape_offset: int) -> list[str]:
         return [FIT_CELL] * min(count, FIT_CELLS)
     if kind == "fitted, own classes":
         return [OWN_CELL] * min(count, FIT_CELLS)
+    if kind == "fitted, mid-size model":
+        return [MID_FIT_CELL] * min(count, FIT_CELLS)
     if kind == "training loop":
         return [LOOP_CELL] * count
     if kind == "edited cell":
@@ -380,7 +396,7 @@ def fit_hook_costs(shell: Any, repeats: int = 50) -> list[str]:
     from jupyterlab_tfcoach.monitor.training.fit_watch import _Snapshot
 
     lines = []
-    for name in ("learner", "model", "wide"):
+    for name in ("learner", "model", "wide", "mid"):
         model = shell.user_ns[name]
         started = time.perf_counter()
         for _ in range(repeats):
@@ -751,7 +767,13 @@ def main() -> None:
         monitor = results[(kind, True)][1]
         met = statistics.median(monitor) <= 1.0 and percentile(monitor, 0.95) <= 5.0
         print(f"targets (median <= 1 ms, p95 <= 5 ms), {kind}: {'met' if met else 'NOT met'}")
-    for kind in ("trained", "fitted", "fitted, own classes", "training loop"):
+    for kind in (
+        "trained",
+        "fitted",
+        "fitted, own classes",
+        "fitted, mid-size model",
+        "training loop",
+    ):
         met = percentile(results[(kind, True)][1], 0.95) <= 10.0
         print(f"target (p95 <= 10 ms), {kind}: {'met' if met else 'NOT met'}")
     print("model_source, after a cell that ran fit and predict on own_model:")

@@ -29,12 +29,13 @@ from typing import Any
 from jupyterlab_tfcoach.monitor import report as reports
 from jupyterlab_tfcoach.monitor.report import Note
 from jupyterlab_tfcoach.monitor.syntax import call_name, function_scopes, int_literal, parsed_source
+from jupyterlab_tfcoach.monitor.word_gates import word_gate
 
 SECTION = "joining-indexing"
 MAX_CELL_CHARS = 50_000
 MAX_NOTES = 1
 _CACHED_SOURCES = 64
-_CONTEXT = re.compile(r"softmax|attention|attend|mask", re.IGNORECASE)
+_CONTEXT = word_gate(r"softmax|attention|attend|mask", re.IGNORECASE)
 _ALLOWED_WORDS = frozenset({"allowed", "allow", "keep", "visible", "causal", "attend", "see"})
 _MASK_KEYWORDS = frozenset({"attention_mask", "mask"})
 

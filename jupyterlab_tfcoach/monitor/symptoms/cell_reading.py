@@ -50,6 +50,7 @@ from jupyterlab_tfcoach.monitor.syntax import (
     reference_path,
     walk_nodes,
 )
+from jupyterlab_tfcoach.monitor.word_gates import word_gate
 
 MAX_CELL_CHARS = 50_000
 _CACHE_SIZE = 64
@@ -66,6 +67,7 @@ WANTED = re.compile(
     r"|(?i:loss|entropy|accura|update_state|metric|criterion|precision|recall|auc|bce|cce"
     r"|encod|embed|percentile)"
 )
+_WANTED_GATE = word_gate(WANTED)  # substring tests first: most cells lack the words
 _SCOPES = (
     ast.FunctionDef,
     ast.AsyncFunctionDef,
@@ -271,7 +273,7 @@ class CellReader:
         it anyway) or that does not parse."""
         if not source or len(source) > MAX_CELL_CHARS:
             return None
-        if not always and WANTED.search(source) is None:
+        if not always and _WANTED_GATE.search(source) is None:
             return None
         if source in self._parsed:
             return self._parsed[source]

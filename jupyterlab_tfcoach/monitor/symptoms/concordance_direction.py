@@ -33,11 +33,12 @@ from jupyterlab_tfcoach.monitor.report import Note
 from jupyterlab_tfcoach.monitor.stored_state import library_attribute
 from jupyterlab_tfcoach.monitor.symptoms.cell_reading import CellCode
 from jupyterlab_tfcoach.monitor.syntax import call_name
+from jupyterlab_tfcoach.monitor.word_gates import word_gate
 
 SECTION = "reducing-tensors"
 LOW = 0.4
 WANTED = re.compile(r"(?i)c[_-]?index|concordan|harrell|\bauc\b")
-_BROADCAST = re.compile(r"\[\s*(?::\s*,\s*)?None\b")
+_BROADCAST = word_gate(r"\[\s*(?::\s*,\s*)?None\b")
 _FLIPPED: dict[type, str] = {ast.Lt: ">", ast.Gt: "<", ast.LtE: ">=", ast.GtE: "<="}
 _WRITTEN: dict[type, str] = {ast.Lt: "<", ast.Gt: ">", ast.LtE: "<=", ast.GtE: ">="}
 _FOLLOW = 6

@@ -33,10 +33,11 @@ from jupyterlab_tfcoach.monitor.report import Note
 from jupyterlab_tfcoach.monitor.symptoms.dataset_order import INFINITE, cardinality, chain_of
 from jupyterlab_tfcoach.monitor.symptoms.loop_structure import library_class_names
 from jupyterlab_tfcoach.monitor.syntax import call_name, parsed_source
+from jupyterlab_tfcoach.monitor.word_gates import word_gate
 
 SECTION = "tf-data"
 MAX_CELL_CHARS = 20_000
-_MEANT = re.compile(r"(?i)overfit|sanity|\b(?:one|single|same)[ _]batch")
+_MEANT = word_gate(r"(?i)overfit|sanity|\b(?:one|single|same)[ _]batch")
 _STEP_WORDS = re.compile(r"(?i)train|step")
 
 

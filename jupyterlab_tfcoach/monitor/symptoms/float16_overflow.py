@@ -25,7 +25,6 @@ from __future__ import annotations
 import ast
 import inspect
 import math
-import re
 import sys
 import types
 from collections.abc import Mapping
@@ -37,6 +36,7 @@ from jupyterlab_tfcoach.monitor.errors.held_values import numpy_values
 from jupyterlab_tfcoach.monitor.report import Note
 from jupyterlab_tfcoach.monitor.stored_state import is_library_class, library_attribute
 from jupyterlab_tfcoach.monitor.syntax import outside_scopes, parsed_source
+from jupyterlab_tfcoach.monitor.word_gates import word_gate
 
 SECTION = "mixed-precision"
 MAX_ELEMENTS = 1_000_000
@@ -136,7 +136,7 @@ def _zero_rows(numpy: Any, values: Any, inputs: Any) -> list[int]:
     return [int(i) for i in numpy.nonzero(zero & (peak * peak > FLOAT16_MAX))[0]]
 
 
-_SQUARING = re.compile(r"\b(square|norm|pow|rsqrt|l2_normalize)\s*\(|\*\*\s*2\b")
+_SQUARING = word_gate(r"\b(square|norm|pow|rsqrt|l2_normalize)\s*\(|\*\*\s*2\b")
 
 
 def _squares(layer: Any) -> bool:

@@ -32,7 +32,6 @@ candidate expression.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from typing import Any
 
@@ -103,6 +102,7 @@ from jupyterlab_tfcoach.monitor.symptoms.unused_arguments import WANTED as CALL_
 from jupyterlab_tfcoach.monitor.symptoms.unused_arguments import unused_argument_notes
 from jupyterlab_tfcoach.monitor.symptoms.zero_log_terms import WANTED as LOG_WORDS
 from jupyterlab_tfcoach.monitor.symptoms.zero_log_terms import zero_log_notes
+from jupyterlab_tfcoach.monitor.word_gates import WordGate, word_gate
 
 _CHECKS: tuple[Callable[[CellCode, dict[str, Any]], list[Note]], ...] = (
     threshold_notes,
@@ -117,30 +117,30 @@ _CHECKS: tuple[Callable[[CellCode, dict[str, Any]], list[Note]], ...] = (
     quantile_scale_notes,
 )
 # Checks whose words are not in ``cell_reading.WANTED``: each runs on a cell holding its own.
-_OWN_WORDS: tuple[tuple[re.Pattern[str], Callable[[CellCode, dict[str, Any]], list[Note]]], ...] = (
-    (DRAW_WORDS, repeated_draw_notes),
-    (VIEW_WORDS, shared_draw_notes),
-    (RANGE_WORDS, range_operator_notes),
-    (SPREAD_WORDS, spread_statistic_notes),
-    (CALL_WORDS, unused_argument_notes),
-    (MEAN_WORDS, evaluation_column_notes),
-    (LOG_WORDS, zero_log_notes),
-    (NAN_WORDS, nan_source_notes),
-    (GATHER_WORDS, gather_batch_notes),
-    (LAYER_CALL_WORDS, batch_total_notes),
-    (CONCORDANCE_WORDS, concordance_notes),
-    (PROBABILITY_WORDS, probability_name_notes),
-    (MAP_WORDS, constant_seed_notes),
-    (VIEW_WANTED, equal_seed_view_notes),
-    (SEED_WORDS, reseeded_loop_notes),
-    (EXP_WORDS, log_parameter_notes),
-    (INTEGRAL_WORDS, integral_notes),
-    (SUM_WORDS, dropped_offset_notes),
-    (SURVIVAL_WORDS, censored_row_notes),
-    (TAPE_WORDS, summed_target_notes),
-    (FIT_WORDS, missing_intercept_notes),
-    (R2_WORDS, uncentred_r2_notes),
-    (SCALE_WORDS, length_scale_notes),
+_OWN_WORDS: tuple[tuple[WordGate, Callable[[CellCode, dict[str, Any]], list[Note]]], ...] = (
+    (word_gate(DRAW_WORDS), repeated_draw_notes),
+    (word_gate(VIEW_WORDS), shared_draw_notes),
+    (word_gate(RANGE_WORDS), range_operator_notes),
+    (word_gate(SPREAD_WORDS), spread_statistic_notes),
+    (word_gate(CALL_WORDS), unused_argument_notes),
+    (word_gate(MEAN_WORDS), evaluation_column_notes),
+    (word_gate(LOG_WORDS), zero_log_notes),
+    (word_gate(NAN_WORDS), nan_source_notes),
+    (word_gate(GATHER_WORDS), gather_batch_notes),
+    (word_gate(LAYER_CALL_WORDS), batch_total_notes),
+    (word_gate(CONCORDANCE_WORDS), concordance_notes),
+    (word_gate(PROBABILITY_WORDS), probability_name_notes),
+    (word_gate(MAP_WORDS), constant_seed_notes),
+    (word_gate(VIEW_WANTED), equal_seed_view_notes),
+    (word_gate(SEED_WORDS), reseeded_loop_notes),
+    (word_gate(EXP_WORDS), log_parameter_notes),
+    (word_gate(INTEGRAL_WORDS), integral_notes),
+    (word_gate(SUM_WORDS), dropped_offset_notes),
+    (word_gate(SURVIVAL_WORDS), censored_row_notes),
+    (word_gate(TAPE_WORDS), summed_target_notes),
+    (word_gate(FIT_WORDS), missing_intercept_notes),
+    (word_gate(R2_WORDS), uncentred_r2_notes),
+    (word_gate(SCALE_WORDS), length_scale_notes),
 )
 
 

@@ -28,7 +28,6 @@ features (1, or (1, 2) for a grid).
 from __future__ import annotations
 
 import ast
-import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -44,6 +43,7 @@ from jupyterlab_tfcoach.monitor.symptoms.compiled_axis import (
 )
 from jupyterlab_tfcoach.monitor.symptoms.intent_words import identifier_words
 from jupyterlab_tfcoach.monitor.syntax import call_name, parsed_source
+from jupyterlab_tfcoach.monitor.word_gates import word_gate
 
 SECTION = "class-axis"
 MAX_CELL_CHARS = 50_000
@@ -150,7 +150,7 @@ def _note(source: str, owner: str, call: ast.Call) -> Note | None:
 # (batch, height, width, channels)), keeping the features. Reduced over the last axis
 # instead, it returns one number per point or position: a width set by how many points
 # there are, in their order, padding included. Nothing raises when a Dense follows.
-_POOL_WORD = re.compile(r"(?i)pool")
+_POOL_WORD = word_gate(r"(?i)pool")
 _POOL_REDUCTIONS = frozenset({"reduce_max", "reduce_mean", "reduce_sum", "max", "mean", "sum"})
 _REDUCING_MODULES = frozenset({"tf", "math", "ops", "K", "backend"})
 # Names of layers that pool over the channels on purpose (CBAM's channel pooling).

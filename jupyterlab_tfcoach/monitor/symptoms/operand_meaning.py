@@ -37,7 +37,6 @@ After a completed cell holding ``categorical``, ``logits``, ``probs``, ``softmax
 from __future__ import annotations
 
 import ast
-import re
 import sys
 from collections.abc import Mapping
 from typing import Any
@@ -52,6 +51,7 @@ from jupyterlab_tfcoach.monitor.variables.probability_losses import (
     _loss_object_class,
     _stored_from_logits,
 )
+from jupyterlab_tfcoach.monitor.word_gates import word_gate
 
 SECTION = "from-logits"
 MAX_CELL_CHARS = 50_000
@@ -60,7 +60,7 @@ MAX_VALUES = 1_000_000
 _ROW_SUM_TOLERANCE = 1e-3
 # A parameter with a meaning, or an operand named for one (a loss object made in an earlier
 # cell is called here by the learner's own name, its operand named ``..._logits``).
-_TRIGGER = re.compile(
+_TRIGGER = word_gate(
     r"categorical|logits|probs|softmax|sigmoid|KLDivergence|kl_divergence|kullback|\bkld\b|\bKLD\b"
 )
 LOGITS = "logits"

@@ -65,6 +65,7 @@ from jupyterlab_tfcoach.monitor.training.loss_agreement import (
     _written_layer_node,
     loss_identity,
 )
+from jupyterlab_tfcoach.monitor.word_gates import word_gate
 
 SECTION = RANGE_SECTION
 MAX_CELL_CHARS = 50_000
@@ -72,7 +73,7 @@ HISTORY_CELLS = 20
 HISTORY_CHARS = 50_000
 _MAKERS = frozenset({"gen", "generator", "decoder", "autoencoder"})
 _WORDS = re.compile(r"[A-Za-z][a-z]*|[A-Z]+(?![a-z])")
-_BUILDS = re.compile(r"\b(?:Sequential|Model)\s*\(|\.compile\s*\(")
+_BUILDS = word_gate(r"\b(?:Sequential|Model)\s*\(|\.compile\s*\(")
 
 
 def _words(name: str) -> set[str]:

@@ -50,11 +50,12 @@ from jupyterlab_tfcoach.monitor.syntax import (
     line_with_replacement,
     parsed_source,
 )
+from jupyterlab_tfcoach.monitor.word_gates import word_gate
 
 SECTION = "reducing-tensors"
 MAX_NOTES = 2
 MAX_CELL_CHARS = 30_000
-_TRIGGER = re.compile(r"(?i:per|each|mean|average|avg)")
+_TRIGGER = word_gate(r"(?i:per|each|mean|average|avg)")
 # The lines worth reading: a per_/each_ name reduced over axis 0, a sum with no axis.
 _CANDIDATES = re.compile(
     r"(?i:(?<![a-z])(?:per|each)_\w*\s*=[^\n]*(?:axis\s*=\s*[\[(]?\s*0\b|,\s*0\s*\)))"

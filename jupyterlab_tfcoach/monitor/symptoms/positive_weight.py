@@ -31,12 +31,13 @@ from jupyterlab_tfcoach.monitor import report as reports
 from jupyterlab_tfcoach.monitor.errors.held_values import NUMBERS, held_array
 from jupyterlab_tfcoach.monitor.report import Note
 from jupyterlab_tfcoach.monitor.syntax import parsed_source
+from jupyterlab_tfcoach.monitor.word_gates import word_gate
 
 SECTION = "labels-and-loss"
 MAX_CELL_CHARS = 50_000
 _WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 # A weight word somewhere in the cell: ``weight``, ``w_pos``, ``pos_w``, ``wt_fg``.
-_WEIGHT_WRITTEN = re.compile(r"(?i)weight|(?<![a-z])wt?_|_wt?(?![a-z0-9])")
+_WEIGHT_WRITTEN = word_gate(r"(?i)weight|(?<![a-z])wt?_|_wt?(?![a-z0-9])")
 _WEIGHT = frozenset({"weight", "weights", "w", "wt"})
 _POSITIVE = frozenset({"pos", "positive", "positives", "fg", "foreground", "minority", "rare"})
 _NEGATIVE = frozenset({"neg", "negative", "negatives", "bg", "background", "majority"})

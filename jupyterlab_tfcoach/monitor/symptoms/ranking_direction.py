@@ -45,6 +45,7 @@ from jupyterlab_tfcoach.monitor.symptoms.intent_words import (
     text_words,
 )
 from jupyterlab_tfcoach.monitor.syntax import call_name, int_literal, parsed_source
+from jupyterlab_tfcoach.monitor.word_gates import word_gate
 
 SECTION = "reducing-tensors"
 MAX_NOTES = 2
@@ -55,7 +56,7 @@ _RANKS = re.compile(
     r"|reduce_m(?:in|ax))\s*\("
 )
 # Whole words only: ``EarlyStopping`` holds no "top", ``argmax`` no "max".
-_WANTS = re.compile(
+_WANTS = word_gate(
     r"(?i:(?<![a-z])(?:best|top|highest|largest|biggest|greatest|lowest|smallest|fewest"
     r"|bottom|worst|farthest|furthest|nearest|closest|most_?similar|similar|likely"
     r"|recommend|recs|relevant|favou?rite|prefer|confident|match|neighbo|knn|hardest"

@@ -53,12 +53,13 @@ from jupyterlab_tfcoach.monitor.syntax import (
     reference_path,
     scope_nodes,
 )
+from jupyterlab_tfcoach.monitor.word_gates import word_gate
 
 SECTION = "reducing-tensors"
 MAX_CELL_CHARS = 50_000
 MAX_NOTES = 2
-_TRIGGER_WORDS = re.compile(r"(?i)(?:per|each)[_ ][a-z]")
-_TRIGGER_CALLS = re.compile(
+_TRIGGER_WORDS = word_gate(r"(?i)(?:per|each)[_ ][a-z]")
+_TRIGGER_CALLS = word_gate(
     r"\b(?:reduce_\w+|mean|sum|var|std|max|min|median|nanmean|nansum|norm)\("
 )
 _SUMS = frozenset({"sum", "reduce_sum", "nansum"})
@@ -121,7 +122,7 @@ _FEATURE_WORDS = frozenset(
     }
 )
 _MEAN_WORDS = re.compile(r"(?i)\b(?:mean|average|avg)\b|mean_|_mean|avg_|_avg")
-_TOTAL_WORDS = re.compile(r"(?i)total|overall|sum")
+_TOTAL_WORDS = word_gate(r"(?i)total|overall|sum")
 _FOLLOW = 3
 
 

@@ -42,11 +42,12 @@ from jupyterlab_tfcoach.monitor.syntax import (
     line_with_replacement,
     parsed_source,
 )
+from jupyterlab_tfcoach.monitor.word_gates import word_gate
 
 SECTION = "labels-and-loss"
 MAX_NOTES = 2
 MAX_CELL_CHARS = 30_000
-_TRIGGER = re.compile(r"(?i:recall|precision|sensitivity|tpr|ppv)")
+_TRIGGER = word_gate(r"(?i:recall|precision|sensitivity|tpr|ppv)")
 _TRIGGER_TEXTS = ("ecall", "recision", "ensitivity", "tpr", "TPR", "ppv", "PPV")
 _RECALL = frozenset({"recall", "recalls", "sensitivity", "tpr"})
 _PRECISION = frozenset({"precision", "precisions", "ppv"})
@@ -105,7 +106,7 @@ _CUTOFF_WORDS = frozenset({"k", "top", "topk", "n", "num", "cutoff", "at"})
 _MATRIX_WORDS = frozenset({"cm", "conf", "confusion", "matrix", "cmat", "confmat"})
 _PRINT = re.compile(r"\bprint\s*\(")
 _DIVISION = re.compile(r"(?<![/])/(?![/=])")
-_AT = re.compile(r"(?:@|\bat_?)(\d+)")
+_AT = word_gate(r"(?:@|\bat_?)(\d+)")
 _MEANING = {
     "recall": "the share of the relevant items that were found: hits over how many items "
     "are relevant",

@@ -36,12 +36,13 @@ from jupyterlab_tfcoach.monitor.symptoms.intent_words import (
     target_names,
 )
 from jupyterlab_tfcoach.monitor.syntax import call_name, int_literal, parsed_source
+from jupyterlab_tfcoach.monitor.word_gates import word_gate
 
 SECTION = "reducing-tensors"
 MAX_NOTES = 1
 MAX_CELL_CHARS = 30_000
 # A discount multiplied by something, then a ``for`` loop header.
-_TRIGGER = re.compile(
+_TRIGGER = word_gate(
     r"(?i:gamma|discount|decay|lmbda|(?<![a-z])lam(?:bda_|_)?(?![a-z]))\w*\s*\*"
     r"|\*\s*\w*(?i:gamma|discount|decay|lmbda|(?<![a-z])lam(?![a-z]))"
 )

@@ -66,6 +66,7 @@ from jupyterlab_tfcoach.monitor import report as reports
 from jupyterlab_tfcoach.monitor.report import Note
 from jupyterlab_tfcoach.monitor.symptoms.cell_reading import INTEGERS, held_array, slice_rows
 from jupyterlab_tfcoach.monitor.syntax import history_assignments, numpy_name, parsed_source
+from jupyterlab_tfcoach.monitor.word_gates import word_gate
 
 SECTION = "keras-validation-data"
 MAX_ROWS = 1_000_000
@@ -197,7 +198,7 @@ MAX_SORTED_COLUMNS = 16
 EVEN_STEPS = 0.05
 _SORTS = re.compile(r"\b(?:arg)?sort(?:_values)?\s*\(|\bsorted\s*\(|\.sort\s*\(")
 # A split in time order is right: names or words that say the rows are times.
-_TIME_WORDS = re.compile(
+_TIME_WORDS = word_gate(
     r"(?i)(?:^|_)(?:t|ts|time|times|date|dates|day|days|year|years|step|steps|hour|hours)(?:_|$)"
     r"|timestamp|forecast|extrapolat|future|chronolog"
 )

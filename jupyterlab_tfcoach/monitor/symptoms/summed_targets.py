@@ -34,13 +34,14 @@ from jupyterlab_tfcoach.monitor import report as reports
 from jupyterlab_tfcoach.monitor.errors.failing_line import Operand, describe, show_shape
 from jupyterlab_tfcoach.monitor.report import Note
 from jupyterlab_tfcoach.monitor.symptoms.cell_reading import CellCode
+from jupyterlab_tfcoach.monitor.word_gates import word_gate
 
 SECTION = "gradient-tape"
 WANTED = re.compile(r"\.gradient\s*\(")
 # The result named as a Jacobian: ``J``, ``jac``, ``jacobian``, alone or joined by ``_``.
 _JACOBIAN_NAME = re.compile(r"^(?:\w+_)?(?:j|jac|jacobian)(?:_\w+)?$", re.IGNORECASE)
-_JACOBIAN_WORD = re.compile(r"jacobian", re.IGNORECASE)
-_JACOBIAN_CALL = re.compile(r"\.(?:batch_)?jacobian\s*\(")
+_JACOBIAN_WORD = word_gate(r"jacobian", re.IGNORECASE)
+_JACOBIAN_CALL = word_gate(r"\.(?:batch_)?jacobian\s*\(")
 _HELD_KINDS = frozenset({"tensor", "variable"})
 
 

@@ -41,7 +41,6 @@ regular-expression search.
 from __future__ import annotations
 
 import ast
-import re
 import sys
 from typing import Any
 
@@ -61,12 +60,13 @@ from jupyterlab_tfcoach.monitor.syntax import (
     subtree_nodes,
     walk_nodes,
 )
+from jupyterlab_tfcoach.monitor.word_gates import word_gate
 
 SECTION = "preprocessing-adapt"
 MAX_CELL_CHARS = 50_000
 MAX_NAMESPACE = 5_000
 # A call of a reduction written somewhere in the cell (``.mean(``, ``np.std(``...).
-_OVER_ROWS = re.compile(r"\b(?:\w*mean|\w*std|var|min|max|reduce_\w+)\s*\(")
+_OVER_ROWS = word_gate(r"\b(?:\w*mean|\w*std|var|min|max|reduce_\w+)\s*\(")
 _STATISTICS = frozenset(
     {
         "mean",
@@ -85,7 +85,7 @@ _STATISTICS = frozenset(
 )
 _MODULES = frozenset({"np", "numpy", "tf", "tensorflow", "math", "ops", "keras"})
 # A held-out name subtracted or divided: ``x_test - m``, ``X_val / s``.
-_HELD_OUT_SCALED = re.compile(
+_HELD_OUT_SCALED = word_gate(
     r"(?i:\w*(?:test|val|valid|eval|holdout|_te|_va)\w*)\s*[-/]\s*[A-Za-z_]"
 )
 # The statistics a scaling uses, by what NumPy calls them.

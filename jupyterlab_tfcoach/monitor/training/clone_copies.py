@@ -27,12 +27,13 @@ from typing import Any
 from jupyterlab_tfcoach.monitor import report as reports
 from jupyterlab_tfcoach.monitor.report import Note
 from jupyterlab_tfcoach.monitor.syntax import call_name, parsed_source
+from jupyterlab_tfcoach.monitor.word_gates import word_gate
 
 SECTION = "clone-model"
 MAX_CELL_CHARS = 50_000
 _CACHED_SOURCES = 64
 _COPY_WORDS = frozenset({"copy", "copies", "duplicate", "replica", "replicate", "snapshot"})
-_NEW_WEIGHTS = re.compile(
+_NEW_WEIGHTS = word_gate(
     r"fresh|scratch|random|re-?init|untrained|reset|initiali[sz]|new weights", re.IGNORECASE
 )
 _WRITES = frozenset({"set_weights", "load_weights", "assign", "set_value"})

@@ -355,16 +355,24 @@ class _Snapshot:
     def outcomes(self) -> tuple[list[WeightOutcome], int]:
         outcomes = []
         unknown = self.unknown
+        # The copies are NumPy arrays (``_values``), so NumPy is loaded whenever one exists.
+        numpy = sys.modules.get("numpy")
+        count_nonzero = getattr(numpy, "count_nonzero", None)
+        if count_nonzero is None:
+            unknown += len(self.copies)
+            self.copies = []
+            return outcomes, unknown
         for variable, before, shape in self.copies:
             try:
                 after = _values(variable)
                 if after is None or after.shape != before.shape:
                     unknown += 1
                     continue
-                moved = after != before
-                changed_entries = int(moved.sum())
-                zeros_before = int(before.size - before.astype(bool).sum())
-                zeros_after = int(after.size - after.astype(bool).sum())
+                # count_nonzero counts in place: no int or bool copy of the weight (the
+                # same counts as summing ``after != before`` and ``astype(bool)``).
+                changed_entries = int(count_nonzero(after != before))
+                zeros_before = int(before.size - count_nonzero(before))
+                zeros_after = int(after.size - count_nonzero(after))
             except Exception:
                 unknown += 1
                 continue

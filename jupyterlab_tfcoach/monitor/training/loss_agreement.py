@@ -846,10 +846,12 @@ def _diverged(losses: list[float]) -> str | None:
 
 # ------------------------------------------------------------------ entries
 def _parsed(source: str) -> ast.Module | None:
-    try:
-        return ast.parse(source)
-    except (SyntaxError, ValueError):
-        return None
+    # The shared, cached parse: one note reads the same few cells a few dozen times (the
+    # compile, the layer, the labels), and nothing here changes a tree. Imported here:
+    # syntax imports modules that import this one.
+    from jupyterlab_tfcoach.monitor.syntax import parsed_source
+
+    return parsed_source(source)
 
 
 def _method_call(sources: list[str], owner: str, method: str) -> tuple[ast.Call, str] | None:
@@ -873,7 +875,10 @@ def _method_call(sources: list[str], owner: str, method: str) -> tuple[ast.Call,
 
 
 def _segment(source: str, node: ast.AST) -> str:
-    text = ast.get_source_segment(source, node)
+    from jupyterlab_tfcoach.monitor.syntax import source_segment
+
+    # ``ast.get_source_segment``'s text, with the source split into lines once.
+    text = source_segment(source, node)
     return " ".join((text if text is not None else ast.unparse(node)).split())
 
 

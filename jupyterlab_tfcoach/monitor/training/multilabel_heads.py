@@ -43,13 +43,14 @@ from jupyterlab_tfcoach.monitor.training.unit_softmax_layers import (
     _bound_names,
     _is_keras_model,
 )
+from jupyterlab_tfcoach.monitor.word_gates import word_gate
 
 SECTION = LABELS_SECTION
 MAX_LAYERS = 300
 MAX_NAMES = 500
 MAX_ROWS = 20_000
 MIN_SHARE = 0.05  # rows with several 1s: a stray duplicate is not a multi-label set
-_LABEL_NAME = re.compile(
+_LABEL_NAME = word_gate(
     r"^(y|labels?|targets?|tags?)($|_|[A-Z0-9])|_(y|labels?|targets?|tags?)(_|$)", re.I
 )
 _told: dict[int, weakref.ReferenceType[Any]] = {}

@@ -40,6 +40,7 @@ from jupyterlab_tfcoach.monitor.stored_state import (
 )
 from jupyterlab_tfcoach.monitor.syntax import parsed_source
 from jupyterlab_tfcoach.monitor.training.fit_watch import FitRun
+from jupyterlab_tfcoach.monitor.word_gates import word_gate
 
 SECTION = "trainable-weights"
 MAX_LAYERS = 200
@@ -48,7 +49,7 @@ FIXED_WORDS = frozenset({"probe", "probing", "frozen", "freeze", "untouched", "e
 TRAINED_WORDS = frozenset({"finetune", "finetuning", "finetuned", "unfreeze", "unfrozen"})
 _WORD = re.compile(r"[a-z]+")
 # ``transfer.layers[0].trainable = False``: a freeze aimed by index, read by empty_freezes.
-_INDEXED_FREEZE = re.compile(r"\.layers\s*\[\s*-?\d+\s*\]\s*\.trainable\s*=\s*False")
+_INDEXED_FREEZE = word_gate(r"\.layers\s*\[\s*-?\d+\s*\]\s*\.trainable\s*=\s*False")
 
 
 def _words(text: str) -> list[str]:

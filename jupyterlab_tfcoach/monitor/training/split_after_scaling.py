@@ -25,7 +25,6 @@ of a split of ``A`` made first with the same call), both parts then scaled with 
 from __future__ import annotations
 
 import ast
-import re
 from typing import Any
 
 from jupyterlab_tfcoach.monitor import report as reports
@@ -34,10 +33,11 @@ from jupyterlab_tfcoach.monitor.symptoms.adapt_leaks import is_held_out_name, is
 from jupyterlab_tfcoach.monitor.symptoms.cell_reading import value_at
 from jupyterlab_tfcoach.monitor.symptoms.whole_data_statistics import over_rows
 from jupyterlab_tfcoach.monitor.syntax import call_name, parsed_source, source_segment
+from jupyterlab_tfcoach.monitor.word_gates import word_gate
 
 SECTION = "preprocessing-adapt"
 MAX_CELL_CHARS = 50_000
-_REDUCTION = re.compile(r"\b(?:\w*mean|\w*std|var|min|max|reduce_\w+)\s*\(")
+_REDUCTION = word_gate(r"\b(?:\w*mean|\w*std|var|min|max|reduce_\w+)\s*\(")
 # Where a split is made: a subscript's text or a train_test_split call.
 _SPLIT_WORDS = ("[", "train_test_split")
 

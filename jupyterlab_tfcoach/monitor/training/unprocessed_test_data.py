@@ -41,6 +41,7 @@ from jupyterlab_tfcoach.monitor.errors.held_values import held_array
 from jupyterlab_tfcoach.monitor.report import Note
 from jupyterlab_tfcoach.monitor.symptoms.adapt_leaks import as_training_name, is_held_out_name
 from jupyterlab_tfcoach.monitor.syntax import parsed_source, source_segment
+from jupyterlab_tfcoach.monitor.word_gates import word_gate
 
 SECTION = "preprocessing-adapt"
 MAX_CELL_CHARS = 30_000
@@ -53,7 +54,7 @@ HISTORY_CELLS = 100
 HISTORY_CHARS = 50_000
 MAX_DEPTH = 3
 # A held-out word in the cell: nothing else is parsed for this check.
-_HELD_WORD = re.compile(r"(?i:test|val|valid|holdout|eval)|_te\b|_va\b|\b\w+te\s*[,=]")
+_HELD_WORD = word_gate(r"(?i:test|val|valid|holdout|eval)|_te\b|_va\b|\b\w+te\s*[,=]")
 
 
 def _targets(statement: ast.Assign) -> Iterator[tuple[str, ast.expr]]:

@@ -29,6 +29,7 @@ from jupyterlab_tfcoach.monitor.syntax import (
     source_segment,
     subtree_nodes,
 )
+from jupyterlab_tfcoach.monitor.word_gates import word_gate
 
 # Calls that create a variable (``tf.Variable``, ``keras.Variable``,
 # ``self.add_weight``, ``tf.compat.v1.get_variable``...), by their last name.
@@ -37,7 +38,7 @@ _CREATING_CALLS = frozenset({"Variable", "add_weight", "add_variable", "get_vari
 _CANDIDATE_LINE = re.compile(
     r"^\s*(?P<target>[A-Za-z_][\w.]*)\s*(?:[-+*/]=.*|=(?!=)(?P<value>.*))$"
 )
-_CREATION_HINT = re.compile(r"\b(?:Variable|add_weight|add_variable|get_variable)\s*\(")
+_CREATION_HINT = word_gate(r"\b(?:Variable|add_weight|add_variable|get_variable)\s*\(")
 MAX_CELL_CHARS = 200_000
 MAX_STATEMENT_LINES = 12
 

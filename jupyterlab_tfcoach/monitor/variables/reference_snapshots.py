@@ -52,6 +52,7 @@ from jupyterlab_tfcoach.monitor import report as reports
 from jupyterlab_tfcoach.monitor.report import Note
 from jupyterlab_tfcoach.monitor.stored_state import instance_dict, keras_trainable_variables
 from jupyterlab_tfcoach.monitor.training.user_code import method_source, parse
+from jupyterlab_tfcoach.monitor.word_gates import word_gate
 
 SECTION = "variable-references"
 MAX_NAMES = 20_000
@@ -67,7 +68,7 @@ MAX_TOLD = 1000
 _TOLD: set[tuple[str, int]] = set()
 _type_dict = type.__dict__["__dict__"].__get__  # a class's own namespace, no metaclass hook
 _type_mro = type.__dict__["__mro__"].__get__
-_SNAPSHOT_NAME = re.compile(
+_SNAPSHOT_NAME = word_gate(
     r"(^|_)(before|old|prev|previous|initial|init|start|orig|original|backup|saved|"
     r"snapshot|best|last_good|copy|checkpoint)(_|$|\d)|snapshot|backup",
     re.IGNORECASE,

@@ -45,24 +45,25 @@ from jupyterlab_tfcoach.monitor.variables.kinds import (
 )
 from jupyterlab_tfcoach.monitor.variables.left_out_sources import LeftOutSources
 from jupyterlab_tfcoach.monitor.variables.training_symptoms import TrainingSymptoms
+from jupyterlab_tfcoach.monitor.word_gates import word_gate
 
 MAX_NOTES_PER_CELL = 10
 # Ops whose gradient is None or zero: a loss computed through them does not train.
-_NO_GRADIENT_OPS = re.compile(
+_NO_GRADIENT_OPS = word_gate(
     r"\btf\.(?:math\.)?(?:round|argmax|argmin|floor|ceil|sign|equal|greater|less)\b"
     r"|\btf\.cast\([^)]*int"
 )
 _MAX_SOURCES = 1000
 _MAX_REMEMBERED = 10_000
 # A NumPy step written in the tape's block: `.numpy()` on a tensor, or a call `np.f(...)`.
-_NUMPY_STEP = re.compile(r"\.numpy\(\s*\)|\b(?:np|numpy)\.[\w.]+\(")
+_NUMPY_STEP = word_gate(r"\.numpy\(\s*\)|\b(?:np|numpy)\.[\w.]+\(")
 # A model's ``predict`` in the tape's block: it runs outside the tape, returns NumPy.
-_PREDICT_STEP = re.compile(r"\.predict(?:_on_batch)?\(")
+_PREDICT_STEP = word_gate(r"\.predict(?:_on_batch)?\(")
 _MAX_SOURCE_CHARS = 200_000
 _MAX_HELPERS = 8
 # A call of a bare name (`my_loss(`), not of an attribute (`tf.square(`).
 _CALLED_NAME = re.compile(r"(?<![\w.])([A-Za-z_]\w*)\s*\(")
-_JACOBIAN_CALL = re.compile(r"\.(batch_jacobian|jacobian)\s*\(")
+_JACOBIAN_CALL = word_gate(r"\.(batch_jacobian|jacobian)\s*\(")
 # The reason given when the code shows nothing more precise (the cell's error may say more).
 NOT_CONNECTED = "the loss does not depend on it inside the tape"
 
