@@ -296,6 +296,23 @@ def call_name(call: ast.Call) -> str | None:
     return None
 
 
+def method_calls(source: str, receiver: str, method: str) -> list[ast.Call]:
+    """Every ``receiver.method(...)`` call in the cell (``model.fit(...)`` for ``model``,
+    ``fit``), in walk order; none when the cell does not parse."""
+    tree = parsed_source(source)
+    if tree is None:
+        return []
+    return [
+        node
+        for node in walk_nodes(tree)
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == method
+        and isinstance(node.func.value, ast.Name)
+        and node.func.value.id == receiver
+    ]
+
+
 def tape_names(statement: ast.With) -> list[str]:
     """The names a ``with tf.GradientTape() as tape:`` statement binds its tapes to, in
     order (``["outer", "inner"]`` for two tapes in one ``with``); empty for another block."""

@@ -365,7 +365,9 @@ class TraceRegistry:
                     continue
                 try:
                     if function.experimental_get_tracing_count() != state.read_traces:
-                        self._read_new_traces(function, state, call_site=None, record=True)
+                        self._read_new_traces(
+                            function, state, call_site=None, record=True, outside_call=True
+                        )
                 except Exception:
                     continue
             called, self._called = self._called, {}
@@ -442,7 +444,12 @@ class TraceRegistry:
 
     # ------------------------------------------------------------ internals
     def _read_new_traces(
-        self, function: Any, state: FunctionState, call_site: str | None, record: bool
+        self,
+        function: Any,
+        state: FunctionState,
+        call_site: str | None,
+        record: bool,
+        outside_call: bool = False,
     ) -> None:
         count = function.experimental_get_tracing_count()
         if count < state.read_traces:  # the cache was cleared: start over
@@ -471,7 +478,9 @@ class TraceRegistry:
         first_event = len(self._events)
         for offset, signature in enumerate(new_signatures):
             index = first_new + offset
-            event = self._classify(state, state.identity, index, first_new, signature, call_site)
+            event = self._classify(
+                state, state.identity, index, first_new, signature, call_site, outside_call
+            )
             if signature is not None:
                 state.signatures.append(signature)
                 if len(state.signatures) > MAX_SIGNATURES_PER_FUNCTION:
@@ -501,6 +510,7 @@ class TraceRegistry:
         first_new: int,
         signature: sig.Signature | None,
         call_site: str | None,
+        outside_call: bool = False,
     ) -> TraceEvent | None:
         function_id = state.serial
         group = _group_of(state, identity)
@@ -540,6 +550,11 @@ class TraceRegistry:
             ]
         else:
             found = sig.closest_differences(state.signatures, signature)
+            if not found and outside_call and index > 0:
+                # Made by TensorFlow, not by a call of the learner's: saving
+                # (`tf.saved_model.save`, `model.export`) traces each function again under
+                # its own context with the same argument types. Nothing to change; history.
+                return None
             if not found:
                 reasons = [
                     retrace_reason(

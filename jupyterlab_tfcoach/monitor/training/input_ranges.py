@@ -65,7 +65,7 @@ from jupyterlab_tfcoach.monitor.symptoms.dataset_order import (
 )
 from jupyterlab_tfcoach.monitor.symptoms.random_maps import runs_python
 from jupyterlab_tfcoach.monitor.symptoms.rescaled_again import division_statement
-from jupyterlab_tfcoach.monitor.syntax import parsed_source
+from jupyterlab_tfcoach.monitor.syntax import method_calls, parsed_source
 from jupyterlab_tfcoach.monitor.training import label_sums
 from jupyterlab_tfcoach.monitor.training.label_sums import LabelRows, UnnormalisedLabels
 
@@ -417,20 +417,8 @@ def _factor(ratio: float) -> str:
 
 def _call_written(source: str, model: str, method: str, data: str) -> tuple[str, str] | None:
     """(the call as written, its first argument as written) of ``model.method(data, ...)``."""
-    tree = parsed_source(source)
-    if tree is None:
-        return None
-    for node in ast.walk(tree):
-        if (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Attribute)
-            and node.func.attr == method
-            and isinstance(node.func.value, ast.Name)
-            and node.func.value.id == model
-            and node.args
-            and isinstance(node.args[0], ast.Name)
-            and node.args[0].id == data
-        ):
+    for node in method_calls(source, model, method):
+        if node.args and isinstance(node.args[0], ast.Name) and node.args[0].id == data:
             call = ast.get_source_segment(source, node)
             if call is not None:
                 return call, data

@@ -49,7 +49,7 @@ from jupyterlab_tfcoach.monitor.names import name_bound_to
 from jupyterlab_tfcoach.monitor.report import Note
 from jupyterlab_tfcoach.monitor.stored_state import instance_dict, library_attribute
 from jupyterlab_tfcoach.monitor.symptoms.dataset_order import MAP, chain_of, operation
-from jupyterlab_tfcoach.monitor.syntax import call_name, parsed_source
+from jupyterlab_tfcoach.monitor.syntax import call_name, method_calls, parsed_source
 from jupyterlab_tfcoach.monitor.training import user_code
 
 SECTION = "labels-and-loss"
@@ -336,24 +336,14 @@ def smoothing(
 
 def _fit_argument(source: str, model: str) -> str | None:
     """The first argument of ``model.fit(...)`` as written in the cell."""
-    tree = parsed_source(source)
-    if tree is None:
-        return None
-    for node in ast.walk(tree):
-        if (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Attribute)
-            and node.func.attr == "fit"
-            and isinstance(node.func.value, ast.Name)
-            and node.func.value.id == model
-        ):
-            argument = node.args[0] if node.args else None
-            for keyword in node.keywords:
-                if keyword.arg == "x":
-                    argument = keyword.value
-            text = ast.get_source_segment(source, argument) if argument is not None else None
-            if text and "\n" not in text and len(text) <= 80:
-                return text
+    for node in method_calls(source, model, "fit"):
+        argument = node.args[0] if node.args else None
+        for keyword in node.keywords:
+            if keyword.arg == "x":
+                argument = keyword.value
+        text = ast.get_source_segment(source, argument) if argument is not None else None
+        if text and "\n" not in text and len(text) <= 80:
+            return text
     return None
 
 

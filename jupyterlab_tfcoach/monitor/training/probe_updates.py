@@ -25,7 +25,6 @@ Cost: nothing unless a fit ran in the cell; then a look at the fitted model's la
 
 from __future__ import annotations
 
-import ast
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -38,7 +37,7 @@ from jupyterlab_tfcoach.monitor.stored_state import (
     keras_trainable_variables,
     stored,
 )
-from jupyterlab_tfcoach.monitor.syntax import parsed_source
+from jupyterlab_tfcoach.monitor.syntax import method_calls
 from jupyterlab_tfcoach.monitor.training.fit_watch import FitRun
 from jupyterlab_tfcoach.monitor.word_gates import word_gate
 
@@ -131,19 +130,8 @@ def probe_notes(fits: list[FitRun], namespace: Mapping[str, Any], cell_source: s
 
 
 def _compile_line(cell_source: str, model_name: str) -> int | None:
-    tree = parsed_source(cell_source)
-    if tree is None:
-        return None
-    for node in ast.walk(tree):
-        if (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Attribute)
-            and node.func.attr == "compile"
-            and isinstance(node.func.value, ast.Name)
-            and node.func.value.id == model_name
-        ):
-            return node.lineno
-    return None
+    calls = method_calls(cell_source, model_name, "compile")
+    return calls[0].lineno if calls else None
 
 
 def _note(
