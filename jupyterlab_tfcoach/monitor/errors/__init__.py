@@ -74,6 +74,7 @@ from jupyterlab_tfcoach.monitor.errors.numpy_calls import (
     numpy_calls_as_graph_ops,
     numpy_on_traced_tensors,
 )
+from jupyterlab_tfcoach.monitor.errors.numpy_outside import computed_outside
 from jupyterlab_tfcoach.monitor.errors.runnable_fixes import runnable
 from jupyterlab_tfcoach.monitor.errors.shapes import explain_missing_axis
 from jupyterlab_tfcoach.monitor.errors.tape_loops import recorded_before_loop
@@ -218,7 +219,7 @@ def _numpy_in_function(parsed: ParsedError, context: ErrorContext) -> Explanatio
         "Inside a tf.function, tensors are symbolic placeholders while the graph is traced: they "
         "have no value yet, so .numpy() does not exist and NumPy functions cannot take them."
     )
-    fix = _without_numpy(context)
+    fix = _without_numpy(context) or computed_outside(context)
     if fix is not None:
         return f"{rule} {fix}", "numpy-in-graphs"
     return (

@@ -49,6 +49,7 @@ from jupyterlab_tfcoach.monitor.errors.family_record import (
     shape_list,
     tf_alias,
 )
+from jupyterlab_tfcoach.monitor.errors.gathered_rows import gathered_rows
 from jupyterlab_tfcoach.monitor.errors.one_axis_growth import grown_one_axis
 from jupyterlab_tfcoach.monitor.stored_state import library_attribute
 
@@ -410,6 +411,10 @@ def _read_broadcast(error: Recognised, line: FailingLine, context: ErrorContext)
         reduced = _reduced_over_examples(operand, a + b, line, context)
         if reduced is not None:
             return Finding(rule + ". " + reduced[0] + ".", reduced[1])
+    # A side made by a gather that took whole rows: the cause is upstream, no axis helps.
+    rows = gathered_rows((a, b), node, line, context)
+    if rows is not None:
+        return Finding(rule + ". " + rows[0] + ".", rows[1], section="joining-indexing")
     if node is not None and right is not None and left is not None:
         if len(a) == len(b) == 2 and a == b[::-1]:
             fixed = rewrite(line.frame, node, _node_of(node, 1), f"{tf}.transpose({right.source})")

@@ -17,6 +17,13 @@ the factor, is not this) where the running value, what it is written into, or th
 ``range`` with a negative step or a ``[::-1]`` slice, and its body does not index from
 the end (``rewards[n - 1 - t]``). The fix is the loop's header over ``reversed(...)``
 (with ``insert(0, ...)`` for an ``append`` that builds the list).
+
+The same loop run backwards, as it should, that ``append``s each return to a list
+(``rets.append(acc)``) stores them last step first; when nothing after the loop in the
+same scope (the ``def``, or the cell) reverses anything (no ``[::-1]``, ``reversed``,
+``.reverse()``, ``flip``, and no ``insert(0, ...)``), the list is used in that order:
+entry 0 is the last step's return, each step gets its mirror step's. The fix is
+``rets.insert(0, acc)`` in place of the ``append``.
 """
 
 from __future__ import annotations
@@ -132,6 +139,100 @@ def _reads_from_end(loop: ast.For) -> bool:
     return False
 
 
+def _reverses(node: ast.AST) -> bool:
+    """Whether ``node`` puts something back in order: ``[::-1]``, ``reversed(...)``,
+    ``.reverse()``, ``flip``, ``insert(0, ...)``."""
+    for part in ast.walk(node):
+        if isinstance(part, ast.Call) and call_name(part) in (
+            "reversed",
+            "reverse",
+            "flip",
+            "flipud",
+            "insert",
+        ):
+            return True
+        if isinstance(part, ast.Slice) and part.step is not None:
+            step = int_literal(part.step)
+            if step is None or step < 0:
+                return True
+    return False
+
+
+def _scope_after(
+    tree: ast.Module, function: ast.FunctionDef | ast.AsyncFunctionDef | None, loop: ast.For
+) -> list[ast.stmt]:
+    """The statements of the loop's scope that start after the loop ends."""
+    body = function.body if function is not None else tree.body
+    end = loop.end_lineno or loop.lineno
+    found: list[ast.stmt] = []
+    for statement in body:
+        for inner in ast.walk(statement):
+            if isinstance(inner, ast.stmt) and inner.lineno > end:
+                found.append(inner)
+    return found
+
+
+def _backward_append_note(
+    tree: ast.Module,
+    loop: ast.For,
+    function: ast.FunctionDef | ast.AsyncFunctionDef | None,
+    lines: list[str],
+) -> Note | None:
+    """A backward loop that appends each discounted return, the list never put back in
+    time order after it."""
+    update = next(
+        ((s, name) for s in ast.walk(loop) if (name := _running_update(s)) is not None),
+        None,
+    )
+    if update is None or any(_reverses(part) for part in loop.body):
+        return None
+    statement, running = update
+    appends = [
+        s
+        for s in ast.walk(loop)
+        if isinstance(s, ast.Expr)
+        and isinstance(s.value, ast.Call)
+        and call_name(s.value) == "append"
+        and isinstance(s.value.func, ast.Attribute)
+        and isinstance(s.value.func.value, ast.Name)
+        and len(s.value.args) == 1
+        and isinstance(s.value.args[0], ast.Name)
+        and s.value.args[0].id == running
+    ]
+    if len(appends) != 1:
+        return None
+    append = appends[0]
+    owner = append.value.func.value.id  # type: ignore[attr-defined]
+    words = set(identifier_words(running)) | set(identifier_words(owner))
+    if function is not None:
+        words |= set(identifier_words(function.name))
+    if not words & _RETURNS:
+        return None
+    after = _scope_after(tree, function, loop)
+    read_after = any(isinstance(n, ast.Name) and n.id == owner for s in after for n in ast.walk(s))
+    if not read_after or any(_reverses(s) for s in after):
+        return None
+    iterable = segment(lines, loop.iter)
+    header = segment(lines, loop.target)
+    append_text = segment(lines, append)
+    update_text = segment(lines, statement)
+    if iterable is None or header is None or append_text is None or update_text is None:
+        return None
+    where = f"line {loop.lineno} of this cell" + (
+        f", in `{function.name}`" if function is not None else ""
+    )
+    return reports.note(
+        f"The loop `for {header} in {iterable}:` ({where}) walks back from the last step, "
+        f"as the discounted return `{update_text}` needs, but `{append_text}` stores the "
+        f"returns in that backward order and `{owner}` is never put back in time order: "
+        f"`{owner}[0]` is the return of the LAST step, so each step is credited with the "
+        "return of its mirror step (for rewards [0, 0, 1] and gamma 0.9 it gives "
+        "[1, 0.9, 0.81] rather than [0.81, 0.9, 1]), without any error. Keep the list in "
+        f"time order: `{owner}.insert(0, {running})` in place of `{append_text}`.",
+        SECTION,
+    )
+
+
 def notes(source: str, namespace: dict[str, Any]) -> list[Note]:
     if not source or len(source) > MAX_CELL_CHARS or "for" not in source:
         return []
@@ -149,7 +250,14 @@ def notes(source: str, namespace: dict[str, Any]) -> list[Note]:
     for loop, function in statements_on(tree, loops):
         if len(found) >= MAX_NOTES:
             break
-        if not isinstance(loop, ast.For) or _backwards(loop.iter) or _reads_from_end(loop):
+        if not isinstance(loop, ast.For):
+            continue
+        if _backwards(loop.iter):
+            backward = _backward_append_note(tree, loop, function, lines)
+            if backward is not None:
+                found.append(backward)
+            continue
+        if _reads_from_end(loop):
             continue
         update = next(
             (
