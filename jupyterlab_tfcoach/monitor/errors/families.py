@@ -33,6 +33,9 @@ a number by position where its call takes a tensor),
 ``families_tflite.py`` (a TFLite input given another shape, dtype or name than it has),
 ``families_scan_axis.py`` (tf.scan walking the batch axis where time was meant),
 ``families_norm_axes.py`` (tf.norm asked for one norm over three or more axes),
+``families_reduction_axes.py`` (a reduction over an axis its input does not have),
+``families_uneven_batch.py`` (a dataset batch meeting an element of another length: a
+``window`` without ``drop_remainder``),
 ``families_loss_order.py`` (a Keras loss given the predictions first, the labels second),
 ``families_size_entries.py`` (a size list with fewer entries than the value has axes),
 ``families_feature_lists.py`` (a tf.train Int64List/FloatList/BytesList given another kind),
@@ -170,6 +173,7 @@ from jupyterlab_tfcoach.monitor.errors import (
     families_ragged_inputs,
     families_ragged_rows,
     families_reduced_whole,
+    families_reduction_axes,
     families_refused_dtype,
     families_results,
     families_return_order,
@@ -196,6 +200,7 @@ from jupyterlab_tfcoach.monitor.errors import (
     families_tflite,
     families_time_major,
     families_unbuilt_sequential,
+    families_uneven_batch,
     families_unknown_weight_size,
     families_unpacking,
     families_vector_as_matrix,
@@ -345,6 +350,9 @@ FAMILIES: tuple[ErrorFamily, ...] = (
     families_tape_values.TENSOR_VARIABLES,
     families_tape_values.NUMPY_TARGET,
     families_keras.DISCONNECTED,
+    # Short windows at the end of the data (window without drop_remainder) before the
+    # reading that pads sequences of different lengths.
+    families_uneven_batch.UNEVEN_ELEMENTS,
     families_data.UNEVEN_BATCH,
     families_data.LOOP_SHAPE,
     families_while_loop_shape.WHILE_LOOP_SHAPE,
@@ -391,6 +399,9 @@ FAMILIES: tuple[ErrorFamily, ...] = (
     families_library_values.INDEX_PAST_END,
     families_library_values.TENSOR_SLICE_PAST_END,
     families_reduced_whole.REDUCED_WHOLE,
+    # A reduction over an axis its input does not have: which written axis is missing
+    # (before the model-result reading, which knows no list of axes).
+    families_reduction_axes.REDUCTION_AXES,
     families_library_values.AXIS_PAST_RANK,
     families_library_values.VALUE_CALLED,
     families_library_values.NOT_ITERABLE,

@@ -45,9 +45,9 @@ from jupyterlab_tfcoach.monitor.hooks import MethodHooks
 from jupyterlab_tfcoach.monitor.locations import CellLocator
 from jupyterlab_tfcoach.monitor.names import name_bound_to
 from jupyterlab_tfcoach.monitor.report import Note
-from jupyterlab_tfcoach.monitor.stored_state import instance_dict
+from jupyterlab_tfcoach.monitor.stored_state import instance_dict, library_attribute
 from jupyterlab_tfcoach.monitor.symptoms.broadcast import where_in_cells
-from jupyterlab_tfcoach.monitor.symptoms.dataset_order import OrderChecker
+from jupyterlab_tfcoach.monitor.symptoms.dataset_order import OrderChecker, is_batched
 from jupyterlab_tfcoach.monitor.tftypes import loaded_class
 from jupyterlab_tfcoach.monitor.traces import body_scan as fx
 from jupyterlab_tfcoach.monitor.traces.body_advice import function_globals, tf_random_equivalent
@@ -161,7 +161,8 @@ class DatasetWatcher:
             __tracebackhide__ = True
             original_init(wrapper, func, transformation_name, *args, **kw)
             try:
-                watcher._traced(wrapper, func, transformation_name, sys._getframe(1))
+                source = kw.get("dataset", args[0] if args else None)
+                watcher._traced(wrapper, func, transformation_name, sys._getframe(1), source)
             except Exception:
                 pass
 
@@ -241,7 +242,14 @@ class DatasetWatcher:
         return text
 
     # --------------------------------------------------- traced dataset functions
-    def _traced(self, wrapper: Any, func: Any, transformation_name: Any, frame: Any) -> None:
+    def _traced(
+        self,
+        wrapper: Any,
+        func: Any,
+        transformation_name: Any,
+        frame: Any,
+        source: Any = None,
+    ) -> None:
         graph = None
         concrete = (instance_dict(wrapper) or {}).get("_function")
         if concrete is not None:
@@ -265,10 +273,17 @@ class DatasetWatcher:
         live = [e for e in fx.live_effects(facts, scope) if e.action in _REPORTED_ACTIONS]
         if not live:
             return
+        # Only a batched input gives the mapped function a batch axis a fixed-size draw
+        # would be shared along.
+        ranks = (
+            mapped_ranks(func, (instance_dict(wrapper) or {}).get("_input_structure"))
+            if source is not None and is_batched(source)
+            else {}
+        )
         for effect in live[:MAX_NOTES]:
             self._traced_notes.append(
                 reports.note(
-                    _traced_text(func, effect, transformation, map_line, self.locator),
+                    _traced_text(func, effect, transformation, map_line, self.locator, ranks),
                     DRAW_SECTION if effect.action == fx.RANDOM else TRACING_SECTION,
                 )
             )
@@ -492,10 +507,17 @@ def function_tree(func: types.FunctionType) -> tuple[ast.AST, str] | None:
 
 
 def random_fix(
-    tree: ast.AST, source: str, effect: fx.Effect, namespace: dict[str, object] | None = None
+    tree: ast.AST,
+    source: str,
+    effect: fx.Effect,
+    namespace: dict[str, object] | None = None,
+    element_ranks: dict[str, int] | None = None,
 ) -> tuple[int, str, str | None, str | None] | None:
     """The random call's line in the function's source, its statement, the statement
-    rewritten with a TensorFlow draw, and the name it assigns."""
+    rewritten with a TensorFlow draw, and the name it assigns. ``element_ranks`` (a mapped
+    function's parameters -> the rank of the element part each receives): a sized draw
+    combined with a parameter of more axes than it has is drawn with ``tf.shape`` of it
+    (``batched_operand``)."""
     wanted = effect.detail.rsplit(".", 1)[-1]
     parents: dict[ast.AST, ast.AST] = {}
     for node in ast.walk(tree):
@@ -508,7 +530,11 @@ def random_fix(
             and node.func.attr == wanted
         ):
             continue
-        replacement = tf_random_equivalent(wanted, node, source, namespace)
+        shape_of = None
+        if element_ranks:
+            operand = batched_operand(tree, parents, node, element_ranks, namespace or {})
+            shape_of = f"tf.shape({operand})" if operand is not None else None
+        replacement = tf_random_equivalent(wanted, node, source, namespace, shape_of)
         replaced: ast.AST = node
         dtype = None
         parent = parents.get(node)
@@ -549,6 +575,107 @@ def random_fix(
     return None
 
 
+def _draw_rank(call: ast.Call, namespace: dict[str, object]) -> int | None:
+    """How many axes a NumPy draw's ``size`` gives it: 1 for a whole number (``size=48``,
+    ``size=width``), the length of a written tuple or list (or of one a name holds); None
+    for no size (one number) or a size not read (``x.shape``)."""
+    size = next((k.value for k in call.keywords if k.arg == "size"), None)
+    if size is None and len(call.args) >= 3:
+        size = call.args[2]
+    if size is None:
+        return None
+    if isinstance(size, (ast.Tuple, ast.List)):
+        return len(size.elts)
+    if isinstance(size, ast.Constant) and type(size.value) is int:
+        return 1
+    if isinstance(size, ast.Name):
+        held = namespace.get(size.id)
+        if type(held) is int:
+            return 1
+        if type(held) in (tuple, list):
+            return len(held)  # type: ignore[arg-type]
+    return None
+
+
+def batched_operand(
+    tree: ast.AST,
+    parents: dict[ast.AST, ast.AST],
+    draw: ast.Call,
+    element_ranks: dict[str, int],
+    namespace: dict[str, object],
+) -> str | None:
+    """The mapped function's parameter a sized draw is added to or multiplied with (the
+    draw itself, or the name its statement assigns, in ``x + noise``) when that parameter
+    receives one axis more than the draw has: a dataset mapped after ``batch`` gives ``x``
+    a batch axis, and a draw of one row's shape is then one row of noise shared by every
+    example of the batch. None otherwise (an unbatched element of the draw's rank; a draw
+    of fewer axes still, per channel of images, is left as written)."""
+    rank = _draw_rank(draw, namespace)
+    if rank is None:
+        return None
+    node: ast.AST = draw
+    while node in parents and not isinstance(node, ast.stmt):
+        node = parents[node]
+    drawn: set[str] = set()
+    if isinstance(node, ast.Assign) and len(node.targets) == 1:
+        if isinstance(node.targets[0], ast.Name):
+            drawn.add(node.targets[0].id)
+
+    def is_draw(operand: ast.AST) -> bool:
+        # The draw itself or its name, alone or inside a factor (``x * (1.0 + noise)``).
+        return any(
+            child is draw or (isinstance(child, ast.Name) and child.id in drawn)
+            for child in ast.walk(operand)
+        )
+
+    for candidate in ast.walk(tree):
+        if not isinstance(candidate, ast.BinOp) or not isinstance(
+            candidate.op, (ast.Add, ast.Sub, ast.Mult)
+        ):
+            continue
+        for mine, other in ((candidate.left, candidate.right), (candidate.right, candidate.left)):
+            if (
+                isinstance(other, ast.Name)
+                and element_ranks.get(other.id, 0) == rank + 1
+                and is_draw(mine)
+            ):
+                return other.id
+    return None
+
+
+def mapped_ranks(func: types.FunctionType, spec: Any) -> dict[str, int]:
+    """A mapped function's parameters -> the rank of the element part each receives, read
+    from the wrapper's input structure (TensorSpecs): a tuple element unpacked into as many
+    parameters, or one tensor for one parameter."""
+    code = func.__code__
+    parameters = code.co_varnames[: code.co_argcount]
+    parts = list(spec) if type(spec) is tuple else [spec]
+    if len(parts) != len(parameters):
+        return {}
+    ranks: dict[str, int] = {}
+    for parameter, part in zip(parameters, parts, strict=True):
+        shape = library_attribute(part, "shape") if type(part) is not tuple else None
+        dims = library_attribute(shape, "_dims") if shape is not None else None
+        if type(dims) is tuple:
+            ranks[parameter] = len(dims)
+    return ranks
+
+
+def _shared_draw(fix: str) -> str:
+    """The sentence for a fix drawn with ``tf.shape(x)``: the element holds a batch, so a
+    draw of the written size would be one row of noise shared by all its examples."""
+    start = fix.find("tf.shape(")
+    if start < 0:
+        return ""
+    end = fix.find(")", start)
+    operand = fix[start + len("tf.shape(") : end]
+    return (
+        f" `{operand}` holds a whole batch here (the dataset is batched before this map), so "
+        f"a draw of one example's size would also be one row shared by every example of the "
+        f"batch: draw with `{operand}`'s own shape."
+    )
+
+
 _FLOAT_CONSTRUCTORS = {
     "float": "float32",  # a Python float of a draw: the TensorFlow draw's default is enough
     "float16": "float16",
@@ -584,6 +711,7 @@ def _traced_text(
     transformation: str,
     map_line: str | None,
     locator: CellLocator,
+    ranks: dict[str, int] | None = None,
 ) -> str:
     name = func.__name__
     owner = f"`{name}`" if name != "<lambda>" else "the lambda"
@@ -595,7 +723,11 @@ def _traced_text(
     label = effect.label
     if effect.action == fx.RANDOM:
         parsed = function_tree(func)
-        found = random_fix(*parsed, effect, function_globals(func)) if parsed is not None else None
+        found = (
+            random_fix(*parsed, effect, function_globals(func), ranks)
+            if parsed is not None
+            else None
+        )
         where, fix, drawn = "", None, ""
         if found is not None:
             line, statement, fix, target = found
@@ -609,7 +741,8 @@ def _traced_text(
             "gets the same values, in every epoch."
         )
         if fix is not None:
-            return f"{text} Draw inside the graph with TensorFlow's random ops: `{fix}`."
+            shared = _shared_draw(fix)
+            return f"{text}{shared} Draw inside the graph with TensorFlow's random ops: `{fix}`."
         return (
             f"{text} Draw inside the graph with TensorFlow's random ops (`tf.random.normal`, "
             "`tf.random.uniform`, with the element's shape)."

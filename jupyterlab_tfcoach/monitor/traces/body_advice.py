@@ -148,12 +148,17 @@ def _as_shape(size: str, namespace: dict[str, object]) -> str:
 
 
 def tf_random_equivalent(
-    name: str, call: ast.Call, source: str, namespace: dict[str, object] | None = None
+    name: str,
+    call: ast.Call,
+    source: str,
+    namespace: dict[str, object] | None = None,
+    shape_of: str | None = None,
 ) -> str | None:
     """The ``tf.random`` draw for a NumPy (or Python ``random``) draw ``<name>(...)`` in
     ``source``, with the user's own arguments (``namespace``: what names in a size hold);
     None for a draw with no TensorFlow equivalent. Also used for ``Dataset.map`` functions
-    (``symptoms/datasets.py``)."""
+    (``symptoms/datasets.py``), which give ``shape_of`` (``tf.shape(x)``) for a sized draw
+    added to a batched element: the written size would be one draw shared by its rows."""
     args = [ast.get_source_segment(source, a) or "" for a in call.args]
     keywords = {k.arg: ast.get_source_segment(source, k.value) or "" for k in call.keywords}
 
@@ -165,6 +170,8 @@ def tf_random_equivalent(
     def shape(size: str | None) -> str:
         if size is None:
             return "[]"  # NumPy without a size draws one number
+        if shape_of is not None:
+            return shape_of
         return _as_shape(size, namespace or {})
 
     if name == "normal":
