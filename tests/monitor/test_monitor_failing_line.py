@@ -167,10 +167,13 @@ def test_item_assignment_on_a_tensor(kernel: KernelSession) -> None:
     assert fix == "g = tf.tensor_scatter_nd_update(g, [[0, 0]], [0.0])"
     runs_silently(kernel, cell.replace("g[0, 0] = 0.0", fix))
     # A whole row of a 2-D tensor: the same rewrite would need the row's shape as its
-    # update (``[0.0]`` raises), so no fix is printed, only the rule.
-    row = failing(kernel, "board = tf.ones((2, 4))\nboard[0] = 0.0")
+    # update (``[0.0]`` raises), so the fix is a NumPy copy, indexed as written.
+    row_cell = "board = tf.ones((2, 4))\nboard[0] = 0.0"
+    row = failing(kernel, row_cell)
     assert "Tensors are immutable" in row["explanation"]
-    assert "Fix:" not in row["explanation"]
+    copy = spans(row["explanation"].split("Fix: ", 1)[1])[0]
+    assert copy == "board = np.array(board)"
+    runs_silently(kernel, row_cell.replace("\nboard[0]", f"\n{copy}\nboard[0]"))
 
 
 def test_gradients_of_a_module_without_variables(kernel: KernelSession) -> None:

@@ -43,6 +43,7 @@ from jupyterlab_tfcoach.monitor.errors.family_record import (
     shape_list,
     tf_alias,
 )
+from jupyterlab_tfcoach.monitor.errors.lookup_ids import LOOKUP_SECTION, ids_lookup, names_size_of
 from jupyterlab_tfcoach.monitor.errors.shapes import indexed_shape
 from jupyterlab_tfcoach.monitor.stored_state import is_library_class
 
@@ -367,8 +368,22 @@ def _read_embedding_range(
         return Finding(rule + made[0] + ".", made[1], section=JOINING_SECTION)
     fix = None
     definition = _embedding_definition(line, context)
-    needed = _vocabulary_size(line, context, ids, ids_node, tf) if ids and "\n" not in ids else None
+    lookup = ids_lookup(ids_node, line.frame, context, value)
     constant = vocabulary_constant(context, value)
+    if lookup is not None and not (
+        constant is not None and names_size_of(constant[0], lookup, line.frame, context)
+    ):
+        # The layer that made the ids says how many there can be: its own size, not a
+        # constant that happens to hold the same number.
+        rule += lookup.sentence(value)
+        if size == lookup.terms:
+            rule += f"; input_dim={size} counts the terms without that slot"
+        if definition is not None:
+            whole, template = definition
+            fixed = template.replace("\0", f"{lookup.name}.vocabulary_size()")
+            fix = f"size it by the lookup: in place of {code(whole)}, write {code(fixed)}"
+        return Finding(rule + ".", fix, section=LOOKUP_SECTION)
+    needed = _vocabulary_size(line, context, ids, ids_node, tf) if ids and "\n" not in ids else None
     if definition is not None and constant is not None:
         whole, template = definition
         name, layer, count = constant

@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 import inspect
 import re
+import sys
 from typing import Any
 
 from jupyterlab_tfcoach.monitor.errors.calls import library_callee
@@ -93,7 +94,67 @@ def _read_item_assignment(
         if positions is not None:
             fixed = f"{target} = {tf}.tensor_scatter_nd_update({target}, [{positions}], [{value}])"
             fix = code(fixed)
+    if fix is None and error.group("cls") == "EagerTensor" and statement is not None:
+        copied = _numpy_copy(statement, line, context)
+        if copied is not None:
+            return copied
     return Finding(rule + ".", fix)
+
+
+def _numpy_copy(statement: ast.stmt, line: FailingLine, context: ErrorContext) -> Finding | None:
+    """``scores[row, cols] = -np.inf`` on an eager tensor, with positions that are not
+    constants (a loop's rows, a list of columns): ``tensor_scatter_nd_update`` would need
+    every position spelled out, while a NumPy copy takes the learner's indexing as written.
+    The copy is made once, before the outermost loop holding the line that does not make
+    the tensor itself, else just before the line."""
+    if not isinstance(statement, ast.Assign) or len(statement.targets) != 1:
+        return None
+    target = statement.targets[0]
+    tree = line.frame.tree()
+    if not (isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name)) or not tree:
+        return None
+    name = target.value.id
+    assignment = line.frame.segment(statement)
+    if not assignment or "\n" in assignment:
+        return None
+    numpy = sys.modules.get("numpy")
+    np = context.module_alias("numpy", "np")
+    copy = (
+        f"{name} = {np}.array({name})"
+        if numpy is not None and context.namespace.get(np) is numpy
+        else f"{name} = {name}.numpy()"
+    )
+    failing = line.frame.position.line
+    loops = sorted(
+        (
+            node
+            for node in ast.walk(tree)
+            if isinstance(node, (ast.For, ast.While))
+            and node.lineno < failing <= (node.end_lineno or node.lineno)
+        ),
+        key=lambda node: node.lineno,
+    )
+    place, why = failing, ""
+    for loop in loops:
+        made_inside = any(
+            isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Store)
+            for node in ast.walk(loop)
+        )
+        if not made_inside:
+            place, why = loop.lineno, " (once, ahead of the loop)"
+            break
+    tf = tf_alias(context)
+    back = f"{tf}.convert_to_tensor({name})"
+    rule = (
+        f"Tensors are immutable: {code(name)} cannot be changed in place. A NumPy array can: "
+        "copy the values into one and set the items in the copy, with the indexing as "
+        f"written ({code(back)} makes a tensor of it again); staying in TensorFlow, the new "
+        f"values are a mask given to `{tf}.where`"
+    )
+    return Finding(
+        rule + ".",
+        f"put {code(copy)} before line {place}{why}; then {code(assignment)} changes the copy",
+    )
 
 
 def _index_positions(index: ast.expr) -> str | None:

@@ -290,6 +290,10 @@ def explain_missing_axis(parsed: ParsedError, context: ErrorContext) -> tuple[st
         return None  # one example given to the learner's helper: fixed where it is called
     axis, shapes = found
     located = _model_call(context)
+    if located is not None and axis in (_BATCH, _WHOLE, _DATASET, _SEQUENCE):
+        upstream = _unbatched_training_data(parsed, shapes, located, context)
+        if upstream is not None:
+            return upstream
     if located is not None:
         frame, call, argument = located
         call_source, argument_source = frame.segment(call), frame.segment(argument)
@@ -935,7 +939,11 @@ def _unbatched_dataset(
     call: ast.Call,
     argument: ast.expr,
     context: ErrorContext,
+    inner: str | None = None,
 ) -> tuple[str, str] | None:
+    """``inner``: the model call inside the learner's own traced code that refused an
+    element (a custom ``train_step``), named so the learner sees where it surfaced and why
+    an axis added there is no fix."""
     source = frame.segment(argument) or ""
     fixed = rewrite(
         frame, call, argument, _fixed_argument(_DATASET, argument, source, frame, context)
@@ -943,23 +951,99 @@ def _unbatched_dataset(
     if not fixed:
         return None
     given = f" ({shapes})" if shapes else ""
+    surfaced = ""
+    if inner is not None:
+        surfaced = (
+            f" Each element reached {code(inner)}, inside the model's own code, one example "
+            f"at a time{given}; an axis added there would only make batches of one example, "
+            "and a loss that compares the examples of a batch (in-batch negatives, a batch "
+            "statistic) would have nothing to compare."
+        )
+        given = ""
     discarded = _discarded_batch(source, context)
     if discarded is not None:
         # `ds.batch(16)` on its own line: a new dataset, thrown away.
         return (
             f"{code(source)} yields single examples, not batches{given}: "
             f"{code(discarded)} made a new, batched dataset and threw it away (dataset "
-            f"methods never change the dataset they are called on, they return a new one). "
-            f"Keep the result: "
+            "methods never change the dataset they are called on, they return a new "
+            f"one).{surfaced} Keep the result: "
             f"{code(f'{source} = {discarded}')}, then run {code(frame.segment(call) or '')} "
             "again.",
             "tf-data",
         )
     return (
-        f"{code(source)} yields single examples, not batches{given}. Keras takes a tf.data "
-        f"pipeline as it is (batch_size does not apply to it), so batch it: {code(fixed)}.",
+        f"{code(source)} yields single examples, not batches{given}.{surfaced} Keras takes a "
+        f"tf.data pipeline as it is (batch_size does not apply to it), so batch it: "
+        f"{code(fixed)}.",
         "batch-dimension",
     )
+
+
+# Keras methods that run the model (its ``train_step``, ``call``...) on a dataset's elements.
+_DATASET_RUNNERS = frozenset({"fit", "evaluate", "predict"})
+
+
+def _unbatched_training_data(
+    parsed: ParsedError,
+    shapes: str,
+    located: tuple[CellFrame, ast.Call, ast.expr],
+    context: ErrorContext,
+) -> tuple[str, str] | None:
+    """A model call inside the learner's own traced code (a custom ``train_step``, a
+    subclass's ``call``) refused one element without its batch axis, and an outer frame
+    is ``fit``/``evaluate``/``predict`` given a dataset with no ``batch`` in its chain:
+    the cause is the pipeline, not the inner line. An axis added there would give batches
+    of one (an in-batch loss then sees a 1x1 matrix), so the fix batches the dataset."""
+    inner_frame, inner_call, inner_argument = located
+    frames = context.frames()
+    # By identity: comparing frames as dataclasses would compare the learner's locals.
+    position = next((i for i, frame in enumerate(frames) if frame is inner_frame), None)
+    if position is None:
+        return None
+    found, value = context.resolve(inner_argument, inner_frame)
+    if _is_dataset(inner_argument, inner_frame, context) or (
+        found and kind_of(value) not in ("symbolic", "tensor")
+    ):
+        return None
+    for frame in frames[position + 1 :]:
+        calls = [
+            node
+            for part in frame.header()
+            for node in ast.walk(part)
+            if isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in _DATASET_RUNNERS
+        ]
+        for call in calls:
+            argument = _first_argument(call)
+            if argument is None or not _is_dataset(argument, frame, context):
+                continue
+            found, dataset = context.resolve(argument, frame)
+            if not found or is_batched(dataset) or not _element_of_rank(dataset, shapes):
+                continue
+            inner = inner_frame.segment(inner_call)
+            return _unbatched_dataset(
+                parsed,
+                shapes,
+                frame,
+                call,
+                argument,
+                context,
+                inner=inner if inner and "\n" not in inner else None,
+            )
+    return None
+
+
+def _element_of_rank(dataset: Any, shapes: str) -> bool:
+    """Whether the dataset's first input has the rank of the shape the model was given
+    (the last shape the sentence quotes): an element of the dataset is what reached it."""
+    spec = _leading_spec(dataset)
+    quoted = re.findall(r"shape \(([^)]*)\)", shapes)
+    if spec is None or not quoted:
+        return spec is not None
+    given = _shape(quoted[-1])
+    return given is not None and len(given) == len(spec)
 
 
 def _discarded_batch(name: str, context: ErrorContext) -> str | None:
