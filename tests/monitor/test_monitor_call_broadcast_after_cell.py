@@ -109,3 +109,76 @@ def test_look_alikes_stay_silent(kernel: KernelSession) -> None:
     # The argument's name is given another value after the call: not read.
     rebound = LOOP.replace(CALL, "cost = gap_abs(sales[pick], out)") + "out = out[:, 0]\n"
     assert broadcast_notes(checked_report(run(kernel, rebound))) == []
+
+
+SURVIVAL = """gen2 = np.random.default_rng(21)
+ages = gen2.normal(size=(250, 3)).astype("float32")
+alive = (gen2.random(250) < 0.3).astype("float32")          # (250,)
+risk_net = keras.Sequential([keras.Input(shape=(3,)), keras.layers.Dense(1, activation="sigmoid")])
+"""
+
+SCORE = """risk = risk_net.predict(ages, verbose=0)                    # (250, 1)
+
+def cross_entropy(chance, outcome):
+    return -np.mean(outcome * np.log(chance) + (1 - outcome) * np.log1p(-chance))
+
+score = cross_entropy(risk, alive)"""
+
+
+def test_parameters_inside_element_wise_functions_are_read_from_the_call(
+    kernel: KernelSession,
+) -> None:
+    """The function's operands are `outcome` beside `np.log(chance)` and `1 - outcome`
+    beside `np.log1p(-chance)`: each the shape of its parameter, read from the call after
+    the cell (predict spends the watch's call budget first)."""
+    run(kernel, SURVIVAL)
+    notes = broadcast_notes(checked_report(run(kernel, SCORE)))
+    assert notes, "the (250, 1) risk against the (250,) outcomes is told"
+    text = notes[0]
+    assert text.startswith("`outcome * np.log(chance)` (line 4 of this cell, in `cross_entropy`)")
+    assert "a (250, 1) float32 NumPy array, against `outcome`, a (250,) float32" in text
+    assert "the result is (250, 250)" in text
+    call, fixed_call = (
+        "score = cross_entropy(risk, alive)",
+        "score = cross_entropy(risk, alive[:, None])",
+    )
+    assert f"The call `{call}` (line 6 of this cell) gives `alive` as `outcome`" in text
+    assert f"make the shapes agree there, `{fixed_call}`." in text
+    assert broadcast_notes(checked_report(run(kernel, SCORE.replace(call, fixed_call)))) == []
+    # Each example's own risk against its own outcome: the log loss computed row by row.
+    right = (
+        "float(-np.mean([o * np.log(r) + (1 - o) * np.log1p(-r)"
+        " for r, o in zip(risk[:, 0], alive)]))"
+    )
+    assert abs(value_of(kernel, f"float(score) - {right}")) < 1e-5
+
+
+def test_flattened_predictions_stay_silent(kernel: KernelSession) -> None:
+    run(kernel, SURVIVAL)
+    flat = SCORE.replace(
+        "risk = risk_net.predict(ages, verbose=0)",
+        "risk = risk_net.predict(ages, verbose=0).ravel()",
+    )
+    assert broadcast_notes(checked_report(run(kernel, flat))) == []
+
+
+def test_every_call_on_the_line_is_fixed(kernel: KernelSession) -> None:
+    """Two calls on one line give the same (250,) outcomes: the fix widens both, so the
+    second score is right too."""
+    run(kernel, SURVIVAL)
+    line = "pair = (cross_entropy(risk, alive), cross_entropy(softened, alive))"
+    cell = SCORE.replace(
+        "score = cross_entropy(risk, alive)", "softened = np.clip(risk, 0.1, 0.9)\n" + line
+    )
+    notes = broadcast_notes(checked_report(run(kernel, cell)))
+    assert notes
+    fixed_line = (
+        "pair = (cross_entropy(risk, alive[:, None]), cross_entropy(softened, alive[:, None]))"
+    )
+    assert f"make the shapes agree there, `{fixed_line}`." in notes[0]
+    assert broadcast_notes(checked_report(run(kernel, cell.replace(line, fixed_line)))) == []
+    right = (
+        "float(-np.mean([o * np.log(r) + (1 - o) * np.log1p(-r)"
+        " for r, o in zip(softened[:, 0], alive)]))"
+    )
+    assert abs(value_of(kernel, f"float(pair[1]) - {right}")) < 1e-5

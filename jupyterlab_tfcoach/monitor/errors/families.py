@@ -41,6 +41,7 @@ a number by position where its call takes a tensor),
 ``families_feature_lists.py`` (a tf.train Int64List/FloatList/BytesList given another kind),
 ``families_numpy_broadcast.py`` (NumPy arrays that cannot broadcast, in the user's line),
 ``families_quantile_level.py`` (a NumPy quantile or percentile level outside its range),
+``families_integer_indices.py`` (a float array given where NumPy reads integer indices),
 ``families_declared_structure.py`` (a generator's nesting, strings into a float Input),
 ``families_keras_tensors.py`` (a TensorFlow function given a functional model's KerasTensors),
 ``families_single_pair.py`` (one gradient and one variable zipped as if lists),
@@ -141,6 +142,7 @@ from jupyterlab_tfcoach.monitor.errors import (
     families_gradient_sources,
     families_header_line,
     families_image_ops,
+    families_integer_indices,
     families_keras,
     families_keras_api,
     families_keras_arguments,
@@ -225,6 +227,7 @@ from jupyterlab_tfcoach.monitor.errors.family_record import (
     GENERAL_SECTION,
     ErrorFamily,
     Finding,
+    called_numpy,
     raised_by_keras,
     raised_through_library,
     raised_through_numpy,
@@ -414,6 +417,8 @@ FAMILIES: tuple[ErrorFamily, ...] = (
     families_container_attribute.CONTAINER_ATTRIBUTE,
     families_library_values.INFINITE_LENGTH,
     families_numpy_broadcast.NUMPY_BROADCAST,
+    # A float array given where NumPy reads indices (np.bincount, an array index).
+    families_integer_indices.INTEGER_INDICES,
     families_quantile_level.QUANTILE_LEVEL,
     families_bytes_argument.BYTES_ARGUMENT,
     families_segment_ids.SEGMENT_IDS_ORDER,
@@ -470,7 +475,11 @@ def explain_failing_line(parsed: ParsedError, context: ErrorContext) -> tuple[st
     # Families search the whole text: TF puts the key phrase after long node listings.
     whole = replace(parsed, message=parsed.full_message or parsed.message)
     found = _first_finding(whole, line, context, through_library)
-    through_numpy = found is None and not through_library and raised_through_numpy(context)
+    through_numpy = (
+        found is None
+        and not through_library
+        and (raised_through_numpy(context) or called_numpy(line, context))
+    )
     if found is None and not through_library and not through_numpy:
         return None
     if found is not None:

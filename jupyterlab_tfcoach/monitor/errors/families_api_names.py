@@ -14,7 +14,8 @@ place of the statement whose owner is of the same kind (``g_opt.lr, d_opt.lr``: 
 stops at the first, a fix of that one alone fails again at the second). A method missing
 on an object ``tf.saved_model.load`` restored is told by ``saved_functions.py``; a call
 Keras 3 removed with no new name (``keras.backend.set_value``, an optimizer's ``minimize``)
-by ``families_keras3_calls.py``, which writes it the Keras 3 way.
+by ``families_keras3_calls.py``, which writes it the Keras 3 way; Keras 2's backend math
+(``K.clip``, ``K.pow``) by ``keras_backend_ops.py``, which writes it with ``keras.ops``.
 A right name read on a loop's member of another class (``for layer in model.layers``
 reaching the ``InputLayer``) is told first, by ``loop_members.py``: the loop is the cause.
 """
@@ -40,6 +41,7 @@ from jupyterlab_tfcoach.monitor.errors.family_record import (
     Message,
     Recognised,
 )
+from jupyterlab_tfcoach.monitor.errors.keras_backend_ops import backend_math
 from jupyterlab_tfcoach.monitor.errors.loop_members import loop_member_lacking
 from jupyterlab_tfcoach.monitor.errors.saved_functions import (
     is_restored_object,
@@ -284,6 +286,11 @@ def _read_missing_name(
         return _reduction(line, node)
     if kind.startswith("keras.layers") and name == "experimental":
         return _experimental(line, node)
+    if kind == "keras.backend":
+        # Keras 2's backend math (`K.clip`, `K.pow`): keras.ops has it.
+        moved = backend_math(line, node, owner, context)
+        if moved is not None:
+            return moved
     removed = removed_call(kind, node, line, context)
     if removed is not None:
         return removed

@@ -25,6 +25,7 @@ import ast
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from types import ModuleType
 from typing import Any
 
 from jupyterlab_tfcoach.monitor.errors.context import CellFrame, ErrorContext, ParsedError
@@ -211,6 +212,25 @@ def raised_through_numpy(context: ErrorContext) -> bool:
             return True
         traceback = traceback.tb_next
     return False
+
+
+def called_numpy(line: FailingLine, context: ErrorContext) -> bool:
+    """Whether the failing instruction is a call of a NumPy function written from a name
+    holding the numpy module or a submodule (``np.bincount(ids)``, ``np.add.at(...)``):
+    NumPy's functions written in C leave no NumPy frame in the traceback."""
+    call = line.call
+    if not isinstance(call, ast.Call) or not line.frame.at_position(call):
+        return False
+    root = call.func
+    while isinstance(root, ast.Attribute):
+        root = root.value
+    if not isinstance(root, ast.Name):
+        return False
+    found, module = context.lookup(root.id, line.frame)
+    if not found or not isinstance(module, ModuleType):
+        return False
+    name = vars(module).get("__name__")
+    return type(name) is str and name.partition(".")[0] == "numpy"
 
 
 def raised_by_keras(context: ErrorContext) -> bool:

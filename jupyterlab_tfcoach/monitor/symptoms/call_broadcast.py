@@ -32,8 +32,10 @@ or never. So the function is watched while it runs, the first time a cell calls 
   a custom training loop, ``loss = loss_fn(y[batch], model(x[batch]))``) is read after
   the cell from its calls instead: each call at the cell's level (a loop's body too, not
   a ``def``) maps its arguments to the parameters the function's reduced expression meets
-  unchanged, and the arguments as written are read as shapes from the names they hold
-  (``operand_shapes.py``: ``y[batch]`` is followed through its positions), when none of
+  unchanged (or through an element-wise function of one parameter and numbers:
+  ``labels * np.log(p)`` meets ``p``), and the arguments as written are read as shapes
+  from the names they hold (``operand_shapes.py``: ``y[batch]`` is followed through its
+  positions), when none of
   those names is assigned again after the call. The note is the same, with the call
   rewritten as its fix.
 
@@ -81,6 +83,7 @@ from jupyterlab_tfcoach.monitor.symptoms.broadcast import (
     where_in_cells,
 )
 from jupyterlab_tfcoach.monitor.symptoms.broadcast_origins import follow_operand, vector_origin
+from jupyterlab_tfcoach.monitor.symptoms.operand_shapes import SHAPE_KEEPING
 from jupyterlab_tfcoach.monitor.syntax import call_name, parsed_source, reference_path
 
 # Python calls seen before the trace function gives up for the cell: a watched function
@@ -420,9 +423,14 @@ class CallBroadcastWatch:
         namespace: dict[str, Any],
     ) -> None:
         """One call's arguments against one reduced expression of the function."""
-        if expression.left not in unchanged or expression.right not in unchanged:
+        # `labels * np.log(p)`: each side the parameter it is an element-wise function of.
+        sides = (
+            _parameter_of(expression.left, unchanged),
+            _parameter_of(expression.right, unchanged),
+        )
+        if sides[0] is None or sides[1] is None or sides[0] == sides[1]:
             return
-        given = [arguments.get(expression.left), arguments.get(expression.right)]
+        given = [arguments.get(sides[0]), arguments.get(sides[1])]
         if given[0] is None or given[1] is None:
             return
         if _assigned_after(tree, given, call.end_lineno or call.lineno):
@@ -444,12 +452,50 @@ class CallBroadcastWatch:
         if key in self._found or (code.co_filename, expression.line) in self.told:
             return
         column, flat = (left, right) if column_index == 0 else (right, left)
-        parameters = (expression.left, expression.right)
+        parameters = (sides[0], sides[1])
         call_where = where_in_cells(self._locator, running, call.lineno)
-        call_fix = _reshaped_call(line, given, texts, parameters, column_index, call_where)
+        also = self._same_line_calls(code, call, tree, sides, column_index, line, namespace)
+        call_fix = _reshaped_call(line, given, texts, parameters, column_index, call_where, also)
         where = where_in_cells(self._locator, code.co_filename, expression.line)
         found = _broadcast(where, code, expression, column_index, column, flat, call_fix)
         self._found[key] = reports.note(broadcast_text(found), SECTION)
+
+    @staticmethod
+    def _same_line_calls(
+        code: CodeType,
+        call: ast.Call,
+        tree: ast.Module,
+        sides: tuple[str, str],
+        column_index: int,
+        line: str,
+        namespace: dict[str, Any],
+    ) -> list[tuple[ast.expr, str]]:
+        """The other calls of the function on the call's line whose arguments broadcast
+        the same way (``nll(before, y), nll(after, y)``): their ``(N,)`` arguments, to be
+        widened by the same fix, which would otherwise leave them wrong."""
+        if not isinstance(call.func, ast.Name):
+            return []
+        parameters = list(code.co_varnames[: code.co_argcount])
+        found: list[tuple[ast.expr, str]] = []
+        for other in _cell_level_calls(tree, call.func.id):
+            if other is call or other.lineno != call.lineno:
+                continue
+            arguments = _arguments_by_parameter(other, parameters)
+            given = [arguments.get(sides[0]), arguments.get(sides[1])]
+            if given[0] is None or given[1] is None:
+                continue
+            texts = [_segment_on(line, node) for node in given]
+            if texts[0] is None or texts[1] is None:
+                continue
+            left, right = (_operand(text, namespace) for text in texts)
+            if left is None or right is None:
+                continue
+            if matrix_from_vectors(left.shape, right.shape) == column_index:
+                flat = given[1 - column_index]
+                text = texts[1 - column_index]
+                if flat is not None and text is not None:
+                    found.append((flat, text))
+        return found
 
     def _read_batch_sums(self, code: CodeType, values: Any, returned: Any) -> None:
         """A loss function that sums over the batch axis (``batch_sums.py``)."""
@@ -727,6 +773,47 @@ def _segment_on(line: str, node: ast.expr) -> str | None:
     return text or None
 
 
+def _parameter_of(side: str, parameters: set[str]) -> str | None:
+    """The one parameter an operand of a reduced expression has the shape of: the
+    parameter itself, or an element-wise function of it and numbers (``np.log(p)``,
+    ``1 - labels``, ``-scores``, ``tf.square(err)``, ``p ** 2``); None for anything else."""
+    if side in parameters:
+        return side
+    try:
+        node: ast.AST = ast.parse(side, mode="eval").body
+    except SyntaxError:
+        return None
+    for _ in range(_MAX_SIDE_DEPTH):
+        if isinstance(node, ast.Name):
+            return node.id if node.id in parameters else None
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+            node = node.operand
+        elif isinstance(node, ast.BinOp):
+            numbers = [_is_number(node.left), _is_number(node.right)]
+            if numbers.count(True) != 1:
+                return None
+            node = node.right if numbers[0] else node.left
+        elif (
+            isinstance(node, ast.Call)
+            and (call_name(node) or "") in SHAPE_KEEPING
+            and len(node.args) == 1
+            and not node.keywords
+        ):
+            node = node.args[0]
+        else:
+            return None
+    return None
+
+
+def _is_number(node: ast.AST) -> bool:
+    if isinstance(node, ast.UnaryOp):
+        node = node.operand
+    return isinstance(node, ast.Constant) and type(node.value) in (int, float)
+
+
+_MAX_SIDE_DEPTH = 6
+
+
 def _reshaped_call(
     line: str,
     given: list[ast.expr | None],
@@ -734,18 +821,23 @@ def _reshaped_call(
     parameters: tuple[str, str],
     column_index: int,
     where: str,
+    also: list[tuple[ast.expr, str]] | None = None,
 ) -> tuple[str, str, str, str, str] | None:
     """``Broadcast.call_fix`` for a call read after the cell: its line with the ``(N,)``
     argument widened by ``[:, None]`` (the ``(N, 1)`` one keeps its shape), when the call
-    is written on that one line."""
+    is written on that one line; ``also``: the same line's other calls' ``(N,)``
+    arguments, widened too."""
     flat_index = 1 - column_index
     node, text = given[flat_index], texts[flat_index]
     if node is None or text is None:
         return None
     encoded = line.encode()
-    start, end = node.col_offset, node.end_col_offset or 0
-    widened = _indexed(text, "[:, None]")
-    fixed = (encoded[:start].decode() + widened + encoded[end:].decode()).strip()
+    widen = sorted([(node, text), *(also or [])], key=lambda pair: pair[0].col_offset, reverse=True)
+    for each, written in widen:
+        start, end = each.col_offset, each.end_col_offset or 0
+        widened = _indexed(written, "[:, None]").encode()
+        encoded = encoded[:start] + widened + encoded[end:]
+    fixed = encoded.decode(errors="replace").strip()
     shown = line.strip()
     if not shown or fixed == shown:
         return None

@@ -58,6 +58,8 @@ _SHAPE_KEEPING = frozenset(
         "numpy",
     }
 )
+# Read by ``call_broadcast.py`` too: a parameter seen through such a function.
+SHAPE_KEEPING = _SHAPE_KEEPING
 # Constructors that turn a literal list into a tensor (first) or an array (second).
 _TENSOR_FROM_LIST = frozenset({"constant", "convert_to_tensor"})
 _ARRAY_FROM_LIST = frozenset({"array", "asarray"})
