@@ -154,3 +154,43 @@ def test_look_alikes_of_a_mean_along_an_axis(kernel: KernelSession) -> None:
     return tf.reduce_mean(values * row_mask, axis=1)
 """
     assert axis_notes(checked_report(run(kernel, unknown))) == []
+
+
+def test_a_masked_product_bound_to_a_name_and_a_padding_id_held_in_a_constant(
+    kernel: KernelSession,
+) -> None:
+    """The product on a line of its own (``scored = ... * keep``) and the padding id a
+    constant of the notebook (``BLANK = 0``): the mean of that name is the same mistake."""
+    run(kernel, DATA + "BLANK = 0\n")
+    cell = """def tag_precision(gold, guessed):
+    keep = tf.cast(gold != BLANK, tf.float32)
+    scored = tf.cast(gold == guessed, tf.float32) * keep
+    return tf.reduce_mean(scored)
+"""
+    notes = mask_notes(checked_report(run(kernel, cell)))
+    assert len(notes) == 1, notes
+    assert notes[0].startswith(
+        "`tf.reduce_mean(scored)` (line 4 of this cell, in `tag_precision`) divides"
+    )
+    fix = fix_of(notes[0])
+    assert fix == "tf.reduce_sum(scored) / tf.reduce_sum(keep)"
+    fixed = cell.replace("tf.reduce_mean(scored)", fix)
+    assert mask_notes(checked_report(run(kernel, fixed))) == []
+    # ``ids`` against a guess right on every real position: the fixed mean is 1.
+    guess = "guess = np.where(ids != 0, ids, 7)\n"
+    checked_report(run(kernel, guess + "assert float(tag_precision(ids, guess)) == 1.0"))
+
+
+def test_look_alikes_of_a_bound_product_stay_silent(kernel: KernelSession) -> None:
+    run(kernel, DATA + "BLANK = 0\nSHIFT = 2\n")
+    for cell in (
+        # The product named, then summed and divided by the mask's sum: right.
+        "keep = (ids != BLANK).astype('float32')\nscored = hits * keep\n"
+        "rate = scored.sum() / keep.sum()",
+        # A name bound twice: the mean reads the second, unmasked value.
+        "keep = (ids != BLANK).astype('float32')\nscored = hits * keep\nscored = hits + 0\n"
+        "rate = np.mean(scored)",
+        # A test against a constant that is not 0 is not a padding mask.
+        "keep = (ids != SHIFT).astype('float32')\nscored = hits * keep\nrate = np.mean(scored)",
+    ):
+        assert mask_notes(checked_report(run(kernel, cell))) == [], cell

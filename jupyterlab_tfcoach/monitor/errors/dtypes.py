@@ -38,6 +38,7 @@ from jupyterlab_tfcoach.monitor.errors.function_reads import (
     names_in_source_order,
     reads_through_calls,
 )
+from jupyterlab_tfcoach.monitor.errors.index_dtypes import LIST_OPS, argmax_origin, list_operands
 from jupyterlab_tfcoach.monitor.errors.loop_accumulators import accumulator_start
 from jupyterlab_tfcoach.monitor.errors.mixed_class_ids import SECTION as MIXED_CLASS_IDS_SECTION
 from jupyterlab_tfcoach.monitor.errors.mixed_class_ids import explain_mixed_class_ids
@@ -357,6 +358,10 @@ def _explain_dtype_mismatch(parsed: ParsedError, context: ErrorContext) -> tuple
     symbol = _OPS[op][1] if op in _OPS else ""
     where = f"the {side} side of `{symbol}`" if symbol else f"input #{index}"
     located = _locate(op, dtypes, context)
+    if located is None and op in LIST_OPS:
+        listed = _list_elements(op, dtypes, (index, target), f"{detail} {never}", context, tf)
+        if listed is not None:
+            return listed, "dtype-casting"
     if located is not None:
         frame, node, left, right = located
         operand = (left, right)[index]
@@ -364,6 +369,14 @@ def _explain_dtype_mismatch(parsed: ParsedError, context: ErrorContext) -> tuple
             where = f"the {('first', 'second')[index]} argument"
         node_source, operand_source = frame.segment(node), frame.segment(operand)
         other_source = frame.segment((left, right)[1 - index])
+        argmax = argmax_origin((left, right)[1 - index], frame, context, dtypes[index])
+        if argmax is not None and node_source and "\n" not in node_source:
+            return (
+                f"In {code(node_source)}, {code(other_source or '')} is {dtypes[1 - index]} "
+                f"while {code(operand_source or '')} is {dtypes[index]}. {never} "
+                f"{argmax[0]}. Fix: {code(argmax[1])}.",
+                "dtype-casting",
+            )
         scales = _operator_scales(
             frame, context, operand, (left, right)[1 - index], dtypes, index, tf
         )
@@ -466,6 +479,50 @@ def _explain_dtype_mismatch(parsed: ParsedError, context: ErrorContext) -> tuple
         f"{code(f'{tf}.cast(x, {tf}.{target})')} with x that operand.",
         "dtype-casting",
     )
+
+
+def _list_elements(
+    op: str,
+    dtypes: tuple[str, str],
+    plan: tuple[int, str],
+    detail: str,
+    context: ErrorContext,
+    tf: str,
+) -> str | None:
+    """Two elements of the list ``tf.concat``/``tf.stack``/``tf.add_n`` was given, of
+    different dtypes (the message's inputs #0 and #1 are the list's first two): named in
+    the learner's call; the int64 one an ``argmax`` made is asked for the other dtype
+    where it is made, else the element the plan casts is cast in the call."""
+    found = list_operands(op, context.frames())
+    if found is None:
+        return None
+    frame, call, elements = found
+    if len(elements) < 2:
+        return None
+    index, target = plan
+    sources = [frame.segment(element) for element in elements[:2]]
+    call_source = frame.segment(call)
+    if not all(sources) or not call_source or "\n" in call_source:
+        return None
+    said = (
+        f"In {code(call_source)}, {code(sources[1] or '')} (element 1 of the list) is "
+        f"{dtypes[1]} while {code(sources[0] or '')} (element 0) is {dtypes[0]}. {detail}"
+    )
+    argmax = argmax_origin(elements[1 - index], frame, context, dtypes[index])
+    if argmax is not None:
+        return f"{said} {argmax[0]}. Fix: {code(argmax[1])}."
+    cast = f"{tf}.cast({sources[index]}, {tf}.{target})"
+    # The whole statement when it is one line (``joined = tf.concat(...)``), else the call.
+    statement = frame.statement()
+    outer: ast.AST = call
+    if statement is not None and any(node is call for node in ast.walk(statement)):
+        outer = statement
+    fixed = rewrite(frame, outer, elements[index], cast)
+    if (not fixed or "\n" in fixed) and outer is not call:
+        fixed = rewrite(frame, call, elements[index], cast)
+    if not fixed or "\n" in fixed:
+        return None
+    return f"{said} Fix: cast {code(sources[index] or '')} to {target}, {code(fixed)}."
 
 
 # TensorFlow constructors that make float32 unless given ``dtype=``, with how many

@@ -27,6 +27,7 @@ from jupyterlab_tfcoach.monitor.errors.context import (
     ErrorContext,
     code,
     is_postfix_safe,
+    on_one_line,
     one_line_code,
     rewrite,
 )
@@ -477,6 +478,9 @@ def _read_labels(error: Recognised, line: FailingLine, context: ErrorContext) ->
     loss = _compile_loss(frame, model) if model else None
     if error.matched(_TARGET_RANK):
         target, output = shape_list(error.group("target")), shape_list(error.group("output"))
+        positions = _labels_per_position(target, output, labels, model, context)
+        if positions is not None:
+            return positions
         if target is not None and output is not None and len(output) > 2 >= len(target):
             return _per_position(output, target, labels_name, fit, line, context)
         if target is None or output is None or len(target) + 1 != len(output):
@@ -566,6 +570,105 @@ def _read_labels(error: Recognised, line: FailingLine, context: ErrorContext) ->
     elif value >= classes:
         fix = f"give the last layer {value + 1} units (one per class)"
     return Finding(rule + ".", fix)
+
+
+def _labels_dtype(labels: Any, context: ErrorContext) -> tuple[str, str] | None:
+    """(what holds the labels, their dtype): fit's ``y``, else the label component of the
+    dataset fit was given (its ``element_spec``: nothing is read from the data)."""
+    from jupyterlab_tfcoach.monitor.stored_state import library_attribute
+
+    if labels is not None:
+        return (code(labels.source), labels.dtype) if labels.dtype else None
+    fitted = _fit_call(context)
+    if fitted is None:
+        return None
+    frame, node = fitted
+    # ``pairs.batch(16).prefetch(1)``: the labels' dtype is ``pairs``'.
+    data = node.args[0]
+    while (
+        isinstance(data, ast.Call)
+        and isinstance(data.func, ast.Attribute)
+        and data.func.attr in _DTYPE_KEEPING_METHODS
+    ):
+        data = data.func.value
+    found, dataset = value_of(data, frame, context)
+    spec = library_attribute(dataset, "element_spec") if found else None
+    if type(spec) is not tuple or len(spec) < 2:
+        return None
+    dtype = library_attribute(library_attribute(spec[1], "dtype"), "name")
+    written = frame.segment(node.args[0])
+    if type(dtype) is not str or not written:
+        return None
+    return f"the labels of {code(on_one_line(written))}", dtype
+
+
+def _fit_call(context: ErrorContext) -> tuple[CellFrame, ast.Call] | None:
+    """The ``model.fit(data, ...)`` call (or evaluate, ...) of a frame's failing line, the
+    running cell's first."""
+    for frame in reversed(context.frames()):
+        for part in frame.header():
+            for node in ast.walk(part):
+                if (
+                    isinstance(node, ast.Call)
+                    and isinstance(node.func, ast.Attribute)
+                    and node.func.attr in _FIT_METHODS
+                    and node.args
+                ):
+                    return frame, node
+    return None
+
+
+# Dataset methods that keep the dtype of each component.
+_DTYPE_KEEPING_METHODS = frozenset(
+    {"batch", "padded_batch", "shuffle", "prefetch", "cache", "repeat", "take", "skip"}
+)
+
+
+def _labels_per_position(
+    target: tuple[int | None, ...] | None,
+    output: tuple[int | None, ...] | None,
+    labels: Any,
+    model: str,
+    context: ErrorContext,
+) -> Finding | None:
+    """Integer labels shaped like the output without its class axis, ``(None, 7)`` for
+    ``(None, 7, 13)`` (a class number per position: a sequence tagger, a seq2seq decoder,
+    a segmentation map), given to a model compiled with a categorical loss, which wants a
+    one-hot row per position. Not a model that forgot to flatten: its output has the
+    labels' positions. Fix: the compile statement with the sparse loss."""
+    if target is None or output is None or len(target) < 2 or len(target) + 1 != len(output):
+        return None
+    if any(t != o for t, o in zip(target, output[:-1], strict=False) if None not in (t, o)):
+        return None
+    held = _labels_dtype(labels, context)
+    if held is None or not held[1].startswith(("int", "uint")) or (output[-1] or 0) < 2:
+        return None
+    if not model:
+        # ``model.fit(dataset)``: no ``y`` written, the model is fit's owner.
+        fitted = _fit_call(context)
+        owner = fitted[1].func.value if fitted is not None else None  # type: ignore[attr-defined]
+        model = (fitted[0].segment(owner) or "") if fitted is not None and owner else ""
+    compiled = _compiled_loss(model, context) if model else None
+    sparse = compiled.sparse() if compiled is not None else None
+    if compiled is None or sparse is None or "sparse" in compiled.written.lower():
+        return None
+    positions = f"each of its {output[-2]} positions" if output[-2] is not None else "each position"
+    rule = (
+        f"The model outputs {show_shape(output)}: a row of {output[-1]} class probabilities "
+        f"at {positions}, and {held[0]} are {show_shape(target)} "
+        f"{held[1]}: one class number per position. {code(compiled.written)} (the compiled "
+        f"loss, {compiled.cell.label}) wants a one-hot row per position, shaped like the "
+        f"output; class numbers go with the sparse loss, {code(sparse)}, which compares "
+        "each position's number with that position's row (no Flatten: the model is right "
+        "to predict per position)"
+    )
+    fixed = compiled.statement_with(sparse)
+    fix = (
+        code(fixed)
+        if fixed
+        else f"in {code(model + '.compile(...)')}, write {code('loss=' + sparse)}"
+    )
+    return Finding(rule + ".", fix, section="labels-and-loss")
 
 
 def _fit_data(context: ErrorContext) -> tuple[str, Any, str] | None:

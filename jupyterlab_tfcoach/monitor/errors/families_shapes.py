@@ -27,6 +27,8 @@ from jupyterlab_tfcoach.monitor.errors.context import (
     rewrite_all,
     value_kind,
 )
+from jupyterlab_tfcoach.monitor.errors.doubled_widths import SECTION as DOUBLED_SECTION
+from jupyterlab_tfcoach.monitor.errors.doubled_widths import bidirectional_width
 from jupyterlab_tfcoach.monitor.errors.failing_line import (
     FailingLine,
     Operand,
@@ -151,12 +153,22 @@ def _matmul_rule(
             "axis of the right one.",
             None,
         )
-    rule = (
-        f"matmul needs the last axis of {a_name} to equal the second-to-last axis of "
-        f"{b_name}: {a[-1]} vs {b[-2]}"
+    transposed = _transposed_operands(node)
+    inner_a, inner_b = (a[-2] if transposed[0] else a[-1]), (b[-1] if transposed[1] else b[-2])
+    axis_a = "second-to-last" if transposed[0] else "last"
+    axis_b = "last" if transposed[1] else "second-to-last"
+    written = " and ".join(
+        f"{code(keyword)}" for keyword, on in zip(transposed[2], transposed[:2], strict=True) if on
     )
+    rule = (
+        f"matmul needs the {axis_a} axis of {a_name} to equal the {axis_b} axis of "
+        f"{b_name}{f' (with {written})' if written else ''}: {inner_a} vs {inner_b}"
+    )
+    doubled = bidirectional_width((inner_a, inner_b), context)
+    if doubled is not None:
+        return Finding(f"{rule}. {doubled[0]}", doubled[1], section=DOUBLED_SECTION)
     fix = None
-    if b[-1] == a[-1] and right is not None:
+    if b[-1] == a[-1] and right is not None and not any(transposed[:2]):
         fix = _transposed_weight_fix(right, line, context)
         if fix is None and node is not None and isinstance(node, ast.Call):
             fixed = _with_keyword(line, node, "transpose_b=True")
@@ -165,6 +177,22 @@ def _matmul_rule(
             fixed = rewrite(line.frame, node, _node_of(node, 1), f"{tf}.transpose({right.source})")
             fix = f"{b_name} looks transposed: {code(fixed)}" if fixed else None
     return Finding(rule + ".", fix)
+
+
+def _transposed_operands(node: ast.expr | None) -> tuple[bool, bool, tuple[str, str]]:
+    """Whether ``tf.matmul(a, b, transpose_b=True)`` (or ``adjoint_*``) transposes each
+    operand, and the keywords written for them."""
+    flags = [False, False]
+    keywords = ["", ""]
+    if isinstance(node, ast.Call):
+        for keyword in node.keywords:
+            for index, side in enumerate("ab"):
+                if keyword.arg in (f"transpose_{side}", f"adjoint_{side}"):
+                    value = keyword.value
+                    on = isinstance(value, ast.Constant) and value.value is True
+                    flags[index] = on
+                    keywords[index] = f"{keyword.arg}=True"
+    return flags[0], flags[1], (keywords[0], keywords[1])
 
 
 def _node_of(node: ast.expr, index: int) -> ast.expr:
@@ -396,6 +424,10 @@ def _read_broadcast(error: Recognised, line: FailingLine, context: ErrorContext)
         f"be equal or one of them 1: {names[0]} {show_shape(a)} and {names[1]} "
         f"{show_shape(b)} differ at axis {axis} ({a[axis]} vs {b[axis]})"
     )
+    if axis == -1:
+        doubled = bidirectional_width((a[axis], b[axis]), context)
+        if doubled is not None:
+            return Finding(f"{rule}. {doubled[0]}", doubled[1], section=DOUBLED_SECTION)
     fix = None
     if node is not None:
         kept = _without_keepdims(node, (a, b), line, context)

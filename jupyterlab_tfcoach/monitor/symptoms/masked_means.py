@@ -8,13 +8,16 @@ with how much padding a batch holds. Nothing raises. The masked mean is
 ``tf.reduce_sum(hits * mask) / tf.reduce_sum(mask)``.
 
 After a completed cell whose text holds a mean (``reduce_mean``, ``mean(``) and a
-padding test (``!= 0``, ``> 0``, ``not_equal``, ``greater``, ``sequence_mask``) or the word
+padding test (``!=``, ``> 0``, ``not_equal``, ``greater``, ``sequence_mask``) or the word
 ``mask`` (a few substring tests otherwise), each function of the cell and its top level
 is read (``ast``, never run): the names bound to a padding test of 0
 (``x != 0``, ``x > 0``, ``tf.not_equal(x, 0)``, ``tf.math.greater(x, 0)``,
 ``tf.sequence_mask(...)``, under a cast or ``astype``), and a function's parameters
-named ``*mask*``. Told: a mean with no axis (``tf.reduce_mean``, ``keras.ops.mean``,
-``np.mean``, ``.mean()``) of a product with such a name. Silent when that mean is divided
+named ``*mask*``; the 0 may be a name the namespace binds to the int 0 (``PAD = 0``,
+``tf.not_equal(y, PAD)``). Told: a mean with no axis (``tf.reduce_mean``,
+``keras.ops.mean``, ``np.mean``, ``.mean()``) of a product with such a name, written in
+the mean or bound once to a name the mean reads (``hits = (y == p) * mask`` then
+``tf.reduce_mean(hits)``). Silent when that mean is divided
 by something (``reduce_mean(x * m) / reduce_mean(m)`` is right), and for a product with
 anything else. The fix is the same line with the sum of the product divided by the sum
 of the mask, in the same library.
@@ -49,29 +52,64 @@ from jupyterlab_tfcoach.monitor.syntax import (
 SECTION = "reducing-tensors"
 MAX_CELL_CHARS = 50_000
 _MEANS = frozenset({"reduce_mean", "mean"})
-_PADDING_TESTS = ("!= 0", "> 0", "not_equal", "greater", "sequence_mask", "mask")
+_PADDING_TESTS = ("!=", "> 0", "not_equal", "greater", "sequence_mask", "mask")
 # ``tf.cast(m, ...)``, ``m.astype(...)``, ``tf.expand_dims(m, -1)`` are read as ``m``.
 MASK_WRAPPERS = frozenset({"cast", "astype", "expand_dims", "to_float"})
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 
 
-def _is_zero(node: ast.AST) -> bool:
+def _is_zero(node: ast.AST, zeros: frozenset[str] = frozenset()) -> bool:
+    """The literal 0, or a name the namespace binds to the int 0 (``PAD = 0``)."""
+    if isinstance(node, ast.Name):
+        return node.id in zeros
     return isinstance(node, ast.Constant) and node.value == 0 and node.value is not False
 
 
-def _is_padding_mask(node: ast.AST) -> bool:
+def _is_padding_mask(node: ast.AST, zeros: frozenset[str] = frozenset()) -> bool:
     """A test that keeps the non-zero positions: ``x != 0``, ``x > 0``, ``not_equal(x, 0)``,
-    ``greater(x, 0)``, ``sequence_mask(lengths, ...)``."""
+    ``greater(x, 0)``, ``sequence_mask(lengths, ...)``; 0 may be a name holding it."""
     node = unwrap_calls(node, MASK_WRAPPERS)
     if isinstance(node, ast.Compare) and len(node.ops) == 1:
-        return isinstance(node.ops[0], (ast.NotEq, ast.Gt)) and _is_zero(node.comparators[0])
+        return isinstance(node.ops[0], (ast.NotEq, ast.Gt)) and _is_zero(node.comparators[0], zeros)
     if isinstance(node, ast.Call):
         name = call_name(node)
         if name == "sequence_mask":
             return True
         if name in ("not_equal", "greater") and len(node.args) == 2:
-            return _is_zero(node.args[1])
+            return _is_zero(node.args[1], zeros)
     return False
+
+
+def _zero_names(tree: ast.Module, namespace: Mapping[str, Any]) -> frozenset[str]:
+    """The names the cell reads that the namespace binds to the int 0 (a padding id
+    kept in a constant: ``PAD = 0``)."""
+    return frozenset(
+        node.id
+        for node in walk_nodes(tree)
+        if isinstance(node, ast.Name)
+        and type(namespace.get(node.id)) is int
+        and namespace.get(node.id) == 0
+    )
+
+
+def _bound_products(nodes: list[ast.AST], masks: Mapping[str, Layout]) -> dict[str, ast.AST]:
+    """Names the scope binds once, to a masked product (``hits = (y == p) * mask``): a
+    mean of the name is a mean of that product."""
+    bound: dict[str, list[ast.AST]] = {}
+    for node in nodes:
+        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                for name in ast.walk(target):
+                    if isinstance(name, ast.Name):
+                        bound.setdefault(name.id, []).append(node)
+    return {
+        name: statements[0].value
+        for name, statements in bound.items()
+        if len(statements) == 1
+        and isinstance(statements[0], ast.Assign)
+        and _masked_product(statements[0].value, masks) is not None
+    }
 
 
 def _scopes(tree: ast.Module) -> list[tuple[str | None, list[ast.AST], dict[str, Layout]]]:
@@ -156,6 +194,7 @@ def _mask_names(
     nodes: list[ast.AST],
     parameters: dict[str, Layout],
     origins: dict[str, str] | None = None,
+    zeros: frozenset[str] = frozenset(),
 ) -> dict[str, Layout]:
     """The scope's mask names with their layouts; ``origins`` gets, for a name bound to
     a cast or ``expand_dims`` of a mask, the mask it came from."""
@@ -163,7 +202,7 @@ def _mask_names(
     for node in nodes:
         if isinstance(node, ast.Assign) and len(node.targets) == 1:
             target = node.targets[0]
-            if isinstance(target, ast.Name) and _is_padding_mask(node.value):
+            if isinstance(target, ast.Name) and _is_padding_mask(node.value, zeros):
                 names[target.id] = None
     # A name bound to a mask under a cast or ``expand_dims`` is that mask (in source
     # order, so ``m = cast(mask)`` then ``m = expand_dims(m, -1)`` follows both).
@@ -184,7 +223,7 @@ def _mask_names(
                 isinstance(target, ast.Name)
                 and target.id in names
                 and target.id not in parameters
-                and not _is_padding_mask(node.value)
+                and not _is_padding_mask(node.value, zeros)
                 and _layout_of(node.value, names) is None
             ):
                 names.pop(target.id, None)
@@ -238,11 +277,13 @@ def notes(source: str, namespace: Mapping[str, Any]) -> list[Note]:
         return []
     # Each node's parent, made only once a masked mean is found (most cells have none).
     parents: dict[int, ast.AST] | None = None
+    zeros = _zero_names(tree, namespace)
     for function, nodes, parameters in _scopes(tree):
         origins: dict[str, str] = {}
-        masks = _mask_names(nodes, parameters, origins)
+        masks = _mask_names(nodes, parameters, origins, zeros)
         if not masks:
             continue
+        products: dict[str, ast.AST] | None = None
         for node in nodes:
             if not isinstance(node, ast.Call) or call_name(node) not in _MEANS:
                 continue
@@ -257,6 +298,12 @@ def notes(source: str, namespace: Mapping[str, Any]) -> list[Note]:
             else:
                 continue
             found = _masked_product(product, masks)
+            if found is None and isinstance(product, ast.Name):
+                # ``hits = (y == p) * mask`` on a line of its own, then ``reduce_mean(hits)``.
+                if products is None:
+                    products = _bound_products(nodes, masks)
+                if product.id in products:
+                    found = _masked_product(products[product.id], masks)
             reading = _mean_axis(node, method)
             if found is None or reading is None:
                 continue
