@@ -221,6 +221,24 @@ class ErrorContext:
         """The cells' code file names -> their ``In[n]`` numbers."""
         return self._cell_files
 
+    def failing_name_assignment(self) -> tuple[CellFrame, ast.Module, ast.Assign, str] | None:
+        """(the innermost cell frame, its tree, the failing statement, the name it binds)
+        when that statement is ``name = value``; None otherwise."""
+        frames = self.frames()
+        if not frames:
+            return None
+        frame = frames[0]
+        statement = frame.statement()
+        tree = frame.tree()
+        if (
+            tree is None
+            or not isinstance(statement, ast.Assign)
+            or len(statement.targets) != 1
+            or not isinstance(statement.targets[0], ast.Name)
+        ):
+            return None
+        return frame, tree, statement, statement.targets[0].id
+
     def frames(self) -> list[CellFrame]:
         if self._frames is None:
             try:

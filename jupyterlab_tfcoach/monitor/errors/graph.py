@@ -403,19 +403,11 @@ def _keras_training_call(node: ast.AST, frame: CellFrame) -> str | None:
 def _created_in_body(context: ErrorContext) -> str | None:
     """``total = tf.Variable(0.0)`` in the body of a function defined at the cell's top
     level: every call (every trace) would create it again; it belongs before the function."""
-    frames = context.frames()
-    if not frames:
+    found = context.failing_name_assignment()
+    if found is None:
         return None
-    frame = frames[0]
-    statement = frame.statement()
-    tree = frame.tree()
-    if (
-        tree is None
-        or not isinstance(statement, ast.Assign)
-        or len(statement.targets) != 1
-        or not isinstance(statement.targets[0], ast.Name)
-        or not isinstance(statement.value, ast.Call)
-    ):
+    frame, tree, statement, _ = found
+    if not isinstance(statement.value, ast.Call):
         return None
     func = statement.value.func
     if (func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")) != "Variable":

@@ -96,20 +96,10 @@ def _argument(call: ast.Call, index: int, parameter: str) -> ast.expr | None:
 def computed_outside(context: ErrorContext) -> str | None:
     """The fix that computes the failing statement's value before the tf.function's call
     and passes it in; None when the statement does not allow it."""
-    frames = context.frames()
-    if not frames:
+    found = context.failing_name_assignment()
+    if found is None:
         return None
-    frame = frames[0]
-    statement = frame.statement()
-    tree = frame.tree()
-    if (
-        tree is None
-        or not isinstance(statement, ast.Assign)
-        or len(statement.targets) != 1
-        or not isinstance(statement.targets[0], ast.Name)
-    ):
-        return None
-    target = statement.targets[0].id
+    frame, tree, statement, target = found
     function = innermost_function(tree, frame.position.line)
     if function is None or function.lineno == statement.lineno:
         return None

@@ -131,19 +131,10 @@ def _functional_update(
 def per_call_copy(context: ErrorContext) -> str | None:
     """The entry for variables made as a per-call copy of weights made outside the
     function, or None when the failing line is not one."""
-    frames = context.frames()
-    if not frames:
+    found = context.failing_name_assignment()
+    if found is None:
         return None
-    frame = frames[0]
-    statement = frame.statement()
-    tree = frame.tree()
-    if (
-        tree is None
-        or not isinstance(statement, ast.Assign)
-        or len(statement.targets) != 1
-        or not isinstance(statement.targets[0], ast.Name)
-    ):
-        return None
+    frame, tree, statement, _ = found
     value = statement.value
     if isinstance(value, ast.ListComp) and len(value.generators) == 1:
         generator = value.generators[0]
