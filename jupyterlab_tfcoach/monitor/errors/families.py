@@ -115,6 +115,7 @@ from __future__ import annotations
 
 import ast
 import re
+import sys
 from dataclasses import replace
 from typing import Any
 
@@ -478,7 +479,13 @@ def explain_failing_line(parsed: ParsedError, context: ErrorContext) -> tuple[st
     through_numpy = (
         found is None
         and not through_library
-        and (raised_through_numpy(context) or called_numpy(line, context))
+        and (
+            raised_through_numpy(context)
+            # A NumPy function written in C leaves no frame of its own: its error is
+            # claimed only in a notebook that uses TensorFlow or Keras (a plain NumPy
+            # notebook's refusals are not this coach's to explain).
+            or (_tensorflow_or_keras_loaded() and called_numpy(line, context))
+        )
     )
     if found is None and not through_library and not through_numpy:
         return None
@@ -665,6 +672,10 @@ def _section_for_part(context: ErrorContext, parsed: ParsedError) -> str:
 
 KERAS_SECTION = "keras-model-api"
 TRACING_SECTION = "tracing"
+
+
+def _tensorflow_or_keras_loaded() -> bool:
+    return "tensorflow" in sys.modules or "keras" in sys.modules
 
 
 def _first_finding(

@@ -15,7 +15,8 @@ that does not exist. When a list or tuple also names axes that do exist, the fix
 statement with those alone (one left is written as a plain number, ``axis=0``), and the
 text says what is kept; the learner is told that a tensor meant to have that axis is to
 be fixed where it was made (the reduction then stays as written). A single axis out of
-range gets the rule with no fix: which existing axis was meant is the learner's.
+range is left to the refused-argument reading, with no fix: which existing axis was meant
+is the learner's.
 """
 
 from __future__ import annotations
@@ -154,7 +155,12 @@ def _read_reduction_axes(
         f"ax{'is' if len(missing) == 1 else 'es'} {absent} in {code(written)} "
         f"do{'es' if len(missing) == 1 else ''} not exist"
     )
-    if not kept or len(set(a % rank for a in kept)) != len(kept):
+    if not kept:
+        # One axis past the rank and nothing else written: the refused-argument reading
+        # (the argument as written, the range the input's rank gives) says it; this family
+        # is for a list whose other axes exist, which it can keep.
+        return None
+    if len(set(a % rank for a in kept)) != len(kept):
         return Finding(
             rule + f". Name only axes {code(name)} has; if it was meant to have more, the "
             "cause is where it was made.",
