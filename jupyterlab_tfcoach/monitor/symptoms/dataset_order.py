@@ -90,7 +90,7 @@ MAX_SOURCE = 100_000
 DATA_PACKAGE = "tensorflow.python.data"
 _type_dict = type.__dict__["__dict__"].__get__  # a class's own namespace, no metaclass hook
 
-BATCH, SHUFFLE, CACHE, TAKE, SKIP, MAP, PREFETCH, REPEAT, ZIP, OTHER = (
+BATCH, SHUFFLE, CACHE, TAKE, SKIP, MAP, PREFETCH, REPEAT, ZIP, WINDOW, OTHER = (
     "batch",
     "shuffle",
     "cache",
@@ -100,6 +100,7 @@ BATCH, SHUFFLE, CACHE, TAKE, SKIP, MAP, PREFETCH, REPEAT, ZIP, OTHER = (
     "prefetch",
     "repeat",
     "zip",
+    "window",
     "other",
 )
 _OPERATIONS = {
@@ -118,6 +119,7 @@ _OPERATIONS = {
     "_RepeatDataset": REPEAT,
     "_OptionsDataset": PREFETCH,  # one element per element, like prefetch
     "_ZipDataset": ZIP,
+    "_WindowDataset": WINDOW,
 }
 # Transformations that keep elements one for one (rows stay rows).
 _ONE_FOR_ONE = frozenset({MAP, PREFETCH, CACHE})
@@ -150,6 +152,7 @@ BATCH_THEN_SHUFFLE, SHUFFLE_THEN_CACHE, BUFFER_OF_ONE, RESHUFFLED_SPLIT, SHUFFLE
 )
 RANDOM_MAP_THEN_CACHE = "random-map-then-cache"
 SHORTER_ZIP = "shorter-zip"
+SHUFFLED_STEPS = "shuffle-then-window"
 SMALL_BUFFER_SORTED = "small-buffer-on-sorted-labels"
 UNSHUFFLED_SORTED = "unshuffled-sorted-labels"
 MAX_STACK = 60  # frames looked at for a Keras fit above a new iterator
@@ -368,6 +371,8 @@ class Finding:
     # A zip's components (weakly) and how many elements each yields (SHORTER_ZIP).
     parts: list[tuple[weakref.ReferenceType[Any] | None, int]] | None = None
     labels: LabelRuns | None = None  # sorted labels under a small shuffle buffer
+    window_size: int | None = None  # the window cut from shuffled steps (SHUFFLED_STEPS)
+    window_shift: int | None = None
 
 
 def findings_in(chain: list[Any]) -> list[Finding]:
@@ -380,6 +385,23 @@ def findings_in(chain: list[Any]) -> list[Finding]:
         buffer = _scalar(chain[at], "_buffer_size")
         if buffer == 1:
             found.append(Finding(BUFFER_OF_ONE, at, -1, _rows(chain, at), 1))
+            continue
+        windows = [i for i in range(at) if kinds[i] == WINDOW]
+        # A window above a shuffle of single elements (no batch or window below it) cuts
+        # its windows from steps already out of order: each window mixes far-apart steps.
+        if windows and not any(kinds[i] in (BATCH, WINDOW) for i in range(at + 1, len(kinds))):
+            window = chain[windows[-1]]
+            found.append(
+                Finding(
+                    SHUFFLED_STEPS,
+                    at,
+                    windows[-1],
+                    _rows(chain, at),
+                    buffer if type(buffer) is int else None,
+                    window_size=_number(_scalar(window, "_size")),
+                    window_shift=_number(_scalar(window, "_shift")),
+                )
+            )
             continue
         rows = _rows(chain, at) if type(buffer) is int and buffer > 1 else None
         if rows is not None and type(buffer) is int and buffer < rows:
@@ -934,11 +956,14 @@ class OrderChecker:
         pipeline is often built in one cell and only given to ``fit`` several cells later)."""
         splits = ".take(" in cell_source or ".skip(" in cell_source
         caches = ".cache(" in cell_source
-        if not splits and not caches:
+        windows = ".window(" in cell_source and ".shuffle(" in cell_source
+        if not splits and not caches and not windows:
             return
         wanted = {RESHUFFLED_SPLIT} if splits else set()
         if caches:
             wanted |= {RANDOM_MAP_THEN_CACHE, SHUFFLE_THEN_CACHE}
+        if windows:
+            wanted.add(SHUFFLED_STEPS)
         if len(cell_source) > MAX_SOURCE:
             return
         # Imported here: the error families import this module, and syntax imports them.
@@ -953,7 +978,12 @@ class OrderChecker:
                 continue
             chain = chain_of(value)
             kinds = [operation(link) for link in chain]
-            if TAKE not in kinds and SKIP not in kinds and CACHE not in kinds:
+            if (
+                TAKE not in kinds
+                and SKIP not in kinds
+                and CACHE not in kinds
+                and WINDOW not in kinds
+            ):
                 continue
             findings = [f for f in findings_in(chain) if f.kind in wanted]
             if findings:
@@ -988,7 +1018,12 @@ class OrderChecker:
                         self._reported[key] = reference
                 if names is None:
                     names = _dataset_names(namespace)
-                text = _note_text(finding, links, names, _sources(namespace, cell_source))
+                if finding.kind == SHUFFLED_STEPS:
+                    text = _shuffled_steps_text(
+                        finding, links, names, _labelled_sources(namespace, cell_source)
+                    )
+                else:
+                    text = _note_text(finding, links, names, _sources(namespace, cell_source))
                 notes.append(reports.note(text, ORDER_SECTION))
                 if len(notes) >= MAX_NOTES:
                     return notes
@@ -1021,6 +1056,20 @@ def _sources(namespace: dict[str, Any], cell_source: str) -> list[str]:
     history = namespace.get("In")
     earlier = history[-MAX_HISTORY_CELLS:] if type(history) is list else []
     return [cell_source, *reversed([s for s in earlier if type(s) is str])]
+
+
+def _labelled_sources(namespace: dict[str, Any], cell_source: str) -> list[tuple[str, str]]:
+    """This cell's source, then earlier cells', each with how a note names it: ``this
+    cell``, ``cell In[4]``."""
+    found = [(cell_source, "this cell")]
+    history = namespace.get("In")
+    if type(history) is list:
+        last = len(history) - 1
+        for index in range(last, max(0, last - MAX_HISTORY_CELLS), -1):
+            text = history[index]
+            if type(text) is str and text.strip() != cell_source.strip():
+                found.append((text, f"cell In[{index}]"))
+    return found
 
 
 def _named(links: list[Any], names: dict[int, str], at: int) -> str | None:
@@ -1221,3 +1270,173 @@ def _with_fix(text: str, fragment: str, statement: str | None) -> str:
 
 # ``overlapping_splits.py`` reads a take/skip count the same way.
 scalar = _scalar
+
+
+# ------------------------------------------------------------- steps shuffled, then windowed
+def _chain_methods(node: ast.AST) -> list[str]:
+    """The dataset methods a statement's value calls, outermost last (``a.shuffle(k)
+    .window(n)`` -> ``["shuffle", "window"]``)."""
+    calls: list[str] = []
+    value = node.value if isinstance(node, ast.Assign) else None
+    while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute):
+        calls.append(value.func.attr)
+        value = value.func.value
+    return list(reversed(calls))
+
+
+def _target(node: ast.stmt) -> str | None:
+    if isinstance(node, ast.Assign) and len(node.targets) == 1:
+        target = node.targets[0]
+        return target.id if isinstance(target, ast.Name) else None
+    return None
+
+
+@dataclass
+class _Move:
+    """Lines ``first``-``last`` (a shuffle statement, or the ``if`` holding only it) to
+    move below line ``below`` (the statement that turns the windows into tensors)."""
+
+    first: int
+    last: int
+    below: int
+    moved: list[str]
+    below_text: str
+    where: str
+    function: str | None = None  # the def the statements are in
+
+
+def _blocks(tree: ast.Module) -> list[list[ast.stmt]]:
+    found: list[list[ast.stmt]] = [tree.body]
+    for node in ast.walk(tree):
+        for field_name in ("body", "orelse"):
+            body = getattr(node, field_name, None)
+            if node is not tree and type(body) is list and body and isinstance(body[0], ast.stmt):
+                found.append(body)
+    return found
+
+
+def _moved_shuffle(labelled: list[tuple[str, str]]) -> _Move | tuple[str, str, str] | None:
+    """Where the learner wrote the shuffle under the window: a move of its statement below
+    the one that flattens the windows, or ``(statement fixed, where, line)`` when one
+    chain statement holds both."""
+    for source, where in labelled:
+        if ".window(" not in source or ".shuffle(" not in source or len(source) > MAX_SOURCE:
+            continue
+        try:
+            tree = ast.parse(source)
+        except (SyntaxError, ValueError, RecursionError):
+            continue
+        lines = source.splitlines()
+        for block in _blocks(tree):
+            for index, statement in enumerate(block):
+                unit: ast.stmt = statement
+                shuffle = statement
+                if (
+                    isinstance(statement, ast.If)
+                    and len(statement.body) == 1
+                    and not statement.orelse
+                ):
+                    shuffle = statement.body[0]
+                methods = _chain_methods(shuffle)
+                if "shuffle" not in methods:
+                    continue
+                name = _target(shuffle)
+                if "window" in methods[methods.index("shuffle") :]:
+                    fixed = _one_chain_fixed(shuffle, source)
+                    if fixed is not None:
+                        return fixed, where, str(shuffle.lineno)
+                    continue
+                for later in block[index + 1 :]:
+                    kinds = _chain_methods(later)
+                    if _target(later) != name:
+                        continue
+                    if "window" in kinds and "flat_map" not in kinds:
+                        continue
+                    if "flat_map" in kinds or "interleave" in kinds:
+                        end = unit.end_lineno or unit.lineno
+                        enclosing = [
+                            f
+                            for f in ast.walk(tree)
+                            if isinstance(f, ast.FunctionDef | ast.AsyncFunctionDef)
+                            and f.lineno <= unit.lineno <= (f.end_lineno or f.lineno)
+                        ]
+                        return _Move(
+                            unit.lineno,
+                            end,
+                            later.end_lineno or later.lineno,
+                            lines[unit.lineno - 1 : end],
+                            ast.get_source_segment(source, later) or "",
+                            where,
+                            max(enclosing, key=lambda f: f.lineno).name if enclosing else None,
+                        )
+                    if "window" not in kinds and kinds:
+                        continue
+                    break
+    return None
+
+
+def _one_chain_fixed(statement: ast.stmt, source: str) -> str | None:
+    """``ds = src.shuffle(k).window(n).flat_map(f)`` written as ``ds = src.window(n)
+    .flat_map(f).shuffle(k)``: the shuffle after the link that flattens the windows."""
+    written = ast.get_source_segment(source, statement)
+    name = _target(statement)
+    if not written or "\n" in written or name is None:
+        return None
+    calls: list[tuple[str, str]] = []
+    value = statement.value  # type: ignore[attr-defined]
+    while (
+        isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Attribute)
+        and value.func.attr in _CHAIN_METHODS | {"window"}
+    ):
+        calls.append((value.func.attr, _arguments(value, source)))
+        value = value.func.value
+    calls.reverse()
+    methods = [m for m, _ in calls]
+    if "shuffle" not in methods or "flat_map" not in methods:
+        return None
+    flat = max(i for i, m in enumerate(methods) if m == "flat_map")
+    shuffle = methods.index("shuffle")
+    if shuffle > flat:
+        return None
+    moved = calls.pop(shuffle)
+    calls.insert(flat, moved)
+    base = ast.get_source_segment(source, value) or ast.unparse(value)
+    return Chain(name, base, calls).text(calls)
+
+
+def _shuffled_steps_text(
+    finding: Finding, links: list[Any], names: dict[int, str], labelled: list[tuple[str, str]]
+) -> str:
+    name = _named(links, names, finding.at)
+    called = f"`{name}`" if name else "this dataset"
+    size = finding.window_size
+    shift = finding.window_shift
+    cut = f"windows of {size} steps" if size is not None else "its windows"
+    if shift is not None:
+        cut += f" (shift {shift})"
+    buffer = f" with a buffer of {finding.buffer}" if finding.buffer is not None else ""
+    text = (
+        f"{called} shuffles single time steps{buffer} before `window` cuts them into "
+        f"{cut}: each window is then a bag of steps drawn from far-apart times in a random "
+        "order, not a stretch of the series, so the model learns from sequences that never "
+        "happened and its targets no longer follow its inputs. Nothing raises. Cut the "
+        "windows first, then shuffle whole windows"
+    )
+    found = _moved_shuffle(labelled)
+    if isinstance(found, tuple):
+        fixed, where, line = found
+        return f"{text}: `{fixed}` (line {line} of {where})."
+    if isinstance(found, _Move):
+        lines = (
+            f"line {found.first}"
+            if found.first == found.last
+            else (f"lines {found.first}-{found.last}")
+        )
+        moved = " / ".join(f"`{line.strip()}`" for line in found.moved)
+        inside = f"in `{found.function}`: " if found.function else ""
+        return (
+            f"{text}. Fix: move {lines} of {found.where} ({inside}{moved}) to just below line "
+            f"{found.below} (`{found.below_text.strip()}`), at the same indentation."
+        )
+    return f"{text} (`.window(...).flat_map(...).shuffle(...)`)."

@@ -20,6 +20,16 @@ normalised inputs (a recursive forecast): told too, fix: join the normalised val
 note names the expression, the forward transform it should undo and, when the result is
 an array held by a name and ``m`` a number, the result's mean next to ``m``; fix: ``z *
 s + m``.
+
+The right inverse ``e * s + m`` is wrong too when ``e`` is an error: a difference of two
+normalised values (``np.abs(y - p)``, ``(y - p) ** 2``), a reduction of one (an MAE, an
+RMSE, an MSE: ``np.mean``, ``tf.reduce_mean``, ``np.sqrt``, a ``.mean()``) or a library
+error function (``mean_absolute_error``...), written in the expression or assigned to the
+name ``e`` in this cell or, newest first, in the history. Both values come back as ``a * s
++ m`` and ``b * s + m``: their difference is ``(a - b) * s``, the mean cancels, and adding
+it makes a small error look as large as the data's level. Told when ``m`` is not a zero
+number and ``e`` (a name) holds no negative number; fix: the learner's line with ``e *
+s`` (``e * s ** 2`` for a squared error, whose units are squared).
 """
 
 from __future__ import annotations
@@ -32,7 +42,13 @@ from typing import Any
 from jupyterlab_tfcoach.monitor import report as reports
 from jupyterlab_tfcoach.monitor.report import Note
 from jupyterlab_tfcoach.monitor.symptoms.cell_reading import NUMBERS, held_array
-from jupyterlab_tfcoach.monitor.syntax import parsed_source, walk_nodes
+from jupyterlab_tfcoach.monitor.syntax import (
+    history_assignments,
+    last_assignment_before,
+    line_with_replacement,
+    parsed_source,
+    walk_nodes,
+)
 
 SECTION = "preprocessing-adapt"
 MAX_CELL_CHARS = 50_000
@@ -176,7 +192,211 @@ def notes(source: str, namespace: Mapping[str, Any]) -> list[Note]:
             if written is None:
                 continue
             return [reports.note(_note(statement, node, written, wrong, pairs, namespace), SECTION)]
-    return []
+    error = _error_restored(tree, source, pairs, namespace)
+    return [reports.note(error, SECTION)] if error is not None else []
+
+
+# ------------------------------------------------------------- errors given the mean back
+ABSOLUTE, SQUARED = "absolute", "squared"
+_ABSOLUTE_CALLS = frozenset({"abs", "absolute", "fabs"})
+_SQUARE_CALLS = frozenset({"square"})
+_ROOT_CALLS = frozenset({"sqrt"})
+# Reductions that keep an error an error (its units too).
+_REDUCTIONS = frozenset(
+    {
+        "mean",
+        "nanmean",
+        "reduce_mean",
+        "average",
+        "median",
+        "nanmedian",
+        "max",
+        "amax",
+        "reduce_max",
+        "sum",
+        "nansum",
+        "reduce_sum",
+        "array",
+        "asarray",
+        "float",
+    }
+)
+_ERROR_FUNCTIONS = {
+    "mean_absolute_error": ABSOLUTE,
+    "median_absolute_error": ABSOLUTE,
+    "max_error": ABSOLUTE,
+    "root_mean_squared_error": ABSOLUTE,
+    "mean_squared_error": SQUARED,
+    "squared_difference": SQUARED,
+}
+MAX_ERROR_DEPTH = 4
+MAX_ERROR_HISTORY = 30
+
+
+def _called(call: ast.Call) -> str | None:
+    func = call.func
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    return func.id if isinstance(func, ast.Name) else None
+
+
+def _is_difference(node: ast.AST) -> bool:
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Sub):
+        return True
+    return isinstance(node, ast.Call) and _called(node) == "subtract" and len(node.args) == 2
+
+
+def _error_kind(
+    node: ast.AST,
+    tree: ast.Module,
+    line: int,
+    namespace: Mapping[str, Any],
+    depth: int = 0,
+) -> tuple[str, str] | None:
+    """``(kind, how it was made)`` when ``node`` computes an error: a difference of two
+    values under ``abs`` or a square, reduced or not, or a library error function; a name
+    is followed to its assignment (this cell before ``line``, else the history)."""
+    if depth > MAX_ERROR_DEPTH:
+        return None
+    if isinstance(node, ast.Name):
+        made = _assigned_value(node.id, tree, line, namespace)
+        if made is None:
+            return None
+        statement, its_tree = made
+        found = _error_kind(statement.value, its_tree, statement.lineno, namespace, depth + 1)
+        if found is None:
+            return None
+        return found[0], ast.unparse(statement)
+    text = ast.unparse(node) if depth == 0 else ""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow):
+        if _is_difference(node.left) and isinstance(node.right, ast.Constant):
+            return (SQUARED, text) if node.right.value == 2 else None
+        return None
+    if not isinstance(node, ast.Call):
+        return None
+    name = _called(node)
+    if name in _ERROR_FUNCTIONS:
+        return _ERROR_FUNCTIONS[name], text
+    func = node.func
+    # ``abs(d).mean()``, ``err.mean()``: a method with no argument reduces its receiver.
+    if isinstance(func, ast.Attribute) and not node.args and name in _REDUCTIONS:
+        return _error_kind(func.value, tree, line, namespace, depth + 1)
+    if not node.args:
+        return None
+    first = node.args[0]
+    if name in _ABSOLUTE_CALLS:
+        return (ABSOLUTE, text) if _is_difference(first) else None
+    if name in _SQUARE_CALLS:
+        return (SQUARED, text) if _is_difference(first) else None
+    if name in _ROOT_CALLS:
+        inner = _error_kind(first, tree, line, namespace, depth + 1)
+        return (ABSOLUTE, text) if inner is not None and inner[0] == SQUARED else None
+    if name in _REDUCTIONS:
+        inner = _error_kind(first, tree, line, namespace, depth + 1)
+        return (inner[0], text) if inner is not None else None
+    return None
+
+
+def _assigned_value(
+    name: str, tree: ast.Module, line: int, namespace: Mapping[str, Any]
+) -> tuple[ast.Assign, ast.Module] | None:
+    """The last one-line ``name = ...`` before ``line`` of ``tree``, else of the newest
+    cell of the history that assigns it, with the tree it is in."""
+    statement = last_assignment_before(tree, name, line, one_line=True)
+    if statement is not None:
+        return statement, tree
+    for found, text in history_assignments(name, namespace, MAX_ERROR_HISTORY, MAX_CELL_CHARS):
+        its_tree = parsed_source(text)
+        if its_tree is not None and found.lineno == found.end_lineno:
+            return found, its_tree
+        return None
+    return None
+
+
+def _error_restored(
+    tree: ast.Module, source: str, pairs: dict[tuple[str, str], str], namespace: Mapping[str, Any]
+) -> str | None:
+    """The note for ``e * s + m`` of an error ``e``, if the cell has one."""
+    for statement in tree.body:
+        for node in ast.walk(statement):
+            if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add)):
+                continue
+            for product, offset in ((node.left, node.right), (node.right, node.left)):
+                if not (isinstance(product, ast.BinOp) and isinstance(product.op, ast.Mult)):
+                    continue
+                centre = _text(offset, source)
+                for value, factor in ((product.left, product.right), (product.right, product.left)):
+                    scale = _text(factor, source)
+                    if not centre or not scale or (centre, scale) not in pairs:
+                        continue
+                    found = _error_kind(value, tree, node.lineno, namespace)
+                    if found is None:
+                        continue
+                    if not (_holds_numbers(centre, namespace) and _holds_numbers(scale, namespace)):
+                        continue
+                    if _number(namespace.get(centre)) == 0.0:
+                        continue  # adding a zero mean changes nothing
+                    held = namespace.get(value.id) if isinstance(value, ast.Name) else None
+                    error_value = _number(held)
+                    if error_value is not None and error_value < 0:
+                        continue  # a signed value: not an error's size
+                    text = _error_note(
+                        statement, node, value, centre, scale, found, pairs, source, namespace
+                    )
+                    if text is not None:
+                        return text
+    return None
+
+
+def _error_note(
+    statement: ast.stmt,
+    node: ast.BinOp,
+    value: ast.expr,
+    centre: str,
+    scale: str,
+    found: tuple[str, str],
+    pairs: dict[tuple[str, str], str],
+    source: str,
+    namespace: Mapping[str, Any],
+) -> str | None:
+    kind, made = found
+    shown = _text(value, source)
+    written = _text(statement, source)
+    if not shown or not written or "\n" in written:
+        return None
+    by = scale if scale.isidentifier() or scale.endswith((")", "]")) else f"({scale})"
+    base = shown if shown.isidentifier() or shown.endswith((")", "]")) else f"({shown})"
+    scaled = f"{base} * {by}" if kind == ABSOLUTE else f"{base} * {by} ** 2"
+    fixed = line_with_replacement(source.splitlines(), statement, node, scaled)
+    if fixed is None:
+        return None
+    forward = pairs[(centre, scale)]
+    what = "a squared error" if kind == SQUARED else "an error"
+    origin = f" (`{made}`)" if made and made != ast.unparse(value) else ""
+    text = (
+        f"`{written}` (line {node.lineno}) de-normalises `{shown}` with the inverse of "
+        f"`{forward}`, but `{shown}` is {what}{origin}, made from the difference of two "
+        "normalised values: de-normalised, "
+        f"`(a * {by} + {centre}) - (b * {by} + {centre}) = (a - b) * {by}`, so "
+        f"`{centre}` cancels and must not be added. Adding it makes the error look as "
+        "large as the data's level. Nothing raises."
+    )
+    error_value = _number(namespace.get(value.id)) if isinstance(value, ast.Name) else None
+    scale_value, centre_value = _number(namespace.get(scale)), _number(namespace.get(centre))
+    target = statement.targets[0] if isinstance(statement, ast.Assign) else None
+    result = _number(namespace.get(target.id)) if isinstance(target, ast.Name) else None
+    if (
+        isinstance(target, ast.Name)
+        and result is not None
+        and error_value is not None
+        and scale_value is not None
+        and centre_value is not None
+    ):
+        real = error_value * scale_value * (scale_value if kind == SQUARED else 1.0)
+        text += f" `{target.id}` is {result:.4g}; the error in the data's units is {real:.4g}."
+    if kind == SQUARED:
+        text += f" A squared error scales by the square of `{scale}`."
+    return text + f" Scale it only: `{fixed}`."
 
 
 _JOINS = frozenset({"append", "concatenate", "concat", "hstack", "vstack", "stack"})

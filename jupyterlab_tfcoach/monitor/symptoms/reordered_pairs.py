@@ -111,9 +111,15 @@ def _uses(tree: ast.Module) -> list[ast.AST]:
 
 
 def _reordered_by(nodes: list[ast.AST], index: str) -> set[str]:
-    """The names the cell indexes or gathers by ``index`` anywhere."""
+    """The names the cell indexes or gathers by ``index`` anywhere, and the names it
+    binds to such a reordering (``y_mixed = y[idx]``: the partner, already reordered)."""
     names: set[str] = set()
     for node in nodes:
+        found = _reorder(node)
+        if found is not None and found.index == index:
+            targets = found.statement.targets[0]
+            elements = targets.elts if isinstance(targets, ast.Tuple) else [targets]
+            names.update(e.id for e in elements if isinstance(e, ast.Name))
         if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Name):
             if node.slice.id == index and isinstance(node.value, ast.Name):
                 names.add(node.value.id)

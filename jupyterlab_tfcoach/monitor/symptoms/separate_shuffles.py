@@ -11,18 +11,37 @@ names both calls and the length; fix: one permutation for both,
 ``idx = np.random.permutation(len(x)); x, y = x[idx], y[idx]`` in the learner's names
 (the arrays must be rebuilt first: the shuffles already separated them).
 
+Two arrays indexed by two permutation draws, ``X[rng.permutation(n)]`` and
+``y[rng.permutation(n)]`` (or ``a, b = rng.permutation(n), rng.permutation(n)`` then
+``X[a]``, ``y[b]``), are scrambled the same way: each draw is its own order. Told after a
+completed cell with ``permutation(`` in its text, for two different plain names indexed
+outside function bodies, holding arrays (or lists) of the same length above 1 after the
+cell, with no ``seed`` call between the draws. A permutation test, where labels are
+scrambled on purpose, stays silent when the cell says so (``null``, ``chance``,
+``baseline``, ``placebo``, ``sanity``, ``scrambled``, ``permutation test``, ``random
+labels``... in its identifiers, comments or strings). Fix: one draw, ``perm =
+rng.permutation(n)``, before the first line, both arrays indexed with it (for named
+draws: the second array indexed with the first draw's name, on its own line).
+
 Reads shapes and lengths only; nothing here imports TensorFlow or prints.
 """
 
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Mapping
 from typing import Any
 
 from jupyterlab_tfcoach.monitor import report as reports
 from jupyterlab_tfcoach.monitor.report import Note
-from jupyterlab_tfcoach.monitor.syntax import numpy_name, outside_scopes, parsed_source
+from jupyterlab_tfcoach.monitor.symptoms.intent_words import identifier_words
+from jupyterlab_tfcoach.monitor.syntax import (
+    line_with_replacement,
+    numpy_name,
+    outside_scopes,
+    parsed_source,
+)
 
 SECTION = "tf-data-order"
 MAX_SHUFFLES = 16
@@ -51,6 +70,10 @@ def _is_seed(call: ast.Call) -> bool:
 
 def notes(source: str, namespace: Mapping[str, Any]) -> list[Note]:
     """The note for this cell's separate shuffles of same-length arrays, if any."""
+    if "permutation(" in source:
+        found = _permutation_note(source, namespace)
+        if found is not None:
+            return [found]
     if "shuffle(" not in source:
         return []
     tree = parsed_source(source)
@@ -167,3 +190,168 @@ def _note(
     else:
         text += " Rebuild the arrays, then shuffle them with one permutation of the row indices."
     return reports.note(text, SECTION)
+
+
+# ------------------------------------------------------------- two permutation draws
+# Words that say labels are scrambled on purpose (a permutation test, a chance baseline).
+_ON_PURPOSE_WORDS = frozenset(
+    {"null", "chance", "baseline", "placebo", "sanity", "scrambled", "scramble", "decoy"}
+)
+_ON_PURPOSE_PHRASES = re.compile(
+    r"permutation[ _-]?test|perm[ _-]test|random(?:ly)?[ _-](?:permuted[ _-])?labels?"
+    r"|shuffled[ _-]labels?|shuffle[ _-](?:the[ _-])?labels?|label[ _-]shuffl",
+    re.IGNORECASE,
+)
+_COMMENT = re.compile(r"#[^\n]*")
+
+
+def _on_purpose(source: str, tree: ast.Module) -> bool:
+    """Whether the cell says it scrambles labels on purpose (a permutation test)."""
+    if _ON_PURPOSE_PHRASES.search(source):
+        return True
+    words: set[str] = set()
+    for node in outside_scopes(tree):
+        if isinstance(node, ast.Name):
+            words.update(w.lower() for w in identifier_words(node.id))
+        elif isinstance(node, ast.Constant) and type(node.value) is str:
+            words.update(re.findall(r"[a-z]+", node.value.lower()))
+    for comment in _COMMENT.findall(source):
+        words.update(re.findall(r"[a-z]+", comment.lower()))
+    return bool(words & _ON_PURPOSE_WORDS)
+
+
+def _is_permutation(node: ast.AST) -> bool:
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "permutation"
+        and len(node.args) == 1
+    )
+
+
+def _permutation_note(source: str, namespace: Mapping[str, Any]) -> Note | None:
+    tree = parsed_source(source)
+    if tree is None:
+        return None
+    # Each draw: a permutation call written inline, or the last assignment of a name to one.
+    drawn: dict[str, ast.Call] = {}  # name -> its draw, as the cell goes
+    uses: list[tuple[str, ast.Subscript, ast.Call, str | None]] = []
+    seeds: list[int] = []
+    nodes = sorted(
+        (n for n in outside_scopes(tree) if hasattr(n, "lineno")),
+        key=lambda n: (n.lineno, n.col_offset),  # type: ignore[attr-defined]
+    )
+    for node in nodes:
+        if isinstance(node, ast.Call) and _is_seed(node):
+            seeds.append(node.lineno)
+        if isinstance(node, ast.Assign) and _is_permutation(node.value):
+            targets = [t for t in node.targets if isinstance(t, ast.Name)]
+            for target in targets:
+                drawn[target.id] = node.value  # type: ignore[assignment]
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Tuple):
+            for target, value in zip(
+                node.targets[0].elts if isinstance(node.targets[0], ast.Tuple) else [],
+                node.value.elts,
+                strict=False,
+            ):
+                if isinstance(target, ast.Name) and _is_permutation(value):
+                    drawn[target.id] = value  # type: ignore[assignment]
+        if not (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name)):
+            continue
+        index = node.slice
+        if _is_permutation(index):
+            uses.append((node.value.id, node, index, None))  # type: ignore[arg-type]
+        elif isinstance(index, ast.Name) and index.id in drawn:
+            uses.append((node.value.id, node, drawn[index.id], index.id))
+    if len(uses) < 2:
+        return None
+    for i, (first, first_use, first_draw, first_name) in enumerate(uses):
+        for second, second_use, second_draw, second_name in uses[i + 1 :]:
+            if second == first or second_draw is first_draw:
+                continue
+            if any(first_draw.lineno <= line <= second_draw.lineno for line in seeds):
+                continue
+            length = _length(namespace.get(first))
+            if length is None or length < 2 or _length(namespace.get(second)) != length:
+                continue
+            if _on_purpose(source, tree):
+                return None
+            return _permutation_text(
+                (first, first_use, first_draw, first_name),
+                (second, second_use, second_draw, second_name),
+                length,
+                source,
+                tree,
+            )
+    return None
+
+
+def _statement_of(tree: ast.Module, node: ast.AST) -> ast.stmt | None:
+    for statement in tree.body:
+        if (
+            statement.lineno <= node.lineno  # type: ignore[attr-defined]
+            and (statement.end_lineno or statement.lineno) >= node.lineno  # type: ignore[attr-defined]
+        ):
+            return statement
+    return None
+
+
+def _permutation_text(
+    first: tuple[str, ast.Subscript, ast.Call, str | None],
+    second: tuple[str, ast.Subscript, ast.Call, str | None],
+    length: int,
+    source: str,
+    tree: ast.Module,
+) -> Note | None:
+    lines = source.splitlines()
+    first_name, first_use, first_draw, first_index = first
+    second_name, second_use, _, second_index = second
+    written = [ast.get_source_segment(source, u) or "" for u in (first_use, second_use)]
+    text = (
+        f"`{written[0]}` (line {first_use.lineno}) and `{written[1]}` (line "
+        f"{second_use.lineno}) index `{first_name}` and `{second_name}` with two different "
+        f"permutations: each `permutation` call draws its own random order, so after them "
+        f"row i of one no longer goes with row i of the other (both {length} rows long). "
+        "Examples are then paired with random labels; shapes and class rates look right, "
+        "and nothing raises."
+    )
+    draw = ast.get_source_segment(source, first_draw) or "rng.permutation(...)"
+    statements = [_statement_of(tree, u) for u in (first_use, second_use)]
+    if first_index is not None and second_index is not None and statements[1] is not None:
+        index_node = second_use.slice
+        fixed = line_with_replacement(lines, statements[1], index_node, first_index)
+        if fixed is None:
+            return reports.note(text, SECTION)
+        return reports.note(
+            text + f" Index both with one draw: `{fixed}` (line {second_use.lineno}).", SECTION
+        )
+    if first_index is not None or second_index is not None:
+        return reports.note(text, SECTION)
+    used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+    perm = next(n for n in ("perm", "order", "shared_order", "row_order") if n not in used)
+    rewritten = []
+    for statement, use in zip(statements, (first_use, second_use), strict=True):
+        if statement is None:
+            return reports.note(text, SECTION)
+        fixed = line_with_replacement(lines, statement, use.slice, perm)
+        if fixed is None:
+            return reports.note(text, SECTION)
+        rewritten.append((fixed, use.lineno))
+    if rewritten[0][1] == rewritten[1][1]:
+        # Both on one line: that line, with both replaced.
+        same = statements[0]
+        assert same is not None
+        line = lines[same.lineno - 1]
+        for segment in written:
+            line = line.replace(segment, segment.replace(draw, perm), 1)
+        fix = (
+            f" Draw one permutation and index both with it: `{perm} = {draw}` on a new line "
+            f"before line {same.lineno}, then `{line.strip()}` (line {same.lineno})."
+        )
+        return reports.note(text + fix, SECTION)
+    fix = (
+        f" Draw one permutation and index both with it: `{perm} = {draw}` on a new line "
+        f"before line {first_use.lineno}, then `{rewritten[0][0]}` (line {rewritten[0][1]}) "
+        f"and `{rewritten[1][0]}` (line {rewritten[1][1]})."
+    )
+    return reports.note(text + fix, SECTION)

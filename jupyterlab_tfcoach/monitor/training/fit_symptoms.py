@@ -58,6 +58,7 @@ from jupyterlab_tfcoach.monitor.training import (
     loss_parameters,
     loss_sign,
     model_source,
+    partial_steps,
     probe_updates,
     refit_loops,
     regrown_pruning,
@@ -307,6 +308,23 @@ class FitSymptoms:
             self._zero_started(run, model, naming)
         if run.custom_train_step:
             self._logs(run, model, naming, step)
+            try:
+                function = model_source.own_function(type(model), "train_step")
+                partial = (
+                    partial_steps.partial_step_note(
+                        run,
+                        model,
+                        function,
+                        f"`{naming.found}.fit`" if naming.found else "This fit",
+                        self.namespace,
+                    )
+                    if function is not None and self._once("partial_step", run.model_id)
+                    else None
+                )
+                if partial is not None:
+                    self.notes.append(partial)
+            except Exception:
+                pass
         self._softmax_one_unit(model, naming)
 
     def _nothing_learned(

@@ -589,7 +589,13 @@ def fit_notes(
             diagnoser.dropout(model, found)
         if kind in ("chance", "flat") and run.weights and not found.causes:
             moved = sum(1 for w in run.weights if w.changed)
-            found.checked.append(f"{moved} of {len(run.weights)} trainable weights changed")
+            still = [f"`{w.path}`" for w in run.weights if not w.changed]
+            named = (
+                f" (unchanged: {', '.join(still[:4])}{' ...' if len(still) > 4 else ''})"
+                if still and moved
+                else ""
+            )
+            found.checked.append(f"{moved} of {len(run.weights)} trainable weights changed{named}")
         name = diagnoser.name(model)
         subject = f"`{name}.fit`" if name else "This fit"
         notes.append(_entry(subject, kind, measured, found))
