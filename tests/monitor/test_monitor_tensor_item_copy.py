@@ -70,3 +70,28 @@ for k in range(2):
     # A NumPy array changed in place raises nothing and gets no entry.
     ok = run(kernel, "board = np.ones((2, 4))\nfor j in range(2):\n    board[j, [1]] = 0.0")
     assert checked_report(ok)["error"] is None
+
+
+def test_tensor_used_as_a_tensor_after_the_loop_is_made_again(kernel: KernelSession) -> None:
+    """The copy rebinds the name to an array; where the same code later reads an attribute
+    only a tensor has (``.numpy()``), the fix makes the tensor again after the loop."""
+    cell = """marks = tf.zeros((2, 5))
+hits = [[0, 4], [2]]
+for i, where in enumerate(hits):
+    marks[i, where] = 1.0
+print(marks.numpy().sum())
+"""
+    error = failing(kernel, cell)
+    text = error["explanation"]
+    spans = fix_spans(text)
+    assert spans[0] == "marks = np.array(marks)", text
+    assert "then `marks = tf.convert_to_tensor(marks)` after line 4" in text, text
+    fixed = cell.replace("for i, where", f"{spans[0]}\nfor i, where").replace(
+        "print(", f"{spans[2]}\nprint("
+    )
+    result = run(kernel, fixed)
+    assert checked_report(result)["error"] is None
+    assert result.stdout.strip() == "3.0"
+    # Without a tensor-only use later, the fix stops at the copy.
+    plain = failing(kernel, cell.replace("print(marks.numpy().sum())", "print(marks.sum())"))
+    assert "convert_to_tensor(marks)` after" not in plain["explanation"]

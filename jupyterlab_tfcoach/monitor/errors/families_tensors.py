@@ -134,17 +134,30 @@ def _numpy_copy(statement: ast.stmt, line: FailingLine, context: ErrorContext) -
         ),
         key=lambda node: node.lineno,
     )
-    place, why = failing, ""
+    place, why, last = failing, "", failing
     for loop in loops:
         made_inside = any(
             isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Store)
             for node in ast.walk(loop)
         )
         if not made_inside:
-            place, why = loop.lineno, " (once, ahead of the loop)"
+            place, why, last = loop.lineno, " (once, ahead of the loop)", loop.end_lineno or failing
             break
     tf = tf_alias(context)
     back = f"{tf}.convert_to_tensor({name})"
+    # The copy rebinds the learner's name to an array: a later ``name.numpy()`` (or any
+    # tensor-only attribute) in the same code would then fail, so the tensor is made again
+    # after the last line that changes the copy.
+    array_type = getattr(numpy, "ndarray", None)
+    tensor_only = array_type is not None and any(
+        isinstance(node, ast.Attribute)
+        and isinstance(node.value, ast.Name)
+        and node.value.id == name
+        and node.lineno > last
+        and not hasattr(array_type, node.attr)
+        for node in ast.walk(tree)
+    )
+    restore = f"; then {code(f'{name} = {back}')} after line {last}" if tensor_only else ""
     rule = (
         f"Tensors are immutable: {code(name)} cannot be changed in place. A NumPy array can: "
         "copy the values into one and set the items in the copy, with the indexing as "
@@ -153,7 +166,8 @@ def _numpy_copy(statement: ast.stmt, line: FailingLine, context: ErrorContext) -
     )
     return Finding(
         rule + ".",
-        f"put {code(copy)} before line {place}{why}; then {code(assignment)} changes the copy",
+        f"put {code(copy)} before line {place}{why}; then {code(assignment)} changes the copy"
+        + restore,
     )
 
 
