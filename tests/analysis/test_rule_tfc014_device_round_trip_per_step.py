@@ -883,3 +883,45 @@ def test_an_eager_step_given_numpy_slices_under_its_tape_is_silent():
     assert twin != source
     [finding] = check(twin, CODE)
     assert finding.line == 14
+
+
+# A loop over learning rates, each given to the optimizer: a range test measures one rate
+# per step, so each step's loss is its result.
+SWEEP = """\
+    import numpy as np
+    import keras
+    import tensorflow as tf
+    net = keras.Sequential([keras.Input((4,)), keras.layers.Dense(1)])
+    opt = keras.optimizers.SGD()
+    rates = np.geomspace(1e-5, 1.0, 30)
+    probe_losses = []
+    for {target} in {rates}:
+        {set_rate}
+        with tf.GradientTape() as tape:
+            step_loss = tf.reduce_mean((net(feats) - goals) ** 2)
+        grads = tape.gradient(step_loss, net.trainable_variables)
+        opt.apply_gradients(zip(grads, net.trainable_variables))
+        probe_losses.append(float(step_loss))
+"""
+
+
+@pytest.mark.parametrize(
+    ("target", "rates", "set_rate"),
+    [
+        ("rate", "rates", "opt.learning_rate.assign(rate)"),
+        ("rate", "rates", "keras.backend.set_value(opt.learning_rate, rate)"),
+        ("(i, rate)", "enumerate(rates)", "opt.learning_rate = rate"),
+    ],
+)
+def test_a_learning_rate_range_test_is_silent(target: str, rates: str, set_rate: str) -> None:
+    source = SWEEP.format(target=target, rates=rates, set_rate=set_rate)
+    assert check(source, CODE) == []
+
+
+def test_a_warm_up_that_computes_the_rate_is_reported() -> None:
+    # The loop runs over steps and computes each rate: a training loop like any other.
+    source = SWEEP.format(
+        target="step", rates="range(200)", set_rate="opt.learning_rate.assign(1e-3 * step / 200)"
+    )
+    [finding] = check(source, CODE)
+    assert "`float(step_loss)`" in finding.message

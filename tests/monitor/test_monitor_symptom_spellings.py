@@ -294,6 +294,33 @@ def test_validation_split_scaled_by_statistics_of_an_earlier_cell(kernel: Kernel
     assert printed(kernel, check) == "True"
 
 
+def test_own_statistics_fixed_with_the_names_holding_the_training_ones(
+    kernel: KernelSession,
+) -> None:
+    # The statistics come from the learner's helper and live in names: the fix reuses the
+    # names that hold the training split's, not a recomputation beside them.
+    run(kernel, STATS_DATA)
+    run(
+        kernel,
+        "def centre_and_spread(block):\n"
+        "    return block.mean(axis=0), block.std(axis=0) + 1e-9\n"
+        "loc_tr, spread_tr = centre_and_spread(feat_tr)\n"
+        "feat_tr_n = (feat_tr - loc_tr) / spread_tr\n",
+    )
+    cell = (
+        "loc_te, spread_te = centre_and_spread(feat_te)\n"
+        "feat_te_n = (feat_te - loc_te) / spread_te\n"
+    )
+    [text] = own_notes(kernel, cell)
+    assert "detector" not in text
+    assert "a shift is scaled away" in text
+    fix = last_code(text)
+    assert fix == "feat_te_n = (feat_te - loc_tr) / spread_tr"
+    run(kernel, fix)
+    check = "print(bool(np.allclose(feat_te_n, (feat_te - feat_tr.mean(0)) / feat_tr.std(0))))"
+    assert printed(kernel, check) == "True"
+
+
 def test_training_statistics_row_centring_and_r2_are_silent(kernel: KernelSession) -> None:
     run(kernel, STATS_DATA)
     cell = (

@@ -77,6 +77,12 @@ A loop that needs the values it reads on every step is not reported, none of its
   name the body sets from a call (`while loss_value > 1e-4: ... loss_value =
   loss.numpy()`).
 
+- a loop over learning rates that gives each one to the optimizer (`for lr in rates:
+  opt.learning_rate.assign(lr)`, `keras.backend.set_value(opt.learning_rate, lr)`,
+  `opt.learning_rate = lr`): a learning-rate range test, whose every step measures one rate,
+  so each step's loss is its result. A loop that computes the rate from a step count (a
+  warm-up) trains, and is reported.
+
 Such a loop waits for the device on every iteration anyway, and once it does, other reads
 in the same iteration add little.
 
@@ -279,6 +285,53 @@ def _decides_when_to_stop(loop: ast.AST) -> bool:
     return False
 
 
+# The attribute an optimizer keeps its learning rate in (Keras 3, and Keras 2's alias).
+_RATE_ATTRIBUTES = frozenset({"learning_rate", "lr"})
+
+
+def _rate_set_to(statement: ast.stmt) -> ast.expr | None:
+    """The value a statement gives an optimizer's learning rate: ``opt.learning_rate =
+    v``, ``opt.learning_rate.assign(v)``, ``keras.backend.set_value(opt.learning_rate, v)``."""
+    if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
+        target = statement.targets[0]
+        if isinstance(target, ast.Attribute) and target.attr in _RATE_ATTRIBUTES:
+            return statement.value
+        return None
+    if not isinstance(statement, ast.Expr) or not isinstance(statement.value, ast.Call):
+        return None
+    call = statement.value
+    func = call.func
+    if (
+        isinstance(func, ast.Attribute)
+        and func.attr == "assign"
+        and isinstance(func.value, ast.Attribute)
+        and func.value.attr in _RATE_ATTRIBUTES
+        and len(call.args) == 1
+    ):
+        return call.args[0]
+    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+    if name == "set_value" and len(call.args) == 2:
+        variable = call.args[0]
+        if isinstance(variable, ast.Attribute) and variable.attr in _RATE_ATTRIBUTES:
+            return call.args[1]
+    return None
+
+
+def _sweeps_learning_rates(loop: ast.AST) -> bool:
+    """``for lr in rates: opt.learning_rate.assign(lr)``: a loop over learning rates that
+    gives each iteration's rate to the optimizer (a learning-rate range test). Each step
+    measures one rate, so the value it reads is the result: the loop needs it every
+    iteration. (A warm-up that computes the rate from a step count is a training loop.)"""
+    if not isinstance(loop, (ast.For, ast.AsyncFor)):
+        return False
+    targets = set(_assigned_names(loop.target))
+    for statement, under_if in _own_statements(loop.body):
+        value = _rate_set_to(statement)
+        if not under_if and isinstance(value, ast.Name) and value.id in targets:
+            return True
+    return False
+
+
 class _TrainingCode:
     """Where the file trains: the calls that train by themselves (``tape.gradient``,
     ``apply_gradients``, ``minimize``, ``train_on_batch``) and the functions of the file
@@ -440,6 +493,11 @@ class _TrainingLoops:
         # A loop that stops on what it reads needs those values every iteration.
         self.epoch_loops.update(
             loop for loop in runs_step - self.epoch_loops if _decides_when_to_stop(loop)
+        )
+        # A loop over learning rates, each given to the optimizer: each step's value is the
+        # measurement of its rate.
+        self.epoch_loops.update(
+            loop for loop in runs_step - self.epoch_loops if _sweeps_learning_rates(loop)
         )
         # A loop whose steps take NumPy batches made on the host each iteration runs at the
         # host's pace: its reads are not what keeps the device waiting.

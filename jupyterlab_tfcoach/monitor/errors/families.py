@@ -39,6 +39,7 @@ a number by position where its call takes a tensor),
 ``families_loss_order.py`` (a Keras loss given the predictions first, the labels second),
 ``families_size_entries.py`` (a size list with fewer entries than the value has axes),
 ``families_feature_lists.py`` (a tf.train Int64List/FloatList/BytesList given another kind),
+``families_joined_arrays.py`` (``+`` between NumPy arrays written to join them, as for lists),
 ``families_numpy_broadcast.py`` (NumPy arrays that cannot broadcast, in the user's line),
 ``families_quantile_level.py`` (a NumPy quantile or percentile level outside its range),
 ``families_integer_indices.py`` (a float array given where NumPy reads integer indices),
@@ -144,6 +145,7 @@ from jupyterlab_tfcoach.monitor.errors import (
     families_header_line,
     families_image_ops,
     families_integer_indices,
+    families_joined_arrays,
     families_keras,
     families_keras_api,
     families_keras_arguments,
@@ -417,6 +419,9 @@ FAMILIES: tuple[ErrorFamily, ...] = (
     # elements above, which say how to unpack them).
     families_container_attribute.CONTAINER_ATTRIBUTE,
     families_library_values.INFINITE_LENGTH,
+    # `+` meant as list concatenation (before the broadcast reading, whose pairing of
+    # rows would run and compute something else).
+    families_joined_arrays.JOINED_ARRAYS,
     families_numpy_broadcast.NUMPY_BROADCAST,
     # A float array given where NumPy reads indices (np.bincount, an array index).
     families_integer_indices.INTEGER_INDICES,

@@ -375,13 +375,42 @@ def _statistic_nodes(node: ast.expr) -> list[ast.expr]:
     return found
 
 
+def _held_statistic(namespace: dict[str, Any], training: str, kind: str) -> str | None:
+    """A name of the namespace already holding the ``kind`` statistic over ``training``'s
+    rows (``mean_full`` from ``mean_full, std_full = fit_scaler(X_train)``): the fix then
+    reuses it. Newest names first (a dict keeps the order names were first bound)."""
+    part = array_rows(namespace.get(training))
+    if part is None:
+        return None
+    wanted = _statistic(part, kind)
+    names = list(namespace)[-MAX_NAMESPACE:]
+    for name in reversed(names):
+        if type(name) is not str or name.startswith("_"):
+            continue
+        value = namespace.get(name)
+        if type(value) is type(wanted) and _close(value, wanted):
+            return name
+    return None
+
+
 def _replacement(
-    node: ast.expr, held: str, training: str, kind: str, tree: ast.Module, tensor: bool
+    node: ast.expr,
+    held: str,
+    training: str,
+    kind: str,
+    tree: ast.Module,
+    tensor: bool,
+    namespace: dict[str, Any],
 ) -> str:
     """The training split's statistic to write in place of ``node``."""
     bound = _bound_to(tree, training, kind)
     if bound is not None:
         return bound
+    if isinstance(node, ast.Name):
+        # A statistic the learner keeps in a name: the name keeping the training one.
+        held_name = _held_statistic(namespace, training, kind)
+        if held_name is not None:
+            return held_name
     if isinstance(node, ast.Call):
         swapped = ast.unparse(node)
         moved = ast.parse(swapped, mode="eval").body
@@ -426,7 +455,7 @@ def _own_statistics(tree: ast.Module, source: str, namespace: dict[str, Any]) ->
                     continue  # the same numbers either way: nothing changes
                 seen.add(id(used))
                 tensor = type(namespace.get(held)).__module__.startswith("tensorflow")
-                new = _replacement(used, held, training, kind, tree, tensor)
+                new = _replacement(used, held, training, kind, tree, tensor, namespace)
                 told.setdefault(statement.lineno, []).append((used, new))
                 if first is None:
                     first = (held, training, kind, statement)
@@ -456,10 +485,9 @@ def _own_statistics(tree: ast.Module, source: str, namespace: dict[str, Any]) ->
         f"`{written}` (line {statement.lineno}) scales `{held}` with its own statistics "
         f"({used}), not with those of the training split `{training}`. The model learned "
         f"on inputs placed by the training numbers; placed by its own, `{held}` loses "
-        "whatever sets it apart (a shift, the unusual rows a detector should find are "
-        "partly scaled away) and its scores do not describe new data, which comes one row "
-        f"at a time. Nothing raises. Scale every split with the training statistics: "
-        f"`{fixed}`.",
+        "whatever sets it apart from the training data (a shift is scaled away) and its "
+        "scores do not describe new data, which comes one row at a time. Nothing raises. "
+        f"Scale every split with the training statistics: `{fixed}`.",
         SECTION,
     )
 
