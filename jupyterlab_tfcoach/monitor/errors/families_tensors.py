@@ -15,6 +15,7 @@ import ast
 import inspect
 import re
 import sys
+import types
 from typing import Any
 
 from jupyterlab_tfcoach.monitor.errors.calls import library_callee
@@ -573,7 +574,13 @@ def _read_conversion(error: Recognised, line: FailingLine, context: ErrorContext
             f"{code(segment_of(line, node.func))} for {wanted}"
         )
         return Finding(rule + ".", one_line_code(fixed), section="dtype-casting")
+    if named is None:
+        converted = _converting_call(call, node, source, wanted, given, line, tf)
+        if converted is not None:
+            return converted
     owner = segment_of(line, call.func.value) if isinstance(call.func, ast.Attribute) else ""
+    if owner and isinstance(value_of(call.func.value, line.frame, context)[1], types.ModuleType):
+        owner = ""  # ``tf.assign(...)``: the module is no operand with a dtype
     target = f"{code(owner)} is {wanted}" if owner else f"the call needs {wanted}"
     if named is not None:
         function = segment_of(line, call.func) or "the call"
@@ -607,6 +614,52 @@ def _read_conversion(error: Recognised, line: FailingLine, context: ErrorContext
                 return Finding(rule + ".", one_line_code(fixed), section="dtype-casting")
         return _integer_variable(call.func.value.id, source, wanted, given, rule, context)
     fixed = rewrite(line.frame, call, node, f"{tf}.cast({source}, {tf}.{wanted})")
+    return Finding(rule + ".", one_line_code(fixed), section="dtype-casting")
+
+
+# Calls that make a tensor from Python values or an array in the dtype they are asked for,
+# but refuse to change the dtype of a tensor they are given.
+_CONVERTING = frozenset({"convert_to_tensor", "convert_to_tensor_v2"})
+
+
+def _converting_call(
+    call: ast.Call,
+    node: ast.expr,
+    source: str,
+    wanted: str,
+    given: str,
+    line: FailingLine,
+    tf: str,
+) -> Finding | None:
+    """``tf.convert_to_tensor(t, dtype=tf.float16)`` with ``t`` a float32 tensor: the
+    conversion never casts an existing tensor, so the call is what was wrong, not ``t``;
+    the fix is the call replaced by ``tf.cast``, not a cast wrapped inside it."""
+    name = call.func.attr if isinstance(call.func, ast.Attribute) else None
+    if name is None and isinstance(call.func, ast.Name):
+        name = call.func.id
+    if name not in _CONVERTING or not call.args or call.args[0] is not node:
+        return None
+    written = next((k.value for k in call.keywords if k.arg == "dtype"), None)
+    if written is None and len(call.args) > 1:
+        written = call.args[1]
+    dtype_source = segment_of(line, written) if written is not None else ""
+    if not dtype_source or "\n" in dtype_source:
+        dtype_source = f"{tf}.{wanted}"
+    function = segment_of(line, call.func) or name
+    article = "an" if given[:1] in "aeio" else "a"
+    rule = (
+        f"{code(function)} makes a tensor from Python numbers or a NumPy array in the dtype "
+        f"it is asked for, but {code(source)} is already {article} {given} tensor, and "
+        f"{code(function)} never changes the dtype of a tensor: asked for {wanted}, it "
+        f"refuses. Changing a tensor's dtype is a cast: {code(f'{tf}.cast')}"
+    )
+    replacement = f"{tf}.cast({source}, {dtype_source})"
+    statement = line.frame.statement()
+    fixed = None
+    if statement is not None and not hasattr(statement, "body"):
+        fixed = rewrite(line.frame, statement, call, replacement)
+    if not fixed or "\n" in fixed:
+        fixed = replacement
     return Finding(rule + ".", one_line_code(fixed), section="dtype-casting")
 
 

@@ -25,7 +25,9 @@ for the stated dtype where the value is made, when that statement is a call that
 dtype (``tf.constant``, ``tf.convert_to_tensor``, ``tf.Variable``, ``tf.zeros``/``ones``,
 ``tf.cast``, ``np.array``/``asarray``/``zeros``/``ones``/``full``, ``astype``...): the
 ``dtype`` argument added or replaced, never a cast of a value already rounded. Source
-and dtypes only.
+and dtypes only. A value a Keras model or layer gives back (``p16 = model.predict(x)``)
+whose layers compute in the stated dtype is silent: the name states the model's
+precision, and a mixed-precision model's output is float32 by design.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from typing import Any
 from jupyterlab_tfcoach.monitor import report as reports
 from jupyterlab_tfcoach.monitor.errors.failing_line import describe
 from jupyterlab_tfcoach.monitor.report import Note
+from jupyterlab_tfcoach.monitor.stored_state import keras_layers, library_attribute
 from jupyterlab_tfcoach.monitor.syntax import call_name, dotted_name, parsed_source
 
 SECTION = "dtype-casting"
@@ -183,10 +186,38 @@ def notes(source: str, namespace: Mapping[str, Any]) -> list[Note]:
             wanted = f"{family}{bits}"
         if wanted == dtype:
             continue
+        if _model_computes_in(made, wanted, namespace):
+            continue
         wrong.append((name, statement, made, wanted, sibling))
     if not wrong:
         return []
     return [_note(source, wrong, held, namespace)]
+
+
+# The calls that run a Keras model or layer on data and give back its output.
+_MODEL_RUNS = frozenset({"predict", "predict_on_batch", "__call__", "call"})
+MAX_LAYERS = 200
+
+
+def _model_computes_in(made: ast.expr | None, wanted: str, namespace: Mapping[str, Any]) -> bool:
+    """Whether ``made`` runs a Keras model or layer (``model.predict(x)``, ``model(x)``)
+    one of whose layers computes in ``wanted``: the name then states the precision the
+    model computes in, not the output's dtype (a mixed-precision model's last layer is
+    float32 by design, so ``p16 = model.predict(x)`` is float32 and right)."""
+    if not isinstance(made, ast.Call):
+        return False
+    func = made.func
+    if isinstance(func, ast.Attribute) and func.attr in _MODEL_RUNS:
+        func = func.value
+    if not isinstance(func, ast.Name):
+        return False
+    described = describe("", namespace.get(func.id))
+    if described is None or described.kind not in ("layer", "model"):
+        return False
+    for layer in keras_layers(described.value, MAX_LAYERS):
+        if library_attribute(layer, "compute_dtype") == wanted:
+            return True
+    return False
 
 
 def _sibling(
@@ -310,7 +341,10 @@ def _note(
             and len(call.args) > _DTYPE_AT[call_name(call) or ""]
         )
     )
-    if made_text is not None and "\n" not in made_text and call is not None and not has_dtype:
+    takes_dtype = call is not None and (
+        _DTYPE_AT.get(call_name(call) or "") is not None or call_name(call) in _DTYPE_KEYWORD
+    )
+    if made_text is not None and "\n" not in made_text and takes_dtype and not has_dtype:
         default = "float32" if kind != "array" else "float64"
         lib = "TensorFlow" if kind != "array" else "NumPy"
         text += (
