@@ -37,6 +37,8 @@ a number by position where its call takes a tensor),
 ``families_uneven_batch.py`` (a dataset batch meeting an element of another length: a
 ``window`` without ``drop_remainder``),
 ``families_loss_order.py`` (a Keras loss given the predictions first, the labels second),
+``families_selected_rows.py`` (rows selected by a mask or indices on one side of a call
+that pairs rows),
 ``families_size_entries.py`` (a size list with fewer entries than the value has axes),
 ``families_feature_lists.py`` (a tf.train Int64List/FloatList/BytesList given another kind),
 ``families_joined_arrays.py`` (``+`` between NumPy arrays written to join them, as for lists),
@@ -190,6 +192,7 @@ from jupyterlab_tfcoach.monitor.errors import (
     families_schedule_rate,
     families_scores_as_classes,
     families_segment_ids,
+    families_selected_rows,
     families_shapes,
     families_signatures,
     families_single_pair,
@@ -296,6 +299,9 @@ FAMILIES: tuple[ErrorFamily, ...] = (
     families_scan_axis.SCAN_AXIS,
     # A Keras loss called (predictions, labels): the shapes it then refuses are swapped.
     families_loss_order.LOSS_ORDER,
+    # Rows selected on one side of a loss, metric or element-wise op only: the shapes
+    # refused differ because the other side was never selected.
+    families_selected_rows.SELECTED_ROWS,
     families_return_order.RETURN_ORDER,
     families_vector_as_matrix.VECTOR_AS_MATRIX,
     # Image ops refused by a window or a block size read from the signature and shapes.

@@ -53,6 +53,7 @@ from jupyterlab_tfcoach.monitor.errors.family_record import (
 )
 from jupyterlab_tfcoach.monitor.errors.gathered_rows import gathered_rows
 from jupyterlab_tfcoach.monitor.errors.one_axis_growth import grown_one_axis
+from jupyterlab_tfcoach.monitor.errors.row_weights import per_row_vector
 from jupyterlab_tfcoach.monitor.stored_state import library_attribute
 
 # ------------------------------------------------------------------ shared by matmul, broadcast
@@ -447,6 +448,10 @@ def _read_broadcast(error: Recognised, line: FailingLine, context: ErrorContext)
     rows = gathered_rows((a, b), node, line, context)
     if rows is not None:
         return Finding(rule + ". " + rows[0] + ".", rows[1], section="joining-indexing")
+    # One float per row scaling a table of rows: the vector needs its trailing axis.
+    per_row = per_row_vector(node, (a, b), line, context)
+    if per_row is not None:
+        return Finding(rule + ". " + per_row[0] + ".", per_row[1])
     if node is not None and right is not None and left is not None:
         if len(a) == len(b) == 2 and a == b[::-1]:
             fixed = rewrite(line.frame, node, _node_of(node, 1), f"{tf}.transpose({right.source})")

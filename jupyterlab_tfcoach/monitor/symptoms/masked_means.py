@@ -382,11 +382,12 @@ def _note(
         where = f"{where}, in `{function}`"
     if axis is None:
         text = (
-            f"`{call}` ({where}) divides by every position, the padded ones included, "
-            f"although `{mask}` zeroes the padded positions' values: the result is the mean "
-            "over the real positions times their share of all positions, too low by that "
-            "share (and it moves with how much padding a batch holds). Nothing raises. "
-            f"Divide by the number of real positions instead: `{fixed}`."
+            f"`{call}` ({where}) divides by every position, those `{mask}` leaves out "
+            f"included, although `{mask}` zeroes their values: the result is the mean over "
+            f"the positions `{mask}` keeps times their share of all positions, too low by "
+            f"that share (and it moves with how many positions `{mask}` leaves out: padding, "
+            "unlabelled rows). Nothing raises. Divide by the number of positions "
+            f"`{mask}` keeps instead: `{fixed}`."
         )
     else:
         text = (
