@@ -62,3 +62,20 @@ def test_forced_flag_told_where_the_layer_is_defined(kernel: KernelSession) -> N
 def test_flag_passed_through_stays_silent(kernel: KernelSession) -> None:
     silent = CELL.replace("training=True)", "training=training)")
     assert flag_notes(checked_report(run(kernel, silent))) == []
+
+
+# A noise layer's subclass that forces its own base into training mode is a layer made to
+# sample at inference too (Monte Carlo dropout): built so on purpose, never told.
+ALWAYS_ON = """class KeptNoise(keras.layers.GaussianNoise):
+    def call(self, inputs, training=None):
+        return super().call(inputs, training=True)
+
+sampler_net = keras.Sequential([keras.Input(shape=(5,)), keras.layers.Dense(4), KeptNoise(0.3)])
+draws = np.stack([sampler_net.predict(np.ones((3, 5), "float32"), verbose=0) for _ in range(4)])
+spread = float(draws.std(axis=0).mean())
+"""
+
+
+def test_always_on_noise_subclass_stays_silent(kernel: KernelSession) -> None:
+    assert flag_notes(checked_report(run(kernel, ALWAYS_ON))) == []
+    assert value_of(kernel, "spread") > 0.0

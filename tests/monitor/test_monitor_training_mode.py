@@ -145,10 +145,12 @@ def test_predictions_in_training_mode_outside_the_tape(kernel: KernelSession) ->
     fixed = EVALUATE.replace("test_preds = normed(feats[:16], training=True)", fix)
     assert notes_of(kernel, fixed) == []
     assert value_of(kernel, "moved_by_test") is False
-    # With dropout, two predictions of one input now agree.
+    # With dropout, two predictions of the same rows (one in reversed order: not two
+    # identical passes set side by side to show the randomness) now agree.
     run(kernel, DROPOUT_SETUP)
     twice = (
-        "same = bool(np.array_equal(dropped(ones, training=True), dropped(ones, training=True)))"
+        "same = bool(np.array_equal(dropped(ones, training=True), "
+        "dropped(ones[::-1], training=True)))"
     )
     [dropout_text] = notes_of(kernel, twice)
     assert "two predictions of one input differ" in dropout_text
@@ -305,3 +307,89 @@ def test_every_training_call_of_a_helper_is_fixed_together(kernel: KernelSession
     # Look-alike: the same helper already in inference mode stays silent, unfrozen too.
     run(kernel, "critic.trainable = True")
     assert notes_of(kernel, fixed) == []
+
+
+# Monte Carlo passes through a model that holds BatchNormalization as well as dropout:
+# the dropout is on as meant; the note names the BatchNormalization (nested in a block)
+# and its fix samples only through the dropout. Another model, other names: a nested
+# block of Dense + BatchNormalization, AlphaDropout, passes gathered in a loop.
+SPLIT_SETUP = """trunk = keras.Sequential([
+    keras.Input((4,)),
+    keras.layers.Dense(9, name="trunk_dense"),
+    keras.layers.BatchNormalization(name="trunk_norm"),
+], name="trunk")
+regressor = keras.Sequential([
+    keras.Input((4,)),
+    trunk,
+    keras.layers.Dense(6, activation="relu"),
+    keras.layers.AlphaDropout(0.3),
+    keras.layers.Dense(1, name="out"),
+])
+regressor.compile(optimizer="sgd", loss="mse")
+rows = np.random.default_rng(21).normal(3.0, 2.0, size=(40, 4)).astype("float32")
+regressor.fit(rows, rows.sum(axis=1), epochs=1, verbose=0)
+unseen = np.random.default_rng(22).normal(-1.0, 5.0, size=(15, 4)).astype("float32")
+norm_start = trunk.get_layer("trunk_norm").moving_mean.numpy().copy()
+"""
+SPLIT_PASSES = """samples = []
+for rep in range(12):
+    samples.append(regressor(unseen, training=True))
+norm_moved = bool((trunk.get_layer("trunk_norm").moving_mean.numpy() != norm_start).any())
+"""
+
+
+def test_monte_carlo_passes_keep_batch_normalization_in_inference(
+    kernel: KernelSession,
+) -> None:
+    run(kernel, SPLIT_SETUP)
+    [text] = notes_of(kernel, SPLIT_PASSES)
+    assert text.startswith(
+        "Monte Carlo passes that also move BatchNormalization: "
+        "`regressor(unseen, training=True)` (line 3)"
+    ), text
+    assert "`trunk_norm` (in `trunk`)" in text
+    assert "training=False)" not in text.split("once before the passes")[0]
+    assert value_of(kernel, "norm_moved") is True  # what the note says happens
+    setup_features, setup_sampler, passes = re.findall(r"`([^`]+)`", text)[-3:]
+    assert (
+        setup_features
+        == "features = keras.Sequential(regressor.layers[:2])(unseen, training=False)"
+    )
+    assert setup_sampler == "sampler = keras.Sequential(regressor.layers[2:])"
+    assert passes == "samples.append(sampler(features, training=True))"
+    run(kernel, "norm_start = trunk.get_layer('trunk_norm').moving_mean.numpy().copy()")
+    fixed = SPLIT_PASSES.replace(
+        "samples = []\n",
+        f"samples = []\n{setup_features}\n{setup_sampler}\n",
+    ).replace("samples.append(regressor(unseen, training=True))", passes)
+    assert notes_of(kernel, fixed) == []
+    # Fixed: the statistics stay, the passes still differ (dropout on), and the split
+    # equals the whole model's output in inference mode with the dropout switched off.
+    assert value_of(kernel, "norm_moved") is False
+    assert value_of(kernel, "float(np.std(np.stack(samples), axis=0).mean()) > 0") is True
+    same_model = (
+        "bool(np.allclose(sampler(features, training=False), "
+        "regressor(unseen, training=False), atol=1e-4))"
+    )
+    assert value_of(kernel, same_model) is True
+
+
+# A training-mode pass set beside an identical one: a demonstration that the random layer
+# draws anew in each pass, written on purpose; the same comparison against an
+# inference-mode pass is still told.
+DEMO = """lone_drop = keras.layers.Dropout(0.4)
+hidden = np.ones((3, 10), "float32")
+differ = not np.allclose(lone_drop(hidden, training=True), lone_drop(hidden, training=True))
+"""
+
+
+def test_two_identical_training_passes_compared_stay_silent(kernel: KernelSession) -> None:
+    run(kernel, NOISY_SETUP)
+    assert notes_of(kernel, DEMO) == []
+    assert value_of(kernel, "differ") is True
+    compared = (
+        "agree = (noisy(probe, training=True) == noisy(probe, training=True)).numpy().all()\n"
+    )
+    assert notes_of(kernel, compared) == []
+    mixed = "agree = np.allclose(noisy(probe, training=True), noisy(probe))\n"
+    assert len(notes_of(kernel, mixed)) == 1

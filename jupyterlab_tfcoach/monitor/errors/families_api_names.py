@@ -43,6 +43,7 @@ from jupyterlab_tfcoach.monitor.errors.family_record import (
 )
 from jupyterlab_tfcoach.monitor.errors.keras_backend_ops import backend_math
 from jupyterlab_tfcoach.monitor.errors.loop_members import loop_member_lacking
+from jupyterlab_tfcoach.monitor.errors.other_library_names import other_library_name
 from jupyterlab_tfcoach.monitor.errors.saved_functions import (
     is_restored_object,
     missing_saved_method,
@@ -321,6 +322,11 @@ def _read_missing_name(
     unbuilt = _made_by_build(owner, name, node, line)
     if unbuilt is not None:
         return unbuilt
+    if kind == "keras object":
+        # PyTorch's name for what Keras keeps under its own (`bn.running_mean`).
+        other = other_library_name(line, node, owner, context)
+        if other is not None:
+            return other
     nested = _in_submodules(owner, name)
     if nested:
         return _found_in_submodule(line, node, kind, name, nested, context)

@@ -863,7 +863,7 @@ def _unknown_keyword(
         return None
     owner = str(getattr(callee[0], "__name__", "")) if callee is not None else ""
     if keyword.arg == "training" and owner in _INFERENCE_ONLY:
-        found = _training_in_predict(keyword, owner, site)
+        found = _training_in_predict(keyword, owner, site, context)
         if found is not None:
             return found
     if part == "Python" and owner:
@@ -907,11 +907,21 @@ def _unknown_keyword(
 _INFERENCE_ONLY = ("predict", "predict_on_batch")
 
 
-def _training_in_predict(keyword: ast.keyword, owner: str, site: _Site) -> Finding | None:
+def _training_in_predict(
+    keyword: ast.keyword, owner: str, site: _Site, context: ErrorContext
+) -> Finding | None:
     """``model.predict(x, training=True)`` (dropout kept on for Monte Carlo dropout):
     predict has no ``training`` keyword and always runs in inference mode; calling the
     model itself takes it. The fix keeps what predict gave, a NumPy array (``.numpy()``),
-    so the rest of the line (``.ravel()``, NumPy functions) still works."""
+    so the rest of the line (``.ravel()``, NumPy functions) still works. A model that
+    also holds BatchNormalization is not called whole in training mode (that would move
+    its statistics): the fix samples through its dropout only (``dropout_passes.py``)."""
+    from jupyterlab_tfcoach.monitor.symptoms.dropout_passes import (
+        dropout_passes,
+        normalization_effect,
+        split_advice,
+    )
+
     call = site.call
     if not isinstance(call.func, ast.Attribute):
         return None
@@ -923,9 +933,27 @@ def _training_in_predict(keyword: ast.keyword, owner: str, site: _Site) -> Findi
     data = site.frame.segment(inputs) if inputs is not None else None
     if not model or not value or not data:
         return None
-    rule = (
-        f"`{owner}` always runs the model in inference mode and takes no `training` "
-        f"keyword. To run its layers in training mode (Dropout kept on), call the model "
+    rule = f"`{owner}` always runs the model in inference mode and takes no `training` keyword"
+    found, held = context.resolve(call.func.value, site.frame)
+    passes = (
+        dropout_passes(model, held, data, context.namespace)
+        if found and value == "True" and "\n" not in model + data
+        else None
+    )
+    if passes is not None:
+        rule += f". {normalization_effect(model, passes)}"
+        if not passes.setup:
+            return Finding(f"{rule}: {split_advice(model)}.", None, section="training-argument")
+        fixed = _fix(site, call, f"{passes.sampled}.numpy()")
+        if fixed is None or not fixed.startswith("`"):
+            return Finding(f"{rule}: {split_advice(model)}.", None, section="training-argument")
+        setup = ", ".join(f"`{line}`" for line in passes.setup)
+        rule += f" (`.numpy()` makes each pass the NumPy array `{owner}` would give, in one batch)"
+        return Finding(
+            rule + ".", f"once before the passes, {setup}, then {fixed}", "training-argument"
+        )
+    rule += (
+        f". To run its layers in training mode (Dropout kept on), call the model "
         f"itself, `{model}({data}, training={value})`: it returns a tensor, and `.numpy()` "
         f"makes it the NumPy array `{owner}` would give (in one batch)"
     )

@@ -59,7 +59,12 @@ from jupyterlab_tfcoach.monitor.errors.family_record import (
     segment_of,
 )
 from jupyterlab_tfcoach.monitor.errors.origins import assigned_string_fix, string_part
-from jupyterlab_tfcoach.monitor.stored_state import is_library_class, library_attribute
+from jupyterlab_tfcoach.monitor.stored_state import (
+    is_library_class,
+    keras_sublayers,
+    library_attribute,
+    stored,
+)
 from jupyterlab_tfcoach.monitor.symptoms.dataset_order import reshuffled_each_epoch
 
 _type_name = type.__dict__["__name__"].__get__
@@ -909,6 +914,9 @@ def _read_no_such_layer(
     # The names Keras holds, as its message lists them (every layer, in order).
     names = _QUOTED.findall(error.group("names"))
     wanted = error.group("name")
+    nested = _nested_layer(call, wanted, line, context)
+    if nested is not None:
+        return nested
     shown = ", ".join(f'"{name}"' for name in names[:_MAX_NAMES_SHOWN])
     more = f" and {len(names) - _MAX_NAMES_SHOWN} more" if len(names) > _MAX_NAMES_SHOWN else ""
     rule = (
@@ -934,6 +942,54 @@ def _read_no_such_layer(
         if fixed:
             return Finding(rule + ".", code(fixed))
     return Finding(rule + ".", None)
+
+
+_MAX_NESTING = 4
+
+
+def _nested_path(root: Any, wanted: str, depth: int) -> list[str] | None:
+    """The names of the nested models leading to the layer named ``wanted`` under
+    ``root`` (not at its top level), then ``wanted``: ``["block", "dense_in"]``."""
+    if depth > _MAX_NESTING:
+        return None
+    for layer in keras_sublayers(root):
+        name = stored(layer, "name")
+        if type(name) is not str or not keras_sublayers(layer):
+            continue
+        inner = [stored(sub, "name") for sub in keras_sublayers(layer)]
+        if wanted in inner:
+            return [name, wanted]
+        deeper = _nested_path(layer, wanted, depth + 1)
+        if deeper is not None:
+            return [name, *deeper]
+    return None
+
+
+def _nested_layer(
+    call: ast.Call, wanted: str, line: FailingLine, context: ErrorContext
+) -> Finding | None:
+    """``model.get_layer("dense_in")`` for a layer inside a nested model: get_layer looks
+    at the model's own layers only; the fix goes through each nested model by name."""
+    found, model_value = value_of(call.func.value, line.frame, context)  # type: ignore[attr-defined]
+    argument = call_argument(call, 0, "name")
+    if not found or not isinstance(argument, ast.Constant) or argument.value != wanted:
+        return None
+    try:
+        path = _nested_path(model_value, wanted, 0)
+    except Exception:
+        return None
+    if path is None:
+        return None
+    model = segment_of(line, call.func.value)  # type: ignore[attr-defined]
+    chain = model + "".join(f'.get_layer("{name}")' for name in path)
+    owner = path[-2]
+    rule = (
+        f'"{wanted}" is not one of `{model}`\'s own layers: it is inside the nested model '
+        f'"{owner}", and `get_layer` looks only at the model\'s top level. Reach it through '
+        f"the nested model{'s' if len(path) > 2 else ''}, `{chain}`"
+    )
+    fixed = one_line(rewrite(line.frame, line.statement, call, chain)) if line.statement else None
+    return Finding(rule + ".", code(fixed) if fixed else None)
 
 
 NO_SUCH_LAYER = ErrorFamily(

@@ -592,17 +592,38 @@ _IMMUTABLE = ("append", "extend", "insert", "fill", "sort", "resize")
 _DATASET_ATTRIBUTES = ("shape", "dtype", "ndim", "size", "numpy", "length", "len")
 
 
+# The tensor classes Python's message names: the receiver is a tensor whatever it is
+# written as (``tf.stack(runs).mean()``: a call, whose value is not read again).
+_TENSOR_CLASSES = frozenset({"EagerTensor", "SymbolicTensor", "Tensor"})
+
+
+def _unread_tensor(
+    error: Recognised, line: FailingLine, nodes: list[ast.Attribute]
+) -> tuple[ast.Attribute, str] | None:
+    """The one receiver of ``.<attr>`` on the line when it is an expression whose value
+    is not held anywhere (a call): the message's class says it is a tensor."""
+    if error.group("type") not in _TENSOR_CLASSES or len(nodes) != 1:
+        return None
+    node = nodes[0]
+    source = line.frame.segment(node.value)
+    if not source or "\n" in source or not isinstance(node.value, ast.Call):
+        return None
+    return node, source
+
+
 def _read_attribute(error: Recognised, line: FailingLine, context: ErrorContext) -> Finding | None:
     attribute = error.group("attr")
-    for node in _receivers(line, ast.Attribute):
+    nodes = [n for n in _receivers(line, ast.Attribute) if n.attr == attribute]  # type: ignore[attr-defined]
+    unread = _unread_tensor(error, line, nodes)  # type: ignore[arg-type]
+    for node in nodes:
         read_node: ast.Attribute = node  # type: ignore[assignment]
-        if read_node.attr != attribute:
-            continue
         read = _held(read_node.value, line, context)
+        if read is None and unread is not None and unread[0] is read_node:
+            read = (unread[1], _UNREAD)
         if read is None:
             continue
         source, value = read
-        kind = value_kind(value)
+        kind = "tensor" if value is _UNREAD else value_kind(value)
         if kind == "dataset" and attribute in _DATASET_ATTRIBUTES:
             rule = (
                 f"{code(source)} is a tf.data.Dataset, a pipeline that makes elements when "
@@ -624,32 +645,38 @@ def _read_attribute(error: Recognised, line: FailingLine, context: ErrorContext)
             return element
         if kind not in ("tensor", "variable", "symbolic") or attribute not in _TENSOR_METHODS:
             continue
-        described = describe(source, value)
-        if described is None:
+        described = describe(source, value) if value is not _UNREAD else None
+        if described is None and value is not _UNREAD:
             continue
+        sentence = (
+            described.sentence()
+            if described is not None
+            else f"{code(source)} is a TensorFlow tensor (an {error.group('type')})"
+        )
         tf_name = context.module_alias("tensorflow", "tf")
         parent = _parent_call(line, read_node)
         written = _tensor_function(attribute, tf_name, source, parent, line)
         shown = written or f"{tf_name}.{_NAMES.get(attribute, attribute)}(...)"
         if attribute == "sort":
             rule = (
-                f"{described.sentence()}; a tensor cannot be changed in place and has no "
+                f"{sentence}; a tensor cannot be changed in place and has no "
                 "`.sort`: NumPy's `.sort()` sorts an array where it is, while "
                 f"{code(tf_name + '.sort')} returns a new, sorted tensor, which the name "
                 f"must be given again ({code(shown)})."
             )
         elif attribute in _IMMUTABLE:
             rule = (
-                f"{described.sentence()}; a tensor cannot be changed in place and has no "
+                f"{sentence}; a tensor cannot be changed in place and has no "
                 f"`.{attribute}`: make a new one ({code(shown)}), or collect the values in "
                 f"a Python list and join them once with {code(tf_name + '.stack(...)')}."
             )
         else:
             rule = (
-                f"{described.sentence()}; `.{attribute}` is a NumPy array's method, which a "
+                f"{sentence}; `.{attribute}` is a NumPy array's method, which a "
                 f"TensorFlow tensor does not have: the TensorFlow function is {code(shown)}."
             )
         rule += _called_model(source, line, context)
+        rule += _later_statements(source, line, tf_name)
         replaced: ast.AST = parent if parent is not None else read_node
         statement = line.statement
         fixed = (
@@ -668,6 +695,35 @@ def _read_attribute(error: Recognised, line: FailingLine, context: ErrorContext)
 
 
 _TENSOR_ATTRIBUTES = ("shape", "dtype", "numpy", "ndim", "get_shape")
+_UNREAD = object()  # a tensor known from the message alone (its value not read)
+_MAX_LATER = 3
+
+
+def _later_statements(source: str, line: FailingLine, tf_name: str) -> str:
+    """The cell's later one-line statements that ask a NumPy reduction of the same
+    expression (``tf.stack(runs).std(axis=0)`` after ``.mean(axis=0)``), each rewritten
+    the same way: they would raise next."""
+    tree = line.frame.tree()
+    at = line.frame.position.line
+    fixes: list[str] = []
+    for statement in tree.body if isinstance(tree, ast.Module) else []:
+        if statement.lineno <= at or statement.lineno != statement.end_lineno:
+            continue
+        for node in ast.walk(statement):
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+                continue
+            if node.func.attr not in _REDUCTIONS or line.frame.segment(node.func.value) != source:
+                continue
+            written = _tensor_function(node.func.attr, tf_name, source, node, line)
+            fixed = rewrite(line.frame, statement, node, written) if written else None
+            if fixed and "\n" not in fixed:
+                fixes.append(f"{code(fixed)} (line {statement.lineno})")
+            break
+        if len(fixes) >= _MAX_LATER:
+            break
+    if not fixes:
+        return ""
+    return f" The same holds further down: {', '.join(fixes)}."
 
 
 def _element_part(

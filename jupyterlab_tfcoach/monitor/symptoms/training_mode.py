@@ -33,14 +33,21 @@ zeros when so; the fix is the user's call with the right flag.
 
 Sampling on purpose stays silent: Monte Carlo dropout (or any sampling through the
 model's random layers) calls it with ``training=True`` on the same inputs several times
-and stacks, averages or measures the spread of the passes. A ``training=True`` call
-outside a tape is such a pass when it repeats over inputs that do not change (inside a
-comprehension or a ``for`` loop whose names its arguments do not use, in a loop that
-trains nothing) and its results are collected (the comprehension, or ``append``/``+=``
-in the loop) or a spread (``std``, ``var``, ``percentile``...) is read from them later
-in the cell; so is a call repeated over ``range(...)`` whose counter it never reads. A
-model holding BatchNormalization is still told (such passes move its moving statistics),
-and so are a single prediction in training mode and one per batch of a loop over the data.
+and stacks, averages or measures the spread of the passes; so does a demonstration that
+compares two identical training-mode passes with each other (``np.allclose(drop(h,
+training=True), drop(h, training=True))``: training-mode dropout is random). A
+``training=True`` call outside a tape is such a pass when it repeats over inputs that
+do not change (inside a comprehension or a ``for`` loop whose names its arguments do not
+use, in a loop that trains nothing) and its results are collected (the comprehension, or
+``append``/``+=`` in the loop) or a spread (``std``, ``var``, ``percentile``...) is read
+from them later in the cell; so is a call repeated over ``range(...)`` whose counter it
+never reads. A model holding BatchNormalization is still told (such passes move its
+moving statistics), and so are a single prediction in training mode and one per batch of
+a loop over the data.
+For such sampling passes of a model that holds dropout too, the note keeps the dropout in
+training mode, as meant, and names BatchNormalization as the problem; the fix runs only
+the dropout in training mode (``dropout_passes.py``: for a ``Sequential`` model, the
+layers before the first dropout once with ``training=False``, the rest as the sampler).
 """
 
 from __future__ import annotations
@@ -57,6 +64,11 @@ from jupyterlab_tfcoach.monitor.stored_state import (
     keras_trainable_flag,
     keras_variables,
     library_attribute,
+)
+from jupyterlab_tfcoach.monitor.symptoms.dropout_passes import (
+    dropout_passes,
+    normalization_effect,
+    split_advice,
 )
 from jupyterlab_tfcoach.monitor.symptoms.loop_structure import (
     ParsedCell,
@@ -81,6 +93,12 @@ _UPDATES = frozenset({"apply_gradients", "apply", "minimize", "assign_sub"})
 _TRAINS = _UPDATES | {"fit", "train_on_batch"}
 # What gathers repeated passes in a loop's body (``SPREAD_REDUCTIONS`` read their spread).
 _GATHERS = frozenset({"append", "extend"})
+# Comparisons of two results: two identical training-mode passes compared with each other
+# show that the random layers draw anew (a demonstration, on purpose).
+_COMPARISONS = frozenset(
+    {"allclose", "array_equal", "array_equiv", "isclose", "equal", "not_equal"}
+    | {"assert_allclose", "assert_array_equal", "assert_array_almost_equal"}
+)
 
 
 def mode_layers(value: Any, augmentation: bool = False) -> list[str]:
@@ -260,9 +278,29 @@ def _spread_read(cell: ParsedCell, names: set[str], after: int) -> bool:
     return False
 
 
+def _compared_passes(cell: ParsedCell, call: ast.Call) -> bool:
+    """``call`` is compared (``==``, ``np.allclose``...) with another call written the
+    same way: two identical training-mode passes set side by side, on purpose."""
+    written = cell.text(call)
+    current = cell.parents.get(id(call))
+    while current is not None and not isinstance(current, ast.stmt):
+        comparison = isinstance(current, ast.Compare) or (
+            isinstance(current, ast.Call) and call_name(current) in _COMPARISONS
+        )
+        if comparison and any(
+            isinstance(other, ast.Call) and other is not call and cell.text(other) == written
+            for other in cell.walk(current)
+        ):
+            return True
+        current = cell.parents.get(id(current))
+    return False
+
+
 def _deliberate_sampling(cell: ParsedCell, call: ast.Call) -> bool:
     """``call`` is one of several passes over the same inputs whose results are gathered
     or measured: Monte Carlo sampling through the random layers, on purpose."""
+    if _compared_passes(cell, call):
+        return True
     arguments: set[str] = set()
     for argument in [*call.args, *(k.value for k in call.keywords)]:
         arguments |= _names_in(argument, cell)
@@ -321,9 +359,16 @@ def notes(cell: ParsedCell, namespace: Mapping[str, Any]) -> list[Note]:
             continue
         if not taped and _deliberate_sampling(cell, node):
             # Monte Carlo dropout: the same input passed again and again in training
-            # mode, on purpose, to sample predictions (told below only with a
+            # mode, on purpose, to sample predictions (told only with a
             # BatchNormalization, whose moving statistics such calls would move).
             if _NORMALIZATION not in mode_layers(namespace.get(name)):
+                continue
+            text = _sampling_text(cell, node, name, namespace)
+            if text is not None:
+                told.add((name, taped))
+                found.append(reports.note(text, SECTION))
+                if len(found) >= MAX_NOTES:
+                    break
                 continue
         # Keras 3's random layers default to training mode when no flag reaches them,
         # so only the explicit ``training=True`` outside a tape is told for them.
@@ -350,6 +395,32 @@ def notes(cell: ParsedCell, namespace: Mapping[str, Any]) -> list[Note]:
         if len(found) >= MAX_NOTES:
             break
     return found
+
+
+def _sampling_text(
+    cell: ParsedCell, call: ast.Call, name: str, namespace: Mapping[str, Any]
+) -> str | None:
+    """Sampling passes through a model holding dropout and BatchNormalization: the
+    dropout is on as meant, the BatchNormalization should not be."""
+    if len(call.args) != 1:
+        return None
+    passes = dropout_passes(name, namespace.get(name), cell.text(call.args[0]), namespace)
+    if passes is None:
+        return None
+    statement = _statement_of(cell, call)
+    call_text = cell.text(call)
+    written = cell.text(statement)
+    fix = f"{split_advice(name)}."
+    if passes.setup and statement is not call and call_text in written and "\n" not in written:
+        setup = ", ".join(f"`{line}`" for line in passes.setup)
+        fix = (
+            f"once before the passes, {setup}, then `{written.replace(call_text, passes.sampled)}`."
+        )
+    return (
+        f"Monte Carlo passes that also move BatchNormalization: `{call_text}` "
+        f"(line {call.lineno}) runs `{name}` in training mode again and again on the same "
+        f"inputs. {normalization_effect(name, passes)}: {fix}"
+    )
 
 
 def _layers(kinds: list[str]) -> str:

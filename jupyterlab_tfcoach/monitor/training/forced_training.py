@@ -15,6 +15,11 @@ each call forcing the flag and what each layer it names does in training mode
 (``fit_symptoms.training_mode_effects``, from an instance of the class in the namespace
 when there is one), and the fix: pass the ``training`` argument through (and give
 ``call`` that parameter when it has none).
+
+Silent: a subclass of a Keras dropout or noise layer (``Dropout``, ``GaussianDropout``,
+``GaussianNoise``, ``AlphaDropout``, the ``SpatialDropout`` layers) whose forced calls are
+all its own base's ``call`` (``super().call(inputs, training=True)``): a layer made to
+drop at inference too, the Monte Carlo dropout layer, built so on purpose.
 """
 
 from __future__ import annotations
@@ -38,6 +43,9 @@ from jupyterlab_tfcoach.monitor.training.fit_symptoms import (
 SECTION = TRAINING_FLAG_SECTION
 MAX_CELL_CHARS = 50_000
 MAX_CLASSES = 8
+# Keras layers whose only training-mode behaviour is random dropping or noise: a subclass
+# that forces its own base into training mode is an always-on sampling layer.
+_RANDOM_BASES = frozenset({"Dropout", "GaussianDropout", "GaussianNoise", "AlphaDropout"})
 
 
 def _keras_layer_class(cls: Any) -> bool:
@@ -49,6 +57,27 @@ def _keras_layer_class(cls: Any) -> bool:
     except Exception:
         return False
     return "Layer" in library and "Model" not in library
+
+
+def _always_on_sampler(cls: type, callees: list[str]) -> bool:
+    """A dropout or noise layer's subclass whose forced calls are all its base's own
+    ``call`` (``super().call(x, training=True)``): Monte Carlo dropout, on purpose."""
+    try:
+        library = {k.__name__ for k in type.mro(cls) if is_library_class(k)}
+    except Exception:
+        return False
+    if not library & _RANDOM_BASES:
+        return False
+    return all(_base_call(callee, library) for callee in callees)
+
+
+def _base_call(callee: str, library: set[str]) -> bool:
+    """``super().call`` or ``<a library base>.call`` (``keras.layers.Dropout.call``)."""
+    written = callee.replace(" ", "")
+    if written.startswith("super(") and written.endswith(").call"):
+        return True
+    parts = written.split(".")
+    return len(parts) >= 2 and parts[-1] == "call" and parts[-2] in library
 
 
 def _instance_of(cls: type, namespace: Mapping[str, Any]) -> Any | None:
@@ -90,7 +119,7 @@ def _note(cls: type, namespace: Mapping[str, Any]) -> Note | None:
     if function is None:
         return None
     forced = user_code.forced_training_calls(function)
-    if not forced:
+    if not forced or _always_on_sampler(cls, [call.callee for call in forced]):
         return None
     method = user_code.method_source(function)
     has_flag = method is not None and "training" in user_code.keyword_parameters(method)
