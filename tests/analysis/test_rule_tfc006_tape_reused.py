@@ -495,3 +495,54 @@ def test_a_loop_that_rebinds_the_sources_moves_the_tape_in():
     [finding] = check(updates, CODE)
     assert "the loop changes the variables (`assign_sub`)" in finding.message
     assert finding.fix is None
+
+
+SUMMED_AFTERWARDS = """\
+    import tensorflow as tf
+
+    shared = tf.Variable([[0.5, -0.2]])
+    left_w = tf.Variable([[1.0], [2.0]])
+    right_w = tf.Variable([[-1.0], [0.5]])
+    pairs = [shared, left_w, right_w]
+    feats = tf.constant([[1.0], [2.0]])
+    with tf.GradientTape() as tape:
+        mid = feats @ shared
+        cost_left = tf.reduce_sum(mid @ left_w)
+        cost_right = tf.reduce_sum((mid @ right_w) ** 2)
+    g_left = tape.gradient(cost_left, pairs)
+    g_right = tape.gradient(cost_right, pairs)
+    blend = [0.3 * a + 0.7 * b for a, b in zip(g_left, g_right)]
+    print([round(float(tf.reduce_sum(g)), 4) for g in blend])
+    """
+
+
+def test_gradients_only_summed_afterwards_get_the_one_total_advice():
+    [finding] = check(SUMMED_AFTERWARDS, CODE)
+    assert finding.fix is None
+    assert "the gradients of `cost_left`, `cost_right` are only summed afterwards" in (
+        finding.message
+    )
+    assert "`tape.gradient(total, pairs)`" in finding.message
+    # The old fix does not repair it: cost_left never reaches right_w (None), and the
+    # advice written out does.
+    persistent = SUMMED_AFTERWARDS.replace("GradientTape()", "GradientTape(persistent=True)")
+    one_total = SUMMED_AFTERWARDS.replace(
+        "        cost_right = tf.reduce_sum((mid @ right_w) ** 2)\n",
+        "        cost_right = tf.reduce_sum((mid @ right_w) ** 2)\n"
+        "        total = 0.3 * cost_left + 0.7 * cost_right\n",
+    ).replace(
+        "    g_left = tape.gradient(cost_left, pairs)\n"
+        "    g_right = tape.gradient(cost_right, pairs)\n"
+        "    blend = [0.3 * a + 0.7 * b for a, b in zip(g_left, g_right)]\n",
+        "    blend = tape.gradient(total, pairs)\n",
+    )
+    assert check(one_total, CODE) == []
+    broken, working = run_tensorflow(persistent, one_total)
+    assert broken.error == "TypeError"
+    assert working.error is None and working.stdout.startswith("[")
+
+
+def test_gradients_combined_otherwise_keep_the_persistent_fix():
+    source = SUMMED_AFTERWARDS.replace("0.3 * a + 0.7 * b", "a * b")
+    [finding] = check(source, CODE)
+    assert finding.fix is not None and "persistent=True" in finding.fix.description

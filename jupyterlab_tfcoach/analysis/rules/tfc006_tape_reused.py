@@ -70,9 +70,14 @@ grad_a = tape.gradient(loss_a, w)
 grad_b = tape.gradient(loss_b, w)
 del tape   # release the recorded operations
 ```
-When the sum of the two gradients is what you need, one call on a plain tape gives it:
-`tape.gradient([loss_a, loss_b], w)` returns a single summed gradient, not one per loss. For
-one gradient per variable, pass the variables at once: `tape.gradient(loss, variables)`.
+When the two gradients are only added up afterwards, item by item and weighted
+(`[0.5 * a + b for a, b in zip(grad_a, grad_b)]`), the message says so and offers no fix:
+a persistent tape would leave None where one loss does not reach a variable, and the sum
+would fail on it; record the weighted total of the losses inside the tape and take one
+gradient of it. When the plain sum of the two gradients is what you need, one call on a
+plain tape gives it: `tape.gradient([loss_a, loss_b], w)` returns a single summed gradient,
+not one per loss. For one gradient per variable, pass the variables at once:
+`tape.gradient(loss, variables)`.
 
 ## Course module
 Module 3, *GradientTape* (`gradient-tape`).
@@ -266,6 +271,98 @@ def _uses(ctx: RuleContext) -> dict[int, list[_TapeUse]]:
     return by_tape
 
 
+def _gradient_result(statement: ast.stmt, tape: str) -> tuple[str, ast.Call] | None:
+    """``name = <tape>.gradient(target, sources)`` -> (name, the call)."""
+    if not (
+        isinstance(statement, ast.Assign)
+        and len(statement.targets) == 1
+        and isinstance(statement.targets[0], ast.Name)
+        and isinstance(statement.value, ast.Call)
+        and isinstance(statement.value.func, ast.Attribute)
+        and statement.value.func.attr == "gradient"
+        and isinstance(statement.value.func.value, ast.Name)
+        and statement.value.func.value.id == tape
+        and len(statement.value.args) == 2
+        and not statement.value.keywords
+    ):
+        return None
+    return statement.targets[0].id, statement.value
+
+
+def _linear(node: ast.expr, items: set[str]) -> bool:
+    """A sum of the ``items`` names, each times or over a factor reading none of them."""
+
+    def reads(part: ast.AST) -> bool:
+        return any(isinstance(n, ast.Name) and n.id in items for n in ast.walk(part))
+
+    if isinstance(node, ast.Name):
+        return node.id in items
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        return _linear(node.operand, items)
+    if not isinstance(node, ast.BinOp):
+        return False
+    if isinstance(node.op, (ast.Add, ast.Sub)):
+        return _linear(node.left, items) and _linear(node.right, items)
+    if isinstance(node.op, ast.Mult) and not reads(node.left):
+        return _linear(node.right, items)
+    if isinstance(node.op, (ast.Mult, ast.Div)):
+        return not reads(node.right) and _linear(node.left, items)
+    return False
+
+
+def _summed_gradients(use: _TapeUse, ctx: RuleContext) -> str | None:
+    """The advice when ``use`` and the gradient calls just before it on the same tape take
+    the same sources and their results are then only summed item by item
+    (``[a * ga + b * gb for ga, gb in zip(g_a, g_b)]``): the gradient of the weighted
+    total, one call. ``persistent=True`` would leave None where a loss does not reach a
+    variable, and the sum would fail on it."""
+    body = getattr(use.site.scope.node, "body", None)
+    if type(body) is not list:
+        return None
+    index = next(
+        (i for i, s in enumerate(body) if isinstance(s, ast.Assign) and s.value is use.node), None
+    )
+    if index is None:
+        return None
+    calls: list[tuple[str, ast.Call]] = []
+    for statement in reversed(body[: index + 1]):
+        found = _gradient_result(statement, use.tape_name)
+        if found is None:
+            break
+        calls.insert(0, found)
+    if len(calls) < 2 or len({ast.dump(call.args[1]) for _, call in calls}) != 1:
+        return None
+    results = {name for name, _ in calls}
+    for statement in body[index + 1 :]:
+        value = statement.value if isinstance(statement, ast.Assign) else None
+        if not (isinstance(value, ast.ListComp) and len(value.generators) == 1):
+            continue
+        loop = value.generators[0]
+        zipped = loop.iter
+        if not (
+            isinstance(zipped, ast.Call)
+            and isinstance(zipped.func, ast.Name)
+            and zipped.func.id == "zip"
+            and len(zipped.args) == len(results)
+            and {getattr(a, "id", None) for a in zipped.args} == results
+            and isinstance(loop.target, ast.Tuple)
+            and all(isinstance(e, ast.Name) for e in loop.target.elts)
+            and not loop.ifs
+        ):
+            continue
+        items = {e.id for e in loop.target.elts if isinstance(e, ast.Name)}
+        if not _linear(value.elt, items):
+            return None
+        targets = ", ".join(f"`{ctx.short(call.args[0])}`" for _, call in calls)
+        return (
+            f"; the gradients of {targets} are only summed afterwards (`{ctx.short(value)}`), "
+            "and a persistent tape would leave None where a loss does not reach a variable: "
+            "record the weighted sum of the losses as one total inside the tape and take one "
+            f"gradient of it, `{use.tape_name}.gradient(total, {ctx.short(calls[0][1].args[1])})`"
+        )
+    return None
+
+
 def check(ctx: RuleContext) -> Iterator[Finding]:
     for uses in _uses(ctx).values():
         uses.sort(key=lambda u: (u.node.lineno, u.node.col_offset))
@@ -307,6 +404,10 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
                 continue
             constructor = later.constructor
             fix = None
+            summed = _summed_gradients(later, ctx) if index else None
+            if summed is not None:
+                yield ctx.finding(CODE, later.node, message + summed, None)
+                continue
             if isinstance(constructor, ast.Call):
                 fix = _persistent_fix(ctx, constructor, later.binding)
                 if fix is None:

@@ -77,6 +77,7 @@ from jupyterlab_tfcoach.monitor.errors.numpy_calls import (
 from jupyterlab_tfcoach.monitor.errors.numpy_outside import computed_outside
 from jupyterlab_tfcoach.monitor.errors.runnable_fixes import runnable
 from jupyterlab_tfcoach.monitor.errors.shapes import explain_missing_axis
+from jupyterlab_tfcoach.monitor.errors.summed_gradients import summed_gradients
 from jupyterlab_tfcoach.monitor.errors.tape_loops import recorded_before_loop
 from jupyterlab_tfcoach.monitor.locations import CellLocator
 from jupyterlab_tfcoach.monitor.report import ErrorEntry, error_entry
@@ -197,6 +198,10 @@ def _one_gradient_call(context: ErrorContext) -> str | None:
     looped = recorded_before_loop(frame, tape, call)
     if looped is not None:
         return looped
+    statement = frame.statement()
+    summed = summed_gradients(frame, tape, statement) if isinstance(statement, ast.Assign) else None
+    if summed is not None:
+        return summed
     tf = context.module_alias("tensorflow", "tf")
     return (
         f"{code(tape)} was already used for a gradient. Pass all sources to one gradient() "

@@ -31,7 +31,7 @@ from jupyterlab_tfcoach.monitor.errors.context import (
     on_one_source_line,
     rewrite,
 )
-from jupyterlab_tfcoach.monitor.errors.failing_line import FailingLine
+from jupyterlab_tfcoach.monitor.errors.failing_line import FailingLine, value_of
 from jupyterlab_tfcoach.monitor.errors.families_arguments import positional_names
 from jupyterlab_tfcoach.monitor.errors.family_record import (
     GENERAL_SECTION,
@@ -159,25 +159,35 @@ def _int_shape(error: Recognised, line: FailingLine, context: ErrorContext) -> F
         named = list(zip(positional_names(call.func, line.frame, context), call.args, strict=False))
         named += [(k.arg, k.value) for k in call.keywords if k.arg]
         for parameter, value in named:
-            if not (
-                parameter.endswith("shape")
-                and isinstance(value, ast.Constant)
-                and type(value.value) is int
-                and (str(value.value) in text or "'int'" in text)
-            ):
+            number = _int_value(value, line, context) if parameter.endswith("shape") else None
+            if number is None or not (str(number) in text or "'int'" in text):
                 continue
             written = _written(line, call)
-            number = value.value
+            # A name holding the int (``shape=n_features``) stays in the tuple written.
+            size = line.frame.segment(value) if not isinstance(value, ast.Constant) else None
+            size = size if size and "\n" not in size else str(number)
+            held = "" if size == str(number) else f" ({code(size)} holds the int {number})"
             key = _key_sentence(text, _NOT_A_SHAPE)
             rule = (
-                f"{code(written) if written else 'The call'} was given {code(str(number))} as "
+                f"{code(written) if written else 'The call'} was given {code(size)}{held} as "
                 f"{code(parameter)}: a shape is a tuple of sizes, one per axis (the batch axis "
                 f"left out), and a bare int is not one{': Keras says ' + key if key else ''}. "
-                f"For {number} values per example, write the tuple {code(f'({number},)')} "
-                "(the comma makes it a tuple)."
+                f"For {number} values per example, write the one-element tuple "
+                f"{code(f'({size},)')} (the comma makes it a tuple; {code(f'({size})')} is "
+                "the int again)."
             )
-            return Finding(rule, _rewritten(line, call, value, f"({number},)"))
+            return Finding(rule, _rewritten(line, call, value, f"({size},)"))
     return None
+
+
+def _int_value(value: ast.expr, line: FailingLine, context: ErrorContext) -> int | None:
+    """The Python int an argument is: a literal, or a name (or attribute) holding one."""
+    if isinstance(value, ast.Constant):
+        return value.value if type(value.value) is int else None
+    if not isinstance(value, ast.Name | ast.Attribute):
+        return None
+    found, held = value_of(value, line.frame, context)
+    return held if found and type(held) is int else None
 
 
 def _attribute_set(error: Recognised, line: FailingLine, context: ErrorContext) -> Finding | None:
