@@ -53,6 +53,7 @@ from jupyterlab_tfcoach.monitor.symptoms import (
     loss_weight_order,
     mask_polarity,
     masked_means,
+    metric_order,
     metric_reuse,
     metric_state,
     mixed_precision_policy,
@@ -176,6 +177,13 @@ _INLINE_MODES = {"on": True, "off": False, "auto": None}
 PANEL_ENV = "TFCOACH_PANEL"
 # Entries that already explain a variable a training loop replaced by a tensor.
 _REBINDING_CHANGES = ("rebound_to_tensor", "attribute_rebound")
+
+
+def _fitted_models(cell_fits: CellFits | None) -> frozenset[int]:
+    """Ids of the models this cell's fit trained with Keras's own train step."""
+    if cell_fits is None:
+        return frozenset()
+    return frozenset(run.model_id for run in cell_fits.fits if not run.custom_train_step)
 
 
 def _explains_none_gradient(error: ErrorEntry | None) -> bool:
@@ -463,11 +471,18 @@ class Monitor:
                 traces, trace_notes = self.traces.collect()
                 notes.extend(trace_notes)
             explained: set[int] = set()
+            cell_fits = self.fits.take() if self.fits is not None else None
+            if cell_fits is not None and cell_fits.config is not None:
+                # Weights a fit left alone because its train step predates their unfreezing
+                # are told by ``stale_unfreezes.py``, not as gradients never applied.
+                for unfrozen in cell_fits.config.unfrozen:
+                    explained |= unfrozen.variable_ids
             if self.variables is not None:
                 failed = getattr(result, "error_in_exec", None) is not None
-                variables, variable_notes = self._variable_entries(explained, failed)
+                variables, variable_notes = self._variable_entries(
+                    explained, failed, _fitted_models(cell_fits)
+                )
                 notes.extend(variable_notes)
-            cell_fits = self.fits.take() if self.fits is not None else None
             if cell_fits is not None:
                 fit_variables, fit_notes = fit_entries(
                     cell_fits, self._namespace(), self._cell_source, explained, execution_count
@@ -710,6 +725,7 @@ class Monitor:
             exact_accuracy.notes,
             one_hot_metrics.notes,
             loss_weight_order.notes,
+            metric_order.notes,
             step_definition_notes,
             accumulator_notes,
             loss_scaling_notes,
@@ -761,7 +777,10 @@ class Monitor:
         return self.definitions.notes(source, self._namespace(), cell_file, self._count_now)
 
     def _variable_entries(
-        self, explained: set[int], cell_failed: bool = False
+        self,
+        explained: set[int],
+        cell_failed: bool = False,
+        fitted_models: frozenset[int] = frozenset(),
     ) -> tuple[list[VariableChange], list[Note]]:
         """Variables that left training: from the setattr hook, the cell's source and
         the namespace diff, each cause once. ``explained`` gets the ids of the
@@ -815,6 +834,7 @@ class Monitor:
                     with_gradient,
                     cell_failed,
                     self.variables.trainable_count,
+                    fitted_models,
                 )
             )
             if self.gradients is not None:

@@ -19,6 +19,9 @@ property (``stored_state``), and what is kept is plain data, ids and weak refere
   its weights. Only when the frozen weights really moved during that fit (compared like
   ``fit_watch`` compares trainable ones). A flip in a later cell is the namespace diff's
   (``variables/namespace_diff.py``: it sees the step built in an earlier cell);
+- a layer made trainable after the train step ``fit`` reuses was built (in any cell),
+  none of whose weights changed during that fit (``StaleUnfreezeRecord``, named from the
+  learner's statements by ``stale_unfreezes.py``);
 - a model made by ``keras.models.clone_model`` then evaluated or used to predict with
   the random weights it was built with. ``clone_model`` is hooked through the two helpers
   it calls (``_clone_sequential_model``, ``_clone_functional_model``, looked up in its
@@ -63,6 +66,7 @@ from jupyterlab_tfcoach.monitor.training.fit_logs import (
     logs_notes,
     read_logs,
 )
+from jupyterlab_tfcoach.monitor.training.stale_unfreezes import unfreeze_entry
 from jupyterlab_tfcoach.monitor.variables.namespace_diff import generated_layer_name
 
 CALLBACK_SECTION = "callback-mode"
@@ -122,6 +126,17 @@ class StaleFreezeRecord:
 
 
 @dataclass
+class StaleUnfreezeRecord:
+    """A layer made trainable after the model's train step was built, then fit again
+    without compile: none of its weights changed in that fit."""
+
+    model: weakref.ReferenceType[Any]
+    layer: weakref.ReferenceType[Any]
+    weights: int  # the layer's weights, none of which changed
+    variable_ids: frozenset[int]
+
+
+@dataclass
 class CloneRecord:
     clone_id: int
     source_id: int | None
@@ -136,6 +151,7 @@ class CellConfig:
     callbacks: list[CallbackRecord] = field(default_factory=list)
     unadapted: list[UnadaptedRecord] = field(default_factory=list)
     stale: list[StaleFreezeRecord] = field(default_factory=list)
+    unfrozen: list[StaleUnfreezeRecord] = field(default_factory=list)
     clones: list[CloneRecord] = field(default_factory=list)
     # What fit/evaluate logged against what was asked (``fit_logs.py``).
     logs: list[UnseenMonitor | EmptyRun] = field(default_factory=list)
@@ -162,6 +178,7 @@ class _Clone:
 class _Token:
     method: str
     frozen: tuple[Any, list[tuple[Any, Any]]] | None = None  # (layer, [(variable, copy)])
+    unfrozen: tuple[Any, list[tuple[Any, Any]]] | None = None  # the same, made trainable
 
 
 def _mro_names(obj: Any) -> list[str]:
@@ -184,6 +201,27 @@ def _numpy(value: Any) -> Any | None:
     if numpy is None:
         return None
     return numpy()
+
+
+def _weight_copies(layer: Any) -> list[tuple[Any, Any]]:
+    """Each weight of the layer and its sublayers in their own trainable lists (Keras 3
+    keeps a frozen layer's weights there, flagged untrainable), with a copy of its values."""
+    copies = []
+    copied = 0
+    for sub in keras_layers(layer, MAX_LAYERS):
+        own = contained_values(stored(sub, "_trainable_variables")) or []
+        for variable in own[:MAX_WEIGHTS]:
+            values = _numpy(variable)
+            if values is None or copied + values.size > MAX_ELEMENTS:
+                continue
+            copied += values.size
+            copies.append((variable, values.copy()))
+    return copies
+
+
+def _unchanged(variable: Any, before: Any) -> bool:
+    after = _numpy(variable)
+    return after is not None and after.shape == before.shape and not (after != before).any()
 
 
 def _checksum(variables: list[Any]) -> tuple[int, ...] | None:
@@ -267,6 +305,7 @@ class FitConfigWatcher:
             self._check_clone(method, model)
             if method == "fit":
                 token.frozen = self._frozen_since_step(model)
+                token.unfrozen = self._unfrozen_since_step(model)
             return token
         except Exception:
             return None
@@ -361,16 +400,26 @@ class FitConfigWatcher:
             if flag is False and built.flags.get(id(layer)) is True:
                 # The weights the old step trains: each layer's own trainable list
                 # (Keras 3 keeps a frozen layer's weights there, flagged untrainable).
-                copies = []
-                copied = 0
-                for sub in keras_layers(layer, MAX_LAYERS):
-                    own = contained_values(stored(sub, "_trainable_variables")) or []
-                    for variable in own[:MAX_WEIGHTS]:
-                        values = _numpy(variable)
-                        if values is None or copied + values.size > MAX_ELEMENTS:
-                            continue
-                        copied += values.size
-                        copies.append((variable, values.copy()))
+                copies = _weight_copies(layer)
+                return (layer, copies) if copies else None
+            inside.update(id(sub) for sub in keras_layers(layer, MAX_LAYERS)[1:])
+        return None
+
+    def _unfrozen_since_step(self, model: Any) -> tuple[Any, list[tuple[Any, Any]]] | None:
+        """The outermost layer made trainable since the model's train step was built (in
+        any cell: the step fit reuses is the evidence), with copies of its weights."""
+        built = self._steps.get(id(model))
+        step = stored(model, "train_function")
+        if built is None or built.model() is not model or step is None or built.step() is not step:
+            return None
+        inside: set[int] = set()
+        for layer in keras_layers(model, MAX_LAYERS)[1:]:
+            if id(layer) in inside:
+                continue
+            attributes = instance_dict(layer)
+            flag = trainable_flag_in(attributes) if attributes is not None else None
+            if flag is True and built.flags.get(id(layer)) is False:
+                copies = _weight_copies(layer)
                 return (layer, copies) if copies else None
             inside.update(id(sub) for sub in keras_layers(layer, MAX_LAYERS)[1:])
         return None
@@ -387,6 +436,15 @@ class FitConfigWatcher:
                 record = StaleFreezeRecord(id(model), weakref.ref(layer), moved, len(copies))
                 with self._lock:
                     self._cell.stale.append(record)
+        if token.unfrozen is not None:
+            layer, copies = token.unfrozen
+            still = [variable for variable, before in copies if _unchanged(variable, before)]
+            if len(still) == len(copies):
+                unfrozen = StaleUnfreezeRecord(
+                    weakref.ref(model), weakref.ref(layer), len(copies), frozenset(map(id, still))
+                )
+                with self._lock:
+                    self._cell.unfrozen.append(unfrozen)
         step = stored(model, "train_function")
         built = self._steps.get(id(model))
         if step is None or (built is not None and built.model() is model and built.step() is step):
@@ -722,6 +780,14 @@ class _Entries:
             )
         )
 
+    def stale_unfreeze(self, record: StaleUnfreezeRecord) -> None:
+        layer, model = record.layer(), record.model()
+        if layer is None or model is None:
+            return
+        entry = unfreeze_entry(model, layer, record.weights, self.namespace, self.cell_source)
+        if entry is not None:
+            self.variables.append(entry)
+
     # ------------------------------------------------------------ clones
     def clone(self, record: CloneRecord) -> None:
         clone = self.name(record.clone_id)
@@ -778,7 +844,7 @@ def config_entries(
 ) -> tuple[list[VariableChange], list[Note]]:
     """The entries of one cell's records (none for a cell with nothing recorded)."""
     if cell is None or not (
-        cell.callbacks or cell.unadapted or cell.stale or cell.clones or cell.logs
+        cell.callbacks or cell.unadapted or cell.stale or cell.unfrozen or cell.clones or cell.logs
     ):
         return [], []
     entries = _Entries(namespace, cell_source)
@@ -786,6 +852,7 @@ def config_entries(
         (entries.callback, cell.callbacks),
         (entries.unadapted, cell.unadapted),
         (entries.stale_freeze, cell.stale),
+        (entries.stale_unfreeze, cell.unfrozen),
         (entries.clone, cell.clones),
     ):
         for record in records:

@@ -41,6 +41,7 @@ from jupyterlab_tfcoach.monitor.stored_state import (
     instance_dict,
     keras_layers,
     library_attribute,
+    stored,
 )
 from jupyterlab_tfcoach.monitor.tftypes import loaded_class
 from jupyterlab_tfcoach.monitor.variables.kinds import (
@@ -151,6 +152,7 @@ class LearningWatcher:
         with_tape_gradient: set[int] = frozenset(),  # type: ignore[assignment]
         cell_failed: bool = False,
         trainable_count: Any = None,
+        fitted_models: frozenset[int] = frozenset(),
     ) -> list[VariableChange]:
         """``stopped_learning`` entries for the cell that just ran.
 
@@ -158,7 +160,9 @@ class LearningWatcher:
         namespace; ``explained_variables``: ids of variables whose replacement by
         a tensor this report already explains (not told twice): the ids of the
         variables reported here are added to it. ``with_tape_gradient``: ids of
-        the sources tape.gradient gave a gradient for during the cell.
+        the sources tape.gradient gave a gradient for during the cell. ``fitted_models``:
+        ids of the models fit trained with Keras's own train step in the cell (no tape of
+        the learner's to fix there).
         ``cell_failed``: the cell raised, so training stopped part-way and a variable
         the optimizer has not seen yet says nothing (only None gradients are told).
         """
@@ -167,7 +171,7 @@ class LearningWatcher:
         found = _CellEntries(cell, namespace, holders, self.kind_of, explained_variables)
         found.add_without_gradient()
         if not cell_failed:
-            found.add_never_applied(holders, trainable_count)
+            found.add_never_applied(holders, trainable_count, fitted_models)
             # Gradients taken with tape.gradient but never given to an optimizer.
             found.add_not_given(with_tape_gradient - cell.with_gradient)
         explained_variables |= found.reported
@@ -231,7 +235,12 @@ class _CellEntries:
                 ),
             )
 
-    def add_never_applied(self, holders: list[tuple[str, Any, str]], trainable_count: Any) -> None:
+    def add_never_applied(
+        self,
+        holders: list[tuple[str, Any, str]],
+        trainable_count: Any,
+        fitted_models: frozenset[int] = frozenset(),
+    ) -> None:
         """Trainable variables of a holder the optimizer trained that it never saw.
 
         Not told for a holder that only shares layers with another model the optimizer
@@ -251,15 +260,22 @@ class _CellEntries:
             cell = self._cell
             if untouched and _another_sub_model_chosen(holder, untouched, cell, self._kind_of):
                 continue  # one whole sub-model trained, another only read: chosen so
-            trained_holders.append((holder_name, untouched, {id(v) for v in variables or ()}))
+            trained_holders.append(
+                (holder_name, untouched, {id(v) for v in variables or ()}, holder)
+            )
         wholly_trained = [
             ids
-            for _, untouched, ids in trained_holders
+            for _, untouched, ids, _ in trained_holders
             if not untouched and not self._cell.truncated and self._cell.with_gradient <= ids
         ]
-        for holder_name, untouched, ids in trained_holders:
+        for holder_name, untouched, ids, holder in trained_holders:
             if any(other - ids for other in wholly_trained):
                 continue  # the optimizer trained another model that shares some layers
+            make = None
+            if id(holder) in fitted_models:
+                if stored(holder, "train_function") is None:
+                    continue  # compile() ran since the fit: the next fit builds a new step
+                make = _fit_never_applied_entry
             for variable_id, variable in untouched:
                 if variable_id in self._explained or variable_id in self.reported:
                     continue
@@ -267,8 +283,10 @@ class _CellEntries:
                 path = found[0] if found else f"{holder_name}: {_label(variable)}"
                 self._add(
                     variable_id,
-                    lambda path=path, holder_name=holder_name: _never_applied_entry(
-                        path, holder_name, self._optimizer_name()
+                    lambda path=path, holder_name=holder_name, make=make: (
+                        make(path, holder_name)
+                        if make is not None
+                        else _never_applied_entry(path, holder_name, self._optimizer_name())
                     ),
                 )
 
@@ -336,6 +354,20 @@ def _never_applied_entry(path: str, holder: str, optimizer: str) -> VariableChan
         f"gradients for all of them and apply them together: `variables = "
         f"{holder}.trainable_variables`, `grads = tape.gradient(loss, variables)`, "
         f"`{optimizer}.apply_gradients(zip(grads, variables))`."
+    )
+    return _entry(path, "not applied", text)
+
+
+def _fit_never_applied_entry(path: str, holder: str) -> VariableChange:
+    """The same symptom under Keras's own train step: fit updates the weights that were
+    trainable when it built its step, at the first fit after compile."""
+    text = (
+        f"`{path}` is one of `{holder}`'s trainable variables, but fit's train step never "
+        f"updated it in this cell, so it did not change while the others trained. Keras "
+        f"builds that step at the first fit after compile, with the weights trainable then, "
+        f"and reuses it: a `trainable` flag turned on since is not seen. Call "
+        f"`{holder}.compile(...)` again, with a new optimizer, after setting trainable and "
+        "before fit."
     )
     return _entry(path, "not applied", text)
 
