@@ -16,6 +16,7 @@ from typing import Any
 from jupyterlab_tfcoach.monitor import errors, inline
 from jupyterlab_tfcoach.monitor import report as reports
 from jupyterlab_tfcoach.monitor.course_links import course_link
+from jupyterlab_tfcoach.monitor.errors.failing_line import describing_once, done_describing
 from jupyterlab_tfcoach.monitor.locations import CellLocator
 from jupyterlab_tfcoach.monitor.report import ErrorEntry, Note, Report, TraceEntry, VariableChange
 from jupyterlab_tfcoach.monitor.symptoms import (
@@ -461,6 +462,7 @@ class Monitor:
         variables: list[VariableChange] = []
         error: ErrorEntry | None = None
         notes: list[Note] = []
+        describing_once()  # the checks read the same values: each is described once
         try:
             self._attach_tensorflow(imported_during_cell=True)
             self._refresh_types()
@@ -531,6 +533,8 @@ class Monitor:
                 notes.extend(self._outcome_notes(cell_fits, training, notes))
         except Exception:
             notes.append(reports.note("tfcoach could not finish this report (internal error)."))
+        finally:
+            done_describing()
         monitor_ms = round((time.perf_counter() - started) * 1000.0, 3)
         return reports.assemble_report(
             execution_count, cell_id, monitor_ms, traces, variables, error, notes

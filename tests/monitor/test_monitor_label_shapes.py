@@ -127,7 +127,8 @@ ERROR = "float(np.mean((reg.predict(feats, verbose=0) - targets) ** 2))"
 def test_one_output_fitted_on_three_targets(kernel: KernelSession) -> None:
     report = checked_report(run(kernel, REGRESSOR))
     [text] = notes_of(report, "broadcasts the (None, 1) output")
-    # The course shows target shapes under "Labels and the loss", not the output activation.
+    # The course shows target shapes under "Labels, outputs and the loss", not the output
+    # activation.
     [section] = [n["course"]["section"] for n in report["notes"] if n["text"] == text]
     assert section == "labels-and-loss", section
     assert text.startswith("`reg` ends with `reg.layers[1]`, `keras.layers.Dense(1)`"), text

@@ -950,7 +950,9 @@ def _training_in_predict(
         setup = ", ".join(f"`{line}`" for line in passes.setup)
         rule += f" (`.numpy()` makes each pass the NumPy array `{owner}` would give, in one batch)"
         return Finding(
-            rule + ".", f"once before the passes, {setup}, then {fixed}", "training-argument"
+            rule + ".",
+            f"once before the passes, {setup}, then {fixed}",
+            section="training-argument",
         )
     rule += (
         f". To run its layers in training mode (Dropout kept on), call the model "

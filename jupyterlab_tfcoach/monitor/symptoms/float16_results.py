@@ -36,7 +36,7 @@ from jupyterlab_tfcoach.monitor.errors.failing_line import describe
 from jupyterlab_tfcoach.monitor.errors.held_values import numpy_values
 from jupyterlab_tfcoach.monitor.report import Note
 from jupyterlab_tfcoach.monitor.stored_state import library_attribute
-from jupyterlab_tfcoach.monitor.syntax import call_name, parsed_source
+from jupyterlab_tfcoach.monitor.syntax import call_name, parsed_source, subtree_nodes
 
 SECTION = "mixed-precision"
 MAX_CELL_CHARS = 30_000
@@ -96,7 +96,7 @@ def _single_assignments(tree: ast.Module) -> tuple[list[ast.Assign], dict[str, l
     found: list[ast.Assign] = []
     bound: dict[str, list[int]] = {}
     for statement in tree.body:
-        for node in ast.walk(statement):
+        for node in subtree_nodes(statement):
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
                 bound.setdefault(node.id, []).append(statement.lineno)
         if (
@@ -110,7 +110,7 @@ def _single_assignments(tree: ast.Module) -> tuple[list[ast.Assign], dict[str, l
 
 def _reads(node: ast.AST) -> list[str]:
     names: list[str] = []
-    for child in ast.walk(node):
+    for child in subtree_nodes(node):
         if isinstance(child, ast.Name) and isinstance(child.ctx, ast.Load):
             if child.id not in names:
                 names.append(child.id)
@@ -123,7 +123,7 @@ def _finite_inputs(
     """The names of float16 values the statement reads, when every value it reads is
     finite and none is bound again at or after it; else None."""
     sixteen: list[str] = []
-    for node in ast.walk(statement.value):
+    for node in subtree_nodes(statement.value):
         # ``np.inf``, ``float("nan")``: the statement writes its non-finite value itself.
         if isinstance(node, ast.Attribute) and node.attr.lower() in _WRITTEN_NONFINITE:
             return None
@@ -193,7 +193,7 @@ def _nonfinite_words(numpy: Any, held: Any) -> str:
 
 def _tiny_literal(node: ast.AST) -> ast.Constant | None:
     """A non-zero number literal that float16 rounds to 0."""
-    for child in ast.walk(node):
+    for child in subtree_nodes(node):
         if (
             isinstance(child, ast.Constant)
             and type(child.value) is float
@@ -236,10 +236,10 @@ def _denominator(
     source: str, statement: ast.Assign, name: str | None, literal: ast.Constant
 ) -> str | None:
     """The text of the divisor the zero-rounded epsilon is part of: ``sd16 + eps``."""
-    for node in ast.walk(statement.value):
+    for node in subtree_nodes(statement.value):
         if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div)):
             continue
-        for part in ast.walk(node.right):
+        for part in subtree_nodes(node.right):
             if part is literal or (isinstance(part, ast.Name) and part.id == name):
                 return ast.get_source_segment(source, node.right)
     return None
@@ -271,7 +271,7 @@ def _count_of(node: ast.expr, namespace: Mapping[str, Any]) -> tuple[str, int] |
 
 def _reduction_of(node: ast.expr, sixteen: list[str]) -> ast.Call | None:
     """The first reduction call of ``node`` that reads one of the float16 inputs."""
-    for child in ast.walk(node):
+    for child in subtree_nodes(node):
         if (
             isinstance(child, ast.Call)
             and call_name(child) in _REDUCTIONS
@@ -304,7 +304,7 @@ def _renamed(source: str, statement: ast.stmt, old: str, new: str) -> str | None
         return None
     start = statement.col_offset
     replacements: list[tuple[ast.AST, str]] = []
-    for node in ast.walk(statement):
+    for node in subtree_nodes(statement):
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id == old:
             replacements.append((node, new))
         elif isinstance(node, ast.Attribute) and node.attr in ("float16", "half"):

@@ -55,6 +55,8 @@ _MEANS = frozenset({"reduce_mean", "mean"})
 _PADDING_TESTS = ("!=", "> 0", "not_equal", "greater", "sequence_mask", "mask")
 # ``tf.cast(m, ...)``, ``m.astype(...)``, ``tf.expand_dims(m, -1)`` are read as ``m``.
 MASK_WRAPPERS = frozenset({"cast", "astype", "expand_dims", "to_float"})
+# The calls ``_is_padding_mask`` reads as padding tests.
+_PADDING_CALLS = frozenset({"sequence_mask", "not_equal", "greater"})
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 
 
@@ -90,6 +92,24 @@ def _zero_names(tree: ast.Module, namespace: Mapping[str, Any]) -> frozenset[str
         and type(namespace.get(node.id)) is int
         and namespace.get(node.id) == 0
     )
+
+
+def _may_hold_mask(source: str, tree: ast.Module) -> bool:
+    """Whether any scope can have a mask: a name or parameter with ``mask`` in it, or a
+    padding test written somewhere in one of ``_is_padding_mask``'s forms (any name as the
+    compared value: it may hold 0). Without one, every scope's masks are empty, so the cell
+    is not read further (``x > 0.5`` alone passes the word test)."""
+    if "mask" in source.lower():
+        return True
+    for node in walk_nodes(tree):
+        if isinstance(node, ast.Compare) and len(node.ops) == 1:
+            if isinstance(node.ops[0], (ast.NotEq, ast.Gt)):
+                compared = node.comparators[0]
+                if isinstance(compared, ast.Name) or _is_zero(compared):
+                    return True
+        elif isinstance(node, ast.Call) and call_name(node) in _PADDING_CALLS:
+            return True
+    return False
 
 
 def _bound_products(nodes: list[ast.AST], masks: Mapping[str, Layout]) -> dict[str, ast.AST]:
@@ -273,7 +293,7 @@ def notes(source: str, namespace: Mapping[str, Any]) -> list[Note]:
     if not any(test in source for test in _PADDING_TESTS):
         return []
     tree = parsed_source(source)
-    if tree is None:
+    if tree is None or not _may_hold_mask(source, tree):
         return []
     # Each node's parent, made only once a masked mean is found (most cells have none).
     parents: dict[int, ast.AST] | None = None

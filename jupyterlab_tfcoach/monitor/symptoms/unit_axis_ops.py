@@ -32,7 +32,14 @@ from typing import Any
 from jupyterlab_tfcoach.monitor import report as reports
 from jupyterlab_tfcoach.monitor.report import Note
 from jupyterlab_tfcoach.monitor.symptoms.cell_reading import unwrap_calls
-from jupyterlab_tfcoach.monitor.syntax import call_name, dotted_name, outside_scopes, parsed_source
+from jupyterlab_tfcoach.monitor.syntax import (
+    call_name,
+    dotted_name,
+    outside_scopes,
+    parsed_source,
+    source_segment,
+    subtree_nodes,
+)
 
 SECTION = "class-axis"
 MAX_NOTES = 2
@@ -145,7 +152,7 @@ def _read(call: ast.Call, source: str) -> tuple[str, str, ast.AST, str, int | st
         if prefix not in _MODULES or not call.args:
             return None
         array = call.args[0]
-        text = ast.get_source_segment(source, array)
+        text = source_segment(source, array)
         if not text or "\n" in text:
             return None
         if operation in ("argmax", "argmin"):
@@ -162,10 +169,10 @@ def _read(call: ast.Call, source: str) -> tuple[str, str, ast.AST, str, int | st
 
 
 def _target(tree: ast.Module, call: ast.Call) -> str | None:
-    for node in ast.walk(tree):
+    for node in subtree_nodes(tree):
         if isinstance(node, ast.Assign) and len(node.targets) == 1:
             target = node.targets[0]
-            if isinstance(target, ast.Name) and any(n is call for n in ast.walk(node.value)):
+            if isinstance(target, ast.Name) and any(n is call for n in subtree_nodes(node.value)):
                 return target.id
     return None
 

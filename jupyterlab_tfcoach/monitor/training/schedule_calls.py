@@ -41,7 +41,7 @@ from typing import Any
 from jupyterlab_tfcoach.monitor import report as reports
 from jupyterlab_tfcoach.monitor.report import Note
 from jupyterlab_tfcoach.monitor.stored_state import library_attribute, stored
-from jupyterlab_tfcoach.monitor.syntax import parsed_source
+from jupyterlab_tfcoach.monitor.syntax import parsed_source, subtree_nodes
 
 SECTION = "callback-mode"
 MAX_CELL_CHARS = 50_000
@@ -104,7 +104,7 @@ def _trains(loop: ast.For, schedule: str, namespace: Mapping[str, Any]) -> set[s
     optimizer's or a model's training method on; empty when it trains nothing (a loop
     that only tabulates the schedule)."""
     called: set[str] = set()
-    for node in ast.walk(loop):
+    for node in subtree_nodes(loop):
         if not isinstance(node, ast.Call):
             continue
         func = node.func
@@ -216,7 +216,7 @@ def _logged_notes(source: str, namespace: Mapping[str, Any]) -> list[Note]:
         last = namespace.get(counter)
         if type(last) is not int or last < 0:
             continue
-        for node in ast.walk(loop):
+        for node in subtree_nodes(loop):
             if not (
                 isinstance(node, ast.Call)
                 and isinstance(node.func, ast.Name)

@@ -37,7 +37,7 @@ from typing import Any
 from jupyterlab_tfcoach.monitor import report as reports
 from jupyterlab_tfcoach.monitor.report import Note
 from jupyterlab_tfcoach.monitor.stored_state import instance_dict, keras_layers
-from jupyterlab_tfcoach.monitor.syntax import parsed_source
+from jupyterlab_tfcoach.monitor.syntax import parsed_source, subtree_nodes, walk_nodes
 from jupyterlab_tfcoach.monitor.training import compile_agreement, user_code
 from jupyterlab_tfcoach.monitor.training.loss_agreement import (
     RANGE_SECTION,
@@ -75,7 +75,7 @@ def _bound_names(tree: ast.Module) -> list[str]:
         if isinstance(node, ast.AnnAssign | ast.AugAssign):
             targets = [node.target]
         for target in targets:
-            for leaf in ast.walk(target):
+            for leaf in subtree_nodes(target):
                 if isinstance(leaf, ast.Name) and leaf.id not in names:
                     names.append(leaf.id)
     return names
@@ -121,10 +121,10 @@ def _written(
             continue
         functions: list[tuple[ast.AST, str]] = [
             (node, node.name)
-            for node in ast.walk(tree)
+            for node in walk_nodes(tree)
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
         ]
-        for node in ast.walk(tree):
+        for node in walk_nodes(tree):
             if not isinstance(node, ast.Call):
                 continue
             keywords = {k.arg: k.value for k in node.keywords if k.arg}

@@ -26,7 +26,7 @@ from typing import Any
 
 from jupyterlab_tfcoach.monitor import report as reports
 from jupyterlab_tfcoach.monitor.report import Note
-from jupyterlab_tfcoach.monitor.syntax import parsed_source
+from jupyterlab_tfcoach.monitor.syntax import outside_scopes, parsed_source
 
 SECTION = "training-loop"
 MAX_CELL_CHARS = 50_000
@@ -58,15 +58,8 @@ def close_names(loop_name: str, other: str) -> bool:
 
 def _loops(tree: ast.Module) -> list[ast.For]:
     """``for`` loops of the cell's top level and of its blocks, not inside a function."""
-    found: list[ast.For] = []
-    stack: list[ast.AST] = list(tree.body)
-    while stack:
-        node = stack.pop()
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda):
-            continue
-        if isinstance(node, ast.For):
-            found.append(node)
-        stack.extend(ast.iter_child_nodes(node))
+    # The cell's nodes outside def/class/lambda bodies, listed once per tree for all checks.
+    found = [node for node in outside_scopes(tree) if isinstance(node, ast.For)]
     return sorted(found, key=lambda loop: loop.lineno)
 
 

@@ -24,6 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from jupyterlab_tfcoach.monitor.syntax import (
+    child_nodes,
     dotted_name,
     parsed_source,
     source_segment,
@@ -218,7 +219,23 @@ def update_fixes(statement: ast.stmt, source: str) -> tuple[str, str | None, str
     return None
 
 
+# The fields that hold blocks of statements, in ``_fields`` order for every node kind.
+_STATEMENT_FIELDS = ("body", "handlers", "orelse", "finalbody", "cases")
+_BLOCK_NODES = (ast.stmt, ast.excepthandler, ast.match_case)
+
+
 class _Collector(ast.NodeVisitor):
+    def generic_visit(self, node: ast.AST) -> None:
+        # Only statements bind names and attributes, and no expression holds a statement
+        # (a lambda's body is an expression): the expressions between them are not
+        # visited at all, the larger part of an edited cell's nodes.
+        for field in _STATEMENT_FIELDS:
+            block = getattr(node, field, None)
+            if type(block) is list:
+                for child in block:
+                    if isinstance(child, _BLOCK_NODES):
+                        self.visit(child)
+
     def __init__(self, source: str) -> None:
         self.source = source
         self.found = CellRebinds([], set(), set())
@@ -351,6 +368,9 @@ def cell_rebinds(cell: str) -> CellRebinds:
     tree = parsed_source(source)
     if tree is None:
         return EMPTY
+    # The tree's children table (shared with the checks after this one): ``_reads`` reads
+    # each statement's subtree from it instead of walking it.
+    child_nodes(tree)
     collector = _Collector(source)
     try:
         collector.visit(tree)
