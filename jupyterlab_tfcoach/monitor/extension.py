@@ -110,6 +110,7 @@ from jupyterlab_tfcoach.monitor.symptoms.broadcast import BroadcastFinder
 from jupyterlab_tfcoach.monitor.symptoms.call_broadcast import CallBroadcastWatch
 from jupyterlab_tfcoach.monitor.symptoms.custom_loops import CustomLoopChecker
 from jupyterlab_tfcoach.monitor.symptoms.datasets import DatasetWatcher
+from jupyterlab_tfcoach.monitor.symptoms.float16_updates import Float16UpdateWatcher
 from jupyterlab_tfcoach.monitor.symptoms.floor_division import (
     floor_division_notes,
     fraction_notes,
@@ -234,6 +235,7 @@ class Monitor:
         self.forced_training = ForcedTrainingCheck()
         self.frozen_parameters = FrozenParameterCheck()
         self.restores = CheckpointRestoreWatcher()
+        self.float16_updates = Float16UpdateWatcher(self.locator)
         self.callback_keys = CallbackKeyCheck()
         self._call_broadcast_notes: list[Note] = []
         self.whole_array_scaling = WholeArrayScalingCheck()
@@ -310,6 +312,7 @@ class Monitor:
         if self.datasets is not None:
             self.datasets.uninstall()
         self.restores.uninstall()
+        self.float16_updates.uninstall()
         if self.fits is not None:
             self.fits.uninstall()
 
@@ -420,6 +423,9 @@ class Monitor:
             # Checkpoint's module loads with TensorFlow: retried until it is there.
             self.restores.install()
             self.restores.begin_cell()
+            # The variables' module loads with TensorFlow: retried until it is there.
+            self.float16_updates.install()
+            self.float16_updates.begin_cell()
             # Last: its trace function (if the cell calls a watched loss) runs from here.
             self.call_broadcasts.begin_cell(self._cell_source, self._namespace())
         except BaseException:
@@ -519,6 +525,7 @@ class Monitor:
                     gradient_notes = [n for n in gradient_notes if NOT_CONNECTED not in n["text"]]
                 notes.extend(gradient_notes)
             notes.extend(self._symptom_notes(getattr(result, "error_in_exec", None) is None))
+            notes = self.float16_updates.without_uncaused_stalls(notes)
             if getattr(result, "error_in_exec", None) is not None and cell_fits is not None:
                 try:
                     # A cell that raised after its fit ran: the fit is still known to the
@@ -721,6 +728,7 @@ class Monitor:
             distribution_axes.notes,
             float16_overflow.notes,
             float16_results.notes,
+            self.float16_updates.notes,
             mixed_precision_policy.notes,
             pairwise_axis.notes,
             unit_softmax_notes,

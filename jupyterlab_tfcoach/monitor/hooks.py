@@ -8,7 +8,8 @@ classes with wrappers that call the original: ``Function.__init__``/``__call__``
 (``variables/stopped_learning.py``), Keras 3's ``fit``/``evaluate``/``predict``
 (``training/fit_watch.py``), the helpers of Keras's ``clone_model`` (on their module,
 ``training/fit_config.py``), tf.data's ``OwnedIterator.__next__`` and ``__init__`` and
-``StructuredFunctionWrapper.__init__`` (``symptoms/datasets.py``). ``MethodHooks`` does the
+``StructuredFunctionWrapper.__init__`` (``symptoms/datasets.py``), ``ResourceVariable``'s
+``assign_sub``/``assign_add`` (``symptoms/float16_updates.py``). ``MethodHooks`` does the
 installing and restoring for all of them, the same way:
 
 - the original is the method the class itself defines (its own ``__dict__``: nothing

@@ -19,6 +19,8 @@ HOOKED = [
     ("keras.src.layers.layer", "Layer", "__setattr__"),
     ("tensorflow.python.eager.backprop", "GradientTape", "gradient"),
     ("keras.src.optimizers.base_optimizer", "BaseOptimizer", "_filter_empty_gradients"),
+    ("tensorflow.python.ops.resource_variable_ops", "ResourceVariable", "assign_sub"),
+    ("tensorflow.python.ops.resource_variable_ops", "ResourceVariable", "assign_add"),
 ]
 
 SETUP = f"""

@@ -17,6 +17,8 @@ import re
 from typing import Any
 
 from jupyterlab_tfcoach.monitor.errors.cell_sources import assignments_in_cells, cell_frame
+from jupyterlab_tfcoach.monitor.errors.class_id_rows import SECTION as CLASS_IDS_SECTION
+from jupyterlab_tfcoach.monitor.errors.class_id_rows import class_ids_against_scores
 from jupyterlab_tfcoach.monitor.errors.context import (
     ErrorContext,
     code,
@@ -448,6 +450,10 @@ def _read_broadcast(error: Recognised, line: FailingLine, context: ErrorContext)
     rows = gathered_rows((a, b), node, line, context)
     if rows is not None:
         return Finding(rule + ". " + rows[0] + ".", rows[1], section="joining-indexing")
+    # Class ids, one per row, set against a score per class: one-hot rows, not an axis.
+    ids = class_ids_against_scores(node, (a, b), line, context)
+    if ids is not None:
+        return Finding(rule + ". " + ids[0] + ".", ids[1], section=CLASS_IDS_SECTION)
     # One float per row scaling a table of rows: the vector needs its trailing axis.
     per_row = per_row_vector(node, (a, b), line, context)
     if per_row is not None:

@@ -192,7 +192,7 @@ def _values(name: ast.Name, frame: CellFrame, context: ErrorContext) -> Any | No
     return held
 
 
-def _classes_name(classes: int, context: ErrorContext, frame: CellFrame) -> str:
+def classes_name(classes: int, context: ErrorContext, frame: CellFrame) -> str:
     """A name of the namespace holding the number of classes that the cells use, else the
     number itself."""
     from jupyterlab_tfcoach.monitor.errors.cell_sources import error_cells
@@ -258,7 +258,7 @@ def _text(
 ) -> str:
     blend_source = " ".join((frame.segment(blend) or "").split())
     shown = " and ".join(code(" ".join((frame.segment(t) or "").split())) for t in terms)
-    depth = _classes_name(classes, context, frame)
+    depth = classes_name(classes, context, frame)
     one_hot = f"{name} = {tf}.one_hot({name}, {depth})"
     tree = frame.tree()
     function = innermost_function(tree, frame.position.line) if tree is not None else None

@@ -89,8 +89,9 @@ def _parts(name: str) -> list[str]:
     return [part.lower() for piece in name.split("_") for part in _SPLIT.split(piece) if part]
 
 
-def _stated(name: str) -> tuple[str | None, str, int] | None:
-    """``(family, bits, part index)`` a name states (family None for a bare number)."""
+def stated_dtype(name: str) -> tuple[str | None, str, int] | None:
+    """``(family, bits, part index)`` a name states (family None for a bare number); the
+    fixes of other checks use it to keep a renamed value's name truthful."""
     parts = _parts(name)
     for index, part in enumerate(parts):
         match = _PART.match(part)
@@ -150,7 +151,7 @@ def notes(source: str, namespace: Mapping[str, Any]) -> list[Note]:
     bound = [
         entry
         for entry in _bound(tree)
-        if any(digits in entry[0] for digits in _PRECISIONS) and _stated(entry[0]) is not None
+        if any(digits in entry[0] for digits in _PRECISIONS) and stated_dtype(entry[0]) is not None
     ]
     held: dict[str, tuple[str, tuple[int | None, ...] | None, str]] = {}
     for name, _, _ in bound:
@@ -168,7 +169,7 @@ def notes(source: str, namespace: Mapping[str, Any]) -> list[Note]:
         if name not in held or name in seen:
             continue
         seen.add(name)
-        stated = _stated(name)
+        stated = stated_dtype(name)
         if stated is None:
             continue
         family, bits, _ = stated
