@@ -324,3 +324,17 @@ def test_part_of_a_sub_model_left_out_is_still_told(kernel: KernelSession) -> No
     )
     names = [entry["name"] for entry in changes_of(run_quiet(kernel, code), "stopped_learning")]
     assert names, "the learner's untrained layer is told"
+
+
+def test_an_optimizer_with_no_name_is_not_written_as_code_prose(kernel: KernelSession) -> None:
+    """An optimizer the namespace holds under no name (here inside a dict) is "the
+    optimizer" in the prose, and the code it is told to run reads ``optimizer.…``, never
+    "`the optimizer.apply_gradients(...)`"."""
+    cell = TWO_WEIGHTS.replace(
+        "sgd = keras.optimizers.SGD(0.01)", 'opts = {"main": keras.optimizers.SGD(0.01)}'
+    ).replace("sgd.apply_gradients", 'opts["main"].apply_gradients')
+    report = run_quiet(kernel, cell)
+    [entry] = changes_of(report, "stopped_learning")
+    assert "never reached the optimizer" in entry["text"], entry["text"]
+    assert "`the optimizer" not in entry["text"]
+    assert "`optimizer.apply_gradients(zip(grads, variables))`" in entry["text"]

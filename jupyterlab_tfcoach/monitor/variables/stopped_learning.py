@@ -347,13 +347,19 @@ def _no_gradient_entry(
     return _entry(path, "no gradient", text)
 
 
+def _in_code(optimizer: str) -> str:
+    """The optimizer as code: its name in the namespace, else ``optimizer`` (the prose
+    fallback "the optimizer" is not code)."""
+    return "optimizer" if optimizer == "the optimizer" else optimizer
+
+
 def _never_applied_entry(path: str, holder: str, optimizer: str) -> VariableChange:
     text = (
         f"`{path}` is one of `{holder}`'s trainable variables, but no gradient for it reached "
         f"{optimizer} in this cell, so it did not change while the others trained. Take the "
         f"gradients for all of them and apply them together: `variables = "
         f"{holder}.trainable_variables`, `grads = tape.gradient(loss, variables)`, "
-        f"`{optimizer}.apply_gradients(zip(grads, variables))`."
+        f"`{_in_code(optimizer)}.apply_gradients(zip(grads, variables))`."
     )
     return _entry(path, "not applied", text)
 
@@ -376,7 +382,8 @@ def _gradient_not_applied_entry(path: str, optimizer: str) -> VariableChange:
     text = (
         f"tape.gradient computed a gradient for `{path}`, but it never reached {optimizer}, so "
         f"`{path}` did not change while the others trained. Apply every gradient you take: "
-        f"`{optimizer}.apply_gradients(zip(grads, variables))` with the same `variables` "
+        f"`{_in_code(optimizer)}.apply_gradients(zip(grads, variables))` with the same "
+        "`variables` "
         f"list you gave to tape.gradient."
     )
     return _entry(path, "not applied", text)
