@@ -36,7 +36,12 @@ from jupyterlab_tfcoach.monitor.symptoms.loss_weight_order import (
     _keyword,
     _names,
 )
-from jupyterlab_tfcoach.monitor.syntax import call_name, parsed_source, source_segment
+from jupyterlab_tfcoach.monitor.syntax import (
+    call_name,
+    outside_scopes,
+    parsed_source,
+    source_segment,
+)
 
 SECTION = "functional-api"
 CLASSES, NUMBERS = "classification", "regression"
@@ -117,12 +122,7 @@ def notes(source: str, namespace: Mapping[str, Any]) -> list[Note]:
     tree = parsed_source(source)
     if tree is None:
         return []
-    pending: list[ast.AST] = [tree]
-    while pending:
-        node = pending.pop()
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef):
-            continue
-        pending.extend(ast.iter_child_nodes(node))
+    for node in outside_scopes(tree):
         if not (
             isinstance(node, ast.Call)
             and isinstance(node.func, ast.Attribute)

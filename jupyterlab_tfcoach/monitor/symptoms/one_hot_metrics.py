@@ -26,7 +26,12 @@ from typing import Any
 
 from jupyterlab_tfcoach.monitor import report as reports
 from jupyterlab_tfcoach.monitor.report import Note
-from jupyterlab_tfcoach.monitor.syntax import dotted_name, parsed_source, source_segment
+from jupyterlab_tfcoach.monitor.syntax import (
+    dotted_name,
+    outside_scopes,
+    parsed_source,
+    source_segment,
+)
 
 SECTION = "labels-and-loss"
 MAX_VALUES = 10_000
@@ -123,12 +128,7 @@ def notes(source: str, namespace: Mapping[str, Any]) -> list[Note]:
     tree = parsed_source(source)
     if tree is None:
         return []
-    pending: list[ast.AST] = [tree]
-    while pending:
-        node = pending.pop()
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef):
-            continue
-        pending.extend(ast.iter_child_nodes(node))
+    for node in outside_scopes(tree):
         if not isinstance(node, ast.Call) or len(node.args) < 2:
             continue
         func = node.func
