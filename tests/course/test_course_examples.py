@@ -81,11 +81,14 @@ def test_every_example_runs_as_the_text_says(module_file: str) -> None:
 
 # An exercise is a program with a problem to find and fix (tfcoach must flag it), unless
 # its section carries one of these markers: the task is code to complete or extend
-# (``build``), or a program that runs as it should and is to be made better, such as
-# faster (``improve``; review 38 found a slow program marked ``build``). The coach has
-# nothing to say about either, and only the solution is held to the coach.
+# (``build``), a program that runs as it should and is to be made better, such as
+# faster (``improve``; review 38 found a slow program marked ``build``), or a program
+# whose mistakes the learner finds without the coach (``find``; review 42 found such a
+# task marked ``build``). The coach has nothing to say about any of them, and only the
+# solution is held to the coach.
 BUILD_MARKER = "<!-- exercise: build -->"
 IMPROVE_MARKER = "<!-- exercise: improve -->"
+FIND_MARKER = "<!-- exercise: find -->"
 
 
 @dataclass(frozen=True)
@@ -111,7 +114,9 @@ def _exercises() -> list[Exercise]:
             tasks = [m["source"] for m in _BLOCK.finditer(task_part)]
             solutions = [m["source"] for m in _BLOCK.finditer(solution_part)]
             assert len(tasks) == len(solutions) == 1, (path.name, title)
-            builds = BUILD_MARKER in task_part or IMPROVE_MARKER in task_part
+            builds = any(
+                marker in task_part for marker in (BUILD_MARKER, IMPROVE_MARKER, FIND_MARKER)
+            )
             found.append(Exercise(f"{path.name}: {title}", tasks[0], solutions[0], builds))
     return found
 
