@@ -65,7 +65,6 @@ from jupyterlab_tfcoach.monitor.training import (
     sequence_masks,
     step_modes,
     untracked_variables,
-    unused_validation,
     user_code,
     validation_copies,
 )
@@ -843,9 +842,6 @@ def fit_entries(
     )
     config_notes.extend(learning_rate_decay.decay_notes(cell.fits, namespace, cell_source))
     config_notes.extend(refit_loops.refit_notes(cell.fits, namespace, cell_source))
-    # unused_validation is not run: its note fired on the evaluation-leak fix (a fit with
-    # validation_split and verbose=0); the two must agree before it is switched back on.
-    _ = unused_validation
     config_notes.extend(probe_updates.probe_notes(cell.fits, namespace, cell_source))
     config_notes.extend(loss_sign.fit_notes([(r.model, r.history) for r in cell.fits], namespace))
     config_notes.extend(sequence_masks.masked_zero_notes(cell.masked_zeros, namespace, cell_source))
